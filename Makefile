@@ -1,0 +1,77 @@
+# Two entry points: `make run` starts the product, `make test` runs every check.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+# torch is pinned here, not in pyproject: that exact version has a CPU build on this machine.
+TORCH := torch==2.13.0
+FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.* frontend/tsconfig*.json -type f 2>/dev/null)
+
+.PHONY: run test install install-dev frontend check-schema check-compose lint typecheck pytest frontend-test system-deps clean
+
+run: install frontend
+	$(BIN)/profiler-app up
+
+test: install-dev frontend system-deps check-schema check-compose lint typecheck frontend-test pytest
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+.stamp-install: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet $(TORCH)
+	$(BIN)/pip install --quiet -e '.[server,collector]'
+	touch $@
+
+.stamp-install-dev: .stamp-install pyproject.toml
+	$(BIN)/pip install --quiet -e '.[server,collector,dev]'
+	touch $@
+
+install: .stamp-install
+install-dev: .stamp-install-dev
+
+frontend/node_modules/.package-lock.json: frontend/package.json frontend/package-lock.json
+	npm --prefix frontend ci --no-audit --no-fund
+	touch $@
+
+frontend/dist/index.html: frontend/node_modules/.package-lock.json $(FRONTEND_SOURCES)
+	npm --prefix frontend run build
+
+frontend: frontend/dist/index.html
+
+# Browser tests drive Debian's Chromium (nothing downloads a browser of its own); the compose
+# file is validated with Debian's docker-compose, since no Docker engine runs on a test machine.
+system-deps:
+	@command -v chromium >/dev/null && command -v docker-compose >/dev/null || { \
+	  apt-get update -qq && apt-get install -y -qq chromium docker-compose; }
+
+check-compose: system-deps
+	POSTGRES_PASSWORD=check SECRET_KEY=check docker-compose -f docker/compose.yml config --quiet
+
+# The frontend's API client is generated from the server's OpenAPI schema; they must agree.
+check-schema: install-dev frontend/node_modules/.package-lock.json
+	$(BIN)/python manage.py spectacular --format openapi-json --file frontend/openapi.json
+	npm --prefix frontend run gen:api
+	@git diff --quiet -- frontend/openapi.json frontend/src/api/schema.d.ts || \
+	  { echo "The API schema changed: commit frontend/openapi.json and frontend/src/api/schema.d.ts"; \
+	    git --no-pager diff --stat -- frontend/openapi.json frontend/src/api/schema.d.ts; exit 1; }
+
+lint:
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck:
+	@# The type checker imports settings but connects to nothing.
+	DATABASE_URL=postgres://typecheck@localhost/none REDIS_URL=redis://localhost/0 $(BIN)/mypy profiler_app collector
+
+frontend-test: frontend/node_modules/.package-lock.json
+	npm --prefix frontend run lint
+	npm --prefix frontend run typecheck
+	npm --prefix frontend run test
+
+pytest:
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .stamp-install .stamp-install-dev frontend/node_modules frontend/dist

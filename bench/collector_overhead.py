@@ -1,0 +1,226 @@
+"""Collector overhead and output size, against no profiler and plain torch.profiler.
+
+Runs the training loop of ``examples/train_cnn.py`` in one process, interleaving the modes
+round by round so that drift in machine load hits every mode alike:
+
+  none            no profiler (the script's annotations are no-ops)
+  torch.profiler  torch.profiler.profile(activities=[CPU]) on every step, exported as JSON
+  collector       the collector in its default mode (what `start_profiling()` does)
+  collector+ops   the collector recording CPU operators on every step (one Kineto window
+                  per round), to compare bytes per event with torch.profiler's JSON for the
+                  same kind of events
+
+Overhead is the increase of the median step time over "none", paired round by round. Bytes
+are what would be uploaded (chunks left in a scratch spool: no server needed). The last line
+is machine-readable:
+
+  RESULT overhead_pct=<n> bytes_per_event=<n> torch_profiler_bytes_per_event=<n>
+
+    python bench/collector_overhead.py [--rounds 8] [--steps 150] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import collector  # noqa: E402
+from collector.chunk_format import read_chunk  # noqa: E402
+from collector.profiler import Profiler  # noqa: E402
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("train_cnn", REPO / "examples" / "train_cnn.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Mode:
+    name: str
+    step_s: list[float] = field(default_factory=list)
+    bytes_out: int = 0
+    events: int = 0
+    steps_captured: int = 0
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def mean_ms(self) -> float:
+        return 1000 * statistics.fmean(self.step_s)
+
+    @property
+    def median_ms(self) -> float:
+        return 1000 * statistics.median(self.step_s)
+
+
+def timed_steps(trainer, first: int, steps: int, sync, after_step=None) -> list[float]:
+    times = []
+    for i in range(first, first + steps):
+        t0 = time.perf_counter()
+        trainer.step(i)
+        if after_step is not None:
+            after_step()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def run_torch_profiler(trainer, mode: Mode, first: int, steps: int, sync, scratch: Path) -> None:
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if trainer.device.type == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        mode.step_s += timed_steps(trainer, first, steps, sync)
+    path = scratch / f"torch-{first}.json"
+    prof.export_chrome_trace(str(path))
+    trace = json.loads(path.read_text())
+    mode.bytes_out += path.stat().st_size
+    mode.events += sum(1 for e in trace["traceEvents"] if e.get("ph") == "X")
+    mode.steps_captured += steps
+    path.unlink()
+
+
+def run_collector(
+    trainer, mode: Mode, first: int, steps: int, sync, spool: Path, **settings
+) -> None:
+    prof = Profiler()
+    prof.configure(
+        collector.Config(job_name=f"bench-{mode.name}", spool_dir=str(spool), server_url=None,
+                         exit_hooks=False, **settings)
+    )  # fmt: skip
+    prof.start_profiling()
+    mode.step_s += timed_steps(trainer, first, steps, sync)
+    prof.stop_profiling()
+    for path in spool.rglob("*.pcol"):
+        chunk = read_chunk(path)
+        mode.bytes_out += path.stat().st_size
+        mode.events += chunk.n_events
+        mode.extra["samples"] = mode.extra.get("samples", 0) + chunk.n_samples
+        mode.extra["kernels"] = mode.extra.get("kernels", 0) + int(
+            (chunk.events["ev_kind"] == 5).sum()
+        )
+        path.unlink()
+    mode.steps_captured += steps
+
+
+def run_round(
+    name: str, trainer, modes: dict[str, Mode], first: int, steps: int, sync, scratch: Path
+) -> None:
+    mode = modes[name]
+    if name == "none":
+        mode.step_s += timed_steps(trainer, first, steps, sync)
+    elif name == "torch.profiler":
+        run_torch_profiler(trainer, mode, first, steps, sync, scratch)
+    elif name == "collector":
+        run_collector(trainer, mode, first, steps, sync, scratch / "default")
+    else:
+        # One Kineto window over the whole round, like the torch.profiler mode.
+        run_collector(
+            trainer,
+            mode,
+            first,
+            steps,
+            sync,
+            scratch / "ops",
+            cpu_operators=True,
+            kineto_skip_first_steps=0,
+            kineto_warmup_steps=0,
+            kineto_active_steps=steps,
+            kineto_wait_steps=0,
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=150, help="timed steps per mode per round")
+    parser.add_argument("--warmup", type=int, default=15, help="untimed steps before round 1")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args(argv)
+
+    example = load_example()
+    trainer = example.Trainer(args.device, args.batch_size)
+    cuda = trainer.device.type == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    names = ["none", "torch.profiler", "collector", "collector+ops"]
+    modes = {name: Mode(name) for name in names}
+    ratios: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(args.warmup):
+        trainer.step(i)
+    step = args.warmup
+    with tempfile.TemporaryDirectory(prefix="collector-bench-") as tmp:
+        for r in range(args.rounds):
+            # Rotate the order so that no mode always runs right after a heavier one.
+            order = names[r % len(names) :] + names[: r % len(names)]
+            # Median step time per round: other processes on a shared machine add long, rare
+            # stalls that would dominate a mean.
+            round_median: dict[str, float] = {}
+            for name in order:
+                before = len(modes[name].step_s)
+                run_round(name, trainer, modes, step, args.steps, sync, Path(tmp))
+                round_median[name] = statistics.median(modes[name].step_s[before:])
+                step += args.steps
+            for name in names:
+                ratios[name].append(round_median[name] / round_median["none"])
+
+    print(
+        f"device {args.device}, torch {torch.__version__}, {args.rounds} rounds x "
+        f"{args.steps} steps per mode (interleaved), batch {args.batch_size}"
+    )
+    header = (
+        f"{'mode':<16}{'mean ms':>9}{'median ms':>11}{'overhead %':>12}"
+        f"{'events/step':>13}{'bytes/step':>12}{'bytes/event':>13}{'bytes/record':>14}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, mode in modes.items():
+        overhead = 100 * (statistics.median(ratios[name]) - 1)
+        per_step = mode.steps_captured or 1
+        records = mode.events + int(mode.extra.get("samples", 0))
+        bpe = mode.bytes_out / mode.events if mode.events else 0.0
+        bpr = mode.bytes_out / records if records else 0.0
+        print(
+            f"{name:<16}{mode.mean_ms:>9.2f}{mode.median_ms:>11.2f}{overhead:>12.2f}"
+            f"{mode.events / per_step:>13.1f}{mode.bytes_out / per_step:>12.0f}"
+            f"{bpe:>13.1f}{bpr:>14.1f}"
+        )
+    print("overhead %: median over rounds of (mode's median step time / no profiler's, same round)")
+    print(
+        "bytes/event: all bytes (events, samples, archive overhead) / timeline events; "
+        "bytes/record counts samples too"
+    )
+    default = modes["collector"]
+    if cuda:
+        print(
+            f"collector (default) captured {default.extra.get('kernels', 0):.0f} kernels and "
+            f"{default.extra.get('samples', 0):.0f} samples"
+        )
+    overhead = 100 * (statistics.median(ratios["collector"]) - 1)
+    torch_bpe = modes["torch.profiler"].bytes_out / modes["torch.profiler"].events
+    print(
+        f"RESULT overhead_pct={overhead:.2f} "
+        f"bytes_per_event={default.bytes_out / default.events:.1f} "
+        f"torch_profiler_bytes_per_event={torch_bpe:.1f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

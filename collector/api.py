@@ -1,0 +1,201 @@
+"""Small client for the profiler-app REST API (token auth), used by the uploader and the CLI."""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import requests
+
+ProgressFn = Callable[[int, int], None]
+
+
+class ApiError(Exception):
+    """The server answered with an error. ``retryable`` says whether trying later can help."""
+
+    def __init__(self, message: str, status: int | None = None, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+class ServerUnreachable(ApiError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, None, retryable=True)
+
+
+class ApiClient:
+    def __init__(self, server_url: str, token: str | None, timeout_s: float = 30.0) -> None:
+        self.server_url = server_url.rstrip("/")
+        self.timeout_s = timeout_s
+        self._session = requests.Session()
+        self._session.headers["User-Agent"] = "profiler-app-collector/1"
+        if token:
+            self._session.headers["Authorization"] = f"Token {token}"
+        # requests.Session is not thread-safe; the uploader thread and a signal handler share one.
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self._session.close()
+
+    def find_job(self, name: str) -> dict[str, Any] | None:
+        found = self._request("GET", "/api/jobs/", params={"name": name})
+        results = found.get("results", [])
+        return results[0] if results else None
+
+    def ensure_job(self, payload: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """Create the job, or find it when another rank (or an earlier run) created it."""
+        try:
+            return self._request("POST", "/api/jobs/", json=payload), True
+        except ApiError as err:
+            if err.status != 400:
+                raise
+            existing = self.find_job(payload["name"])
+            if existing is None:
+                raise
+            return existing, False
+
+    def update_job(self, job_id: int, fields: dict[str, Any]) -> dict[str, Any]:
+        return self._request("PATCH", f"/api/jobs/{job_id}/", json=fields)
+
+    def list_parts(self, job_id: int) -> list[dict[str, Any]]:
+        parts: list[dict[str, Any]] = []
+        url: str | None = f"{self.server_url}/api/jobs/{job_id}/parts/"
+        while url:
+            page = self._request("GET", url)
+            parts.extend(page["results"])
+            url = page.get("next")
+        return parts
+
+    def upload_part(
+        self,
+        job_id: int,
+        content: Path | bytes,
+        filename: str,
+        fields: dict[str, Any],
+        progress: ProgressFn | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """POST one part; returns (part, created). The body streams from disk with a length."""
+        body = MultipartBody(fields, filename, content, progress)
+        try:
+            part, status = self._request_status(
+                "POST",
+                f"/api/jobs/{job_id}/parts/",
+                data=body,
+                headers={"Content-Type": body.content_type},
+            )
+        finally:
+            body.close()
+        return part, status == 202
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self._request_status(method, path, **kwargs)[0]
+
+    def _request_status(self, method: str, path: str, **kwargs: Any) -> tuple[Any, int]:
+        url = path if path.startswith("http") else f"{self.server_url}{path}"
+        try:
+            with self._lock:
+                resp = self._session.request(method, url, timeout=self.timeout_s, **kwargs)
+        except requests.RequestException as exc:
+            raise ServerUnreachable(f"{self.server_url} unreachable: {_short(exc)}") from exc
+        if resp.status_code >= 400:
+            retryable = resp.status_code >= 500 or resp.status_code in (408, 429)
+            raise ApiError(
+                f"{method} {path} -> {resp.status_code}: {_detail(resp)}",
+                resp.status_code,
+                retryable,
+            )
+        return (resp.json() if resp.content else {}), resp.status_code
+
+
+class MultipartBody(io.RawIOBase):
+    """multipart/form-data streamed from a file, with a known length and a progress callback.
+
+    requests sends a file-like ``data`` with Content-Length taken from ``len()``; Django reads
+    request bodies by Content-Length, so a chunked (length-less) upload would arrive empty.
+    """
+
+    def __init__(
+        self,
+        fields: dict[str, Any],
+        filename: str,
+        content: Path | bytes,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        super().__init__()
+        boundary = uuid.uuid4().hex
+        self.content_type = f"multipart/form-data; boundary={boundary}"
+        head = io.BytesIO()
+        for name, value in fields.items():
+            if value is None:
+                continue
+            head.write(
+                f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+                f"{value}\r\n".encode()
+            )
+        safe_filename = filename.replace('"', "_")
+        head.write(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'filename="{safe_filename}"\r\nContent-Type: application/octet-stream\r\n\r\n'.encode()
+        )
+        self._file: BinaryIO
+        if isinstance(content, bytes):
+            self._file = io.BytesIO(content)
+            self._file_size = len(content)
+        else:
+            self._file = open(content, "rb")  # noqa: SIM115 - closed in close()
+            self._file_size = os.fstat(self._file.fileno()).st_size
+        preamble = head.getvalue()
+        epilogue = f"\r\n--{boundary}--\r\n".encode()
+        self._parts: list[BinaryIO] = [io.BytesIO(preamble), self._file, io.BytesIO(epilogue)]
+        self._length = len(preamble) + self._file_size + len(epilogue)
+        self._sent = 0
+        self._progress = progress
+
+    def __len__(self) -> int:
+        return self._length
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        # requests sizes the body as len() - tell(); RawIOBase.tell() would raise and make it 0.
+        return self._sent
+
+    def read(self, size: int = -1) -> bytes:
+        out = bytearray()
+        want = self._length if size is None or size < 0 else size
+        while self._parts and len(out) < want:
+            chunk = self._parts[0].read(want - len(out))
+            if chunk:
+                out += chunk
+            else:
+                self._parts.pop(0)
+        self._sent += len(out)
+        if self._progress is not None and out:
+            self._progress(self._sent, self._length)
+        return bytes(out)
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def _detail(resp: requests.Response) -> str:
+    try:
+        body = resp.json()
+    except ValueError:
+        return resp.text[:200] or resp.reason
+    if isinstance(body, dict) and "detail" in body:
+        return str(body["detail"])
+    return str(body)[:300]
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc)
+    return text if len(text) < 200 else text[:200] + "..."

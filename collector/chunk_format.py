@@ -1,0 +1,371 @@
+"""Collector chunk format v1: a numpy ``.npz`` archive of columnar events and samples.
+
+Pure module (stdlib + numpy) so the server's ingest can import it without torch or Django.
+``docs/formats.md`` is the user-facing description; this module is the executable one.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+FORMAT_NAME = "profiler-app-chunk"
+FORMAT_VERSION = 1
+FILE_SUFFIX = ".pcol"
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+class EventKind(IntEnum):
+    CPU_OP = 0
+    USER_ANNOTATION = 1
+    GPU_USER_ANNOTATION = 2
+    CUDA_RUNTIME = 3
+    CUDA_DRIVER = 4
+    KERNEL = 5
+    GPU_MEMCPY = 6
+    GPU_MEMSET = 7
+    CUDA_SYNC = 8
+    PYTHON_FUNCTION = 9
+    STEP = 10
+
+
+class SampleKind(IntEnum):
+    GPU_UTIL_PCT = 0
+    GPU_MEM_USED_BYTES = 1
+    GPU_MEM_UTIL_PCT = 2
+    CPU_UTIL_PCT = 3
+    CPU_IOWAIT_PCT = 4
+    HOST_MEM_USED_BYTES = 5
+    PERF_COUNTER = 6
+    CPU_UTIL_TOTAL_PCT = 7
+
+
+class MemcpyKind(IntEnum):
+    NONE = 0
+    HTOD = 1
+    DTOH = 2
+    DTOD = 3
+    HTOH = 4
+    PTOP = 5
+
+
+# column -> (dtype, trailing shape); every event column has N rows, every sample column M rows.
+EVENT_COLUMNS: dict[str, tuple[np.dtype[Any], tuple[int, ...]]] = {
+    "ev_kind": (np.dtype(np.uint8), ()),
+    "ev_name": (np.dtype(np.uint32), ()),
+    "ev_start_ns": (np.dtype(np.int64), ()),
+    "ev_dur_ns": (np.dtype(np.int64), ()),
+    "ev_pid": (np.dtype(np.int32), ()),
+    "ev_tid": (np.dtype(np.int64), ()),
+    "ev_device": (np.dtype(np.int16), ()),
+    "ev_stream": (np.dtype(np.int32), ()),
+    "ev_correlation": (np.dtype(np.int64), ()),
+    "ev_bytes": (np.dtype(np.int64), ()),
+    "ev_memcpy_kind": (np.dtype(np.uint8), ()),
+    "ev_grid": (np.dtype(np.int32), (3,)),
+    "ev_block": (np.dtype(np.int32), (3,)),
+    "ev_registers": (np.dtype(np.int32), ()),
+    "ev_shared_mem": (np.dtype(np.int32), ()),
+}
+
+# Value of each event column for a row that has no such attribute.
+EVENT_DEFAULTS: dict[str, int] = {
+    "ev_kind": 0,
+    "ev_name": 0,
+    "ev_start_ns": 0,
+    "ev_dur_ns": 0,
+    "ev_pid": 0,
+    "ev_tid": 0,
+    "ev_device": -1,
+    "ev_stream": -1,
+    "ev_correlation": -1,
+    "ev_bytes": -1,
+    "ev_memcpy_kind": 0,
+    "ev_grid": 0,
+    "ev_block": 0,
+    "ev_registers": -1,
+    "ev_shared_mem": -1,
+}
+
+SAMPLE_COLUMNS: dict[str, tuple[np.dtype[Any], tuple[int, ...]]] = {
+    "s_kind": (np.dtype(np.uint8), ()),
+    "s_device": (np.dtype(np.int16), ()),
+    "s_name": (np.dtype(np.uint32), ()),
+    "s_time_ns": (np.dtype(np.int64), ()),
+    "s_value": (np.dtype(np.float64), ()),
+}
+
+SOURCE_NAMES = ("kineto", "nvml", "psutil", "perf")
+
+# meta key -> accepted Python types (bool is checked before int on purpose: bool is an int).
+_META_TYPES: dict[str, tuple[type, ...]] = {
+    "format": (str,),
+    "version": (int,),
+    "job": (str,),
+    "node": (str,),
+    "hostname": (str,),
+    "rank": (int,),
+    "local_rank": (int,),
+    "world_size": (int,),
+    "pid": (int,),
+    "seq": (int,),
+    "final": (bool,),
+    "created_ns": (int,),
+    "torch_version": (str, type(None)),
+    "cuda": (bool,),
+    "devices": (list,),
+    "sources": (dict,),
+}
+
+
+class ChunkFormatError(ValueError):
+    """The bytes are not a valid chunk; the message is meant for the person who uploaded it."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    meta: dict[str, Any]
+    strings: tuple[str, ...]
+    events: dict[str, np.ndarray]
+    samples: dict[str, np.ndarray]
+
+    @property
+    def n_events(self) -> int:
+        return int(self.events["ev_kind"].shape[0])
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.samples["s_kind"].shape[0])
+
+    def event_names(self) -> np.ndarray:
+        """Event names as an object array (decoded through ``strings``)."""
+        lookup = np.asarray(self.strings, dtype=object)
+        return lookup[self.events["ev_name"]] if len(lookup) else np.empty(0, dtype=object)
+
+
+class StringTable:
+    """Interns names into the chunk's ``strings`` list; index 0 is always the empty string."""
+
+    def __init__(self) -> None:
+        self.strings: list[str] = [""]
+        self._index: dict[str, int] = {"": 0}
+
+    def intern(self, name: str) -> int:
+        idx = self._index.get(name)
+        if idx is None:
+            idx = self._index[name] = len(self.strings)
+            self.strings.append(name)
+        return idx
+
+    def intern_all(self, names: list[str]) -> np.ndarray:
+        return np.fromiter((self.intern(n) for n in names), dtype=np.uint32, count=len(names))
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+
+def empty_events(n: int = 0) -> dict[str, np.ndarray]:
+    """Event columns of length ``n`` filled with each column's "absent" value."""
+    return {
+        col: np.full((n, *shape), EVENT_DEFAULTS[col], dtype=dtype)
+        for col, (dtype, shape) in EVENT_COLUMNS.items()
+    }
+
+
+def empty_samples(n: int = 0) -> dict[str, np.ndarray]:
+    return {
+        col: np.zeros((n, *shape), dtype=dtype) for col, (dtype, shape) in SAMPLE_COLUMNS.items()
+    }
+
+
+def concat_events(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    if not parts:
+        return empty_events()
+    return {col: np.concatenate([p[col] for p in parts]) for col in EVENT_COLUMNS}
+
+
+def concat_samples(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    if not parts:
+        return empty_samples()
+    return {col: np.concatenate([p[col] for p in parts]) for col in SAMPLE_COLUMNS}
+
+
+def write_chunk(
+    path: str | Path | IO[bytes],
+    meta: dict[str, Any],
+    strings: list[str] | tuple[str, ...],
+    events: dict[str, np.ndarray],
+    samples: dict[str, np.ndarray],
+) -> None:
+    """Validate and write one chunk to ``path`` (a file name or a binary file object)."""
+    full_meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **meta}
+    _check_meta(full_meta)
+    strings = tuple(strings)
+    _check_strings(strings)
+    _check_columns("event", events, EVENT_COLUMNS)
+    _check_columns("sample", samples, SAMPLE_COLUMNS)
+    _check_values(strings, events, samples)
+    arrays = {
+        "meta": _json_bytes(full_meta),
+        "strings": _json_bytes(list(strings)),
+        **{col: events[col] for col in EVENT_COLUMNS},
+        **{col: samples[col] for col in SAMPLE_COLUMNS},
+    }
+    if isinstance(path, str | Path):
+        # numpy appends ".npz" to a file name that lacks it; a file object keeps ours.
+        with open(path, "wb") as fh:
+            np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
+    else:
+        np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
+
+
+def chunk_bytes(
+    meta: dict[str, Any],
+    strings: list[str] | tuple[str, ...],
+    events: dict[str, np.ndarray],
+    samples: dict[str, np.ndarray],
+) -> bytes:
+    buf = io.BytesIO()
+    write_chunk(buf, meta, strings, events, samples)
+    return buf.getvalue()
+
+
+def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
+    """Read and validate a chunk; raises ``ChunkFormatError`` with a readable reason."""
+    if isinstance(source, bytes):
+        source = io.BytesIO(source)
+    if isinstance(source, str | Path):
+        with open(source, "rb") as fh:
+            return read_chunk(fh)
+    start = source.tell()
+    magic = source.read(4)
+    source.seek(start)
+    if magic != ZIP_MAGIC:
+        raise ChunkFormatError("not a profiler-app chunk (not a readable .npz archive)")
+    try:
+        with np.load(source, allow_pickle=False) as npz:
+            names = set(npz.files)
+            if "meta" not in names:
+                raise ChunkFormatError("not a profiler-app chunk: the archive has no 'meta' array")
+            meta = _json_array(npz["meta"], "meta")
+            _check_meta(meta)
+            strings = _json_array(npz["strings"], "strings") if "strings" in names else None
+            if not isinstance(strings, list):
+                raise ChunkFormatError("chunk 'strings' must be a JSON list of strings")
+            missing = (set(EVENT_COLUMNS) | set(SAMPLE_COLUMNS)) - names
+            if missing:
+                raise ChunkFormatError(f"chunk is missing column(s): {', '.join(sorted(missing))}")
+            events = {col: npz[col] for col in EVENT_COLUMNS}
+            samples = {col: npz[col] for col in SAMPLE_COLUMNS}
+    except ChunkFormatError:
+        raise
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise ChunkFormatError(
+            f"not a profiler-app chunk (not a readable .npz archive): {exc}"
+        ) from exc
+    except ValueError as exc:
+        raise ChunkFormatError(f"chunk contains an unreadable array: {exc}") from exc
+    strings_t = tuple(strings)
+    _check_strings(strings_t)
+    _check_columns("event", events, EVENT_COLUMNS)
+    _check_columns("sample", samples, SAMPLE_COLUMNS)
+    _check_values(strings_t, events, samples)
+    return Chunk(meta=meta, strings=strings_t, events=events, samples=samples)
+
+
+def _json_bytes(value: Any) -> np.ndarray:
+    return np.frombuffer(json.dumps(value, separators=(",", ":")).encode(), dtype=np.uint8)
+
+
+def _json_array(arr: np.ndarray, what: str) -> Any:
+    if arr.dtype != np.uint8 or arr.ndim != 1:
+        raise ChunkFormatError(f"chunk '{what}' must be a 1-D uint8 array of UTF-8 JSON")
+    try:
+        return json.loads(arr.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ChunkFormatError(f"chunk '{what}' is not valid UTF-8 JSON: {exc}") from exc
+
+
+def _check_meta(meta: Any) -> None:
+    if not isinstance(meta, dict):
+        raise ChunkFormatError("chunk 'meta' must be a JSON object")
+    if meta.get("format") != FORMAT_NAME:
+        raise ChunkFormatError(f"not a profiler-app chunk: meta.format is {meta.get('format')!r}")
+    if meta.get("version") != FORMAT_VERSION:
+        raise ChunkFormatError(
+            f"unsupported chunk version {meta.get('version')!r}; this reader understands version "
+            f"{FORMAT_VERSION} (upgrade the server or the collector so they match)"
+        )
+    for key, types in _META_TYPES.items():
+        if key not in meta:
+            raise ChunkFormatError(f"chunk meta is missing '{key}'")
+        value = meta[key]
+        is_bool = isinstance(value, bool)
+        if (is_bool and bool not in types) or not isinstance(value, types):
+            names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise ChunkFormatError(f"chunk meta '{key}' must be {names}, got {value!r}")
+    for dev in meta["devices"]:
+        if not (isinstance(dev, dict) and {"index", "name", "total_memory_bytes"} <= dev.keys()):
+            raise ChunkFormatError(
+                "each chunk meta device needs 'index', 'name' and 'total_memory_bytes'"
+            )
+
+
+def _check_strings(strings: tuple[Any, ...]) -> None:
+    if not all(isinstance(s, str) for s in strings):
+        raise ChunkFormatError("chunk 'strings' must contain only strings")
+
+
+def _check_columns(
+    what: str, cols: dict[str, np.ndarray], spec: dict[str, tuple[np.dtype[Any], tuple[int, ...]]]
+) -> None:
+    missing = set(spec) - set(cols)
+    if missing:
+        raise ChunkFormatError(f"{what} column(s) missing: {', '.join(sorted(missing))}")
+    n = None
+    for col, (dtype, shape) in spec.items():
+        arr = cols[col]
+        if not isinstance(arr, np.ndarray) or arr.dtype != dtype:
+            got = arr.dtype if isinstance(arr, np.ndarray) else type(arr).__name__
+            raise ChunkFormatError(f"{what} column '{col}' must be {dtype}, got {got}")
+        if arr.ndim != 1 + len(shape) or tuple(arr.shape[1:]) != shape:
+            raise ChunkFormatError(
+                f"{what} column '{col}' must have shape (N{''.join(f', {s}' for s in shape)}), "
+                f"got {arr.shape}"
+            )
+        if n is None:
+            n = arr.shape[0]
+        elif arr.shape[0] != n:
+            raise ChunkFormatError(
+                f"{what} columns differ in length: '{col}' has {arr.shape[0]} rows, expected {n}"
+            )
+
+
+def _check_values(
+    strings: tuple[str, ...], events: dict[str, np.ndarray], samples: dict[str, np.ndarray]
+) -> None:
+    n_strings = len(strings)
+    for col, arr in (("ev_name", events["ev_name"]), ("s_name", samples["s_name"])):
+        if arr.size and int(arr.max()) >= n_strings:
+            raise ChunkFormatError(
+                f"'{col}' refers to string {int(arr.max())} but the chunk has {n_strings} strings"
+            )
+    limits = (
+        ("ev_kind", events["ev_kind"], max(EventKind)),
+        ("ev_memcpy_kind", events["ev_memcpy_kind"], max(MemcpyKind)),
+        ("s_kind", samples["s_kind"], max(SampleKind)),
+    )
+    for col, arr, top in limits:
+        if arr.size and int(arr.max()) > top:
+            raise ChunkFormatError(
+                f"'{col}' has unknown value {int(arr.max())} (maximum {int(top)})"
+            )
+    if events["ev_dur_ns"].size and int(events["ev_dur_ns"].min()) < 0:
+        raise ChunkFormatError("'ev_dur_ns' has a negative duration")

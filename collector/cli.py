@@ -1,0 +1,262 @@
+"""``profiler-collect``: upload existing PyTorch profiler traces, or what a job left in its spool."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from collector.api import ApiClient, ApiError
+from collector.config import default_spool_dir
+from collector.identity import safe_name
+from collector.spool import iter_spools
+from collector.trace_files import TraceFile, describe, find_traces
+from collector.uploader import SpoolSender
+
+DESCRIPTION = "Send PyTorch training profiles to a profiler-app server."
+
+EPILOG = """\
+examples:
+  profiler-collect upload ./log/resnet50 --job resnet50-baseline
+  profiler-collect upload rank-0.json.gz rank-1.json.gz --job nccl-test --wait
+  profiler-collect flush
+
+The server and token default to $PROFILER_SERVER_URL and $PROFILER_TOKEN.
+"""
+
+
+class ProgressBar:
+    """``name [#####-----]  52%  0.9/1.7 MB`` on a terminal; one line per file otherwise."""
+
+    WIDTH = 24
+
+    def __init__(self, label: str, stream: TextIO) -> None:
+        self.label = label
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.started = time.monotonic()
+        self._last_draw = 0.0
+        self._sent = self._total = 0
+
+    def __call__(self, sent: int, total: int) -> None:
+        self._sent, self._total = sent, total
+        now = time.monotonic()
+        if self.tty and (now - self._last_draw > 0.1 or sent >= total):
+            self._last_draw = now
+            self.stream.write("\r" + self._line())
+            self.stream.flush()
+
+    def finish(self, note: str) -> None:
+        prefix = "\r" if self.tty else ""
+        self.stream.write(f"{prefix}{self._line()}  {note}\n")
+        self.stream.flush()
+
+    def _line(self) -> str:
+        total = max(self._total, 1)
+        filled = int(self.WIDTH * self._sent / total)
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        mb_s = self._sent / 1e6 / max(time.monotonic() - self.started, 1e-6)
+        return (
+            f"{self.label} [{bar}] {100 * self._sent / total:3.0f}%  "
+            f"{self._sent / 1e6:.1f}/{self._total / 1e6:.1f} MB  {mb_s:.1f} MB/s"
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="profiler-collect",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(title="commands", dest="command", required=True, metavar="COMMAND")
+
+    def server_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--server",
+            default=os.environ.get("PROFILER_SERVER_URL"),
+            help="server URL, e.g. http://profiler:8000 (default $PROFILER_SERVER_URL)",
+        )
+        p.add_argument(
+            "--token",
+            default=os.environ.get("PROFILER_TOKEN"),
+            help="API token (default $PROFILER_TOKEN)",
+        )
+
+    up = sub.add_parser(
+        "upload",
+        help="upload existing PyTorch profiler traces (*.pt.trace.json[.gz]), one file per "
+        "rank, as one job",
+        description="Upload PyTorch profiler traces as one job, one part per file. A file's rank "
+        "comes from its distributedInfo, else from a name like rank-1.json.gz.",
+    )
+    up.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="trace files, or directories searched for *.json / *.json.gz",
+    )
+    up.add_argument("--job", required=True, help="job name (created if it does not exist)")
+    server_options(up)
+    up.add_argument(
+        "--node", help="node name for every file (default: the trace's host name, else algo-1)"
+    )
+    up.add_argument("--rank", type=int, help="rank for a single file whose rank cannot be inferred")
+    up.add_argument(
+        "--wait", action="store_true", help="wait until the server has processed every part"
+    )
+
+    fl = sub.add_parser(
+        "flush",
+        help="upload what profiled jobs left in the local spool while the server was "
+        "unreachable (nothing is sent twice)",
+        description="Upload chunks that training jobs spooled locally while the server was "
+        "unreachable, then their final status. Uploaded chunks are removed from the spool.",
+    )
+    fl.add_argument(
+        "--spool",
+        default=os.environ.get("PROFILER_SPOOL_DIR") or default_spool_dir(),
+        help="spool directory (default $PROFILER_SPOOL_DIR or %(default)s)",
+    )
+    server_options(fl)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "upload":
+            return upload(args)
+        return flush(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def upload(args: argparse.Namespace) -> int:
+    if not args.server:
+        print("error: no server: pass --server or set PROFILER_SERVER_URL", file=sys.stderr)
+        return 2
+    try:
+        files = [describe(p) for p in find_traces(args.paths)]
+    except (OSError, EOFError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not files:
+        print("error: no *.json or *.json.gz traces found", file=sys.stderr)
+        return 2
+    ranks = _assign_ranks(files, args.rank)
+    nodes = [args.node or _node_of(f) for f in files]
+    client = ApiClient(args.server, args.token)
+    try:
+        job, created = client.ensure_job(
+            {
+                "name": args.job,
+                "status": "in_progress",
+                "framework": "PyTorch",
+                "instance_count": len(set(nodes)),
+            }
+        )
+    except ApiError as err:
+        print(f"error: cannot create job {args.job!r}: {err}", file=sys.stderr)
+        return 1
+    verb = "created" if created else "adding to existing"
+    print(f"{verb} job {job['name']!r} (id {job['id']}) on {args.server}", file=sys.stderr)
+    failed = 0
+    for info, rank, node in zip(files, ranks, nodes, strict=True):
+        bar = ProgressBar(f"{info.path.name} (rank {rank}, {node})", sys.stderr)
+        try:
+            part, new = client.upload_part(
+                job["id"], info.path, info.path.name,
+                {"node": node, "rank": rank, "kind": "kineto"}, bar,
+            )  # fmt: skip
+        except (ApiError, OSError) as err:
+            bar.finish(f"FAILED: {err}")
+            failed += 1
+            continue
+        bar.finish("uploaded" if new else f"already on the server (part {part['id']})")
+    if created and not failed:
+        client.update_job(job["id"], {"status": "completed"})
+    if args.wait and not failed:
+        failed += _wait_for_processing(client, job["id"])
+    return 1 if failed else 0
+
+
+def flush(args: argparse.Namespace) -> int:
+    spools = list(iter_spools(args.spool))
+    if not spools:
+        print(f"nothing to flush in {args.spool}", file=sys.stderr)
+        return 0
+    failed = 0
+    for spool in spools:
+        info = spool.read_job()
+        server = args.server or info.get("server_url")
+        label = f"{info['job']['name']} {spool.path.name}"
+        if not server:
+            print(f"{label}: no server known: pass --server", file=sys.stderr)
+            failed += 1
+            continue
+        sender = SpoolSender(spool, ApiClient(server, args.token))
+        pending = spool.pending()
+        try:
+            for path in pending:
+                bar = ProgressBar(f"{label} {path.name}", sys.stderr)
+                sender.send_chunk(path, progress=bar)
+                bar.finish("done")
+            sender.flush()
+        except (ApiError, OSError) as err:
+            print(f"{label}: {err}", file=sys.stderr)
+            failed += 1
+            continue
+        print(
+            f"{label}: {sender.sent_chunks} chunk(s) uploaded, {sender.known_chunks} already "
+            f"on the server, status {info.get('final_status') or 'unchanged'}",
+            file=sys.stderr,
+        )
+        spool.remove_if_empty()
+    return 1 if failed else 0
+
+
+def _assign_ranks(files: list[TraceFile], forced: int | None) -> list[int]:
+    if forced is not None:
+        return [forced] * len(files)
+    known = [f.rank for f in files]
+    if all(r is not None for r in known):
+        return [r for r in known if r is not None]
+    # Files without a rank take the lowest ranks nobody claimed, in file-name order.
+    taken = {r for r in known if r is not None}
+    free = (r for r in range(len(files) + len(taken)) if r not in taken)
+    ranks = [r if r is not None else next(free) for r in known]
+    for f, r in zip(files, ranks, strict=True):
+        if f.rank is None:
+            print(f"note: {f.path.name} has no rank; using rank {r}", file=sys.stderr)
+    return ranks
+
+
+def _node_of(info: TraceFile) -> str:
+    return safe_name(info.host_name) if info.host_name else "algo-1"
+
+
+def _wait_for_processing(client: ApiClient, job_id: int, timeout_s: float = 3600) -> int:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        parts = client.list_parts(job_id)
+        done = sum(p["state"] == "done" for p in parts)
+        failed = [p for p in parts if p["state"] == "failed"]
+        print(f"\rprocessed {done + len(failed)}/{len(parts)}", end="", file=sys.stderr)
+        if done + len(failed) == len(parts):
+            print(file=sys.stderr)
+            for p in failed:
+                print(f"part {p['original_name']} failed: {p['error']}", file=sys.stderr)
+            return len(failed)
+        time.sleep(1)
+    print("\ntimed out waiting for processing", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Collector configuration: a dataclass whose defaults come from ``PROFILER_*`` variables.
+
+``Config()`` reads the environment at construction, so a job launcher can configure every rank
+through variables while the script's own ``Config(...)`` arguments still win. Bad values fail
+loudly here (``ValueError``); the profiler turns that into one log line and leaves training alone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def envbool(name: str, default: bool, environ: Mapping[str, str] | None = None) -> bool:
+    raw = (environ if environ is not None else os.environ).get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+
+
+def envint(name: str, default: int, environ: Mapping[str, str] | None = None) -> int:
+    raw = (environ if environ is not None else os.environ).get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not an integer") from None
+
+
+def envfloat(name: str, default: float, environ: Mapping[str, str] | None = None) -> float:
+    raw = (environ if environ is not None else os.environ).get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number") from None
+
+
+def envstr(name: str, default: str | None = None) -> str | None:
+    raw = os.environ.get(name)
+    return raw if raw else default
+
+
+def default_spool_dir() -> str:
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return str(Path(cache) / "profiler-app" / "spool")
+
+
+def _env(name: str, parse: Callable[[str, T], T], default: T) -> Any:
+    return field(default_factory=lambda: parse(name, default), metadata={"env": name})
+
+
+def _env_str(name: str, default: str | None = None) -> Any:
+    return field(default_factory=lambda: envstr(name, default), metadata={"env": name})
+
+
+@dataclass
+class Config:
+    """What to capture and where to send it. Each field's variable is in ``ENV_VARS``."""
+
+    # Capture GPU kernels, memcpy/memset and synchronisation through Kineto/CUPTI.
+    enable_cuda: bool = _env("PROFILER_ENABLE_CUDA", envbool, True)
+    # Record CPU operators (aten ops) in the Kineto windows; costs far more than GPU capture.
+    cpu_operators: bool = _env("PROFILER_CPU_OPERATORS", envbool, False)
+    cpu_sampling: bool = _env("PROFILER_CPU_SAMPLING", envbool, True)
+    gpu_sampling: bool = _env("PROFILER_GPU_SAMPLING", envbool, True)
+    perf_counters: bool = _env("PROFILER_PERF_COUNTERS", envbool, True)
+    # NVML averages GPU utilisation over 1/6-1 s anyway; 5 Hz keeps charts smooth and cheap.
+    sampling_interval_ms: int = _env("PROFILER_SAMPLING_INTERVAL_MS", envint, 200)
+    server_url: str | None = _env_str("PROFILER_SERVER_URL")
+    token: str | None = _env_str("PROFILER_TOKEN")
+    job_name: str | None = _env_str("PROFILER_JOB_NAME")
+    # Only an explicit value overrides the torchrun/SLURM node name; PROFILER_NODE_NAME is
+    # consulted after them (see identity.detect).
+    node_name: str | None = None
+    instance_type: str | None = _env_str("PROFILER_INSTANCE_TYPE")
+    spool_dir: str = field(
+        default_factory=lambda: envstr("PROFILER_SPOOL_DIR") or default_spool_dir(),
+        metadata={"env": "PROFILER_SPOOL_DIR"},
+    )
+    # A chunk is cut every flush_interval_s (the first after at most 5 s, so a new job shows
+    # data quickly). Each chunk costs ~4 KB of archive overhead; longer chunks amortise it.
+    flush_interval_s: float = _env("PROFILER_FLUSH_INTERVAL_S", envfloat, 30.0)
+    max_buffered_events: int = _env("PROFILER_MAX_BUFFERED_EVENTS", envint, 200_000)
+    # Memory for chunks that could neither be spooled (disk full) nor uploaded yet.
+    max_memory_queue_bytes: int = _env("PROFILER_MAX_MEMORY_QUEUE_BYTES", envint, 64 << 20)
+    # Kineto schedule, in training steps: skip, then repeat [warmup, active, wait].
+    # wait=0 profiles every step after the first warm-up; repeat=0 repeats for ever.
+    kineto_skip_first_steps: int = _env("PROFILER_KINETO_SKIP_FIRST_STEPS", envint, 1)
+    kineto_warmup_steps: int = _env("PROFILER_KINETO_WARMUP_STEPS", envint, 1)
+    kineto_active_steps: int = _env("PROFILER_KINETO_ACTIVE_STEPS", envint, 4)
+    kineto_wait_steps: int = _env("PROFILER_KINETO_WAIT_STEPS", envint, 45)
+    kineto_repeat: int = _env("PROFILER_KINETO_REPEAT", envint, 0)
+    # How long stop/exit waits for the last uploads before leaving them in the spool.
+    shutdown_timeout_s: float = _env("PROFILER_SHUTDOWN_TIMEOUT_S", envfloat, 30.0)
+    request_timeout_s: float = _env("PROFILER_REQUEST_TIMEOUT_S", envfloat, 30.0)
+    # Report how the process ends (completed / failed / stopped) through atexit, sys.excepthook
+    # and a SIGTERM handler. Off for frameworks that manage the job status themselves.
+    exit_hooks: bool = _env("PROFILER_EXIT_HOOKS", envbool, True)
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    resource_ids: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        if self.sampling_interval_ms < 10:
+            raise ValueError("sampling_interval_ms must be at least 10")
+        if self.flush_interval_s <= 0:
+            raise ValueError("flush_interval_s must be positive")
+        if self.kineto_active_steps < 1:
+            raise ValueError("kineto_active_steps must be at least 1")
+        for name in ("kineto_skip_first_steps", "kineto_warmup_steps", "kineto_wait_steps"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
+        if self.kineto_repeat < 0:
+            raise ValueError("kineto_repeat must not be negative (0 repeats for ever)")
+        if self.server_url:
+            self.server_url = self.server_url.rstrip("/")
+
+    def update(self, values: Mapping[str, Any]) -> Config:
+        """Set fields from snake_case names or the SageMaker-style keys in ``ALIASES``."""
+        known = {f.name: f for f in fields(self)}
+        for key, value in values.items():
+            name = ALIASES.get(key, key)
+            if name not in known:
+                raise ValueError(f"unknown profiler setting {key!r}")
+            setattr(self, name, _coerce(name, value, getattr(self, name)))
+        self.validate()
+        return self
+
+    # Mirrors `smppy.Config().profiler = {"EnableCuda": "1"}` from SageMaker Profiler scripts.
+    @property
+    def profiler(self) -> dict[str, Any]:
+        return {alias: getattr(self, name) for alias, name in ALIASES.items()}
+
+    @profiler.setter
+    def profiler(self, values: Mapping[str, Any]) -> None:
+        self.update(values)
+
+
+ALIASES = {
+    "EnableCuda": "enable_cuda",
+    "CpuOperators": "cpu_operators",
+    "CpuSampling": "cpu_sampling",
+    "GpuSampling": "gpu_sampling",
+    "PerfCounters": "perf_counters",
+    "SamplingIntervalMs": "sampling_interval_ms",
+    "ServerUrl": "server_url",
+    "Token": "token",
+    "JobName": "job_name",
+    "NodeName": "node_name",
+    "SpoolDir": "spool_dir",
+}
+
+ENV_VARS = {f.name: f.metadata["env"] for f in fields(Config) if "env" in f.metadata}
+
+
+def _coerce(name: str, value: Any, current: Any) -> Any:
+    """Accept strings such as "1" or "250" for typed fields, as SageMaker configs use them."""
+    if not isinstance(value, str) or isinstance(current, str) or current is None:
+        return value
+    env = {name: value}
+    if isinstance(current, bool):
+        return envbool(name, current, env)
+    if isinstance(current, int):
+        return envint(name, current, env)
+    if isinstance(current, float):
+        return envfloat(name, current, env)
+    return value

@@ -1,0 +1,94 @@
+"""Finding existing PyTorch profiler traces on disk and telling which rank wrote each."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HEAD_BYTES = 1 << 20
+TRACE_SUFFIXES = (".json", ".json.gz")
+_RANK_IN_NAME = re.compile(r"(?:^|[^a-z])rank[-_]?(\d+)", re.IGNORECASE)
+_DIST_INFO = re.compile(r'"distributedInfo"\s*:\s*')
+_HOST_NAME = re.compile(r'"host_name"\s*:\s*"([^"]*)"')
+
+
+@dataclass(frozen=True)
+class TraceFile:
+    path: Path
+    rank: int | None
+    rank_from: str  # "distributedInfo", "file name" or "" (unknown)
+    world_size: int | None
+    host_name: str | None
+
+
+def find_traces(paths: list[Path]) -> list[Path]:
+    """The given files, plus every ``*.json[.gz]`` under the given directories, sorted."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(
+                sorted(
+                    p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES)
+                )
+            )
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such file or directory")
+    return list(dict.fromkeys(found))
+
+
+def describe(path: Path) -> TraceFile:
+    """Rank from the trace's ``distributedInfo`` (Kineto writes it first), else the file name."""
+    head = _read_head(path)
+    info = _distributed_info(head) or _distributed_info(_read_tail(path))
+    rank = _int(info.get("rank")) if info else None
+    world = _int(info.get("world_size")) if info else None
+    rank_from = "distributedInfo" if rank is not None else ""
+    if rank is None:
+        match = _RANK_IN_NAME.search(path.name)
+        if match:
+            rank, rank_from = int(match.group(1)), "file name"
+    host = _HOST_NAME.search(head)
+    return TraceFile(path, rank, rank_from, world, host.group(1) if host else None)
+
+
+def _open(path: Path) -> Any:
+    return gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
+
+
+def _read_head(path: Path) -> str:
+    with _open(path) as fh:
+        return fh.read(HEAD_BYTES).decode("utf-8", "replace")
+
+
+def _read_tail(path: Path) -> str:
+    blocks: deque[bytes] = deque()
+    size = 0
+    with _open(path) as fh:
+        while block := fh.read(HEAD_BYTES):
+            blocks.append(block)
+            size += len(block)
+            while size - len(blocks[0]) >= HEAD_BYTES:
+                size -= len(blocks.popleft())
+    return b"".join(blocks).decode("utf-8", "replace")
+
+
+def _distributed_info(text: str) -> dict[str, Any] | None:
+    match = _DIST_INFO.search(text)
+    if not match:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, match.end())
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

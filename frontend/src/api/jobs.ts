@@ -1,0 +1,53 @@
+import { keepPreviousData, type Query, useQuery } from "@tanstack/react-query";
+import { api, unwrap } from "./client";
+import type { JobStatus, Page, TrainingJob } from "./types";
+
+export type JobListQuery = {
+  search?: string;
+  status?: JobStatus[];
+  created_after?: string;
+  created_before?: string;
+  ordering?: string;
+  page?: number;
+};
+
+export const jobsKey = ["jobs"] as const;
+
+type JobPageQuery = Query<Page<TrainingJob>, Error, Page<TrainingJob>, readonly unknown[]>;
+
+export function useJobs(
+  query: JobListQuery,
+  refetchInterval?: (query: JobPageQuery) => number | false,
+) {
+  return useQuery({
+    queryKey: [...jobsKey, "list", query],
+    queryFn: async (): Promise<Page<TrainingJob>> =>
+      unwrap(await api.GET("/api/jobs/", { params: { query } })),
+    // Paging and filtering keep the old rows on screen until the new page arrives.
+    placeholderData: keepPreviousData,
+    refetchInterval,
+  });
+}
+
+export function useJob(id: number | undefined) {
+  return useQuery({
+    queryKey: [...jobsKey, "detail", id],
+    queryFn: async () =>
+      unwrap(await api.GET("/api/jobs/{id}/", { params: { path: { id: id! } } })),
+    enabled: id !== undefined,
+  });
+}
+
+export function useJobParts(id: number | undefined, page: number) {
+  return useQuery({
+    queryKey: [...jobsKey, "parts", id, page],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/jobs/{id}/parts/", {
+          params: { path: { id: id! }, query: { page } },
+        }),
+      ),
+    enabled: id !== undefined,
+    placeholderData: keepPreviousData,
+  });
+}

@@ -1,0 +1,72 @@
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { ApiError, api, unwrap } from "./client";
+import type { components } from "./schema";
+
+type Schemas = components["schemas"];
+
+export type TimelineTracks = Schemas["TimelineTracks"];
+export type EventDetails = Schemas["EventDetails"];
+export type TimelineEvent = Schemas["Event"];
+export type SearchResult = Schemas["SearchResult"];
+
+export const timelineKey = ["timeline"] as const;
+
+/** The track tree and time span; refreshed while parts of an in-progress job arrive. */
+export function useTimelineTracks(jobId: number, refetchIntervalMs: number | false) {
+  return useQuery({
+    queryKey: [...timelineKey, jobId, "tracks"],
+    queryFn: async () =>
+      unwrap(await api.GET("/api/jobs/{job_id}/timeline/tracks/", { params: { path: { job_id: jobId } } })),
+    refetchInterval: refetchIntervalMs,
+  });
+}
+
+export type ViewportQuery = { startNs: string; endNs: string; widthPx: number; tracks: string[] };
+
+/** One viewport payload (binary, see profiler_app/timeline/payload.py). */
+export async function fetchViewport(jobId: number, query: ViewportQuery, signal?: AbortSignal): Promise<ArrayBuffer> {
+  const result = await api.GET("/api/jobs/{job_id}/timeline/viewport/", {
+    params: {
+      path: { job_id: jobId },
+      query: { start_ns: query.startNs, end_ns: query.endNs, width_px: query.widthPx, tracks: query.tracks.join(",") },
+    },
+    parseAs: "arrayBuffer",
+    signal,
+  });
+  if (!result.response.ok) throw new ApiError(result.response.status, result.error);
+  return result.data as unknown as ArrayBuffer;
+}
+
+export function useTimelineEvent(jobId: number, eventId: string | null) {
+  return useQuery({
+    queryKey: [...timelineKey, jobId, "event", eventId],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/jobs/{job_id}/timeline/event/", {
+          params: { path: { job_id: jobId }, query: { id: eventId! } },
+        }),
+      ),
+    enabled: eventId !== null,
+    staleTime: Infinity,
+  });
+}
+
+export function useTimelineSearch(jobId: number, text: string) {
+  return useQuery({
+    queryKey: [...timelineKey, jobId, "search", text],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/jobs/{job_id}/timeline/search/", {
+          params: { path: { job_id: jobId }, query: { q: text, limit: 50 } },
+        }),
+      ),
+    enabled: text.length > 0,
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** A link that downloads the job (or a range of it) as Chrome-trace JSON. */
+export function exportUrl(jobId: number, range?: { startNs: string; endNs: string }): string {
+  const query = range ? `?start_ns=${range.startNs}&end_ns=${range.endNs}` : "";
+  return `/api/jobs/${jobId}/timeline/export/${query}`;
+}

@@ -1,0 +1,14 @@
+import type { components } from "./schema";
+
+type Schemas = components["schemas"];
+
+export type User = Schemas["User"];
+export type TrainingJob = Schemas["TrainingJob"];
+export type JobStatus = Schemas["StatusEnum"];
+export type JobNode = Schemas["Node"];
+export type ProfilePart = Schemas["ProfilePart"];
+export type PartState = Schemas["StateEnum"];
+export type LoadedProfile = Schemas["LoadedProfile"];
+export type AppSettings = Schemas["AppSettings"];
+export type AppSettingsRequest = Schemas["AppSettingsRequest"];
+export type Page<T> = { count: number; next?: string | null; previous?: string | null; results: T[] };

@@ -1,0 +1,90 @@
+import { screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { admin, FakeApi, page } from "../test/fakeApi";
+import { renderApp } from "../test/renderApp";
+
+const notAuthenticated = {
+  status: 403,
+  body: { detail: "Authentication credentials were not provided.", code: "not_authenticated" },
+};
+
+describe("app shell and login", () => {
+  it("sends anonymous visitors to the login page and back after signing in", async () => {
+    const api = new FakeApi()
+      .on("GET /api/auth/me/", () => {
+        document.cookie = "csrftoken=token-from-django";
+        return notAuthenticated;
+      })
+      .on("POST /api/auth/login/", { status: 200, body: admin })
+      .on("GET /api/loaded-profile/", { status: 404, body: { detail: "Not found.", code: "not_found" } })
+      .on("GET /api/settings/", {
+        status: 200,
+        body: { auto_shutdown_enabled: true, auto_shutdown_hours: 2, last_activity_at: null },
+      });
+    const { router } = renderApp("/settings");
+
+    await screen.findByRole("button", { name: "Sign in" });
+    expect(router.state.location.pathname).toBe("/login");
+    await userEvent.type(screen.getByLabelText("User name"), "admin");
+    await userEvent.type(screen.getByLabelText("Password"), "secret");
+    await userEvent.click(screen.getByRole("button", { name: "Sign in" }));
+
+    expect(await screen.findByRole("heading", { name: "Settings" })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe("/settings");
+    const [login] = api.sent("POST /api/auth/login/");
+    expect(login!.body).toEqual({ username: "admin", password: "secret" });
+    expect(login!.headers.get("X-CSRFToken")).toBe("token-from-django");
+    expect(screen.getByTestId("current-user")).toHaveTextContent("admin");
+    for (const name of ["Profiles", "Dashboard", "Timeline", "Insights", "Info", "Settings"]) {
+      expect(screen.getByRole("link", { name })).toBeInTheDocument();
+    }
+  });
+
+  it("shows the server's message for wrong credentials", async () => {
+    new FakeApi()
+      .on("GET /api/auth/me/", notAuthenticated)
+      .on("POST /api/auth/login/", {
+        status: 400,
+        body: { detail: ["Wrong user name or password."], code: "invalid" },
+      });
+    renderApp("/login");
+
+    await userEvent.type(await screen.findByLabelText("User name"), "admin");
+    await userEvent.type(screen.getByLabelText("Password"), "nope");
+    await userEvent.click(screen.getByRole("button", { name: "Sign in" }));
+
+    expect(await screen.findByRole("alert")).toHaveTextContent("Wrong user name or password.");
+  });
+
+  it("logs out and returns to the login page", async () => {
+    let signedIn = true;
+    const api = new FakeApi()
+      .on("GET /api/auth/me/", () => (signedIn ? { status: 200, body: admin } : notAuthenticated))
+      .on("POST /api/auth/logout/", () => {
+        signedIn = false;
+        return { status: 204 };
+      })
+      .on("GET /api/loaded-profile/", { status: 404, body: { detail: "Not found." } })
+      .on("GET /api/jobs/", { status: 200, body: page([]) })
+      .on("GET /api/demo/", { status: 200, body: { available: false, reason: "", job_name: "" } });
+    const { router } = renderApp("/");
+
+    await screen.findByRole("heading", { name: "Profiles" });
+    await userEvent.click(screen.getByRole("button", { name: "Log out" }));
+
+    await screen.findByRole("button", { name: "Sign in" });
+    expect(router.state.location.pathname).toBe("/login");
+    expect(api.sent("POST /api/auth/logout/")).toHaveLength(1);
+  });
+
+  it("says where to start when no profile is loaded", async () => {
+    new FakeApi()
+      .on("GET /api/auth/me/", { status: 200, body: admin })
+      .on("GET /api/loaded-profile/", { status: 404, body: { detail: "Not found." } });
+    renderApp("/dashboard");
+
+    expect(await screen.findByRole("heading", { name: "No profile loaded" })).toBeInTheDocument();
+    await waitFor(() => expect(screen.getByText("No profile loaded", { selector: "span" })).toBeInTheDocument());
+  });
+});

@@ -1,0 +1,35 @@
+import type { JobStatus, PartState, TrainingJob } from "../api/types";
+
+export const JOB_STATUSES: { value: JobStatus; label: string }[] = [
+  { value: "in_progress", label: "In Progress" },
+  { value: "completed", label: "Completed" },
+  { value: "failed", label: "Failed" },
+  { value: "stopped", label: "Stopped" },
+  { value: "stopping", label: "Stopping" },
+];
+
+export function statusLabel(status: JobStatus | undefined): string {
+  return JOB_STATUSES.find((s) => s.value === status)?.label ?? "Unknown";
+}
+
+export const PART_STATE_LABELS: Record<PartState, string> = {
+  pending: "Pending",
+  processing: "Processing",
+  done: "Done",
+  failed: "Failed",
+};
+
+type JobProgress = Pick<TrainingJob, "status" | "parts_total" | "parts_done" | "parts_failed">;
+
+/** Parts not yet finished one way or the other (pending or processing). */
+export function partsOutstanding(job: JobProgress): number {
+  return Math.max(0, job.parts_total - job.parts_done - job.parts_failed);
+}
+
+/**
+ * A job's data is partial while training still runs (more parts will arrive) or while some
+ * uploaded parts are still being processed: views show what has arrived so far.
+ */
+export function isPartial(job: JobProgress): boolean {
+  return job.status === "in_progress" || job.status === "stopping" || partsOutstanding(job) > 0;
+}

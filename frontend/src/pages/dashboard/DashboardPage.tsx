@@ -1,0 +1,71 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { type Dashboard, dashboardKey, useDashboard } from "../../api/dashboard";
+import type { TrainingJob } from "../../api/types";
+import { PartialBadge, StatusBadge } from "../../components/Badges";
+import { ErrorAlert, Loading } from "../../components/Feedback";
+import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { isPartial } from "../../lib/jobs";
+import { CustomHistograms } from "./CustomHistograms";
+import { GpuActivityPanel, MemoryOpsPanel, PrecisionPanel, StepTimePanel } from "./DistributionPanels";
+import { KernelCountPanels, KernelTimePanels } from "./KernelPanels";
+import { ActiveTimePanel, UtilizationPanel } from "./UtilizationPanels";
+import { formatSeconds, plural } from "./units";
+import "./dashboard.css";
+
+export function DashboardPage() {
+  return (
+    <>
+      <h1>Dashboard</h1>
+      <LoadedJobGate page="dashboard">{(job) => <JobDashboard job={job} />}</LoadedJobGate>
+    </>
+  );
+}
+
+function JobDashboard({ job }: { job: TrainingJob }) {
+  const dashboard = useDashboard(job.id);
+  const queryClient = useQueryClient();
+  // No polling (browser requests count as activity against auto-shutdown): a partial profile
+  // shows newer data when the person asks for it or comes back to the window.
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: dashboardKey });
+  return (
+    <>
+      <div className="dashboard-heading">
+        <h2 className="job-heading">
+          {job.name} <StatusBadge status={job.status} />
+          {(dashboard.data?.partial ?? isPartial(job)) && <PartialBadge />}
+        </h2>
+        {dashboard.data && <span className="muted">{profileSummary(dashboard.data, job)}</span>}
+        <button type="button" className="btn btn-small" onClick={refresh} disabled={dashboard.isFetching}>
+          {dashboard.isFetching ? "Refreshing…" : "Refresh"}
+        </button>
+      </div>
+      {dashboard.isError && <ErrorAlert error={dashboard.error} />}
+      {dashboard.isPending && <Loading what="the dashboard" />}
+      {dashboard.data && <Panels data={dashboard.data} />}
+    </>
+  );
+}
+
+function profileSummary(data: Dashboard, job: TrainingJob): string {
+  const nodes = plural(job.nodes.length, "node");
+  return `Profile span ${formatSeconds(data.profile_ns)} · ${nodes} · ${plural(data.kernel_time.total_count, "kernel run")}`;
+}
+
+function Panels({ data }: { data: Dashboard }) {
+  const profileNs = data.profile_ns;
+  return (
+    <div className="dashboard-grid">
+      <ActiveTimePanel device="GPU" share={data.gpu_active} />
+      <UtilizationPanel device="GPU" utilization={data.gpu_utilization} />
+      <ActiveTimePanel device="CPU" share={data.cpu_active} />
+      <UtilizationPanel device="CPU" utilization={data.cpu_utilization} />
+      <KernelTimePanels kernels={data.kernel_time} profileNs={profileNs} />
+      <KernelCountPanels kernels={data.kernel_count} />
+      <StepTimePanel steps={data.steps} />
+      <PrecisionPanel precision={data.precision} profileNs={profileNs} />
+      <GpuActivityPanel activity={data.gpu_activity} profileNs={profileNs} />
+      <MemoryOpsPanel memoryOps={data.memory_ops} profileNs={profileNs} />
+      <CustomHistograms jobId={data.job} annotationNames={data.annotation_names} />
+    </div>
+  );
+}

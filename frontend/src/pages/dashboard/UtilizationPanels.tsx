@@ -1,0 +1,59 @@
+import { useMemo } from "react";
+import type { ActiveShare, Utilization } from "../../api/dashboard";
+import { Chart } from "../../charts/Chart";
+import { lineOption } from "../../charts/options";
+import { PieChart } from "../../charts/PieChart";
+import { Panel } from "./Panel";
+import { activeSlices, utilizationLines } from "./slices";
+
+type Device = "GPU" | "CPU";
+
+const SOURCES: Record<string, string> = {
+  nvml: "NVML utilisation samples",
+  kernel_busy: "kernel busy time (the trace has no NVML samples)",
+  psutil: "psutil CPU samples",
+};
+
+function sourceNote(source: string | null): string {
+  return source ? `From ${SOURCES[source] ?? source}.` : "";
+}
+
+export function ActiveTimePanel({ device, share }: { device: Device; share: ActiveShare }) {
+  const slices = useMemo(() => activeSlices(share, device), [share, device]);
+  const empty = share.empty_reason ?? (slices.length ? null : `no ${device} utilisation samples`);
+  return (
+    <Panel title={`${device} active time`} emptyReason={empty} size="narrow"
+      note={`Data points with ${device} utilisation above 0% (active) and at 0% (idle), across all nodes. ${sourceNote(share.source)}`}>
+      <PieChart slices={slices} label={`${device} active time`} height={200} />
+    </Panel>
+  );
+}
+
+function formatSecondsAxis(seconds: number): string {
+  return `${Number(seconds.toFixed(3))} s`;
+}
+
+function formatPercentAxis(percent: number): string {
+  return `${Number(percent.toFixed(1))}%`;
+}
+
+export function UtilizationPanel({ device, utilization }: { device: Device; utilization: Utilization }) {
+  const option = useMemo(
+    () =>
+      lineOption(utilizationLines(utilization), {
+        xName: "Time since first sample",
+        yMax: 100,
+        formatX: formatSecondsAxis,
+        formatY: formatPercentAxis,
+      }),
+    [utilization],
+  );
+  const hasPoints = utilization.series.some((series) => series.points.length > 0);
+  const empty = utilization.empty_reason ?? (hasPoints ? null : `no ${device} utilisation samples`);
+  return (
+    <Panel title={`${device} utilisation over time`} emptyReason={empty} size="wide"
+      note={`Average over each node's ${device}s, one line per node. Drag the slider to zoom. ${sourceNote(utilization.source)}`}>
+      <Chart option={option} height={240} label={`${device} utilisation over time per node`} />
+    </Panel>
+  );
+}

@@ -1,0 +1,194 @@
+/**
+ * Dashboard data → pie slices and line series, with the exact values each shows on hover.
+ * Pure: the panels only draw what these return.
+ */
+import type { ActiveShare, KernelTop, KindRow, PrecisionRow, Utilization } from "../../api/dashboard";
+import { ACTIVE_COLOR, OTHER_COLOR, paletteColor } from "../../charts/palette";
+import type { LineSeries } from "../../charts/options";
+import type { LegendSlice } from "../../charts/PieChart";
+import { formatBytes } from "../../lib/format";
+import { shortKernelName } from "./kernelNames";
+import { topKWithOther } from "./topk";
+import { formatCount, formatPercent, formatSeconds, formatSecondsWithUnit, plural } from "./units";
+
+/** "Active"/"Idle" data points of a utilisation metric: active means utilisation above 0%. */
+export function activeSlices(share: ActiveShare, device: "GPU" | "CPU"): LegendSlice[] {
+  const total = share.active_points + share.idle_points;
+  const slice = (name: string, points: number, color: string, meaning: string): LegendSlice => ({
+    name,
+    legendName: name,
+    value: points,
+    color,
+    valueText: plural(points, "point"),
+    shareText: formatPercent(points, total),
+    tip: {
+      title: `${device} ${name.toLowerCase()}`,
+      lines: [
+        `${plural(points, "data point")} (${meaning})`,
+        `${formatPercent(points, total)} of ${formatCount(total)} data points`,
+      ],
+    },
+  });
+  return [
+    slice("Active", share.active_points, ACTIVE_COLOR, "utilisation > 0%"),
+    slice("Idle", share.idle_points, OTHER_COLOR, "utilisation = 0%"),
+  ].filter((s) => s.value > 0);
+}
+
+type KernelSliceOptions = { k: number; withOther: boolean; profileNs: number };
+
+/** Kernels by total run time, each with seconds and its share of the profile's time span. */
+export function kernelTimeSlices(kernels: KernelTop, options: KernelSliceOptions): LegendSlice[] {
+  const { k, withOther, profileNs } = options;
+  const { slices, other } = topKWithOther(kernels.top, (row) => row.total_ns, kernels.total_ns, k);
+  const result: LegendSlice[] = slices.map(({ row }, index) => ({
+    name: row.name,
+    legendName: shortKernelName(row.name),
+    value: row.total_ns,
+    color: paletteColor(index),
+    valueText: formatSeconds(row.total_ns),
+    shareText: formatPercent(row.total_ns, profileNs),
+    tip: {
+      title: row.name,
+      lines: [
+        `Total time: ${formatSecondsWithUnit(row.total_ns)}`,
+        `${formatPercent(row.total_ns, profileNs)} of the profile`,
+        `${formatPercent(row.total_ns, kernels.total_ns)} of all kernel time`,
+        `Launches: ${formatCount(row.count)}`,
+      ],
+    },
+  }));
+  if (withOther && other > 0) {
+    const otherCount = kernels.total_count - slices.reduce((sum, { row }) => sum + row.count, 0);
+    result.push({
+      name: "Other",
+      legendName: "Other",
+      value: other,
+      color: OTHER_COLOR,
+      valueText: formatSeconds(other),
+      shareText: formatPercent(other, profileNs),
+      tip: {
+        title: `Other: all kernels beyond the top ${k}`,
+        lines: [
+          `Total time: ${formatSecondsWithUnit(other)}`,
+          `${formatPercent(other, profileNs)} of the profile`,
+          `${formatPercent(other, kernels.total_ns)} of all kernel time`,
+          `Launches: ${formatCount(otherCount)}`,
+        ],
+      },
+    });
+  }
+  return result;
+}
+
+/** Kernels by launch count, each with its share of all launches. */
+export function kernelCountSlices(kernels: KernelTop, options: Omit<KernelSliceOptions, "profileNs">): LegendSlice[] {
+  const { k, withOther } = options;
+  const { slices, other } = topKWithOther(kernels.top, (row) => row.count, kernels.total_count, k);
+  const result: LegendSlice[] = slices.map(({ row }, index) => ({
+    name: row.name,
+    legendName: shortKernelName(row.name),
+    value: row.count,
+    color: paletteColor(index),
+    valueText: formatCount(row.count),
+    shareText: formatPercent(row.count, kernels.total_count),
+    tip: {
+      title: row.name,
+      lines: [
+        `Launches: ${formatCount(row.count)}`,
+        `${formatPercent(row.count, kernels.total_count)} of all ${formatCount(kernels.total_count)} launches`,
+        `Total time: ${formatSecondsWithUnit(row.total_ns)}`,
+      ],
+    },
+  }));
+  if (withOther && other > 0) {
+    result.push({
+      name: "Other",
+      legendName: "Other",
+      value: other,
+      color: OTHER_COLOR,
+      valueText: formatCount(other),
+      shareText: formatPercent(other, kernels.total_count),
+      tip: {
+        title: `Other: all kernels beyond the top ${k}`,
+        lines: [
+          `Launches: ${formatCount(other)}`,
+          `${formatPercent(other, kernels.total_count)} of all ${formatCount(kernels.total_count)} launches`,
+        ],
+      },
+    });
+  }
+  return result;
+}
+
+type TimedRow = { label: string; total_ns: number; count: number; extra?: string[] };
+
+/**
+ * Slices of GPU time by some category: share of the pie's whole in the legend; seconds, the
+ * share of the profile and the count on hover.
+ */
+function timedSlices(rows: readonly TimedRow[], profileNs: number, whole: string, counted: string): LegendSlice[] {
+  const sorted = rows.filter((row) => row.total_ns > 0).sort((a, b) => b.total_ns - a.total_ns);
+  const totalNs = sorted.reduce((sum, row) => sum + row.total_ns, 0);
+  return sorted.map((row, index) => ({
+    name: row.label,
+    legendName: row.label,
+    value: row.total_ns,
+    color: paletteColor(index),
+    valueText: formatSeconds(row.total_ns),
+    shareText: formatPercent(row.total_ns, totalNs),
+    tip: {
+      title: row.label,
+      lines: [
+        `Total time: ${formatSecondsWithUnit(row.total_ns)}`,
+        `${formatPercent(row.total_ns, totalNs)} of ${whole}`,
+        `${formatPercent(row.total_ns, profileNs)} of the profile`,
+        `${counted}: ${formatCount(row.count)}`,
+        ...(row.extra ?? []),
+      ],
+    },
+  }));
+}
+
+export function precisionSlices(rows: readonly PrecisionRow[], profileNs: number): LegendSlice[] {
+  const labelled = rows.map((row) => ({ ...row, label: row.precision }));
+  return timedSlices(labelled, profileNs, "kernel time", "Kernel runs");
+}
+
+const ACTIVITY_LABELS: Record<string, string> = {
+  kernel: "Kernels",
+  memcpy: "Memory copies (memcpy)",
+  memset: "Memory sets (memset)",
+  sync: "Synchronisation",
+};
+
+export function activitySlices(rows: readonly KindRow[], profileNs: number): LegendSlice[] {
+  const labelled = rows.map((row) => ({ ...row, label: ACTIVITY_LABELS[row.kind] ?? row.kind }));
+  return timedSlices(labelled, profileNs, "GPU activity time", "Operations");
+}
+
+/** Achieved bandwidth in GB/s: bytes per nanosecond is exactly GB per second. */
+function bandwidth(bytes: number, totalNs: number): string {
+  return `${(bytes / totalNs).toFixed(2)} GB/s`;
+}
+
+export function memoryOpSlices(rows: readonly KindRow[], profileNs: number): LegendSlice[] {
+  const labelled = rows.map((row) => ({
+    ...row,
+    label: row.kind,
+    extra: row.bytes ? [`Bytes: ${formatBytes(row.bytes)}`, `Bandwidth: ${bandwidth(row.bytes, row.total_ns)}`] : [],
+  }));
+  return timedSlices(labelled, profileNs, "memory operation time", "Operations");
+}
+
+/** One line per node, in seconds since the earliest sample of any node: one shared time axis. */
+export function utilizationLines(utilization: Utilization): LineSeries[] {
+  const firsts = utilization.series.flatMap((s) => s.points[0]?.slice(0, 1) ?? []);
+  const startNs = firsts.length ? Math.min(...firsts) : 0;
+  return utilization.series.map((s, index) => ({
+    name: s.node,
+    color: paletteColor(index),
+    // Each point is a [time_ns, percent] pair.
+    points: s.points.map((point) => [(point[0]! - startNs) / 1e9, point[1]!]),
+  }));
+}

@@ -1,0 +1,58 @@
+import { screen, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { ProfilePart } from "../../api/types";
+import { alice, FakeApi, loadedProfile, makeJob, page } from "../../test/fakeApi";
+import { renderApp } from "../../test/renderApp";
+
+const job = makeJob({
+  id: 7,
+  name: "llama-finetune",
+  status: "in_progress",
+  ended_at: null,
+  hyperparameters: { lr: 0.0003, optimizer: "adamw", schedule: { warmup: 100 } },
+  resource_ids: { training_job_arn: "arn:aws:sagemaker:eu-west-1:123:training-job/llama" },
+  parts_total: 2,
+  parts_done: 1,
+  parts_failed: 1,
+});
+
+const part = (overrides: Partial<ProfilePart>): ProfilePart => ({
+  id: 1, job: 7, node: "algo-1", rank: 0, pid: 4242, kind: "kineto",
+  original_name: "rank0.pt.trace.json.gz", size_bytes: 2_400_000, sha256: "ab".repeat(32),
+  state: "done", error: "", progress: 1, created_at: "2025-06-01T10:05:00Z",
+  updated_at: "2025-06-01T10:06:00Z", started_at: null, finished_at: null,
+  ...overrides,
+});
+
+describe("Info page", () => {
+  it("shows the loaded job's instance, nodes, framework, hyperparameters and parts", async () => {
+    new FakeApi()
+      .on("GET /api/auth/me/", { status: 200, body: alice })
+      .on("GET /api/loaded-profile/", { status: 200, body: loadedProfile(job) })
+      .on("GET /api/jobs/7/", { status: 200, body: job })
+      .on("GET /api/jobs/7/parts/", {
+        status: 200,
+        body: page([
+          part({}),
+          part({ id: 2, node: "algo-2", rank: 1, state: "failed", original_name: "rank1.json",
+            error: "Not a Chrome trace: no traceEvents array." }),
+        ]),
+      });
+    renderApp("/info");
+
+    const compute = (await screen.findByRole("heading", { name: "Compute" })).closest("section")!;
+    expect(within(compute).getByText("ml.p4d.24xlarge")).toBeInTheDocument();
+    expect(within(compute).getByText("algo-1, algo-2")).toBeInTheDocument();
+    expect(within(compute).getByText("8")).toBeInTheDocument();
+    expect(screen.getByText("PyTorch")).toBeInTheDocument();
+    expect(screen.getByText("2.13.0")).toBeInTheDocument();
+    expect(screen.getByText("adamw")).toBeInTheDocument();
+    expect(screen.getByText('{"warmup":100}')).toBeInTheDocument();
+    expect(screen.getByText("arn:aws:sagemaker:eu-west-1:123:training-job/llama")).toBeInTheDocument();
+    expect(screen.getByText("partial")).toBeInTheDocument();
+
+    const parts = (await screen.findByText("rank1.json")).closest("tr")!;
+    expect(within(parts).getByText("Failed")).toBeInTheDocument();
+    expect(within(parts).getByText("Not a Chrome trace: no traceEvents array.")).toBeInTheDocument();
+  });
+});

@@ -1,0 +1,100 @@
+import type { TrainingJob } from "../../api/types";
+import { PartialBadge, StatusBadge } from "../../components/Badges";
+import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { formatBytes, formatDateTime, formatElapsedMs } from "../../lib/format";
+import { isPartial } from "../../lib/jobs";
+import { useNow } from "../../lib/useNow";
+import { KeyValueTable } from "./KeyValueTable";
+import { PartsTable } from "./PartsTable";
+import { perNodeSummary } from "./summary";
+
+export function InfoPage() {
+  return (
+    <>
+      <h1>Info</h1>
+      <LoadedJobGate page="Info page">{(job) => <JobInfo job={job} />}</LoadedJobGate>
+    </>
+  );
+}
+
+function JobInfo({ job }: { job: TrainingJob }) {
+  const nowMs = useNow();
+  return (
+    <>
+      <h2 className="job-heading">
+        {job.name} <StatusBadge status={job.status} />
+        {isPartial(job) && <PartialBadge />}
+      </h2>
+      <div className="info-grid">
+        <section className="card" aria-labelledby="info-run">
+          <h3 id="info-run">Run</h3>
+          <dl className="facts">
+            <dt>Owner</dt><dd>{job.owner || "—"}</dd>
+            <dt>Created</dt><dd>{formatDateTime(job.created_at)}</dd>
+            <dt>Started</dt><dd>{formatDateTime(job.started_at)}</dd>
+            <dt>Ended</dt><dd>{formatDateTime(job.ended_at)}</dd>
+            <dt>Duration</dt><dd>{duration(job, nowMs)}</dd>
+            <dt>Profile size</dt><dd>{formatBytes(job.size_bytes)}</dd>
+          </dl>
+        </section>
+        <section className="card" aria-labelledby="info-compute">
+          <h3 id="info-compute">Compute</h3>
+          <dl className="facts">
+            <dt>Instance type</dt><dd>{job.instance_type || "—"}</dd>
+            <dt>Instance count</dt><dd>{job.instance_count ?? "—"}</dd>
+            <dt>Node names</dt><dd>{job.nodes.map((node) => node.name).join(", ") || "—"}</dd>
+            <dt>GPUs per node</dt><dd>{perNodeSummary(job.nodes, "gpu_count")}</dd>
+            <dt>CPUs per node</dt><dd>{perNodeSummary(job.nodes, "cpu_count")}</dd>
+          </dl>
+        </section>
+        <section className="card" aria-labelledby="info-framework">
+          <h3 id="info-framework">Framework</h3>
+          <dl className="facts">
+            <dt>Framework</dt><dd>{job.framework || "—"}</dd>
+            <dt>Version</dt><dd>{job.framework_version || "—"}</dd>
+          </dl>
+        </section>
+      </div>
+      <div className="info-grid info-grid-wide">
+        <section className="card" aria-labelledby="info-resources">
+          <h3 id="info-resources">Resource identifiers</h3>
+          <KeyValueTable value={job.resource_ids} empty="No resource identifiers were recorded." />
+        </section>
+        <section className="card" aria-labelledby="info-hyperparameters">
+          <h3 id="info-hyperparameters">Hyperparameters</h3>
+          <KeyValueTable value={job.hyperparameters} empty="No hyperparameters were recorded." />
+        </section>
+      </div>
+      <section className="card" aria-labelledby="info-nodes">
+        <h3 id="info-nodes">Nodes</h3>
+        {job.nodes.length === 0 ? (
+          <p className="muted">No node has uploaded a part yet.</p>
+        ) : (
+          <table className="table">
+            <thead>
+              <tr><th>Name</th><th>Hostname</th><th>GPUs</th><th>CPUs</th></tr>
+            </thead>
+            <tbody>
+              {job.nodes.map((node) => (
+                <tr key={node.id}>
+                  <td>{node.name}</td>
+                  <td>{node.hostname || "—"}</td>
+                  <td>{node.gpu_count ?? "—"}</td>
+                  <td>{node.cpu_count ?? "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <PartsTable jobId={job.id} />
+    </>
+  );
+}
+
+function duration(job: TrainingJob, nowMs: number): string {
+  if (!job.started_at) return "—";
+  const startMs = Date.parse(job.started_at);
+  if (job.ended_at) return formatElapsedMs(Date.parse(job.ended_at) - startMs);
+  return job.status === "in_progress" ? `running for ${formatElapsedMs(nowMs - startMs)}` : "—";
+}

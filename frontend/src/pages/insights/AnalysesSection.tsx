@@ -1,0 +1,94 @@
+import { useMemo } from "react";
+import type { Analyses } from "../../api/insights";
+import { Chart } from "../../charts/Chart";
+import { PieChart } from "../../charts/PieChart";
+import { lineOption } from "../../charts/options";
+import { formatDuration } from "../dashboard/units";
+import { type Row, num, queueLines, temporalSlices } from "./analysesView";
+
+/** The trace analyses: where GPU time goes, why it idles, launches and the busiest operators. */
+export function AnalysesSection({ analyses }: { analyses: Analyses }) {
+  if (analyses.temporal.length === 0 && analyses.operators.length === 0) {
+    return <p className="muted">No trace analyses: this profile has no parsed trace events yet.</p>;
+  }
+  return (
+    <div className="insights-analyses">
+      <section className="card">
+        <h3>Temporal breakdown (GPU time per rank)</h3>
+        <div className="analyses-pies">
+          {analyses.temporal.slice(0, 4).map((row) => (
+            <div key={num(row, "rank")}>
+              <h4>Rank {num(row, "rank")}</h4>
+              <PieChart slices={temporalSlices(row)} label={`Rank ${num(row, "rank")} temporal breakdown`} height={180} />
+            </div>
+          ))}
+        </div>
+      </section>
+      <QueueLength lines={analyses.queue_length} />
+      <Table title="Kernel types" rows={analyses.kernel_types}
+        columns={[["rank", "Rank"], ["kernel_type", "Type"], ["time_ns", "Time", "ns"], ["pct", "Share %", "pct"]]} />
+      <Table title="Communication–computation overlap" rows={analyses.overlap}
+        columns={[["rank", "Rank"], ["comm_ns", "Communication", "ns"], ["overlap_pct", "Overlapped %", "pct"]]} />
+      <Table title="Idle time by cause" rows={analyses.idle}
+        columns={[["rank", "Rank"], ["stream", "Stream"], ["category", "Cause"], ["idle_ns", "Idle", "ns"], ["idle_ratio", "Ratio", "ratio"]]} />
+      <Table title="Kernel launches" rows={analyses.launch_findings}
+        columns={[["rank", "Rank"], ["launches", "Launches"], ["short_kernels", "Short kernels"], ["runtime_outliers", "Runtime outliers"], ["delay_outliers", "Launch-delay outliers"]]} />
+      <Table title={`Top kernels (of ${analyses.kernels_total})`} rows={analyses.kernels.slice(0, 10)} code
+        columns={[["name", "Kernel"], ["type", "Type"], ["count", "Count"], ["sum_ns", "Total", "ns"], ["mean_ns", "Mean", "ns"], ["max_ns", "Max", "ns"]]} />
+      <Table title={`Operators by self CPU time (top 15 of ${analyses.operators_total})`} rows={analyses.operators.slice(0, 15)} code
+        columns={[["name", "Operator"], ["count", "Calls"], ["self_ns", "Self CPU", "ns"], ["total_ns", "Total CPU", "ns"], ["self_pct", "Self %", "pct"]]} />
+    </div>
+  );
+}
+
+function QueueLength({ lines }: { lines: Row[] }) {
+  const option = useMemo(() => {
+    const series = queueLines(lines.slice(0, 8));
+    const origin = Math.min(...series.map((s) => s.points[0]?.[0] ?? Infinity));
+    return lineOption(
+      series.map((s) => ({ ...s, points: s.points.map(([t, v]) => [(t - origin) / 1e9, v]) })),
+      { xName: "seconds", formatX: (x) => x.toFixed(2), formatY: (y) => y.toFixed(0) },
+    );
+  }, [lines]);
+  if (lines.length === 0) return null;
+  return (
+    <section className="card">
+      <h3>GPU queue length over time</h3>
+      <Chart option={option} height={220} label="Queue length per stream" />
+    </section>
+  );
+}
+
+type Column = [key: string, label: string, format?: "ns" | "pct" | "ratio"];
+
+function Table({ title, rows, columns, code = false }: { title: string; rows: Row[]; columns: Column[]; code?: boolean }) {
+  if (rows.length === 0) return null;
+  return (
+    <section className="card">
+      <h3>{title}</h3>
+      <div className="table-wrap">
+        <table className={`table${code ? " table-code" : ""}`} aria-label={title}>
+          <thead>
+            <tr>{columns.map(([key, label]) => <th key={key}>{label}</th>)}</tr>
+          </thead>
+          <tbody>
+            {rows.map((row, index) => (
+              <tr key={index}>
+                {columns.map(([key, , format]) => <td key={key} title={String(row[key] ?? "")}>{cell(row[key], format)}</td>)}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+function cell(value: unknown, format: Column[2]): string {
+  if (value === null || value === undefined) return "–";
+  if (typeof value !== "number") return String(value);
+  if (format === "ns") return formatDuration(value);
+  if (format === "pct") return `${value.toFixed(1)}%`;
+  if (format === "ratio") return value.toFixed(3);
+  return value.toLocaleString("en-US");
+}

@@ -1,0 +1,59 @@
+import { isComputing, reportUrl, useAnalyses, useInsights, useRuleParameters } from "../../api/insights";
+import type { TrainingJob } from "../../api/types";
+import { StatusBadge } from "../../components/Badges";
+import { ErrorAlert, Loading } from "../../components/Feedback";
+import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { AnalysesSection } from "./AnalysesSection";
+import { ParametersForms } from "./ParametersForm";
+import { RuleCard } from "./RuleCard";
+import "./insights.css";
+
+export function InsightsPage() {
+  return (
+    <>
+      <h1>Insights</h1>
+      <LoadedJobGate page="insights page">{(job) => <JobInsights job={job} />}</LoadedJobGate>
+    </>
+  );
+}
+
+function JobInsights({ job }: { job: TrainingJob }) {
+  const insights = useInsights(job.id);
+  const parameters = useRuleParameters(job.id);
+  const analyses = useAnalyses(job.id, insights.data?.computed_at);
+  const data = insights.data;
+  const summary = data?.report?.summary;
+  return (
+    <>
+      <div className="insights-heading">
+        <h2 className="job-heading">
+          {job.name} <StatusBadge status={job.status} />
+        </h2>
+        {summary && (
+          <span className="muted">
+            {summary.issue_found.length} issues · {summary.no_issue.length} fine · {summary.not_evaluated.length} not evaluated
+          </span>
+        )}
+        {isComputing(data?.status) && <span className="muted">Running the rules…</span>}
+        <a className={`btn btn-primary${data?.report ? "" : " disabled"}`} href={reportUrl(job.id)} download
+          aria-disabled={!data?.report}>
+          Download report
+        </a>
+      </div>
+      {insights.isError && <ErrorAlert error={insights.error} />}
+      {insights.isPending && <Loading what="the insights" />}
+      {data?.status === "no_data" && <p className="muted">This job has no parsed profile data yet.</p>}
+      {data?.status === "failed" && <p className="text-error">{data.error}</p>}
+      {data?.report && (
+        <div className="insights-rules">
+          <h2>Rules</h2>
+          {data.report.rules.map((rule) => <RuleCard key={rule.rule} rule={rule} />)}
+        </div>
+      )}
+      {parameters.data && <ParametersForms jobId={job.id} parameters={parameters.data} />}
+      <h2>Trace analyses</h2>
+      {analyses.isError && <ErrorAlert error={analyses.error} />}
+      {analyses.data && <AnalysesSection analyses={analyses.data} />}
+    </>
+  );
+}

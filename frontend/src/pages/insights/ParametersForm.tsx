@@ -1,0 +1,57 @@
+import { type FormEvent, useState } from "react";
+import { type Parameters, type RuleParameters, useSaveOverrides } from "../../api/insights";
+import { ErrorAlert } from "../../components/Feedback";
+import { formValues, overridesAfterEdit } from "./overrides";
+
+/** Every rule's parameters, each rule in a collapsible form; saving re-runs the rules. */
+export function ParametersForms({ jobId, parameters }: { jobId: number; parameters: Parameters }) {
+  return (
+    <section className="card">
+      <h2>Rule parameters</h2>
+      <p className="muted">
+        Change a rule's thresholds for this job (keys as in ProfilerReport, e.g. CPUBottleneck_threshold).
+      </p>
+      {parameters.rules.map((rule) => (
+        <RuleForm key={rule.rule} jobId={jobId} rule={rule} overrides={parameters.overrides} />
+      ))}
+    </section>
+  );
+}
+
+function RuleForm({ jobId, rule, overrides }: {
+  jobId: number; rule: RuleParameters; overrides: Parameters["overrides"];
+}) {  // prettier-ignore
+  const [values, setValues] = useState(() => formValues(rule));
+  const save = useSaveOverrides(jobId);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate(overridesAfterEdit(overrides as Record<string, string | number>, rule, values));
+  };
+  return (
+    <details className="rule-form">
+      <summary>{rule.rule}</summary>
+      <form onSubmit={submit} aria-label={`${rule.rule} parameters`}>
+        <div className="rule-form-fields">
+          {rule.parameters.map((p) => (
+            <label key={p.name} className="field field-narrow">
+              <span>{p.name}</span>
+              <input
+                name={p.key}
+                value={values[p.name] ?? ""}
+                placeholder={p.default == null ? "none" : String(p.default)}
+                onChange={(e) => setValues({ ...values, [p.name]: e.target.value })}
+              />
+            </label>
+          ))}
+        </div>
+        {save.isError && <ErrorAlert error={save.error} />}
+        <div className="form-actions">
+          <button type="submit" className="btn btn-primary btn-small" disabled={save.isPending}>
+            {save.isPending ? "Saving…" : `Save and re-run`}
+          </button>
+          {save.isSuccess && <span className="text-success">Saved; the rules are re-running.</span>}
+        </div>
+      </form>
+    </details>
+  );
+}

@@ -1,0 +1,76 @@
+import { Link } from "react-router";
+import type { RuleResult, RuleStatus } from "../../api/insights";
+
+const STATUS_TEXT: Record<RuleStatus, string> = {
+  issue_found: "Issue found",
+  no_issue: "No issue",
+  not_evaluated: "Not evaluated",
+};
+
+export function RuleStatusBadge({ status }: { status: string }) {
+  const text = STATUS_TEXT[status as RuleStatus] ?? status;
+  return <span className={`badge rule-${status}`}>{text}</span>;
+}
+
+/** One rule's verdict: how often it was checked and fired, its evidence and what to do. */
+export function RuleCard({ rule }: { rule: RuleResult }) {
+  return (
+    <section className="card rule-card" aria-label={rule.rule} id={`rule-${rule.rule}`}>
+      <div className="rule-heading">
+        <h3>{rule.rule}</h3>
+        <RuleStatusBadge status={rule.status} />
+        <span className="muted">
+          evaluated {rule.evaluated}× · triggered {rule.trigger_count}×
+        </span>
+      </div>
+      <p className="muted rule-description">{rule.description}</p>
+      {rule.not_evaluated_reason ? (
+        <p className="rule-reason">{rule.not_evaluated_reason}</p>
+      ) : (
+        <>
+          <Evidence evidence={rule.evidence} />
+          <p className="rule-recommendation">
+            <strong>Recommendation: </strong>
+            {rule.recommendation}
+          </p>
+        </>
+      )}
+      {rule.time_ranges.length > 0 && (
+        <div className="rule-ranges">
+          <strong>Where: </strong>
+          {rule.time_ranges.slice(0, 10).map((range) => (
+            <Link key={`${range.start_ns}-${range.node}-${range.device}`} to={range.timeline_url} className="chip">
+              {range.node}
+              {range.device >= 0 ? ` GPU ${range.device}` : ""} · {formatRange(range.start_ns, range.end_ns)}
+            </Link>
+          ))}
+          {rule.time_ranges.length > 10 && <span className="muted"> and {rule.time_ranges.length - 10} more</span>}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function formatRange(startNs: number, endNs: number): string {
+  return `${((endNs - startNs) / 1e9).toFixed(2)} s`;
+}
+
+/** The evidence's scalar values as a list; nested tables stay in the downloadable report. */
+function Evidence({ evidence }: { evidence: Record<string, unknown> }) {
+  const entries = Object.entries(evidence).filter(([, value]) => value !== null && typeof value !== "object");
+  if (entries.length === 0) return null;
+  return (
+    <dl className="rule-evidence">
+      {entries.map(([key, value]) => (
+        <div key={key}>
+          <dt>{key.replaceAll("_", " ")}</dt>
+          <dd>{typeof value === "number" ? formatNumber(value) : String(value)}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+function formatNumber(value: number): string {
+  return Number.isInteger(value) ? value.toLocaleString("en-US") : value.toFixed(2);
+}

@@ -1,0 +1,40 @@
+/** Pure shaping of the analyses for the page's charts and tables. */
+import type { LegendSlice } from "../../charts/PieChart";
+import type { LineSeries } from "../../charts/options";
+import { paletteColor } from "../../charts/palette";
+import { formatDuration } from "../dashboard/units";
+
+export type Row = Record<string, unknown>;
+
+export function num(row: Row, key: string): number {
+  const value = row[key];
+  return typeof value === "number" ? value : 0;
+}
+
+/** Idle / compute / non-compute time of one rank, as HTA's temporal breakdown. */
+export function temporalSlices(row: Row): LegendSlice[] {
+  const span = num(row, "span_ns");
+  const parts: [string, string][] = [["idle", "Idle"], ["compute", "Compute"], ["non_compute", "Non-compute"]];
+  return parts.map(([key, label], index) => {
+    const ns = num(row, `${key}_ns`);
+    const share = span > 0 ? `${((100 * ns) / span).toFixed(1)}%` : "–";
+    return {
+      name: label,
+      legendName: label,
+      value: ns,
+      color: paletteColor(index),
+      valueText: formatDuration(ns),
+      shareText: share,
+      tip: { title: `Rank ${num(row, "rank")}: ${label}`, lines: [formatDuration(ns), share] },
+    };
+  });
+}
+
+/** One line per (rank, stream) of the down-sampled queue length. */
+export function queueLines(lines: Row[]): LineSeries[] {
+  return lines.map((line, index) => ({
+    name: `rank ${num(line, "rank")} stream ${num(line, "stream")}`,
+    color: paletteColor(index),
+    points: (line["points"] as [number, number][]).map(([t, v]) => [t, v]),
+  }));
+}

@@ -1,0 +1,116 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useSearchParams } from "react-router";
+import { jobsKey, useJobs } from "../../api/jobs";
+import { loadedProfileKey, useLoadedJob, useLoadProfile, useUnloadProfile } from "../../api/loadedProfile";
+import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
+import { Pagination } from "../../components/Pagination";
+import { DemoOffer } from "./DemoOffer";
+import { JobFilters } from "./JobFilters";
+import { LoadedProfileSection } from "./LoadedProfileSection";
+import { JobTable } from "./JobTable";
+import { hasFilters, type ListState, readListState, toJobListQuery, writeListState } from "./listQuery";
+
+// The API's page size (REST_FRAMEWORK.PAGE_SIZE); the count of pages is derived from it.
+const PAGE_SIZE = 50;
+// After a demo starts, the list looks for its job this often, for at most this long.
+const DEMO_POLL_MS = 5_000;
+const DEMO_WAIT_MS = 5 * 60_000;
+
+export function ProfilesPage() {
+  const [params, setParams] = useSearchParams();
+  const state = readListState(params);
+  const [demoStartedAtMs, setDemoStartedAtMs] = useState<number | null>(null);
+  const jobs = useJobs(toJobListQuery(state), (query) =>
+    demoStartedAtMs !== null &&
+    query.state.data?.count === 0 &&
+    Date.now() - demoStartedAtMs < DEMO_WAIT_MS
+      ? DEMO_POLL_MS
+      : false,
+  );
+  const loadedJob = useLoadedJob();
+  const load = useLoadProfile();
+  const unload = useUnloadProfile();
+  const queryClient = useQueryClient();
+  const [selectedId, setSelectedId] = useState<number | null>(null);
+
+  const update = (changes: Partial<ListState>) => {
+    // Any change but paging starts again at the first page.
+    const page = changes.page ?? 1;
+    setParams(writeListState({ ...state, ...changes, page }), { replace: true });
+  };
+
+  const loadSelected = () => {
+    if (selectedId === null) return;
+    unload.reset();
+    load.mutate(selectedId, { onSuccess: () => setSelectedId(null) });
+  };
+
+  const unloadCurrent = () => {
+    // The refusal to load a second profile no longer applies once the first is unloaded.
+    load.reset();
+    unload.mutate();
+  };
+
+  const refresh = () => {
+    void queryClient.invalidateQueries({ queryKey: jobsKey });
+    void queryClient.invalidateQueries({ queryKey: loadedProfileKey });
+  };
+
+  const selectedName = jobs.data?.results.find((job) => job.id === selectedId)?.name;
+
+  return (
+    <>
+      <h1>Profiles</h1>
+      <LoadedProfileSection loadedJob={loadedJob} unloading={unload.isPending}
+        unloadError={unload.error} onUnload={unloadCurrent} />
+      <section className="card" aria-labelledby="jobs-heading">
+        <div className="card-header">
+          <h2 id="jobs-heading">Training jobs</h2>
+          <div className="actions">
+            <button type="button" className="btn" onClick={refresh} disabled={jobs.isFetching}>
+              {jobs.isFetching ? "Refreshing…" : "Refresh"}
+            </button>
+            <button type="button" className="btn btn-primary" onClick={loadSelected}
+              disabled={selectedId === null || load.isPending}
+              title={selectedId === null ? "Select a job first" : `Load ${selectedName ?? "the selected job"}`}>
+              {load.isPending ? "Loading…" : "Load"}
+            </button>
+          </div>
+        </div>
+        {load.isError && <ErrorAlert error={load.error} />}
+        <JobFilters state={state} onChange={update} />
+        {jobs.isPending && <Loading what="training jobs" />}
+        {jobs.isError && <ErrorAlert error={jobs.error} />}
+        {jobs.data && jobs.data.count === 0 && (
+          hasFilters(state) ? (
+            <EmptyState title="No jobs match these filters">
+              <p>Change the search text, the creation dates or the statuses, or clear the filters.</p>
+            </EmptyState>
+          ) : (
+            <EmptyState title="No training jobs yet">
+              <p>
+                A job appears here as soon as a training script that runs the collector uploads its
+                first part, or when existing PyTorch profiler traces are uploaded with{" "}
+                <code>profiler-collect</code>.
+              </p>
+              <DemoOffer onStarted={() => setDemoStartedAtMs(Date.now())} />
+            </EmptyState>
+          )
+        )}
+        {jobs.data && jobs.data.count > 0 && (
+          <>
+            <div className={jobs.isPlaceholderData ? "table-wrap stale" : "table-wrap"}>
+              <JobTable jobs={jobs.data.results} ordering={state.ordering}
+                onOrdering={(ordering) => update({ ordering })}
+                selectedId={selectedId} onSelect={setSelectedId}
+                loadedId={loadedJob.loaded.data?.job ?? null} />
+            </div>
+            <Pagination page={state.page} pageSize={PAGE_SIZE} count={jobs.data.count}
+              onPage={(page) => update({ page })} />
+          </>
+        )}
+      </section>
+    </>
+  );
+}

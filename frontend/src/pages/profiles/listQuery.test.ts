@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { nextOrdering, readListState, toJobListQuery, writeListState } from "./listQuery";
+
+describe("list state in the URL", () => {
+  it("round-trips every filter", () => {
+    const state = {
+      search: "resnet",
+      statuses: ["completed", "failed"] as const,
+      fromDay: "2025-01-02",
+      toDay: "2025-01-31",
+      ordering: "name",
+      page: 3,
+    };
+    const params = writeListState({ ...state, statuses: [...state.statuses] });
+    expect(params.toString()).toBe(
+      "q=resnet&status=completed&status=failed&from=2025-01-02&to=2025-01-31&sort=name&page=3",
+    );
+    expect(readListState(params)).toEqual({ ...state, statuses: [...state.statuses] });
+  });
+
+  it("keeps defaults out of the URL", () => {
+    const state = readListState(new URLSearchParams());
+    expect(state).toEqual({
+      search: "", statuses: [], fromDay: "", toDay: "", ordering: "-created_at", page: 1,
+    });
+    expect(writeListState(state).toString()).toBe("");
+  });
+
+  it("ignores values a person could not have chosen", () => {
+    const state = readListState(new URLSearchParams("status=bogus&from=yesterday&page=-2"));
+    expect(state.statuses).toEqual([]);
+    expect(state.fromDay).toBe("");
+    expect(state.page).toBe(1);
+  });
+});
+
+describe("toJobListQuery", () => {
+  it("sends only the filters that are set", () => {
+    const query = toJobListQuery(readListState(new URLSearchParams("q=%20bert%20&page=2")));
+    expect(query).toEqual({ ordering: "-created_at", page: 2, search: "bert" });
+  });
+
+  it("turns days into an inclusive local time range", () => {
+    const query = toJobListQuery(readListState(new URLSearchParams("from=2025-05-01&to=2025-05-01")));
+    const after = new Date(query.created_after!);
+    const before = new Date(query.created_before!);
+    expect(before.getTime() - after.getTime()).toBe(24 * 3600_000 - 1);
+    expect(after.getHours()).toBe(0);
+  });
+});
+
+describe("nextOrdering", () => {
+  it("flips the sorted column and starts new ones sensibly", () => {
+    expect(nextOrdering("-created_at", "created_at")).toBe("created_at");
+    expect(nextOrdering("created_at", "created_at")).toBe("-created_at");
+    expect(nextOrdering("-created_at", "name")).toBe("name");
+    expect(nextOrdering("name", "name")).toBe("-name");
+    expect(nextOrdering("name", "size_bytes")).toBe("-size_bytes");
+  });
+});

@@ -1,0 +1,65 @@
+import type { JobListQuery } from "../../api/jobs";
+import type { JobStatus } from "../../api/types";
+import { endOfLocalDayIso, startOfLocalDayIso } from "../../lib/format";
+import { JOB_STATUSES } from "../../lib/jobs";
+
+/** What the Profiles page keeps in its URL, so a reload or a shared link shows the same list. */
+export type ListState = {
+  search: string;
+  statuses: JobStatus[];
+  fromDay: string;
+  toDay: string;
+  ordering: string;
+  page: number;
+};
+
+export const DEFAULT_ORDERING = "-created_at";
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const KNOWN_STATUSES = new Set<string>(JOB_STATUSES.map((s) => s.value));
+
+export function readListState(params: URLSearchParams): ListState {
+  const page = Number(params.get("page"));
+  const day = (key: string) => {
+    const value = params.get(key) ?? "";
+    return DAY.test(value) ? value : "";
+  };
+  return {
+    search: params.get("q") ?? "",
+    statuses: params.getAll("status").filter((s): s is JobStatus => KNOWN_STATUSES.has(s)),
+    fromDay: day("from"),
+    toDay: day("to"),
+    ordering: params.get("sort") || DEFAULT_ORDERING,
+    page: Number.isInteger(page) && page > 0 ? page : 1,
+  };
+}
+
+export function writeListState(state: ListState): URLSearchParams {
+  const params = new URLSearchParams();
+  if (state.search) params.set("q", state.search);
+  for (const status of state.statuses) params.append("status", status);
+  if (state.fromDay) params.set("from", state.fromDay);
+  if (state.toDay) params.set("to", state.toDay);
+  if (state.ordering !== DEFAULT_ORDERING) params.set("sort", state.ordering);
+  if (state.page > 1) params.set("page", String(state.page));
+  return params;
+}
+
+export function toJobListQuery(state: ListState): JobListQuery {
+  const query: JobListQuery = { ordering: state.ordering, page: state.page };
+  if (state.search.trim()) query.search = state.search.trim();
+  if (state.statuses.length) query.status = state.statuses;
+  if (state.fromDay) query.created_after = startOfLocalDayIso(state.fromDay);
+  if (state.toDay) query.created_before = endOfLocalDayIso(state.toDay);
+  return query;
+}
+
+export function hasFilters(state: ListState): boolean {
+  return Boolean(state.search.trim() || state.statuses.length || state.fromDay || state.toDay);
+}
+
+/** Clicking a sorted column flips it; a new column starts in the order people expect of it. */
+export function nextOrdering(current: string, field: string): string {
+  if (current === field) return `-${field}`;
+  if (current === `-${field}`) return field;
+  return field === "name" || field === "status" ? field : `-${field}`;
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import type { TrackNode } from "../../timeline/model";
+import tracks from "../../timeline/testdata/amd_mi250_tracks.json";
+import { ancestorsOf, defaultExpanded, rankFilter, ranksOf } from "./tree";
+
+const process = (id: string, ranks: number[], children: TrackNode[] = []): TrackNode => ({
+  id, label: id, kind: "process", data: null, info: { ranks, pid: 1 }, children,
+});
+const lane = (id: string): TrackNode => ({ id, label: id, kind: "stream", data: "events", rows: 1 });
+const group = (id: string, kind: string, children: TrackNode[]): TrackNode => ({ id, label: id, kind, data: null, children });
+
+const roots: TrackNode[] = [
+  group("algo-1", "node", [
+    group("algo-1/gpus", "gpus", [
+      process("p0", [0], [group("p0/gpu0/device", "device", [lane("p0/s7")]), group("p0/cpu", "threads", [lane("p0/t1")])]),
+      process("p1", [1], [group("p1/gpu1/device", "device", [lane("p1/s7")])]),
+    ]),
+  ]),
+];
+
+describe("default expansion", () => {
+  it("opens nodes and the first process down to its streams; other processes stay collapsed", () => {
+    expect([...defaultExpanded(roots)].sort()).toEqual(["algo-1", "algo-1/gpus", "p0", "p0/gpu0/device"]);
+  });
+
+  it("works on a real tree", () => {
+    const open = defaultExpanded(tracks.tracks as TrackNode[]);
+    expect(open.has("algo-1/597913/gpu2/device")).toBe(true);
+    expect(open.has("algo-1/597913/cpu")).toBe(false);
+  });
+});
+
+describe("rank filter and ancestors", () => {
+  it("keeps the processes of the chosen ranks", () => {
+    expect(ranksOf(roots)).toEqual([0, 1]);
+    const keep = rankFilter([1]);
+    expect(keep(roots[0]!.children![0]!.children![0]!)).toBe(false);
+    expect(keep(roots[0]!.children![0]!.children![1]!)).toBe(true);
+    expect(keep(roots[0]!)).toBe(true);
+    expect(rankFilter(null)(roots[0]!.children![0]!.children![0]!)).toBe(true);
+  });
+
+  it("lists the groups to open to reveal a track", () => {
+    expect(ancestorsOf(roots, "p1/s7")).toEqual(["algo-1", "algo-1/gpus", "p1", "p1/gpu1/device"]);
+    expect(ancestorsOf(roots, "nowhere")).toEqual([]);
+  });
+});

@@ -1,0 +1,58 @@
+/** Choices about the track tree that the page makes: default expansion and the rank filter. */
+import type { TrackNode } from "../../timeline/model";
+
+const ALWAYS_OPEN = new Set(["node", "cpu", "gpus"]);
+const OPEN_IN_FIRST_PROCESS = new Set(["process", "device", "hosts"]);
+
+/**
+ * Nodes, their CPU and GPUs headings, and the first process down to its streams and host
+ * threads are open; every other process starts collapsed, drawn as one aggregate row.
+ */
+export function defaultExpanded(roots: TrackNode[]): Set<string> {
+  const open = new Set<string>();
+  let firstProcess: TrackNode | null = null;
+  const visit = (node: TrackNode) => {
+    if (ALWAYS_OPEN.has(node.kind)) open.add(node.id);
+    if (node.kind === "process" && firstProcess === null) firstProcess = node;
+    node.children?.forEach(visit);
+  };
+  roots.forEach(visit);
+  const openInside = (node: TrackNode) => {
+    if (OPEN_IN_FIRST_PROCESS.has(node.kind)) open.add(node.id);
+    node.children?.forEach(openInside);
+  };
+  if (firstProcess) openInside(firstProcess);
+  return open;
+}
+
+/** The ranks that processes of the tree ran. */
+export function ranksOf(roots: TrackNode[]): number[] {
+  const ranks = new Set<number>();
+  const visit = (node: TrackNode) => {
+    if (node.kind === "process") for (const rank of (node.info?.ranks as number[] | undefined) ?? []) ranks.add(rank);
+    node.children?.forEach(visit);
+  };
+  roots.forEach(visit);
+  return [...ranks].sort((a, b) => a - b);
+}
+
+/** Keeps processes that ran one of ``ranks`` (all when null), and everything else. */
+export function rankFilter(ranks: number[] | null): (node: TrackNode) => boolean {
+  if (!ranks) return () => true;
+  const wanted = new Set(ranks);
+  return (node) =>
+    node.kind !== "process" || ((node.info?.ranks as number[] | undefined) ?? []).some((r) => wanted.has(r));
+}
+
+/** Ids of the nodes above ``id``, outermost first (empty when ``id`` is not in the tree). */
+export function ancestorsOf(roots: TrackNode[], id: string): string[] {
+  const path: string[] = [];
+  const find = (node: TrackNode): boolean => {
+    if (node.id === id) return true;
+    path.push(node.id);
+    if (node.children?.some(find)) return true;
+    path.pop();
+    return false;
+  };
+  return roots.some(find) ? path : [];
+}

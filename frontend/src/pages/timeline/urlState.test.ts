@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+import { parseTimelineUrl, writeTimelineUrl } from "./urlState";
+
+describe("timeline URL state", () => {
+  it("round-trips everything a shared link holds", () => {
+    const state = {
+      job: 12,
+      ranks: [0, 3],
+      range: { startNs: "1712195495595112798", endNs: "1712195495997096942" },
+      selection: "41:2087",
+      open: ["algo-1", "algo-1/gpus", "algo-1/1102/gpu0/device"],
+    };
+    const params = writeTimelineUrl(state);
+    expect(params.get("t")).toBe("1712195495595112798_1712195495997096942");
+    expect(parseTimelineUrl(new URLSearchParams(params.toString()))).toEqual(state);
+  });
+
+  it("ignores what it cannot read instead of failing", () => {
+    const parsed = parseTimelineUrl(new URLSearchParams("job=x&ranks=a,2,2,1&t=9_3&sel=12"));
+    expect(parsed).toEqual({ job: null, ranks: [1, 2], range: null, selection: null, open: null });
+  });
+});

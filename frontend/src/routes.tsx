@@ -1,0 +1,37 @@
+import { Navigate, type RouteObject } from "react-router";
+import { AppShell } from "./components/AppShell";
+import { RequireAuth } from "./components/RequireAuth";
+import { DashboardPage } from "./pages/dashboard/DashboardPage";
+import { InfoPage } from "./pages/info/InfoPage";
+import { LoginPage } from "./pages/LoginPage";
+import { NotFoundPage } from "./pages/NotFoundPage";
+import { ProfilesPage } from "./pages/profiles/ProfilesPage";
+import { SettingsPage } from "./pages/settings/SettingsPage";
+
+export const routes: RouteObject[] = [
+  { path: "/login", element: <LoginPage /> },
+  {
+    path: "/",
+    element: (
+      <RequireAuth>
+        <AppShell />
+      </RequireAuth>
+    ),
+    children: [
+      { index: true, element: <Navigate to="/profiles" replace /> },
+      { path: "profiles", element: <ProfilesPage /> },
+      { path: "dashboard", element: <DashboardPage /> },
+      {
+        path: "timeline",
+        lazy: async () => ({ Component: (await import("./pages/timeline/TimelinePage")).TimelinePage }),
+      },
+      {
+        path: "insights",
+        lazy: async () => ({ Component: (await import("./pages/insights/InsightsPage")).InsightsPage }),
+      },
+      { path: "info", element: <InfoPage /> },
+      { path: "settings", element: <SettingsPage /> },
+      { path: "*", element: <NotFoundPage /> },
+    ],
+  },
+];

@@ -1,0 +1,3 @@
+from profiler_app.celery import app as celery_app
+
+__all__ = ["celery_app"]

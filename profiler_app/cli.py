@@ -1,0 +1,302 @@
+"""`profiler-app`: start the whole product (up), one role of it (web, worker, beat), or ask status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from profiler_app.embedded import EmbeddedServices, data_dir
+
+ADMIN_USER = "admin"
+STOP_GRACE_SECONDS = 20
+CRASH_WINDOW_SECONDS = 60
+MAX_CRASHES_IN_WINDOW = 5
+
+
+def say(message: str) -> None:
+    print(f"[profiler-app] {message}", flush=True)
+
+
+def manage(*args: str, env: dict[str, str], capture: bool = False) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "django", *args],
+        env=env,
+        check=True,
+        text=True,
+        stdout=subprocess.PIPE if capture else None,
+    )
+    return result.stdout or ""
+
+
+def role_command(role: str, host: str, port: int) -> list[str]:
+    if role == "web":
+        return [
+            sys.executable, "-m", "gunicorn", "profiler_app.wsgi:application",
+            "--bind", f"{host}:{port}",
+            "--workers", os.environ.get("WEB_CONCURRENCY", "2"),
+            "--threads", "4",
+            # Multi-GB uploads stream for minutes; never cut them off.
+            "--timeout", "0",
+            "--access-logfile", "-",
+        ]  # fmt: skip
+    if role == "worker":
+        from django.conf import settings
+
+        return [
+            sys.executable, "-m", "celery", "-A", "profiler_app", "worker",
+            "--queues", ",".join(settings.CELERY_WORKER_QUEUES),
+            "--concurrency", os.environ.get("WORKER_CONCURRENCY", "2"),
+            "--loglevel", "INFO",
+        ]  # fmt: skip
+    if role == "beat":
+        from django.conf import settings
+
+        return [
+            sys.executable, "-m", "celery", "-A", "profiler_app", "beat",
+            "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME,
+            "--loglevel", "INFO",
+        ]  # fmt: skip
+    raise ValueError(role)
+
+
+@dataclass
+class Child:
+    role: str
+    command: list[str]
+    process: subprocess.Popen | None = None
+    crashes: list[float] = field(default_factory=list)
+
+    def start(self, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(self.command, env=env)
+        say(f"started {self.role} (pid {self.process.pid})")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+
+    def wait_stopped(self, deadline: float) -> None:
+        if self.process is None:
+            return
+        try:
+            self.process.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            say(f"{self.role} did not stop in time; killing it")
+            self.process.kill()
+            self.process.wait()
+
+
+def ensure_admin(env: dict[str, str]) -> str:
+    """First start: an admin with a generated password, saved for the person who started it.
+
+    Returns how to log in."""
+    password_file = data_dir() / "admin-password.txt"
+    code = (
+        "from django.contrib.auth import get_user_model;"
+        "print(get_user_model().objects.filter(is_superuser=True).exists())"
+    )
+    exists = manage("shell", "-c", code, env=env, capture=True).strip().endswith("True")
+    if not exists:
+        password = secrets.token_urlsafe(12)
+        create = (
+            "from django.contrib.auth import get_user_model;"
+            f"get_user_model().objects.create_superuser({ADMIN_USER!r}, '', {password!r})"
+        )
+        manage("shell", "-c", create, env=env)
+        password_file.write_text(password + "\n")
+        password_file.chmod(0o600)
+        say(f"created the administrator account '{ADMIN_USER}'")
+    if password_file.exists():
+        return f"password {password_file.read_text().strip()}  (kept in {password_file})"
+    return "the password you set (python manage.py changepassword admin changes it)"
+
+
+def wait_until_healthy(base_url: str, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base_url}/api/health/", timeout=2) as response:
+                if json.load(response).get("workers", 0) > 0:
+                    return True
+        except (OSError, ValueError):
+            pass  # not listening yet
+        time.sleep(0.5)
+    return False
+
+
+def write_run_file(path: Path, urls: dict[str, str], base_url: str, children: list[Child]) -> None:
+    info = {
+        "launcher_pid": os.getpid(),
+        "url": base_url,
+        "database": urls.get("DATABASE_URL", "DATABASE_URL from the environment"),
+        "redis": urls.get("REDIS_URL", "REDIS_URL from the environment"),
+        "children": {c.role: c.process.pid for c in children if c.process is not None},
+    }
+    path.write_text(json.dumps(info, indent=2))
+
+
+def up(host: str, port: int) -> int:
+    root = data_dir()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
+    os.environ["PROFILER_DATA_DIR"] = str(root)
+    services = EmbeddedServices(root)
+    urls = services.start()
+    os.environ.update(urls)
+    env = dict(os.environ)
+    base_url = f"http://{host}:{port}"
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    shutdown_file: Path = settings.SHUTDOWN_REQUEST_FILE
+    shutdown_file.unlink(missing_ok=True)
+    run_file = root / "run.json"
+    stopping = False
+
+    def on_signal(signum, _frame):
+        nonlocal stopping
+        stopping = True
+        say(f"received {signal.Signals(signum).name}; stopping")
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    children: list[Child] = []
+    exit_code = 0
+    try:
+        say("applying database migrations")
+        manage("migrate", "--noinput", env=env)
+        manage("collectstatic", "--noinput", "--verbosity", "0", env=env)
+        children = [Child(role, role_command(role, host, port)) for role in ("worker", "beat")]
+        children.append(Child("web", role_command("web", host, port)))
+        login_hint = ensure_admin(env)
+        for child in children:
+            child.start(env)
+        write_run_file(run_file, urls, base_url, children)
+        if wait_until_healthy(base_url):
+            say("=" * 72)
+            say(f"profiler-app is running: open {base_url}")
+            say(f"log in as '{ADMIN_USER}' with {login_hint}")
+            say("stop with Ctrl-C; data is kept in " + str(root))
+            say("=" * 72)
+        else:
+            say(f"the server did not become healthy; see the log above and {base_url}/api/health/")
+        while not stopping:
+            time.sleep(0.5)
+            if shutdown_file.exists():
+                say(f"idle auto-shutdown: {shutdown_file.read_text().strip()}")
+                say("all data is kept; start again with `make run`")
+                break
+            for child in children:
+                if child.process is not None and child.process.poll() is not None and not stopping:
+                    exit_code = restart_crashed(child, env)
+                    if exit_code:
+                        stopping = True
+            write_run_file(run_file, urls, base_url, children)
+    except subprocess.CalledProcessError as err:
+        say(f"start-up step failed: {' '.join(err.cmd)} exited with {err.returncode}")
+        exit_code = 1
+    finally:
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for child in children:
+            child.stop()
+        for child in children:
+            child.wait_stopped(deadline)
+        services.stop()
+        run_file.unlink(missing_ok=True)
+        say("stopped")
+    return exit_code
+
+
+def restart_crashed(child: Child, env: dict[str, str]) -> int:
+    """Reports a crashed child and restarts it; gives up if it keeps crashing."""
+    assert child.process is not None
+    say(f"{child.role} exited unexpectedly with code {child.process.returncode}")
+    now = time.monotonic()
+    child.crashes = [t for t in child.crashes if now - t < CRASH_WINDOW_SECONDS] + [now]
+    if len(child.crashes) >= MAX_CRASHES_IN_WINDOW:
+        say(f"{child.role} crashed {len(child.crashes)} times in a minute; stopping everything")
+        return 1
+    child.start(env)
+    return 0
+
+
+def run_role(role: str, host: str, port: int) -> int:
+    """One role in the foreground (a container's command). web exits 0 on idle shutdown."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    process = subprocess.Popen(role_command(role, host, port))
+    signal.signal(signal.SIGTERM, lambda *_: process.terminate())
+    signal.signal(signal.SIGINT, lambda *_: process.terminate())
+    shutdown_file: Path = settings.SHUTDOWN_REQUEST_FILE
+    while process.poll() is None:
+        time.sleep(1)
+        if role == "web" and shutdown_file.exists():
+            print(f"idle auto-shutdown: {shutdown_file.read_text().strip()}", flush=True)
+            shutdown_file.unlink(missing_ok=True)
+            process.terminate()
+            process.wait()
+            return 0
+    return process.returncode
+
+
+def status() -> int:
+    run_file = data_dir() / "run.json"
+    if not run_file.exists():
+        print("profiler-app is not running (start it with `make run` or `profiler-app up`).")
+        return 1
+    info = json.loads(run_file.read_text())
+    print(f"web:       {info['url']}")
+    print(f"database:  {info['database']}")
+    print(f"redis:     {info['redis']}")
+    for role, pid in info["children"].items():
+        alive = Path(f"/proc/{pid}").exists()
+        print(f"{role + ':':<10} pid {pid} {'running' if alive else 'NOT RUNNING'}")
+    try:
+        with urllib.request.urlopen(f"{info['url']}/api/health/", timeout=5) as response:
+            print(f"health:    {response.read().decode()}")
+    except OSError as err:
+        print(f"health:    unreachable ({err})")
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="profiler-app", description="Run the profiler-app server and its workers."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in [
+        ("up", "start database, broker, worker, beat and web together (Ctrl-C stops all)"),
+        ("web", "run only the web server (for containers)"),
+        ("worker", "run only a Celery worker (for containers; start several to scale)"),
+        ("beat", "run only the periodic-task scheduler (for containers; exactly one)"),
+    ]:
+        role = sub.add_parser(name, help=text)
+        role.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+        role.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    sub.add_parser("status", help="show what runs where and whether it is healthy")
+    args = parser.parse_args(argv)
+    if args.command == "status":
+        return status()
+    if args.command == "up":
+        return up(args.host, args.port)
+    return run_role(args.command, args.host, args.port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,15 @@
+"""API errors always carry DRF's `detail` and a machine-readable `code`."""
+
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+def exception_handler(exc, context):
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    data = response.data
+    if isinstance(data, dict) and "detail" in data and "code" not in data:
+        detail = data["detail"]
+        code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
+        data["code"] = code
+    return response

@@ -1,0 +1,175 @@
+"""Workflows over the core models: storing uploaded parts, loading profiles, recording activity."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from django.conf import settings
+from django.core.files import File
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from profiler_app.core.models import (
+    AppSettings,
+    LoadedProfile,
+    Node,
+    PartState,
+    ProfilePart,
+    TrainingJob,
+    Upload,
+)
+
+COPY_CHUNK_BYTES = 4 * 1024 * 1024
+
+
+class AlreadyLoaded(Exception):
+    def __init__(self, job: TrainingJob) -> None:
+        super().__init__(job.name)
+        self.job = job
+
+
+class UploadRangeError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class PartSource:
+    """Who sent a part: the node, rank and process it belongs to."""
+
+    node_name: str
+    rank: int
+    kind: str
+    original_name: str
+    pid: int | None = None
+    hostname: str = ""
+
+
+def sha256_of(stream: BinaryIO) -> str:
+    stream.seek(0)
+    digest = hashlib.sha256()
+    while chunk := stream.read(COPY_CHUNK_BYTES):
+        digest.update(chunk)
+    stream.seek(0)
+    return digest.hexdigest()
+
+
+def enqueue_ingest(part_id: int) -> None:
+    from profiler_app.ingest.tasks import ingest_part
+
+    transaction.on_commit(lambda: ingest_part.delay(part_id))
+
+
+def store_part(job: TrainingJob, source: PartSource, stream: BinaryIO) -> tuple[ProfilePart, bool]:
+    """Keeps the raw file and queues its parsing; returns (part, created).
+
+    The same content sent twice to one job yields the existing part, so retries never duplicate.
+    """
+    digest = sha256_of(stream)
+    existing = ProfilePart.objects.filter(job=job, sha256=digest).first()
+    if existing is not None:
+        return existing, False
+    size = stream.seek(0, 2)
+    stream.seek(0)
+    try:
+        with transaction.atomic():
+            node, _ = Node.objects.get_or_create(
+                job=job, name=source.node_name, defaults={"hostname": source.hostname}
+            )
+            part = ProfilePart(
+                job=job,
+                node=node,
+                rank=source.rank,
+                pid=source.pid,
+                kind=source.kind,
+                original_name=source.original_name[:255],
+                size_bytes=size,
+                sha256=digest,
+            )
+            part.file.save(Path(source.original_name).name[-100:], File(stream), save=False)
+            part.save()
+            enqueue_ingest(part.id)
+    except IntegrityError:
+        # A concurrent request stored the same content first.
+        return ProfilePart.objects.get(job=job, sha256=digest), False
+    return part, True
+
+
+def append_to_upload(upload: Upload, start: int, stream: BinaryIO, length: int) -> int:
+    """Appends one byte range; a range that does not continue the file is refused."""
+    if start != upload.received_bytes:
+        raise UploadRangeError(
+            f"expected the range to start at byte {upload.received_bytes}, got {start}"
+        )
+    if start + length > upload.size_bytes:
+        raise UploadRangeError(
+            f"range ends at byte {start + length}, beyond the declared size {upload.size_bytes}"
+        )
+    path = upload.temp_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("r+b" if path.exists() else "wb") as out:
+        out.seek(start)
+        remaining = length
+        while remaining > 0:
+            chunk = stream.read(min(COPY_CHUNK_BYTES, remaining))
+            if not chunk:
+                raise UploadRangeError(f"the request ended {remaining} bytes early")
+            out.write(chunk)
+            remaining -= len(chunk)
+        out.truncate()
+    Upload.objects.filter(pk=upload.pk).update(received_bytes=start + length)
+    upload.received_bytes = start + length
+    return upload.received_bytes
+
+
+def complete_upload(upload: Upload) -> tuple[ProfilePart, bool]:
+    if upload.received_bytes != upload.size_bytes:
+        raise UploadRangeError(
+            f"only {upload.received_bytes} of {upload.size_bytes} bytes have arrived"
+        )
+    path = upload.temp_path()
+    source = PartSource(
+        node_name=upload.node_name,
+        rank=upload.rank,
+        kind=upload.kind,
+        original_name=upload.original_name,
+        pid=upload.pid,
+        hostname=upload.hostname,
+    )
+    with path.open("rb") as stream:
+        result = store_part(upload.job, source, stream)
+    path.unlink(missing_ok=True)
+    upload.delete()
+    return result
+
+
+def reset_part_for_reprocess(part: ProfilePart) -> None:
+    ProfilePart.objects.filter(pk=part.pk).update(
+        state=PartState.PENDING, error="", progress=0.0, started_at=None, finished_at=None
+    )
+    enqueue_ingest(part.pk)
+
+
+def load_profile(user, job: TrainingJob) -> LoadedProfile:
+    """One loaded profile per user; loading another requires unloading first."""
+    with transaction.atomic():
+        current = LoadedProfile.objects.select_for_update().filter(user=user).first()
+        if current is not None:
+            if current.job_id == job.id:
+                return current
+            raise AlreadyLoaded(current.job)
+        return LoadedProfile.objects.create(user=user, job=job)
+
+
+def record_user_activity() -> None:
+    """Marks the server as used by a person now (the idle auto-shutdown reads this)."""
+    AppSettings.objects.update_or_create(pk=1, defaults={"last_activity_at": timezone.now()})
+
+
+def request_shutdown(reason: str) -> None:
+    """Asks the launcher (or the web process in a container) to stop cleanly."""
+    path: Path = settings.SHUTDOWN_REQUEST_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(reason)

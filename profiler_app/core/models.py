@@ -1,0 +1,179 @@
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+
+class JobStatus(models.TextChoices):
+    IN_PROGRESS = "in_progress", "In Progress"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+    STOPPED = "stopped", "Stopped"
+    STOPPING = "stopping", "Stopping"
+
+
+class TrainingJobQuerySet(models.QuerySet):
+    def with_part_counts(self) -> "TrainingJobQuerySet":
+        """Adds parts_total/done/failed and size_bytes, as the job list shows them."""
+        return self.annotate(
+            parts_total=models.Count("parts"),
+            parts_done=models.Count("parts", filter=models.Q(parts__state=PartState.DONE)),
+            parts_failed=models.Count("parts", filter=models.Q(parts__state=PartState.FAILED)),
+            size_bytes=Coalesce(models.Sum("parts__size_bytes"), 0),
+        )
+
+
+class TrainingJob(models.Model):
+    name = models.CharField(max_length=255, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    status = models.CharField(
+        max_length=16, choices=JobStatus.choices, default=JobStatus.IN_PROGRESS
+    )
+    instance_type = models.CharField(max_length=128, blank=True)
+    instance_count = models.PositiveIntegerField(default=1)
+    framework = models.CharField(max_length=64, blank=True)
+    framework_version = models.CharField(max_length=64, blank=True)
+    hyperparameters = models.JSONField(default=dict, blank=True)
+    resource_ids = models.JSONField(default=dict, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    objects = TrainingJobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # Profiles page: newest first, filtered by status and creation range.
+            models.Index(fields=["-created_at", "-id"], name="job_created_idx"),
+            models.Index(fields=["status", "-created_at"], name="job_status_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Node(models.Model):
+    job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="nodes")
+    name = models.CharField(max_length=128)
+    hostname = models.CharField(max_length=255, blank=True)
+    gpu_count = models.PositiveIntegerField(default=0)
+    cpu_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "name"], name="node_unique_name_per_job")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job.name}/{self.name}"
+
+
+class PartKind(models.TextChoices):
+    KINETO = "kineto", "PyTorch profiler trace (Chrome trace JSON)"
+    COLLECTOR = "collector", "Collector chunk"
+
+
+class PartState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    PROCESSING = "processing", "Processing"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+def part_upload_path(part: "ProfilePart", filename: str) -> str:
+    return f"parts/{part.job_id}/{part.sha256}-{filename}"
+
+
+class ProfilePart(models.Model):
+    job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="parts")
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="parts")
+    rank = models.IntegerField(default=0)
+    pid = models.IntegerField(null=True, blank=True)
+    kind = models.CharField(max_length=16, choices=PartKind.choices)
+    original_name = models.CharField(max_length=255)
+    size_bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    file = models.FileField(upload_to=part_upload_path, max_length=500)
+    state = models.CharField(max_length=16, choices=PartState.choices, default=PartState.PENDING)
+    error = models.TextField(blank=True)
+    progress = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            # Re-sending the same content is idempotent.
+            models.UniqueConstraint(fields=["job", "sha256"], name="part_unique_content_per_job")
+        ]
+        indexes = [
+            # Job list progress columns and the worker's claim.
+            models.Index(fields=["job", "state"], name="part_job_state_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.original_name} ({self.state})"
+
+
+class Upload(models.Model):
+    """A resumable upload in progress: the client sends byte ranges, then completes it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="uploads")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    node_name = models.CharField(max_length=128)
+    hostname = models.CharField(max_length=255, blank=True)
+    rank = models.IntegerField(default=0)
+    pid = models.IntegerField(null=True, blank=True)
+    kind = models.CharField(max_length=16, choices=PartKind.choices)
+    original_name = models.CharField(max_length=255)
+    size_bytes = models.BigIntegerField()
+    received_bytes = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def temp_path(self):
+        return settings.DATA_DIR / "uploads" / f"{self.id}.part"
+
+
+class LoadedProfile(models.Model):
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="loaded_profile"
+    )
+    job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="+")
+    loaded_at = models.DateTimeField(default=timezone.now)
+
+
+class AppSettings(models.Model):
+    """The single row of application-wide settings (admins edit it)."""
+
+    MAX_SHUTDOWN_HOURS = 24 * 30
+
+    auto_shutdown_enabled = models.BooleanField(default=True)
+    auto_shutdown_hours = models.FloatField(
+        default=2.0,
+        validators=[MinValueValidator(0.05), MaxValueValidator(MAX_SHUTDOWN_HOURS)],
+    )
+    last_activity_at = models.DateTimeField(default=timezone.now)
+
+    @classmethod
+    def load(cls) -> "AppSettings":
+        obj, _ = cls.objects.get_or_create(pk=1)
+        return obj
+
+    def idle_for(self, now=None) -> timedelta:
+        return (now or timezone.now()) - self.last_activity_at
+
+    def should_shut_down(self, now=None) -> bool:
+        if not self.auto_shutdown_enabled:
+            return False
+        return self.idle_for(now) > timedelta(hours=self.auto_shutdown_hours)

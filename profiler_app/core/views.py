@@ -1,0 +1,362 @@
+import re
+
+import django_filters
+from django.conf import settings
+from django.contrib.auth import authenticate, login, logout
+from django.db.models import Prefetch
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404
+from django.views.decorators.csrf import ensure_csrf_cookie
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.authtoken.models import Token
+from rest_framework.decorators import action, api_view, permission_classes
+from rest_framework.exceptions import APIException, NotAuthenticated, ValidationError
+from rest_framework.parsers import FileUploadParser, JSONParser, MultiPartParser
+from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from profiler_app.core import demo, health, logic
+from profiler_app.core.models import (
+    AppSettings,
+    JobStatus,
+    LoadedProfile,
+    Node,
+    ProfilePart,
+    TrainingJob,
+    Upload,
+)
+from profiler_app.core.serializers import (
+    AppSettingsSerializer,
+    DemoSerializer,
+    HealthSerializer,
+    LoadedProfileSerializer,
+    LoginSerializer,
+    PartUploadSerializer,
+    ProfilePartSerializer,
+    TrainingJobSerializer,
+    UploadSerializer,
+    UploadStartSerializer,
+    UserSerializer,
+)
+from profiler_app.core.tasks import run_demo_job
+
+
+class PayloadTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "too_large"
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+
+
+def refuse_oversized(size: int) -> None:
+    limit = settings.PROFILE_UPLOAD_MAX_BYTES
+    if size > limit:
+        raise PayloadTooLarge(
+            f"The file is {size:,} bytes; this server accepts profile files up to {limit:,} bytes "
+            "(PROFILE_UPLOAD_MAX_BYTES)."
+        )
+
+
+class IsStaffOrReadOnly(BasePermission):
+    def has_permission(self, request, view):
+        if not (request.user and request.user.is_authenticated):
+            return False
+        return request.method in SAFE_METHODS or request.user.is_staff
+
+
+@extend_schema(responses=HealthSerializer)
+@api_view(["GET"])
+@permission_classes([AllowAny])
+def health_view(request):
+    report = health.check()
+    code = status.HTTP_200_OK if report.ok else status.HTTP_503_SERVICE_UNAVAILABLE
+    return Response(report.as_dict(), status=code)
+
+
+@extend_schema(request=LoginSerializer, responses=UserSerializer)
+@api_view(["POST"])
+@permission_classes([AllowAny])
+def login_view(request):
+    # DRF exempts views from CSRF and checks it only for signed-in sessions; a login form
+    # needs the check too, or another site could sign a visitor into an attacker's account.
+    SessionAuthentication().enforce_csrf(request)
+    data = LoginSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    user = authenticate(request, **data.validated_data)
+    if user is None:
+        raise ValidationError({"detail": "Wrong user name or password."}, code="bad_credentials")
+    login(request, user)
+    return Response(UserSerializer(user).data)
+
+
+@extend_schema(request=None, responses={204: None})
+@api_view(["POST"])
+def logout_view(request):
+    logout(request)
+    return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(responses=UserSerializer)
+@api_view(["GET"])
+@permission_classes([AllowAny])
+@ensure_csrf_cookie
+def me_view(request):
+    # Anonymous callers get 401 but also the CSRF cookie the login form needs.
+    if not request.user.is_authenticated:
+        raise NotAuthenticated()
+    return Response(UserSerializer(request.user).data)
+
+
+class JobFilter(django_filters.FilterSet):
+    search = django_filters.CharFilter(field_name="name", lookup_expr="icontains")
+    name = django_filters.CharFilter(field_name="name", lookup_expr="exact")
+    status = django_filters.MultipleChoiceFilter(choices=JobStatus.choices)
+    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
+
+    class Meta:
+        model = TrainingJob
+        fields = ["search", "name", "status", "created_after", "created_before"]
+
+
+class TrainingJobViewSet(
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Training jobs are shared by the whole team: every signed-in user sees every job."""
+
+    serializer_class = TrainingJobSerializer
+    filterset_class = JobFilter
+    ordering_fields = ["created_at", "name", "status", "size_bytes", "parts_total"]
+    ordering = ["-created_at", "-id"]
+    http_method_names = ["get", "post", "patch", "head", "options"]
+
+    def get_queryset(self):
+        return (
+            TrainingJob.objects.select_related("owner")
+            .prefetch_related(Prefetch("nodes", queryset=Node.objects.order_by("name")))
+            .with_part_counts()
+        )
+
+    def perform_create(self, serializer):
+        serializer.save(owner=self.request.user)
+
+    @extend_schema(methods=["GET"], responses=ProfilePartSerializer(many=True))
+    @extend_schema(
+        methods=["POST"], request=PartUploadSerializer, responses={202: ProfilePartSerializer}
+    )
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        url_path="parts",
+        parser_classes=[MultiPartParser, JSONParser],
+        filter_backends=[],
+    )
+    def parts(self, request, pk=None):
+        job = self.get_object()
+        if request.method == "GET":
+            parts = job.parts.select_related("node").order_by("created_at", "id")
+            page = self.paginate_queryset(parts)
+            return self.get_paginated_response(ProfilePartSerializer(page, many=True).data)
+        refuse_oversized(int(request.META.get("CONTENT_LENGTH") or 0))
+        data = PartUploadSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        upload = fields["file"]
+        refuse_oversized(upload.size)
+        source = logic.PartSource(
+            node_name=fields["node"],
+            rank=fields["rank"],
+            kind=fields["kind"],
+            original_name=upload.name,
+            pid=fields.get("pid"),
+            hostname=fields.get("hostname", ""),
+        )
+        part, created = logic.store_part(job, source, upload)
+        code = status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK
+        return Response(ProfilePartSerializer(part).data, status=code)
+
+    @extend_schema(request=UploadStartSerializer, responses={201: UploadSerializer})
+    @action(detail=True, methods=["post"], url_path="uploads")
+    def start_upload(self, request, pk=None):
+        job = self.get_object()
+        data = UploadStartSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        refuse_oversized(fields["size_bytes"])
+        upload = Upload.objects.create(
+            job=job,
+            owner=request.user,
+            node_name=fields["node"],
+            hostname=fields.get("hostname", ""),
+            rank=fields["rank"],
+            pid=fields.get("pid"),
+            kind=fields["kind"],
+            original_name=fields["filename"],
+            size_bytes=fields["size_bytes"],
+        )
+        return Response(UploadSerializer(upload).data, status=status.HTTP_201_CREATED)
+
+
+class ProfilePartViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = ProfilePartSerializer
+    queryset = ProfilePart.objects.select_related("node").order_by("id")
+
+    @extend_schema(request=None, responses={202: ProfilePartSerializer})
+    @action(detail=True, methods=["post"])
+    def reprocess(self, request, pk=None):
+        part = self.get_object()
+        if not part.file or not part.file.storage.exists(part.file.name):
+            raise Conflict("The raw file of this part is no longer stored; upload it again.")
+        logic.reset_part_for_reprocess(part)
+        part.refresh_from_db()
+        return Response(ProfilePartSerializer(part).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses={(200, "application/octet-stream"): bytes})
+    @action(detail=True, methods=["get"])
+    def download(self, request, pk=None):
+        part = self.get_object()
+        if not part.file:
+            raise Http404
+        return FileResponse(part.file.open("rb"), as_attachment=True, filename=part.original_name)
+
+
+CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+)$")
+
+
+class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Resumable uploads: GET tells how many bytes arrived, PUT appends a range, complete stores."""
+
+    serializer_class = UploadSerializer
+    parser_classes = [FileUploadParser]
+
+    def get_queryset(self):
+        return Upload.objects.filter(owner_id=self.request.user.pk)
+
+    @extend_schema(
+        request={"application/octet-stream": bytes},
+        parameters=[
+            OpenApiParameter(
+                "Content-Range",
+                location="header",
+                required=True,
+                description="bytes START-END/TOTAL",
+            )
+        ],
+        responses=UploadSerializer,
+    )
+    def update(self, request, pk=None):
+        upload = self.get_object()
+        match = CONTENT_RANGE.match(request.headers.get("Content-Range", ""))
+        if match is None:
+            raise ValidationError({"detail": "Send a Content-Range header: bytes START-END/TOTAL."})
+        start, end, total = (int(g) for g in match.groups())
+        if total != upload.size_bytes or end < start:
+            raise ValidationError(
+                {"detail": f"The range must lie within the declared size {upload.size_bytes}."}
+            )
+        length = end - start + 1
+        if int(request.META.get("CONTENT_LENGTH") or 0) != length:
+            raise ValidationError({"detail": "Content-Length must equal the range's length."})
+        try:
+            logic.append_to_upload(upload, start, request._request, length)
+        except logic.UploadRangeError as err:
+            raise Conflict(str(err)) from None
+        return Response(UploadSerializer(upload).data)
+
+    @extend_schema(request=None, responses={202: ProfilePartSerializer})
+    @action(detail=True, methods=["post"])
+    def complete(self, request, pk=None):
+        upload = self.get_object()
+        try:
+            part, created = logic.complete_upload(upload)
+        except logic.UploadRangeError as err:
+            raise Conflict(str(err)) from None
+        code = status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK
+        return Response(ProfilePartSerializer(part).data, status=code)
+
+
+def loaded_profile_data(loaded: LoadedProfile) -> dict:
+    # The job as the job list shows it, counts included.
+    loaded.job = (
+        TrainingJob.objects.with_part_counts().prefetch_related("nodes").get(pk=loaded.job_id)
+    )
+    return LoadedProfileSerializer(loaded).data
+
+
+class LoadedProfileView(APIView):
+    serializer_class = LoadedProfileSerializer
+
+    @extend_schema(responses={200: LoadedProfileSerializer, 404: None})
+    def get(self, request):
+        loaded = get_object_or_404(LoadedProfile, user=request.user)
+        return Response(loaded_profile_data(loaded))
+
+    @extend_schema(request=LoadedProfileSerializer, responses={200: LoadedProfileSerializer})
+    def put(self, request):
+        data = LoadedProfileSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            loaded = logic.load_profile(request.user, data.validated_data["job"])
+        except logic.AlreadyLoaded as err:
+            raise Conflict(
+                f"“{err.job.name}” is already loaded. Unload it first (trash-bin icon), then "
+                "load another profile.",
+                code="already_loaded",
+            ) from None
+        return Response(loaded_profile_data(loaded))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request):
+        LoadedProfile.objects.filter(user=request.user).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DemoView(APIView):
+    """Offers a demo job on a fresh server: the example script trains and uploads for real."""
+
+    serializer_class = DemoSerializer
+
+    @extend_schema(responses=DemoSerializer)
+    def get(self, request):
+        found = demo.availability()
+        return Response({"available": found.available, "reason": found.reason, "job_name": ""})
+
+    @extend_schema(request=None, responses={202: DemoSerializer})
+    def post(self, request):
+        found = demo.availability()
+        if not found.available:
+            raise Conflict(found.reason, code="demo_unavailable")
+        token, _ = Token.objects.get_or_create(user=request.user)
+        job_name = demo.demo_job_name()
+        server_url = request.build_absolute_uri("/").rstrip("/")
+        run_demo_job.delay(server_url, token.key, job_name)
+        return Response(
+            {"available": True, "reason": "", "job_name": job_name},
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+
+class AppSettingsView(APIView):
+    permission_classes = [IsAuthenticated, IsStaffOrReadOnly]
+    serializer_class = AppSettingsSerializer
+
+    @extend_schema(responses=AppSettingsSerializer)
+    def get(self, request):
+        return Response(AppSettingsSerializer(AppSettings.load()).data)
+
+    @extend_schema(request=AppSettingsSerializer, responses=AppSettingsSerializer)
+    def put(self, request):
+        data = AppSettingsSerializer(AppSettings.load(), data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        data.save()
+        return Response(data.data)

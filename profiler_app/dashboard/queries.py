@@ -1,0 +1,180 @@
+"""Every dashboard panel's numbers, read from the ingest aggregates (never from raw events)."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.db.models import Count, Max, Min, Q, Sum
+
+from profiler_app.core.models import JobStatus, PartState, TrainingJob
+from profiler_app.ingest.models import (
+    Annotation,
+    GpuActivity,
+    KernelStat,
+    MemoryOperation,
+    PartSummary,
+    Step,
+    UtilizationPoint,
+)
+
+TOP_ROWS = 200
+SERIES_POINTS = 500
+# Kernel panels count compute and communication kernels; memcpy/memset have their own panels.
+MEMORY_CATEGORY = "MEM"
+
+
+def dashboard(job: TrainingJob) -> dict:
+    span = PartSummary.objects.filter(job=job).aggregate(start=Min("start_ns"), end=Max("end_ns"))
+    start_ns, end_ns = span["start"], span["end"]
+    has_gpu = KernelStat.objects.filter(job=job).exists()
+    return {
+        "job": job.id,
+        "partial": is_partial(job),
+        "profile_ns": (end_ns - start_ns) if start_ns is not None else 0,
+        "gpu_active": active_points(job, ["gpu_util_pct"], has_gpu),
+        "cpu_active": active_points(job, ["cpu_util_pct", "cpu_util_total_pct"], True),
+        "gpu_utilization": utilization_series(job, "gpu_util_pct", start_ns, end_ns, has_gpu),
+        "cpu_utilization": cpu_series(job, start_ns, end_ns),
+        "kernel_time": kernel_top(job, "-total_ns"),
+        "kernel_count": kernel_top(job, "-count"),
+        "steps": steps(job),
+        "precision": grouped_rows(
+            KernelStat.objects.filter(job=job).exclude(category=MEMORY_CATEGORY),
+            "precision", "no GPU kernels in this profile",
+        ),
+        "gpu_activity": grouped_rows(
+            GpuActivity.objects.filter(job=job), "activity", "no GPU activity in this profile",
+            key="kind",
+        ),
+        "memory_ops": grouped_rows(
+            MemoryOperation.objects.filter(job=job), "operation",
+            "no memory copies or memsets on the GPU in this profile", key="kind", with_bytes=True,
+        ),
+        "annotation_names": list(
+            Annotation.objects.filter(job=job).order_by("name").values_list("name", flat=True)
+            .distinct()
+        ),
+    }  # fmt: skip
+
+
+def is_partial(job: TrainingJob) -> bool:
+    if job.status in (JobStatus.IN_PROGRESS, JobStatus.STOPPING):
+        return True
+    return job.parts.filter(state__in=[PartState.PENDING, PartState.PROCESSING]).exists()
+
+
+def no_samples_reason(job: TrainingJob, what: str) -> str:
+    if job.parts.filter(kind="collector").exists():
+        return f"no {what} samples were captured for this job"
+    return f"no {what} samples in an imported trace"
+
+
+def active_points(job: TrainingJob, metrics: list[str], applicable: bool) -> dict:
+    """Data points with utilisation above 0 % (active) and at 0 % (idle)."""
+    gpu = metrics[0].startswith("gpu")
+    what = "GPU utilisation" if gpu else "CPU utilisation"
+    for metric in metrics:
+        points = UtilizationPoint.objects.filter(job=job, metric=metric)
+        counts = points.aggregate(
+            active=Count("id", filter=Q(value__gt=0)), idle=Count("id", filter=Q(value__lte=0))
+        )
+        if counts["active"] + counts["idle"]:
+            source = points.values_list("source", flat=True).first()
+            return {"source": source, "active_points": counts["active"],
+                    "idle_points": counts["idle"], "empty_reason": None}  # fmt: skip
+    reason = no_samples_reason(job, what) if applicable else "no GPU in this profile"
+    return {"source": None, "active_points": 0, "idle_points": 0, "empty_reason": reason}
+
+
+def utilization_series(
+    job: TrainingJob, metric: str, start_ns: int | None, end_ns: int | None, applicable: bool
+) -> dict:
+    """Per node, the mean over its devices in at most SERIES_POINTS time buckets."""
+    empty_reason = (
+        no_samples_reason(job, metric.split("_")[0].upper() + " utilisation")
+        if applicable
+        else "no GPU in this profile"
+    )
+    empty: dict = {"source": None, "empty_reason": empty_reason, "series": []}
+    if start_ns is None or end_ns is None:
+        return empty
+    bucket_ns = max(1, (end_ns - start_ns) // SERIES_POINTS + 1)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT n.name, MIN(u.source), (u.time_ns - %s) / %s AS bucket,
+                   MIN(u.time_ns), AVG(u.value)
+            FROM {UtilizationPoint._meta.db_table} u
+            JOIN core_node n ON n.id = u.node_id
+            WHERE u.job_id = %s AND u.metric = %s
+            GROUP BY n.name, bucket
+            ORDER BY n.name, bucket
+            """,
+            [start_ns, bucket_ns, job.id, metric],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return empty
+    series: dict[str, list[list[float]]] = {}
+    for node, _source, _bucket, time_ns, value in rows:
+        series.setdefault(node, []).append([time_ns, round(value, 3)])
+    return {
+        "source": rows[0][1],
+        "empty_reason": None,
+        "series": [{"node": node, "points": points} for node, points in series.items()],
+    }
+
+
+def cpu_series(job: TrainingJob, start_ns: int | None, end_ns: int | None) -> dict:
+    total = utilization_series(job, "cpu_util_total_pct", start_ns, end_ns, True)
+    return (
+        total
+        if total["series"]
+        else utilization_series(job, "cpu_util_pct", start_ns, end_ns, True)
+    )
+
+
+def kernel_top(job: TrainingJob, ordering: str) -> dict:
+    kernels = KernelStat.objects.filter(job=job).exclude(category=MEMORY_CATEGORY)
+    totals = kernels.aggregate(total_ns=Sum("total_ns"), total_count=Sum("count"))
+    top = (
+        kernels.values("name")
+        .annotate(total_ns=Sum("total_ns"), count=Sum("count"))
+        .order_by(ordering, "name")[:TOP_ROWS]
+    )
+    return {
+        "total_ns": totals["total_ns"] or 0,
+        "total_count": totals["total_count"] or 0,
+        "empty_reason": None if totals["total_count"] else "no GPU kernels in this profile",
+        "top": list(top),
+    }
+
+
+def steps(job: TrainingJob) -> dict:
+    rows = list(
+        Step.objects.filter(job=job).order_by("rank", "start_ns").values_list("name", "dur_ns")
+    )
+    return {
+        "empty_reason": None if rows else "no steps annotated (ProfilerStep#n or step_n)",
+        "names": [name for name, _ in rows],
+        "durations_ns": [dur for _, dur in rows],
+    }
+
+
+def grouped_rows(queryset, field: str, empty_reason: str, key: str | None = None,
+                 with_bytes: bool = False) -> dict:  # fmt: skip
+    sums = {"total_ns": Sum("total_ns"), "count": Sum("count")}
+    if with_bytes:
+        sums["bytes"] = Sum("bytes")
+    rows = [
+        {key or field: row.pop(field), **row}
+        for row in queryset.values(field).annotate(**sums).order_by("-total_ns", field)
+    ]
+    return {"empty_reason": None if rows else empty_reason, "rows": rows}
+
+
+def annotation_durations(job: TrainingJob, name: str) -> list[int]:
+    return list(
+        Annotation.objects.filter(job=job, name=name)
+        .order_by("start_ns")
+        .values_list("dur_ns", flat=True)
+    )

@@ -1,0 +1,106 @@
+"""Response shapes of the dashboard API (they document the schema the frontend is typed from).
+
+Some field names ("source", "partial") shadow attributes of DRF's base classes for the type
+checker only: the serializer metaclass moves declared fields out of the class namespace.
+"""
+
+from rest_framework import serializers
+
+from profiler_app.core.models import TrainingJob
+from profiler_app.dashboard.models import CustomHistogram
+
+
+class ActivePointsSerializer(serializers.Serializer):
+    source = serializers.CharField(allow_null=True)  # type: ignore[assignment]
+    active_points = serializers.IntegerField()
+    idle_points = serializers.IntegerField()
+    empty_reason = serializers.CharField(allow_null=True)
+
+
+class NodeSeriesSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    points = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2),
+        help_text="[time_ns, percent] pairs",
+    )
+
+
+class UtilizationSerializer(serializers.Serializer):
+    source = serializers.CharField(allow_null=True)  # type: ignore[assignment]
+    empty_reason = serializers.CharField(allow_null=True)
+    series = NodeSeriesSerializer(many=True)
+
+
+class KernelRowSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    total_ns = serializers.IntegerField()
+    count = serializers.IntegerField()
+
+
+class KernelTopSerializer(serializers.Serializer):
+    total_ns = serializers.IntegerField()
+    total_count = serializers.IntegerField()
+    empty_reason = serializers.CharField(allow_null=True)
+    top = KernelRowSerializer(many=True)
+
+
+class StepsSerializer(serializers.Serializer):
+    empty_reason = serializers.CharField(allow_null=True)
+    names = serializers.ListField(child=serializers.CharField())
+    durations_ns = serializers.ListField(child=serializers.IntegerField())
+
+
+class PrecisionRowSerializer(serializers.Serializer):
+    precision = serializers.CharField()
+    total_ns = serializers.IntegerField()
+    count = serializers.IntegerField()
+
+
+class PrecisionSerializer(serializers.Serializer):
+    empty_reason = serializers.CharField(allow_null=True)
+    rows = PrecisionRowSerializer(many=True)
+
+
+class KindRowSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    total_ns = serializers.IntegerField()
+    count = serializers.IntegerField()
+    bytes = serializers.IntegerField(required=False)
+
+
+class KindRowsSerializer(serializers.Serializer):
+    empty_reason = serializers.CharField(allow_null=True)
+    rows = KindRowSerializer(many=True)
+
+
+class DashboardSerializer(serializers.Serializer):
+    job = serializers.IntegerField()
+    partial = serializers.BooleanField()  # type: ignore[assignment]
+    profile_ns = serializers.IntegerField()
+    gpu_active = ActivePointsSerializer()
+    cpu_active = ActivePointsSerializer()
+    gpu_utilization = UtilizationSerializer()
+    cpu_utilization = UtilizationSerializer()
+    kernel_time = KernelTopSerializer()
+    kernel_count = KernelTopSerializer()
+    steps = StepsSerializer()
+    precision = PrecisionSerializer()
+    gpu_activity = KindRowsSerializer()
+    memory_ops = KindRowsSerializer()
+    annotation_names = serializers.ListField(child=serializers.CharField())
+
+
+class AnnotationDurationsSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    durations_ns = serializers.ListField(child=serializers.IntegerField())
+
+
+class CustomHistogramSerializer(serializers.ModelSerializer):
+    job = serializers.PrimaryKeyRelatedField(queryset=TrainingJob.objects.all())
+
+    class Meta:
+        model = CustomHistogram
+        fields = ["id", "job", "annotation_name", "created_at"]
+        read_only_fields = ["id", "created_at"]
+        # The per-user uniqueness is checked in the view (the user is not a field here).
+        validators: list = []

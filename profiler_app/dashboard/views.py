@@ -1,0 +1,62 @@
+from typing import cast
+
+from django.db import IntegrityError, transaction
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, viewsets
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from profiler_app.core.models import TrainingJob
+from profiler_app.dashboard import queries
+from profiler_app.dashboard.models import CustomHistogram
+from profiler_app.dashboard.serializers import (
+    AnnotationDurationsSerializer,
+    CustomHistogramSerializer,
+    DashboardSerializer,
+)
+
+
+@extend_schema(responses=DashboardSerializer)
+@api_view(["GET"])
+def dashboard_view(request, job_id: int):
+    job = get_object_or_404(TrainingJob, pk=job_id)
+    return Response(queries.dashboard(job))
+
+
+@extend_schema(
+    parameters=[OpenApiParameter("name", str, required=True, description="annotation name")],
+    responses=AnnotationDurationsSerializer,
+)
+@api_view(["GET"])
+def annotation_durations_view(request, job_id: int):
+    job = get_object_or_404(TrainingJob, pk=job_id)
+    name = request.query_params.get("name", "")
+    if not name:
+        raise ValidationError({"name": "Give the annotation name, e.g. ?name=Forward."})
+    return Response({"name": name, "durations_ns": queries.annotation_durations(job, name)})
+
+
+class CustomHistogramViewSet(
+    mixins.ListModelMixin, mixins.CreateModelMixin, mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):  # fmt: skip
+    """A user's own custom histograms; teammates keep theirs."""
+
+    serializer_class = CustomHistogramSerializer
+    filterset_fields = ["job"]
+    pagination_class = None
+
+    def get_queryset(self):
+        # Authenticated by the default permission, so the user has a primary key.
+        return CustomHistogram.objects.filter(user_id=cast(int, self.request.user.pk))
+
+    def perform_create(self, serializer):
+        try:
+            with transaction.atomic():
+                serializer.save(user=self.request.user)
+        except IntegrityError:
+            raise ValidationError(
+                {"annotation_name": "This histogram is already on your dashboard."}
+            ) from None

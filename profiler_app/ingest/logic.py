@@ -1,0 +1,240 @@
+"""Workflows of the ingest: claim a part, parse it, store its aggregates idempotently.
+
+Parsing is done by the pure ``profiler_app.traces`` package; this module only moves its
+results into Postgres (COPY, inside one transaction that first deletes the part's old rows) and
+its timeline store into media storage.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from profiler_app.core.models import PartState, ProfilePart
+from profiler_app.ingest.models import (
+    Annotation,
+    GpuActivity,
+    IngestRun,
+    KernelStat,
+    MemoryOperation,
+    PartSummary,
+    Step,
+    TimelineTrack,
+    UtilizationPoint,
+)
+from profiler_app.traces import IngestResult, Limits, TraceFormatError, ingest_trace
+
+log = logging.getLogger(__name__)
+
+AGGREGATE_TABLES = (
+    PartSummary,
+    TimelineTrack,
+    KernelStat,
+    GpuActivity,
+    MemoryOperation,
+    Step,
+    Annotation,
+    UtilizationPoint,
+)
+PROGRESS_EVERY_S = 1.0
+ERROR_CHARS = 2000
+
+
+_decode_pool: ProcessPoolExecutor | None = None
+
+
+def decode_pool() -> tuple[ProcessPoolExecutor | None, int]:
+    """Worker processes that decode JSON slices in parallel (TRACE_PARSE_PROCESSES, default 0:
+    decode in the task's own process). Started once per Celery worker process and reused."""
+    global _decode_pool
+    processes = settings.TRACE_PARSE_PROCESSES
+    if processes <= 0:
+        return None, 0
+    if _decode_pool is None:
+        _decode_pool = ProcessPoolExecutor(
+            processes, mp_context=multiprocessing.get_context("spawn")
+        )
+    return _decode_pool, processes
+
+
+def limits() -> Limits:
+    return Limits(max_decompressed_bytes=settings.TRACE_MAX_DECOMPRESSED_BYTES)
+
+
+def store_directory(part: ProfilePart) -> Path:
+    """Where a part's timeline store lives (under MEDIA_ROOT, removed with the part's rows)."""
+    return Path(settings.MEDIA_ROOT) / "timeline" / str(part.job_id) / str(part.pk)
+
+
+def claim(part_id: int, task_id: str) -> bool:
+    """Atomically take a pending part for this task; True if this task should parse it.
+
+    A task redelivered after its worker died (same task id, part still "processing") takes the
+    part again, so a killed worker's part is redone rather than stuck.
+    """
+    now = timezone.now()
+    fields = {"state": PartState.PROCESSING, "started_at": now, "error": "", "progress": 0.0}
+    with transaction.atomic():
+        taken = ProfilePart.objects.filter(id=part_id, state=PartState.PENDING).update(**fields)
+        if not taken:
+            taken = ProfilePart.objects.filter(
+                id=part_id, state=PartState.PROCESSING, ingest_run__task_id=task_id
+            ).update(**fields)
+        if taken:
+            IngestRun.objects.update_or_create(
+                part_id=part_id, defaults={"task_id": task_id, "claimed_at": now}
+            )
+    return bool(taken)
+
+
+def parse_claimed_part(part_id: int, task_id: str) -> None:
+    """Parse a part this task has claimed; ends with the part "done" or "failed"."""
+    part = ProfilePart.objects.select_related("node").get(id=part_id)
+    final = store_directory(part)
+    incoming = final.with_name(f"{final.name}.incoming")
+    executor, processes = decode_pool()
+    try:
+        result = ingest_trace(
+            part.file.path,
+            part.kind,
+            incoming,
+            limits(),
+            progress=_progress_writer(part_id),
+            executor=executor,
+            workers=processes,
+        )
+    except TraceFormatError as exc:
+        mark_failed(part_id, task_id, f"This file could not be read: {exc}")
+        return
+    except Exception as exc:
+        log.exception("Parsing part %s failed", part_id)
+        mark_failed(part_id, task_id, f"Parsing failed unexpectedly ({type(exc).__name__}: {exc}).")
+        return
+    _replace_directory(incoming, final)
+    save_result(part, task_id, result, final)
+
+
+def _progress_writer(part_id: int):
+    last = [0.0]
+
+    def write(fraction: float) -> None:
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_EVERY_S:
+            last[0] = now
+            # Parsing reaches 95%; storing the results is the rest.
+            ProfilePart.objects.filter(id=part_id).update(progress=round(fraction * 0.95, 3))
+
+    return write
+
+
+def _replace_directory(incoming: Path, final: Path) -> None:
+    if final.exists():
+        shutil.rmtree(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    incoming.rename(final)
+
+
+def mark_failed(part_id: int, task_id: str, message: str) -> None:
+    ProfilePart.objects.filter(
+        id=part_id, state=PartState.PROCESSING, ingest_run__task_id=task_id
+    ).update(state=PartState.FAILED, error=message[:ERROR_CHARS], finished_at=timezone.now())
+
+
+def save_result(part: ProfilePart, task_id: str, result: IngestResult, store: Path) -> None:
+    """Replace the part's rows with ``result`` and mark it done, in one transaction."""
+    with transaction.atomic():
+        locked = (
+            ProfilePart.objects.select_for_update()
+            .filter(id=part.pk, state=PartState.PROCESSING, ingest_run__task_id=task_id)
+            .first()
+        )
+        if locked is None:
+            return  # reprocessed meanwhile: the newer run writes the rows
+        delete_part_rows(part.pk)
+        _insert(part, result, store)
+        ProfilePart.objects.filter(id=part.pk).update(
+            state=PartState.DONE, progress=1.0, error="", finished_at=timezone.now()
+        )
+
+
+def delete_part_rows(part_id: int) -> None:
+    for model in AGGREGATE_TABLES:
+        model.objects.filter(part_id=part_id).delete()
+
+
+def _insert(part: ProfilePart, result: IngestResult, store: Path) -> None:
+    agg = result.aggregates
+    common = {"job_id": part.job_id, "part_id": part.pk, "node_id": part.node_id, "rank": part.rank}
+    PartSummary.objects.create(
+        **common,
+        start_ns=agg.start_ns,
+        end_ns=agg.end_ns,
+        n_events=result.store.n_events,
+        event_counts=agg.event_counts,
+        metadata=_jsonable(result.metadata),
+        store_path=str(store.relative_to(settings.MEDIA_ROOT)),
+    )
+    tracks = result.store.tracks
+    _copy(
+        TimelineTrack,
+        common,
+        tracks.assign(start_ns=tracks["start_ns"].astype("Int64"), end_ns=tracks["end_ns"].astype("Int64")),
+        ["track", "on_device", "pid", "tid", "label", "first_row", "n_rows", "start_ns",
+         "end_ns", "max_dur_ns"],
+    )  # fmt: skip
+    _copy(
+        KernelStat,
+        common,
+        agg.kernels.rename(columns={"sumsq": "sum_sq_ns2"}),
+        ["device", "name", "category", "precision", "count", "total_ns", "min_ns", "max_ns",
+         "sum_sq_ns2"],
+    )  # fmt: skip
+    _copy(GpuActivity, common, agg.activities, ["device", "activity", "count", "total_ns"])
+    _copy(
+        MemoryOperation,
+        common,
+        agg.memory_ops,
+        ["device", "operation", "count", "total_ns", "bytes"],
+    )
+    _copy(Step, common, agg.steps, ["step", "name", "start_ns", "dur_ns"])
+    _copy(Annotation, common, agg.annotations, ["name", "start_ns", "dur_ns"])
+    _copy(
+        UtilizationPoint,
+        common,
+        agg.series,
+        ["metric", "device", "source", "name", "time_ns", "value"],
+    )
+
+
+def _copy(model, common: dict, frame: pd.DataFrame, columns: list[str]) -> None:
+    """Bulk-insert a frame with Postgres COPY (psycopg 3); rows get the part's common ids."""
+    if frame.empty:
+        return
+    names = [*common, *columns]
+    table = connection.ops.quote_name(model._meta.db_table)
+    fields = ", ".join(connection.ops.quote_name(n) for n in names)
+    values = [frame[c].astype(object).where(frame[c].notna(), None).tolist() for c in columns]
+    fixed = tuple(common.values())
+    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({fields}) FROM STDIN") as copy:
+        for row in zip(*values, strict=True):
+            copy.write_row(fixed + row)
+
+
+def _jsonable(value):
+    """Trace metadata as plain JSON (numpy numbers and tuples become Python ones)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item"):
+        return value.item()
+    return value

@@ -1,0 +1,182 @@
+"""Aggregates of parsed parts, and the catalog of their timeline stores.
+
+Every row belongs to one part (so re-parsing replaces exactly that part's rows) and carries the
+job, node and rank it belongs to, so the pages that read a whole job filter on one index.
+"""
+
+from django.db import models
+
+from profiler_app.core.models import Node, ProfilePart, TrainingJob
+
+
+class IngestRun(models.Model):
+    """The Celery task that holds a part's claim; a redelivered task (same id) may resume it."""
+
+    part = models.OneToOneField(ProfilePart, on_delete=models.CASCADE, related_name="ingest_run")
+    task_id = models.CharField(max_length=255)
+    claimed_at = models.DateTimeField()
+
+
+class PartRows(models.Model):
+    """Columns every aggregate row shares."""
+
+    job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="+")
+    part = models.ForeignKey(ProfilePart, on_delete=models.CASCADE, related_name="+")
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="+")
+    rank = models.IntegerField()
+
+    class Meta:
+        abstract = True
+
+
+class PartSummary(PartRows):
+    """Facts about one parsed part: its time span, event counts, trace metadata and store."""
+
+    start_ns = models.BigIntegerField(null=True)
+    end_ns = models.BigIntegerField(null=True)
+    n_events = models.BigIntegerField(default=0)
+    event_counts = models.JSONField(default=dict)
+    metadata = models.JSONField(default=dict)
+    # The timeline store's directory, relative to MEDIA_ROOT.
+    store_path = models.CharField(max_length=500)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["part"], name="summary_one_per_part")]
+        indexes = [
+            # Job summary endpoint.
+            models.Index(fields=["job"], name="summary_job_idx"),
+        ]
+
+
+class TimelineTrack(PartRows):
+    """One row (CPU thread or GPU stream) of a part's timeline store."""
+
+    track = models.IntegerField()
+    on_device = models.BooleanField()
+    pid = models.BigIntegerField()
+    tid = models.BigIntegerField()
+    label = models.CharField(max_length=500)
+    first_row = models.BigIntegerField()
+    n_rows = models.BigIntegerField()
+    start_ns = models.BigIntegerField(null=True)
+    end_ns = models.BigIntegerField(null=True)
+    max_dur_ns = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["part", "track"], name="track_unique_per_part")
+        ]
+        indexes = [
+            # Timeline tree of a job.
+            models.Index(fields=["job", "node", "rank"], name="track_job_idx"),
+        ]
+
+
+class KernelStat(PartRows):
+    """GPU kernels (and memcpy/memset, as HTA counts them) per device, name and precision."""
+
+    device = models.SmallIntegerField()
+    name = models.TextField()
+    category = models.CharField(max_length=8)  # COMP, COMM, MEM, OTHER
+    precision = models.CharField(max_length=16)
+    count = models.BigIntegerField()
+    total_ns = models.BigIntegerField()
+    min_ns = models.BigIntegerField()
+    max_ns = models.BigIntegerField()
+    sum_sq_ns2 = models.FloatField()  # sum of squared durations, for the standard deviation
+
+    class Meta:
+        indexes = [
+            # Kernels endpoint and dashboard pies: one job, grouped by name.
+            models.Index(fields=["job", "name"], name="kernel_job_name_idx"),
+            # Re-parsing a part deletes its rows.
+            models.Index(fields=["part"], name="kernel_part_idx"),
+        ]
+
+
+class GpuActivity(PartRows):
+    """Time on each GPU in kernels, memcpy, memset and synchronisation."""
+
+    device = models.SmallIntegerField()
+    activity = models.CharField(max_length=16)
+    count = models.BigIntegerField()
+    total_ns = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            # GPU activity pie.
+            models.Index(fields=["job", "activity"], name="activity_job_idx"),
+            models.Index(fields=["part"], name="activity_part_idx"),
+        ]
+
+
+class MemoryOperation(PartRows):
+    """Memory operations per GPU and kind ("Memcpy HtoD", "Memset"…), with bytes moved."""
+
+    device = models.SmallIntegerField()
+    operation = models.CharField(max_length=32)
+    count = models.BigIntegerField()
+    total_ns = models.BigIntegerField()
+    bytes = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            # GPU memory operations pie.
+            models.Index(fields=["job", "operation"], name="memop_job_idx"),
+            models.Index(fields=["part"], name="memop_part_idx"),
+        ]
+
+
+class Step(PartRows):
+    """A training step ("ProfilerStep#12", "step_12") of one rank."""
+
+    step = models.BigIntegerField()
+    name = models.CharField(max_length=255)
+    start_ns = models.BigIntegerField()
+    dur_ns = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            # Step time histogram and per-rank step traces.
+            models.Index(fields=["job", "rank", "step"], name="step_job_idx"),
+            models.Index(fields=["part"], name="step_part_idx"),
+        ]
+
+
+class Annotation(PartRows):
+    """One occurrence of a user annotation (Forward, Backward…), for custom histograms."""
+
+    name = models.TextField()
+    start_ns = models.BigIntegerField()
+    dur_ns = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            # "Create new histogram": durations of one annotation name across the job.
+            models.Index(fields=["job", "name"], name="annotation_job_name_idx"),
+            models.Index(fields=["part"], name="annotation_part_idx"),
+        ]
+
+
+class UtilizationPoint(PartRows):
+    """A down-sampled point of a utilisation or counter series of one node and device.
+
+    ``source`` says where it came from: "nvml"/"psutil" samples from the collector, or
+    "kernel_busy" when GPU utilisation is derived from kernel times (imported traces).
+    """
+
+    metric = models.CharField(max_length=32)
+    device = models.IntegerField()  # GPU index, CPU core, or -1 for the whole host
+    source = models.CharField(max_length=16)
+    name = models.CharField(max_length=255, blank=True)  # counters only
+    time_ns = models.BigIntegerField()
+    value = models.FloatField()
+
+    class Meta:
+        indexes = [
+            # Utilisation charts: one job and metric, per node and device, in time order.
+            models.Index(
+                fields=["job", "metric", "node", "device", "time_ns"], name="util_job_idx"
+            ),
+            models.Index(fields=["part"], name="util_part_idx"),
+        ]

@@ -1,0 +1,57 @@
+"""Shapes of the ingest read API (used for validation and the OpenAPI schema)."""
+
+from rest_framework import serializers
+
+KERNEL_ORDERING = [
+    "name",
+    "count",
+    "total_ns",
+    "min_ns",
+    "max_ns",
+    "mean_ns",
+    "category",
+    "precision",
+]
+
+
+class KernelQuerySerializer(serializers.Serializer):
+    rank = serializers.IntegerField(required=False)
+    node = serializers.CharField(required=False, help_text="Node name (e.g. algo-1) or id.")
+    ordering = serializers.ChoiceField(
+        choices=[*KERNEL_ORDERING, *(f"-{f}" for f in KERNEL_ORDERING)],
+        required=False,
+        default="-total_ns",
+    )
+
+
+class KernelSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    count = serializers.IntegerField()
+    total_ns = serializers.IntegerField()
+    min_ns = serializers.IntegerField()
+    max_ns = serializers.IntegerField()
+    mean_ns = serializers.FloatField()
+    std_ns = serializers.FloatField()
+    category = serializers.CharField(help_text="COMP, COMM, MEM or OTHER (HTA's rules)")
+    precision = serializers.CharField(help_text='FP32, FP16, BF16, … or "unknown"')
+
+
+class PartStatesSerializer(serializers.Serializer):
+    pending = serializers.IntegerField()
+    processing = serializers.IntegerField()
+    done = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class JobSummarySerializer(serializers.Serializer):
+    job = serializers.IntegerField()
+    event_counts = serializers.DictField(child=serializers.IntegerField())
+    n_events = serializers.IntegerField()
+    start_ns = serializers.IntegerField(allow_null=True)
+    end_ns = serializers.IntegerField(allow_null=True)
+    span_ns = serializers.IntegerField()
+    ranks = serializers.ListField(child=serializers.IntegerField())
+    nodes = serializers.ListField(child=serializers.CharField())
+    parts = PartStatesSerializer()
+    progress = serializers.FloatField(help_text="Mean progress of the job's parts, 0 to 1")

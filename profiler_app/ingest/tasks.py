@@ -1,0 +1,17 @@
+"""Celery entry point of the ingest (queue "ingest", routed in settings.CELERY_TASK_ROUTES)."""
+
+import uuid
+
+from celery import shared_task
+
+from profiler_app.ingest import logic
+from profiler_app.reports.logic import after_part
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def ingest_part(self, part_id: int) -> None:
+    """Parse one uploaded part; a worker killed mid-parse gets the task redelivered."""
+    task_id = self.request.id or f"direct-{uuid.uuid4()}"
+    if logic.claim(part_id, task_id):
+        logic.parse_claimed_part(part_id, task_id)
+        after_part(part_id)  # re-run the job's insights (debounced)

@@ -1,0 +1,33 @@
+"""Read API over a job's aggregates: what arrived so far, and its GPU kernels."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.response import Response
+
+from profiler_app.core.models import TrainingJob
+from profiler_app.ingest import queries
+from profiler_app.ingest.serializers import (
+    JobSummarySerializer,
+    KernelQuerySerializer,
+    KernelSerializer,
+)
+
+
+@extend_schema(responses=JobSummarySerializer)
+@api_view(["GET"])
+def job_summary(request, job_id: int):
+    """Event counts per category, time span, ranks, nodes and parts by state (all ranks)."""
+    job = get_object_or_404(TrainingJob, pk=job_id)
+    return Response(JobSummarySerializer(queries.job_summary(job)).data)
+
+
+@extend_schema(parameters=[KernelQuerySerializer], responses=KernelSerializer(many=True))
+@api_view(["GET"])
+def job_kernels(request, job_id: int):
+    """Per kernel name, all ranks combined unless ``rank`` or ``node`` narrows it."""
+    job = get_object_or_404(TrainingJob, pk=job_id)
+    params = KernelQuerySerializer(data=request.query_params)
+    params.is_valid(raise_exception=True)
+    rows = queries.job_kernels(job, **params.validated_data)
+    return Response(KernelSerializer(rows, many=True).data)

@@ -1,0 +1,6 @@
+"""Insights: the built-in profiler rules, the profiler report and the trace analyses.
+
+Pure code: it imports only the standard library, numpy, pandas and the pure event model of
+``profiler_app.traces``; it never touches Django or the database. Inputs are described in
+``frames`` (rules) and ``analyses.events`` (trace analyses).
+"""

@@ -1,0 +1,246 @@
+"""The input of the trace analyses, and what several of them share.
+
+One ``RankTrace`` per rank: the rank's events as a DataFrame with the columns of
+``profiler_app.traces.model.EVENT_COLUMNS`` (``kind``, ``name`` as an id into ``strings``,
+``start_ns``, ``dur_ns``, ``correlation``, ``device``, ``stream``, ``track``, ``bytes``, ...).
+
+GPU work ("GPU ops") is the kernels, memory copies and memory sets. Kernel types follow
+Holistic Trace Analysis so that the numbers agree with it: COMM = NCCL/RCCL kernels, MEM =
+memcpy/memset, COMP = every other kernel except names that HTA refuses to call computation
+(containing "Memcpy" or "Sync"), which are OTHER.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from profiler_app.traces.model import EventKind
+from profiler_app.traces.timeline_read import TimelineReader
+
+GPU_OP_KINDS = (int(EventKind.KERNEL), int(EventKind.GPU_MEMCPY), int(EventKind.GPU_MEMSET))
+# Host-side events that enqueue GPU work; they share a correlation id with the GPU op.
+LAUNCH_KINDS = (int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
+
+# Host calls that put work in a stream's queue: kernel launches, async copies and sets.
+ENQUEUE_CALLS = frozenset(
+    {
+        "cudaLaunchKernel",
+        "cudaLaunchKernelExC",
+        "cuLaunchKernel",
+        "cuLaunchKernelEx",
+        "cudaMemcpyAsync",
+        "cudaMemsetAsync",
+        "hipLaunchKernel",
+        "hipExtModuleLaunchKernel",
+        "hipModuleLaunchKernel",
+        "hipMemcpyAsync",
+        "hipMemsetAsync",
+        "hipMemcpyWithStream",
+    }
+)
+
+COMP, COMM, MEM, OTHER = "COMP", "COMM", "MEM", "OTHER"
+# One bit per type, so a sweep over all of them tells which types run at each instant.
+TYPE_BITS = {COMP: 1, COMM: 2, MEM: 4, OTHER: 8}
+N_STATES = 1 << len(TYPE_BITS)
+
+_COMM_RE = re.compile(r"^nccl.*Kernel")
+_MEM_RE = re.compile(r"^(Memcpy|Memset|dma)")
+_NOT_COMP_RE = re.compile(r"^(nccl.*Kernel|.*Memcpy|Memset|.*Sync)")
+_STEP_RE = re.compile(r"ProfilerStep")
+# The event columns the analyses read; a store is read with these only.
+ANALYSIS_COLUMNS = [
+    "kind",
+    "track",
+    "name",
+    "start_ns",
+    "dur_ns",
+    "correlation",
+    "device",
+    "stream",
+    "bytes",
+    "memcpy_kind",
+    "input_dims",
+]
+
+
+@dataclass(frozen=True)
+class RankTrace:
+    rank: int
+    events: pd.DataFrame
+    strings: Sequence[str]
+
+    @classmethod
+    def from_store(cls, rank: int, directory: str | Path) -> RankTrace:
+        """The events of a part's timeline store (``traces.ingest_trace``'s output)."""
+        reader = TimelineReader(directory)
+        return cls(rank, reader.read_all(ANALYSIS_COLUMNS).to_pandas(), reader.strings)
+
+    @cached_property
+    def names(self) -> np.ndarray:
+        """The strings table as an object array, for vectorised look-ups by id."""
+        return np.asarray(self.strings, dtype=object)
+
+    def ids_of(self, names: frozenset[str]) -> np.ndarray:
+        """The string ids of ``names`` (those the trace has)."""
+        return np.flatnonzero(np.isin(self.names, list(names)))
+
+    def labels(self, ids: np.ndarray) -> pd.Categorical:
+        """Names for string ids, without building one Python string per row."""
+        return pd.Categorical.from_codes(ids, categories=self.names)
+
+    @cached_property
+    def gpu_ops(self) -> pd.DataFrame:
+        """Kernels, memcpys and memsets with ``end_ns`` and ``type``, ordered by start."""
+        events = self.events
+        columns = ["kind", "name", "start_ns", "dur_ns", "correlation", "stream", "bytes"]
+        ops = events.loc[events["kind"].isin(GPU_OP_KINDS), [*columns, "memcpy_kind"]]
+        ops = ops.sort_values("start_ns", kind="stable")
+        types = classify(self.names, ops["name"].to_numpy(), ops["kind"].to_numpy())
+        return ops.assign(end_ns=ops["start_ns"] + ops["dur_ns"], type=types)
+
+    @cached_property
+    def launch_pairs(self) -> dict[str, np.ndarray]:
+        """Each GPU op with the host call that enqueued it (``ENQUEUE_CALLS``), paired by
+        correlation id, in the calls' order: correlation, call_name, call_start_ns,
+        call_dur_ns, op_name, op_start_ns, op_dur_ns, stream."""
+        events = self.events
+        correlation = events["correlation"].to_numpy()
+        is_call = (
+            events["kind"].isin(LAUNCH_KINDS).to_numpy()
+            & (correlation >= 0)
+            & np.isin(events["name"].to_numpy(), self.ids_of(ENQUEUE_CALLS))
+        )
+        calls = np.flatnonzero(is_call)
+        ops = self.gpu_ops[self.gpu_ops["correlation"] >= 0]
+        op_correlation = ops["correlation"].to_numpy()
+        by_id = np.argsort(op_correlation, kind="stable")
+        ids = op_correlation[by_id]
+        wanted = correlation[calls]
+        at = np.minimum(np.searchsorted(ids, wanted), max(len(ids) - 1, 0))
+        matched = (ids[at] == wanted) if len(ids) else np.zeros(len(calls), dtype=bool)
+        calls, op_rows = calls[matched], by_id[at[matched]]
+
+        def column(frame: pd.DataFrame, name: str, rows: np.ndarray) -> np.ndarray:
+            return frame[name].to_numpy()[rows]
+
+        return {
+            "correlation": correlation[calls],
+            "call_name": column(events, "name", calls),
+            "call_start_ns": column(events, "start_ns", calls),
+            "call_dur_ns": column(events, "dur_ns", calls),
+            "op_name": column(ops, "name", op_rows),
+            "op_start_ns": column(ops, "start_ns", op_rows),
+            "op_dur_ns": column(ops, "dur_ns", op_rows),
+            "stream": column(ops, "stream", op_rows),
+        }
+
+    @cached_property
+    def state_ns(self) -> np.ndarray:
+        """Nanoseconds during which each set of kernel types ran, indexed by the OR of their
+        ``TYPE_BITS`` (index 0: nothing ran). One sweep over each type's merged intervals."""
+        ops = self.gpu_ops
+        types = ops["type"].to_numpy()
+        start, end = ops["start_ns"].to_numpy(), ops["end_ns"].to_numpy()
+        times, deltas = [], []
+        for kernel_type, bit in TYPE_BITS.items():
+            chosen = types == kernel_type
+            starts, ends = merge_intervals(start[chosen], end[chosen])
+            times += [starts, ends]
+            deltas += [np.full(len(starts), bit), np.full(len(ends), -bit)]
+        all_times = np.concatenate(times)
+        order = np.argsort(all_times, kind="stable")
+        state = np.cumsum(np.concatenate(deltas)[order])
+        spans = np.diff(all_times[order])
+        return np.bincount(state[:-1], weights=spans, minlength=N_STATES)
+
+
+def classify(names: np.ndarray, name_ids: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    """Kernel type of each GPU op (regexes run once per distinct name, not per event)."""
+    unique, inverse = np.unique(name_ids, return_inverse=True)
+    per_name = np.array([_type_of(str(names[i])) for i in unique], dtype=object)
+    types = per_name[inverse.reshape(-1)] if len(unique) else np.array([], dtype=object)
+    return np.where(kinds == EventKind.KERNEL, types, MEM)
+
+
+def _type_of(name: str) -> str:
+    if _COMM_RE.match(name):
+        return COMM
+    if _MEM_RE.match(name):
+        return MEM
+    if not _NOT_COMP_RE.match(name):
+        return COMP
+    return OTHER
+
+
+def merge_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of intervals (sorted by start) as disjoint (starts, ends); touching ones join."""
+    if len(start) == 0:
+        return start, end
+    reach = np.maximum.accumulate(end)
+    new = np.ones(len(start), dtype=bool)
+    new[1:] = start[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    return start[first], np.maximum.reduceat(end, first)
+
+
+def drop_last_step(trace: RankTrace) -> RankTrace:
+    """The trace without its last profiler step, as Holistic Trace Analysis reads traces.
+
+    The profiler stops in the middle of its last ``ProfilerStep``, so that step's GPU work is
+    partly missing. Host events from the start of the last step on are dropped, and so is every
+    GPU op whose launch was dropped (or is absent). A trace with fewer than two steps is kept.
+    """
+    events = trace.events
+    name_ids = events["name"].to_numpy()
+    present = np.unique(name_ids)
+    step_ids = present[[bool(_STEP_RE.search(str(trace.names[i]))) for i in present]]
+    if len(step_ids) < 2:
+        return trace
+    gpu = events["kind"].isin(GPU_OP_KINDS).to_numpy() & (events["correlation"] >= 0).to_numpy()
+    steps = ~gpu & np.isin(name_ids, step_ids)
+    last_start = events["start_ns"].to_numpy()[steps].max()
+    host = ~gpu & (events["start_ns"] < last_start).to_numpy()
+    launched = events["correlation"].to_numpy()[host]
+    keep = host | (gpu & np.isin(events["correlation"].to_numpy(), launched[launched >= 0]))
+    return RankTrace(trace.rank, events[keep], trace.strings)
+
+
+def describe(values: np.ndarray) -> dict[str, float]:
+    """count, mean, std (sample), min, p25, p50, p75, max — pandas' describe() of ``values``."""
+    if len(values) == 0:
+        return {"count": 0}
+    p25, p50, p75 = np.percentile(values, (25, 50, 75))
+    return {
+        "count": len(values),
+        "mean": float(values.mean()),
+        "std": float(values.std(ddof=1)) if len(values) > 1 else float("nan"),
+        "min": float(values.min()),
+        "p25": float(p25),
+        "p50": float(p50),
+        "p75": float(p75),
+        "max": float(values.max()),
+    }
+
+
+def grouped_describe(frame: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
+    """pandas' ``describe()`` of ``column`` per group (count, mean, sample std, min, linear
+    quartiles, max), one row per group. Groups are few (ranks x streams), rows many: one
+    integer sort, then numpy per group."""
+    stats = ["count", "mean", "std", "min", "p25", "p50", "p75", "max"]
+    if len(frame) == 0:
+        return pd.DataFrame(columns=[*keys, *stats])
+    groups = frame.groupby(keys, sort=True, observed=True)
+    codes = groups.ngroup().to_numpy()
+    values = frame[column].to_numpy(dtype=np.float64)[np.argsort(codes, kind="stable")]
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(codes))))
+    rows = [describe(values[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    table = groups.size().index.to_frame(index=False)
+    return pd.concat([table, pd.DataFrame(rows)[stats]], axis=1)

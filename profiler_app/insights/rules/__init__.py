@@ -1,0 +1,85 @@
+"""The built-in profiler rules of SageMaker Debugger, with their parameters and defaults.
+
+``params_from_overrides({"CPUBottleneck_threshold": 40})`` turns ProfilerReport-style keys
+(``<Rule>_<parameter>``) into one parameter object per rule; ``evaluate_rules`` runs them all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from profiler_app.insights.frames import JobData
+from profiler_app.insights.rules.base import RuleResult, RuleSpec, TimeRange
+from profiler_app.insights.rules.bottlenecks import CPU_BOTTLENECK, IO_BOTTLENECK
+from profiler_app.insights.rules.memory_balance import GPU_MEMORY_INCREASE, LOAD_BALANCING
+from profiler_app.insights.rules.overview import OVERALL_FRAMEWORK_METRICS, OVERALL_SYSTEM_USAGE
+from profiler_app.insights.rules.steps import MAX_INITIALIZATION_TIME, STEP_OUTLIER
+from profiler_app.insights.rules.utilization import BATCH_SIZE, LOW_GPU_UTILIZATION
+
+__all__ = [
+    "RULES",
+    "RuleResult",
+    "RuleSpec",
+    "TimeRange",
+    "evaluate_rules",
+    "params_from_overrides",
+]
+
+RULES: dict[str, RuleSpec] = {
+    spec.name: spec
+    for spec in (
+        BATCH_SIZE,
+        CPU_BOTTLENECK,
+        GPU_MEMORY_INCREASE,
+        IO_BOTTLENECK,
+        LOAD_BALANCING,
+        LOW_GPU_UTILIZATION,
+        OVERALL_SYSTEM_USAGE,
+        MAX_INITIALIZATION_TIME,
+        OVERALL_FRAMEWORK_METRICS,
+        STEP_OUTLIER,
+    )
+}
+
+
+def _coerce(key: str, kind: str, value: Any) -> Any:
+    """``value`` as the parameter's declared type (forms and query strings send text)."""
+    if kind == "str | None":  # StepOutlier's mode
+        return None if value in (None, "", "None") else str(value).upper()
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{key} must be a number, not {value!r}") from None
+    if kind == "int":
+        if not number.is_integer():
+            raise ValueError(f"{key} must be a whole number, not {value!r}")
+        return int(number)
+    return number
+
+
+def params_from_overrides(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Rule name -> parameter object: the defaults, with ``<Rule>_<param>`` overrides applied.
+
+    Raises ValueError naming the key for an unknown rule or parameter or an unusable value.
+    """
+    changes: dict[str, dict[str, Any]] = {name: {} for name in RULES}
+    for key, value in (overrides or {}).items():
+        rule, _, param = key.partition("_")
+        spec = RULES.get(rule)
+        if spec is None:
+            raise ValueError(f"{key}: unknown rule {rule!r}; rules are {', '.join(RULES)}")
+        fields = {f.name: str(f.type) for f in dataclasses.fields(spec.params)}
+        if param not in fields:
+            raise ValueError(
+                f"{key}: {rule} has no parameter {param!r}; it has {', '.join(fields)}"
+            )
+        changes[rule][param] = _coerce(key, fields[param], value)
+    return {name: spec.params(**changes[name]) for name, spec in RULES.items()}
+
+
+def evaluate_rules(job: JobData, params: Mapping[str, Any] | None = None) -> list[RuleResult]:
+    """Every rule's result, in ProfilerReport order (``params`` from ``params_from_overrides``)."""
+    chosen = params if params is not None else params_from_overrides()
+    return [spec.evaluate(job, chosen[name]) for name, spec in RULES.items()]

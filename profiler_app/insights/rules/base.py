@@ -1,0 +1,267 @@
+"""What every rule shares: the result type, the scan schedule and small numeric helpers.
+
+SageMaker runs each rule every ``scan_interval_us`` over the data received so far; each run is
+one *evaluation*, and a rule is *triggered* when at least one evaluation found the issue. Rules
+here replay that schedule over stored data: scan ``k`` sees every sample taken before
+``start + k * scan_interval``, the last scan covers the last sample. ``evaluated`` counts the
+scans at which the rule had enough data (past its ``patience``) to judge, ``trigger_count`` the
+scans at which it found the issue.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from profiler_app.insights.frames import JobData
+
+NS_PER_US = 1_000
+NS_PER_S = 1_000_000_000
+DEFAULT_SCAN_INTERVAL_US = 60_000_000
+# Samples of one node closer than this belong to one system snapshot: the sampler threads of
+# several processes do not wake at exactly the same instant.
+SNAPSHOT_GAP_NS = 20_000_000
+# A report lists at most this many time ranges per rule (the longest ones): enough to act on,
+# few enough to read.
+MAX_TIME_RANGES = 50
+NO_ACTION = "No action needed."
+
+
+class TimeRange(NamedTuple):
+    """Where to look on the timeline: ``device`` is a GPU index or rank, -1 for the whole node."""
+
+    start_ns: int
+    end_ns: int
+    node: str
+    device: int
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    rule: str
+    triggered: bool
+    evaluated: int
+    trigger_count: int
+    violations: int
+    datapoints: int
+    evidence: Mapping[str, Any]
+    time_ranges: tuple[TimeRange, ...]
+    recommendation: str
+    not_evaluated_reason: str | None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy scalars and arrays turned into Python ones (JSON-ready evidence)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [plain(v) for v in value]
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating | float):
+        number = float(value)
+        return None if math.isnan(number) else number
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def result(
+    rule: str,
+    params: Any,
+    *,
+    evaluated: int,
+    trigger_count: int,
+    violations: int,
+    datapoints: int,
+    evidence: Mapping[str, Any],
+    time_ranges: Iterable[TimeRange] = (),
+    recommendation: str,
+    not_evaluated_reason: str | None = None,
+) -> RuleResult:
+    return RuleResult(
+        rule=rule,
+        triggered=trigger_count > 0,
+        evaluated=int(evaluated),
+        trigger_count=int(trigger_count),
+        violations=int(violations),
+        datapoints=int(datapoints),
+        evidence=plain(evidence),
+        time_ranges=tuple(
+            TimeRange(int(r.start_ns), int(r.end_ns), str(r.node), int(r.device))
+            for r in time_ranges
+        ),
+        recommendation=recommendation,
+        not_evaluated_reason=not_evaluated_reason,
+        params=plain(vars(params)),
+    )
+
+
+def not_evaluated(rule: str, params: Any, reason: str, datapoints: int = 0) -> RuleResult:
+    """A rule that could not judge: never a verdict, always the reason."""
+    return result(
+        rule,
+        params,
+        evaluated=0,
+        trigger_count=0,
+        violations=0,
+        datapoints=datapoints,
+        evidence={},
+        recommendation="",
+        not_evaluated_reason=f"not evaluated: {reason}",
+    )
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """A rule: its name (as in ProfilerReport), parameter dataclass and evaluation."""
+
+    name: str
+    params: type
+    evaluate: Callable[[JobData, Any], RuleResult]
+    summary: str
+
+
+def scan_boundaries(start_ns: int, end_ns: int, scan_interval_us: int) -> np.ndarray:
+    """End of each scan: scan k sees data before ``start + k * interval``; the last sees all."""
+    step = scan_interval_us * NS_PER_US
+    count = max(1, (end_ns - start_ns) // step + 1)
+    return start_ns + step * np.arange(1, count + 1, dtype=np.int64)
+
+
+def job_scans(job: JobData, times_ns: np.ndarray, scan_interval_us: int) -> np.ndarray:
+    """Scan boundaries over the job (or, when its span is unknown, over ``times_ns``)."""
+    start = job.data_start_ns()
+    end = job.data_end_ns()
+    return scan_boundaries(
+        int(times_ns.min()) if start is None else start,
+        int(times_ns.max()) if end is None else end,
+        scan_interval_us,
+    )
+
+
+def seen_by(times_ns: np.ndarray, boundaries: np.ndarray) -> np.ndarray:
+    """How many of the sorted ``times_ns`` each scan has seen."""
+    return np.searchsorted(times_ns, boundaries, side="left")
+
+
+def per_series(
+    job: JobData, metric: str
+) -> Iterable[tuple[tuple[str, int], np.ndarray, np.ndarray]]:
+    """((node, device), times, values) of each device's ``metric`` samples, in time order."""
+    samples = job.samples
+    span = samples.span(metric)
+    node, device = samples.node[span], samples.device[span]
+    if len(node) == 0:
+        return
+    cut = np.flatnonzero((node[1:] != node[:-1]) | (device[1:] != device[:-1])) + 1
+    for first, stop in zip(np.r_[0, cut], np.r_[cut, len(node)], strict=True):
+        rows = slice(span.start + first, span.start + stop)
+        key = (samples.nodes[node[first]], int(device[first]))
+        yield key, samples.time_ns[rows], samples.value[rows]
+
+
+def node_rows(job: JobData, *metrics: str) -> dict[str, np.ndarray]:
+    """The samples of ``metrics`` ordered by node, then time: metric, node, device, time_ns,
+    value arrays."""
+    samples = job.samples
+    rows = np.concatenate([np.arange(s.start, s.stop) for s in map(samples.span, metrics)])
+    order = rows[np.lexsort((samples.time_ns[rows], samples.node[rows]))]
+    return {
+        "metric": samples.metric[order],
+        "node": samples.node[order],
+        "device": samples.device[order],
+        "time_ns": samples.time_ns[order],
+        "value": samples.value[order],
+    }
+
+
+def trailing_quantiles(
+    values: np.ndarray, counts: np.ndarray, window: int, qs: tuple[float, ...]
+) -> np.ndarray:
+    """Quantiles ``qs`` of the last ``window`` values among the first ``counts[k]``, per k.
+
+    Returns shape (len(qs), len(counts)); NaN where nothing was seen.
+    """
+    out = np.full((len(qs), len(counts)), np.nan)
+    full = counts >= window
+    if full.any():
+        windows = sliding_window_view(values, window)[counts[full] - window]
+        out[:, full] = np.quantile(windows, qs, axis=1)
+    for k in np.flatnonzero((counts > 0) & ~full):
+        out[:, k] = np.quantile(values[: counts[k]], qs)
+    return out
+
+
+def percentiles(values: np.ndarray, points: Iterable[int] = (5, 25, 50, 75, 95)) -> dict:
+    if len(values) == 0:
+        return {}
+    points = tuple(points)
+    found = np.percentile(values, points)
+    stats = {f"p{p}": float(v) for p, v in zip(points, found, strict=True)}
+    stats["min"] = float(values.min())
+    stats["max"] = float(values.max())
+    return stats
+
+
+def snapshot_ids(nodes: np.ndarray, times_ns: np.ndarray) -> np.ndarray:
+    """Snapshot number of each sample (rows sorted by node, then time)."""
+    if len(times_ns) == 0:
+        return np.zeros(0, dtype=np.int64)
+    new = np.ones(len(times_ns), dtype=bool)
+    new[1:] = (nodes[1:] != nodes[:-1]) | (np.diff(times_ns) > SNAPSHOT_GAP_NS)
+    return np.cumsum(new) - 1
+
+
+def merge_ranges(ranges: Iterable[TimeRange]) -> list[TimeRange]:
+    """Overlapping or touching ranges of one node and device joined into one."""
+    merged: list[TimeRange] = []
+    for r in sorted(ranges, key=lambda r: (r.node, r.device, r.start_ns)):
+        last = merged[-1] if merged else None
+        if last and (last.node, last.device) == (r.node, r.device) and r.start_ns <= last.end_ns:
+            merged[-1] = last._replace(end_ns=max(last.end_ns, r.end_ns))
+        else:
+            merged.append(r)
+    return merged
+
+
+def longest(ranges: Iterable[TimeRange], limit: int = MAX_TIME_RANGES) -> list[TimeRange]:
+    """The ``limit`` longest ranges, in time order."""
+    kept = sorted(ranges, key=lambda r: r.end_ns - r.start_ns, reverse=True)[:limit]
+    return sorted(kept, key=lambda r: (r.start_ns, r.node, r.device))
+
+
+def runs(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, last) index of each run of True in ``flags``."""
+    padded = np.concatenate(([False], flags, [False])).astype(np.int8)
+    edges = np.diff(padded)
+    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
+
+
+def pct(part: float, whole: float) -> float:
+    return 100.0 * part / whole if whole else 0.0
+
+
+def check_params(params: Any) -> None:
+    """Refuse values a rule cannot work with; the message names the ProfilerReport key."""
+    rule = type(params).__name__.removesuffix("Params")
+    for name, value in vars(params).items():
+        key = f"{rule}_{name}"
+        if name == "mode":
+            if value is not None and value not in ("TRAIN", "EVAL"):
+                raise ValueError(f"{key} must be TRAIN, EVAL or empty (both), not {value!r}")
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            raise ValueError(f"{key} must be a number, not {value!r}")
+        if name in ("window", "scan_interval_us") and value < 1:
+            raise ValueError(f"{key} must be at least 1")
+        if value < 0:
+            raise ValueError(f"{key} must not be negative")
+        if "threshold" in name and name != "threshold" and value > 100:
+            raise ValueError(f"{key} is a percentage: at most 100")

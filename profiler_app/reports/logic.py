@@ -1,0 +1,198 @@
+"""Workflows of the insights: queue a (debounced) computation, compute and store it, and
+read and change a job's rule overrides.
+
+The rules read the collector's raw samples (never the ingest's down-sampled points), the
+ingest's Step rows and the framework time of the parsed events; the analyses read the parts'
+timeline stores.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from celery import current_app
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from collector.chunk_format import read_chunk
+from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
+from profiler_app.ingest.models import PartSummary, Step
+from profiler_app.insights import frames
+from profiler_app.insights.analyses import RankTrace, analyze
+from profiler_app.insights.analyses.framework import framework_from_events, metrics_from_samples
+from profiler_app.insights.frames import JobData
+from profiler_app.insights.report import profiler_report, report_json
+from profiler_app.insights.report_html import render_html
+from profiler_app.insights.rules import params_from_overrides
+from profiler_app.reports.models import InsightsStatus, JobInsights, RuleOverrides
+from profiler_app.reports.summaries import analyses_json
+
+log = logging.getLogger(__name__)
+
+TASK_NAME = "profiler_app.reports.tasks.run_insights"
+ERROR_CHARS = 2000
+
+
+def debounce_s() -> float:
+    """How long a request waits for more parts before computing (they often come in bursts)."""
+    return settings.INSIGHTS_DEBOUNCE_S
+
+
+def request_run(job_id: int, delay_s: float | None = None) -> int:
+    """Queue a computation of the job's insights; returns its generation. Earlier queued
+    ones that have not started yet then do nothing."""
+    with transaction.atomic():
+        insights, _ = JobInsights.objects.select_for_update().get_or_create(job_id=job_id)
+        JobInsights.objects.filter(pk=insights.pk).update(
+            generation=F("generation") + 1,
+            status=InsightsStatus.QUEUED,
+            requested_at=timezone.now(),
+        )
+        generation = insights.generation + 1
+        countdown = debounce_s() if delay_s is None else delay_s
+        # The task name, not its function: tasks.py imports this module.
+        transaction.on_commit(
+            lambda: current_app.send_task(TASK_NAME, (job_id, generation), countdown=countdown)
+        )
+    return generation
+
+
+def after_part(part_id: int) -> None:
+    """Called when the ingest finished a part: recompute its job's insights if it parsed."""
+    part = ProfilePart.objects.filter(id=part_id, state=PartState.DONE).only("job_id").first()
+    if part is not None:
+        request_run(part.job_id)
+
+
+def compute(job_id: int, generation: int) -> None:
+    """Run the rules and analyses and store them, if ``generation`` is still the latest."""
+    started = JobInsights.objects.filter(job_id=job_id, generation=generation).update(
+        status=InsightsStatus.RUNNING
+    )
+    if not started:
+        return
+    job = TrainingJob.objects.get(pk=job_id)
+    try:
+        traces = rank_traces(job)
+        report = profiler_report(job_data(job, traces), overrides_of(job), job.name)
+        fields: dict[str, Any] = {
+            "status": InsightsStatus.DONE,
+            "report": report_json(report),
+            # Relative timeline links: the download view makes them absolute for its host.
+            "html": render_html(report, "", job_info(job)),
+            "analyses": analyses_json(analyze(traces)) if traces else {},
+            "error": "",
+        }
+    except Exception as exc:
+        log.exception("Insights of job %s failed", job_id)
+        fields = {
+            "status": InsightsStatus.FAILED,
+            "error": f"The insights could not be computed ({type(exc).__name__}: {exc})."[
+                :ERROR_CHARS
+            ],
+        }
+    # A newer request meanwhile: its task stores its own, fresher result.
+    JobInsights.objects.filter(job_id=job_id, generation=generation).update(
+        computed_at=timezone.now(), **fields
+    )
+
+
+def _ns(moment) -> int | None:
+    return None if moment is None else int(moment.timestamp() * 1_000_000_000)
+
+
+def job_data(job: TrainingJob, traces: list[RankTrace]) -> JobData:
+    collector_parts = list(
+        ProfilePart.objects.filter(job=job, kind=PartKind.COLLECTOR, state=PartState.DONE)
+        .select_related("node")
+        .order_by("id")
+    )
+    metrics = [
+        metrics_from_samples(
+            {n.removeprefix("s_"): c for n, c in read_chunk(p.file.path).samples.items()},
+            p.node.name,
+        )
+        for p in collector_parts
+    ]
+    steps = _steps(job)
+    framework = [framework_from_events(t) for t in traces]
+    return JobData(
+        pd.concat(metrics, ignore_index=True) if metrics else JobData.empty().metrics,
+        steps,
+        pd.concat(framework, ignore_index=True) if framework else JobData.empty().framework,
+        # Only the collector knows when the training started; an imported trace starts
+        # wherever profiling did.
+        job_start_ns=_ns(job.started_at) if collector_parts else None,
+        job_end_ns=_ns(job.ended_at) if collector_parts else None,
+    )
+
+
+def _steps(job: TrainingJob) -> pd.DataFrame:
+    rows = list(
+        Step.objects.filter(job=job)
+        .order_by("rank", "start_ns")
+        .values_list("rank", "node__name", "step", "name", "start_ns", "dur_ns")
+    )
+    if not rows:
+        return JobData.empty().steps
+    rank, node, step, name, start_ns, dur_ns = (list(column) for column in zip(*rows, strict=True))
+    mode = [frames.EVAL if "eval" in n.lower() else frames.TRAIN for n in name]
+    return frames.steps_frame(rank, node, step, name, start_ns, dur_ns, mode)
+
+
+def rank_traces(job: TrainingJob) -> list[RankTrace]:
+    """One trace per rank, merging the rank's parts (several chunks, or trace files)."""
+    by_rank: dict[int, list[RankTrace]] = defaultdict(list)
+    summaries = PartSummary.objects.filter(job=job, part__state=PartState.DONE, n_events__gt=0)
+    for summary in summaries.order_by("rank", "part_id"):
+        store = Path(settings.MEDIA_ROOT) / summary.store_path
+        by_rank[summary.rank].append(RankTrace.from_store(summary.rank, store))
+    return [merge(rank, parts) for rank, parts in sorted(by_rank.items())]
+
+
+def merge(rank: int, parts: list[RankTrace]) -> RankTrace:
+    """The parts' events in one trace: string ids are shifted into one strings table."""
+    if len(parts) == 1:
+        return parts[0]
+    strings: list[str] = []
+    frames_: list[pd.DataFrame] = []
+    for part in parts:
+        events = part.events.copy()
+        for column in ("name", "input_dims"):
+            ids = events[column].to_numpy()
+            events[column] = np.where(ids >= 0, ids + len(strings), ids).astype(ids.dtype)
+        strings.extend(part.strings)
+        frames_.append(events)
+    return RankTrace(rank, pd.concat(frames_, ignore_index=True), strings)
+
+
+def job_info(job: TrainingJob) -> dict[str, str]:
+    framework = f"{job.framework} {job.framework_version}".strip()
+    info = {
+        "Instance type": job.instance_type,
+        "Instances": str(job.instance_count),
+        "Framework": framework,
+        "Status": job.status,
+        "Owner": job.owner.username if job.owner is not None else "",
+    }
+    return {k: v for k, v in info.items() if v}
+
+
+def overrides_of(job: TrainingJob) -> dict[str, Any]:
+    row = RuleOverrides.objects.filter(job=job).first()
+    return dict(row.params) if row else {}
+
+
+def set_overrides(job: TrainingJob, params: dict[str, Any], user) -> dict[str, Any]:
+    """Replace the job's overrides (ValueError naming the bad key) and recompute now."""
+    params_from_overrides(params)
+    RuleOverrides.objects.update_or_create(job=job, defaults={"params": params, "updated_by": user})
+    request_run(job.pk, delay_s=0)
+    return params

@@ -1,0 +1,44 @@
+"""What the insights task stores per job, and the job's rule parameter overrides."""
+
+from django.conf import settings
+from django.db import models
+
+from profiler_app.core.models import TrainingJob
+
+
+class InsightsStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class JobInsights(models.Model):
+    """The latest ProfilerReport (JSON and HTML) and analyses of one job.
+
+    Every request to (re)compute bumps ``generation``; a task only runs, and only stores, the
+    generation it was queued for, so a burst of parts ends in one computation (debounce).
+    """
+
+    job = models.OneToOneField(TrainingJob, on_delete=models.CASCADE, related_name="insights")
+    status = models.CharField(
+        max_length=16, choices=InsightsStatus.choices, default=InsightsStatus.QUEUED
+    )
+    generation = models.PositiveIntegerField(default=0)
+    requested_at = models.DateTimeField(null=True)
+    computed_at = models.DateTimeField(null=True)
+    report = models.JSONField(default=dict)
+    analyses = models.JSONField(default=dict)
+    html = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+
+
+class RuleOverrides(models.Model):
+    """ProfilerReport-style overrides (``{"CPUBottleneck_threshold": 40}``) of one job."""
+
+    job = models.OneToOneField(TrainingJob, on_delete=models.CASCADE, related_name="rule_overrides")
+    params = models.JSONField(default=dict)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)

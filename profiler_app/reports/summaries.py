@@ -1,0 +1,80 @@
+"""Compact JSON of the trace analyses, for the API and the Insights page (pure: no Django).
+
+Tables are small and go whole, except the per-kernel and operator tables, cut to their top
+rows; the queue-length and bandwidth series are down-sampled to at most ``MAX_POINTS`` per line
+by keeping each bin's maximum, so short peaks stay visible.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from profiler_app.insights.analyses import TraceAnalyses
+
+MAX_POINTS = 400
+TOP_KERNELS_PER_RANK = 20
+TOP_OPERATORS = 50
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain JSON values (NaN -> null, categoricals -> text)."""
+    return json.loads(frame.to_json(orient="records"))
+
+
+def peak_series(
+    frame: pd.DataFrame, keys: list[str], value: str, max_points: int = MAX_POINTS
+) -> list[dict[str, Any]]:
+    """One line per ``keys`` group: ``points`` [[time_ns, max value in the bin], ...]."""
+    lines = []
+    for key, group in frame.groupby(keys, sort=True, observed=True):
+        time_ns = group["time_ns"].to_numpy()
+        values = group[value].to_numpy(dtype=np.float64)
+        order = np.argsort(time_ns, kind="stable")
+        time_ns, values = time_ns[order], values[order]
+        if len(time_ns) > max_points:
+            # Integer bins: epoch nanoseconds do not survive a round trip through floats.
+            width_ns = (int(time_ns[-1] - time_ns[0]) // max_points) + 1
+            bins = (time_ns - time_ns[0]) // width_ns
+            starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
+            values = np.maximum.reduceat(values, starts)
+            time_ns = time_ns[0] + bins[starts] * width_ns
+        labels = key if isinstance(key, tuple) else (key,)
+        line = {
+            k: (v.item() if isinstance(v, np.generic) else v)
+            for k, v in zip(keys, labels, strict=True)
+        }
+        line["points"] = [[int(t), float(v)] for t, v in zip(time_ns, values, strict=True)]
+        lines.append(line)
+    return lines
+
+
+def _top(frame: pd.DataFrame, by: str, per_rank: int) -> pd.DataFrame:
+    ordered = frame.sort_values(["rank", by], ascending=[True, False], kind="stable")
+    return ordered.groupby("rank", sort=False).head(per_rank)
+
+
+def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
+    operators = result.operators.sort_values("self_ns", ascending=False, kind="stable")
+    return {
+        "temporal": records(result.temporal),
+        "kernel_types": records(result.kernel_types),
+        "kernels": records(_top(result.kernels, "sum_ns", TOP_KERNELS_PER_RANK)),
+        "kernels_total": len(result.kernels),
+        "overlap": records(result.overlap),
+        "idle": records(result.idle),
+        "idle_intervals": records(result.idle_intervals),
+        "memory_bandwidth": peak_series(
+            result.memory_bandwidth, ["rank", "kind"], "bandwidth_gbps"
+        ),
+        "memory_bandwidth_summary": records(result.memory_bandwidth_summary),
+        "queue_length": peak_series(result.queue_length, ["rank", "stream"], "queue_length"),
+        "queue_length_summary": records(result.queue_length_summary),
+        "launch_stats": records(result.launch_stats),
+        "launch_findings": records(result.launch_findings),
+        "operators": records(operators.head(TOP_OPERATORS)),
+        "operators_total": len(result.operators),
+    }

@@ -1,0 +1,11 @@
+"""Celery entry point of the insights (default queue)."""
+
+from celery import shared_task
+
+from profiler_app.reports import logic
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def run_insights(job_id: int, generation: int) -> None:
+    """Run the rules and analyses of a job, unless a newer request superseded this one."""
+    logic.compute(job_id, generation)

@@ -1,0 +1,203 @@
+"""Django settings. Every value comes from the environment (see profiler_app.lib.env)."""
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+from profiler_app.lib.env import envbool, envfloat, envint, envpath, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = envpath("PROFILER_DATA_DIR", BASE_DIR / "var")
+
+DEBUG = envbool("DEBUG", False)
+SECRET_KEY = envstr("SECRET_KEY")
+if not SECRET_KEY:
+    # A per-installation key kept in the data directory, so sessions survive restarts.
+    key_file = DATA_DIR / "secret_key"
+    if not key_file.exists():
+        from django.core.management.utils import get_random_secret_key
+
+        DATA_DIR.mkdir(parents=True, exist_ok=True)
+        key_file.write_text(get_random_secret_key())
+        key_file.chmod(0o600)
+    SECRET_KEY = key_file.read_text().strip()
+
+ALLOWED_HOSTS = envstr("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver").split(",")
+CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS").split(",") if o]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "profiler_app.core",
+    "profiler_app.ingest",
+    "profiler_app.dashboard",
+    "profiler_app.timeline",
+    "profiler_app.reports",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "profiler_app.core.middleware.UserActivityMiddleware",
+]
+
+ROOT_URLCONF = "profiler_app.urls"
+WSGI_APPLICATION = "profiler_app.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+
+def database_from_url(url: str) -> dict:
+    parsed = urlparse(url)
+    if parsed.scheme not in ("postgres", "postgresql"):
+        raise ImproperlyConfigured(f"DATABASE_URL must be a postgres:// URL, got {parsed.scheme!r}")
+    query = dict(part.split("=", 1) for part in parsed.query.split("&") if "=" in part)
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parsed.path.lstrip("/")) or "postgres",
+        "USER": unquote(parsed.username or "postgres"),
+        "PASSWORD": unquote(parsed.password or ""),
+        # pgserver's URIs name the unix socket directory in ?host=
+        "HOST": unquote(query.get("host", parsed.hostname or "")),
+        "PORT": str(parsed.port or ""),
+        "CONN_MAX_AGE": envint("DB_CONN_MAX_AGE", 60),
+        "CONN_HEALTH_CHECKS": True,
+        "TEST": {"NAME": envstr("TEST_DATABASE_NAME") or None},
+    }
+
+
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if not DATABASE_URL or not REDIS_URL:
+    raise ImproperlyConfigured(
+        "DATABASE_URL and REDIS_URL are not set. Start the app with `profiler-app up` (or "
+        "`python manage.py …`), which starts embedded PostgreSQL and Redis, or set both."
+    )
+DATABASES = {"default": database_from_url(DATABASE_URL)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
+STATICFILES_DIRS = [FRONTEND_DIST] if FRONTEND_DIST.exists() else []
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+MEDIA_ROOT = envpath("PROFILER_MEDIA_ROOT", DATA_DIR / "media")
+MEDIA_URL = "/media/"
+
+# Uploads: anything larger than this streams to a temp file instead of memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
+FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+PROFILE_UPLOAD_MAX_BYTES = envint("PROFILE_UPLOAD_MAX_BYTES", 20 * 1024**3)
+# Parsing refuses a trace that inflates beyond this (a gzip bomb fails its part, not the worker).
+TRACE_MAX_DECOMPRESSED_BYTES = envint("TRACE_MAX_DECOMPRESSED_BYTES", 64 * 1024**3)
+# Extra decoder processes per parse; 0 decodes in the worker process itself.
+TRACE_PARSE_PROCESSES = envint("TRACE_PARSE_PROCESSES", 0)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first, so anonymous callers get 401 with a WWW-Authenticate header.
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "profiler_app.core.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "profiler-app API",
+    "DESCRIPTION": "Training jobs, profile uploads, aggregates and settings.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+LOGIN_URL = "/login"
+
+# Celery: a Redis broker; queue names are prefixed so parallel test runs never share a queue.
+CELERY_QUEUE_PREFIX = envstr("CELERY_QUEUE_PREFIX")
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_DEFAULT_QUEUE = f"{CELERY_QUEUE_PREFIX}default"
+CELERY_TASK_ROUTES = {"profiler_app.ingest.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"}}
+CELERY_WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, f"{CELERY_QUEUE_PREFIX}ingest"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A parse can run for minutes; the broker must not hand the task to another worker meanwhile.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
+CELERY_BEAT_SCHEDULE = {
+    "auto-shutdown-check": {
+        "task": "profiler_app.core.tasks.check_idle_shutdown",
+        "schedule": envint("IDLE_CHECK_SECONDS", 60),
+    },
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+
+# Insights re-run this long after the last part of a burst arrives (one run per burst).
+INSIGHTS_DEBOUNCE_S = envfloat("INSIGHTS_DEBOUNCE_S", 3.0)
+
+# profiler-app up writes this file when the idle auto-shutdown fires; the launcher watches it.
+SHUTDOWN_REQUEST_FILE = DATA_DIR / "shutdown-requested"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    "loggers": {"pgserver": {"level": "WARNING"}},
+}

@@ -1,0 +1,31 @@
+"""pytest plugin (loaded with `-p profiler_app.testing`): real services before Django starts.
+
+Uses DATABASE_URL / REDIS_URL when set, otherwise the embedded PostgreSQL and Redis under
+var/test. Each run gets its own test database, media folder and Celery queue names, so parallel
+runs on one machine never see each other's data or tasks.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+from profiler_app.embedded import EmbeddedServices
+
+if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
+    os.environ.setdefault("PROFILER_DATA_DIR", str(Path("var/test").resolve()))
+    os.environ.update(EmbeddedServices().start())
+os.environ.setdefault("TEST_DATABASE_NAME", f"test_profiler_{os.getpid()}")
+os.environ.setdefault("CELERY_QUEUE_PREFIX", f"test{os.getpid()}-")
+os.environ.setdefault("PROFILER_MEDIA_ROOT", tempfile.mkdtemp(prefix="profiler-media-"))
+
+
+def database_url(settings_dict: dict) -> str:
+    """A DATABASE_URL for a child process (a Celery worker) that must see the test database."""
+    user = settings_dict["USER"] or "postgres"
+    password = f":{settings_dict['PASSWORD']}" if settings_dict["PASSWORD"] else ""
+    host = settings_dict["HOST"] or ""
+    name = settings_dict["NAME"]
+    if host.startswith("/"):
+        return f"postgresql://{user}{password}@/{name}?host={host}"
+    port = f":{settings_dict['PORT']}" if settings_dict["PORT"] else ""
+    return f"postgresql://{user}{password}@{host}{port}/{name}"

@@ -1,0 +1,157 @@
+"""Chrome-trace JSON of a job or a time range of it, as Perfetto and chrome://tracing read it.
+
+Each process of the track tree becomes a trace process named like the tree ("algo-1 HOST-0
+PID-1102"), each lane a thread named by its path ("GPU-0 device stream 7"); launch→run pairs
+become flow arrows. Times are microseconds from the job's origin (``otherData.origin_ns``), so
+a double keeps their nanoseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import numpy as np
+
+from profiler_app.timeline.lanes import LAUNCH_KINDS
+from profiler_app.timeline.query import JobTimeline
+from profiler_app.timeline.tree import Part
+from profiler_app.traces.model import KIND_NAMES
+
+_ARG_COLUMNS = ("correlation", "external_id", "device", "stream", "bytes", "grid_x", "grid_y",
+                "grid_z", "block_x", "block_y", "block_z")  # fmt: skip
+_BATCH = 20000
+_LAUNCH_TABLE = np.zeros(256, dtype=bool)
+_LAUNCH_TABLE[[int(k) for k in LAUNCH_KINDS]] = True
+
+
+def _threads(job: JobTimeline) -> tuple[list[dict], dict[tuple[int, int], tuple[int, int]]]:
+    """Metadata events naming processes and threads, and (part, lane) → (pid, tid)."""
+    meta: list[dict] = []
+    where: dict[tuple[int, int], tuple[int, int]] = {}
+    processes = [n for root in job.roots for n in root.walk() if n.kind == "process"]
+    for pid, proc in enumerate(processes, start=1):
+        name = f"{proc.id.split('/', 1)[0]} {proc.label}"
+        meta.append(
+            {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}}
+        )
+        tid = 0
+        for parent in proc.walk():
+            for lane in (c for c in parent.children if c.data == "events"):
+                tid += 1
+                label = lane.label if parent is proc else f"{parent.label} {lane.label}"
+                meta.append(
+                    {
+                        "ph": "M",
+                        "name": "thread_name",
+                        "pid": pid,
+                        "tid": tid,
+                        "args": {"name": label},
+                    }
+                )
+                for part, lane_id in lane.members:
+                    where[(part.id, lane_id)] = (pid, tid)
+    return meta, where
+
+
+def chrome_trace(
+    job: JobTimeline, start_ns: int | None = None, end_ns: int | None = None
+) -> Iterator[bytes]:
+    """The trace in pieces, for a streaming response."""
+    lo = job.start_ns if start_ns is None else start_ns
+    hi = job.end_ns + 1 if end_ns is None else end_ns
+    other = {"origin_ns": str(job.origin_ns), "start_ns": str(lo), "end_ns": str(hi)}
+    meta, where = _threads(job)
+    yield json.dumps({"displayTimeUnit": "ns", "otherData": other})[:-1].encode()
+    yield b',"traceEvents":['
+    yield ",".join(json.dumps(m, separators=(",", ":")) for m in meta).encode()
+    written = bool(meta)
+    for part in job.parts.values():
+        for piece in _part_events(job, part, where, lo, hi):
+            if piece:
+                yield (b"," if written else b"") + piece
+                written = True
+    yield b"]}"
+
+
+def _part_events(job: JobTimeline, part: Part, where: dict, lo: int, hi: int) -> Iterator[bytes]:
+    ix = part.index
+    table = ix.reader.read_all(list(_ARG_COLUMNS))
+    raw = {c: table.column(c).to_numpy() for c in _ARG_COLUMNS}
+    names: dict[int, str] = {}
+    rows = np.arange(len(ix.row_off) - 1)
+    lanes = ix.row_lane[rows]
+    for row, lane in zip(rows.tolist(), lanes.tolist(), strict=True):
+        if (part.id, lane) not in where:
+            continue
+        pid, tid = where[(part.id, lane)]
+        a, b = int(ix.row_off[row]), int(ix.row_off[row + 1])
+        start, end = ix.start[a:b], ix.start[a:b] + ix.dur[a:b]
+        # Overlapping the range; an instant counts when it lies inside it.
+        idx = a + np.flatnonzero((start < hi) & ((end > lo) | (start >= lo)))
+        for chunk in range(0, len(idx), _BATCH):
+            yield _events(ix, idx[chunk : chunk + _BATCH], raw, names, pid, tid, job.origin_ns)
+    yield _flows(job, part, where, lo, hi)
+
+
+def _args(raw: dict[str, np.ndarray], rows: np.ndarray) -> list[str]:
+    """The "args" object of each store row: ids, device, stream, bytes, grid and block."""
+    cols = {c: raw[c][rows].tolist() for c in _ARG_COLUMNS}
+    out = []
+    for i in range(len(rows)):
+        parts = [f'"{c}":{cols[c][i]}' for c in _ARG_COLUMNS[:5] if cols[c][i] >= 0]
+        if cols["grid_x"][i]:
+            grid = ",".join(str(cols[f"grid_{a}"][i]) for a in "xyz")
+            block = ",".join(str(cols[f"block_{a}"][i]) for a in "xyz")
+            parts.append(f'"grid":[{grid}],"block":[{block}]')
+        out.append("{" + ",".join(parts) + "}")
+    return out
+
+
+def _events(
+    ix, sel: np.ndarray, raw: dict, names: dict[int, str], pid: int, tid: int, origin: int
+) -> bytes:
+    name_ids = ix.name[sel].tolist()
+    for name_id in set(name_ids) - names.keys():
+        names[name_id] = json.dumps(ix.strings[name_id] if 0 <= name_id < len(ix.strings) else "")
+    kinds = [KIND_NAMES.get(k, "other") for k in ix.kind[sel].tolist()]
+    ts = ((ix.start[sel] - origin) / 1000).tolist()
+    dur = (ix.dur[sel] / 1000).tolist()
+    args = _args(raw, ix.store_row[sel])
+    return ",".join(
+        f'{{"ph":"X","name":{names[n]},"cat":"{k}","pid":{pid},"tid":{tid},"ts":{t:.3f},'
+        f'"dur":{d:.3f},"args":{a}}}'
+        for n, k, t, d, a in zip(name_ids, kinds, ts, dur, args, strict=True)
+    ).encode()
+
+
+def _flows(job: JobTimeline, part: Part, where: dict, lo: int, hi: int) -> bytes:
+    """An arrow from each exported launch to its exported run (Chrome's "s"/"f" events)."""
+    ix = part.index
+    launch = np.flatnonzero(_LAUNCH_TABLE[ix.kind] & (ix.partner >= 0))
+    run = ix.partner[launch].astype(np.int64)
+    inside = np.ones(len(launch), dtype=bool)
+    for ends in (launch, run):
+        start, end = ix.start[ends], ix.start[ends] + ix.dur[ends]
+        inside &= (start < hi) & ((end > lo) | (start >= lo))
+    launch, run = launch[inside], run[inside]
+    lanes = ix.row_lane[np.searchsorted(ix.row_off, np.r_[launch, run], side="right") - 1]
+    lines = []
+    for i, j, lane_i, lane_j in zip(
+        launch.tolist(),
+        run.tolist(),
+        lanes[: len(launch)].tolist(),
+        lanes[len(launch) :].tolist(),
+        strict=True,
+    ):
+        if (part.id, lane_i) not in where or (part.id, lane_j) not in where:
+            continue
+        flow_id = (part.id << 32) | i  # unique across the job's parts
+        for phase, event, lane in (("s", i, lane_i), ("f", j, lane_j)):
+            pid, tid = where[(part.id, lane)]
+            extra = ',"bp":"e"' if phase == "f" else ""
+            lines.append(
+                f'{{"ph":"{phase}","id":{flow_id},"name":"launch","cat":"ac2g","pid":{pid},'
+                f'"tid":{tid},"ts":{(int(ix.start[event]) - job.origin_ns) / 1000:.3f}{extra}}}'
+            )
+    return ",".join(lines).encode()

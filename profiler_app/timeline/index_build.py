@@ -1,0 +1,255 @@
+"""Build the timeline index of one part from its timeline store (see ``index`` for the layout).
+
+Run once per part, right after ingest wrote the store (or on first use): it reads the store's
+events once, assigns lanes and nesting depths, and writes flat ``.npy`` arrays that the web
+process memory-maps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from profiler_app.timeline import lanes as lanes_mod
+from profiler_app.timeline.activity import ActivityLevel, build_activity
+from profiler_app.timeline.levels import (
+    MAX_REL_NS,
+    N_CLASSES,
+    build_levels,
+    class_keys,
+    duration_class,
+)
+from profiler_app.traces.model import EventKind
+from profiler_app.traces.timeline_read import TimelineReader
+from profiler_app.traces.utilization import merge_intervals
+
+INDEX_VERSION = 3
+MAX_DEPTH = 63
+_COLUMNS = ["track", "kind", "name", "start_ns", "dur_ns", "correlation", "device"]
+
+
+def store_signature(store_dir: Path) -> str:
+    """Changes whenever ingest rewrites the store, so a stale index is rebuilt."""
+    stat = (store_dir / "events.parquet").stat()
+    return f"{stat.st_size}-{stat.st_mtime_ns}"
+
+
+def _depths(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Nesting depth of each event, for events sorted by (lane, start, longest first).
+
+    In a properly nested lane the earlier events still open at an event's start are its
+    ancestors, and every event that has ended by then came earlier: depth = position minus the
+    number of events ended by the start.
+    """
+    depth = np.zeros(len(lane), dtype=np.int64)
+    bounds = np.flatnonzero(np.r_[True, lane[1:] != lane[:-1], True])
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        ended = np.searchsorted(np.sort(end[a:b]), start[a:b], side="right")
+        depth[a:b] = np.arange(b - a) - ended
+    return np.clip(depth, 0, MAX_DEPTH)
+
+
+def _partners(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+    """For each event, the index of its launch (for a GPU run) or run (for a launch), else -1."""
+    partner = np.full(len(kind), -1, dtype=np.int32)
+    launch = np.flatnonzero(np.isin(kind, lanes_mod.LAUNCH_KINDS) & (correlation >= 0))
+    run = np.flatnonzero(np.isin(kind, lanes_mod.RUN_KINDS) & (correlation >= 0))
+    if not len(launch) or not len(run):
+        return partner
+    run = run[np.argsort(correlation[run], kind="stable")]
+    at = np.searchsorted(correlation[run], correlation[launch])
+    ok = at < len(run)
+    ok[ok] = correlation[run][at[ok]] == correlation[launch][ok]
+    partner[launch[ok]] = run[at[ok]]
+    partner[run[at[ok]]] = launch[ok]
+    return partner
+
+
+class _Pyramids:
+    """Activity levels of many subjects (lanes, GPUs), concatenated, with their merged spans."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.table: list[tuple[int, int, int, int]] = []
+        self.levels: list[ActivityLevel] = []
+        self.size = 0
+        self.spans: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, subject: int, starts: np.ndarray, span_start, span_end) -> None:
+        merged = merge_intervals(span_start, span_end)
+        for level in build_activity(np.sort(starts), *merged):
+            self.table.append((subject, level.k, self.size, len(level.bucket)))
+            self.levels.append(level)
+            self.size += len(level.bucket)
+        self.spans.append(merged)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        p = self.prefix
+
+        def cat(parts: list[np.ndarray]) -> np.ndarray:
+            return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64)
+
+        return {
+            f"{p}_table": np.asarray(self.table, dtype=np.int64).reshape(-1, 4),
+            f"{p}_bucket": cat([lv.bucket for lv in self.levels]),
+            f"{p}_count": cat([lv.count for lv in self.levels]),
+            f"{p}_busy": cat([lv.busy_ns for lv in self.levels]),
+            f"{p}_span_off": np.r_[0, np.cumsum([len(s) for s, _ in self.spans])].astype(np.int64),
+            f"{p}_span_start": cat([s for s, _ in self.spans]),
+            f"{p}_span_end": cat([e for _, e in self.spans]),
+        }
+
+
+def _activity_arrays(arrays: dict[str, np.ndarray], n_lanes: int, device) -> dict[str, np.ndarray]:
+    """Per lane and for the whole part: events starting and time covered; per GPU: time a
+    kernel ran (its utilisation)."""
+    start, dur, kind = arrays["start"], arrays["dur"], arrays["kind"]
+    lanes = _Pyramids("act")
+    row_off, row_lane = arrays["row_off"], arrays["row_lane"]
+    lane_lo = np.searchsorted(row_lane, np.arange(n_lanes), side="left")
+    lane_hi = np.searchsorted(row_lane, np.arange(n_lanes), side="right")
+    for lane in range(n_lanes):
+        a, b = row_off[lane_lo[lane]], row_off[lane_hi[lane]]
+        lanes.add(lane, start[a:b], start[a:b], start[a:b] + dur[a:b])
+    # One more subject, the whole part: what a collapsed process or node draws.
+    lanes.add(n_lanes, start, start, start + dur)
+    gpus = _Pyramids("util")
+    kernels = np.flatnonzero((kind == EventKind.KERNEL) & (device >= 0))
+    devices = np.unique(device[kernels]).astype(np.int64)
+    for i, dev in enumerate(devices.tolist()):
+        rows = kernels[device[kernels] == dev]
+        gpus.add(i, np.empty(0, np.int64), start[rows], start[rows] + dur[rows])
+    return {**lanes.arrays(), **gpus.arrays(), "util_device": devices}
+
+
+def _level_arrays(rows_off: np.ndarray, start, dur, name) -> dict[str, np.ndarray]:
+    table, buckets, counts, busy, names = [], [], [], [], []
+    offset = 0
+    for r in range(len(rows_off) - 1):
+        a, b = rows_off[r], rows_off[r + 1]
+        for level in build_levels(start[a:b], dur[a:b], name[a:b]):
+            n = len(level.bucket)
+            table.append((r, level.k, offset, n, int(level.terminal)))
+            buckets.append(level.bucket)
+            counts.append(level.count)
+            busy.append(level.busy_ns)
+            names.append(level.name)
+            offset += n
+
+    def cat(parts: list[np.ndarray], dtype) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype)
+
+    return {
+        "level_table": np.asarray(table, dtype=np.int64).reshape(-1, 5),
+        "level_bucket": cat(buckets, np.int64),
+        "level_count": cat(counts, np.int64),
+        "level_busy": cat(busy, np.int64),
+        "level_name": cat(names, np.int32),
+    }
+
+
+def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
+    """Writes the index of the store in ``store_dir`` to ``index_dir`` (atomically)."""
+    store_dir, index_dir = Path(store_dir), Path(index_dir)
+    reader = TimelineReader(store_dir)
+    table = reader.read_all(_COLUMNS)
+    c = {col: table.column(col).to_numpy() for col in _COLUMNS}
+    del table
+    end = c["start_ns"] + c["dur_ns"]
+    devices = lanes_mod.launch_devices(c["track"], c["kind"], c["correlation"], c["device"])
+    lanes = lanes_mod.assign_lanes(reader.tracks, c["track"], c["kind"], devices)
+    lane = lanes.event_lane.astype(np.int64)
+
+    nested = np.lexsort((-c["dur_ns"], c["start_ns"], lane))
+    depth = np.empty(len(lane), dtype=np.int64)
+    depth[nested] = _depths(lane[nested], c["start_ns"][nested], end[nested])
+    row_key = lane * (MAX_DEPTH + 1) + depth
+    order = np.lexsort((-c["dur_ns"], c["start_ns"], row_key))
+    row_key = row_key[order]
+    keys, row_first = np.unique(row_key, return_index=True)
+    rows_off = np.r_[row_first, len(order)].astype(np.int64)
+    row_of = np.repeat(np.arange(len(keys)), np.diff(rows_off))
+
+    start, dur = c["start_ns"][order], c["dur_ns"][order]
+    name, kind = c["name"][order].astype(np.int32), c["kind"][order]
+    origin = int(start.min()) if len(start) else 0
+    if len(start) and int(start.max()) - origin > MAX_REL_NS:
+        raise ValueError("a part spanning more than four years cannot be indexed")
+    ckey = class_keys(duration_class(dur), start - origin)
+    by_class = np.lexsort((ckey, row_of))
+    arrays: dict[str, np.ndarray] = {
+        "start": start,
+        "dur": dur,
+        "name": name,
+        "kind": kind,
+        "store_row": order.astype(np.int32),
+        "cum": np.r_[0, np.cumsum(dur)].astype(np.int64),
+        "partner": _partners(kind, c["correlation"][order]),
+        "row_lane": (keys // (MAX_DEPTH + 1)).astype(np.int64),
+        "row_depth": (keys % (MAX_DEPTH + 1)).astype(np.int64),
+        "row_off": rows_off,
+        "ckey": ckey[by_class],
+        "cidx": by_class.astype(np.int32),
+    }
+    arrays.update(_level_arrays(rows_off, start, dur, name))
+    arrays.update(_activity_arrays(arrays, len(lanes.table), c["device"][order]))
+    by_name = np.argsort(name, kind="stable")
+    arrays["name_order"] = by_name.astype(np.int32)
+    arrays["name_off"] = np.searchsorted(name[by_name], np.arange(len(reader.strings) + 1))
+    meta = {
+        "version": INDEX_VERSION,
+        "signature": store_signature(store_dir),
+        "origin_ns": origin,
+        "n_events": len(start),
+        "lanes": _lane_meta(lanes.table, arrays, start, dur),
+        "n_classes": N_CLASSES,
+    }
+    _write(index_dir, arrays, meta)
+    return index_dir
+
+
+def _lane_meta(table: pd.DataFrame, arrays: dict[str, np.ndarray], start, dur) -> list[dict]:
+    out = []
+    off = arrays["row_off"]
+    for info in table.itertuples():
+        rows = np.flatnonzero(arrays["row_lane"] == info.lane)
+        lo, hi = int(off[rows[0]]), int(off[rows[-1] + 1])
+        out.append(
+            {
+                "lane": int(info.lane),
+                "kind": info.kind,
+                "device": int(info.device),
+                "stream": int(info.stream),
+                "pid": int(info.pid),
+                "tid": int(info.tid),
+                "label": info.label,
+                "rows": [int(r) for r in rows],
+                "n_events": hi - lo,
+                "start_ns": int(start[lo:hi].min()),
+                "end_ns": int((start[lo:hi] + dur[lo:hi]).max()),
+            }
+        )
+    return out
+
+
+def _write(index_dir: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
+    """Write to a sibling folder, then swap it in, so readers never see half an index."""
+    staging = index_dir.with_name(f".{index_dir.name}-{uuid.uuid4().hex}")
+    staging.mkdir(parents=True)
+    try:
+        for key, value in arrays.items():
+            np.save(staging / f"{key}.npy", np.ascontiguousarray(value))
+        (staging / "meta.json").write_text(json.dumps(meta))
+        if index_dir.exists():
+            retired = index_dir.with_name(f".{index_dir.name}-old-{uuid.uuid4().hex}")
+            os.replace(index_dir, retired)
+            shutil.rmtree(retired, ignore_errors=True)
+        os.replace(staging, index_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,209 @@
+"""A job's timeline: its parts' indexes arranged as a track tree, and the viewport query over it.
+
+A viewport asks for tree node ids. An event lane answers with its rows (wide events and merged
+blocks, see ``viewport``); a counter with min/max/mean per bucket; any other group with an
+aggregate of everything below it (events starting per bucket and time covered), which is what a
+collapsed group draws. Launch→run pairs of the wide events come along for the arrows.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from profiler_app.timeline import viewport as vp
+from profiler_app.timeline.lanes import RUN_KINDS
+from profiler_app.timeline.series import Series, per_bucket
+from profiler_app.timeline.tree import Part, TreeNode, build_tree
+from profiler_app.timeline.viewport import RowView, Window
+
+MAX_FLOWS = 2000
+_RUN_KIND_TABLE = np.zeros(256, dtype=bool)
+_RUN_KIND_TABLE[[int(k) for k in RUN_KINDS]] = True
+
+
+class UnknownTrack(KeyError):
+    pass
+
+
+@dataclass(frozen=True)
+class LaneRows:
+    node: TreeNode
+    rows: list[tuple[Part, RowView]]
+
+
+@dataclass(frozen=True)
+class Counter:
+    node: TreeNode
+    mean: np.ndarray  # per bucket, NaN where there is no data
+    low: np.ndarray
+    high: np.ndarray
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    node: TreeNode
+    lanes: int  # lanes or whole parts summed: ``busy_ns`` / lanes is their mean occupancy
+    count: np.ndarray
+    busy_ns: np.ndarray
+
+
+@dataclass(frozen=True)
+class Flows:
+    """Launch→run pairs as event indexes of their part; ``total`` counts those not sent too."""
+
+    part: np.ndarray
+    launch: np.ndarray
+    run: np.ndarray
+    total: int
+
+
+@dataclass(frozen=True)
+class Viewport:
+    window: Window  # of the event rows
+    strip: Window  # of counters and aggregates: buckets of at least a pixel
+    tracks: list[LaneRows | Counter | Aggregate]
+    flows: Flows
+
+
+class JobTimeline:
+    def __init__(self, parts: list[Part], series: Sequence[Series] = ()) -> None:
+        self.parts = {p.id: p for p in parts}
+        self.roots = build_tree(parts, series)
+        self.nodes = {n.id: n for root in self.roots for n in root.walk()}
+        self.lane_node = {
+            (p.id, lane): n.id
+            for n in self.nodes.values()
+            if n.data == "events"
+            for p, lane in n.members
+        }
+        starts = [lane["start_ns"] for p in parts for lane in p.index.lanes]
+        ends = [lane["end_ns"] for p in parts for lane in p.index.lanes]
+        self.start_ns = min(starts) if starts else 0
+        self.end_ns = max(ends) if ends else 0
+        self.origin_ns = self.start_ns
+
+    @property
+    def n_events(self) -> int:
+        return sum(p.index.n_events for p in self.parts.values())
+
+    def tree(self) -> list[dict]:
+        return [root.as_dict() for root in self.roots]
+
+    def viewport(self, window: Window, ids: list[str], width_px: int) -> Viewport:
+        strip = window.coarser(width_px)
+        tracks: list[LaneRows | Counter | Aggregate] = []
+        for track_id in ids:
+            node = self.nodes.get(track_id)
+            if node is None:
+                raise UnknownTrack(track_id)
+            if node.data == "events":
+                rows = [
+                    (part, vp.row_view(part.index, row, window))
+                    for part, lane in node.members
+                    for row in vp.lane_rows(part.index, lane)
+                ]
+                tracks.append(LaneRows(node, rows))
+            elif node.data == "counter":
+                tracks.append(self._counter(node, strip))
+            else:
+                tracks.append(self._aggregate(node, strip))
+        return Viewport(window, strip, tracks, self._flows(tracks))
+
+    def _aggregate(self, node: TreeNode, window: Window) -> Aggregate:
+        """Sum of the activity below ``node``: whole parts where it holds every lane of them."""
+        count = np.zeros(window.n_buckets, dtype=np.int64)
+        busy = np.zeros(window.n_buckets, dtype=np.int64)
+        members: dict[int, set[int]] = {}
+        for child in node.walk():
+            if child.data == "events":
+                for part, lane in child.members:
+                    members.setdefault(part.id, set()).add(lane)
+        subjects = 0
+        for part_id, lanes in members.items():
+            ix = self.parts[part_id].index
+            whole = len(lanes) == len(ix.lanes)
+            for lane in [None] if whole else sorted(lanes):
+                c, b = vp.activity(ix, lane, window)
+                count += c
+                busy += b
+                subjects += 1
+        return Aggregate(node, subjects, count, busy)
+
+    def _counter(self, node: TreeNode, window: Window) -> Counter:
+        if node.series is not None:
+            return Counter(
+                node, *per_bucket(node.series, window.start_ns, window.k, window.n_buckets)
+            )
+        if node.kind == "gpu_util":
+            return self._gpu_util(node, window)
+        series = [self._counter(n, window) for n in node.walk() if n.kind == "gpu_util"]
+        with warnings.catch_warnings():
+            # A bucket where no GPU has data stays NaN; numpy warns about exactly that.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean = np.nanmean([s.mean for s in series], axis=0)
+            low = np.nanmin([s.low for s in series], axis=0)
+            high = np.nanmax([s.high for s in series], axis=0)
+        return Counter(node, mean, low, high)
+
+    def _gpu_util(self, node: TreeNode, window: Window) -> Counter:
+        """Share of each bucket during which a kernel ran (NVML's definition of utilisation)."""
+        device = node.info["device"]
+        busy = np.zeros(window.n_buckets, dtype=np.int64)
+        covered = np.zeros(window.n_buckets, dtype=bool)
+        edges = window.start_ns + (np.arange(window.n_buckets + 1, dtype=np.int64) << window.k)
+        # The GPU has data wherever its process recorded anything on one of its streams.
+        for part in {p.id: p for p, _ in node.members}.values():
+            found = vp.device_busy(part.index, device, window)
+            if found is not None:
+                busy += found
+            lanes = [part.index.lanes[lane] for p, lane in node.members if p.id == part.id]
+            lo = min(lane["start_ns"] for lane in lanes)
+            hi = max(lane["end_ns"] for lane in lanes)
+            covered |= (edges[1:] > lo) & (edges[:-1] < hi)
+        width = float(window.bucket_ns)
+        mean = np.minimum(busy / width * 100.0, 100.0)
+        low = np.where(busy >= window.bucket_ns, 100.0, 0.0)
+        high = np.where(busy > 0, 100.0, 0.0)
+        nan = np.where(covered, 1.0, np.nan)
+        return Counter(node, mean * nan, low * nan, high * nan)
+
+    def _flows(self, tracks: list[LaneRows | Counter | Aggregate]) -> Flows:
+        parts, launches, runs = [], [], []
+        for track in tracks:
+            if not isinstance(track, LaneRows):
+                continue
+            for part, row in track.rows:
+                partner = np.asarray(part.index.partner[row.events])
+                linked = partner >= 0
+                idx, partner = row.events[linked], partner[linked]
+                is_run = _RUN_KIND_TABLE[part.index.kind[idx]]
+                launches.append(np.where(is_run, partner, idx))
+                runs.append(np.where(is_run, idx, partner))
+                parts.append(np.full(len(idx), part.id, dtype=np.int64))
+        if not parts:
+            empty = np.empty(0, np.int64)
+            return Flows(empty, empty, empty, 0)
+        pairs = np.unique(
+            np.stack([np.concatenate(parts), np.concatenate(launches), np.concatenate(runs)]),
+            axis=1,
+        )
+        total = pairs.shape[1]
+        if total > MAX_FLOWS:
+            run_start = np.empty(total, dtype=np.int64)
+            for part_id in np.unique(pairs[0]).tolist():
+                mine = pairs[0] == part_id
+                run_start[mine] = self.parts[part_id].index.start[pairs[2][mine]]
+            pairs = pairs[:, np.sort(np.argsort(run_start, kind="stable")[:MAX_FLOWS])]
+        return Flows(pairs[0], pairs[1], pairs[2], total)
+
+    def locate(self, part: Part, idx: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """(tree lane id, row depth) of each event ("" for a lane the tree does not show)."""
+        ix = part.index
+        row = np.searchsorted(ix.row_off, idx, side="right") - 1
+        lanes = np.asarray(ix.row_lane[row])
+        ids = {lane: self.lane_node.get((part.id, lane), "") for lane in np.unique(lanes).tolist()}
+        return [ids[lane] for lane in lanes.tolist()], np.asarray(ix.row_depth[row])

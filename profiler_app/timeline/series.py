@@ -1,0 +1,99 @@
+"""Sampled counter series (NVML, psutil, perf counters, Kineto counters) on the timeline.
+
+A series is a node's samples of one metric and device (or counter name). Drawn per bucket it
+gives min, max and mean of the samples in the bucket; a bucket between two samples holds the
+earlier sample's value, so zooming in past the sampling interval draws steps, not gaps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+# metric → (label, unit); metrics not listed are not drawn.
+CPU_METRICS = {
+    "cpu_util_total_pct": ("CPU utilisation", "%"),
+    "cpu_iowait_pct": ("I/O wait", "%"),
+    "host_mem_used_bytes": ("Host memory used", "B"),
+}
+GPU_METRICS = {
+    "gpu_util_pct": ("utilisation", "%"),
+    "gpu_mem_used_bytes": ("memory used", "B"),
+    "gpu_mem_util_pct": ("memory utilisation", "%"),
+}
+COUNTER_METRIC = "counter"
+PER_CORE_METRIC = "cpu_util_pct"
+
+
+@dataclass(frozen=True)
+class Series:
+    node: str
+    metric: str
+    device: int
+    name: str
+    time_ns: np.ndarray  # ascending
+    value: np.ndarray
+
+
+def from_frame(frame: pd.DataFrame) -> list[Series]:
+    """Series from rows of (node, metric, device, name, time_ns, value), as ingest stores them."""
+    out = []
+    for (node, metric, device, name), group in frame.groupby(["node", "metric", "device", "name"]):
+        group = group.sort_values("time_ns", kind="stable")
+        out.append(
+            Series(
+                str(node), str(metric), int(device), str(name),
+                group["time_ns"].to_numpy(np.int64), group["value"].to_numpy(np.float64),
+            )
+        )  # fmt: skip
+    return out
+
+
+def combine(pieces: list[Series]) -> Series:
+    """One series from the pieces several parts (collector chunks) recorded."""
+    time = np.concatenate([p.time_ns for p in pieces])
+    value = np.concatenate([p.value for p in pieces])
+    order = np.argsort(time, kind="stable")
+    first = pieces[0]
+    return Series(first.node, first.metric, first.device, first.name, time[order], value[order])
+
+
+def mean_of(series: list[Series], name: str = "") -> Series:
+    """Per-core series averaged at each sampling instant (CPU utilisation when no total was
+    recorded)."""
+    time = np.unique(np.concatenate([s.time_ns for s in series]))
+    stacked = np.full((len(series), len(time)), np.nan)
+    for i, s in enumerate(series):
+        stacked[i, np.searchsorted(time, s.time_ns)] = s.value
+    first = series[0]
+    return Series(first.node, first.metric, -1, name, time, np.nanmean(stacked, axis=0))
+
+
+def per_bucket(
+    series: Series, start_ns: int, k: int, n_buckets: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, min, max) per bucket; NaN outside the series' first..last sample."""
+    mean = np.full(n_buckets, np.nan)
+    low = np.full(n_buckets, np.nan)
+    high = np.full(n_buckets, np.nan)
+    t, v = series.time_ns, series.value
+    if not len(t):
+        return mean, low, high
+    edges = start_ns + (np.arange(n_buckets + 1, dtype=np.int64) << k)
+    lo, hi = np.searchsorted(t, [edges[0], edges[-1]])
+    bucket = (t[lo:hi] - start_ns) >> k
+    values = v[lo:hi]
+    if len(bucket):
+        first = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+        where = bucket[first]
+        mean[where] = np.add.reduceat(values, first) / np.diff(np.r_[first, len(values)])
+        low[where] = np.minimum.reduceat(values, first)
+        high[where] = np.maximum.reduceat(values, first)
+    # Buckets without a sample hold the last value before them, within the series' span.
+    previous = np.searchsorted(t, edges[:-1], side="right") - 1
+    empty = np.isnan(mean) & (previous >= 0) & (edges[:-1] <= t[-1])
+    held = v[previous[empty]]
+    mean[empty], low[empty], high[empty] = held, held, held
+    return mean, low, high

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from profiler_app.timeline import views
+
+urlpatterns = [
+    path("jobs/<int:job_id>/timeline/tracks/", views.tracks_view, name="timeline-tracks"),
+    path("jobs/<int:job_id>/timeline/viewport/", views.viewport_view, name="timeline-viewport"),
+    path("jobs/<int:job_id>/timeline/search/", views.search_view, name="timeline-search"),
+    path("jobs/<int:job_id>/timeline/event/", views.event_view, name="timeline-event"),
+    path("jobs/<int:job_id>/timeline/export/", views.export_view, name="timeline-export"),
+]

@@ -1,0 +1,142 @@
+"""Timeline API: the track tree, viewport queries (binary), search, event details, export."""
+
+import gzip
+import time
+
+from django.http import HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+
+from profiler_app.core.models import TrainingJob
+from profiler_app.timeline import logic, payload
+from profiler_app.timeline.details import UnknownEvent, event_details
+from profiler_app.timeline.export import chrome_trace
+from profiler_app.timeline.query import UnknownTrack
+from profiler_app.timeline.search import search
+from profiler_app.timeline.serializers import (
+    EventDetailsSerializer,
+    EventQuerySerializer,
+    ExportQuerySerializer,
+    SearchQuerySerializer,
+    SearchResultSerializer,
+    TimelineTracksSerializer,
+    ViewportQuerySerializer,
+)
+from profiler_app.timeline.viewport import Window
+
+# Worth compressing: viewport payloads shrink five to ten times at the fastest level.
+GZIP_MIN_BYTES = 4096
+
+
+def _job(job_id: int) -> TrainingJob:
+    """Every signed-in user sees every job (the team shares them)."""
+    return get_object_or_404(TrainingJob, pk=job_id)
+
+
+def _timeline(job_id: int):
+    return logic.job_timeline(_job(job_id))
+
+
+def _params(serializer_class, request):
+    params = serializer_class(data=request.query_params)
+    params.is_valid(raise_exception=True)
+    return params.validated_data
+
+
+@extend_schema(responses=TimelineTracksSerializer)
+@api_view(["GET"])
+def tracks_view(request, job_id: int):
+    """The track tree of the job's processed parts, its time span and its steps."""
+    job = _job(job_id)
+    timeline = logic.job_timeline(job)
+    parts = [
+        {"id": p.id, "node": p.node, "rank": p.rank, "pid": p.pid} for p in timeline.parts.values()
+    ]
+    body = {
+        "job": job_id,
+        "origin_ns": str(timeline.origin_ns),
+        "start_ns": str(timeline.start_ns),
+        "end_ns": str(timeline.end_ns),
+        "n_events": timeline.n_events,
+        "parts": parts,
+        "tracks": timeline.tree(),
+        "steps": logic.step_marks(job),
+    }
+    return Response(TimelineTracksSerializer(body).data)
+
+
+@extend_schema(
+    parameters=[ViewportQuerySerializer],
+    responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)},
+)
+@api_view(["GET"])
+def viewport_view(request, job_id: int):
+    """What a screen of the timeline draws: per track the events at least a pixel wide and
+    merged blocks for the rest, counters per pixel, aggregates of collapsed groups, and the
+    launch→run pairs. Binary: see ``profiler_app/timeline/payload.py``."""
+    params = _params(ViewportQuerySerializer, request)
+    timeline = _timeline(job_id)
+    began = time.perf_counter()
+    window = Window.for_view(params["start_ns"], params["end_ns"], params["width_px"])
+    ids = [t for t in params["tracks"].split(",") if t]
+    try:
+        view = timeline.viewport(window, ids, params["width_px"])
+    except UnknownTrack as exc:
+        raise ValidationError({"tracks": [f"no track {exc.args[0]!r} in this job"]}) from exc
+    body = payload.encode(timeline, view)
+    query_ms = (time.perf_counter() - began) * 1000
+    response = HttpResponse(content_type="application/octet-stream")
+    if len(body) >= GZIP_MIN_BYTES and "gzip" in request.headers.get("Accept-Encoding", ""):
+        body = gzip.compress(body, compresslevel=1)
+        response["Content-Encoding"] = "gzip"
+    response["Vary"] = "Accept-Encoding"
+    response["Server-Timing"] = f"query;dur={query_ms:.1f}"
+    response.content = body
+    return response
+
+
+@extend_schema(parameters=[SearchQuerySerializer], responses=SearchResultSerializer)
+@api_view(["GET"])
+def search_view(request, job_id: int):
+    """Events whose name contains ``q`` (any case): the earliest ``limit``, and every matching
+    name with its count."""
+    params = _params(SearchQuerySerializer, request)
+    found = search(_timeline(job_id), params["q"], params["limit"])
+    body = {
+        "count": found.total,
+        "names": [{"name": n, "count": c} for n, c in found.names],
+        "results": found.events,
+    }
+    return Response(SearchResultSerializer(body).data)
+
+
+@extend_schema(parameters=[EventQuerySerializer], responses=EventDetailsSerializer)
+@api_view(["GET"])
+def event_view(request, job_id: int):
+    """One event with every recorded field, its connected launch or run, and launch latency."""
+    params = _params(EventQuerySerializer, request)
+    try:
+        details = event_details(_timeline(job_id), params["id"])
+    except UnknownEvent as exc:
+        raise NotFound(f"No event {params['id']} in this job.") from exc
+    return Response(EventDetailsSerializer(details).data)
+
+
+@extend_schema(
+    parameters=[ExportQuerySerializer],
+    responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.BINARY)},
+)
+@api_view(["GET"])
+def export_view(request, job_id: int):
+    """The job, or [start_ns, end_ns) of it, as Chrome-trace JSON (opens in Perfetto)."""
+    params = _params(ExportQuerySerializer, request)
+    job = _job(job_id)
+    timeline = logic.job_timeline(job)
+    chunks = chrome_trace(timeline, params.get("start_ns"), params.get("end_ns"))
+    response = StreamingHttpResponse(chunks, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{job.name}-timeline.json"'
+    return response

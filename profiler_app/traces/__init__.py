@@ -1,0 +1,11 @@
+"""Pure trace parsing and analysis: no Django here (tests/traces/test_purity.py checks it).
+
+``ingest_trace`` turns a PyTorch profiler (Kineto) trace or a collector chunk into aggregates
+and a timeline store; ``TimelineReader`` reads a store back.
+"""
+
+from profiler_app.traces.errors import TraceFormatError
+from profiler_app.traces.pipeline import IngestResult, Limits, ingest_trace
+from profiler_app.traces.timeline_read import TimelineReader
+
+__all__ = ["IngestResult", "Limits", "TimelineReader", "TraceFormatError", "ingest_trace"]

@@ -1,0 +1,124 @@
+"""Rules that turn names into categories: kernel type, precision, memcpy direction, steps.
+
+Every rule works on the (few thousand) distinct names of a trace, never on events one by one;
+callers map the answers back to events through the interned name ids.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from profiler_app.traces.model import MemcpyKind
+
+# Kernel categories, as Holistic Trace Analysis (hta/utils/utils.py, get_kernel_type) defines
+# them: communication first, then memory, then computation; names that are none of these
+# (they mention Memcpy/Memset/Sync in the middle) are "OTHER". RCCL (ROCm) kernels are named
+# like NCCL's but may start with "rccl"; HTA predates them, we count them as communication too.
+COMM, MEM, COMP, OTHER = "COMM", "MEM", "COMP", "OTHER"
+_COMM_RE = re.compile(r"^(nccl|rccl).*Kernel")
+_MEMORY_RE = re.compile(r"(^Memcpy)|(^Memset)|(^dma)")
+_NOT_COMPUTE_RE = re.compile(r"(^(nccl|rccl).*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")
+
+
+def kernel_category(name: str) -> str:
+    if _COMM_RE.match(name):
+        return COMM
+    if _MEMORY_RE.match(name):
+        return MEM
+    if not _NOT_COMPUTE_RE.match(name):
+        return COMP
+    return OTHER
+
+
+# Precision heuristic, in order; the first rule that matches wins.
+#  1. Explicit dtype tokens in the kernel name: cuBLAS/CUTLASS/xmma names spell the input type
+#     ("bf16", "fp16", "tf32", "i8816", "s1688gemm_fp16"), PyTorch templates spell the C++ type
+#     ("c10::BFloat16", "c10::Half", "float", "double", "long").
+#  2. BLAS prefixes: "sgemm"/"dgemm"/"hgemm"/"cgemm"/"zgemm" (single, double, half, complex).
+#  3. Otherwise the dtype of the first tensor input of the CPU operator that launched the kernel
+#     (linked by External id), when the trace recorded shapes.
+#  4. Otherwise "unknown". Memory copies and NCCL kernels take their dtype the same way.
+# Mixed-precision names (e.g. "bf16bf16_bf16f32") are classified by their first (input) type.
+UNKNOWN = "unknown"
+# A type word stands alone when no letter or digit touches it ("Sum_float(" counts).
+_W, _E = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
+_NAME_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"bf16|bfloat16|c10::BFloat16|__nv_bfloat16", re.I), "BF16"),
+    (re.compile(r"tf32", re.I), "TF32"),
+    (
+        re.compile(rf"fp16|f16_|_f16|c10::Half|__half|{_W}half{_E}|h884|h1688|h16816|hgemm", re.I),
+        "FP16",
+    ),
+    (re.compile(r"fp8|e4m3|e5m2|Float8", re.I), "FP8"),
+    (re.compile(r"i8816|imma|int8|c10::qint8", re.I), "INT8"),
+    # float before double: a float kernel often takes a double scalar, rarely the reverse.
+    (re.compile(rf"fp32|{_W}float{_E}|sgemm|s884|s1688|f32|scudnn", re.I), "FP32"),
+    (re.compile(rf"fp64|{_W}double{_E}|dgemm|d884|f64", re.I), "FP64"),
+]
+# Integer types are not guessed from names: nearly every kernel signature has int parameters.
+
+# PyTorch's "Input type" strings -> precision.
+_INPUT_TYPES = {
+    "float": "FP32",
+    "double": "FP64",
+    "c10::Half": "FP16",
+    "c10::BFloat16": "BF16",
+    "c10::Float8_e4m3fn": "FP8",
+    "c10::Float8_e5m2": "FP8",
+    "long int": "INT64",
+    "long": "INT64",
+    "int": "INT32",
+    "short int": "INT16",
+    "signed char": "INT8",
+    "unsigned char": "UINT8",
+    "bool": "BOOL",
+    "c10::complex<float>": "COMPLEX64",
+    "c10::complex<double>": "COMPLEX128",
+}
+
+
+def precision_from_name(name: str) -> str:
+    for pattern, precision in _NAME_RULES:
+        if pattern.search(name):
+            return precision
+    return UNKNOWN
+
+
+def precision_from_input_types(input_types_json: str) -> str:
+    """Precision of an operator from its recorded ``Input type`` list (JSON text)."""
+    try:
+        types = json.loads(input_types_json)
+    except (ValueError, RecursionError):
+        return UNKNOWN
+    if not isinstance(types, list):
+        return UNKNOWN
+    for entry in types:
+        if isinstance(entry, str) and entry in _INPUT_TYPES:
+            return _INPUT_TYPES[entry]
+    return UNKNOWN
+
+
+# "Memcpy HtoD (Pageable -> Device)", "Memcpy DtoD (Device -> Device)", "Memcpy PtoP ...".
+_MEMCPY_RE = re.compile(r"^Memcpy (HtoD|DtoH|DtoD|HtoH|PtoP)")
+_MEMCPY_KINDS = {
+    "HtoD": MemcpyKind.HTOD,
+    "DtoH": MemcpyKind.DTOH,
+    "DtoD": MemcpyKind.DTOD,
+    "HtoH": MemcpyKind.HTOH,
+    "PtoP": MemcpyKind.PTOP,
+}
+
+
+def memcpy_kind_from_name(name: str) -> int:
+    found = _MEMCPY_RE.match(name)
+    return int(_MEMCPY_KINDS[found.group(1)]) if found else int(MemcpyKind.NONE)
+
+
+# Training steps: PyTorch's "ProfilerStep#12" and the collector's "step_12".
+_STEP_RE = re.compile(r"^(?:ProfilerStep#|step_)(\d+)$")
+
+
+def step_number(name: str) -> int | None:
+    found = _STEP_RE.match(name)
+    return int(found.group(1)) if found else None

@@ -1,0 +1,241 @@
+"""One call from an uploaded file to its aggregates and timeline store.
+
+``ingest_trace`` streams the file batch by batch: each batch is normalised, folded into the
+aggregates and appended to the timeline store's runs, then dropped. Nothing here touches the
+database; the Django side stores the returned frames.
+"""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import zipfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from profiler_app.traces.aggregate import Aggregator, PartAggregates
+from profiler_app.traces.decompress import ReadProgress
+from profiler_app.traces.errors import TraceFormatError
+from profiler_app.traces.kineto import KinetoFile, iter_chunks
+from profiler_app.traces.model import FLOW_COLUMNS, FlowBatch
+from profiler_app.traces.normalize import PartContext
+from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
+
+KINETO, COLLECTOR = "kineto", "collector"
+FLOWS_FILE = "flows.parquet"
+# Chrome-trace phases the parser turns into something; others are counted as ignored.
+_USED_PHASES = {"X", "i", "I", "s", "t", "f", "C", "M"}
+# Timestamps at or after 2000-01-01 are taken to be unix-epoch times already.
+_EPOCH_2000_NS = 946_684_800 * 10**9
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_decompressed_bytes: int = 64 << 30
+    chunk_bytes: int = 8 << 20
+    collector_batch_rows: int = 500_000
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    aggregates: PartAggregates
+    store: StoreSummary
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Millions of short-lived objects make the cyclic GC rescan the heap over and over; the
+    structs decoded here hold no cycles, so collection can wait until the end."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def ingest_trace(
+    path: str | Path,
+    kind: str,
+    store_dir: str | Path,
+    limits: Limits = Limits(),
+    progress: Callable[[float], None] | None = None,
+    executor: Executor | None = None,
+    workers: int = 0,
+) -> IngestResult:
+    """Parse ``path`` (a Kineto trace or a collector chunk) into aggregates and a store.
+
+    Raises ``TraceFormatError`` with a user-readable message for anything unreadable; the
+    store directory is removed in that case.
+    """
+    store_dir = Path(store_dir)
+    if store_dir.exists():
+        shutil.rmtree(store_dir)
+    try:
+        with _gc_paused():
+            if kind == KINETO:
+                return _ingest_kineto(Path(path), store_dir, limits, progress, executor, workers)
+            if kind == COLLECTOR:
+                return _ingest_collector(Path(path), store_dir, limits, progress)
+            raise TraceFormatError(f"unknown part kind {kind!r}")
+    except BaseException:
+        shutil.rmtree(store_dir, ignore_errors=True)
+        raise
+
+
+class _Sink:
+    """Where normalised batches go: the aggregates, the store's runs and the flow list."""
+
+    def __init__(self, context: PartContext, store_dir: Path) -> None:
+        self.context = context
+        self.aggregator = Aggregator(context.strings)
+        self.writer = TimelineWriter(store_dir)
+        self.flows: list[FlowBatch] = []
+        self.store_dir = store_dir
+
+    def finish(self, offset_ns: int, metadata: dict[str, Any]) -> IngestResult:
+        tracks = self.context.track_frame()
+        aggregates = self.aggregator.finish(self.context.strings, offset_ns)
+        store = self.writer.finish(offset_ns, self.context.strings.strings, tracks)
+        self._write_flows(offset_ns)
+        return IngestResult(aggregates, store, metadata)
+
+    def _write_flows(self, offset_ns: int) -> None:
+        columns: dict[str, np.ndarray] = {}
+        if self.flows:
+            for col in self.flows[0].columns:
+                columns[col] = np.concatenate([f.columns[col] for f in self.flows])
+            columns["time_ns"] = columns["time_ns"] + offset_ns
+            self.aggregator.count("flow", len(columns["flow_id"]))
+        frame = pd.DataFrame(columns or {c: np.empty(0, t) for c, t in FLOW_COLUMNS.items()})
+        pq.write_table(
+            pa.Table.from_pandas(frame, preserve_index=False), self.store_dir / FLOWS_FILE
+        )
+
+
+def _ingest_kineto(
+    path: Path,
+    store_dir: Path,
+    limits: Limits,
+    progress: Callable[[float], None] | None,
+    executor: Executor | None,
+    workers: int,
+) -> IngestResult:
+    context = PartContext()
+    sink = _Sink(context, store_dir)
+    info = KinetoFile()
+    read = ReadProgress()
+    chunks = iter_chunks(
+        path,
+        info,
+        limits.max_decompressed_bytes,
+        chunk_bytes=limits.chunk_bytes,
+        executor=executor,
+        in_flight=workers + 1,
+        progress=read,
+    )
+    for chunk in chunks:
+        events, flows, samples = context.kineto_batches(chunk)
+        del chunk
+        sink.aggregator.add_events(events)
+        sink.writer.add(events)
+        if flows is not None:
+            sink.flows.append(flows)
+        if samples is not None:
+            sink.aggregator.add_samples(samples)
+        if progress is not None:
+            progress(read.fraction)
+    offset_ns, clock = _clock_offset(info, sink.aggregator.start_ns)
+    ignored = {ph: n for ph, n in context.phase_counts.items() if ph not in _USED_PHASES}
+    metadata = {
+        "format": "kineto",
+        "clock": clock,
+        "base_time_ns": offset_ns,
+        "events_in_file": info.n_events,
+        "decompressed_bytes": info.decompressed_bytes,
+        "ignored_phases": ignored,
+        "distributed_info": info.get("distributedInfo"),
+        "device_properties": info.get("deviceProperties"),
+        "trace_name": info.get("traceName"),
+        "schema_version": info.get("schemaVersion"),
+    }
+    return sink.finish(offset_ns, metadata)
+
+
+def _clock_offset(info: KinetoFile, first_start_ns: int | None) -> tuple[int, str]:
+    """Nanoseconds to add so times are unix-epoch, and how that was decided.
+
+    Recent PyTorch writes times relative to ``baseTimeNanoseconds``; older versions write unix
+    microseconds. A trace with neither is aligned on its own start, so ranks of such a job line
+    up at their first event.
+    """
+    if info.base_time_ns:
+        return info.base_time_ns, "baseTimeNanoseconds"
+    if first_start_ns is None or first_start_ns >= _EPOCH_2000_NS:
+        return 0, "unix"
+    return -first_start_ns, "trace_start"
+
+
+def _ingest_collector(
+    path: Path,
+    store_dir: Path,
+    limits: Limits,
+    progress: Callable[[float], None] | None,
+) -> IngestResult:
+    from collector.chunk_format import ChunkFormatError, read_chunk
+
+    _check_archive_size(path, limits.max_decompressed_bytes)
+    try:
+        chunk = read_chunk(path)
+    except ChunkFormatError as exc:
+        raise TraceFormatError(str(exc)) from exc
+    context = PartContext()
+    sink = _Sink(context, store_dir)
+    for events, samples in context.collector_batches(chunk, limits.collector_batch_rows):
+        sink.aggregator.add_events(events)
+        sink.writer.add(events)
+        sink.aggregator.add_samples(samples)
+    if progress is not None:
+        progress(1.0)
+    meta = chunk.meta
+    metadata = {
+        "format": "collector",
+        "clock": "unix",
+        "base_time_ns": 0,
+        "events_in_file": chunk.n_events,
+        "samples_in_file": chunk.n_samples,
+        "collector": {k: meta.get(k) for k in ("job", "node", "hostname", "rank", "pid", "seq")},
+        "final": bool(meta.get("final")),
+        "sources": meta.get("sources"),
+        "devices": meta.get("devices"),
+        "torch_version": meta.get("torch_version"),
+        "world_size": meta.get("world_size"),
+    }
+    return sink.finish(0, metadata)
+
+
+def _check_archive_size(path: Path, max_bytes: int) -> None:
+    """A chunk is a zip of arrays; refuse one that would expand past the limit (a zip bomb)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            expanded = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise TraceFormatError(
+            f"not a profiler-app chunk (not a readable .npz archive): {exc}"
+        ) from exc
+    if expanded > max_bytes:
+        raise TraceFormatError(
+            f"the chunk would expand to {expanded / 1e9:.3g} GB, over the configured limit of "
+            f"{max_bytes / 1e9:.3g} GB"
+        )

@@ -1,0 +1,87 @@
+"""Reading a timeline store back, memory-mapped: whole, or one track's time window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from profiler_app.traces.lod import LEVEL_WIDTHS_NS
+from profiler_app.traces.timeline_store import (
+    EVENTS_FILE,
+    LOD_SCHEMA,
+    STRINGS_FILE,
+    TRACKS_FILE,
+    lod_file,
+)
+
+
+class TimelineReader:
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self.events = pq.ParquetFile(self.directory / EVENTS_FILE, memory_map=True)
+        self.tracks: pd.DataFrame = pq.read_table(self.directory / TRACKS_FILE).to_pandas()
+        self.strings: list[str] = (
+            pq.read_table(self.directory / STRINGS_FILE).column("value").to_pylist()
+        )
+        meta = self.events.metadata
+        self._group_starts = np.cumsum(
+            [0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+        )
+
+    @property
+    def n_events(self) -> int:
+        return int(self._group_starts[-1])
+
+    def read_all(self, columns: list[str] | None = None) -> pa.Table:
+        return self.events.read(columns=columns, use_threads=False)
+
+    def _rows(self, first: int, stop: int, columns: list[str]) -> pa.Table:
+        """Rows [first, stop) of the file, reading only the row groups that hold them."""
+        if stop <= first:
+            return self.events.schema_arrow.empty_table().select(columns)
+        lo = int(np.searchsorted(self._group_starts, first, side="right") - 1)
+        hi = int(np.searchsorted(self._group_starts, stop, side="left"))
+        table = self.events.read_row_groups(list(range(lo, hi)), columns=columns)
+        return table.slice(first - int(self._group_starts[lo]), stop - first)
+
+    def window(
+        self, track: int, start_ns: int, end_ns: int, columns: list[str] | None = None
+    ) -> pa.Table:
+        """Events of ``track`` overlapping [start_ns, end_ns), in start order."""
+        info = self.tracks.loc[self.tracks["track"] == track]
+        if info.empty or int(info["n_rows"].iloc[0]) == 0:
+            return self.events.schema_arrow.empty_table()
+        first = int(info["first_row"].iloc[0])
+        stop = first + int(info["n_rows"].iloc[0])
+        # An event that starts up to max_dur before the window can still reach into it.
+        reach = int(info["max_dur_ns"].iloc[0])
+        starts = self._rows(first, stop, ["start_ns"]).column(0).to_numpy()
+        lo = first + int(np.searchsorted(starts, start_ns - reach, side="left"))
+        hi = first + int(np.searchsorted(starts, end_ns, side="left"))
+        wanted = columns or self.events.schema_arrow.names
+        needed = list(dict.fromkeys([*wanted, "start_ns", "dur_ns"]))
+        table = self._rows(lo, hi, needed)
+        ends = pc.add(table.column("start_ns"), table.column("dur_ns"))
+        table = table.filter(pc.greater(ends, start_ns))
+        return table.select(wanted)
+
+    def lod(self, level: int, track: int, start_ns: int, end_ns: int) -> pa.Table:
+        """Summary buckets of ``track`` at ``level`` (width LEVEL_WIDTHS_NS[level]) in a window."""
+        path = self.directory / lod_file(level)
+        if not path.exists():
+            return LOD_SCHEMA.empty_table()
+        width = LEVEL_WIDTHS_NS[level]
+        return pq.read_table(
+            path,
+            memory_map=True,
+            filters=[
+                ("track", "=", track),
+                ("bucket_start_ns", ">=", start_ns - start_ns % width),
+                ("bucket_start_ns", "<", end_ns),
+            ],
+        )

@@ -1,0 +1,18 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from profiler_app.core.frontend import index
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/", include("profiler_app.ingest.urls")),
+    path("api/", include("profiler_app.dashboard.urls")),
+    path("api/", include("profiler_app.timeline.urls")),
+    path("api/", include("profiler_app.reports.urls")),
+    path("api/", include("profiler_app.core.urls")),
+    # Every other path belongs to the single-page app's router.
+    re_path(r"^(?!api/|admin/|static/).*$", index, name="frontend"),
+]

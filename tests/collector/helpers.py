@@ -1,0 +1,69 @@
+"""Shared helpers for the collector tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from collector.chunk_format import Chunk, EventKind, read_chunk
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "train_cnn.py"
+JOBS = Path(__file__).parent / "jobs"
+DATA = Path(__file__).parent / "data"
+
+# Launcher and profiler variables of the machine running the tests must not leak into jobs.
+_LEAKY_PREFIXES = ("PROFILER_", "SLURM_", "TORCHELASTIC_")
+_LEAKY_NAMES = {
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "GROUP_RANK",
+    "GROUP_WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "CUDA_VISIBLE_DEVICES",
+}
+
+
+def job_env(spool: Path, **extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(_LEAKY_PREFIXES) and k not in _LEAKY_NAMES
+    }
+    env.update(
+        PYTHONUNBUFFERED="1",
+        PYTHONPATH=str(REPO),
+        PROFILER_SPOOL_DIR=str(spool),
+        PROFILER_FLUSH_INTERVAL_S="0.5",
+        PROFILER_SHUTDOWN_TIMEOUT_S="20",
+    )
+    env.update(extra)
+    return env
+
+
+def python() -> str:
+    return sys.executable
+
+
+def spooled_chunks(spool: Path) -> list[Chunk]:
+    chunks = [read_chunk(p) for p in spool.rglob("*.pcol")]
+    return sorted(chunks, key=lambda c: (c.meta["pid"], c.meta["seq"]))
+
+
+def step_names(chunks: list[Chunk]) -> list[str]:
+    names: list[str] = []
+    for chunk in chunks:
+        steps = chunk.events["ev_kind"] == EventKind.STEP
+        names.extend(chunk.event_names()[steps].tolist())
+    return names
+
+
+def annotation_counts(chunks: list[Chunk]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for chunk in chunks:
+        mask = chunk.events["ev_kind"] == EventKind.USER_ANNOTATION
+        for name in chunk.event_names()[mask].tolist():
+            counts[name] = counts.get(name, 0) + 1
+    return counts

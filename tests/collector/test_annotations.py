@@ -1,0 +1,152 @@
+"""The profiler in this process: annotations, steps and Kineto windows, read back from the spool."""
+
+import logging
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import collector
+from collector.chunk_format import EventKind
+from collector.profiler import Profiler
+
+from .helpers import annotation_counts, spooled_chunks, step_names
+
+
+@pytest.fixture
+def profiler(tmp_path, monkeypatch):
+    for name in ("PROFILER_SERVER_URL", "PROFILER_JOB_NAME", "PROFILER_CPU_OPERATORS"):
+        monkeypatch.delenv(name, raising=False)
+    prof = Profiler()
+    prof.configure(
+        collector.Config(
+            job_name="unit",
+            spool_dir=str(tmp_path),
+            exit_hooks=False,
+            perf_counters=False,
+            sampling_interval_ms=20,
+        )
+    )
+    yield prof
+    prof.stop_profiling()
+
+
+def test_it_records_annotations_as_context_managers_decorators_and_begin_end(profiler, tmp_path):
+    @collector.annotate("Loss")
+    def loss(x):
+        return x * 2
+
+    profiler.start_profiling()
+    for i in range(3):
+        with collector.annotate(f"step_{i}"):
+            with collector.annotate("Forward"):
+                pass
+            loss(1)
+            profiler.annotation_begin("Backward")
+            profiler.annotation_end("Backward")
+    profiler.stop_profiling()
+
+    chunks = spooled_chunks(tmp_path)
+    assert step_names(chunks) == ["step_0", "step_1", "step_2"]
+    assert annotation_counts(chunks) == {"Forward": 3, "Loss": 3, "Backward": 3}
+    events = chunks[0].events
+    assert set(events["ev_tid"].tolist()) == {threading.get_native_id()}
+    assert (events["ev_dur_ns"] >= 0).all()
+    steps = events["ev_kind"] == EventKind.STEP
+    inner = events["ev_kind"] == EventKind.USER_ANNOTATION
+    # Every Forward/Loss/Backward lies inside a step.
+    for start in events["ev_start_ns"][inner]:
+        assert (
+            (events["ev_start_ns"][steps] <= start)
+            & (start <= events["ev_start_ns"][steps] + events["ev_dur_ns"][steps])
+        ).any()
+    assert chunks[-1].meta["final"] is True
+    assert [c.meta["seq"] for c in chunks] == list(range(len(chunks)))
+
+
+def test_the_step_api_records_consecutive_steps(profiler, tmp_path):
+    profiler.start_profiling()
+    for _ in range(4):
+        torch.ones(8).sum()
+        profiler.step()
+    profiler.stop_profiling()
+    chunks = spooled_chunks(tmp_path)
+    assert step_names(chunks) == ["step_0", "step_1", "step_2", "step_3"]
+    ev = chunks[0].events
+    steps = ev["ev_kind"] == EventKind.STEP
+    ends = ev["ev_start_ns"][steps] + ev["ev_dur_ns"][steps]
+    assert np.array_equal(ends[:-1], ev["ev_start_ns"][steps][1:])
+
+
+def test_annotations_do_nothing_outside_profiling(profiler, tmp_path, caplog):
+    with collector.annotate("Forward"):
+        pass
+    collector.annotation_begin("Forward")
+    collector.annotation_end("Forward")
+    assert not list(tmp_path.rglob("*.pcol"))
+
+
+def test_an_unmatched_annotation_end_is_reported_once(profiler, caplog):
+    profiler.start_profiling()
+    with caplog.at_level(logging.WARNING, logger="collector"):
+        profiler.annotation_end("Optimizer")
+        profiler.annotation_end("Optimizer")
+    assert [r.getMessage() for r in caplog.records].count(
+        "profiler: annotation_end('Optimizer') without annotation_begin; ignored"
+    ) == 1
+
+
+def test_a_full_buffer_is_flushed_early(tmp_path):
+    prof = Profiler()
+    prof.configure(
+        collector.Config(
+            job_name="bounded",
+            spool_dir=str(tmp_path),
+            exit_hooks=False,
+            max_buffered_events=50,
+            flush_interval_s=60,
+        )
+    )
+    prof.start_profiling()
+    for i in range(400):
+        with collector.annotate(f"step_{i}"):
+            pass
+        if i % 50 == 49:
+            threading.Event().wait(0.05)  # let the flusher thread run
+    prof.stop_profiling()
+    chunks = spooled_chunks(tmp_path)
+    assert len(chunks) > 3
+    assert step_names(chunks) == [f"step_{i}" for i in range(400)]
+
+
+def test_kineto_windows_follow_the_schedule_without_duplicating_annotations(tmp_path):
+    prof = Profiler()
+    prof.configure(collector.Config(
+        job_name="kineto", spool_dir=str(tmp_path), exit_hooks=False, cpu_operators=True,
+        kineto_skip_first_steps=1, kineto_warmup_steps=1, kineto_active_steps=2,
+        kineto_wait_steps=3,
+    ))  # fmt: skip
+    prof.start_profiling()
+    for i in range(12):
+        with collector.annotate(f"step_{i}"), collector.annotate("Forward"):
+            torch.nn.functional.relu(torch.randn(16, 16)).sum()
+    prof.stop_profiling()
+
+    chunks = spooled_chunks(tmp_path)
+    assert chunks[0].meta["sources"]["kineto"] == "ok"
+    assert annotation_counts(chunks) == {"Forward": 12}
+    # Steps 2-3 and 8-9 were recorded: (skip 1, warm-up 1, active 2, wait 3).
+    recorded = set()
+    for chunk in chunks:
+        ev, names = chunk.events, chunk.event_names()
+        steps = ev["ev_kind"] == EventKind.STEP
+        ops = ev["ev_start_ns"][ev["ev_kind"] == EventKind.CPU_OP]
+        for name, start, dur in zip(
+            names[steps], ev["ev_start_ns"][steps], ev["ev_dur_ns"][steps], strict=True
+        ):
+            if ((ops >= start) & (ops < start + dur)).any():
+                recorded.add(name)
+        assert not any(n.startswith("ProfilerStep#") for n in names)
+        assert "aten::relu" in names or not (ev["ev_kind"] == EventKind.CPU_OP).any()
+    assert recorded == {"step_2", "step_3", "step_8", "step_9"}

@@ -1,0 +1,67 @@
+import gzip
+import json
+import subprocess
+
+from collector.cli import _assign_ranks, main
+from collector.trace_files import describe, find_traces
+
+from .helpers import DATA, REPO, python
+
+
+def test_it_reads_the_rank_from_distributed_info():
+    info = describe(DATA / "multirank_sampled" / "rank-1.json.gz")
+    assert (info.rank, info.rank_from, info.world_size) == (1, "distributedInfo", 128)
+    assert info.host_name is None
+
+
+def test_it_reads_the_rank_from_the_file_name_and_the_host_name(tmp_path):
+    path = tmp_path / "worker_rank3.1700000000.pt.trace.json"
+    path.write_text(json.dumps({"host_name": "gpu-9", "traceEvents": []}))
+    info = describe(path)
+    assert (info.rank, info.rank_from, info.host_name) == (3, "file name", "gpu-9")
+
+
+def test_it_finds_distributed_info_after_the_events(tmp_path):
+    path = tmp_path / "late.json.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write('{"traceEvents": [' + ",".join(['{"ph": "X"}'] * 200_000) + "], ")
+        fh.write('"distributedInfo": {"backend": "gloo", "rank": 5, "world_size": 8}}')
+    assert describe(path).rank == 5
+
+
+def test_it_finds_traces_in_directories(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.pt.trace.json.gz").write_bytes(b"")
+    (tmp_path / "a" / "notes.txt").write_text("")
+    (tmp_path / "b.json").write_text("{}")
+    found = find_traces([tmp_path / "a", tmp_path / "b.json"])
+    assert [p.name for p in found] == ["x.pt.trace.json.gz", "b.json"]
+
+
+def test_files_without_a_rank_take_the_free_ranks(tmp_path, capsys):
+    known = describe(DATA / "multirank_sampled" / "rank-1.json.gz")
+    unknown = tmp_path / "trace.json"
+    unknown.write_text('{"traceEvents": []}')
+    assert _assign_ranks([describe(unknown), known], None) == [0, 1]
+    assert "trace.json has no rank; using rank 0" in capsys.readouterr().err
+
+
+def test_it_needs_a_server_to_upload(monkeypatch, capsys):
+    monkeypatch.delenv("PROFILER_SERVER_URL", raising=False)
+    assert main(["upload", str(DATA / "multirank_sampled"), "--job", "x"]) == 2
+    assert "no server: pass --server or set PROFILER_SERVER_URL" in capsys.readouterr().err
+
+
+def test_flush_says_when_there_is_nothing_to_do(tmp_path, capsys):
+    assert main(["flush", "--spool", str(tmp_path / "empty")]) == 0
+    assert "nothing to flush" in capsys.readouterr().err
+
+
+def test_the_cli_explains_itself():
+    done = subprocess.run(
+        [python(), "-m", "collector.cli", "--help"], capture_output=True, text=True, cwd=REPO
+    )
+    assert done.returncode == 0
+    assert "upload existing PyTorch profiler traces (*.pt.trace.json[.gz])" in done.stdout
+    assert "profiler-collect flush" in done.stdout
+    assert "$PROFILER_SERVER_URL" in done.stdout

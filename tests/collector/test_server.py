@@ -1,0 +1,306 @@
+"""Collector and CLI against the real server: live_server, a Celery worker and PostgreSQL."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+from urllib.parse import urlsplit
+
+import pytest
+
+from collector.chunk_format import Chunk, read_chunk
+from profiler_app.core.models import PartState, ProfilePart, TrainingJob
+from tests.conftest import wait_for
+
+from .helpers import DATA, EXAMPLE, JOBS, job_env, python, step_names
+from .proxy import TcpProxy
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+_running: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def no_stray_jobs():
+    """A failed assertion must not leave a training job talking to the next test's server."""
+    yield
+    while _running:
+        proc = _running.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def start(args: list[str], env: dict[str, str]) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [python(), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _running.append(proc)
+    return proc
+
+
+def finish(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return out, err
+
+
+def job_named(name: str) -> TrainingJob:
+    return wait_for(lambda: TrainingJob.objects.filter(name=name).first(), timeout=120)
+
+
+def processed_chunks(job: TrainingJob) -> list[Chunk]:
+    """The job's chunks, once the server's ingest has processed every part."""
+
+    def settled():
+        parts = list(ProfilePart.objects.filter(job=job))
+        busy = {PartState.PENDING, PartState.PROCESSING}
+        return parts if parts and not any(p.state in busy for p in parts) else None
+
+    parts = wait_for(settled, timeout=300)
+    failed = [(p.original_name, p.error) for p in parts if p.state != PartState.DONE]
+    assert not failed, failed
+    chunks = []
+    for part in parts:
+        with part.file.open("rb") as fh:
+            chunks.append(read_chunk(fh.read()))
+    return sorted(chunks, key=lambda c: (c.meta["rank"], c.meta["pid"], c.meta["seq"]))
+
+
+def assert_complete(chunks: list[Chunk], steps: int) -> None:
+    """Nothing lost (every chunk and step arrived) and nothing duplicated."""
+    by_process: dict[int, list[int]] = {}
+    for chunk in chunks:
+        by_process.setdefault(chunk.meta["pid"], []).append(chunk.meta["seq"])
+    for seqs in by_process.values():
+        assert seqs == list(range(len(seqs)))
+    assert [c.meta["final"] for c in chunks].count(True) == len(by_process)
+    assert sorted(step_names(chunks), key=lambda n: int(n[5:])) == [
+        f"step_{i}" for i in range(steps)
+    ]
+
+
+def proxy_for(server) -> TcpProxy:
+    target = urlsplit(server.url)
+    proxy = TcpProxy(target.hostname or "127.0.0.1", target.port or 80)
+    proxy.start()
+    return proxy
+
+
+def test_the_example_job_appears_while_training_and_completes(server, tmp_path):
+    env = job_env(tmp_path / "spool", PROFILER_SERVER_URL=server.url, PROFILER_TOKEN=server.token)
+    proc = start([str(EXAMPLE), "--steps", "150", "--job-name", "cnn-example"], env)
+    job = job_named("cnn-example")
+    assert job.status == "in_progress"
+    wait_for(lambda: ProfilePart.objects.filter(job=job).exists(), timeout=120)
+    assert proc.poll() is None, "a part should arrive while the job is still training"
+    out, err = finish(proc)
+    assert proc.returncode == 0, err
+    assert "trained 150 steps" in out
+
+    job.refresh_from_db()
+    assert job.status == "completed"
+    assert job.ended_at is not None and job.started_at is not None
+    assert job.framework == "PyTorch" and job.framework_version.startswith("2.")
+    assert job.hyperparameters == {"batch_size": 32, "lr": 0.01, "steps": 150}
+    chunks = processed_chunks(job)
+    assert len(chunks) >= 2
+    assert_complete(chunks, 150)
+    meta = chunks[0].meta
+    assert (meta["rank"], meta["pid"], meta["world_size"]) == (0, proc.pid, 1)
+    part = ProfilePart.objects.filter(job=job).first()
+    assert (part.kind, part.rank, part.pid, part.node.name) == (
+        "collector",
+        0,
+        proc.pid,
+        meta["node"],
+    )
+    assert not list((tmp_path / "spool").rglob("*.pcol")), "uploaded chunks leave the spool"
+
+
+def test_a_server_outage_mid_run_loses_nothing(server, tmp_path):
+    proxy = proxy_for(server)
+    env = job_env(tmp_path / "spool", PROFILER_SERVER_URL=proxy.url, PROFILER_TOKEN=server.token)
+    proc = start([str(EXAMPLE), "--steps", "200", "--job-name", "outage"], env)
+    job = job_named("outage")
+    wait_for(lambda: ProfilePart.objects.filter(job=job).exists(), timeout=120)
+    proxy.stop()
+    wait_for(lambda: list((tmp_path / "spool").rglob("*.pcol")), timeout=60)  # spooling
+    proxy.start()
+    out, err = finish(proc)
+    assert proc.returncode == 0, err
+    assert "spooling to" in err and "server reachable again" in err
+    job.refresh_from_db()
+    assert job.status == "completed"
+    assert_complete(processed_chunks(job), 200)
+
+
+def test_chunks_spooled_until_after_exit_are_flushed_once(server, tmp_path):
+    spool = tmp_path / "spool"
+    proxy = proxy_for(server)
+    env = job_env(spool, PROFILER_SERVER_URL=proxy.url, PROFILER_TOKEN=server.token)
+    proc = start([str(EXAMPLE), "--steps", "100", "--job-name", "flush-later"], env)
+    job = job_named("flush-later")
+    wait_for(lambda: ProfilePart.objects.filter(job=job).exists(), timeout=120)
+    proxy.stop()
+    out, err = finish(proc)
+    assert proc.returncode == 0, err
+    assert "profiler-collect flush" in err
+    job.refresh_from_db()
+    assert job.status == "in_progress"
+    backup = tmp_path / "backup"
+    shutil.copytree(spool, backup)
+    spooled = len(list(backup.rglob("*.pcol")))
+    assert spooled >= 1
+
+    cli = [
+        python(),
+        "-m",
+        "collector.cli",
+        "flush",
+        "--spool",
+        str(spool),
+        "--server",
+        server.url,
+        "--token",
+        server.token,
+    ]
+    flushed = subprocess.run(cli, capture_output=True, text=True, timeout=300)
+    assert flushed.returncode == 0, flushed.stderr
+    assert "status completed" in flushed.stderr
+    job.refresh_from_db()
+    assert job.status == "completed"
+    chunks = processed_chunks(job)
+    assert_complete(chunks, 100)
+    assert not spool.exists() or not any(spool.iterdir())
+
+    # A crash between upload and clean-up leaves chunks behind: sending them again is harmless.
+    shutil.copytree(backup, spool, dirs_exist_ok=True)
+    again = subprocess.run(cli, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert ProfilePart.objects.filter(job=job).count() == len(chunks)
+    assert f"0 chunk(s) uploaded, {spooled} already on the server" in again.stderr
+
+
+def test_a_full_spool_disk_still_delivers_everything_from_memory(server, full_disk):
+    env = job_env(
+        full_disk / "spool",
+        PROFILER_SERVER_URL=server.url,
+        PROFILER_TOKEN=server.token,
+        PROFILER_JOB_NAME="full-disk",
+    )
+    done = subprocess.run(
+        [python(), str(JOBS / "tiny_job.py"), "--steps", "30"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("keeping chunks in memory until they are uploaded") == 1
+    job = TrainingJob.objects.get(name="full-disk")
+    assert job.status == "completed"
+    assert_complete(processed_chunks(job), 30)
+
+
+def test_an_exception_fails_the_job(server, tmp_path):
+    env = job_env(
+        tmp_path / "spool",
+        PROFILER_SERVER_URL=server.url,
+        PROFILER_TOKEN=server.token,
+        PROFILER_JOB_NAME="crashes",
+    )
+    done = subprocess.run(
+        [python(), str(JOBS / "tiny_job.py"), "--steps", "50", "--fail-at", "7"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1
+    assert "RuntimeError: boom at step 7" in done.stderr
+    job = TrainingJob.objects.get(name="crashes")
+    assert job.status == "failed"
+    assert_complete(processed_chunks(job), 8)
+
+
+def test_sigterm_stops_the_job_through_stopping(server, tmp_path):
+    proxy = proxy_for(server)
+    env = job_env(
+        tmp_path / "spool",
+        PROFILER_SERVER_URL=proxy.url,
+        PROFILER_TOKEN=server.token,
+        PROFILER_JOB_NAME="terminated",
+    )
+    proc = start([str(JOBS / "tiny_job.py"), "--forever", "--step-ms", "20"], env)
+    job = job_named("terminated")
+    wait_for(lambda: ProfilePart.objects.filter(job=job).exists(), timeout=120)
+    proc.send_signal(signal.SIGTERM)
+    finish(proc)
+    assert proc.returncode == -signal.SIGTERM
+    job.refresh_from_db()
+    assert job.status == "stopped"
+    sent = bytes(proxy.sent)
+    assert 0 < sent.index(b'"status": "stopping"') < sent.index(b'"status": "stopped"')
+    chunks = processed_chunks(job)
+    assert chunks[-1].meta["final"] is True
+
+
+def test_each_rank_uploads_its_own_parts_of_one_job(server, tmp_path):
+    procs = []
+    for rank in (0, 1):
+        env = job_env(
+            tmp_path / "spool",
+            PROFILER_SERVER_URL=server.url,
+            PROFILER_TOKEN=server.token,
+            TORCHELASTIC_RUN_ID="run42",
+            RANK=str(rank),
+            LOCAL_RANK=str(rank),
+            WORLD_SIZE="2",
+            GROUP_RANK="0",
+            GROUP_WORLD_SIZE="1",
+        )
+        procs.append(start([str(JOBS / "tiny_job.py"), "--steps", "30"], env))
+    for proc in procs:
+        _, err = finish(proc)
+        assert proc.returncode == 0, err
+    job = TrainingJob.objects.get(name="tiny_job-run42")
+    assert job.status == "completed"
+    chunks = processed_chunks(job)
+    assert {(c.meta["rank"], c.meta["local_rank"], c.meta["node"]) for c in chunks} == {
+        (0, 0, "algo-1"),
+        (1, 1, "algo-1"),
+    }
+    for rank in (0, 1):
+        assert_complete([c for c in chunks if c.meta["rank"] == rank], 30)
+    # Node-wide samples come from local rank 0 only.
+    rank1 = [c for c in chunks if c.meta["rank"] == 1]
+    assert rank1[0].meta["sources"]["psutil"] == "sampled by local rank 0 of this node"
+    assert set(ProfilePart.objects.filter(job=job).values_list("node__name", flat=True)) == {
+        "algo-1"
+    }
+
+
+def test_the_cli_uploads_multi_rank_traces_as_one_job(server):
+    done = subprocess.run(
+        [python(), "-m", "collector.cli", "upload", str(DATA / "multirank_sampled"),
+         "--job", "multirank", "--server", server.url, "--token", server.token, "--wait"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "created job 'multirank'" in done.stderr
+    assert "rank-0.json.gz (rank 0, algo-1) [########################] 100%" in done.stderr
+    assert "processed 2/2" in done.stderr
+    job = TrainingJob.objects.get(name="multirank")
+    assert job.status == "completed"
+    parts = ProfilePart.objects.filter(job=job).order_by("rank")
+    assert [(p.rank, p.kind, p.node.name, p.original_name) for p in parts] == [
+        (0, "kineto", "algo-1", "rank-0.json.gz"),
+        (1, "kineto", "algo-1", "rank-1.json.gz"),
+    ]
+    assert [p.size_bytes for p in parts] == [
+        (DATA / "multirank_sampled" / "rank-0.json.gz").stat().st_size,
+        (DATA / "multirank_sampled" / "rank-1.json.gz").stat().st_size,
+    ]
+    assert all(p.state == PartState.DONE for p in parts)

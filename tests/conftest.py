@@ -1,0 +1,98 @@
+"""Shared fixtures: a user, a teammate, an admin, API clients, and a real Celery worker process."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from profiler_app.testing import database_url
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("alice", password="alice-password-1")
+
+
+@pytest.fixture
+def teammate(django_user_model):
+    return django_user_model.objects.create_user("bob", password="bob-password-1")
+
+
+@pytest.fixture
+def staff(django_user_model):
+    return django_user_model.objects.create_user(
+        "carol", password="carol-password-1", is_staff=True
+    )
+
+
+@pytest.fixture
+def client_for():
+    """client_for(user) → an APIClient authenticated as that user (None: anonymous)."""
+
+    def make(who=None) -> APIClient:
+        client = APIClient()
+        if who is not None:
+            client.force_authenticate(who)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def api(user, client_for) -> APIClient:
+    return client_for(user)
+
+
+@pytest.fixture
+def api_token(user) -> str:
+    return Token.objects.create(user=user).key
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """A real `celery worker` subprocess on the test database and this run's own queues."""
+    env = dict(os.environ)
+    env["DATABASE_URL"] = database_url(settings.DATABASES["default"])
+    env["PYTHONUNBUFFERED"] = "1"
+    log_path = Path(settings.MEDIA_ROOT) / "celery-worker.log"
+    log = log_path.open("w")
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "celery", "-A", "profiler_app", "worker",
+            "--queues", ",".join(settings.CELERY_WORKER_QUEUES),
+            "--concurrency", "1", "--pool", "prefork", "--loglevel", "INFO",
+            "--hostname", f"test-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while "ready." not in log_path.read_text():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"Celery worker did not start:\n{log_path.read_text()}")
+        time.sleep(0.2)
+    process.log_path = log_path  # type: ignore[attr-defined]
+    yield process
+    process.terminate()
+    process.wait(30)
+    log.close()
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
+    """Polls until predicate() is truthy; returns its value or fails with the last one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            assert value, f"condition not met within {timeout}s"
+            return value
+        time.sleep(interval)

@@ -1,0 +1,128 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from profiler_app.core.models import JobStatus, TrainingJob
+
+pytestmark = pytest.mark.django_db
+
+JOBS = "/api/jobs/"
+
+
+def make_job(name, owner=None, status=JobStatus.COMPLETED, created_at=None):
+    job = TrainingJob.objects.create(name=name, owner=owner, status=status)
+    if created_at is not None:
+        TrainingJob.objects.filter(pk=job.pk).update(created_at=created_at)
+    return job
+
+
+def names(response):
+    return [row["name"] for row in response.json()["results"]]
+
+
+def test_it_requires_authentication_on_every_job_endpoint(client_for, user):
+    job = make_job("resnet", owner=user)
+    anonymous = client_for(None)
+    assert anonymous.get(JOBS).status_code == 401
+    assert anonymous.post(JOBS, {"name": "x"}, format="json").status_code == 401
+    assert anonymous.get(f"{JOBS}{job.id}/").status_code == 401
+    assert (
+        anonymous.patch(f"{JOBS}{job.id}/", {"status": "failed"}, format="json").status_code == 401
+    )
+
+
+def test_it_creates_a_job_owned_by_the_caller(api, user):
+    response = api.post(
+        JOBS,
+        {
+            "name": "bert-pretrain",
+            "instance_type": "ml.p4d.24xlarge",
+            "instance_count": 2,
+            "framework": "PyTorch",
+            "framework_version": "2.13.0",
+            "hyperparameters": {"lr": 0.001, "batch_size": 64},
+            "resource_ids": {"training_job_arn": "arn:example:job/bert"},
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["owner"] == "alice"
+    assert body["status"] == "in_progress"
+    assert body["hyperparameters"] == {"lr": 0.001, "batch_size": 64}
+    assert body["parts_total"] == 0
+    assert TrainingJob.objects.get(name="bert-pretrain").owner == user
+
+
+def test_it_refuses_a_duplicate_name_with_a_unique_code(api, user):
+    make_job("dup", owner=user)
+    response = api.post(JOBS, {"name": "dup"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["name"][0].startswith("training job with this name already exists")
+
+
+def test_it_rejects_hyperparameters_that_are_not_an_object(api):
+    response = api.post(JOBS, {"name": "h", "hyperparameters": [1, 2]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["hyperparameters"] == ["Hyperparameters must be a JSON object."]
+
+
+def test_it_shows_every_job_to_every_teammate(client_for, user, teammate):
+    make_job("alice-job", owner=user)
+    make_job("bob-job", owner=teammate)
+    assert sorted(names(client_for(teammate).get(JOBS))) == ["alice-job", "bob-job"]
+    assert sorted(names(client_for(user).get(JOBS))) == ["alice-job", "bob-job"]
+
+
+def test_it_filters_by_name_status_and_creation_time(api, user):
+    base = datetime(2026, 1, 10, tzinfo=UTC)
+    make_job("resnet-a", user, JobStatus.COMPLETED, base)
+    make_job("resnet-b", user, JobStatus.FAILED, base + timedelta(days=1))
+    make_job("bert-c", user, JobStatus.IN_PROGRESS, base + timedelta(days=2))
+    make_job("bert-d", user, JobStatus.STOPPED, base + timedelta(days=3))
+
+    assert sorted(names(api.get(JOBS, {"search": "RESNET"}))) == ["resnet-a", "resnet-b"]
+    assert names(api.get(JOBS, {"name": "bert-c"})) == ["bert-c"]
+    by_status = api.get(f"{JOBS}?status=failed&status=stopped")
+    assert sorted(names(by_status)) == ["bert-d", "resnet-b"]
+    in_range = api.get(
+        JOBS,
+        {"created_after": "2026-01-11T00:00:00Z", "created_before": "2026-01-12T12:00:00Z"},
+    )
+    assert sorted(names(in_range)) == ["bert-c", "resnet-b"]
+    assert api.get(JOBS, {"status": "sleeping"}).status_code == 400
+
+
+def test_it_orders_newest_first_and_paginates(api, user):
+    base = datetime(2026, 3, 1, tzinfo=UTC)
+    for i in range(55):
+        make_job(f"job-{i:02d}", user, created_at=base + timedelta(minutes=i))
+    first = api.get(JOBS).json()
+    assert first["count"] == 55
+    assert len(first["results"]) == 50
+    assert first["results"][0]["name"] == "job-54"
+    second = api.get(JOBS, {"page": 2}).json()
+    assert [r["name"] for r in second["results"]] == [f"job-{i:02d}" for i in range(4, -1, -1)]
+    by_name = api.get(JOBS, {"ordering": "name"}).json()
+    assert by_name["results"][0]["name"] == "job-00"
+
+
+def test_it_updates_status_and_end_time(api, user):
+    job = make_job("finishing", user, JobStatus.IN_PROGRESS)
+    response = api.patch(
+        f"{JOBS}{job.id}/",
+        {"status": "completed", "ended_at": "2026-05-01T10:00:00Z"},
+        format="json",
+    )
+    assert response.status_code == 200
+    job.refresh_from_db()
+    assert job.status == JobStatus.COMPLETED
+    assert job.ended_at == datetime(2026, 5, 1, 10, tzinfo=UTC)
+    bad = api.patch(f"{JOBS}{job.id}/", {"status": "exploded"}, format="json")
+    assert bad.status_code == 400
+
+
+def test_it_does_not_allow_deleting_jobs_over_the_api(api, user):
+    job = make_job("keep", user)
+    assert api.delete(f"{JOBS}{job.id}/").status_code == 405
+    assert TrainingJob.objects.filter(pk=job.pk).exists()

@@ -1,0 +1,173 @@
+import gzip
+import hashlib
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob, Upload
+from tests.conftest import DATA_DIR
+
+pytestmark = pytest.mark.django_db
+
+TRACE = DATA_DIR / "cpu_only_rank34.pt.trace.json.gz"
+
+
+@pytest.fixture
+def job(user):
+    return TrainingJob.objects.create(name="cnn", owner=user)
+
+
+def trace_upload(name="rank34.pt.trace.json.gz", content=None):
+    return SimpleUploadedFile(name, content if content is not None else TRACE.read_bytes())
+
+
+def post_part(client, job, **fields):
+    data = {"node": "algo-1", "rank": 34, "kind": "kineto", "file": trace_upload()}
+    data.update(fields)
+    return client.post(f"/api/jobs/{job.id}/parts/", data, format="multipart")
+
+
+def test_it_stores_an_uploaded_part_and_returns_202(api, job):
+    response = post_part(api, job, pid=4242, hostname="gpu-host-7")
+    assert response.status_code == 202, response.json()
+    body = response.json()
+    raw = TRACE.read_bytes()
+    assert body["sha256"] == hashlib.sha256(raw).hexdigest()
+    assert body["size_bytes"] == len(raw)
+    assert body["node"] == "algo-1"
+    assert body["rank"] == 34
+    assert body["pid"] == 4242
+    assert body["state"] == "pending"
+    part = ProfilePart.objects.get(pk=body["id"])
+    assert part.file.read() == raw
+    assert Node.objects.get(job=job, name="algo-1").hostname == "gpu-host-7"
+
+
+def test_it_is_idempotent_for_the_same_content(api, job):
+    first = post_part(api, job)
+    again = post_part(api, job, node="algo-2")
+    assert again.status_code == 200
+    assert again.json()["id"] == first.json()["id"]
+    assert ProfilePart.objects.filter(job=job).count() == 1
+
+
+def test_it_lists_parts_of_a_job_and_one_part(api, job):
+    part_id = post_part(api, job).json()["id"]
+    listed = api.get(f"/api/jobs/{job.id}/parts/").json()
+    assert [p["id"] for p in listed["results"]] == [part_id]
+    assert api.get(f"/api/parts/{part_id}/").json()["original_name"] == "rank34.pt.trace.json.gz"
+    jobs = api.get("/api/jobs/").json()["results"]
+    assert jobs[0]["parts_total"] == 1
+    assert jobs[0]["size_bytes"] == TRACE.stat().st_size
+
+
+def test_it_validates_part_fields(api, job):
+    response = post_part(api, job, rank=-1, kind="pdf", node="../etc")
+    assert response.status_code == 400
+    errors = response.json()
+    assert set(errors) == {"rank", "kind", "node"}
+    empty = post_part(api, job, file=trace_upload(content=b""))
+    assert empty.status_code == 400
+    assert "file" in empty.json()
+
+
+def test_it_refuses_files_over_the_limit_with_413(api, job, settings):
+    settings.PROFILE_UPLOAD_MAX_BYTES = 1000
+    response = post_part(api, job)
+    assert response.status_code == 413
+    assert "accepts profile files up to 1,000 bytes" in response.json()["detail"]
+    assert response.json()["code"] == "too_large"
+    assert ProfilePart.objects.count() == 0
+
+
+def test_it_requires_authentication_for_parts(client_for, job):
+    anonymous = client_for(None)
+    assert post_part(anonymous, job).status_code == 401
+    assert anonymous.get(f"/api/jobs/{job.id}/parts/").status_code == 401
+    assert anonymous.get("/api/parts/1/").status_code == 401
+
+
+def test_it_resumes_a_chunked_upload_and_stores_the_part(api, job):
+    raw = gzip.compress(b'{"traceEvents": []}' + b" " * 5000)
+    start = api.post(
+        f"/api/jobs/{job.id}/uploads/",
+        {
+            "node": "algo-2",
+            "rank": 1,
+            "kind": "kineto",
+            "filename": "big.json.gz",
+            "size_bytes": len(raw),
+        },
+        format="json",
+    )
+    assert start.status_code == 201, start.json()
+    url = f"/api/uploads/{start.json()['id']}/"
+    half = len(raw) // 2
+
+    def put(begin, end):
+        return api.generic(
+            "PUT",
+            url,
+            raw[begin:end],
+            content_type="application/octet-stream",
+            HTTP_CONTENT_RANGE=f"bytes {begin}-{end - 1}/{len(raw)}",
+        )
+
+    assert put(0, half).json()["received_bytes"] == half
+    # The client lost its connection: it asks where to resume.
+    assert api.get(url).json()["received_bytes"] == half
+    gap = put(half + 10, len(raw))
+    assert gap.status_code == 409
+    assert f"expected the range to start at byte {half}" in gap.json()["detail"]
+    early = api.post(f"{url}complete/")
+    assert early.status_code == 409
+    assert put(half, len(raw)).json()["received_bytes"] == len(raw)
+    done = api.post(f"{url}complete/")
+    assert done.status_code == 202
+    part = ProfilePart.objects.get(pk=done.json()["id"])
+    assert part.sha256 == hashlib.sha256(raw).hexdigest()
+    assert part.file.read() == raw
+    assert part.node.name == "algo-2"
+    assert not Upload.objects.exists()
+
+
+def test_it_refuses_a_declared_size_over_the_limit(api, job, settings):
+    settings.PROFILE_UPLOAD_MAX_BYTES = 5 * 1024**3
+    response = api.post(
+        f"/api/jobs/{job.id}/uploads/",
+        {
+            "node": "algo-1",
+            "rank": 0,
+            "kind": "kineto",
+            "filename": "huge.json",
+            "size_bytes": 6 * 1024**3,
+        },
+        format="json",
+    )
+    assert response.status_code == 413
+
+
+def test_it_keeps_uploads_private_to_their_sender(api, client_for, teammate, job):
+    start = api.post(
+        f"/api/jobs/{job.id}/uploads/",
+        {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": "a.json", "size_bytes": 10},
+        format="json",
+    )
+    other = client_for(teammate)
+    assert other.get(f"/api/uploads/{start.json()['id']}/").status_code == 404
+
+
+def test_it_reprocesses_a_failed_part(api, job):
+    part_id = post_part(api, job).json()["id"]
+    ProfilePart.objects.filter(pk=part_id).update(state=PartState.FAILED, error="boom")
+    response = api.post(f"/api/parts/{part_id}/reprocess/")
+    assert response.status_code == 202
+    assert response.json()["state"] == "pending"
+    assert response.json()["error"] == ""
+
+
+def test_it_downloads_the_raw_file(api, job):
+    part_id = post_part(api, job).json()["id"]
+    response = api.get(f"/api/parts/{part_id}/download/")
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content) == TRACE.read_bytes()

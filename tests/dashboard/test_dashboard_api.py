@@ -1,0 +1,150 @@
+"""Dashboard numbers for a real A100 trace parsed by a real worker, against the raw JSON."""
+
+import gzip
+import json
+from collections import Counter
+from decimal import Decimal
+
+import pytest
+
+from profiler_app.core.models import PartState, TrainingJob
+from tests.conftest import DATA_DIR
+from tests.ingest.helpers import upload, wait_parsed
+from tests.traces.expected import ns
+
+TRACE = "gpu_training_rank0.pt.trace.json.gz"
+
+
+def raw_events(trace: str) -> list[dict]:
+    with gzip.open(DATA_DIR / trace) as f:
+        return json.load(f, parse_float=Decimal)["traceEvents"]
+
+
+@pytest.fixture(scope="module")
+def raw():
+    """Per-panel expectations computed straight from the JSON, independently of the parser."""
+    events = [e for e in raw_events(TRACE) if e.get("ph") == "X"]
+    by_cat: dict[str, list[dict]] = {}
+    for e in events:
+        by_cat.setdefault(e.get("cat", ""), []).append(e)
+    kernel_total: Counter[str] = Counter()
+    kernel_count: Counter[str] = Counter()
+    for e in by_cat["kernel"]:
+        kernel_total[e["name"]] += ns(e["dur"])
+        kernel_count[e["name"]] += 1
+    memory: dict[str, list[int]] = {}
+    for e in by_cat["gpu_memcpy"] + by_cat["gpu_memset"]:
+        kind = "Memset" if e["cat"] == "gpu_memset" else e["name"][:11]
+        row = memory.setdefault(kind, [0, 0, 0])
+        row[0] += 1
+        row[1] += ns(e["dur"])
+        row[2] += e["args"]["bytes"]
+    steps = sorted(
+        (ns(e["ts"]), ns(e["dur"]))
+        for e in by_cat["user_annotation"]
+        if e["name"].startswith("ProfilerStep#")
+    )
+    return {
+        "kernel_total": kernel_total,
+        "kernel_count": kernel_count,
+        "activity": {
+            "kernel": (len(by_cat["kernel"]), sum(ns(e["dur"]) for e in by_cat["kernel"])),
+            "memcpy": (len(by_cat["gpu_memcpy"]), sum(ns(e["dur"]) for e in by_cat["gpu_memcpy"])),
+            "memset": (len(by_cat["gpu_memset"]), sum(ns(e["dur"]) for e in by_cat["gpu_memset"])),
+        },
+        "memory": {k: tuple(v) for k, v in memory.items()},
+        "step_durations": [dur for _, dur in steps],
+    }
+
+
+@pytest.fixture
+def parsed_job(api, user, celery_worker_process):
+    job = TrainingJob.objects.create(name="a100", owner=user, status="completed")
+    part = upload(api, job, DATA_DIR / TRACE)
+    [done] = wait_parsed(part["id"])
+    assert done.state == PartState.DONE, done.error
+    return job
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_it_serves_every_panel_from_the_aggregates(api, parsed_job, raw):
+    body = api.get(f"/api/jobs/{parsed_job.id}/dashboard/").json()
+    assert body["partial"] is False
+
+    kernel_time = body["kernel_time"]
+    assert kernel_time["total_count"] == sum(raw["kernel_count"].values()) == 4350
+    assert kernel_time["total_ns"] == sum(raw["kernel_total"].values())
+    top_names = [row["name"] for row in kernel_time["top"]]
+    assert top_names[:15] == [n for n, _ in raw["kernel_total"].most_common(15)]
+    assert {r["name"]: r["total_ns"] for r in kernel_time["top"]} == {
+        n: raw["kernel_total"][n] for n in top_names
+    }
+    by_count = body["kernel_count"]["top"]
+    assert [r["count"] for r in by_count[:15]] == [
+        c for _, c in raw["kernel_count"].most_common(15)
+    ]
+
+    activity = {r["kind"]: (r["count"], r["total_ns"]) for r in body["gpu_activity"]["rows"]}
+    assert activity == raw["activity"]
+    memory = {
+        r["kind"]: (r["count"], r["total_ns"], r["bytes"]) for r in body["memory_ops"]["rows"]
+    }
+    assert memory == raw["memory"]
+    assert sum(r["total_ns"] for r in body["precision"]["rows"]) == kernel_time["total_ns"]
+
+    assert body["steps"]["durations_ns"] == raw["step_durations"]
+    assert body["steps"]["empty_reason"] is None
+
+    # An imported trace has no NVML samples: GPU busy time stands in, CPU panels say why empty.
+    assert body["gpu_active"]["source"] == "kernel_busy"
+    assert body["gpu_active"]["active_points"] > 0
+    assert body["gpu_utilization"]["series"][0]["node"] == "algo-1"
+    points = body["gpu_utilization"]["series"][0]["points"]
+    assert 0 < len(points) <= 500
+    assert all(0 <= value <= 100 for _, value in points)
+    assert body["cpu_active"]["empty_reason"] == "no CPU utilisation samples in an imported trace"
+    assert body["cpu_utilization"]["series"] == []
+
+    name = body["annotation_names"][0]
+    durations = api.get(f"/api/jobs/{parsed_job.id}/annotations/durations/", {"name": name}).json()[
+        "durations_ns"
+    ]
+    assert durations and all(d >= 0 for d in durations)
+
+
+@pytest.mark.django_db
+def test_it_explains_empty_panels_of_a_job_without_data(api, user):
+    job = TrainingJob.objects.create(name="empty", owner=user)
+    body = api.get(f"/api/jobs/{job.id}/dashboard/").json()
+    assert body["partial"] is True
+    assert body["kernel_time"]["empty_reason"] == "no GPU kernels in this profile"
+    assert body["steps"]["empty_reason"] == "no steps annotated (ProfilerStep#n or step_n)"
+    assert body["gpu_active"]["empty_reason"] == "no GPU in this profile"
+
+
+@pytest.mark.django_db
+def test_it_keeps_custom_histograms_per_user(client_for, user, teammate):
+    job = TrainingJob.objects.create(name="hist", owner=user)
+    mine, theirs = client_for(user), client_for(teammate)
+    created = mine.post("/api/histograms/", {"job": job.id, "annotation_name": "Forward"},
+                        format="json")  # fmt: skip
+    assert created.status_code == 201
+    again = mine.post("/api/histograms/", {"job": job.id, "annotation_name": "Forward"},
+                      format="json")  # fmt: skip
+    assert again.status_code == 400
+    assert [h["annotation_name"] for h in mine.get(f"/api/histograms/?job={job.id}").json()] == [
+        "Forward"
+    ]
+    assert theirs.get(f"/api/histograms/?job={job.id}").json() == []
+    assert theirs.delete(f"/api/histograms/{created.json()['id']}/").status_code == 404
+    assert mine.delete(f"/api/histograms/{created.json()['id']}/").status_code == 204
+
+
+@pytest.mark.django_db
+def test_it_requires_authentication_for_the_dashboard(client_for, user):
+    job = TrainingJob.objects.create(name="private", owner=user)
+    anonymous = client_for(None)
+    assert anonymous.get(f"/api/jobs/{job.id}/dashboard/").status_code == 401
+    assert anonymous.get("/api/histograms/").status_code == 401
+    assert anonymous.get(f"/api/jobs/{job.id}/annotations/durations/?name=x").status_code == 401

@@ -1,0 +1,24 @@
+import pytest
+from playwright.sync_api import expect
+
+from profiler_app.core.models import TrainingJob
+from tests.e2e.conftest import screenshot, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def test_it_creates_a_demo_job_on_an_empty_server(live_server, tab, user, celery_worker_process):
+    sign_in(tab, live_server.url, "alice", "alice-password-1")
+    expect(tab.get_by_text("No training jobs yet")).to_be_visible()
+    screenshot(tab, "profiles-demo-offer")
+
+    tab.get_by_role("button", name="Create a demo job").click()
+    expect(tab.get_by_role("status")).to_contain_text("is training on this server's CPU")
+
+    # The example script trains for real and its collector creates the job; the list, which
+    # looks again every few seconds after a demo starts, then shows it without a reload.
+    demo_row = tab.locator(".jobs-table tbody tr", has_text="demo-cnn-")
+    expect(demo_row).to_have_count(1, timeout=240_000)
+    job = TrainingJob.objects.get(name__startswith="demo-cnn-")
+    expect(demo_row).to_contain_text(job.name)
+    screenshot(tab, "profiles-demo-arrived")

@@ -1,0 +1,67 @@
+from datetime import UTC, datetime
+
+import pytest
+from playwright.sync_api import expect
+
+from profiler_app.core.models import LoadedProfile
+from tests.e2e.conftest import screenshot, sign_in
+from tests.e2e.seed import catalog
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+NOW = datetime(2025, 6, 20, 12, 0, tzinfo=UTC)
+
+
+def test_it_shows_the_loaded_jobs_details(live_server, tab, user):
+    jobs = catalog(user, NOW)
+    LoadedProfile.objects.create(user=user, job=jobs["resnet50-baseline"])
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path="/info")
+
+    compute = tab.locator("section", has=tab.get_by_role("heading", name="Compute"))
+    expect(compute).to_contain_text("ml.p4d.24xlarge")
+    expect(compute).to_contain_text("algo-1, algo-2")
+    expect(compute.locator("dd").nth(3)).to_have_text("8")  # GPUs per node
+    framework = tab.locator("section", has=tab.get_by_role("heading", name="Framework"))
+    expect(framework).to_contain_text("PyTorch")
+    expect(framework).to_contain_text("2.13.0")
+    run = tab.locator("section", has=tab.get_by_role("heading", name="Run", exact=True))
+    expect(run).to_contain_text("Started" + "May 31, 2025, 12:00 PM")  # 20 days before NOW
+    expect(run).to_contain_text("Ended" + "May 31, 2025, 03:00 PM" + "Duration" + "3 h")
+    hyperparameters = tab.locator("section", has=tab.get_by_role("heading", name="Hyperparameters"))
+    expect(hyperparameters.get_by_role("row", name="optimizer")).to_contain_text("sgd")
+    expect(hyperparameters.get_by_role("row", name="lr")).to_contain_text("0.1")
+    resources = tab.locator("section", has=tab.get_by_role("heading", name="Resource identifiers"))
+    expect(resources).to_contain_text(
+        "arn:aws:sagemaker:eu-west-1:111122223333:training-job/resnet50-baseline"
+    )
+    parts = tab.locator("section", has=tab.get_by_role("heading", name="Parts"))
+    expect(parts.locator("tbody tr")).to_have_count(4)
+    expect(parts.get_by_text("Done")).to_have_count(4)
+    screenshot(tab, "info")
+
+
+def test_it_shows_part_states_and_errors(live_server, tab, user):
+    jobs = catalog(user, NOW)
+    LoadedProfile.objects.create(user=user, job=jobs["gpt2-small-debug"])
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path="/info")
+
+    failed = tab.get_by_role("row", name="algo-1_rank0.pt.trace.json.gz")
+    expect(failed.get_by_text("Failed")).to_be_visible()
+    expect(failed).to_contain_text(
+        "Not a PyTorch profiler trace: the JSON has no 'traceEvents' list."
+    )
+    expect(tab.get_by_text("No hyperparameters were recorded.")).to_be_visible()
+    screenshot(tab, "info-failed-part")
+
+    LoadedProfile.objects.filter(user=user).update(job=jobs["bert-large-pretrain"])
+    tab.reload()
+    expect(tab.get_by_role("heading", name="bert-large-pretrain")).to_contain_text("partial")
+    expect(tab.get_by_role("row", name="algo-2_rank8.pt.trace.json.gz")).to_contain_text(
+        "Processing 40%"
+    )
+    expect(tab.get_by_role("row", name="algo-3_rank16.pt.trace.json.gz")).to_contain_text("Pending")
+
+
+def test_it_explains_that_no_profile_is_loaded(live_server, tab, user):
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path="/info")
+    expect(tab.get_by_role("heading", name="No profile loaded")).to_be_visible()

@@ -1,0 +1,64 @@
+"""The Insights page of a real ingested trace in headless Chromium: rules, analyses, a
+parameter change that re-runs the rules (on a real worker) and the report download."""
+
+import pytest
+from playwright.sync_api import expect
+
+from profiler_app.core.logic import PartSource, store_part
+from profiler_app.core.models import LoadedProfile, PartState, TrainingJob
+from profiler_app.reports.models import JobInsights
+from tests.conftest import DATA_DIR
+from tests.e2e.conftest import screenshot, sign_in
+from tests.ingest.helpers import wait_parsed
+from tests.reports.test_insights_api import RULE_NAMES, wait_insights
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+A100 = DATA_DIR / "gpu_training_rank0.pt.trace.json.gz"
+
+
+@pytest.fixture
+def a100_job(user, celery_worker_process):
+    job = TrainingJob.objects.create(name="resnet-insights", owner=user, status="completed")
+    with A100.open("rb") as f:
+        part, _ = store_part(job, PartSource("algo-1", 0, "kineto", A100.name), f)
+    [parsed] = wait_parsed(part.id)  # the worker parses it, then runs the insights
+    assert parsed.state == PartState.DONE, parsed.error
+    wait_insights(job)
+    LoadedProfile.objects.create(user=user, job=job)
+    return job
+
+
+def test_it_shows_rules_and_analyses_and_reruns_with_new_parameters(
+    live_server, tab, user, a100_job
+):
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path="/insights")
+    for rule in RULE_NAMES:
+        expect(tab.get_by_role("region", name=rule, exact=True)).to_be_visible()
+    low_gpu = tab.get_by_role("region", name="LowGPUUtilization", exact=True)
+    expect(low_gpu).to_contain_text("Not evaluated")
+    expect(low_gpu).to_contain_text("no GPU utilisation samples")
+    expect(tab.get_by_role("table", name="Kernel launches")).to_be_visible()
+    expect(tab.get_by_role("img", name="Rank 0 temporal breakdown")).to_be_visible()
+    screenshot(tab, "insights-rules")
+
+    before = JobInsights.objects.get(job=a100_job).generation
+    tab.get_by_text("StepOutlier", exact=True).last.click()  # the rule's parameter form
+    form = tab.get_by_role("form", name="StepOutlier parameters")
+    form.locator('input[name="StepOutlier_stddev"]').fill("1")
+    form.get_by_role("button", name="Save and re-run").click()
+    expect(form).to_contain_text("Saved")
+    wait_insights(a100_job, after_generation=before)
+    assert JobInsights.objects.get(job=a100_job).report["overrides"] == {"StepOutlier_stddev": "1"}
+    screenshot(tab, "insights-parameters")
+
+    with tab.expect_download() as download_info:
+        tab.get_by_role("link", name="Download report").click()
+    download = download_info.value
+    assert download.suggested_filename == f"profiler-report-{a100_job.id}.html"
+    html = download.path().read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "resnet-insights" in html
+    tab.goto(live_server.url + "/insights")
+    expect(tab.get_by_role("table", name="Kernel types")).to_be_visible()
+    tab.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    screenshot(tab, "insights-analyses")

@@ -1,0 +1,30 @@
+"""Uploading traces through the API and waiting for the real Celery worker to parse them."""
+
+from pathlib import Path
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from profiler_app.core.models import PartState, ProfilePart
+from tests.conftest import wait_for
+
+FINAL = (PartState.DONE, PartState.FAILED)
+
+
+def upload(client, job, path: Path, rank: int = 0, node: str = "algo-1", kind: str = "kineto",
+           content: bytes | None = None) -> dict:  # fmt: skip
+    data = content if content is not None else path.read_bytes()
+    response = client.post(
+        f"/api/jobs/{job.id}/parts/",
+        {"node": node, "rank": rank, "kind": kind, "file": SimpleUploadedFile(path.name, data)},
+        format="multipart",
+    )
+    assert response.status_code in (200, 202), response.content
+    return response.json()
+
+
+def wait_parsed(*part_ids: int, timeout: float = 180) -> list[ProfilePart]:
+    def parsed():
+        parts = list(ProfilePart.objects.filter(id__in=part_ids).order_by("id"))
+        return parts if all(p.state in FINAL for p in parts) else None
+
+    return wait_for(parsed, timeout=timeout, interval=0.3)

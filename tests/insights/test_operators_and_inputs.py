@@ -1,0 +1,260 @@
+"""The operator table and the rules' inputs from real traces, against the raw JSON."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+from decimal import Decimal
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
+from profiler_app.insights.analyses.framework import (
+    framework_from_events,
+    metrics_from_samples,
+    steps_from_events,
+)
+from profiler_app.insights.analyses.operators import nesting, operator_table
+from profiler_app.traces import ingest_trace
+from profiler_app.traces.model import SampleKind
+from tests.conftest import DATA_DIR
+
+HOST_CATEGORIES = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
+TRACES = [
+    "gpu_training_rank0.pt.trace.json.gz",
+    "nccl_rank0.json.gz",
+    "multirank_sampled/rank-0.json.gz",
+    "amd_mi250_small.json.gz",
+    "cpu_only_rank34.pt.trace.json.gz",
+]
+
+
+def raw_events(name: str) -> list[dict]:
+    with gzip.open(DATA_DIR / name, "rt") as fh:
+        return json.load(fh, parse_float=Decimal)["traceEvents"]
+
+
+def ns(value) -> int:
+    return int((Decimal(value) * 1000).to_integral_value())
+
+
+def reference_table(name: str) -> pd.DataFrame:
+    """key_averages() computed the obvious way: a stack per thread over the raw events."""
+    threads = defaultdict(list)
+    for e in raw_events(name):
+        if e.get("ph") == "X" and e.get("cat") in HOST_CATEGORIES:
+            start, dur = ns(e["ts"]), ns(e["dur"])
+            threads[(e["pid"], e["tid"])].append([start, start + dur, dur, e["name"], 0])
+    totals = defaultdict(lambda: [0, 0, 0])
+    for events in threads.values():
+        events.sort(key=lambda x: (x[0], -(x[1] - x[0])))
+        stack: list[list] = []
+        for event in events:
+            while stack and stack[-1][1] <= event[0]:
+                stack.pop()
+            if stack:
+                stack[-1][4] += event[2]
+            stack.append(event)
+        for _, _, dur, op, children in events:
+            totals[op][0] += 1
+            totals[op][1] += dur
+            totals[op][2] += dur - children
+    return pd.DataFrame(
+        [(op, *v) for op, v in totals.items()], columns=["name", "count", "total_ns", "self_ns"]
+    )
+
+
+@pytest.fixture(scope="module")
+def parsed(tmp_path_factory):
+    work = tmp_path_factory.mktemp("stores")
+    traces = {}
+    for i, name in enumerate(TRACES):
+        ingest_trace(DATA_DIR / name, "kineto", work / str(i))
+        traces[name] = RankTrace.from_store(0, work / str(i))
+    return traces
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_it_builds_the_operator_table_of_a_real_trace(parsed, name):
+    table = operator_table([parsed[name]]).set_index("name")
+    expected = reference_table(name).set_index("name")
+    assert sorted(table.index) == sorted(expected.index)
+    joined = table.merge(expected, left_index=True, right_index=True, suffixes=("", "_ref"))
+    assert (joined["count"] == joined["count_ref"]).all()
+    assert (joined["total_ns"] == joined["total_ns_ref"]).all()
+    assert (joined["self_ns"] == joined["self_ns_ref"]).all()
+    assert table["self_pct"].sum() == pytest.approx(100.0)
+
+
+def test_it_groups_operators_by_input_shape(parsed):
+    table = operator_table([parsed["multirank_sampled/rank-0.json.gz"]], group_by_input_shape=True)
+    shapes = defaultdict(int)
+    for e in raw_events("multirank_sampled/rank-0.json.gz"):
+        if e.get("cat") == "cpu_op" and e["name"] == "aten::mm":
+            shapes[json.dumps(e["args"]["Input Dims"], separators=(",", ":"))] += 1
+    mm = table[table["name"] == "aten::mm"]
+    assert mm["count"].sum() == sum(shapes.values())
+    assert sorted(mm["count"]) == sorted(shapes.values())
+
+
+def test_it_nests_equal_and_zero_length_intervals():
+    # [0,10] holds [0,10] (same span, later index) which holds [5,5]; [10,12] is a sibling.
+    parent, depth = nesting(
+        np.zeros(4, dtype=np.int64), np.array([0, 0, 5, 10]), np.array([10, 10, 5, 12])
+    )
+    assert parent.tolist() == [-1, 0, 1, -1]
+    assert depth.tolist() == [0, 1, 2, 0]
+
+
+def random_tree(rng: np.random.Generator, tracks: int = 3, size: int = 300):
+    """Properly nested intervals with their true parents: children are disjoint slices of
+    their parent (touching allowed), 30 % of them zero-length points."""
+    track, start, end, parent = [], [], [], []
+    for t in range(tracks):
+        todo = [(-1, 0, 10**6)]
+        while todo and len(start) < size * (t + 1):
+            p, a, b = todo.pop(int(rng.integers(len(todo))))
+            cuts = np.sort(rng.integers(a, b + 1, 2 * int(rng.integers(0, 5))))
+            kids = [
+                (int(x), int(x) if rng.random() < 0.3 else int(y)) for x, y in cuts.reshape(-1, 2)
+            ]
+            opened = {x for x, y in kids if y > x}
+            for x, y in kids:
+                # Ambiguous by construction: a point at its parent's end or at a sibling's
+                # start, or a child with its parent's exact span.
+                if (y == x and ((x == b and p >= 0) or x in opened)) or (x, y) == (a, b):
+                    continue
+                todo += [(len(start), x, y)] if y > x else []
+                track.append(t), start.append(x), end.append(y), parent.append(p)
+    return np.array(track), np.array(start), np.array(end), np.array(parent)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_it_finds_the_parents_of_random_nested_intervals(seed):
+    rng = np.random.default_rng(seed)
+    track, start, end, parent = random_tree(rng)
+    shuffle = rng.permutation(len(start))
+    found, depth = nesting(track[shuffle], start[shuffle], end[shuffle])
+    assert np.array_equal(np.where(found >= 0, shuffle[found], -1), parent[shuffle])
+    assert (depth[found >= 0] == depth[found[found >= 0]] + 1).all()
+
+
+def test_it_charges_cpu_memory_to_the_innermost_operator():
+    strings = ["", "outer", "inner", "[memory]"]
+    kind = [0, 0, 11, 11, 11]
+    events = pd.DataFrame(
+        {
+            "kind": np.array(kind, dtype=np.uint8),
+            "track": np.zeros(5, dtype=np.int32),
+            "name": np.array([1, 2, 3, 3, 3], dtype=np.int32),
+            "start_ns": np.array([0, 10, 15, 5, 50], dtype=np.int64),
+            "dur_ns": np.array([100, 20, 0, 0, 0], dtype=np.int64),
+            "bytes": np.array([-1, -1, 4096, 1024, -512], dtype=np.int64),
+            "device": np.array([-1, -1, -1, -1, -1], dtype=np.int16),
+            "input_dims": np.full(5, -1, dtype=np.int32),
+        }
+    )
+    table = operator_table([RankTrace(0, events, strings)]).set_index("name")
+    assert table.loc["inner", "self_cpu_memory_bytes"] == 4096
+    assert table.loc["outer", "self_cpu_memory_bytes"] == 1024 - 512
+    assert table.loc["outer", "cpu_memory_bytes"] == 4096 + 1024 - 512
+    assert table.loc["outer", "self_ns"] == 80
+
+
+def test_it_reads_profiler_steps_as_training_steps(parsed):
+    trace = parsed["gpu_training_rank0.pt.trace.json.gz"]
+    steps = steps_from_events(trace, "algo-1")
+    raw = [
+        e
+        for e in raw_events("gpu_training_rank0.pt.trace.json.gz")
+        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
+    ]
+    assert steps["step"].tolist() == [int(e["name"].split("#")[1]) for e in raw]
+    assert steps["dur_ns"].tolist() == [ns(e["dur"]) for e in raw]
+    assert set(steps["mode"]) == {"TRAIN"} and set(steps["node"]) == {"algo-1"}
+
+
+def test_it_drops_the_last_profiler_step_like_hta(parsed):
+    trace = parsed["gpu_training_rank0.pt.trace.json.gz"]
+    kept = drop_last_step(trace)
+    last = steps_from_events(trace, "algo-1")["start_ns"].max()
+    host = kept.events[kept.events["kind"].isin([0, 1, 3])]
+    assert host["start_ns"].max() < last
+    assert len(kept.gpu_ops) < len(trace.gpu_ops)
+    single = parsed["cpu_only_rank34.pt.trace.json.gz"]
+    assert drop_last_step(single) is single  # one step: nothing to drop
+
+
+def test_it_splits_framework_time_into_phases(parsed):
+    frame = framework_from_events(parsed["nccl_rank0.json.gz"])
+    phases = frame.groupby("phase")["dur_ns"].sum()
+    raw = raw_events("nccl_rank0.json.gz")
+    kernels = sum(
+        ns(e["dur"]) for e in raw if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+    )
+    operators = sum(ns(e["dur"]) for e in raw if e.get("cat") == "cpu_op")
+    backward = sum(
+        ns(e["dur"])
+        for e in raw
+        if e.get("cat") == "user_annotation" and e["name"] == "## backward ##"
+    )
+    assert phases["gpu"] == kernels
+    assert phases["cpu"] == operators
+    assert phases["backward"] >= backward
+    assert not frame["name"].str.startswith("ProfilerStep").any()
+
+
+def test_it_turns_collector_samples_into_metrics():
+    columns = {
+        "kind": np.array([SampleKind.GPU_UTIL_PCT, SampleKind.COUNTER, SampleKind.CPU_IOWAIT_PCT]),
+        "device": np.array([1, -1, -1]),
+        "name": np.array([0, 3, 0]),
+        "time_ns": np.array([10, 11, 12]),
+        "value": np.array([55.0, 1e9, 3.0]),
+    }
+    metrics = metrics_from_samples(columns, "algo-3")
+    assert metrics["metric"].astype(str).tolist() == ["gpu_util_pct", "cpu_iowait_pct"]
+    assert metrics["node"].tolist() == ["algo-3", "algo-3"]
+    assert metrics["device"].tolist() == [1, -1]
+
+
+def test_it_pairs_rocm_launches_with_their_kernels(parsed):
+    """HTA only knows the CUDA call names; ROCm's hip* launches count too."""
+    from profiler_app.insights.analyses.launch import launches
+
+    raw = raw_events("amd_mi250_small.json.gz")
+    calls = {
+        e["args"]["correlation"]: e
+        for e in raw
+        if e.get("cat") == "cuda_runtime"
+        and e["name"].startswith("hip")
+        and "correlation" in e["args"]
+    }
+    ops = [
+        e
+        for e in raw
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+        and e["args"].get("correlation") in calls
+        and calls[e["args"]["correlation"]]["name"]
+        in ("hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyWithStream")
+    ]
+    table = launches([parsed["amd_mi250_small.json.gz"]]).set_index("correlation")
+    assert len(table) == len(ops) > 0
+    for op in ops:
+        call = calls[op["args"]["correlation"]]
+        row = table.loc[op["args"]["correlation"]]
+        assert row["gpu_dur_ns"] == ns(op["dur"])
+        delay = ns(op["ts"]) - ns(call["ts"]) - ns(call["dur"])
+        assert row["launch_delay_ns"] == max(delay, 0)
+
+
+def test_it_analyses_a_cpu_only_trace_and_no_trace_at_all(parsed):
+    cpu_only = analyze([parsed["cpu_only_rank34.pt.trace.json.gz"]])
+    assert len(cpu_only.operators) == 3
+    for frame in (cpu_only.temporal, cpu_only.kernels, cpu_only.idle, cpu_only.launches):
+        assert frame.empty
+    nothing = analyze([])
+    assert all(frame.empty for frame in vars(nothing).values())

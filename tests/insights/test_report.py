@@ -1,0 +1,107 @@
+"""ProfilerReport: JSON form and the self-contained HTML page."""
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_UTIL, GPU_UTIL
+from profiler_app.insights.report import profiler_report, report_json, timeline_url
+from profiler_app.insights.report_html import render_html
+from profiler_app.insights.rules.base import TimeRange
+from tests.insights.series import T0, job, series, steps
+
+
+@pytest.fixture
+def bottlenecked_job():
+    return job(
+        series(GPU_UTIL, [5.0] * 300),
+        series(GPU_MEM_UTIL, [20.0] * 300),
+        series(CPU_UTIL, [95.0] * 300),
+        steps=steps([10**8] * 20, start_ns=T0),
+        job_start_ns=T0,
+    )
+
+
+def test_it_reports_every_rule_with_its_status(bottlenecked_job):
+    report = profiler_report(bottlenecked_job, {"CPUBottleneck_threshold": 40}, job_name="resnet")
+    data = report_json(report, base_url="https://profiler.example")
+    assert data["job"] == "resnet"
+    assert data["origin_ns"] == T0
+    assert [r["rule"] for r in data["rules"]][:3] == [
+        "BatchSize",
+        "CPUBottleneck",
+        "GPUMemoryIncrease",
+    ]
+    assert "CPUBottleneck" in data["summary"]["issue_found"]
+    assert "IOBottleneck" in data["summary"]["not_evaluated"]
+    cpu = next(r for r in data["rules"] if r["rule"] == "CPUBottleneck")
+    assert cpu["params"]["threshold"] == 40
+    assert cpu["time_ranges"][0]["timeline_url"] == (
+        f"https://profiler.example/timeline?start_ns={T0}&end_ns={T0 + 300 * 10**8}&node=algo-1"
+    )
+    io = next(r for r in data["rules"] if r["rule"] == "IOBottleneck")
+    assert io["not_evaluated_reason"] == "not evaluated: no I/O wait samples"
+    assert json.loads(json.dumps(data)) == data  # plain JSON, no numpy values
+
+
+def test_it_links_a_gpu_range_to_that_device():
+    url = timeline_url(TimeRange(5, 9, "algo-2", 3))
+    assert url == "/timeline?start_ns=5&end_ns=9&node=algo-2&device=3"
+
+
+def test_it_renders_a_self_contained_html_report(bottlenecked_job):
+    html = render_html(
+        profiler_report(bottlenecked_job, job_name="resnet <50>"),
+        base_url="https://profiler.example",
+        job_info={"Instance type": "ml.p3.2xlarge"},
+    )
+    assert html.startswith("<!DOCTYPE html>")
+    assert "resnet &lt;50&gt;" in html
+    assert html.count("<svg") >= 3
+    assert "Not evaluated" in html and "no I/O wait samples" in html
+    assert "ml.p3.2xlarge" in html
+    # No scripts and no external assets: only the timeline links point elsewhere.
+    assert "<script" not in html
+    assert not re.search(r'\bsrc="', html)
+    external = re.findall(r'href="(https?://[^"]+)"', html)
+    assert external and all(u.startswith("https://profiler.example/timeline?") for u in external)
+
+
+def test_it_refuses_an_unknown_override(bottlenecked_job):
+    with pytest.raises(ValueError, match="unknown rule"):
+        profiler_report(bottlenecked_job, {"Foo_bar": 1})
+
+
+def test_it_imports_without_django():
+    """The insights package is pure: with Django made unimportable it still loads and runs."""
+    code = textwrap.dedent(
+        """
+        import importlib.abc, pathlib, sys, types
+
+        class NoDjango(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name.split(".")[0] in ("django", "rest_framework", "celery"):
+                    raise ImportError(f"{name} must not be imported")
+
+        sys.meta_path.insert(0, NoDjango())
+        # profiler_app/__init__.py starts the Celery app; load the subpackages without it.
+        package = types.ModuleType("profiler_app")
+        package.__path__ = [str(pathlib.Path("profiler_app").resolve())]
+        sys.modules["profiler_app"] = package
+        import profiler_app.insights.analyses
+        import profiler_app.insights.analyses.framework
+        import profiler_app.insights.report_html
+        from profiler_app.insights.frames import JobData
+        from profiler_app.insights.report import profiler_report
+        print(len(profiler_report(JobData.empty()).results))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "10"

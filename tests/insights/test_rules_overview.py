@@ -1,0 +1,155 @@
+"""OverallSystemUsage, OverallFrameworkMetrics and the rule parameters."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from profiler_app.insights.frames import (
+    CPU_UTIL,
+    GPU_MEM_USED,
+    GPU_UTIL,
+    JobData,
+    framework_frame,
+)
+from profiler_app.insights.rules import RULES, evaluate_rules, params_from_overrides
+from profiler_app.insights.rules.overview import (
+    evaluate_overall_framework_metrics,
+    evaluate_overall_system_usage,
+)
+from tests.insights.series import job, series, steps
+
+# SPEC §4 / SageMaker Debugger's documented parameters and defaults.
+DEFAULTS = {
+    "BatchSize": {
+        "cpu_threshold_p95": 70,
+        "gpu_threshold_p95": 70,
+        "gpu_memory_threshold_p95": 70,
+        "patience": 100,
+        "window": 500,
+        "scan_interval_us": 60_000_000,
+    },
+    "CPUBottleneck": {
+        "threshold": 50,
+        "gpu_threshold": 10,
+        "cpu_threshold": 90,
+        "patience": 100,
+        "scan_interval_us": 60_000_000,
+    },
+    "GPUMemoryIncrease": {
+        "increase": 10,
+        "patience": 100,
+        "window": 500,
+        "scan_interval_us": 60_000_000,
+    },
+    "IOBottleneck": {
+        "threshold": 50,
+        "gpu_threshold": 70,
+        "io_threshold": 50,
+        "patience": 1000,
+        "scan_interval_us": 60_000_000,
+    },
+    "LoadBalancing": {"threshold": 0.5, "patience": 10, "scan_interval_us": 60_000_000},
+    "LowGPUUtilization": {
+        "threshold_p95": 70,
+        "threshold_p5": 10,
+        "patience": 1000,
+        "window": 500,
+        "scan_interval_us": 60_000_000,
+    },
+    "OverallSystemUsage": {"scan_interval_us": 60_000_000},
+    "MaxInitializationTime": {"threshold": 20, "scan_interval_us": 60_000_000},
+    "OverallFrameworkMetrics": {"scan_interval_us": 60_000_000},
+    "StepOutlier": {"stddev": 5, "mode": None, "n_outliers": 10, "scan_interval_us": 60_000_000},
+}
+
+
+def test_it_has_exactly_the_documented_rules_parameters_and_defaults():
+    params = params_from_overrides()
+    assert list(RULES) == list(DEFAULTS)
+    for rule, defaults in DEFAULTS.items():
+        assert dataclasses.asdict(params[rule]) == defaults, rule
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            params[rule].scan_interval_us = 1
+
+
+def test_it_applies_profiler_report_style_overrides():
+    params = params_from_overrides(
+        {
+            "CPUBottleneck_cpu_threshold": "95",
+            "IOBottleneck_threshold": 90.5,
+            "StepOutlier_mode": "eval",
+        }
+    )
+    assert params["CPUBottleneck"].cpu_threshold == 95.0
+    assert params["IOBottleneck"].threshold == 90.5
+    assert params["StepOutlier"].mode == "EVAL"
+    assert params["BatchSize"] == RULES["BatchSize"].params()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"Nope_threshold": 1}, "Nope_threshold: unknown rule 'Nope'"),
+        ({"CPUBottleneck_nope": 1}, "CPUBottleneck_nope: CPUBottleneck has no parameter 'nope'"),
+        ({"BatchSize_window": 2.5}, "BatchSize_window must be a whole number"),
+        ({"BatchSize_window": 0}, "BatchSize_window must be at least 1"),
+        ({"CPUBottleneck_patience": -1}, "CPUBottleneck_patience must not be negative"),
+        ({"CPUBottleneck_cpu_threshold": 101}, "CPUBottleneck_cpu_threshold is a percentage"),
+        ({"CPUBottleneck_threshold": "lots"}, "CPUBottleneck_threshold must be a number"),
+        ({"StepOutlier_mode": "test"}, "StepOutlier_mode must be TRAIN, EVAL or empty"),
+    ],
+)
+def test_it_refuses_bad_overrides_by_name(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        params_from_overrides(overrides)
+
+
+def test_it_summarises_system_usage_per_node():
+    data = job(
+        series(GPU_UTIL, np.arange(101.0), device=0),
+        series(GPU_UTIL, np.zeros(101), device=1),
+        series(CPU_UTIL, np.full(101, 40.0), device=0),
+        series(GPU_MEM_USED, np.full(101, 2.0e9), device=0),
+        series(GPU_MEM_USED, np.full(101, 3.0e9), device=1),
+    )
+    result = evaluate_overall_system_usage(data, params_from_overrides()["OverallSystemUsage"])
+    assert not result.triggered
+    assert result.evaluated == 1
+    node = result.evidence["nodes"]["algo-1"]
+    # The node's GPU utilisation per snapshot is the mean over its GPUs: 0, 0.5, ..., 50.
+    assert node[GPU_UTIL] == {"min": 0.0, "p50": 25.0, "p95": 47.5, "p99": 49.5, "max": 50.0}
+    assert node[GPU_MEM_USED]["p50"] == 5.0e9  # memory in use adds up over the GPUs
+    assert result.evidence["gpus"]["algo-1 GPU 0"]["max"] == 100.0
+    assert "lightly used" in result.recommendation
+
+
+def test_it_summarises_framework_time():
+    frame = framework_frame(
+        ["conv", "matmul_kernel", "## forward ##", "## backward ##", "DataLoader"],
+        ["cpu", "gpu", "forward", "backward", "dataloader"],
+        [30, 70, 200, 500, 300],
+    )
+    data = JobData(job().metrics, steps([10, 20], mode="TRAIN"), frame)
+    result = evaluate_overall_framework_metrics(
+        data, params_from_overrides()["OverallFrameworkMetrics"]
+    )
+    phases = result.evidence["phases"]
+    assert phases["cpu"] == {"total_ns": 30, "pct": 30.0}
+    assert phases["gpu"]["pct"] == 70.0
+    assert phases["backward"] == {"total_ns": 500, "pct": 50.0}
+    assert result.evidence["forward_backward"] == {"forward_pct": 200 / 7, "backward_pct": 500 / 7}
+    assert result.evidence["step_modes"]["TRAIN"] == {"total_ns": 30, "pct": 100.0}
+    assert result.recommendation.startswith("Most framework time is in backward (50%)")
+    assert "Data loading" in result.recommendation
+
+
+def test_it_says_why_summaries_are_not_evaluated():
+    empty = JobData.empty()
+    params = params_from_overrides()
+    assert evaluate_overall_system_usage(empty, params["OverallSystemUsage"]).not_evaluated_reason
+    results = {r.rule: r for r in evaluate_rules(empty)}
+    assert all(not r.triggered and r.not_evaluated_reason for r in results.values())
+    assert results["OverallFrameworkMetrics"].not_evaluated_reason == (
+        "not evaluated: no framework events (annotations, operators, kernels)"
+    )

@@ -1,0 +1,199 @@
+"""Insights API on a real A100 trace parsed and analysed by a real worker."""
+
+import gzip
+import json
+from decimal import Decimal
+
+import pytest
+from rest_framework.test import APIClient
+
+from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.reports.models import InsightsStatus, JobInsights
+from tests.conftest import DATA_DIR, wait_for
+from tests.ingest.helpers import upload, wait_parsed
+from tests.traces.expected import ns
+
+TRACE = "gpu_training_rank0.pt.trace.json.gz"
+RULE_NAMES = [
+    "BatchSize", "CPUBottleneck", "GPUMemoryIncrease", "IOBottleneck", "LoadBalancing",
+    "LowGPUUtilization", "OverallSystemUsage", "MaxInitializationTime",
+    "OverallFrameworkMetrics", "StepOutlier",
+]  # fmt: skip
+
+
+def wait_insights(job, after_generation: int = 0) -> JobInsights:
+    def done():
+        row = JobInsights.objects.filter(job=job, generation__gt=after_generation).first()
+        finished = row and row.status in (InsightsStatus.DONE, InsightsStatus.FAILED)
+        return row if finished else None
+
+    row = wait_for(done, timeout=120, interval=0.3)
+    assert row.status == InsightsStatus.DONE, row.error
+    return row
+
+
+@pytest.fixture(scope="module")
+def raw():
+    with gzip.open(DATA_DIR / TRACE) as f:
+        events = json.load(f, parse_float=Decimal)["traceEvents"]
+    complete = [e for e in events if e.get("ph") == "X"]
+    steps = sorted(
+        (ns(e["ts"]), ns(e["dur"]))
+        for e in complete
+        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
+    )
+    # HTA's view: GPU ops launched before the last (truncated) step starts.
+    last_step_ns = steps[-1][0]
+    launched = {
+        e["args"]["correlation"]
+        for e in complete
+        if e.get("cat") in ("cuda_runtime", "cuda_driver")
+        and ns(e["ts"]) < last_step_ns
+        and "correlation" in e.get("args", {})
+    }
+    gpu_ops = [
+        e for e in complete
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+        and e["args"].get("correlation") in launched
+    ]  # fmt: skip
+    ops = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in gpu_ops)
+    busy_ns, reach_ns = 0, ops[0][0]
+    for start, end in ops:  # union of the ops' intervals
+        busy_ns += max(0, end - max(start, reach_ns))
+        reach_ns = max(reach_ns, end)
+    span_ns = max(end for _, end in ops) - ops[0][0]
+    return {
+        "op_names": {e["name"] for e in gpu_ops},
+        "steps": steps,
+        "span_ns": span_ns,
+        "idle_ns": span_ns - busy_ns,
+    }
+
+
+@pytest.fixture
+def analysed_job(api, user, celery_worker_process):
+    job = TrainingJob.objects.create(name="a100-insights", owner=user, status="completed",
+                                     instance_type="ml.p4d.24xlarge")  # fmt: skip
+    part = upload(api, job, DATA_DIR / TRACE)
+    [done] = wait_parsed(part["id"])
+    assert done.state == PartState.DONE, done.error
+    wait_insights(job)
+    return job
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_it_runs_the_rules_and_analyses_after_ingest(api, analysed_job, raw):
+    body = api.get(f"/api/jobs/{analysed_job.id}/insights/").json()
+    assert body["status"] == "done"
+    report = body["report"]
+    assert [r["rule"] for r in report["rules"]] == RULE_NAMES
+    rules = {r["rule"]: r for r in report["rules"]}
+    # An imported trace has no NVML samples: never a false verdict.
+    low_gpu = rules["LowGPUUtilization"]
+    assert low_gpu["status"] == "not_evaluated"
+    assert "no GPU utilisation samples" in low_gpu["not_evaluated_reason"]
+    assert rules["MaxInitializationTime"]["status"] == "not_evaluated"
+    assert rules["StepOutlier"]["status"] in ("issue_found", "no_issue")
+    assert rules["StepOutlier"]["datapoints"] == len(raw["steps"])
+
+    analyses = api.get(f"/api/jobs/{analysed_job.id}/analyses/").json()
+    assert analyses["status"] == "done"
+    [temporal] = analyses["temporal"]
+    assert temporal["rank"] == 0
+    assert temporal["span_ns"] == raw["span_ns"]
+    assert temporal["idle_ns"] == raw["idle_ns"]
+    assert (
+        temporal["idle_ns"] + temporal["compute_ns"] + temporal["non_compute_ns"]
+        == (raw["span_ns"])
+    )
+    assert analyses["kernels_total"] == len(raw["op_names"])
+    assert {k["name"] for k in analyses["kernels"]} <= raw["op_names"]
+    [findings] = analyses["launch_findings"]
+    assert findings["launches"] > 0
+    assert analyses["operators"] and analyses["operators_total"] >= len(analyses["operators"])
+    assert all(len(line["points"]) <= 400 for line in analyses["queue_length"])
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_overrides_re_run_the_rules_and_the_report_downloads(api, analysed_job):
+    before = JobInsights.objects.get(job=analysed_job).generation
+    response = api.put(
+        f"/api/jobs/{analysed_job.id}/insights/parameters/",
+        {"StepOutlier_stddev": 1, "StepOutlier_n_outliers": 0},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    step = next(r for r in response.json()["rules"] if r["rule"] == "StepOutlier")
+    values = {p["name"]: p["value"] for p in step["parameters"]}
+    assert values["stddev"] == 1
+    wait_insights(analysed_job, after_generation=before)
+    rules = api.get(f"/api/jobs/{analysed_job.id}/insights/").json()["report"]["rules"]
+    outlier = next(r for r in rules if r["rule"] == "StepOutlier")
+    assert outlier["params"]["stddev"] == 1
+
+    download = api.get(f"/api/jobs/{analysed_job.id}/insights/report.html")
+    assert download.status_code == 200
+    assert download["Content-Disposition"] == (
+        f'attachment; filename="profiler-report-{analysed_job.id}.html"'
+    )
+    html = download.content.decode()
+    assert html.startswith("<!DOCTYPE html>") and "a100-insights" in html
+    assert "ml.p4d.24xlarge" in html
+    assert 'href="/timeline?' not in html  # links are absolute in the downloaded file
+
+
+@pytest.mark.django_db
+def test_it_validates_overrides(api, user):
+    job = TrainingJob.objects.create(name="overrides", owner=user)
+    url = f"/api/jobs/{job.id}/insights/parameters/"
+    body = api.get(url).json()
+    assert body["overrides"] == {}
+    cpu = next(r for r in body["rules"] if r["rule"] == "CPUBottleneck")
+    threshold = next(p for p in cpu["parameters"] if p["name"] == "threshold")
+    assert threshold == {"name": "threshold", "key": "CPUBottleneck_threshold", "type": "float",
+                         "default": 50, "value": 50}  # fmt: skip
+
+    unknown = api.put(url, {"Foo_bar": 1}, format="json")
+    assert unknown.status_code == 400
+    assert "unknown rule 'Foo'" in unknown.json()["detail"]
+    no_param = api.put(url, {"CPUBottleneck_bogus": 1}, format="json")
+    assert no_param.status_code == 400 and "no parameter 'bogus'" in no_param.json()["detail"]
+    not_number = api.put(url, {"CPUBottleneck_threshold": "high"}, format="json")
+    assert not_number.status_code == 400 and "must be a number" in not_number.json()["detail"]
+
+    saved = api.put(url, {"CPUBottleneck_threshold": "40"}, format="json")
+    assert saved.status_code == 200
+    assert saved.json()["overrides"] == {"CPUBottleneck_threshold": "40"}
+    cpu = next(r for r in saved.json()["rules"] if r["rule"] == "CPUBottleneck")
+    assert next(p for p in cpu["parameters"] if p["name"] == "threshold")["value"] == 40
+
+
+@pytest.mark.django_db
+def test_a_job_without_data_says_so(api, user):
+    job = TrainingJob.objects.create(name="empty-insights", owner=user)
+    assert api.get(f"/api/jobs/{job.id}/insights/").json()["status"] == "no_data"
+    assert api.get(f"/api/jobs/{job.id}/analyses/").json()["temporal"] == []
+    assert api.get(f"/api/jobs/{job.id}/insights/report.html").status_code == 404
+    assert api.get("/api/jobs/999999/insights/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_everything_needs_a_login(user, client_for):
+    job = TrainingJob.objects.create(name="private", owner=user)
+    anonymous = APIClient()
+    for path in ("insights/", "insights/parameters/", "insights/report.html", "analyses/"):
+        assert anonymous.get(f"/api/jobs/{job.id}/{path}").status_code == 401
+    put = anonymous.put(f"/api/jobs/{job.id}/insights/parameters/", {}, format="json")
+    assert put.status_code == 401
+
+
+@pytest.mark.django_db
+def test_teammates_share_a_jobs_insights(user, teammate, client_for):
+    """Profiles are team-shared: a teammate reads and tunes the rules of anyone's job."""
+    job = TrainingJob.objects.create(name="shared", owner=user)
+    url = f"/api/jobs/{job.id}/insights/parameters/"
+    saved = client_for(teammate).put(url, {"StepOutlier_stddev": 2}, format="json")
+    assert saved.status_code == 200
+    assert client_for(user).get(url).json()["overrides"] == {"StepOutlier_stddev": 2}

@@ -1,0 +1,80 @@
+"""What the timeline must show, computed straight from a trace's raw JSON (standard library only,
+no parser code): per lane, how many events and how much time; and the launch→run pairs.
+
+Lanes follow the rule the timeline documents: a GPU event goes to its (device, stream); a CPU
+thread that launches GPU work has its annotations and runtime calls on the GPU's host lane and
+the rest on its thread lane; other threads keep everything on their thread lane.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from tests.traces.expected import DATA, expected, ns
+
+DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "cuda_sync"}
+RUN_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
+LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver"}
+HOST_CATEGORIES = {"user_annotation", "cuda_runtime", "cuda_driver"}
+
+
+@dataclass
+class RawTimeline:
+    count: Counter = field(default_factory=Counter)  # lane key -> events
+    busy_ns: Counter = field(default_factory=Counter)  # lane key -> summed durations
+    pairs: set = field(default_factory=set)  # (launch start, launch name, run start, run name)
+    names: Counter = field(default_factory=Counter)  # event name -> events
+    n_events: int = 0
+
+
+def _int(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def raw_timeline(trace: str) -> RawTimeline:
+    with gzip.open(DATA / trace) as f:
+        doc = json.load(f, parse_float=Decimal)
+    offset = expected(trace).offset_ns
+    timed = [e for e in doc["traceEvents"] if e.get("ph") in ("X", "i", "I")]
+    runs = {}
+    for e in timed:
+        correlation = e.get("args", {}).get("correlation")
+        if e["ph"] == "X" and e.get("cat") in RUN_CATEGORIES and correlation is not None:
+            runs.setdefault(int(correlation), e)
+    launchers = set()
+    out = RawTimeline(n_events=len(timed))
+    for e in timed:
+        correlation = e.get("args", {}).get("correlation")
+        if e["ph"] == "X" and e.get("cat") in LAUNCH_CATEGORIES and correlation is not None:
+            run = runs.get(int(correlation))
+            if run is not None:
+                launchers.add((e["pid"], e["tid"]))
+                out.pairs.add(
+                    (ns(e["ts"]) + offset, e["name"], ns(run["ts"]) + offset, run["name"])
+                )
+    for e in timed:
+        dur = ns(e.get("dur", 0)) if e["ph"] == "X" else 0
+        category = e.get("cat", "") if e["ph"] == "X" else "instant"
+        pid, tid = _int(e.get("pid")), _int(e.get("tid"))
+        if category in DEVICE_CATEGORIES:
+            args = e.get("args", {})
+            device = _int(args.get("device"))
+            stream = _int(args.get("stream"))
+            key = ("stream", pid if device is None else device, tid if stream is None else stream)
+        elif pid is None or tid is None:
+            key = ("other",)
+        elif (e["pid"], e["tid"]) in launchers and category in HOST_CATEGORIES:
+            key = ("host", pid, tid)
+        else:
+            key = ("thread", pid, tid)
+        out.count[key] += 1
+        out.busy_ns[key] += dur
+        out.names[e.get("name", "")] += 1
+    return out

@@ -1,0 +1,101 @@
+"""Expected numbers computed straight from a trace's raw JSON, independently of the parser.
+
+Uses only the standard library: ``json`` with ``Decimal`` floats, so microsecond timestamps
+convert to nanoseconds exactly (no float rounding anywhere).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+TRACES = [
+    "gpu_training_rank0.pt.trace.json.gz",
+    "nccl_rank0.json.gz",
+    "multirank_sampled/rank-0.json.gz",
+    "multirank_sampled/rank-1.json.gz",
+    "amd_mi250_small.json.gz",
+    "cpu_only_rank34.pt.trace.json.gz",
+]
+GPU_OP_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
+_EPOCH_2000_NS = 946_684_800 * 10**9
+
+
+def ns(value) -> int:
+    return int((Decimal(value) * 1000).to_integral_value(rounding=ROUND_HALF_EVEN))
+
+
+@dataclass
+class Expected:
+    offset_ns: int
+    x_count_by_category: Counter = field(default_factory=Counter)
+    instant_count: int = 0
+    kernel_count: Counter = field(default_factory=Counter)
+    kernel_total_ns: Counter = field(default_factory=Counter)
+    kernel_min_ns: dict = field(default_factory=dict)
+    kernel_max_ns: dict = field(default_factory=dict)
+    memcpy_bytes: Counter = field(default_factory=Counter)  # "Memcpy HtoD" / "Memset" -> bytes
+    steps: list = field(default_factory=list)  # (step, start_ns, dur_ns)
+    events: list = field(default_factory=list)  # (start_ns, dur_ns, name) of every X/i event
+    start_ns: int = 0
+    end_ns: int = 0
+
+
+def expected(trace: str) -> Expected:
+    with gzip.open(DATA / trace) as f:
+        doc = json.load(f, parse_float=Decimal)
+    rows = []
+    for event in doc["traceEvents"]:
+        if event.get("ph") in ("X", "i", "I"):
+            rows.append(event)
+    starts = [ns(e["ts"]) for e in rows]
+    base = doc.get("baseTimeNanoseconds")
+    if base:
+        offset = int(base)
+    elif min(starts) >= _EPOCH_2000_NS:
+        offset = 0
+    else:
+        offset = -min(starts)
+    out = Expected(offset_ns=offset)
+    ends = []
+    for event, start in zip(rows, starts, strict=True):
+        dur = ns(event.get("dur", 0)) if event["ph"] == "X" else 0
+        name = event.get("name", "")
+        out.events.append((start + offset, dur, name))
+        ends.append(start + offset + dur)
+        if event["ph"] != "X":
+            out.instant_count += 1
+            continue
+        category = event.get("cat", "")
+        out.x_count_by_category[category] += 1
+        if category in GPU_OP_CATEGORIES:
+            out.kernel_count[name] += 1
+            out.kernel_total_ns[name] += dur
+            out.kernel_min_ns[name] = min(out.kernel_min_ns.get(name, dur), dur)
+            out.kernel_max_ns[name] = max(out.kernel_max_ns.get(name, dur), dur)
+            nbytes = event.get("args", {}).get("bytes", 0)
+            if category == "gpu_memset":
+                out.memcpy_bytes["Memset"] += nbytes
+            elif category == "gpu_memcpy":
+                out.memcpy_bytes[name[:11]] += nbytes
+        if category == "user_annotation" and name.startswith("ProfilerStep#"):
+            out.steps.append((int(name.split("#")[1]), start + offset, dur))
+    out.start_ns = min(e[0] for e in out.events)
+    out.end_ns = max(ends)
+    out.steps.sort(key=lambda s: (s[1], s[0]))
+    return out
+
+
+def kernel_names_by_category(trace: str) -> dict[str, set[str]]:
+    with gzip.open(DATA / trace) as f:
+        doc = json.load(f)
+    names: dict[str, set[str]] = defaultdict(set)
+    for event in doc["traceEvents"]:
+        if event.get("ph") == "X" and event.get("cat") in GPU_OP_CATEGORIES:
+            names[event["cat"]].add(event["name"])
+    return names

@@ -1,0 +1,122 @@
+"""The timeline store keeps every event (start, duration, name, track) and reads back exactly."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from profiler_app.traces import TimelineReader
+from profiler_app.traces.lod import LEVEL_WIDTHS_NS
+from profiler_app.traces.model import EventBatch, empty_columns
+from profiler_app.traces.timeline_store import TimelineWriter
+from tests.traces.expected import TRACES, expected
+
+
+@pytest.mark.parametrize("trace", TRACES)
+def test_it_round_trips_every_event(trace, ingested):
+    want = expected(trace)
+    reader = TimelineReader(ingested(trace).store.directory)
+    table = reader.read_all(["start_ns", "dur_ns", "name", "track"])
+    names = np.asarray(reader.strings, dtype=object)[table.column("name").to_numpy()]
+    got = Counter(
+        zip(
+            table.column("start_ns").to_pylist(),
+            table.column("dur_ns").to_pylist(),
+            names,
+            strict=True,
+        )
+    )
+    assert got == Counter(want.events)
+    assert reader.n_events == len(want.events)
+
+
+@pytest.mark.parametrize("trace", TRACES)
+def test_it_sorts_by_track_then_start(trace, ingested):
+    reader = TimelineReader(ingested(trace).store.directory)
+    table = reader.read_all(["track", "start_ns"])
+    track, start = table.column("track").to_numpy(), table.column("start_ns").to_numpy()
+    assert (np.diff(track) >= 0).all()
+    same = np.diff(track) == 0
+    assert (np.diff(start)[same] >= 0).all()
+    rows = reader.tracks.sort_values("track")
+    assert rows["first_row"].tolist() == np.searchsorted(track, rows["track"]).tolist()
+    assert rows["n_rows"].sum() == len(track)
+
+
+def test_it_keeps_gpu_streams_and_cpu_threads_apart(ingested):
+    reader = TimelineReader(ingested("nccl_rank0.json.gz").store.directory)
+    labels = set(reader.tracks["label"])
+    assert {"GPU 0 stream 7", "GPU 0 stream 40"} <= labels
+    assert "python3.10 / thread 2910249 (pt_main_thread)" in labels
+
+
+def test_it_answers_a_window_query(ingested):
+    reader = TimelineReader(ingested("gpu_training_rank0.pt.trace.json.gz").store.directory)
+    gpu = int(reader.tracks.loc[reader.tracks["label"] == "GPU 0 stream 7", "track"].iloc[0])
+    everything = reader.read_all(["track", "start_ns", "dur_ns"]).to_pandas()
+    mine = everything[everything["track"] == gpu]
+    lo = int(mine["start_ns"].quantile(0.4))
+    hi = int(mine["start_ns"].quantile(0.6))
+    overlapping = mine[(mine["start_ns"] + mine["dur_ns"] > lo) & (mine["start_ns"] < hi)]
+    window = reader.window(gpu, lo, hi, ["start_ns", "dur_ns"]).to_pandas()
+    assert window["start_ns"].tolist() == overlapping["start_ns"].tolist()
+    assert len(window) > 100
+
+
+def union_ns(start: np.ndarray, end: np.ndarray) -> int:
+    total, reach = 0, None
+    for s, e in sorted(zip(start.tolist(), end.tolist(), strict=True)):
+        if reach is None or s > reach:
+            total, reach = total + (e - s), e
+        elif e > reach:
+            total, reach = total + (e - reach), e
+    return total
+
+
+@pytest.mark.parametrize("level", range(len(LEVEL_WIDTHS_NS)))
+def test_it_summarises_every_event_at_every_level(level, ingested):
+    reader = TimelineReader(ingested("gpu_training_rank0.pt.trace.json.gz").store.directory)
+    events = reader.read_all(["track", "start_ns", "dur_ns"]).to_pandas()
+    for row in reader.tracks.itertuples():
+        lod = reader.lod(level, row.track, row.start_ns, row.end_ns + 1).to_pandas()
+        mine = events[events["track"] == row.track]
+        assert lod["count"].sum() == row.n_rows
+        assert lod["busy_ns"].sum() == union_ns(
+            mine["start_ns"].to_numpy(), (mine["start_ns"] + mine["dur_ns"]).to_numpy()
+        )
+        assert lod["longest_ns"].max() == row.max_dur_ns
+        assert lod["bucket_start_ns"].is_monotonic_increasing
+
+
+def test_it_merges_many_spilled_runs(tmp_path):
+    rng = np.random.default_rng(7)
+    n = 50_000
+    cols = empty_columns(n)
+    cols["track"] = rng.integers(0, 5, n).astype(np.int32)
+    cols["start_ns"] = rng.integers(0, 10**9, n)
+    cols["dur_ns"] = rng.integers(0, 10**6, n)
+    cols["name"] = rng.integers(0, 3, n).astype(np.int32)
+    writer = TimelineWriter(tmp_path / "store", run_rows=3000)
+    for lo in range(0, n, 2500):
+        writer.add(EventBatch({k: v[lo : lo + 2500] for k, v in cols.items()}))
+    import pandas as pd
+
+    labels = pd.DataFrame({"track": range(5), "label": [f"t{i}" for i in range(5)]})
+    summary = writer.finish(1000, ["a", "b", "c"], labels)
+    assert summary.n_events == n
+    table = TimelineReader(tmp_path / "store").read_all(["track", "start_ns", "dur_ns"])
+    got = sorted(
+        zip(*(table.column(c).to_pylist() for c in ("track", "start_ns", "dur_ns")), strict=True)
+    )
+    want = sorted(
+        zip(
+            cols["track"].tolist(),
+            (cols["start_ns"] + 1000).tolist(),
+            cols["dur_ns"].tolist(),
+            strict=True,
+        )
+    )
+    assert got == want
+    track = table.column("track").to_numpy()
+    start = table.column("start_ns").to_numpy()
+    assert np.array_equal(np.lexsort((start, track)), np.arange(n))
