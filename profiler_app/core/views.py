@@ -3,6 +3,7 @@ import re
 import django_filters
 from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
+from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
@@ -148,7 +149,17 @@ class TrainingJobViewSet(
         )
 
     def perform_create(self, serializer):
-        serializer.save(owner=self.request.user)
+        # Ranks of one job start together and race to create it; the loser gets the same 400 the
+        # unique-name check gives, so the collector looks the job up instead of losing its parts.
+        try:
+            with transaction.atomic():
+                serializer.save(owner=self.request.user)
+        except IntegrityError as exc:
+            if TrainingJob.objects.filter(name=serializer.validated_data["name"]).exists():
+                raise ValidationError(
+                    {"name": ["training job with this name already exists."]}
+                ) from exc
+            raise
 
     @extend_schema(methods=["GET"], responses=ProfilePartSerializer(many=True))
     @extend_schema(

@@ -61,6 +61,26 @@ def test_it_refuses_a_duplicate_name_with_a_unique_code(api, user):
     assert response.json()["name"][0].startswith("training job with this name already exists")
 
 
+def test_a_rank_that_loses_the_race_to_create_its_job_gets_the_duplicate_answer(
+    api, teammate, monkeypatch
+):
+    """Another rank's insert lands between this request's unique-name check and its own insert."""
+    from profiler_app.core.serializers import TrainingJobSerializer
+
+    original_validate = TrainingJobSerializer.validate
+
+    def validate_then_lose_the_race(self, attrs):
+        attrs = original_validate(self, attrs)
+        make_job(attrs["name"], owner=teammate)
+        return attrs
+
+    monkeypatch.setattr(TrainingJobSerializer, "validate", validate_then_lose_the_race)
+    response = api.post(JOBS, {"name": "ddp-run"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["name"][0].startswith("training job with this name already exists")
+    assert TrainingJob.objects.get(name="ddp-run").owner == teammate
+
+
 def test_it_rejects_hyperparameters_that_are_not_an_object(api):
     response = api.post(JOBS, {"name": "h", "hyperparameters": [1, 2]}, format="json")
     assert response.status_code == 400
