@@ -128,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         k = ev["ev_kind"] == EventKind.KERNEL
         kernel_corr.append(ev["ev_correlation"][k])
         # cuDNN launches some kernels through the driver API (cuLaunchKernel).
-        launch = (ev["ev_kind"] == EventKind.CUDA_RUNTIME) | (ev["ev_kind"] == EventKind.CUDA_DRIVER)
+        launch = (ev["ev_kind"] == EventKind.CUDA_RUNTIME) | (
+            ev["ev_kind"] == EventKind.CUDA_DRIVER
+        )
         launch_corr.append(ev["ev_correlation"][launch])
         bad_kernels += int(
             ((ev["ev_device"][k] < 0) | (ev["ev_stream"][k] < 0) | (ev["ev_dur_ns"][k] < 0)

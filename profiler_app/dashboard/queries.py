@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import Count, Max, Min, Q, Sum
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q, Sum
 
 from profiler_app.core.models import JobStatus, PartState, TrainingJob
 from profiler_app.ingest.models import (
@@ -15,6 +15,7 @@ from profiler_app.ingest.models import (
     Step,
     UtilizationPoint,
 )
+from profiler_app.traces.model import DERIVED_SOURCE
 
 TOP_ROWS = 200
 SERIES_POINTS = 500
@@ -73,16 +74,29 @@ def active_points(job: TrainingJob, metrics: list[str], applicable: bool) -> dic
     gpu = metrics[0].startswith("gpu")
     what = "GPU utilisation" if gpu else "CPU utilisation"
     for metric in metrics:
-        points = UtilizationPoint.objects.filter(job=job, metric=metric)
+        points = UtilizationPoint.objects.filter(job=job, metric=metric).exclude(
+            _derived_where_measured(job, metric)
+        )
         counts = points.aggregate(
             active=Count("id", filter=Q(value__gt=0)), idle=Count("id", filter=Q(value__lte=0))
         )
         if counts["active"] + counts["idle"]:
-            source = points.values_list("source", flat=True).first()
+            source = points.values_list("source", flat=True).order_by("source").last()
             return {"source": source, "active_points": counts["active"],
                     "idle_points": counts["idle"], "empty_reason": None}  # fmt: skip
     reason = no_samples_reason(job, what) if applicable else "no GPU in this profile"
     return {"source": None, "active_points": 0, "idle_points": 0, "empty_reason": reason}
+
+
+def _derived_where_measured(job: TrainingJob, metric: str) -> Q:
+    """Derived points of a GPU that also has measured ones: a collector's chunks without NVML
+    samples derive utilisation from kernels, but NVML's samples from other chunks beat them."""
+    measured = (
+        UtilizationPoint.objects.filter(job=job, metric=metric)
+        .exclude(source=DERIVED_SOURCE)
+        .filter(node=OuterRef("node"), device=OuterRef("device"))
+    )
+    return Q(source=DERIVED_SOURCE) & Q(Exists(measured))
 
 
 def utilization_series(
@@ -98,18 +112,23 @@ def utilization_series(
     if start_ns is None or end_ns is None:
         return empty
     bucket_ns = max(1, (end_ns - start_ns) // SERIES_POINTS + 1)
+    table = UtilizationPoint._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT n.name, MIN(u.source), (u.time_ns - %s) / %s AS bucket,
+            SELECT n.name, MAX(u.source), (u.time_ns - %s) / %s AS bucket,
                    MIN(u.time_ns), AVG(u.value)
-            FROM {UtilizationPoint._meta.db_table} u
+            FROM {table} u
             JOIN core_node n ON n.id = u.node_id
             WHERE u.job_id = %s AND u.metric = %s
+              AND NOT (u.source = %s AND EXISTS (
+                  SELECT 1 FROM {table} m
+                  WHERE m.job_id = u.job_id AND m.node_id = u.node_id AND m.device = u.device
+                    AND m.metric = u.metric AND m.source <> %s))
             GROUP BY n.name, bucket
             ORDER BY n.name, bucket
             """,
-            [start_ns, bucket_ns, job.id, metric],
+            [start_ns, bucket_ns, job.id, metric, DERIVED_SOURCE, DERIVED_SOURCE],
         )
         rows = cursor.fetchall()
     if not rows:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from profiler_app.traces import classify
 from profiler_app.traces.model import (
+    DERIVED_SOURCE,
     KIND_NAMES,
     MEMCPY_KIND_NAMES,
     SAMPLE_KIND_NAMES,
@@ -371,7 +372,7 @@ class Aggregator:
                         {
                             "metric": "gpu_util_pct",
                             "device": device,
-                            "source": "kernel_busy",
+                            "source": DERIVED_SOURCE,
                             "name": "",
                             "time_ns": times + offset_ns,
                             "value": values,

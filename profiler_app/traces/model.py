@@ -74,6 +74,10 @@ class SampleKind(IntEnum):
 
 SAMPLE_KIND_NAMES: dict[int, str] = {int(k): k.name.lower() for k in SampleKind}
 
+# The source of a GPU utilisation series derived from kernel busy time, where no NVML samples
+# exist (imported traces); measured series name their sampler ("nvml", "psutil", "perf").
+DERIVED_SOURCE = "kernel_busy"
+
 # Column -> (dtype, value meaning "absent"). Every batch carries all of them, in this order.
 EVENT_COLUMNS: dict[str, tuple[type, int | float]] = {
     "kind": (np.uint8, 0),

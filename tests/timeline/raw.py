@@ -59,6 +59,15 @@ def raw_timeline(trace: str) -> RawTimeline:
                 out.pairs.add(
                     (ns(e["ts"]) + offset, e["name"], ns(run["ts"]) + offset, run["name"])
                 )
+    # A thread without a process (Kineto's own "overhead" events have pid -1) is drawn in the
+    # trace's main process: the one with the most CPU-side events.
+    cpu_events = Counter(
+        _int(e.get("pid"))
+        for e in timed
+        if (e.get("cat", "") if e["ph"] == "X" else "instant") not in DEVICE_CATEGORIES
+    )
+    main_pid = max((p for p in cpu_events if p is not None and p >= 0), key=cpu_events.get,
+                   default=-1)  # fmt: skip
     for e in timed:
         dur = ns(e.get("dur", 0)) if e["ph"] == "X" else 0
         category = e.get("cat", "") if e["ph"] == "X" else "instant"
@@ -73,7 +82,7 @@ def raw_timeline(trace: str) -> RawTimeline:
         elif (e["pid"], e["tid"]) in launchers and category in HOST_CATEGORIES:
             key = ("host", pid, tid)
         else:
-            key = ("thread", pid, tid)
+            key = ("thread", pid if pid >= 0 else main_pid, tid)
         out.count[key] += 1
         out.busy_ns[key] += dur
         out.names[e.get("name", "")] += 1

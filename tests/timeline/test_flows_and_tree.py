@@ -13,6 +13,7 @@ GPU_TRACES = [
     "nccl_rank0.json.gz",
     "multirank_sampled/rank-0.json.gz",
     "amd_mi250_small.json.gz",
+    "h100_cnn_kineto.json.gz",
 ]
 
 

@@ -21,6 +21,7 @@ TRACES = [
     "multirank_sampled/rank-1.json.gz",
     "amd_mi250_small.json.gz",
     "cpu_only_rank34.pt.trace.json.gz",
+    "h100_cnn_kineto.json.gz",
 ]
 GPU_OP_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
 _EPOCH_2000_NS = 946_684_800 * 10**9

@@ -18,6 +18,7 @@ CATEGORY_KIND = {
     "gpu_memcpy": "gpu_memcpy",
     "gpu_memset": "gpu_memset",
     "Trace": "other",
+    "overhead": "other",
 }
 
 
