@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import Count, Exists, Max, Min, OuterRef, Q, Sum
+from django.db.models import Count, Max, Min, Q, Sum
 
-from profiler_app.core.models import JobStatus, PartState, TrainingJob
+from profiler_app.core.models import JobStatus, Node, PartState, TrainingJob
 from profiler_app.ingest.models import (
     Annotation,
     GpuActivity,
@@ -78,25 +78,33 @@ def active_points(job: TrainingJob, metrics: list[str], applicable: bool) -> dic
             _derived_where_measured(job, metric)
         )
         counts = points.aggregate(
-            active=Count("id", filter=Q(value__gt=0)), idle=Count("id", filter=Q(value__lte=0))
+            active=Count("id", filter=Q(value__gt=0)),
+            idle=Count("id", filter=Q(value__lte=0)),
+            source=Max("source"),  # a measured source sorts after "kernel_busy"
         )
         if counts["active"] + counts["idle"]:
-            source = points.values_list("source", flat=True).order_by("source").last()
-            return {"source": source, "active_points": counts["active"],
+            return {"source": counts["source"], "active_points": counts["active"],
                     "idle_points": counts["idle"], "empty_reason": None}  # fmt: skip
     reason = no_samples_reason(job, what) if applicable else "no GPU in this profile"
     return {"source": None, "active_points": 0, "idle_points": 0, "empty_reason": reason}
 
 
-def _derived_where_measured(job: TrainingJob, metric: str) -> Q:
-    """Derived points of a GPU that also has measured ones: a collector's chunks without NVML
-    samples derive utilisation from kernels, but NVML's samples from other chunks beat them."""
-    measured = (
+def _measured_devices(job: TrainingJob, metric: str) -> list[tuple[int, int]]:
+    """(node id, device) of the GPUs with measured (NVML) points. A collector's chunks without
+    NVML samples derive utilisation from kernels; the measured points beat those."""
+    return list(
         UtilizationPoint.objects.filter(job=job, metric=metric)
         .exclude(source=DERIVED_SOURCE)
-        .filter(node=OuterRef("node"), device=OuterRef("device"))
+        .values_list("node_id", "device")
+        .distinct()
     )
-    return Q(source=DERIVED_SOURCE) & Q(Exists(measured))
+
+
+def _derived_where_measured(job: TrainingJob, metric: str) -> Q:
+    shadowed = Q(pk__in=[])  # matches nothing: imported traces have no measured series
+    for node_id, device in _measured_devices(job, metric):
+        shadowed |= Q(source=DERIVED_SOURCE, node_id=node_id, device=device)
+    return shadowed
 
 
 def utilization_series(
@@ -113,33 +121,37 @@ def utilization_series(
         return empty
     bucket_ns = max(1, (end_ns - start_ns) // SERIES_POINTS + 1)
     table = UtilizationPoint._meta.db_table
+    measured = _measured_devices(job, metric)
+    shadowed, shadowed_params = "", []
+    if measured:
+        either = " OR ".join(["(u.node_id = %s AND u.device = %s)"] * len(measured))
+        shadowed = f"AND NOT (u.source = %s AND ({either}))"
+        shadowed_params = [DERIVED_SOURCE, *(v for pair in measured for v in pair)]
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT n.name, MAX(u.source), (u.time_ns - %s) / %s AS bucket,
+            SELECT u.node_id, MAX(u.source), (u.time_ns - %s) / %s AS bucket,
                    MIN(u.time_ns), AVG(u.value)
             FROM {table} u
-            JOIN core_node n ON n.id = u.node_id
-            WHERE u.job_id = %s AND u.metric = %s
-              AND NOT (u.source = %s AND EXISTS (
-                  SELECT 1 FROM {table} m
-                  WHERE m.job_id = u.job_id AND m.node_id = u.node_id AND m.device = u.device
-                    AND m.metric = u.metric AND m.source <> %s))
-            GROUP BY n.name, bucket
-            ORDER BY n.name, bucket
+            WHERE u.job_id = %s AND u.metric = %s {shadowed}
+            GROUP BY u.node_id, bucket
+            ORDER BY u.node_id, bucket
             """,
-            [start_ns, bucket_ns, job.id, metric, DERIVED_SOURCE, DERIVED_SOURCE],
+            [start_ns, bucket_ns, job.id, metric, *shadowed_params],
         )
         rows = cursor.fetchall()
     if not rows:
         return empty
+    # Grouped by node id, not name: sorting thousands of rows by a text key costs more than
+    # the whole aggregation.
+    names = dict(Node.objects.filter(job=job).values_list("id", "name"))
     series: dict[str, list[list[float]]] = {}
-    for node, _source, _bucket, time_ns, value in rows:
-        series.setdefault(node, []).append([time_ns, round(value, 3)])
+    for node_id, _source, _bucket, time_ns, value in rows:
+        series.setdefault(names[node_id], []).append([time_ns, round(value, 3)])
     return {
         "source": rows[0][1],
         "empty_reason": None,
-        "series": [{"node": node, "points": points} for node, points in series.items()],
+        "series": [{"node": node, "points": series[node]} for node in sorted(series)],
     }
 
 
