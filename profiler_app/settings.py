@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "profiler_app.dashboard",
     "profiler_app.timeline",
     "profiler_app.reports",
+    "profiler_app.cluster",
 ]
 
 MIDDLEWARE = [

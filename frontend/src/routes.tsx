@@ -29,6 +29,14 @@ export const routes: RouteObject[] = [
         path: "insights",
         lazy: async () => ({ Component: (await import("./pages/insights/InsightsPage")).InsightsPage }),
       },
+      {
+        path: "cluster",
+        lazy: async () => ({ Component: (await import("./pages/cluster/ClusterPage")).ClusterPage }),
+      },
+      {
+        path: "compare",
+        lazy: async () => ({ Component: (await import("./pages/compare/ComparePage")).ComparePage }),
+      },
       { path: "info", element: <InfoPage /> },
       { path: "settings", element: <SettingsPage /> },
       { path: "*", element: <NotFoundPage /> },

@@ -19,6 +19,13 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from profiler_app.cluster.analysis import (
+    COLLECTIVE_COLUMNS,
+    STEP_COLUMNS,
+    RankFrames,
+    frames_from_store,
+)
+from profiler_app.cluster.models import CollectiveStat, RankOverlap, StepBreakdown
 from profiler_app.core.models import PartState, ProfilePart
 from profiler_app.ingest.models import (
     Annotation,
@@ -44,6 +51,9 @@ AGGREGATE_TABLES = (
     Step,
     Annotation,
     UtilizationPoint,
+    StepBreakdown,
+    CollectiveStat,
+    RankOverlap,
 )
 PROGRESS_EVERY_S = 1.0
 ERROR_CHARS = 2000
@@ -112,6 +122,7 @@ def parse_claimed_part(part_id: int, task_id: str) -> None:
             executor=executor,
             workers=processes,
         )
+        cluster = frames_from_store(incoming, part.rank, result.aggregates.steps)
     except TraceFormatError as exc:
         mark_failed(part_id, task_id, f"This file could not be read: {exc}")
         return
@@ -120,7 +131,7 @@ def parse_claimed_part(part_id: int, task_id: str) -> None:
         mark_failed(part_id, task_id, f"Parsing failed unexpectedly ({type(exc).__name__}: {exc}).")
         return
     _replace_directory(incoming, final)
-    save_result(part, task_id, result, final)
+    save_result(part, task_id, result, final, cluster)
 
 
 def _progress_writer(part_id: int):
@@ -149,7 +160,9 @@ def mark_failed(part_id: int, task_id: str, message: str) -> None:
     ).update(state=PartState.FAILED, error=message[:ERROR_CHARS], finished_at=timezone.now())
 
 
-def save_result(part: ProfilePart, task_id: str, result: IngestResult, store: Path) -> None:
+def save_result(
+    part: ProfilePart, task_id: str, result: IngestResult, store: Path, cluster: RankFrames
+) -> None:
     """Replace the part's rows with ``result`` and mark it done, in one transaction."""
     with transaction.atomic():
         locked = (
@@ -160,7 +173,7 @@ def save_result(part: ProfilePart, task_id: str, result: IngestResult, store: Pa
         if locked is None:
             return  # reprocessed meanwhile: the newer run writes the rows
         delete_part_rows(part.pk)
-        _insert(part, result, store)
+        _insert(part, result, store, cluster)
         ProfilePart.objects.filter(id=part.pk).update(
             state=PartState.DONE, progress=1.0, error="", finished_at=timezone.now()
         )
@@ -171,7 +184,7 @@ def delete_part_rows(part_id: int) -> None:
         model.objects.filter(part_id=part_id).delete()
 
 
-def _insert(part: ProfilePart, result: IngestResult, store: Path) -> None:
+def _insert(part: ProfilePart, result: IngestResult, store: Path, cluster: RankFrames) -> None:
     agg = result.aggregates
     common = {"job_id": part.job_id, "part_id": part.pk, "node_id": part.node_id, "rank": part.rank}
     PartSummary.objects.create(
@@ -213,6 +226,9 @@ def _insert(part: ProfilePart, result: IngestResult, store: Path) -> None:
         agg.series,
         ["metric", "device", "source", "name", "time_ns", "value"],
     )
+    _copy(StepBreakdown, common, cluster.steps, STEP_COLUMNS)
+    _copy(CollectiveStat, common, cluster.collectives, COLLECTIVE_COLUMNS)
+    RankOverlap.objects.create(**common, comm_ns=cluster.comm_ns, overlap_ns=cluster.overlap_ns)
 
 
 def _copy(model, common: dict, frame: pd.DataFrame, columns: list[str]) -> None:

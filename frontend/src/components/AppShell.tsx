@@ -7,6 +7,8 @@ const SECTIONS = [
   { to: "/dashboard", label: "Dashboard" },
   { to: "/timeline", label: "Timeline" },
   { to: "/insights", label: "Insights" },
+  { to: "/cluster", label: "Cluster" },
+  { to: "/compare", label: "Compare" },
   { to: "/info", label: "Info" },
   { to: "/settings", label: "Settings" },
 ];

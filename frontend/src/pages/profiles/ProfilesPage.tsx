@@ -1,10 +1,11 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { useSearchParams } from "react-router";
+import { useNavigate, useSearchParams } from "react-router";
 import { jobsKey, useJobs } from "../../api/jobs";
 import { loadedProfileKey, useLoadedJob, useLoadProfile, useUnloadProfile } from "../../api/loadedProfile";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
 import { Pagination } from "../../components/Pagination";
+import { compareLink } from "../compare/compareView";
 import { DemoOffer } from "./DemoOffer";
 import { JobFilters } from "./JobFilters";
 import { LoadedProfileSection } from "./LoadedProfileSection";
@@ -58,6 +59,9 @@ export function ProfilesPage() {
   };
 
   const selectedName = jobs.data?.results.find((job) => job.id === selectedId)?.name;
+  const navigate = useNavigate();
+  const loadedId = loadedJob.loaded.data?.job ?? null;
+  const canCompare = selectedId !== null && loadedId !== null && selectedId !== loadedId;
 
   return (
     <>
@@ -75,6 +79,12 @@ export function ProfilesPage() {
               disabled={selectedId === null || load.isPending}
               title={selectedId === null ? "Select a job first" : `Load ${selectedName ?? "the selected job"}`}>
               {load.isPending ? "Loading…" : "Load"}
+            </button>
+            <button type="button" className="btn" disabled={!canCompare}
+              onClick={() => canCompare && navigate(compareLink(loadedId, selectedId))}
+              title={canCompare ? `Compare ${selectedName ?? "the selected job"} with the loaded profile`
+                : "Load a profile and select another job to compare them"}>
+              Compare with loaded
             </button>
           </div>
         </div>

@@ -1,0 +1,200 @@
+"""Cluster page latency for a synthetic 64-rank job of ≥ 20M events, and the time to diff two
+10M-event jobs (server side, in process, on a fresh database).
+
+How the jobs are built: one real trace (``nccl_rank0``, NCCL collectives with message sizes) is
+parsed once by the real ingest; its aggregate rows — the ones the ingest writes per part,
+cluster tables included — are then replicated in SQL for every rank, as if each rank had
+recorded ``copies`` back-to-back copies of that trace: rows that grow with the trace (steps,
+step breakdowns, annotations) are repeated ``copies`` times with shifted times and step numbers,
+per-name rows (kernels, collectives, activities) get ``copies`` times the counts and times. One
+rank is made 30% slower. Ingesting 20M events through the parser would take hours on a small
+machine and would produce the same rows; the event count reported is the sum of the parts'
+``n_events`` (real events of the template × copies × ranks).
+
+    .venv/bin/python bench/cluster.py [--small] [--ranks 64] [--events 20000000] [--requests 60]
+
+Last line: RESULT cluster_p95_ms=<n> diff_s=<n> ranks=<n> events=<n>
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dashboard import percentile_ms, timed_requests  # noqa: E402
+from ingest import DATA, database_env  # noqa: E402
+
+TEMPLATE = "nccl_rank0.json.gz"
+SLOW_FACTOR = 1.3
+# Columns scaled by the copies (per-name totals) and by a slow rank's factor (step times).
+SUMMED = {"count", "total_ns", "bytes", "sized_count", "sized_ns", "comm_ns", "overlap_ns",
+          "n_events", "sum_sq_ns2"}  # fmt: skip
+STEP_TIMES = {"dur_ns", "gap_ns", "compute_ns", "tail_ns", "compute_busy_ns"}
+REPEATED = ("ingest_step", "ingest_annotation", "cluster_stepbreakdown")
+
+
+def parse_template(job) -> tuple[int, int, int]:
+    """Parses the template trace as rank 0; returns its part id, events and time span."""
+    from django.core.files import File
+
+    from profiler_app.core.models import Node, ProfilePart
+    from profiler_app.ingest import logic
+    from profiler_app.ingest.models import PartSummary
+
+    path = DATA / TEMPLATE
+    node = Node.objects.create(job=job, name="algo-1")
+    # Stored as the API stores an upload, but parsed here rather than queued to a worker.
+    part = ProfilePart(job=job, node=node, rank=0, kind="kineto", original_name=path.name,
+                       size_bytes=path.stat().st_size, sha256="template")  # fmt: skip
+    with path.open("rb") as stream:
+        part.file.save(path.name, File(stream), save=True)
+    assert logic.claim(part.id, "bench")
+    logic.parse_claimed_part(part.id, "bench")
+    summary = PartSummary.objects.get(part=part)
+    return part.id, summary.n_events, summary.end_ns - summary.start_ns
+
+
+def replicate(template_part: int, span_ns: int, job, ranks: range, copies: int, slow: int) -> None:
+    """Every aggregate row of the template part, for each rank of ``ranks`` in ``job``."""
+    from django.db import connection
+
+    from profiler_app.core.models import Node, ProfilePart
+    from profiler_app.ingest.logic import AGGREGATE_TABLES
+
+    template = ProfilePart.objects.get(id=template_part)
+    for rank in ranks:
+        node, _ = Node.objects.get_or_create(job=job, name=f"algo-{rank // 8 + 1}")
+        part = ProfilePart.objects.create(
+            job=job, node=node, rank=rank, kind="kineto", original_name=template.original_name,
+            size_bytes=template.size_bytes, sha256=f"{job.id}-{rank}", file=template.file.name,
+            state="done",
+        )  # fmt: skip
+        factor = SLOW_FACTOR if rank == slow else 1 + 0.002 * (rank % 5)
+        with connection.cursor() as cursor:
+            for model in AGGREGATE_TABLES:
+                _copy_rows(cursor, model._meta.db_table, model, template_part, part, copies,
+                           factor, span_ns)  # fmt: skip
+
+
+def _copy_rows(cursor, table, model, template_part, part, copies, factor, span_ns) -> None:
+    repeated = table in REPEATED
+    columns, values = [], []
+    for field in model._meta.concrete_fields:
+        column = field.column
+        if column == "id":
+            continue
+        fixed = {"job_id": part.job_id, "part_id": part.id, "node_id": part.node_id,
+                 "rank": part.rank}  # fmt: skip
+        if column in fixed:
+            value = str(int(fixed[column]))
+        elif repeated and column == "start_ns":
+            value = f"start_ns + k::bigint * {span_ns}"
+        elif repeated and column == "step":
+            value = "step + k * 1000"
+        elif table == "cluster_stepbreakdown" and column in STEP_TIMES:
+            value = f"round({column} * {factor})::bigint"
+        elif not repeated and column in SUMMED:
+            value = f"{column} * {copies}"
+        else:
+            value = column
+        columns.append(column)
+        values.append(value)
+    series = f", generate_series(0, {copies - 1}) AS k" if repeated else ""
+    cursor.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(values)} "
+        f"FROM {table}{series} WHERE part_id = %s",
+        [template_part],
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="8 ranks, 1M events: a quick check")
+    parser.add_argument("--ranks", type=int, default=64)
+    parser.add_argument("--events", type=int, default=20_000_000)
+    parser.add_argument("--diff-events", type=int, default=10_000_000)
+    parser.add_argument("--requests", type=int, default=60)
+    args = parser.parse_args()
+    if args.small:
+        args.ranks, args.events, args.diff_events, args.requests = 8, 1_000_000, 500_000, 10
+
+    env, drop = database_env("profiler_bench_cluster")
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from profiler_app.cluster import queries
+    from profiler_app.core.models import TrainingJob
+    from profiler_app.ingest.models import PartSummary
+
+    try:
+        user = get_user_model().objects.create_user("bench", password="bench-password-1")
+        client = Client()
+        client.force_login(user)
+        source = TrainingJob.objects.create(name="template", owner=user, status="completed")
+        template, template_events, span_ns = parse_template(source)
+
+        def build(name: str, ranks: int, events: int, slow: int) -> tuple[TrainingJob, int]:
+            copies = math.ceil(events / (ranks * template_events))
+            job = TrainingJob.objects.create(name=name, owner=user, status="completed")
+            started = time.perf_counter()
+            replicate(template, span_ns, job, range(ranks), copies, slow)
+            total = sum(PartSummary.objects.filter(job=job).values_list("n_events", flat=True))
+            print(f"  {name}: {ranks} ranks × {copies} copies, {total:,} events, "
+                  f"built in {time.perf_counter() - started:.1f}s", flush=True)  # fmt: skip
+            return job, total
+
+        print(f"building jobs from {TEMPLATE} ({template_events:,} events) …", flush=True)
+        big, big_events = build("cluster", args.ranks, args.events, slow=args.ranks // 3)
+        diff_ranks = max(2, args.ranks // 2)
+        a, _ = build("diff-a", diff_ranks, args.diff_events, slow=-1)
+        b, _ = build("diff-b", diff_ranks, args.diff_events, slow=1)
+
+        n = args.requests
+        cluster_urls = [f"/api/jobs/{big.id}/cluster/"] * (n // 2) + [
+            f"/api/jobs/{big.id}/cluster/?step={1000 * (i % 3) + 4}" for i in range(n - n // 2)
+        ]
+        timed_requests(client, cluster_urls[:1])  # warm-up: imports and connection
+        cluster_times = timed_requests(client, cluster_urls)
+        body = client.get(f"/api/jobs/{big.id}/cluster/").json()
+        flagged = sorted({f["key"] for f in body["slow"] if f["scope"] == "rank"})
+        print(f"  slow ranks flagged: {flagged} (expected ['{args.ranks // 3}'])")
+
+        diff_times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            queries.compare(a, b)
+            diff_times.append(time.perf_counter() - started)
+        api_diff = timed_requests(client, [f"/api/compare/?a={a.id}&b={b.id}"] * 3)
+
+        print(f"\n{'case':<58} {'p50 ms':>8} {'p95 ms':>8}")
+        for label, samples in {
+            f"cluster API, {args.ranks} ranks, {big_events:,} events": cluster_times,
+            f"compare API, 2 × {diff_ranks} ranks": api_diff,
+            "compare (in process)": diff_times,
+        }.items():
+            print(
+                f"{label:<58} {percentile_ms(samples, 50):8.1f} {percentile_ms(samples, 95):8.1f}"
+            )
+        print(
+            f"RESULT cluster_p95_ms={percentile_ms(cluster_times, 95):.1f} "
+            f"diff_s={max(max(diff_times), max(api_diff)):.3f} ranks={args.ranks} events={big_events}"
+        )
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        drop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Response shapes of the cluster and comparison API (the schema the frontend is typed from).
+
+Times are integer nanoseconds; absolute times (``start_ns``, ``end_ns``) are strings, since they
+exceed a JavaScript number's exact range. Bandwidths are GB/s (bytes per nanosecond).
+"""
+
+from rest_framework import serializers
+
+
+class RankRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    node = serializers.CharField()
+    steps = serializers.IntegerField(help_text="steps averaged")
+    dur_ns = serializers.IntegerField(help_text="mean step time")
+    gap_ns = serializers.IntegerField(help_text="mean iteration gap")
+    compute_ns = serializers.IntegerField(help_text="mean forward+backward compute span")
+    tail_ns = serializers.IntegerField(help_text="mean iteration tail")
+    comm_ns = serializers.IntegerField(help_text="mean communication kernel time per step")
+    sync_wait_ns = serializers.IntegerField(help_text="mean wait for the slowest rank per step")
+    start_ns = serializers.CharField()
+    end_ns = serializers.CharField()
+    comm_total_ns = serializers.IntegerField()
+    overlap_ns = serializers.IntegerField()
+    overlap_pct = serializers.FloatField(allow_null=True)
+
+
+class SlowFindingSerializer(serializers.Serializer):
+    scope = serializers.CharField(help_text="rank or node")
+    key = serializers.CharField(help_text="the rank number or node name")
+    metric = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
+    value_ns = serializers.IntegerField()
+    median_ns = serializers.IntegerField()
+    robust_z = serializers.FloatField(allow_null=True)
+    ratio = serializers.FloatField(allow_null=True)
+
+
+class SlowRuleSerializer(serializers.Serializer):
+    robust_z_threshold = serializers.FloatField()
+    mad_zero_ratio = serializers.FloatField()
+    min_excess = serializers.FloatField()
+
+
+class CollectiveRowSerializer(serializers.Serializer):
+    collective = serializers.CharField()
+    group_size = serializers.IntegerField(help_text="-1 when not recorded")
+    ranks = serializers.IntegerField()
+    count = serializers.IntegerField()
+    total_ns = serializers.IntegerField()
+    mean_ns = serializers.IntegerField()
+    min_ns = serializers.IntegerField()
+    max_ns = serializers.IntegerField()
+    sized_ns = serializers.IntegerField()
+    bytes = serializers.IntegerField()
+    algbw_gbps = serializers.FloatField(allow_null=True)
+    bus_factor = serializers.FloatField(allow_null=True)
+    busbw_gbps = serializers.FloatField(allow_null=True)
+
+
+class CollectiveRankSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    collective = serializers.CharField()
+    count = serializers.IntegerField()
+    total_ns = serializers.IntegerField()
+    bytes = serializers.IntegerField()
+
+
+class DeviceRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    node = serializers.CharField()
+    device = serializers.IntegerField()
+    name = serializers.CharField()
+    memory_bytes = serializers.IntegerField(allow_null=True)
+    peak_memory_bytes = serializers.IntegerField(allow_null=True)
+    kernel_ns = serializers.IntegerField()
+    compute_ns = serializers.IntegerField()
+    comm_ns = serializers.IntegerField()
+    memory_ns = serializers.IntegerField()
+    flops = serializers.IntegerField(allow_null=True)
+
+
+class ClusterSerializer(serializers.Serializer):
+    job = serializers.IntegerField()
+    step = serializers.IntegerField(allow_null=True)
+    steps = serializers.ListField(child=serializers.IntegerField())
+    steps_inferred = serializers.BooleanField()
+    ranks = RankRowSerializer(many=True)
+    slow = SlowFindingSerializer(many=True)
+    rule = SlowRuleSerializer()
+    collectives = CollectiveRowSerializer(many=True)
+    collective_ranks = CollectiveRankSerializer(many=True)
+    devices = DeviceRowSerializer(many=True)
+
+
+class JobRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class DiffRowSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    status = serializers.CharField(help_text="added, removed or changed")
+    count_a = serializers.IntegerField()
+    count_b = serializers.IntegerField()
+    total_ns_a = serializers.IntegerField()
+    total_ns_b = serializers.IntegerField()
+    delta_ns = serializers.IntegerField()
+    delta_count = serializers.IntegerField()
+
+
+class DiffSectionSerializer(serializers.Serializer):
+    added = serializers.IntegerField()
+    removed = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    total_delta_ns = serializers.IntegerField()
+    rows = DiffRowSerializer(many=True)
+
+
+class StepStatsSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    mean_ns = serializers.IntegerField(allow_null=True)
+    p50_ns = serializers.IntegerField(allow_null=True)
+    p95_ns = serializers.IntegerField(allow_null=True)
+    min_ns = serializers.IntegerField(allow_null=True)
+    max_ns = serializers.IntegerField(allow_null=True)
+
+
+class StepPairSerializer(serializers.Serializer):
+    a = StepStatsSerializer()
+    b = StepStatsSerializer()
+
+
+class MetricPairSerializer(serializers.Serializer):
+    metric = serializers.CharField()
+    a = serializers.IntegerField(allow_null=True)
+    b = serializers.IntegerField(allow_null=True)
+
+
+class RankPairSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    a_dur_ns = serializers.IntegerField()
+    a_gap_ns = serializers.IntegerField()
+    a_compute_ns = serializers.IntegerField()
+    a_tail_ns = serializers.IntegerField()
+    b_dur_ns = serializers.IntegerField()
+    b_gap_ns = serializers.IntegerField()
+    b_compute_ns = serializers.IntegerField()
+    b_tail_ns = serializers.IntegerField()
+
+
+class CompareSerializer(serializers.Serializer):
+    a = JobRefSerializer()
+    b = JobRefSerializer()
+    kernels = DiffSectionSerializer()
+    annotations = DiffSectionSerializer()
+    steps = StepPairSerializer()
+    metrics = MetricPairSerializer(many=True)
+    ranks = RankPairSerializer(many=True)

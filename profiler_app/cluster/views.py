@@ -1,0 +1,43 @@
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from profiler_app.cluster import queries
+from profiler_app.cluster.serializers import ClusterSerializer, CompareSerializer
+from profiler_app.core.models import TrainingJob
+
+
+def _integer(request, name: str, required: bool) -> int | None:
+    text = request.query_params.get(name, "")
+    if not text and not required:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValidationError({name: "Give a whole number."}) from None
+
+
+@extend_schema(
+    parameters=[OpenApiParameter("step", int, description="one step; left out: the mean")],
+    responses=ClusterSerializer,
+)
+@api_view(["GET"])
+def cluster_view(request, job_id: int):
+    job = get_object_or_404(TrainingJob, pk=job_id)
+    return Response(queries.cluster(job, _integer(request, "step", required=False)))
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("a", int, required=True, description="the baseline job"),
+        OpenApiParameter("b", int, required=True, description="the job compared with it"),
+    ],
+    responses=CompareSerializer,
+)
+@api_view(["GET"])
+def compare_view(request):
+    a = get_object_or_404(TrainingJob, pk=_integer(request, "a", required=True))
+    b = get_object_or_404(TrainingJob, pk=_integer(request, "b", required=True))
+    return Response(queries.compare(a, b))

@@ -1,0 +1,20 @@
+"""Jobs whose parts the real ingest parsed (called directly, as a worker would)."""
+
+from pathlib import Path
+
+from profiler_app.core.logic import PartSource, store_part
+from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.ingest import logic as ingest
+
+
+def parse_paths(owner, name: str, paths: list[tuple[str, int, Path]]) -> TrainingJob:
+    """A job with one part per (node, rank, trace file), each parsed by the ingest."""
+    job = TrainingJob.objects.create(name=name, owner=owner, status="completed")
+    for node, rank, path in paths:
+        with path.open("rb") as stream:
+            part, _ = store_part(job, PartSource(node, rank, "kineto", path.name), stream)
+        assert ingest.claim(part.id, "test-task")
+        ingest.parse_claimed_part(part.id, "test-task")
+        part.refresh_from_db()
+        assert part.state == PartState.DONE, part.error
+    return job

@@ -1,0 +1,84 @@
+"""The cluster page and the run comparison in headless Chromium, on real ingested traces."""
+
+import re
+from decimal import Decimal
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from profiler_app.core.models import LoadedProfile
+from tests.cluster import raw
+from tests.cluster.jobs import parse_paths
+from tests.e2e.conftest import screenshot, sign_in
+from tests.traces.expected import DATA
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+RANK0, RANK1 = "multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"
+SLOW = 3
+
+
+def ms(value_ns: int) -> str:
+    """Milliseconds to four significant digits, as the page writes them."""
+    return f"{value_ns / 1e6:.4g} ms"
+
+
+@pytest.fixture
+def four_ranks(user, tmp_path):
+    """Ranks 0 and 1 as recorded, rank 2 a copy of rank 0, rank 3 a copy 30% slower."""
+    paths = [("algo-1", 0, DATA / RANK0), ("algo-1", 1, DATA / RANK1)]
+    for rank, scale in ((2, Decimal(1)), (SLOW, Decimal("1.3"))):
+        paths.append(
+            ("algo-2", rank, raw.write_scaled(RANK0, tmp_path / f"r{rank}.json.gz", scale, rank))
+        )
+    job = parse_paths(user, "four-ranks", paths)
+    LoadedProfile.objects.create(user=user, job=job)
+    return job
+
+
+def test_it_shows_ranks_slow_ranks_and_collectives(tab: Page, live_server, user, four_ranks):
+    sign_in(tab, live_server.url, "alice", "alice-password-1", "/cluster")
+    expect(tab.get_by_role("heading", name="Cluster", exact=True)).to_be_visible()
+    banner = tab.get_by_role("alert")
+    expect(banner).to_contain_text(f"Rank {SLOW}: compute")
+    expect(banner).not_to_contain_text("Rank 0:")
+    table = tab.get_by_role("table", name="Ranks")
+    expect(table.locator("tbody tr")).to_have_count(4)
+    # Sorting by compute, longest first, puts the slow rank on top.
+    table.get_by_role("button", name="Fwd + bwd").click()
+    expect(table.locator("tbody tr").first.locator("td").first).to_have_text(str(SLOW))
+    link = table.locator("tbody tr").first.get_by_role("link", name="Timeline")
+    expect(link).to_have_attribute(
+        "href", re.compile(rf"^/timeline\?job={four_ranks.id}&ranks={SLOW}&t=\d+_\d+$")
+    )
+    expect(tab.get_by_role("table", name="Collectives")).to_contain_text("send_recv")
+    expect(tab.locator(".chart:has(svg path)").first).to_be_visible()
+    screenshot(tab, "cluster")
+
+    tab.get_by_label("Step", exact=True).select_option("552")
+    expect(tab).to_have_url(f"{live_server.url}/cluster?step=552")
+    step_ns, gap_ns, compute_ns, tail_ns = raw.step_breakdown(RANK0)[552]
+    rank0 = table.locator("tbody tr").filter(
+        has=tab.locator("td:first-child", has_text=re.compile("^0$"))
+    )
+    expect(rank0.locator("td")).to_contain_text(
+        ["0", "algo-1", ms(step_ns), ms(gap_ns), ms(compute_ns), ms(tail_ns)]
+    )
+
+
+def test_it_compares_two_jobs_from_a_shareable_link(tab: Page, live_server, user, four_ranks):
+    other = parse_paths(user, "nccl-job", [("algo-1", 0, DATA / "nccl_rank0.json.gz")])
+    url = f"/compare?a={four_ranks.id}&b={other.id}"
+    sign_in(tab, live_server.url, "alice", "alice-password-1", url)
+    expect(tab.get_by_role("heading", name="four-ranks → nccl-job")).to_be_visible()
+    kernels = tab.get_by_role("table", name="Kernels diff")
+    allreduce = kernels.locator("tr", has_text="ncclKernel_AllReduce")
+    expect(allreduce.locator("td").nth(1)).to_have_text("added")
+    expect(tab.get_by_role("table", name="Metrics side by side")).to_contain_text("Mean step time")
+    screenshot(tab, "compare")
+
+    # From the profiles page: the loaded job against the selected one.
+    tab.goto(live_server.url + "/profiles")
+    tab.get_by_label("Select nccl-job").check()
+    tab.get_by_role("button", name="Compare with loaded").click()
+    expect(tab).to_have_url(live_server.url + url)
