@@ -74,6 +74,22 @@ def _grouped(keys: np.ndarray, values: dict[str, np.ndarray]) -> dict[str, np.nd
     return out
 
 
+def _lookup(pairs: list[tuple[np.ndarray, np.ndarray]], keys: np.ndarray) -> np.ndarray:
+    """The value recorded for each key in (keys, values) batches; 0 where none was."""
+    out = np.zeros(len(keys), dtype=np.int64)
+    if not pairs:
+        return out
+    known = np.concatenate([k for k, _ in pairs])
+    values = np.concatenate([v for _, v in pairs])
+    order = np.argsort(known, kind="stable")
+    known, values = known[order], values[order]
+    at = np.searchsorted(known, keys)
+    found = at < len(known)
+    found[found] = known[at[found]] == keys[found]
+    out[found] = values[at[found]]
+    return out
+
+
 @dataclass
 class _Partials:
     """Per-batch grouped results, combined once at the end."""
@@ -145,6 +161,8 @@ class Aggregator:
         self.memory_ops = _Partials()
         self.deferred: list[tuple[np.ndarray, ...]] = []  # kernels awaiting op precision
         self.op_precision: list[tuple[np.ndarray, np.ndarray]] = []
+        self.sizeless_copies: list[tuple[np.ndarray, ...]] = []  # (key, dur, correlation)
+        self.launch_bytes: list[tuple[np.ndarray, np.ndarray]] = []  # (correlation, bytes)
         self.steps: list[tuple[np.ndarray, ...]] = []
         self.annotations: list[tuple[np.ndarray, ...]] = []
         self.samples: list[dict[str, np.ndarray]] = []
@@ -166,6 +184,7 @@ class Aggregator:
         self.start_ns = first if self.start_ns is None else min(self.start_ns, first)
         self.end_ns = last if self.end_ns is None else max(self.end_ns, last)
         self._gpu_ops(c, kind)
+        self._launch_bytes(c, kind)
         self._activities(c, kind)
         self._steps_and_annotations(c, kind)
         self._operator_precision(c, kind)
@@ -202,9 +221,21 @@ class Aggregator:
         op = np.where(is_memset[mem], 6, memcpy_kind)  # 6 = memset
         key = ((device[mem] + 1) << 8) | op
         nbytes = c["bytes"][sel][mem]
-        self.memory_ops.add(
-            _grouped(key, {"total_ns": dur[mem], "bytes": np.where(nbytes > 0, nbytes, 0)})
-        )
+        # ROCm records a copy's size on its runtime call only: matched by correlation at the end.
+        sizeless = (nbytes < 0) & ~is_memset[mem] & (c["correlation"][sel][mem] >= 0)
+        if sizeless.any():
+            correlation = c["correlation"][sel][mem][sizeless]
+            self.sizeless_copies.append((key[sizeless], dur[mem][sizeless], correlation))
+        sized = ~sizeless
+        self._add_memory_ops(key[sized], dur[mem][sized], np.maximum(nbytes[sized], 0))
+
+    def _add_memory_ops(self, key: np.ndarray, dur: np.ndarray, nbytes: np.ndarray) -> None:
+        self.memory_ops.add(_grouped(key, {"total_ns": dur, "bytes": nbytes}))
+
+    def _launch_bytes(self, c: dict[str, np.ndarray], kind: np.ndarray) -> None:
+        sel = np.flatnonzero((kind == EventKind.CUDA_RUNTIME) & (c["bytes"] >= 0))
+        if len(sel):
+            self.launch_bytes.append((c["correlation"][sel], c["bytes"][sel]))
 
     def _add_kernels(
         self, device: np.ndarray, name: np.ndarray, precision: np.ndarray, dur: np.ndarray
@@ -259,20 +290,16 @@ class Aggregator:
             self.busy.setdefault(int(dev), DeviceBusy()).add(c["start_ns"][rows], end[rows])
 
     def _resolve_deferred(self) -> None:
+        if self.sizeless_copies:
+            key, dur, correlation = (
+                np.concatenate(a) for a in zip(*self.sizeless_copies, strict=True)
+            )
+            self._add_memory_ops(key, dur, _lookup(self.launch_bytes, correlation))
+            self.sizeless_copies.clear()
         if not self.deferred:
             return
         device, name, dur, ext = (np.concatenate(a) for a in zip(*self.deferred, strict=True))
-        precision = np.zeros(len(ext), dtype=np.int64)
-        if self.op_precision:
-            op_ext = np.concatenate([e for e, _ in self.op_precision])
-            op_prec = np.concatenate([p for _, p in self.op_precision])
-            order = np.argsort(op_ext, kind="stable")
-            op_ext, op_prec = op_ext[order], op_prec[order]
-            at = np.searchsorted(op_ext, ext)
-            found = at < len(op_ext)
-            found[found] = op_ext[at[found]] == ext[found]
-            precision[found] = op_prec[at[found]]
-        self._add_kernels(device, name, precision, dur)
+        self._add_kernels(device, name, _lookup(self.op_precision, ext), dur)
         self.deferred.clear()
 
     def finish(self, strings: StringTable, offset_ns: int) -> PartAggregates:

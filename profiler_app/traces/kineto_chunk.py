@@ -21,10 +21,10 @@ import pyarrow as pa
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.exact import durations_to_ns, texts_to_ns
 from profiler_app.traces.kineto_schema import (
-    COMMON_ARGS_DECODER,
     COUNTER_ARGS_DECODER,
     EVENTS_DECODER,
     KERNEL_ARGS_DECODER,
+    LAUNCH_ARGS_DECODER,
     MEMORY_ARGS_DECODER,
     METADATA_ARGS_DECODER,
     OPERATOR_ARGS_DECODER,
@@ -267,6 +267,7 @@ def _timed_columns(
 
     _kernel_columns(cols, strings, *groups["kernel"])
     _memory_columns(cols, *groups["memory"])
+    _launch_columns(cols, *groups["other"])
     _operator_columns(cols, strings, *groups["operator"])
     return cols, strings, tracks
 
@@ -285,7 +286,7 @@ def _all_args(
         "operator": (is_operator, OPERATOR_ARGS_DECODER),
         "kernel": (is_kernel, KERNEL_ARGS_DECODER),
         "memory": (is_memory, MEMORY_ARGS_DECODER),
-        "other": (~(is_operator | is_kernel | is_memory), COMMON_ARGS_DECODER),
+        "other": (~(is_operator | is_kernel | is_memory), LAUNCH_ARGS_DECODER),
     }
     out: dict[str, tuple[np.ndarray, list | tuple]] = {}
     for group, (mask, decoder) in groups.items():
@@ -360,6 +361,15 @@ def _memory_columns(cols: dict[str, np.ndarray], pos: np.ndarray, margs: list | 
         _MEMCPY_DIRECTIONS.get(k, 0) if isinstance(k, str) else 0
         for k in map(attrgetter("kind"), margs)
     ]
+
+
+def _launch_columns(cols: dict[str, np.ndarray], pos: np.ndarray, largs: list | tuple) -> None:
+    """Bytes of a runtime copy call (ROCm); the aggregates give them to the copy it launched."""
+    if not len(pos):
+        return
+    size = _ints(list(map(attrgetter("size"), largs)))[0]
+    runtime = (cols["kind"][pos] == EventKind.CUDA_RUNTIME) & (size >= 0)
+    cols["bytes"][pos[runtime]] = size[runtime]
 
 
 def _operator_columns(

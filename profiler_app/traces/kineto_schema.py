@@ -56,6 +56,12 @@ class CommonArgs(msgspec.Struct, frozen=True, gc=False, rename=_arg_name):
     stream: int | str = -1  # ROCm runtime events write "0x0"
 
 
+class LaunchArgs(CommonArgs, frozen=True, gc=False, rename=_arg_name):
+    """CPU-side events. ROCm states a copy's size only on its runtime call (hipMemcpy*)."""
+
+    size: int | str = -1
+
+
 class CollectiveArgs(CommonArgs, frozen=True, gc=False, rename=_arg_name):
     """NCCL metadata that PyTorch records on collective kernels and ``record_param_comms``."""
 
@@ -106,7 +112,7 @@ class Header(msgspec.Struct, frozen=True):
 
 EVENTS_DECODER = msgspec.json.Decoder(list[Event])
 RAW_LIST_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
-COMMON_ARGS_DECODER = msgspec.json.Decoder(list[CommonArgs])
+LAUNCH_ARGS_DECODER = msgspec.json.Decoder(list[LaunchArgs])
 KERNEL_ARGS_DECODER = msgspec.json.Decoder(list[KernelArgs])
 MEMORY_ARGS_DECODER = msgspec.json.Decoder(list[MemoryArgs])
 OPERATOR_ARGS_DECODER = msgspec.json.Decoder(list[OperatorArgs])

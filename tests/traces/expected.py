@@ -63,6 +63,12 @@ def expected(trace: str) -> Expected:
     else:
         offset = -min(starts)
     out = Expected(offset_ns=offset)
+    # ROCm states a copy's size only on the runtime call that launched it (args.size).
+    launch_size = {
+        e["args"]["correlation"]: int(e["args"]["size"])
+        for e in rows
+        if e.get("cat") == "cuda_runtime" and "size" in e.get("args", {})
+    }
     ends = []
     for event, start in zip(rows, starts, strict=True):
         dur = ns(event.get("dur", 0)) if event["ph"] == "X" else 0
@@ -79,7 +85,8 @@ def expected(trace: str) -> Expected:
             out.kernel_total_ns[name] += dur
             out.kernel_min_ns[name] = min(out.kernel_min_ns.get(name, dur), dur)
             out.kernel_max_ns[name] = max(out.kernel_max_ns.get(name, dur), dur)
-            nbytes = event.get("args", {}).get("bytes", 0)
+            args = event.get("args", {})
+            nbytes = args.get("bytes", launch_size.get(args.get("correlation"), 0))
             if category == "gpu_memset":
                 out.memcpy_bytes["Memset"] += nbytes
             elif category == "gpu_memcpy":
