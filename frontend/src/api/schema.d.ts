@@ -52,6 +52,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/compare/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["compare_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/demo/": {
         parameters: {
             query?: never;
@@ -163,6 +179,22 @@ export interface paths {
             cookie?: never;
         };
         get: operations["jobs_annotations_durations_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{job_id}/cluster/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["jobs_cluster_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -620,6 +652,53 @@ export interface components {
             /** Format: double */
             auto_shutdown_hours?: number;
         };
+        Cluster: {
+            job: number;
+            step: number | null;
+            steps: number[];
+            steps_inferred: boolean;
+            ranks: components["schemas"]["RankRow"][];
+            slow: components["schemas"]["SlowFinding"][];
+            rule: components["schemas"]["SlowRule"];
+            collectives: components["schemas"]["CollectiveRow"][];
+            collective_ranks: components["schemas"]["CollectiveRank"][];
+            devices: components["schemas"]["DeviceRow"][];
+        };
+        CollectiveRank: {
+            rank: number;
+            collective: string;
+            count: number;
+            total_ns: number;
+            bytes: number;
+        };
+        CollectiveRow: {
+            collective: string;
+            /** @description -1 when not recorded */
+            group_size: number;
+            ranks: number;
+            count: number;
+            total_ns: number;
+            mean_ns: number;
+            min_ns: number;
+            max_ns: number;
+            sized_ns: number;
+            bytes: number;
+            /** Format: double */
+            algbw_gbps: number | null;
+            /** Format: double */
+            bus_factor: number | null;
+            /** Format: double */
+            busbw_gbps: number | null;
+        };
+        Compare: {
+            a: components["schemas"]["JobRef"];
+            b: components["schemas"]["JobRef"];
+            kernels: components["schemas"]["DiffSection"];
+            annotations: components["schemas"]["DiffSection"];
+            steps: components["schemas"]["StepPair"];
+            metrics: components["schemas"]["MetricPair"][];
+            ranks: components["schemas"]["RankPair"][];
+        };
         CustomHistogram: {
             readonly id: number;
             job: number;
@@ -657,6 +736,37 @@ export interface components {
             available: boolean;
             reason: string;
             job_name: string;
+        };
+        DeviceRow: {
+            rank: number;
+            node: string;
+            device: number;
+            name: string;
+            memory_bytes: number | null;
+            peak_memory_bytes: number | null;
+            kernel_ns: number;
+            compute_ns: number;
+            comm_ns: number;
+            memory_ns: number;
+            flops: number | null;
+        };
+        DiffRow: {
+            name: string;
+            /** @description added, removed or changed */
+            status: string;
+            count_a: number;
+            count_b: number;
+            total_ns_a: number;
+            total_ns_b: number;
+            delta_ns: number;
+            delta_count: number;
+        };
+        DiffSection: {
+            added: number;
+            removed: number;
+            changed: number;
+            total_delta_ns: number;
+            rows: components["schemas"]["DiffRow"][];
         };
         /** @description The store's fields of one event; optional ones appear when recorded. */
         Event: {
@@ -727,6 +837,10 @@ export interface components {
             temporal: {
                 [key: string]: unknown;
             }[];
+        };
+        JobRef: {
+            id: number;
+            name: string;
         };
         JobSummary: {
             job: number;
@@ -800,6 +914,11 @@ export interface components {
         LoginRequest: {
             username: string;
             password: string;
+        };
+        MetricPair: {
+            metric: string;
+            a: number | null;
+            b: number | null;
         };
         Node: {
             readonly id: number;
@@ -929,6 +1048,41 @@ export interface components {
             /** Format: date-time */
             readonly finished_at: string | null;
         };
+        RankPair: {
+            rank: number;
+            a_dur_ns: number;
+            a_gap_ns: number;
+            a_compute_ns: number;
+            a_tail_ns: number;
+            b_dur_ns: number;
+            b_gap_ns: number;
+            b_compute_ns: number;
+            b_tail_ns: number;
+        };
+        RankRow: {
+            rank: number;
+            node: string;
+            /** @description steps averaged */
+            steps: number;
+            /** @description mean step time */
+            dur_ns: number;
+            /** @description mean iteration gap */
+            gap_ns: number;
+            /** @description mean forward+backward compute span */
+            compute_ns: number;
+            /** @description mean iteration tail */
+            tail_ns: number;
+            /** @description mean communication kernel time per step */
+            comm_ns: number;
+            /** @description mean wait for the slowest rank per step */
+            sync_wait_ns: number;
+            start_ns: string;
+            end_ns: string;
+            comm_total_ns: number;
+            overlap_ns: number;
+            /** Format: double */
+            overlap_pct: number | null;
+        };
         Report: {
             job: string;
             origin_ns: number | null;
@@ -973,6 +1127,28 @@ export interface components {
             names: components["schemas"]["FoundName"][];
             results: components["schemas"]["FoundEvent"][];
         };
+        SlowFinding: {
+            /** @description rank or node */
+            scope: string;
+            /** @description the rank number or node name */
+            key: string;
+            metric: string;
+            label: string;
+            value_ns: number;
+            median_ns: number;
+            /** Format: double */
+            robust_z: number | null;
+            /** Format: double */
+            ratio: number | null;
+        };
+        SlowRule: {
+            /** Format: double */
+            robust_z_threshold: number;
+            /** Format: double */
+            mad_zero_ratio: number;
+            /** Format: double */
+            min_excess: number;
+        };
         /**
          * @description * `pending` - Pending
          *     * `processing` - Processing
@@ -994,6 +1170,18 @@ export interface components {
             name: string;
             start_ns: string;
             dur_ns: number;
+        };
+        StepPair: {
+            a: components["schemas"]["StepStats"];
+            b: components["schemas"]["StepStats"];
+        };
+        StepStats: {
+            count: number;
+            mean_ns: number | null;
+            p50_ns: number | null;
+            p95_ns: number | null;
+            min_ns: number | null;
+            max_ns: number | null;
         };
         Steps: {
             empty_reason: string | null;
@@ -1188,6 +1376,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
+                };
+            };
+        };
+    };
+    compare_retrieve: {
+        parameters: {
+            query: {
+                /** @description the baseline job */
+                a: number;
+                /** @description the job compared with it */
+                b: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Compare"];
                 };
             };
         };
@@ -1420,6 +1632,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnnotationDurations"];
+                };
+            };
+        };
+    };
+    jobs_cluster_retrieve: {
+        parameters: {
+            query?: {
+                /** @description one step; left out: the mean */
+                step?: number;
+            };
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cluster"];
                 };
             };
         };
