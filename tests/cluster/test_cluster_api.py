@@ -8,9 +8,8 @@ from profiler_app.cluster.models import CollectiveStat, RankOverlap, StepBreakdo
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest import logic as ingest
 from tests.cluster import raw
-from tests.cluster.jobs import parse_paths
 from tests.ingest.helpers import upload, wait_parsed
-from tests.timeline.jobs import parse_job
+from tests.timeline.jobs import parse_job, parse_paths
 from tests.traces.expected import DATA, expected
 
 RANK0, RANK1 = "multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"
@@ -83,7 +82,7 @@ def test_it_flags_the_slow_rank_of_a_synthetic_8_rank_job(api, user, tmp_path):
         scale = Decimal("1.3") if rank == slow else 1 + Decimal(rank) / 2000
         target = tmp_path / f"rank-{rank}.json.gz"
         paths.append((f"algo-{rank // 2 + 1}", rank, raw.write_scaled(RANK0, target, scale, rank)))
-    job = parse_paths(user, "eight-ranks", paths)
+    job = parse_paths(user, "eight-ranks", paths, status="completed")
 
     body = api.get(f"/api/jobs/{job.id}/cluster/").json()
     assert len(body["ranks"]) == 8

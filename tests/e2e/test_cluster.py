@@ -8,8 +8,8 @@ from playwright.sync_api import Page, expect
 
 from profiler_app.core.models import LoadedProfile
 from tests.cluster import raw
-from tests.cluster.jobs import parse_paths
 from tests.e2e.conftest import screenshot, sign_in
+from tests.timeline.jobs import parse_paths
 from tests.traces.expected import DATA
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -31,7 +31,7 @@ def four_ranks(user, tmp_path):
         paths.append(
             ("algo-2", rank, raw.write_scaled(RANK0, tmp_path / f"r{rank}.json.gz", scale, rank))
         )
-    job = parse_paths(user, "four-ranks", paths)
+    job = parse_paths(user, "four-ranks", paths, status="completed")
     LoadedProfile.objects.create(user=user, job=job)
     return job
 
@@ -67,7 +67,9 @@ def test_it_shows_ranks_slow_ranks_and_collectives(tab: Page, live_server, user,
 
 
 def test_it_compares_two_jobs_from_a_shareable_link(tab: Page, live_server, user, four_ranks):
-    other = parse_paths(user, "nccl-job", [("algo-1", 0, DATA / "nccl_rank0.json.gz")])
+    other = parse_paths(
+        user, "nccl-job", [("algo-1", 0, DATA / "nccl_rank0.json.gz")], status="completed"
+    )
     url = f"/compare?a={four_ranks.id}&b={other.id}"
     sign_in(tab, live_server.url, "alice", "alice-password-1", url)
     expect(tab.get_by_role("heading", name="four-ranks → nccl-job")).to_be_visible()
