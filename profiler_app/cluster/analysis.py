@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.analyses.events import COMM, COMP, RankTrace
+from profiler_app.insights.analyses.events import COMM, COMP, GPU_OP_KINDS, RankTrace
 from profiler_app.insights.analyses.gpu_time import comm_comp_overlap
 from profiler_app.traces.timeline_read import TimelineReader
 
@@ -276,5 +276,5 @@ def diff(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 def frames_from_store(store_dir: str | Path, rank: int, steps: pd.DataFrame) -> RankFrames:
     """``rank_frames`` of a part's timeline store (``traces.ingest_trace``'s output)."""
     reader = TimelineReader(store_dir)
-    events = reader.read_all(STORE_COLUMNS).to_pandas()
+    events = reader.read_kinds(sorted(GPU_OP_KINDS), STORE_COLUMNS).to_pandas()
     return rank_frames(RankTrace(rank, events, reader.strings), steps)

@@ -40,6 +40,19 @@ class TimelineReader:
     def read_all(self, columns: list[str] | None = None) -> pa.Table:
         return self.events.read(columns=columns, use_threads=False)
 
+    def read_kinds(self, kinds: list[int], columns: list[str]) -> pa.Table:
+        """Only the events of ``kinds``, one row group at a time: memory follows what is kept,
+        not the part's size (GPU work is a small share of a trace's events)."""
+        wanted = pa.array(kinds, type=pa.uint8())
+        needed = list(dict.fromkeys([*columns, "kind"]))
+        pieces = []
+        for group in range(self.events.metadata.num_row_groups):
+            table = self.events.read_row_group(group, columns=needed, use_threads=False)
+            pieces.append(table.filter(pc.is_in(table.column("kind"), value_set=wanted)))
+        if not pieces:
+            return self.events.schema_arrow.empty_table().select(columns)
+        return pa.concat_tables(pieces).select(columns)
+
     def _rows(self, first: int, stop: int, columns: list[str]) -> pa.Table:
         """Rows [first, stop) of the file, reading only the row groups that hold them."""
         if stop <= first:
