@@ -122,7 +122,8 @@ def utilization_series(
     bucket_ns = max(1, (end_ns - start_ns) // SERIES_POINTS + 1)
     table = UtilizationPoint._meta.db_table
     measured = _measured_devices(job, metric)
-    shadowed, shadowed_params = "", []
+    shadowed = ""
+    shadowed_params: list[str | int] = []
     if measured:
         either = " OR ".join(["(u.node_id = %s AND u.device = %s)"] * len(measured))
         shadowed = f"AND NOT (u.source = %s AND ({either}))"
