@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.db import connection
 from django.db.models import Count, Max, Min, Q, Sum
 
@@ -21,19 +23,24 @@ TOP_ROWS = 200
 SERIES_POINTS = 500
 # Kernel panels count compute and communication kernels; memcpy/memset have their own panels.
 MEMORY_CATEGORY = "MEM"
+# GPUs, as (node id, device), whose derived utilisation points are shadowed by measured ones.
+Measured = Sequence[tuple[int, int]]
 
 
 def dashboard(job: TrainingJob) -> dict:
     span = PartSummary.objects.filter(job=job).aggregate(start=Min("start_ns"), end=Max("end_ns"))
     start_ns, end_ns = span["start"], span["end"]
     has_gpu = KernelStat.objects.filter(job=job).exists()
+    measured = measured_gpus(job)
     return {
         "job": job.id,
         "partial": is_partial(job),
         "profile_ns": (end_ns - start_ns) if start_ns is not None else 0,
-        "gpu_active": active_points(job, ["gpu_util_pct"], has_gpu),
+        "gpu_active": active_points(job, ["gpu_util_pct"], has_gpu, measured),
         "cpu_active": active_points(job, ["cpu_util_pct", "cpu_util_total_pct"], True),
-        "gpu_utilization": utilization_series(job, "gpu_util_pct", start_ns, end_ns, has_gpu),
+        "gpu_utilization": utilization_series(
+            job, "gpu_util_pct", start_ns, end_ns, has_gpu, measured
+        ),
         "cpu_utilization": cpu_series(job, start_ns, end_ns),
         "kernel_time": kernel_top(job, "-total_ns"),
         "kernel_count": kernel_top(job, "-count"),
@@ -69,14 +76,16 @@ def no_samples_reason(job: TrainingJob, what: str) -> str:
     return f"no {what} samples in an imported trace"
 
 
-def active_points(job: TrainingJob, metrics: list[str], applicable: bool) -> dict:
+def active_points(
+    job: TrainingJob, metrics: list[str], applicable: bool, measured: Measured = ()
+) -> dict:
     """Data points with utilisation above 0 % (active) and at 0 % (idle)."""
     gpu = metrics[0].startswith("gpu")
     what = "GPU utilisation" if gpu else "CPU utilisation"
     for metric in metrics:
-        points = UtilizationPoint.objects.filter(job=job, metric=metric).exclude(
-            _derived_where_measured(job, metric)
-        )
+        points = UtilizationPoint.objects.filter(job=job, metric=metric)
+        for node_id, device in measured:
+            points = points.exclude(source=DERIVED_SOURCE, node_id=node_id, device=device)
         counts = points.aggregate(
             active=Count("id", filter=Q(value__gt=0)),
             idle=Count("id", filter=Q(value__lte=0)),
@@ -89,26 +98,24 @@ def active_points(job: TrainingJob, metrics: list[str], applicable: bool) -> dic
     return {"source": None, "active_points": 0, "idle_points": 0, "empty_reason": reason}
 
 
-def _measured_devices(job: TrainingJob, metric: str) -> list[tuple[int, int]]:
-    """(node id, device) of the GPUs with measured (NVML) points. A collector's chunks without
-    NVML samples derive utilisation from kernels; the measured points beat those."""
+def measured_gpus(job: TrainingJob) -> Measured:
+    """(node id, device) of the GPUs with measured (NVML) utilisation. A collector's chunks
+    without NVML samples derive utilisation from kernels; the measured points beat those."""
     return list(
-        UtilizationPoint.objects.filter(job=job, metric=metric)
+        UtilizationPoint.objects.filter(job=job, metric="gpu_util_pct")
         .exclude(source=DERIVED_SOURCE)
         .values_list("node_id", "device")
         .distinct()
     )
 
 
-def _derived_where_measured(job: TrainingJob, metric: str) -> Q:
-    shadowed = Q(pk__in=[])  # matches nothing: imported traces have no measured series
-    for node_id, device in _measured_devices(job, metric):
-        shadowed |= Q(source=DERIVED_SOURCE, node_id=node_id, device=device)
-    return shadowed
-
-
 def utilization_series(
-    job: TrainingJob, metric: str, start_ns: int | None, end_ns: int | None, applicable: bool
+    job: TrainingJob,
+    metric: str,
+    start_ns: int | None,
+    end_ns: int | None,
+    applicable: bool,
+    measured: Measured = (),
 ) -> dict:
     """Per node, the mean over its devices in at most SERIES_POINTS time buckets."""
     empty_reason = (
@@ -121,7 +128,6 @@ def utilization_series(
         return empty
     bucket_ns = max(1, (end_ns - start_ns) // SERIES_POINTS + 1)
     table = UtilizationPoint._meta.db_table
-    measured = _measured_devices(job, metric)
     shadowed = ""
     shadowed_params: list[str | int] = []
     if measured:
