@@ -4,7 +4,8 @@ import { Chart } from "../../charts/Chart";
 import { PieChart } from "../../charts/PieChart";
 import { lineOption } from "../../charts/options";
 import { formatDuration } from "../dashboard/units";
-import { type Row, num, queueLines, temporalSlices } from "./analysesView";
+import type { LineSeries } from "../../charts/options";
+import { type Row, bandwidthLines, num, queueLines, relativeToFirstPoint, temporalSlices } from "./analysesView";
 
 /** The trace analyses: where GPU time goes, why it idles, launches and the busiest operators. */
 export function AnalysesSection({ analyses }: { analyses: Analyses }) {
@@ -24,7 +25,14 @@ export function AnalysesSection({ analyses }: { analyses: Analyses }) {
           ))}
         </div>
       </section>
-      <QueueLength lines={analyses.queue_length} />
+      <TimeSeries title="GPU queue length over time" label="Queue length per stream"
+        series={queueLines(analyses.queue_length.slice(0, 8))} formatY={(y) => y.toFixed(0)} />
+      <Table title="Queue length per stream" rows={analyses.queue_length_summary}
+        columns={[["rank", "Rank"], ["stream", "Stream"], ["mean", "Mean", "fixed1"], ["p50", "Median", "fixed1"], ["max", "Max"], ["full_queue_ns", "Time at full queue", "ns"]]} />
+      <TimeSeries title="Memory copy bandwidth over time (GB/s)" label="Memory copy bandwidth per rank and kind"
+        series={bandwidthLines(analyses.memory_bandwidth.slice(0, 8))} formatY={(y) => y.toFixed(1)} />
+      <Table title="Memory copy bandwidth while copies run (GB/s)" rows={analyses.memory_bandwidth_summary}
+        columns={[["rank", "Rank"], ["kind", "Kind"], ["count", "Points"], ["mean", "Mean", "fixed1"], ["p50", "Median", "fixed1"], ["max", "Max", "fixed1"]]} />
       <Table title="Kernel types" rows={analyses.kernel_types}
         columns={[["rank", "Rank"], ["kernel_type", "Type"], ["time_ns", "Time", "ns"], ["pct", "Share %", "pct"]]} />
       <Table title="Communication–computation overlap" rows={analyses.overlap}
@@ -41,25 +49,21 @@ export function AnalysesSection({ analyses }: { analyses: Analyses }) {
   );
 }
 
-function QueueLength({ lines }: { lines: Row[] }) {
-  const option = useMemo(() => {
-    const series = queueLines(lines.slice(0, 8));
-    const origin = Math.min(...series.map((s) => s.points[0]?.[0] ?? Infinity));
-    return lineOption(
-      series.map((s) => ({ ...s, points: s.points.map(([t, v]) => [(t - origin) / 1e9, v]) })),
-      { xName: "seconds", formatX: (x) => x.toFixed(2), formatY: (y) => y.toFixed(0) },
-    );
-  }, [lines]);
-  if (lines.length === 0) return null;
+function TimeSeries({ title, label, series, formatY }: { title: string; label: string; series: LineSeries[]; formatY: (y: number) => string }) {
+  const option = useMemo(
+    () => lineOption(relativeToFirstPoint(series), { xName: "seconds", formatX: (x) => x.toFixed(2), formatY }),
+    [series, formatY],
+  );
+  if (series.length === 0) return null;
   return (
     <section className="card">
-      <h3>GPU queue length over time</h3>
-      <Chart option={option} height={220} label="Queue length per stream" />
+      <h3>{title}</h3>
+      <Chart option={option} height={220} label={label} />
     </section>
   );
 }
 
-type Column = [key: string, label: string, format?: "ns" | "pct" | "ratio"];
+type Column = [key: string, label: string, format?: "ns" | "pct" | "ratio" | "fixed1"];
 
 function Table({ title, rows, columns, code = false }: { title: string; rows: Row[]; columns: Column[]; code?: boolean }) {
   if (rows.length === 0) return null;
@@ -90,5 +94,6 @@ function cell(value: unknown, format: Column[2]): string {
   if (format === "ns") return formatDuration(value);
   if (format === "pct") return `${value.toFixed(1)}%`;
   if (format === "ratio") return value.toFixed(3);
+  if (format === "fixed1") return value.toFixed(1);
   return value.toLocaleString("en-US");
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { queueLines, temporalSlices } from "./analysesView";
+import { bandwidthLines, queueLines, relativeToFirstPoint, temporalSlices } from "./analysesView";
 
 describe("analyses view", () => {
   it("splits a rank's span into idle, compute and non-compute", () => {
@@ -15,5 +15,18 @@ describe("analyses view", () => {
     const [line] = queueLines([{ rank: 1, stream: 7, points: [[10, 2]] }]);
     expect(line!.name).toBe("rank 1 stream 7");
     expect(line!.points).toEqual([[10, 2]]);
+  });
+
+  it("names bandwidth lines by rank and copy kind", () => {
+    const [line] = bandwidthLines([{ rank: 0, kind: "Memcpy HtoD", points: [[5, 12.5]] }]);
+    expect(line!.name).toBe("rank 0 Memcpy HtoD");
+  });
+
+  it("puts every line on seconds since the earliest point", () => {
+    const lines = relativeToFirstPoint([
+      { name: "a", color: "#000", points: [[2e9, 1], [3e9, 2]] },
+      { name: "b", color: "#111", points: [[1.5e9, 4]] },
+    ]);
+    expect(lines.map((l) => l.points)).toEqual([[[0.5, 1], [1.5, 2]], [[0, 4]]]);
   });
 });

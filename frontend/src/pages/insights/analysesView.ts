@@ -32,8 +32,23 @@ export function temporalSlices(row: Row): LegendSlice[] {
 
 /** One line per (rank, stream) of the down-sampled queue length. */
 export function queueLines(lines: Row[]): LineSeries[] {
+  return toLines(lines, (line) => `rank ${num(line, "rank")} stream ${num(line, "stream")}`);
+}
+
+/** One line per (rank, copy kind) of the down-sampled memory-copy bandwidth. */
+export function bandwidthLines(lines: Row[]): LineSeries[] {
+  return toLines(lines, (line) => `rank ${num(line, "rank")} ${String(line["kind"] ?? "")}`);
+}
+
+/** Lines on a shared time axis: seconds since the earliest point of any line. */
+export function relativeToFirstPoint(series: LineSeries[]): LineSeries[] {
+  const origin = Math.min(...series.map((s) => s.points[0]?.[0] ?? Infinity));
+  return series.map((s) => ({ ...s, points: s.points.map(([t, v]) => [(t - origin) / 1e9, v]) }));
+}
+
+function toLines(lines: Row[], name: (line: Row) => string): LineSeries[] {
   return lines.map((line, index) => ({
-    name: `rank ${num(line, "rank")} stream ${num(line, "stream")}`,
+    name: name(line),
     color: paletteColor(index),
     points: (line["points"] as [number, number][]).map(([t, v]) => [t, v]),
   }));
