@@ -64,7 +64,9 @@ def test_it_shows_rules_and_analyses_and_reruns_with_new_parameters(
     bandwidth = tab.get_by_role("table", name="Memory copy bandwidth while copies run (GB/s)")
     expect(bandwidth).to_contain_text("Memcpy DtoD")
     expect(tab.get_by_role("table", name="Queue length per stream")).to_be_visible()
-    tab.get_by_role("img", name="Memory copy bandwidth per rank and kind").scroll_into_view_if_needed()
+    tab.get_by_role(
+        "img", name="Memory copy bandwidth per rank and kind"
+    ).scroll_into_view_if_needed()
     screenshot(tab, "insights-bandwidth")
     tab.evaluate("window.scrollTo(0, document.body.scrollHeight)")
     screenshot(tab, "insights-analyses")
