@@ -81,13 +81,16 @@ def compute(job_id: int, generation: int) -> None:
     job = TrainingJob.objects.get(pk=job_id)
     try:
         traces = rank_traces(job)
-        report = profiler_report(job_data(job, traces), overrides_of(job), job.name)
+        overrides = overrides_of(job)
+        report = profiler_report(job_data(job, traces), overrides, job.name)
         fields: dict[str, Any] = {
             "status": InsightsStatus.DONE,
             "report": report_json(report),
             # Relative timeline links: the download view makes them absolute for its host.
             "html": render_html(report, "", job_info(job)),
-            "analyses": analyses_json(analyze(traces)) if traces else {},
+            "analyses": (
+                analyses_json(analyze(traces, params_from_overrides(overrides))) if traces else {}
+            ),
             "error": "",
         }
     except Exception as exc:

@@ -11,7 +11,8 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.insights.rules import RULES, params_from_overrides
+from profiler_app.insights.analyses import ANALYSIS_PARAMETERS
+from profiler_app.insights.rules import PARAMETER_GROUPS, RULES, params_from_overrides
 from profiler_app.reports import logic
 from profiler_app.reports.models import JobInsights
 from profiler_app.reports.serializers import (
@@ -53,13 +54,15 @@ def insights_view(request, job_id: int):
 def _parameters(job: TrainingJob) -> dict:
     overrides = logic.overrides_of(job)
     current = params_from_overrides(overrides)
+    summaries = {name: spec.summary for name, spec in RULES.items()}
+    summaries.update({name: group.summary for name, group in ANALYSIS_PARAMETERS.items()})
     rules = []
-    for name, spec in RULES.items():
-        defaults = spec.params()
+    for name, params in PARAMETER_GROUPS.items():
+        defaults = params()
         rules.append(
             {
                 "rule": name,
-                "description": spec.summary,
+                "description": summaries[name],
                 "parameters": [
                     {
                         "name": f.name,
@@ -68,7 +71,7 @@ def _parameters(job: TrainingJob) -> dict:
                         "default": getattr(defaults, f.name),
                         "value": getattr(current[name], f.name),
                     }
-                    for f in dataclasses.fields(spec.params)
+                    for f in dataclasses.fields(params)
                 ],
             }
         )

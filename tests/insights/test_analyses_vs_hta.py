@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from profiler_app.insights.analyses import RankTrace, analyze
+from profiler_app.insights.rules import params_from_overrides
 from profiler_app.traces import ingest_trace
 from tests.conftest import DATA_DIR
 from tests.insights.hta_reference import reference
@@ -26,6 +27,12 @@ TRACE_SETS = {
     "multirank": ["multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"],
 }
 HTA_TYPES = {"COMP": "COMPUTATION", "COMM": "COMMUNICATION", "MEM": "MEMORY"}
+# A job's own launch cut-offs (µs), as a user sets them on the Insights page.
+CUTOFFS = {
+    "KernelLaunchStatistics_runtime_cutoff": 5,
+    "KernelLaunchStatistics_launch_delay_cutoff": 20,
+}
+with_cutoffs: dict = {}  # trace set -> analyze() with CUTOFFS
 
 
 def close(ours: float, theirs: float, rounding: float = 0.0) -> bool:
@@ -40,6 +47,7 @@ def compared(request, tmp_path_factory):
     for rank, path in enumerate(files):
         ingest_trace(path, "kineto", work / f"store-{rank}")
         traces.append(RankTrace.from_store(rank, work / f"store-{rank}"))
+    with_cutoffs[request.param] = analyze(traces, params_from_overrides(CUTOFFS))
     return request.param, analyze(traces), reference(files, work)
 
 
@@ -154,6 +162,18 @@ def test_it_agrees_on_every_kernel_launch(compared):
         assert findings["short_kernels"] == (gpu < cpu).sum()
         assert findings["runtime_outliers"] == (cpu > 50_000).sum()
         assert findings["delay_outliers"] == (delay > 100_000).sum()
+
+
+def test_a_jobs_own_launch_cutoffs_count_the_outliers(compared):
+    name, _, hta = compared
+    findings = with_cutoffs[name].launch_findings.set_index("rank")
+    for rank, rows in hta["launches"].items():
+        cpu = np.array([r["cpu_duration"] for r in rows])
+        delay = np.array([r["launch_delay"] for r in rows])
+        assert findings.loc[int(rank), "runtime_outliers"] == (cpu > 5_000).sum()
+        assert findings.loc[int(rank), "delay_outliers"] == (delay > 20_000).sum()
+        # A real change from the defaults, or the test would prove nothing.
+        assert (cpu > 5_000).sum() != (cpu > 50_000).sum()
 
 
 def test_it_agrees_on_the_queue_length_summary(compared):

@@ -90,7 +90,7 @@ def test_it_applies_profiler_report_style_overrides():
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"Nope_threshold": 1}, "Nope_threshold: unknown rule 'Nope'"),
+        ({"Nope_threshold": 1}, "Nope_threshold: unknown rule or analysis 'Nope'"),
         ({"CPUBottleneck_nope": 1}, "CPUBottleneck_nope: CPUBottleneck has no parameter 'nope'"),
         ({"BatchSize_window": 2.5}, "BatchSize_window must be a whole number"),
         ({"BatchSize_window": 0}, "BatchSize_window must be at least 1"),

@@ -119,9 +119,16 @@ def test_it_runs_the_rules_and_analyses_after_ingest(api, analysed_job, raw):
 @pytest.mark.slow
 def test_overrides_re_run_the_rules_and_the_report_downloads(api, analysed_job):
     before = JobInsights.objects.get(job=analysed_job).generation
+    [default_findings] = api.get(f"/api/jobs/{analysed_job.id}/analyses/").json()[
+        "launch_findings"
+    ]
     response = api.put(
         f"/api/jobs/{analysed_job.id}/insights/parameters/",
-        {"StepOutlier_stddev": 1, "StepOutlier_n_outliers": 0},
+        {
+            "StepOutlier_stddev": 1,
+            "StepOutlier_n_outliers": 0,
+            "KernelLaunchStatistics_runtime_cutoff": 0,
+        },
         format="json",
     )
     assert response.status_code == 200, response.content
@@ -132,6 +139,10 @@ def test_overrides_re_run_the_rules_and_the_report_downloads(api, analysed_job):
     rules = api.get(f"/api/jobs/{analysed_job.id}/insights/").json()["report"]["rules"]
     outlier = next(r for r in rules if r["rule"] == "StepOutlier")
     assert outlier["params"]["stddev"] == 1
+    # With a 0 µs runtime cut-off every launch that took any CPU time is an outlier.
+    [findings] = api.get(f"/api/jobs/{analysed_job.id}/analyses/").json()["launch_findings"]
+    assert default_findings["runtime_outliers"] < findings["runtime_outliers"]
+    assert findings["runtime_outliers"] == findings["launches"]
 
     download = api.get(f"/api/jobs/{analysed_job.id}/insights/report.html")
     assert download.status_code == 200
@@ -157,7 +168,7 @@ def test_it_validates_overrides(api, user):
 
     unknown = api.put(url, {"Foo_bar": 1}, format="json")
     assert unknown.status_code == 400
-    assert "unknown rule 'Foo'" in unknown.json()["detail"]
+    assert "unknown rule or analysis 'Foo'" in unknown.json()["detail"]
     no_param = api.put(url, {"CPUBottleneck_bogus": 1}, format="json")
     assert no_param.status_code == 400 and "no parameter 'bogus'" in no_param.json()["detail"]
     not_number = api.put(url, {"CPUBottleneck_threshold": "high"}, format="json")

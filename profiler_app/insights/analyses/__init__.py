@@ -5,8 +5,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -32,7 +33,60 @@ from profiler_app.insights.analyses.launch import (
 )
 from profiler_app.insights.analyses.operators import operator_table
 
-__all__ = ["RankTrace", "TraceAnalyses", "analyze", "drop_last_step"]
+__all__ = [
+    "ANALYSIS_PARAMETERS",
+    "AnalysisParameters",
+    "RankTrace",
+    "TraceAnalyses",
+    "analyze",
+    "drop_last_step",
+]
+
+
+@dataclass(frozen=True)
+class KernelLaunchStatisticsParams:
+    """HTA's ``get_cuda_kernel_launch_stats`` cut-offs, in microseconds."""
+
+    runtime_cutoff: int = RUNTIME_CUTOFF_NS // 1000
+    launch_delay_cutoff: int = LAUNCH_DELAY_CUTOFF_NS // 1000
+
+
+@dataclass(frozen=True)
+class IdleTimeParams:
+    """HTA's idle-time breakdown: a gap up to this many nanoseconds between kernels is a
+    kernel waiting on the previous one, a longer one the host's doing."""
+
+    consecutive_kernel_delay: int = CONSECUTIVE_KERNEL_DELAY_NS
+
+
+@dataclass(frozen=True)
+class AnalysisParameters:
+    """A group of analysis parameters, overridable per job like a rule's
+    (``KernelLaunchStatistics_runtime_cutoff``)."""
+
+    name: str
+    params: type
+    summary: str
+
+
+ANALYSIS_PARAMETERS: dict[str, AnalysisParameters] = {
+    group.name: group
+    for group in (
+        AnalysisParameters(
+            "KernelLaunchStatistics",
+            KernelLaunchStatisticsParams,
+            "Kernel launches whose CPU call takes longer than runtime_cutoff µs are runtime "
+            "outliers; those starting more than launch_delay_cutoff µs after their call returned "
+            "are launch-delay outliers.",
+        ),
+        AnalysisParameters(
+            "IdleTime",
+            IdleTimeParams,
+            "GPU idle gaps up to consecutive_kernel_delay ns between kernels count as kernel "
+            "wait, longer ones after a launch as host wait.",
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -55,15 +109,21 @@ class TraceAnalyses:
 
 def analyze(
     traces: Iterable[RankTrace],
+    params: Mapping[str, Any] | None = None,
     *,
     complete_steps_only: bool = True,
-    consecutive_kernel_delay_ns: int = CONSECUTIVE_KERNEL_DELAY_NS,
-    runtime_cutoff_ns: int = RUNTIME_CUTOFF_NS,
-    launch_delay_cutoff_ns: int = LAUNCH_DELAY_CUTOFF_NS,
     group_by_input_shape: bool = False,
 ) -> TraceAnalyses:
-    """Every analysis over the ranks. ``complete_steps_only`` leaves out each rank's last,
-    usually truncated, profiler step (as HTA does); the operator table always sees it all."""
+    """Every analysis over the ranks, with ``params`` (group name -> parameter object, as
+    ``params_from_overrides`` makes them; defaults where absent). ``complete_steps_only``
+    leaves out each rank's last, usually truncated, profiler step (as HTA does); the operator
+    table always sees it all."""
+    chosen = params or {}
+    launch = chosen.get("KernelLaunchStatistics", KernelLaunchStatisticsParams())
+    idle_params = chosen.get("IdleTime", IdleTimeParams())
+    consecutive_kernel_delay_ns = idle_params.consecutive_kernel_delay
+    runtime_cutoff_ns = launch.runtime_cutoff * 1000
+    launch_delay_cutoff_ns = launch.launch_delay_cutoff * 1000
     ranks = list(traces)
     gpu = [drop_last_step(t) for t in ranks] if complete_steps_only else ranks
     idle, idle_intervals = idle_time_breakdown(gpu, consecutive_kernel_delay_ns)

@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from profiler_app.insights.analyses import ANALYSIS_PARAMETERS
 from profiler_app.insights.frames import JobData
 from profiler_app.insights.rules.base import RuleResult, RuleSpec, TimeRange
 from profiler_app.insights.rules.bottlenecks import CPU_BOTTLENECK, IO_BOTTLENECK
@@ -19,6 +20,7 @@ from profiler_app.insights.rules.steps import MAX_INITIALIZATION_TIME, STEP_OUTL
 from profiler_app.insights.rules.utilization import BATCH_SIZE, LOW_GPU_UTILIZATION
 
 __all__ = [
+    "PARAMETER_GROUPS",
     "RULES",
     "RuleResult",
     "RuleSpec",
@@ -44,6 +46,13 @@ RULES: dict[str, RuleSpec] = {
 }
 
 
+# Every group of per-job parameters: the rules', then the trace analyses' cut-offs.
+PARAMETER_GROUPS: dict[str, type] = {
+    **{name: spec.params for name, spec in RULES.items()},
+    **{name: group.params for name, group in ANALYSIS_PARAMETERS.items()},
+}
+
+
 def _coerce(key: str, kind: str, value: Any) -> Any:
     """``value`` as the parameter's declared type (forms and query strings send text)."""
     if kind == "str | None":  # StepOutlier's mode
@@ -60,23 +69,26 @@ def _coerce(key: str, kind: str, value: Any) -> Any:
 
 
 def params_from_overrides(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Rule name -> parameter object: the defaults, with ``<Rule>_<param>`` overrides applied.
+    """Group (rule or analysis) name -> parameter object: the defaults, with
+    ``<Group>_<param>`` overrides applied.
 
-    Raises ValueError naming the key for an unknown rule or parameter or an unusable value.
+    Raises ValueError naming the key for an unknown group or parameter or an unusable value.
     """
-    changes: dict[str, dict[str, Any]] = {name: {} for name in RULES}
+    changes: dict[str, dict[str, Any]] = {name: {} for name in PARAMETER_GROUPS}
     for key, value in (overrides or {}).items():
-        rule, _, param = key.partition("_")
-        spec = RULES.get(rule)
-        if spec is None:
-            raise ValueError(f"{key}: unknown rule {rule!r}; rules are {', '.join(RULES)}")
-        fields = {f.name: str(f.type) for f in dataclasses.fields(spec.params)}
+        group, _, param = key.partition("_")
+        params = PARAMETER_GROUPS.get(group)
+        if params is None:
+            raise ValueError(
+                f"{key}: unknown rule or analysis {group!r}; they are {', '.join(PARAMETER_GROUPS)}"
+            )
+        fields = {f.name: str(f.type) for f in dataclasses.fields(params)}
         if param not in fields:
             raise ValueError(
-                f"{key}: {rule} has no parameter {param!r}; it has {', '.join(fields)}"
+                f"{key}: {group} has no parameter {param!r}; it has {', '.join(fields)}"
             )
-        changes[rule][param] = _coerce(key, fields[param], value)
-    return {name: spec.params(**changes[name]) for name, spec in RULES.items()}
+        changes[group][param] = _coerce(key, fields[param], value)
+    return {name: params(**changes[name]) for name, params in PARAMETER_GROUPS.items()}
 
 
 def evaluate_rules(job: JobData, params: Mapping[str, Any] | None = None) -> list[RuleResult]:

@@ -3,13 +3,14 @@ import { type Parameters, type RuleParameters, useSaveOverrides } from "../../ap
 import { ErrorAlert } from "../../components/Feedback";
 import { formValues, overridesAfterEdit } from "./overrides";
 
-/** Every rule's parameters, each rule in a collapsible form; saving re-runs the rules. */
+/** Every rule's and analysis's parameters, each in a collapsible form; saving re-runs them. */
 export function ParametersForms({ jobId, parameters }: { jobId: number; parameters: Parameters }) {
   return (
     <section className="card">
-      <h2>Rule parameters</h2>
+      <h2>Rule and analysis parameters</h2>
       <p className="muted">
-        Change a rule's thresholds for this job (keys as in ProfilerReport, e.g. CPUBottleneck_threshold).
+        Change a rule's thresholds or an analysis's cut-offs for this job (keys as in ProfilerReport,
+        e.g. CPUBottleneck_threshold or KernelLaunchStatistics_runtime_cutoff).
       </p>
       {parameters.rules.map((rule) => (
         <RuleForm key={rule.rule} jobId={jobId} rule={rule} overrides={parameters.overrides} />
