@@ -119,9 +119,7 @@ def test_it_runs_the_rules_and_analyses_after_ingest(api, analysed_job, raw):
 @pytest.mark.slow
 def test_overrides_re_run_the_rules_and_the_report_downloads(api, analysed_job):
     before = JobInsights.objects.get(job=analysed_job).generation
-    [default_findings] = api.get(f"/api/jobs/{analysed_job.id}/analyses/").json()[
-        "launch_findings"
-    ]
+    [default_findings] = api.get(f"/api/jobs/{analysed_job.id}/analyses/").json()["launch_findings"]
     response = api.put(
         f"/api/jobs/{analysed_job.id}/insights/parameters/",
         {
