@@ -92,3 +92,10 @@ class AnalysesSerializer(serializers.Serializer):
     launch_findings = serializers.ListField(child=serializers.DictField())
     operators = serializers.ListField(child=serializers.DictField())
     operators_total = serializers.IntegerField()
+    input_shapes_recorded = serializers.BooleanField(
+        help_text="whether the trace recorded operators' input shapes (record_shapes=True)"
+    )
+    operators_by_shape = serializers.ListField(
+        child=serializers.DictField(), help_text="operators per name and input shapes"
+    )
+    operators_by_shape_total = serializers.IntegerField()

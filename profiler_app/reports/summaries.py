@@ -77,4 +77,16 @@ def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
         "launch_findings": records(result.launch_findings),
         "operators": records(operators.head(TOP_OPERATORS)),
         "operators_total": len(result.operators),
+        **_operators_by_shape(result.operators_by_shape),
+    }
+
+
+def _operators_by_shape(by_shape: pd.DataFrame) -> dict[str, Any]:
+    """The by-shape operator table's top rows, or nothing when the trace recorded no shapes."""
+    recorded = bool(len(by_shape)) and bool((by_shape["input_dims"] != "").any())
+    top = by_shape.sort_values("self_ns", ascending=False, kind="stable").head(TOP_OPERATORS)
+    return {
+        "input_shapes_recorded": recorded,
+        "operators_by_shape": records(top) if recorded else [],
+        "operators_by_shape_total": len(by_shape) if recorded else 0,
     }

@@ -130,5 +130,7 @@ def analyses_view(request, job_id: int):
         for name in AnalysesSerializer().fields
         if name not in ("status", "computed_at")
     }
-    empty.update(kernels_total=0, operators_total=0)
+    empty.update(
+        kernels_total=0, operators_total=0, input_shapes_recorded=False, operators_by_shape_total=0
+    )
     return Response({**empty, **analyses, "status": status, "computed_at": computed_at})

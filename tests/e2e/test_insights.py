@@ -69,4 +69,30 @@ def test_it_shows_rules_and_analyses_and_reruns_with_new_parameters(
     ).scroll_into_view_if_needed()
     screenshot(tab, "insights-bandwidth")
     tab.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    expect(tab.get_by_text("Input shapes were not recorded")).to_be_visible()
     screenshot(tab, "insights-analyses")
+
+
+H100 = DATA_DIR / "h100_cnn_kineto.json.gz"  # recorded with record_shapes=True
+
+
+def test_it_groups_operators_by_input_shape(live_server, tab, user, celery_worker_process):
+    job = TrainingJob.objects.create(name="cnn-shapes", owner=user, status="completed")
+    with H100.open("rb") as f:
+        part, _ = store_part(job, PartSource("algo-1", 0, "kineto", H100.name), f)
+    [parsed] = wait_parsed(part.id)
+    assert parsed.state == PartState.DONE, parsed.error
+    wait_insights(job)
+    LoadedProfile.objects.create(user=user, job=job)
+
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path="/insights")
+    by_name = tab.get_by_role("table", name="Operators by self CPU time (top 15 of 100)")
+    expect(by_name).to_be_visible()
+    expect(by_name.get_by_role("columnheader", name="Input shapes")).to_have_count(0)
+    tab.get_by_label("Group by input shape").check()
+    by_shape = tab.get_by_role("table", name="Operators by self CPU time (top 15 of 188)")
+    expect(by_shape.get_by_role("columnheader", name="Input shapes")).to_be_visible()
+    # The backward convolution of the deepest layer, with its own input shapes.
+    expect(by_shape).to_contain_text("[[64, 64, 8, 8], [64, 64, 8, 8], [64, 64, 3, 3]")
+    by_shape.scroll_into_view_if_needed()
+    screenshot(tab, "insights-operators-by-shape")

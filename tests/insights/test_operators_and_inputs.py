@@ -18,6 +18,7 @@ from profiler_app.insights.analyses.framework import (
     steps_from_events,
 )
 from profiler_app.insights.analyses.operators import nesting, operator_table
+from profiler_app.reports.summaries import analyses_json
 from profiler_app.traces import ingest_trace
 from profiler_app.traces.model import SampleKind
 from tests.conftest import DATA_DIR
@@ -29,6 +30,7 @@ TRACES = [
     "multirank_sampled/rank-0.json.gz",
     "amd_mi250_small.json.gz",
     "cpu_only_rank34.pt.trace.json.gz",
+    "h100_cnn_kineto.json.gz",  # recorded with record_shapes=True
 ]
 
 
@@ -98,6 +100,40 @@ def test_it_groups_operators_by_input_shape(parsed):
     mm = table[table["name"] == "aten::mm"]
     assert mm["count"].sum() == sum(shapes.values())
     assert sorted(mm["count"]) == sorted(shapes.values())
+
+
+def test_it_groups_every_operator_of_a_gpu_run_by_input_shape(parsed):
+    name = "h100_cnn_kineto.json.gz"
+    expected: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for e in raw_events(name):
+        if e.get("ph") == "X" and e.get("cat") in HOST_CATEGORIES:
+            dims = e.get("args", {}).get("Input Dims")
+            key = (e["name"], "" if dims is None else json.dumps(dims))
+            expected[key][0] += 1
+            expected[key][1] += ns(e["dur"])
+    table = operator_table([parsed[name]], group_by_input_shape=True)
+    ours = {(row.name, row.input_dims): [row.count, row.total_ns] for row in table.itertuples()}
+    assert ours == dict(expected)
+    # Many operators ran with more than one shape, so grouping by shape is a real split.
+    names = table.groupby("name").size()
+    assert (names > 1).sum() >= 10
+    assert table.groupby("rank")["self_pct"].sum().tolist() == pytest.approx([100.0])
+
+
+def test_the_analyses_json_offers_the_by_shape_table_only_when_shapes_were_recorded(parsed):
+    with_shapes = analyses_json(analyze([parsed["h100_cnn_kineto.json.gz"]]))
+    assert with_shapes["input_shapes_recorded"] is True
+    by_name = {r["name"]: r["count"] for r in with_shapes["operators"]}
+    backward = "aten::convolution_backward"  # one row per layer: each has its own shapes
+    conv = [r for r in with_shapes["operators_by_shape"] if r["name"] == backward]
+    assert len(conv) == 3 and all(r["input_dims"].startswith("[[64, ") for r in conv)
+    assert with_shapes["operators_by_shape_total"] > with_shapes["operators_total"]
+    full = operator_table([parsed["h100_cnn_kineto.json.gz"]], group_by_input_shape=True)
+    assert by_name[backward] == full[full["name"] == backward]["count"].sum() == 15
+
+    without = analyses_json(analyze([parsed["gpu_training_rank0.pt.trace.json.gz"]]))
+    assert without["input_shapes_recorded"] is False
+    assert without["operators_by_shape"] == [] and without["operators_by_shape_total"] == 0
 
 
 def test_it_nests_equal_and_zero_length_intervals():

@@ -635,6 +635,13 @@ export interface components {
                 [key: string]: unknown;
             }[];
             operators_total: number;
+            /** @description whether the trace recorded operators' input shapes (record_shapes=True) */
+            input_shapes_recorded: boolean;
+            /** @description operators per name and input shapes */
+            operators_by_shape: {
+                [key: string]: unknown;
+            }[];
+            operators_by_shape_total: number;
         };
         AnnotationDurations: {
             name: string;

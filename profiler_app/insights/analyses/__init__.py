@@ -31,7 +31,10 @@ from profiler_app.insights.analyses.launch import (
     launches,
     summarize_launches,
 )
-from profiler_app.insights.analyses.operators import operator_table
+from profiler_app.insights.analyses.operators import (
+    merge_input_shapes,
+    operator_table_by_shape,
+)
 
 __all__ = [
     "ANALYSIS_PARAMETERS",
@@ -105,6 +108,7 @@ class TraceAnalyses:
     launch_stats: pd.DataFrame
     launch_findings: pd.DataFrame
     operators: pd.DataFrame
+    operators_by_shape: pd.DataFrame  # one row per input shape too, when recorded
 
 
 def analyze(
@@ -112,7 +116,6 @@ def analyze(
     params: Mapping[str, Any] | None = None,
     *,
     complete_steps_only: bool = True,
-    group_by_input_shape: bool = False,
 ) -> TraceAnalyses:
     """Every analysis over the ranks, with ``params`` (group name -> parameter object, as
     ``params_from_overrides`` makes them; defaults where absent). ``complete_steps_only``
@@ -131,6 +134,7 @@ def analyze(
     queue = queue_length_series(gpu)
     launch_table = launches(gpu)
     launch_summary = summarize_launches(launch_table, runtime_cutoff_ns, launch_delay_cutoff_ns)
+    by_shape = operator_table_by_shape(ranks)
     return TraceAnalyses(
         temporal=temporal_breakdown(gpu),
         kernel_types=kernel_type_breakdown(gpu),
@@ -145,5 +149,6 @@ def analyze(
         launches=launch_table,
         launch_stats=launch_summary.stats,
         launch_findings=launch_summary.findings,
-        operators=operator_table(ranks, group_by_input_shape),
+        operators=merge_input_shapes(by_shape),
+        operators_by_shape=by_shape,
     )

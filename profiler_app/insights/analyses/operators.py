@@ -100,14 +100,43 @@ def operator_table(traces: Iterable[RankTrace], group_by_input_shape: bool = Fal
     self_pct, total_pct (of the rank's self time), and cpu_memory_bytes /
     self_cpu_memory_bytes when present.
     """
-    frames = [_operator_rows(trace, group_by_input_shape) for trace in traces]
+    by_shape = operator_table_by_shape(traces)
+    return by_shape if group_by_input_shape else merge_input_shapes(by_shape)
+
+
+def operator_table_by_shape(traces: Iterable[RankTrace]) -> pd.DataFrame:
+    """The operator table with one row per rank, name and input shapes ("" when the trace
+    recorded none)."""
+    frames = [_operator_rows(trace) for trace in traces]
     if not frames:
-        return pd.DataFrame(columns=["rank", "name", "count", "total_ns", "self_ns"])
-    frame = pd.concat(frames, ignore_index=True)
-    return frame.sort_values(["rank", "self_ns"], ascending=[True, False], ignore_index=True)
+        return pd.DataFrame(columns=["rank", "name", "input_dims", "count", "total_ns", "self_ns"])
+    return _with_shares(pd.concat(frames, ignore_index=True))
 
 
-def _operator_rows(trace: RankTrace, group_by_input_shape: bool) -> pd.DataFrame:
+def merge_input_shapes(by_shape: pd.DataFrame) -> pd.DataFrame:
+    """The by-shape table summed over input shapes: one row per rank and name."""
+    sums = [c for c in by_shape.columns if c in ADDITIVE]
+    merged = by_shape.groupby(["rank", "name"], sort=False)[sums].sum(min_count=1).reset_index()
+    return _with_shares(merged)
+
+
+# The columns that add up over calls; the rest are derived from them.
+ADDITIVE = ("count", "total_ns", "self_ns", "cpu_memory_bytes", "self_cpu_memory_bytes")
+
+
+def _with_shares(table: pd.DataFrame) -> pd.DataFrame:
+    """Averages per call and shares of each rank's self time, sorted by rank then self time."""
+    table = table.copy()
+    table["avg_total_ns"] = table["total_ns"] / table["count"]
+    table["avg_self_ns"] = table["self_ns"] / table["count"]
+    self_total = table.groupby("rank")["self_ns"].transform("sum").to_numpy(dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        table["self_pct"] = np.where(self_total > 0, 100.0 * table["self_ns"] / self_total, 0.0)
+        table["total_pct"] = np.where(self_total > 0, 100.0 * table["total_ns"] / self_total, 0.0)
+    return table.sort_values(["rank", "self_ns"], ascending=[True, False], ignore_index=True)
+
+
+def _operator_rows(trace: RankTrace) -> pd.DataFrame:
     events = trace.events
     kind = events["kind"].to_numpy()
     name = events["name"].to_numpy()
@@ -126,15 +155,13 @@ def _operator_rows(trace: RankTrace, group_by_input_shape: bool) -> pd.DataFrame
     parent, depth = nesting(events["track"].to_numpy()[rows].astype(np.int64), start, start + dur)
     has_parent = parent >= 0
     children = np.bincount(parent[has_parent], weights=dur[has_parent], minlength=len(dur))
+    keys = ["name", "input_dims"]
     columns = {
         "name": name[rows[:n_ops]],
+        "input_dims": events["input_dims"].to_numpy()[rows[:n_ops]],
         "total_ns": dur[:n_ops],
         "self_ns": (dur - children)[:n_ops],
     }
-    keys = ["name"]
-    if group_by_input_shape:
-        columns["input_dims"] = events["input_dims"].to_numpy()[rows[:n_ops]]
-        keys.append("input_dims")
     if len(rows) > n_ops:
         allocated = np.where(
             np.arange(len(rows)) < n_ops, 0.0, events["bytes"].to_numpy()[rows].astype(np.float64)
@@ -150,14 +177,8 @@ def _operator_rows(trace: RankTrace, group_by_input_shape: bool) -> pd.DataFrame
     )
     table = table.reset_index()
     table["name"] = trace.names[table["name"].to_numpy()]
-    if group_by_input_shape:
-        dims = table["input_dims"].to_numpy()
-        table["input_dims"] = np.where(dims >= 0, trace.names[np.maximum(dims, 0)], "")
-    table["avg_total_ns"] = table["total_ns"] / table["count"]
-    table["avg_self_ns"] = table["self_ns"] / table["count"]
-    self_total = table["self_ns"].sum()
-    table["self_pct"] = 100.0 * table["self_ns"] / self_total if self_total else 0.0
-    table["total_pct"] = 100.0 * table["total_ns"] / self_total if self_total else 0.0
+    dims = table["input_dims"].to_numpy()
+    table["input_dims"] = np.where(dims >= 0, trace.names[np.maximum(dims, 0)], "")
     table.insert(0, "rank", trace.rank)
     return table
 

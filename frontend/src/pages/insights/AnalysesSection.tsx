@@ -1,8 +1,9 @@
-import { useMemo } from "react";
+import { type ReactNode, useMemo, useState } from "react";
 import type { Analyses } from "../../api/insights";
 import { Chart } from "../../charts/Chart";
 import { PieChart } from "../../charts/PieChart";
 import { lineOption } from "../../charts/options";
+import { formatBytes } from "../../lib/format";
 import { formatDuration } from "../dashboard/units";
 import type { LineSeries } from "../../charts/options";
 import { type Row, bandwidthLines, num, queueLines, relativeToFirstPoint, temporalSlices } from "./analysesView";
@@ -41,11 +42,35 @@ export function AnalysesSection({ analyses }: { analyses: Analyses }) {
         columns={[["rank", "Rank"], ["stream", "Stream"], ["category", "Cause"], ["idle_ns", "Idle", "ns"], ["idle_ratio", "Ratio", "ratio"]]} />
       <Table title="Kernel launches" rows={analyses.launch_findings}
         columns={[["rank", "Rank"], ["launches", "Launches"], ["short_kernels", "Short kernels"], ["runtime_outliers", "Runtime outliers"], ["delay_outliers", "Launch-delay outliers"]]} />
-      <Table title={`Top kernels (of ${analyses.kernels_total})`} rows={analyses.kernels.slice(0, 10)} code
+      <Table title={`Top kernels (of ${analyses.kernels_total})`} rows={analyses.kernels.slice(0, 10)} code wide
         columns={[["name", "Kernel"], ["type", "Type"], ["count", "Count"], ["sum_ns", "Total", "ns"], ["mean_ns", "Mean", "ns"], ["max_ns", "Max", "ns"]]} />
-      <Table title={`Operators by self CPU time (top 15 of ${analyses.operators_total})`} rows={analyses.operators.slice(0, 15)} code
-        columns={[["name", "Operator"], ["count", "Calls"], ["self_ns", "Self CPU", "ns"], ["total_ns", "Total CPU", "ns"], ["self_pct", "Self %", "pct"]]} />
+      <OperatorTable analyses={analyses} />
     </div>
+  );
+}
+
+/** The busiest operators, like key_averages(); split by input shapes when the trace recorded them. */
+function OperatorTable({ analyses }: { analyses: Analyses }) {
+  const [byShape, setByShape] = useState(false);
+  const grouped = byShape && analyses.input_shapes_recorded;
+  const rows = (grouped ? analyses.operators_by_shape : analyses.operators).slice(0, 15);
+  const total = grouped ? analyses.operators_by_shape_total : analyses.operators_total;
+  const columns: Column[] = [["name", "Operator"]];
+  if (grouped) columns.push(["input_dims", "Input shapes", "shape"]);
+  columns.push(["count", "Calls"], ["self_ns", "Self CPU", "ns"], ["total_ns", "Total CPU", "ns"], ["self_pct", "Self %", "pct"]);
+  if (rows.some((row) => row.cpu_memory_bytes != null)) columns.push(["cpu_memory_bytes", "CPU memory", "bytes"]);
+  const toggle = analyses.input_shapes_recorded ? (
+    <label className="checkbox-field">
+      <input type="checkbox" checked={byShape} onChange={(event) => setByShape(event.target.checked)} />
+      Group by input shape
+    </label>
+  ) : (
+    <p className="muted">Input shapes were not recorded (profile with record_shapes=True to group by them).</p>
+  );
+  return (
+    <Table title={`Operators by self CPU time (top ${rows.length} of ${total})`} rows={rows} code wide columns={columns}>
+      {toggle}
+    </Table>
   );
 }
 
@@ -63,13 +88,17 @@ function TimeSeries({ title, label, series, formatY }: { title: string; label: s
   );
 }
 
-type Column = [key: string, label: string, format?: "ns" | "pct" | "ratio" | "fixed1"];
+type Column = [key: string, label: string, format?: "ns" | "pct" | "ratio" | "fixed1" | "bytes" | "shape"];
 
-function Table({ title, rows, columns, code = false }: { title: string; rows: Row[]; columns: Column[]; code?: boolean }) {
+/** A card with a table; `wide` spans the whole row, for tables with long names. */
+function Table({ title, rows, columns, code = false, wide = false, children }: {
+  title: string; rows: Row[]; columns: Column[]; code?: boolean; wide?: boolean; children?: ReactNode;
+}) {  // prettier-ignore
   if (rows.length === 0) return null;
   return (
-    <section className="card">
+    <section className={wide ? "card wide" : "card"}>
       <h3>{title}</h3>
+      {children}
       <div className="table-wrap">
         <table className={`table${code ? " table-code" : ""}`} aria-label={title}>
           <thead>
@@ -78,7 +107,9 @@ function Table({ title, rows, columns, code = false }: { title: string; rows: Ro
           <tbody>
             {rows.map((row, index) => (
               <tr key={index}>
-                {columns.map(([key, , format]) => <td key={key} title={String(row[key] ?? "")}>{cell(row[key], format)}</td>)}
+                {columns.map(([key, , format]) => (
+                  <td key={key} className={format === "shape" ? "shape-cell" : undefined} title={String(row[key] ?? "")}>{cell(row[key], format)}</td>
+                ))}
               </tr>
             ))}
           </tbody>
@@ -95,5 +126,6 @@ function cell(value: unknown, format: Column[2]): string {
   if (format === "pct") return `${value.toFixed(1)}%`;
   if (format === "ratio") return value.toFixed(3);
   if (format === "fixed1") return value.toFixed(1);
+  if (format === "bytes") return value < 0 ? `−${formatBytes(-value)}` : formatBytes(value);
   return value.toLocaleString("en-US");
 }
