@@ -65,6 +65,14 @@ def test_it_shows_ranks_slow_ranks_and_collectives(tab: Page, live_server, user,
         ["0", "algo-1", ms(step_ns), ms(gap_ns), ms(compute_ns), ms(tail_ns)]
     )
 
+    # The Insights page flags the slow rank too, and leads to the cluster view.
+    tab.goto(live_server.url + "/insights")
+    slow = tab.get_by_role("region", name="Slow ranks and nodes")
+    expect(slow).to_contain_text(f"Rank {SLOW}: compute")
+    expect(slow).not_to_contain_text("Rank 0:")
+    slow.get_by_role("link", name="Open the cluster view").click()
+    expect(tab).to_have_url(f"{live_server.url}/cluster")
+
 
 def test_it_compares_two_jobs_from_a_shareable_link(tab: Page, live_server, user, four_ranks):
     other = parse_paths(

@@ -1,8 +1,11 @@
+import { Link } from "react-router";
+import { useCluster } from "../../api/cluster";
 import { isComputing, reportUrl, useAnalyses, useInsights, useRuleParameters } from "../../api/insights";
 import type { TrainingJob } from "../../api/types";
 import { StatusBadge } from "../../components/Badges";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { SlowBanner } from "../cluster/SlowBanner";
 import { AnalysesSection } from "./AnalysesSection";
 import { ParametersForms } from "./ParametersForm";
 import { RuleCard } from "./RuleCard";
@@ -21,6 +24,7 @@ function JobInsights({ job }: { job: TrainingJob }) {
   const insights = useInsights(job.id);
   const parameters = useRuleParameters(job.id);
   const analyses = useAnalyses(job.id, insights.data?.computed_at);
+  const cluster = useCluster(job.id, null);
   const data = insights.data;
   const summary = data?.report?.summary;
   return (
@@ -44,6 +48,13 @@ function JobInsights({ job }: { job: TrainingJob }) {
       {insights.isPending && <Loading what="the insights" />}
       {data?.status === "no_data" && <p className="muted">This job has no parsed profile data yet.</p>}
       {data?.status === "failed" && <p className="text-error">{data.error}</p>}
+      {cluster.data && cluster.data.ranks.length >= 2 && (
+        <section className="card" aria-label="Slow ranks and nodes">
+          <h2>Slow ranks and nodes</h2>
+          <SlowBanner data={cluster.data} />
+          <Link to="/cluster">Open the cluster view</Link> for every rank's step breakdown.
+        </section>
+      )}
       {data?.report && (
         <div className="insights-rules">
           <h2>Rules</h2>
