@@ -185,13 +185,8 @@ def collectives(trace: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
     if comm.empty:
         return pd.DataFrame({c: pd.Series(dtype=object if c == "collective" else np.int64)
                              for c in COLLECTIVE_COLUMNS})  # fmt: skip
-    meta = trace.events.loc[comm.index, ["collective", "dtype", "in_nelems", "out_nelems",
-                                         "group_size"]]  # fmt: skip
+    meta = trace.events.loc[comm.index, ["dtype", "in_nelems", "out_nelems", "group_size"]]
     names = trace.names
-    coll_id = meta["collective"].to_numpy()
-    label_id = np.where(coll_id >= 0, coll_id, comm["name"].to_numpy())
-    unique, inverse = np.unique(label_id, return_inverse=True)
-    labels = np.array([canonical_collective(str(names[i])) for i in unique], dtype=object)
     dtype_id = meta["dtype"].to_numpy()
     unique_d, inverse_d = np.unique(dtype_id, return_inverse=True)
     sizes = np.array([dtype_bytes(str(names[i])) if i >= 0 else 0 for i in unique_d], np.int64)
@@ -201,7 +196,7 @@ def collectives(trace: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
     dur = comm["dur_ns"].to_numpy(np.int64)
     frame = pd.DataFrame(
         {
-            "collective": labels[inverse.reshape(-1)],
+            "collective": _collective_labels(trace, comm),
             "group_size": meta["group_size"].to_numpy(np.int64),
             "dur": dur,
             "sized": sized.astype(np.int64),
@@ -215,6 +210,68 @@ def collectives(trace: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
         bytes=("bytes", "sum"),
     )  # fmt: skip
     return grouped.reset_index()[COLLECTIVE_COLUMNS]
+
+
+def _collective_labels(trace: RankTrace, comm: pd.DataFrame) -> np.ndarray:
+    """The canonical collective of each communication op: from the trace's collective metadata
+    when recorded, else from the kernel name."""
+    coll_id = trace.events.loc[comm.index, "collective"].to_numpy()
+    label_id = np.where(coll_id >= 0, coll_id, comm["name"].to_numpy())
+    unique, inverse = np.unique(label_id, return_inverse=True)
+    labels = np.array([canonical_collective(str(trace.names[i])) for i in unique], dtype=object)
+    return labels[inverse.reshape(-1)]
+
+
+def collective_waits(traces: list[RankTrace]) -> pd.DataFrame:
+    """Per rank and collective: the calls matched across ranks and the time the rank's kernels
+    waited in them for the last rank to arrive.
+
+    A collective completes only when every member has joined, and each communicator runs its
+    calls in the same order on every rank, so the i-th call of a collective on one rank is the
+    i-th on the others. A rank's kernel spins from its own start until the last rank starts the
+    call, so its wait is the latest start of that call over the ranks minus its own start, and
+    never more than its own kernel's duration (clocks aligned at ingest; a larger difference is
+    skew or a rank busy elsewhere, not time spent in the kernel). Derivable only where every rank
+    made the same number of calls of the collective; other collectives (and single-rank jobs) are
+    left out.
+
+    Columns: rank, collective, calls, wait_ns, max_wait_ns.
+    """
+    columns = ["rank", "collective", "calls", "wait_ns", "max_wait_ns"]
+    starts = []
+    for trace in traces:
+        ops = trace.gpu_ops
+        comm = ops[ops["type"] == COMM]
+        if comm.empty:
+            continue
+        frame = pd.DataFrame(
+            {
+                "rank": trace.rank,
+                "collective": _collective_labels(trace, comm),
+                "start_ns": comm["start_ns"].to_numpy(np.int64),
+                "dur_ns": comm["dur_ns"].to_numpy(np.int64),
+            }
+        ).sort_values(["collective", "start_ns"], kind="stable")
+        frame["call"] = frame.groupby("collective").cumcount()
+        starts.append(frame)
+    ranks = {trace.rank for trace in traces}
+    if len(ranks) < 2 or not starts:
+        return pd.DataFrame({c: pd.Series(dtype=object if c == "collective" else np.int64)
+                             for c in columns})  # fmt: skip
+    calls = pd.concat(starts, ignore_index=True)
+    per_rank = calls.groupby(["collective", "rank"]).size().unstack("rank")
+    matched = per_rank.index[
+        per_rank.notna().all(axis=1)
+        & (len(per_rank.columns) == len(ranks))
+        & (per_rank.nunique(axis=1) == 1)
+    ]
+    calls = calls[calls["collective"].isin(matched)]
+    latest = calls.groupby(["collective", "call"])["start_ns"].transform("max")
+    calls = calls.assign(wait_ns=np.minimum(latest - calls["start_ns"], calls["dur_ns"]))
+    table = calls.groupby(["rank", "collective"], sort=True).agg(
+        calls=("wait_ns", "size"), wait_ns=("wait_ns", "sum"), max_wait_ns=("wait_ns", "max")
+    )
+    return table.reset_index()[columns]
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 
 from django.db import models
 
+from profiler_app.core.models import TrainingJob
 from profiler_app.ingest.models import PartRows
 
 
@@ -60,4 +61,21 @@ class RankOverlap(PartRows):
         indexes = [
             # Cluster page per-rank table.
             models.Index(fields=["job"], name="overlap_job_idx"),
+        ]
+
+
+class CollectiveWait(models.Model):
+    """How long one rank waited for the others in one collective, over the calls matched across
+    the job's ranks. A job-level result: rewritten whenever the job's insights are recomputed."""
+
+    job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="+")
+    rank = models.IntegerField()
+    collective = models.CharField(max_length=64)
+    calls = models.BigIntegerField()
+    wait_ns = models.BigIntegerField()
+    max_wait_ns = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "rank", "collective"], name="wait_one_per_rank")
         ]

@@ -9,7 +9,7 @@ import pandas as pd
 from django.db.models import Avg, Count, Max, Min, Sum
 
 from profiler_app.cluster import analysis
-from profiler_app.cluster.models import CollectiveStat, RankOverlap, StepBreakdown
+from profiler_app.cluster.models import CollectiveStat, CollectiveWait, RankOverlap, StepBreakdown
 from profiler_app.core.models import TrainingJob
 from profiler_app.ingest.models import (
     Annotation,
@@ -147,13 +147,29 @@ def collectives(job: TrainingJob) -> list[dict]:
 
 
 def collective_ranks(job: TrainingJob) -> list[dict]:
-    return [
-        dict(row)
-        for row in CollectiveStat.objects.filter(job=job)
+    """Per rank and collective: calls, time, bytes, and the time spent waiting for the other
+    ranks (null where it is not derivable, see ``analysis.collective_waits``)."""
+    waits = {
+        (w.rank, w.collective): w
+        for w in CollectiveWait.objects.filter(job=job).only("rank", "collective", "wait_ns",
+                                                               "max_wait_ns")
+    }  # fmt: skip
+    rows = []
+    for found in (
+        CollectiveStat.objects.filter(job=job)
         .values("rank", "collective")
         .annotate(count=Sum("count"), total_ns=Sum("total_ns"), bytes=Sum("bytes"))
         .order_by("rank", "collective")
-    ]
+    ):
+        wait = waits.get((found["rank"], found["collective"]))
+        rows.append(
+            {
+                **found,
+                "wait_ns": None if wait is None else wait.wait_ns,
+                "max_wait_ns": None if wait is None else wait.max_wait_ns,
+            }
+        )
+    return rows
 
 
 def devices(job: TrainingJob) -> list[dict]:

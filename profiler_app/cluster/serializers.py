@@ -63,6 +63,12 @@ class CollectiveRankSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     total_ns = serializers.IntegerField()
     bytes = serializers.IntegerField()
+    wait_ns = serializers.IntegerField(
+        allow_null=True,
+        help_text="time this rank's kernels waited for the last rank to join, summed over the "
+        "calls matched across ranks; null when not derivable (one rank, or unequal call counts)",
+    )
+    max_wait_ns = serializers.IntegerField(allow_null=True)
 
 
 class DeviceRowSerializer(serializers.Serializer):

@@ -22,10 +22,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from collector.chunk_format import read_chunk
+from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest.models import PartSummary, Step
 from profiler_app.insights import frames
 from profiler_app.insights.analyses import RankTrace, analyze
+from profiler_app.insights.analyses.events import STRING_COLUMNS
 from profiler_app.insights.analyses.framework import framework_from_events, metrics_from_samples
 from profiler_app.insights.frames import JobData
 from profiler_app.insights.report import profiler_report, report_json
@@ -81,6 +83,7 @@ def compute(job_id: int, generation: int) -> None:
     job = TrainingJob.objects.get(pk=job_id)
     try:
         traces = rank_traces(job)
+        save_collective_waits(job, traces)
         overrides = overrides_of(job)
         report = profiler_report(job_data(job, traces), overrides, job.name)
         fields: dict[str, Any] = {
@@ -168,7 +171,7 @@ def merge(rank: int, parts: list[RankTrace]) -> RankTrace:
     frames_: list[pd.DataFrame] = []
     for part in parts:
         events = part.events.copy()
-        for column in ("name", "input_dims"):
+        for column in STRING_COLUMNS:
             ids = events[column].to_numpy()
             events[column] = np.where(ids >= 0, ids + len(strings), ids).astype(ids.dtype)
         strings.extend(part.strings)

@@ -72,3 +72,23 @@ def write_scaled(trace: str, target: Path, scale: Decimal, rank: int) -> Path:
     with gzip.open(target, "wt") as f:
         json.dump(doc, f, default=float)
     return target
+
+
+def collective_waits(traces: list[str]) -> dict[int, tuple[int, int, int]]:
+    """rank → (calls, wait_ns, max_wait_ns): the i-th NCCL kernel of every rank is one call, and
+    each rank's kernel waits from its own start to the latest start of that call, at most for as
+    long as it runs."""
+    kernels = [
+        sorted(
+            (ns(e["ts"]), ns(e["dur"]))
+            for e in load(trace)["traceEvents"]
+            if e.get("cat") == "kernel" and e["name"].startswith("nccl")
+        )
+        for trace in traces
+    ]
+    latest = [max(start for start, _ in call) for call in zip(*kernels, strict=True)]
+    waits = [
+        [min(last - start, dur) for (start, dur), last in zip(mine, latest, strict=True)]
+        for mine in kernels
+    ]
+    return {rank: (len(w), sum(w), max(w)) for rank, w in enumerate(waits)}

@@ -125,3 +125,29 @@ def test_it_infers_one_step_without_step_annotations(real_rank):
     [row] = frames.steps.to_dict("records")
     assert row["inferred"] and row["step"] == 0
     assert row["gap_ns"] + row["compute_ns"] + row["tail_ns"] == row["dur_ns"] > 0
+
+
+def test_a_rank_that_arrives_late_makes_the_others_wait(real_rank):
+    events, strings, _ = real_rank
+    late_ns = 250_000
+    late = events.assign(start_ns=events["start_ns"] + late_ns)  # every call 250 µs later
+    traces = [
+        RankTrace(0, events, strings),
+        RankTrace(1, late, strings),
+        RankTrace(2, events, strings),
+    ]
+    waits = analysis.collective_waits(traces).set_index("rank")
+    calls = int(waits.loc[1, "calls"])
+    assert calls == 10 and waits["collective"].tolist() == ["send_recv"] * 3
+    assert waits["wait_ns"].tolist() == [calls * late_ns, 0, calls * late_ns]
+    assert waits["max_wait_ns"].tolist() == [late_ns, 0, late_ns]
+
+    # A rank that missed a call: the calls cannot be matched, so no wait is claimed.
+    ops = events.index[events["kind"].isin(sorted(analysis.GPU_OP_KINDS))]
+    comm_names = [i for i, s in enumerate(strings) if s.startswith("ncclKernel")]
+    first_comm = events.loc[ops][events.loc[ops, "name"].isin(comm_names)].index[0]
+    missing = events.drop(index=first_comm)
+    short = analysis.collective_waits(
+        [RankTrace(0, events, strings), RankTrace(1, missing, strings)]
+    )
+    assert short.empty

@@ -4,9 +4,11 @@ from decimal import Decimal
 
 import pytest
 
-from profiler_app.cluster.models import CollectiveStat, RankOverlap, StepBreakdown
+from profiler_app.cluster.logic import save_collective_waits
+from profiler_app.cluster.models import CollectiveStat, CollectiveWait, RankOverlap, StepBreakdown
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest import logic as ingest
+from profiler_app.reports.logic import rank_traces
 from tests.cluster import raw
 from tests.ingest.helpers import upload, wait_parsed
 from tests.timeline.jobs import parse_job, parse_paths
@@ -52,6 +54,29 @@ def test_it_breaks_down_every_rank_and_step_as_the_raw_json_does(api, user):
     }  # fmt: skip
     assert [(d["rank"], d["device"]) for d in body["devices"]] == [(0, 0), (1, 1)]
     assert all(0 < r["overlap_pct"] <= 100 for r in body["ranks"])
+
+
+@pytest.mark.django_db
+def test_it_measures_each_ranks_wait_in_the_collectives(api, user):
+    job = parse_job(user, "two-ranks", [("algo-1", 0, RANK0), ("algo-2", 1, RANK1)])
+    url = f"/api/jobs/{job.id}/cluster/"
+    # Before the job-level pass (the insights task) has seen all ranks: not known yet.
+    assert [r["wait_ns"] for r in api.get(url).json()["collective_ranks"]] == [None, None]
+
+    save_collective_waits(job, rank_traces(job))  # as the insights task does
+    rows = api.get(url).json()["collective_ranks"]
+    waits = raw.collective_waits([RANK0, RANK1])
+    assert {r["rank"]: (r["count"], r["wait_ns"], r["max_wait_ns"]) for r in rows} == waits
+    assert all(wait > 0 for _, wait, _ in waits.values())  # each rank waited at some call
+
+    # Run again (new parts, new parameters): the job's rows are replaced, not added to.
+    save_collective_waits(job, rank_traces(job))
+    assert CollectiveWait.objects.filter(job=job).count() == 2
+    # One rank alone has nobody to wait for: not derivable.
+    single = parse_job(user, "one-rank", [("algo-1", 0, RANK0)])
+    save_collective_waits(single, rank_traces(single))
+    [row] = api.get(f"/api/jobs/{single.id}/cluster/").json()["collective_ranks"]
+    assert row["wait_ns"] is None
 
 
 @pytest.mark.django_db

@@ -6,7 +6,9 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import Page, expect
 
+from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import LoadedProfile
+from profiler_app.reports.logic import rank_traces
 from tests.cluster import raw
 from tests.e2e.conftest import screenshot, sign_in
 from tests.timeline.jobs import parse_paths
@@ -23,6 +25,14 @@ def ms(value_ns: int) -> str:
     return f"{value_ns / 1e6:.4g} ms"
 
 
+def duration(value_ns: int) -> str:
+    """In the largest unit that keeps it at least 1, to four significant digits."""
+    for unit, size in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if value_ns >= size:
+            return f"{value_ns / size:.4g} {unit}"
+    return f"{value_ns} ns"
+
+
 @pytest.fixture
 def four_ranks(user, tmp_path):
     """Ranks 0 and 1 as recorded, rank 2 a copy of rank 0, rank 3 a copy 30% slower."""
@@ -32,7 +42,9 @@ def four_ranks(user, tmp_path):
             ("algo-2", rank, raw.write_scaled(RANK0, tmp_path / f"r{rank}.json.gz", scale, rank))
         )
     job = parse_paths(user, "four-ranks", paths, status="completed")
+    save_collective_waits(job, rank_traces(job))  # as the insights task does after the parts
     LoadedProfile.objects.create(user=user, job=job)
+    job.paths = [path for _, _, path in paths]
     return job
 
 
@@ -52,6 +64,11 @@ def test_it_shows_ranks_slow_ranks_and_collectives(tab: Page, live_server, user,
         "href", re.compile(rf"^/timeline\?job={four_ranks.id}&ranks={SLOW}&t=\d+_\d+$")
     )
     expect(tab.get_by_role("table", name="Collectives")).to_contain_text("send_recv")
+    waits = raw.collective_waits(four_ranks.paths)
+    longest = max(waits, key=lambda rank: waits[rank][1])
+    first = tab.get_by_role("table", name="Collective waits per rank").locator("tbody tr").first
+    expect(first.locator("td").first).to_have_text(str(longest))
+    expect(first.locator("td").nth(5)).to_have_text(duration(waits[longest][1]))
     expect(tab.locator(".chart:has(svg path)").first).to_be_visible()
     screenshot(tab, "cluster")
 

@@ -677,6 +677,9 @@ export interface components {
             count: number;
             total_ns: number;
             bytes: number;
+            /** @description time this rank's kernels waited for the last rank to join, summed over the calls matched across ranks; null when not derivable (one rank, or unequal call counts) */
+            wait_ns: number | null;
+            max_wait_ns: number | null;
         };
         CollectiveRow: {
             collective: string;

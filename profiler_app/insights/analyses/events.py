@@ -68,7 +68,10 @@ ANALYSIS_COLUMNS = [
     "bytes",
     "memcpy_kind",
     "input_dims",
+    "collective",
 ]
+# The columns holding ids into the strings table (-1: none).
+STRING_COLUMNS = ("name", "input_dims", "collective")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 import { useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router";
-import { type Cluster, type RankRow, useCluster } from "../../api/cluster";
+import { type Cluster, type CollectiveRank, type RankRow, useCluster } from "../../api/cluster";
 import type { TrainingJob } from "../../api/types";
 import { Chart } from "../../charts/Chart";
 import { ErrorAlert, Loading } from "../../components/Feedback";
@@ -8,7 +8,7 @@ import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { formatBytes } from "../../lib/format";
 import { Panel } from "../dashboard/Panel";
 import { formatCount, formatDuration, formatPercent, plural } from "../dashboard/units";
-import { collectiveHeatmapOption, formatBandwidth, type RankSortKey, type Sort, sortRanks,
+import { byWait, collectiveHeatmapOption, formatBandwidth, type RankSortKey, type Sort, sortRanks,
   stepBarOption, timelineLink } from "./clusterView";
 import { SlowBanner } from "./SlowBanner";
 import "../dashboard/dashboard.css";
@@ -78,6 +78,13 @@ function ClusterPanels({ data, jobId }: { data: Cluster; jobId: number }) {
             reduce-scatter, 1 for broadcast, reduce and send/recv (n = ranks in the group), as
             nccl-tests reports them.</>}>
           <CollectivesTable data={data} />
+        </Panel>
+        <Panel title="Waiting in collectives per rank" size="wide"
+          emptyReason={data.collective_ranks.length ? null : "no communication kernels in this profile"}
+          note={<>A collective finishes only when every rank has joined it: a rank's wait at a call is the
+            latest start of that call over the ranks minus its own start, at most its own kernel time. Known once all ranks are read, for
+            collectives every rank called equally often.</>}>
+          <CollectiveRanksTable rows={data.collective_ranks} />
         </Panel>
         <Panel title="Communication time per rank and collective" size="wide"
           emptyReason={data.collective_ranks.length ? null : "no communication kernels in this profile"}>
@@ -177,6 +184,36 @@ function CollectivesTable({ data }: { data: Cluster }) {
               <td>{row.sized_ns ? formatBytes(row.bytes) : "not recorded"}</td>
               <td>{formatBandwidth(row.algbw_gbps)}</td>
               <td>{formatBandwidth(row.busbw_gbps)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function CollectiveRanksTable({ rows }: { rows: readonly CollectiveRank[] }) {
+  const ordered = useMemo(() => byWait(rows), [rows]);
+  return (
+    <div className="table-wrap cluster-scroll">
+      <table className="table cluster-table" aria-label="Collective waits per rank">
+        <thead>
+          <tr>
+            <th>Rank</th><th>Collective</th><th>Calls</th><th>Time</th><th>Bytes</th><th>Wait</th>
+            <th>Longest wait</th><th>Share of its time</th>
+          </tr>
+        </thead>
+        <tbody>
+          {ordered.map((row) => (
+            <tr key={`${row.rank}:${row.collective}`}>
+              <td>{row.rank}</td>
+              <td>{row.collective}</td>
+              <td>{formatCount(row.count)}</td>
+              <td>{formatDuration(row.total_ns)}</td>
+              <td>{row.bytes ? formatBytes(row.bytes) : "not recorded"}</td>
+              <td>{row.wait_ns === null ? "not derivable" : formatDuration(row.wait_ns)}</td>
+              <td>{row.max_wait_ns === null ? "—" : formatDuration(row.max_wait_ns)}</td>
+              <td>{row.wait_ns === null ? "—" : formatPercent(row.wait_ns, row.total_ns)}</td>
             </tr>
           ))}
         </tbody>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RankRow } from "../../api/cluster";
-import { collectiveHeatmapOption, sortRanks, stepBarOption, timelineLink } from "./clusterView";
+import { byWait, collectiveHeatmapOption, sortRanks, stepBarOption, timelineLink } from "./clusterView";
 
 const row = (rank: number, compute: number): RankRow => ({
   rank, node: `algo-${rank}`, steps: 2, dur_ns: compute + 30, gap_ns: 10, compute_ns: compute, tail_ns: 20,
@@ -24,11 +24,17 @@ describe("cluster view helpers", () => {
 
   it("places heat map cells by rank and collective", () => {
     const option = collectiveHeatmapOption([
-      { rank: 3, collective: "all_reduce", count: 1, total_ns: 7, bytes: 0 },
-      { rank: 1, collective: "broadcast", count: 1, total_ns: 2, bytes: 0 },
+      { rank: 3, collective: "all_reduce", count: 1, total_ns: 7, bytes: 0, wait_ns: null, max_wait_ns: null },
+      { rank: 1, collective: "broadcast", count: 1, total_ns: 2, bytes: 0, wait_ns: null, max_wait_ns: null },
     ]);
     const series = option.series as { data: number[][] }[];
     expect(series[0]!.data).toEqual([[1, 0, 7], [0, 1, 2]]);
+  });
+
+  it("orders collective waits longest first, the underivable last", () => {
+    const cell = (rank: number, wait: number | null) =>
+      ({ rank, collective: "all_reduce", count: 2, total_ns: 10, bytes: 0, wait_ns: wait, max_wait_ns: wait });
+    expect(byWait([cell(0, null), cell(1, 3), cell(2, 0), cell(3, 3)]).map((c) => c.rank)).toEqual([1, 3, 2, 0]);
   });
 
   it("links a rank to its timeline over its steps, keeping exact nanoseconds", () => {

@@ -92,3 +92,10 @@ export function timelineLink(jobId: number, row: RankRow): string {
 export function formatBandwidth(gbps: number | null | undefined): string {
   return gbps === null || gbps === undefined ? "—" : `${gbps.toFixed(2)} GB/s`;
 }
+
+/** Longest total wait first; rows whose wait is not derivable last, by rank. */
+export function byWait(rows: readonly CollectiveRank[]): CollectiveRank[] {
+  return [...rows].sort(
+    (a, b) => (b.wait_ns ?? -1) - (a.wait_ns ?? -1) || a.rank - b.rank || a.collective.localeCompare(b.collective),
+  );
+}
