@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profiler_app.cluster.analysis import collective_waits
 from profiler_app.insights.analyses import RankTrace, analyze
 from profiler_app.insights.analyses.events import ANALYSIS_COLUMNS
 from profiler_app.insights.analyses.framework import framework_from_events, steps_from_events
@@ -232,6 +233,7 @@ def synthetic_metrics(ranks: int, rng: np.random.Generator) -> pd.DataFrame:
 
 def ours(traces: list[RankTrace], metrics: pd.DataFrame) -> Any:
     result = analyze(traces)
+    collective_waits(traces)  # the insights task's cluster pass (no HTA equivalent)
     steps = pd.concat(
         [steps_from_events(t, f"algo-{t.rank // 8 + 1}") for t in traces], ignore_index=True
     )
