@@ -133,6 +133,7 @@ def main() -> None:
     from django.test import Client
 
     from profiler_app.cluster import queries
+    from profiler_app.cluster.models import CollectiveStat, CollectiveWait
     from profiler_app.core.models import TrainingJob
     from profiler_app.ingest.models import PartSummary
 
@@ -155,6 +156,14 @@ def main() -> None:
 
         print(f"building jobs from {TEMPLATE} ({template_events:,} events) …", flush=True)
         big, big_events = build("cluster", args.ranks, args.events, slow=args.ranks // 3)
+        # The insights task's per-rank collective waits, one row per rank and collective, so
+        # the page reads them as it would on a real job (a tenth of the time, synthetically).
+        CollectiveWait.objects.bulk_create(
+            CollectiveWait(job=big, rank=rank, collective=name, calls=count,
+                           wait_ns=total // 10, max_wait_ns=total // count // 5)
+            for rank, name, count, total in CollectiveStat.objects.filter(job=big)
+            .values_list("rank", "collective", "count", "total_ns")
+        )  # fmt: skip
         diff_ranks = max(2, args.ranks // 2)
         a, _ = build("diff-a", diff_ranks, args.diff_events, slow=-1)
         b, _ = build("diff-b", diff_ranks, args.diff_events, slow=1)
