@@ -15,10 +15,10 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from profiler_app.core.logic import PartSource, store_part
-from profiler_app.core.models import LoadedProfile, PartState, ProfilePart, TrainingJob
-from profiler_app.ingest.tasks import ingest_part
+from profiler_app.core.models import LoadedProfile, TrainingJob
 from tests.conftest import DATA_DIR
 from tests.e2e.conftest import screenshot, sign_in
+from tests.timeline.jobs import parse_stored
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -100,8 +100,7 @@ def ingest(job: TrainingJob, path: Path) -> None:
     for nothing."""
     with path.open("rb") as f:
         part, _ = store_part(job, PartSource("algo-1", 0, "kineto", path.name), f)
-    ingest_part.apply(args=[part.id])
-    assert ProfilePart.objects.get(id=part.id).state == PartState.DONE
+    parse_stored(part.id)
 
 
 @pytest.fixture

@@ -3,8 +3,9 @@
 from pathlib import Path
 
 from profiler_app.core.logic import PartSource, store_part
-from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic as ingest
+from tests.ingest.helpers import wait_parsed
 from tests.traces.expected import DATA
 
 
@@ -14,11 +15,18 @@ def parse_paths(owner, name: str, paths: list[tuple[str, int, Path]], **fields) 
     for node, rank, path in paths:
         with path.open("rb") as stream:
             part, _ = store_part(job, PartSource(node, rank, "kineto", path.name), stream)
-        assert ingest.claim(part.id, "test-task")
-        ingest.parse_claimed_part(part.id, "test-task")
-        part.refresh_from_db()
-        assert part.state == PartState.DONE, part.error
+        parse_stored(part.id)
     return job
+
+
+def parse_stored(part_id: int) -> ProfilePart:
+    """Parses a stored part in this process, or, when a worker left running by an earlier test
+    took its task first, waits for that worker to finish it."""
+    if ingest.claim(part_id, "test-task"):
+        ingest.parse_claimed_part(part_id, "test-task")
+    [part] = wait_parsed(part_id)
+    assert part.state == PartState.DONE, part.error
+    return part
 
 
 def parse_job(owner, name: str, parts: list[tuple[str, int, str]], **fields) -> TrainingJob:
