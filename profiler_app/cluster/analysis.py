@@ -183,8 +183,7 @@ def collectives(trace: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
     counts all-gather and reduce-scatter)."""
     comm = ops[ops["type"] == COMM]
     if comm.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object if c == "collective" else np.int64)
-                             for c in COLLECTIVE_COLUMNS})  # fmt: skip
+        return _empty_per_collective(COLLECTIVE_COLUMNS)
     meta = trace.events.loc[comm.index, ["dtype", "in_nelems", "out_nelems", "group_size"]]
     names = trace.names
     dtype_id = meta["dtype"].to_numpy()
@@ -210,6 +209,13 @@ def collectives(trace: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
         bytes=("bytes", "sum"),
     )  # fmt: skip
     return grouped.reset_index()[COLLECTIVE_COLUMNS]
+
+
+def _empty_per_collective(columns: list[str]) -> pd.DataFrame:
+    """A table with no rows: the collective's name as text, every other column integers."""
+    return pd.DataFrame(
+        {c: pd.Series(dtype=object if c == "collective" else np.int64) for c in columns}
+    )
 
 
 def _collective_labels(trace: RankTrace, comm: pd.DataFrame) -> np.ndarray:
@@ -256,8 +262,7 @@ def collective_waits(traces: list[RankTrace]) -> pd.DataFrame:
         starts.append(frame)
     ranks = {trace.rank for trace in traces}
     if len(ranks) < 2 or not starts:
-        return pd.DataFrame({c: pd.Series(dtype=object if c == "collective" else np.int64)
-                             for c in columns})  # fmt: skip
+        return _empty_per_collective(columns)
     calls = pd.concat(starts, ignore_index=True)
     per_rank = calls.groupby(["collective", "rank"]).size().unstack("rank")
     matched = per_rank.index[

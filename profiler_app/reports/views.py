@@ -11,8 +11,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.insights.analyses import ANALYSIS_PARAMETERS
-from profiler_app.insights.rules import PARAMETER_GROUPS, RULES, params_from_overrides
+from profiler_app.insights.rules import PARAMETER_GROUPS, params_from_overrides
 from profiler_app.reports import logic
 from profiler_app.reports.models import JobInsights
 from profiler_app.reports.serializers import (
@@ -54,15 +53,13 @@ def insights_view(request, job_id: int):
 def _parameters(job: TrainingJob) -> dict:
     overrides = logic.overrides_of(job)
     current = params_from_overrides(overrides)
-    summaries = {name: spec.summary for name, spec in RULES.items()}
-    summaries.update({name: group.summary for name, group in ANALYSIS_PARAMETERS.items()})
     rules = []
-    for name, params in PARAMETER_GROUPS.items():
-        defaults = params()
+    for name, spec in PARAMETER_GROUPS.items():
+        defaults = spec.params()
         rules.append(
             {
                 "rule": name,
-                "description": summaries[name],
+                "description": spec.summary,
                 "parameters": [
                     {
                         "name": f.name,
@@ -71,7 +68,7 @@ def _parameters(job: TrainingJob) -> dict:
                         "default": getattr(defaults, f.name),
                         "value": getattr(current[name], f.name),
                     }
-                    for f in dataclasses.fields(params)
+                    for f in dataclasses.fields(spec.params)
                 ],
             }
         )

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from profiler_app.insights.analyses import ANALYSIS_PARAMETERS
+from profiler_app.insights.analyses import ANALYSIS_PARAMETERS, AnalysisParameters
 from profiler_app.insights.frames import JobData
 from profiler_app.insights.rules.base import RuleResult, RuleSpec, TimeRange
 from profiler_app.insights.rules.bottlenecks import CPU_BOTTLENECK, IO_BOTTLENECK
@@ -46,11 +46,9 @@ RULES: dict[str, RuleSpec] = {
 }
 
 
-# Every group of per-job parameters: the rules', then the trace analyses' cut-offs.
-PARAMETER_GROUPS: dict[str, type] = {
-    **{name: spec.params for name, spec in RULES.items()},
-    **{name: group.params for name, group in ANALYSIS_PARAMETERS.items()},
-}
+# Every group of per-job parameters: the rules', then the trace analyses' cut-offs. Each has
+# its parameter dataclass (``params``) and a one-line ``summary``.
+PARAMETER_GROUPS: dict[str, RuleSpec | AnalysisParameters] = {**RULES, **ANALYSIS_PARAMETERS}
 
 
 def _coerce(key: str, kind: str, value: Any) -> Any:
@@ -77,18 +75,18 @@ def params_from_overrides(overrides: Mapping[str, Any] | None = None) -> dict[st
     changes: dict[str, dict[str, Any]] = {name: {} for name in PARAMETER_GROUPS}
     for key, value in (overrides or {}).items():
         group, _, param = key.partition("_")
-        params = PARAMETER_GROUPS.get(group)
-        if params is None:
+        spec = PARAMETER_GROUPS.get(group)
+        if spec is None:
             raise ValueError(
                 f"{key}: unknown rule or analysis {group!r}; they are {', '.join(PARAMETER_GROUPS)}"
             )
-        fields = {f.name: str(f.type) for f in dataclasses.fields(params)}
+        fields = {f.name: str(f.type) for f in dataclasses.fields(spec.params)}
         if param not in fields:
             raise ValueError(
                 f"{key}: {group} has no parameter {param!r}; it has {', '.join(fields)}"
             )
         changes[group][param] = _coerce(key, fields[param], value)
-    return {name: params(**changes[name]) for name, params in PARAMETER_GROUPS.items()}
+    return {name: spec.params(**changes[name]) for name, spec in PARAMETER_GROUPS.items()}
 
 
 def evaluate_rules(job: JobData, params: Mapping[str, Any] | None = None) -> list[RuleResult]:
