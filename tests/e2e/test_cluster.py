@@ -87,6 +87,7 @@ def test_it_shows_ranks_slow_ranks_and_collectives(tab: Page, live_server, user,
     slow = tab.get_by_role("region", name="Slow ranks and nodes")
     expect(slow).to_contain_text(f"Rank {SLOW}: compute")
     expect(slow).not_to_contain_text("Rank 0:")
+    screenshot(tab, "insights-slow-ranks")
     slow.get_by_role("link", name="Open the cluster view").click()
     expect(tab).to_have_url(f"{live_server.url}/cluster")
 
