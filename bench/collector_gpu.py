@@ -36,9 +36,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import collector  # noqa: E402
-from collector.chunk_format import EventKind, MemcpyKind, SampleKind, read_chunk  # noqa: E402
 from collector.profiler import Profiler  # noqa: E402
 from examples.train_cnn import Trainer  # noqa: E402
+from tracefmt.chunk import read_chunk  # noqa: E402
+from tracefmt.kinds import EventKind, MemcpyKind, SampleKind  # noqa: E402
 
 
 def train_under_collector(trainer: Trainer, steps: int, spool: Path) -> float:

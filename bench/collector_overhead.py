@@ -37,8 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import collector  # noqa: E402
-from collector.chunk_format import read_chunk  # noqa: E402
 from collector.profiler import Profiler  # noqa: E402
+from tracefmt.chunk import read_chunk  # noqa: E402
 
 
 def load_example():

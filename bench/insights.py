@@ -32,7 +32,8 @@ from profiler_app.insights.analyses.events import ANALYSIS_COLUMNS
 from profiler_app.insights.analyses.framework import framework_from_events, steps_from_events
 from profiler_app.insights.frames import JobData, metrics_frame
 from profiler_app.insights.report import profiler_report
-from profiler_app.traces.model import EventKind, empty_columns
+from tracefmt.columns import empty_columns
+from tracefmt.kinds import EventKind
 
 US = 1_000
 STEPS = 100

@@ -8,17 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from collector.chunk_format import (
-    EventKind,
-    StringTable,
-    chunk_bytes,
-    concat_events,
-    empty_events,
-    empty_samples,
-)
 from collector.identity import Identity
-from collector.kineto_convert import PROFILER_STEP_RE, convert_events
+from collector.kineto_convert import convert_events
 from collector.spool import chunk_file_name
+from tracefmt.chunk import chunk_bytes, concat_events, empty_events, empty_samples
+from tracefmt.kinds import EventKind
+from tracefmt.names import PROFILER_STEP_RE
+from tracefmt.strings import StringTable
 
 # (kind, name, start_ns, dur_ns, tid) recorded by annotate()/step()
 Annotation = tuple[int, str, int, int, int]
@@ -93,7 +89,7 @@ class ChunkBuilder:
             return cols
         kinds, names, starts, durs, tids = zip(*rows, strict=True)
         cols["ev_kind"] = np.asarray(kinds, dtype=np.uint8)
-        cols["ev_name"] = strings.intern_all(list(names))
+        cols["ev_name"] = strings.intern_many(list(names), dtype=np.uint32)
         cols["ev_start_ns"] = np.asarray(starts, dtype=np.int64)
         cols["ev_dur_ns"] = np.asarray(durs, dtype=np.int64)
         cols["ev_pid"][:] = self.identity.pid
@@ -133,7 +129,7 @@ class ChunkBuilder:
         kinds, devices, names, times, values = zip(*rows, strict=True)
         cols["s_kind"] = np.asarray(kinds, dtype=np.uint8)
         cols["s_device"] = np.asarray(devices, dtype=np.int16)
-        cols["s_name"] = strings.intern_all(list(names))
+        cols["s_name"] = strings.intern_many(list(names), dtype=np.uint32)
         cols["s_time_ns"] = np.asarray(times, dtype=np.int64)
         cols["s_value"] = np.asarray(values, dtype=np.float64)
         return cols

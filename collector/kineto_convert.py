@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import re
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
@@ -17,47 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from collector.chunk_format import (
-    EventKind,
-    MemcpyKind,
-    StringTable,
-    empty_events,
-)
-
-CATEGORY_KINDS: dict[str, EventKind] = {
-    "cpu_op": EventKind.CPU_OP,
-    "user_annotation": EventKind.USER_ANNOTATION,
-    "gpu_user_annotation": EventKind.GPU_USER_ANNOTATION,
-    "cuda_runtime": EventKind.CUDA_RUNTIME,
-    "cuda_driver": EventKind.CUDA_DRIVER,
-    "kernel": EventKind.KERNEL,
-    "gpu_memcpy": EventKind.GPU_MEMCPY,
-    "gpu_memset": EventKind.GPU_MEMSET,
-    "cuda_sync": EventKind.CUDA_SYNC,
-    "python_function": EventKind.PYTHON_FUNCTION,
-}
-
-# Kinds whose rows happen on a GPU rather than on a host thread.
-DEVICE_KINDS = frozenset(
-    {
-        EventKind.GPU_USER_ANNOTATION,
-        EventKind.KERNEL,
-        EventKind.GPU_MEMCPY,
-        EventKind.GPU_MEMSET,
-        EventKind.CUDA_SYNC,
-    }
-)
-
-_MEMCPY_KINDS = {
-    "HtoD": MemcpyKind.HTOD,
-    "DtoH": MemcpyKind.DTOH,
-    "DtoD": MemcpyKind.DTOD,
-    "HtoH": MemcpyKind.HTOH,
-    "PtoP": MemcpyKind.PTOP,
-}
-_MEMCPY_RE = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP)\b")
-# torch.profiler marks each `prof.step()` with a user annotation "ProfilerStep#<n>".
-PROFILER_STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
+from tracefmt.categories import kind_of_event
+from tracefmt.chunk import empty_events
+from tracefmt.kinds import CHUNK_MAX_KIND, DEVICE_KINDS, EventKind
+from tracefmt.names import memcpy_kind
+from tracefmt.strings import StringTable
 
 
 def load_trace(path: str | Path) -> dict[str, Any]:
@@ -75,11 +38,6 @@ def load_trace(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def memcpy_kind(name: str) -> MemcpyKind:
-    match = _MEMCPY_RE.search(name)
-    return _MEMCPY_KINDS[match.group(1)] if match else MemcpyKind.NONE
-
-
 def host_pid(trace: dict[str, Any]) -> int | None:
     """The training process's pid: the most common integer pid among host-side events."""
     pids = Counter(
@@ -87,8 +45,7 @@ def host_pid(trace: dict[str, Any]) -> int | None:
         for e in trace["traceEvents"]
         if e.get("ph") == "X"
         and isinstance(e.get("pid"), int)
-        and CATEGORY_KINDS.get(e.get("cat", "")) not in DEVICE_KINDS
-        and e.get("cat") in CATEGORY_KINDS
+        and _chunk_kind(e) not in (None, *DEVICE_KINDS)
     )
     return pids.most_common(1)[0][0] if pids else None
 
@@ -104,11 +61,7 @@ def convert_events(
     """
     base_ns = int(trace.get("baseTimeNanoseconds") or 0)
     proc_pid = pid if pid is not None else (host_pid(trace) or 0)
-    rows = [
-        (e, CATEGORY_KINDS[e["cat"]])
-        for e in trace["traceEvents"]
-        if e.get("ph") == "X" and e.get("cat") in CATEGORY_KINDS
-    ]
+    rows = [(e, kind) for e in trace["traceEvents"] if (kind := _chunk_kind(e)) is not None]
     n = len(rows)
     cols = empty_events(n)
     if not n:
@@ -161,8 +114,16 @@ def convert_events(
             block[i] = _triple(args.get("block"))
             regs[i] = _int(args.get("registers per thread"), -1)
             smem[i] = _int(args.get("shared memory"), -1)
-    cols["ev_name"] = strings.intern_all(names)
+    cols["ev_name"] = strings.intern_many(names, dtype=np.uint32)
     return cols
+
+
+def _chunk_kind(event: dict[str, Any]) -> EventKind | None:
+    """The kind of a complete event that a chunk can hold; None for any other event."""
+    if event.get("ph") != "X":
+        return None
+    kind = kind_of_event(str(event.get("cat", "")), str(event.get("name", "")))
+    return kind if kind <= CHUNK_MAX_KIND else None
 
 
 def device_properties(trace: dict[str, Any]) -> list[dict[str, Any]]:

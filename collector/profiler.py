@@ -24,7 +24,6 @@ from typing import Any, TypeVar
 
 from collector.api import ApiClient
 from collector.capture import KinetoCapture
-from collector.chunk_format import EventKind
 from collector.chunker import Annotation, ChunkBuilder
 from collector.config import Config
 from collector.identity import Identity, default_job_name, detect, resource_ids, safe_name
@@ -33,6 +32,7 @@ from collector.lifecycle import Hooks
 from collector.sampler import Sampler
 from collector.spool import ProcessSpool
 from collector.uploader import Uploader
+from tracefmt.kinds import EventKind
 
 log = logging.getLogger("collector")
 

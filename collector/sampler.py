@@ -16,8 +16,8 @@ import time
 from collections import deque
 from typing import Any
 
-from collector.chunk_format import SampleKind
 from collector.perf_events import PerfCounters
+from tracefmt.kinds import SampleKind
 
 log = logging.getLogger("collector")
 
@@ -91,7 +91,7 @@ class Sampler:
             self._guard(f"nvml:{index}", self._sample_gpu, now, add, index, handle)
         if self._perf is not None:
             for name, delta in self._perf.read_deltas():
-                add((SampleKind.PERF_COUNTER, -1, name, now, float(delta)))
+                add((SampleKind.COUNTER, -1, name, now, float(delta)))
 
     def _guard(self, key: str, fn: Any, *args: Any) -> None:
         try:

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from collector.chunk_format import FILE_SUFFIX
 from collector.identity import Identity, safe_name
+from tracefmt.chunk import FILE_SUFFIX
 
 JOB_FILE = "job.json"
 LEDGER_FILE = "uploaded.sha256"

@@ -21,7 +21,6 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from collector.chunk_format import read_chunk
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest.models import PartSummary, Step
@@ -35,6 +34,7 @@ from profiler_app.insights.report_html import render_html
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.reports.models import InsightsStatus, JobInsights, RuleOverrides
 from profiler_app.reports.summaries import analyses_json
+from tracefmt.chunk import read_chunk
 
 log = logging.getLogger(__name__)
 

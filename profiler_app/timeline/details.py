@@ -8,7 +8,8 @@ import numpy as np
 from profiler_app.timeline.lanes import RUN_KINDS
 from profiler_app.timeline.query import JobTimeline
 from profiler_app.timeline.tree import Part
-from profiler_app.traces.model import EVENT_COLUMNS, KIND_NAMES, MEMCPY_KIND_NAMES
+from tracefmt.columns import EVENT_COLUMNS
+from tracefmt.kinds import KIND_NAMES, MEMCPY_KIND_NAMES
 
 # Columns holding ids into the store's strings.
 _STRING_COLUMNS = ("input_types", "input_dims", "collective", "dtype", "process_group")

@@ -16,7 +16,7 @@ import numpy as np
 from profiler_app.timeline.lanes import LAUNCH_KINDS
 from profiler_app.timeline.query import JobTimeline
 from profiler_app.timeline.tree import Part
-from profiler_app.traces.model import KIND_NAMES
+from tracefmt.kinds import KIND_NAMES
 
 _ARG_COLUMNS = ("correlation", "external_id", "device", "stream", "bytes", "grid_x", "grid_y",
                 "grid_z", "block_x", "block_y", "block_z")  # fmt: skip

@@ -25,9 +25,9 @@ from profiler_app.timeline.levels import (
     class_keys,
     duration_class,
 )
-from profiler_app.traces.model import EventKind
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
+from tracefmt.kinds import EventKind
 
 INDEX_VERSION = 3
 MAX_DEPTH = 63

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiler_app.traces.model import EventKind
+from tracefmt.kinds import EventKind
 
 # Events drawn on a GPU's host lane; everything else a thread records goes to its thread lane.
 HOST_KINDS = (

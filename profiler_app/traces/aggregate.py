@@ -13,19 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from profiler_app.traces import classify
-from profiler_app.traces.model import (
-    DERIVED_SOURCE,
-    KIND_NAMES,
-    MEMCPY_KIND_NAMES,
-    SAMPLE_KIND_NAMES,
-    EventBatch,
-    EventKind,
-    SampleBatch,
-    SampleKind,
-    StringTable,
-)
+from profiler_app.traces.model import DERIVED_SOURCE, EventBatch, SampleBatch
 from profiler_app.traces.utilization import DeviceBusy, downsample
+from tracefmt import names
+from tracefmt.kinds import KIND_NAMES, MEMCPY_KIND_NAMES, SAMPLE_KIND_NAMES, EventKind, SampleKind
+from tracefmt.strings import StringTable
 
 GPU_OP_KINDS = (EventKind.KERNEL, EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET)
 ACTIVITY_NAMES = {
@@ -37,7 +29,7 @@ ACTIVITY_NAMES = {
 PRECISIONS = ["unknown", "FP64", "FP32", "TF32", "FP16", "BF16", "FP8", "INT64", "INT32"]
 PRECISIONS += ["INT16", "INT8", "UINT8", "BOOL", "COMPLEX64", "COMPLEX128"]
 _PRECISION_CODE = {p: i for i, p in enumerate(PRECISIONS)}
-CATEGORIES = [classify.COMP, classify.COMM, classify.MEM, classify.OTHER]
+CATEGORIES = [names.COMP, names.COMM, names.MEM, names.OTHER]
 _CATEGORY_CODE = {c: i for i, c in enumerate(CATEGORIES)}
 
 
@@ -126,16 +118,16 @@ class _NameRules:
         known, total = len(self.category), len(self.strings)
         if known == total:
             return
-        names = self.strings.strings[known:total]
+        new = self.strings.strings[known:total]
         self.category = np.r_[
-            self.category, [_CATEGORY_CODE[classify.kernel_category(n)] for n in names]
+            self.category, [_CATEGORY_CODE[names.kernel_category(n)] for n in new]
         ].astype(np.int8)
         self.precision = np.r_[
-            self.precision, [_PRECISION_CODE[classify.precision_from_name(n)] for n in names]
+            self.precision, [_PRECISION_CODE[names.precision_from_name(n)] for n in new]
         ].astype(np.int8)
-        self.memcpy = np.r_[self.memcpy, [classify.memcpy_kind_from_name(n) for n in names]]
+        self.memcpy = np.r_[self.memcpy, [int(names.memcpy_kind(n)) for n in new]]
         self.memcpy = self.memcpy.astype(np.uint8)
-        steps = [classify.step_number(n) for n in names]
+        steps = [names.step_number(n) for n in new]
         self.step = np.r_[self.step, [-1 if s is None else s for s in steps]].astype(np.int64)
 
     def input_types_precision(self, type_ids: np.ndarray) -> np.ndarray:
@@ -146,7 +138,7 @@ class _NameRules:
             if type_id not in self.types_precision:
                 text = self.strings.strings[type_id]
                 self.types_precision[type_id] = _PRECISION_CODE[
-                    classify.precision_from_input_types(text)
+                    names.precision_from_input_types(text)
                 ]
             codes.append(self.types_precision[type_id])
         out[:] = np.asarray(codes, dtype=np.int8)[inverse.reshape(-1)]

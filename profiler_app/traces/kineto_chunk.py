@@ -30,31 +30,21 @@ from profiler_app.traces.kineto_schema import (
     OPERATOR_ARGS_DECODER,
     Event,
 )
-from profiler_app.traces.model import DEVICE_KINDS, EVENT_COLUMNS, EventKind, TrackKey
+from profiler_app.traces.model import TrackKey
+from tracefmt.categories import (
+    is_launch_flow,
+    is_recognised,
+    kind_of,
+    kind_of_event,
+    looks_like_device_work,
+)
+from tracefmt.columns import EVENT_COLUMNS
+from tracefmt.kinds import DEVICE_KINDS, EventKind
 
-CATEGORY_KINDS: dict[str, int] = {
-    "cpu_op": EventKind.CPU_OP,
-    "operator": EventKind.CPU_OP,
-    "user_annotation": EventKind.USER_ANNOTATION,
-    "gpu_user_annotation": EventKind.GPU_USER_ANNOTATION,
-    "cuda_runtime": EventKind.CUDA_RUNTIME,
-    "privateuse1_runtime": EventKind.CUDA_RUNTIME,
-    "mtia_runtime": EventKind.CUDA_RUNTIME,
-    "cuda_driver": EventKind.CUDA_DRIVER,
-    "privateuse1_driver": EventKind.CUDA_DRIVER,
-    "kernel": EventKind.KERNEL,
-    "gpu_memcpy": EventKind.GPU_MEMCPY,
-    "gpu_memset": EventKind.GPU_MEMSET,
-    "cuda_sync": EventKind.CUDA_SYNC,
-    "python_function": EventKind.PYTHON_FUNCTION,
-    "cpu_instant_event": EventKind.INSTANT,
-}
 # Phase letter -> code. "X" (complete) and "i"/"I" (instant) events become timeline rows.
 PHASE_CODES = {"X": 1, "i": 2, "I": 2, "s": 3, "t": 4, "f": 5, "C": 6, "M": 7}
 _X, _INSTANT, _FLOW_START, _FLOW_END, _COUNTER, _META = 1, 2, 3, 5, 6, 7
 _PHASE_NAMES = {1: "X", 2: "i", 3: "s", 4: "t", 5: "f", 6: "C", 7: "M"}
-# Kineto's ac2g flows repeat the launch→kernel link that ``correlation`` already records.
-REDUNDANT_FLOW_CATEGORY = "ac2g"
 _MEMCPY_DIRECTIONS = {"HtoD": 1, "DtoH": 2, "DtoD": 3, "HtoH": 4, "PtoP": 5}
 
 _DEVICE_KIND_TABLE = np.zeros(256, dtype=bool)
@@ -71,6 +61,7 @@ _TS = attrgetter("ts")
 _DUR = attrgetter("dur")
 _ARGS = attrgetter("args")
 _EXTERNAL_ID = attrgetter("external_id")
+_EXTERNAL_ID_LOWER = attrgetter("external_id_lower")
 _CORRELATION = attrgetter("correlation")
 
 
@@ -94,6 +85,8 @@ class DecodedChunk:
     counters: list[tuple[str, int | str, int, float]]  # (series, pid, time_ns, value)
     metadata: list[tuple[str, int | str, int | str, str]]  # (kind, pid, tid, value)
     phase_counts: dict[str, int]
+    unknown_categories: dict[str, int]  # complete events of categories this reader does not know
+    device_like_unknown: int  # ...of which look like device work
 
 
 @dataclass(frozen=True)
@@ -233,14 +226,16 @@ def _timed_columns(
     cols: dict[str, np.ndarray] = {
         c: np.full(n, absent, dtype=dtype) for c, (dtype, absent) in EVENT_COLUMNS.items()
     }
-    kind = np.fromiter(
-        map(CATEGORY_KINDS.get, map(_CAT, timed), repeat(EventKind.OTHER)), np.uint8, n
-    )
+    categories = _dictionary(list(map(_CAT, timed)))
+    category_kinds = np.fromiter(map(kind_of, categories.values), np.uint8, len(categories.values))
+    kind = category_kinds[categories.codes] if n else np.empty(0, np.uint8)
     kind[phase == _INSTANT] = EventKind.INSTANT
     cols["kind"] = kind
+    unrecognised = _unrecognised(timed, categories, phase)
     cols["start_ns"] = texts_to_ns(list(map(_TS, timed)), "ts", numbers)
     cols["dur_ns"] = durations_to_ns(np.fromiter(map(_DUR, timed), np.float64, n), numbers)
     strings = {"name": _dictionary(list(map(_NAME, timed)))}
+    _steps_recorded_as_operators(kind, strings["name"])
     groups = _all_args(cols, list(map(_ARGS, timed)), kind, numbers)
 
     on_device = _DEVICE_KIND_TABLE[kind]
@@ -269,7 +264,38 @@ def _timed_columns(
     _memory_columns(cols, *groups["memory"])
     _launch_columns(cols, *groups["other"])
     _operator_columns(cols, strings, *groups["operator"])
-    return cols, strings, tracks
+    return cols, strings, tracks, unrecognised
+
+
+def _steps_recorded_as_operators(kind: np.ndarray, names: StringColumn) -> None:
+    """PyTorch 1.8–1.9 recorded ``ProfilerStep#<n>`` as an operator; later ones as the
+    annotation it is (``tracefmt.categories.kind_of_event``)."""
+    is_step = np.fromiter(
+        (kind_of_event("cpu_op", n) != EventKind.CPU_OP for n in names.values),
+        bool,
+        len(names.values),
+    )
+    if is_step.any():
+        kind[(kind == EventKind.CPU_OP) & is_step[names.codes]] = EventKind.USER_ANNOTATION
+
+
+def _unrecognised(
+    timed: list | tuple, categories: StringColumn, phase: np.ndarray
+) -> tuple[dict[str, int], int]:
+    """Complete events of categories this reader does not know: count per category, and how
+    many of them look like device work (kernel-like names, "stream" threads)."""
+    unknown = [not is_recognised(c) for c in categories.values]
+    if not any(unknown):
+        return {}, 0
+    per_code = np.bincount(categories.codes[phase == _X], minlength=len(categories.values))
+    counts = {
+        c: int(per_code[i]) for i, c in enumerate(categories.values) if unknown[i] and per_code[i]
+    }
+    rows = np.flatnonzero(np.asarray(unknown)[categories.codes] & (phase == _X))
+    device_like = sum(
+        map(looks_like_device_work, map(_NAME, _pick(timed, rows)), map(_TID, _pick(timed, rows)))
+    )
+    return counts, int(device_like)
 
 
 def _all_args(
@@ -295,7 +321,9 @@ def _all_args(
             out[group] = (pos, [])
             continue
         decoded = _decode_args(decoder, _pick(raw_args, pos), numbers[pos])
-        cols["external_id"][pos] = np.fromiter(map(_EXTERNAL_ID, decoded), np.int64, len(pos))
+        external = np.fromiter(map(_EXTERNAL_ID, decoded), np.int64, len(pos))
+        older = np.fromiter(map(_EXTERNAL_ID_LOWER, decoded), np.int64, len(pos))
+        cols["external_id"][pos] = np.where(external >= 0, external, older)
         cols["correlation"][pos] = np.fromiter(map(_CORRELATION, decoded), np.int64, len(pos))
         out[group] = (pos, decoded)
     return out
@@ -393,8 +421,9 @@ def _flows(
     events: list[Event], phase: np.ndarray, numbers: np.ndarray
 ) -> tuple[dict[str, np.ndarray], list[TrackKey], StringColumn]:
     candidates = np.flatnonzero((phase >= _FLOW_START) & (phase <= _FLOW_END))
+    # Launch flows repeat the launch→kernel link that ``correlation`` already records.
     cats = map(_CAT, _pick(events, candidates))
-    wanted = np.fromiter(map(REDUNDANT_FLOW_CATEGORY.__ne__, cats), bool, len(candidates))
+    wanted = ~np.fromiter(map(is_launch_flow, cats), bool, len(candidates))
     keep = candidates[wanted]
     flows = list(_pick(events, keep))
     ids, bad = _ints([e.id for e in flows])
@@ -466,7 +495,7 @@ def decode_chunk(text: bytes | bytearray, first_event: int) -> DecodedChunk | Ch
     counts = np.bincount(phase, minlength=8)
     numbers = np.arange(first_event, first_event + len(events), dtype=np.int64)
     timed_idx = np.flatnonzero((phase == _X) | (phase == _INSTANT))
-    columns, strings, tracks = _timed_columns(
+    columns, strings, tracks, (unknown_categories, device_like) = _timed_columns(
         _pick(events, timed_idx), phase[timed_idx], numbers[timed_idx]
     )
     if counts[_FLOW_START : _FLOW_END + 1].any():
@@ -484,4 +513,6 @@ def decode_chunk(text: bytes | bytearray, first_event: int) -> DecodedChunk | Ch
         counters=_counters(events, phase, numbers) if counts[_COUNTER] else [],
         metadata=_metadata(events, phase) if counts[_META] else [],
         phase_counts=_phase_counts(events, counts),
+        unknown_categories=unknown_categories,
+        device_like_unknown=device_like,
     )

@@ -29,6 +29,7 @@ class Event(msgspec.Struct, frozen=True, gc=False):
 
 _ARG_NAMES = {
     "external_id": "External id",
+    "external_id_lower": "external id",  # PyTorch 1.8-1.9 kernels and runtime calls
     "collective": "Collective name",
     "in_nelems": "In msg nelems",
     "out_nelems": "Out msg nelems",
@@ -51,6 +52,7 @@ class CommonArgs(msgspec.Struct, frozen=True, gc=False, rename=_arg_name):
     """What every kind needs: the links between CPU launches and GPU work, and placement."""
 
     external_id: int = -1
+    external_id_lower: int = -1
     correlation: int = -1
     device: int | str = -1
     stream: int | str = -1  # ROCm runtime events write "0x0"

@@ -14,17 +14,10 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.traces.kineto_chunk import DecodedChunk, StringColumn
-from profiler_app.traces.model import (
-    DEVICE_KINDS,
-    EVENT_COLUMNS,
-    EventBatch,
-    FlowBatch,
-    SampleBatch,
-    SampleKind,
-    StringTable,
-    TrackKey,
-    TrackTable,
-)
+from profiler_app.traces.model import EventBatch, FlowBatch, SampleBatch, TrackKey, TrackTable
+from tracefmt.columns import EVENT_COLUMNS
+from tracefmt.kinds import DEVICE_KINDS, SampleKind
+from tracefmt.strings import StringTable
 
 # Collector chunk column -> model column, for the columns that carry over as they are.
 _COLLECTOR_COLUMNS = {
@@ -50,6 +43,8 @@ class PartContext:
     process_names: dict[int, str] = field(default_factory=dict)
     thread_names: dict[tuple[int, int], str] = field(default_factory=dict)
     phase_counts: Counter[str] = field(default_factory=Counter)
+    unknown_categories: Counter[str] = field(default_factory=Counter)
+    device_like_unknown: int = 0
 
     def _global_strings(self, column: StringColumn) -> np.ndarray:
         ids = self.strings.intern_many(column.values)
@@ -66,6 +61,8 @@ class PartContext:
         self, chunk: DecodedChunk
     ) -> tuple[EventBatch, FlowBatch | None, SampleBatch | None]:
         self.phase_counts.update(chunk.phase_counts)
+        self.unknown_categories.update(chunk.unknown_categories)
+        self.device_like_unknown += chunk.device_like_unknown
         cols = dict(chunk.columns)
         for col, strings in chunk.strings.items():
             cols[col] = self._global_strings(strings)
@@ -96,7 +93,7 @@ class PartContext:
         return EventBatch(cols), flows, samples
 
     def collector_batches(self, chunk: Any, max_rows: int) -> list[tuple[EventBatch, SampleBatch]]:
-        """Batches for a ``collector.chunk_format.Chunk`` (times already unix-epoch ns)."""
+        """Batches for a ``tracefmt.chunk.Chunk`` (times already unix-epoch ns)."""
         ids = self.strings.intern_many(list(chunk.strings))
         ev = chunk.events
         n = chunk.n_events

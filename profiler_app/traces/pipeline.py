@@ -26,9 +26,11 @@ from profiler_app.traces.aggregate import Aggregator, PartAggregates
 from profiler_app.traces.decompress import ReadProgress
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.kineto import KinetoFile, iter_chunks
-from profiler_app.traces.model import FLOW_COLUMNS, FlowBatch
+from profiler_app.traces.model import FlowBatch
 from profiler_app.traces.normalize import PartContext
+from profiler_app.traces.recognition import read_warning
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
+from tracefmt.columns import FLOW_COLUMNS
 
 KINETO, COLLECTOR = "kineto", "collector"
 FLOWS_FILE = "flows.parquet"
@@ -158,6 +160,14 @@ def _ingest_kineto(
             progress(read.fraction)
     offset_ns, clock = _clock_offset(info, sink.aggregator.start_ns)
     ignored = {ph: n for ph, n in context.phase_counts.items() if ph not in _USED_PHASES}
+    result = sink.finish(offset_ns, {})
+    warning = read_warning(
+        context.unknown_categories,
+        ignored,
+        context.device_like_unknown,
+        result.aggregates.event_counts,
+        info.n_events,
+    )
     metadata = {
         "format": "kineto",
         "clock": clock,
@@ -165,12 +175,15 @@ def _ingest_kineto(
         "events_in_file": info.n_events,
         "decompressed_bytes": info.decompressed_bytes,
         "ignored_phases": ignored,
+        "unknown_categories": dict(context.unknown_categories),
+        "device_like_unknown": context.device_like_unknown,
+        "read_warning": warning,
         "distributed_info": info.get("distributedInfo"),
         "device_properties": info.get("deviceProperties"),
         "trace_name": info.get("traceName"),
         "schema_version": info.get("schemaVersion"),
     }
-    return sink.finish(offset_ns, metadata)
+    return IngestResult(result.aggregates, result.store, metadata)
 
 
 def _clock_offset(info: KinetoFile, first_start_ns: int | None) -> tuple[int, str]:
@@ -193,7 +206,7 @@ def _ingest_collector(
     limits: Limits,
     progress: Callable[[float], None] | None,
 ) -> IngestResult:
-    from collector.chunk_format import ChunkFormatError, read_chunk
+    from tracefmt.chunk import ChunkFormatError, read_chunk
 
     _check_archive_size(path, limits.max_decompressed_bytes)
     try:

@@ -24,7 +24,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from profiler_app.traces.lod import LOD_COLUMNS, LodBuilder
-from profiler_app.traces.model import EVENT_COLUMNS, EventBatch
+from profiler_app.traces.model import EventBatch
+from tracefmt.columns import EVENT_COLUMNS
 
 EVENTS_FILE = "events.parquet"
 TRACKS_FILE = "tracks.parquet"

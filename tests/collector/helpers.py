@@ -6,7 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from collector.chunk_format import Chunk, EventKind, read_chunk
+from tracefmt.chunk import Chunk, read_chunk
+from tracefmt.kinds import EventKind
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "train_cnn.py"

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import collector
-from collector.chunk_format import EventKind
 from collector.profiler import Profiler
+from tracefmt.kinds import EventKind
 
 from .helpers import annotation_counts, spooled_chunks, step_names
 

@@ -5,19 +5,17 @@ import zipfile
 import numpy as np
 import pytest
 
-from collector.chunk_format import (
+from tracefmt.chunk import (
     EVENT_COLUMNS,
     ChunkFormatError,
-    EventKind,
-    MemcpyKind,
-    SampleKind,
-    StringTable,
     chunk_bytes,
     empty_events,
     empty_samples,
     read_chunk,
     write_chunk,
 )
+from tracefmt.kinds import EventKind, MemcpyKind, SampleKind
+from tracefmt.strings import StringTable
 
 META = {
     "job": "cnn",
@@ -53,7 +51,7 @@ def two_events(strings: StringTable) -> dict[str, np.ndarray]:
 
 def one_sample(strings: StringTable) -> dict[str, np.ndarray]:
     s = empty_samples(1)
-    s["s_kind"][0] = SampleKind.PERF_COUNTER
+    s["s_kind"][0] = SampleKind.COUNTER
     s["s_device"][0] = -1
     s["s_name"][0] = strings.intern("page_faults")
     s["s_time_ns"][0] = 2_000

@@ -5,8 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collector.chunk_format import EventKind, MemcpyKind, StringTable
-from collector.kineto_convert import convert_events, host_pid, load_trace, memcpy_kind, us_to_ns
+from collector.kineto_convert import convert_events, host_pid, load_trace, us_to_ns
+from tracefmt.kinds import EventKind, MemcpyKind
+from tracefmt.names import memcpy_kind
+from tracefmt.strings import StringTable
 
 DATA = Path(__file__).parent / "data"
 

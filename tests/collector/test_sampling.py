@@ -2,9 +2,9 @@ import time
 
 import psutil
 
-from collector.chunk_format import SampleKind
 from collector.perf_events import COUNTERS, PerfCounters
 from collector.sampler import Sampler
+from tracefmt.kinds import SampleKind
 
 
 def test_it_samples_every_core_io_wait_and_memory():

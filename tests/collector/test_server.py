@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from collector.chunk_format import Chunk, read_chunk
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from tests.conftest import wait_for
+from tracefmt.chunk import Chunk, read_chunk
 
 from .helpers import DATA, EXAMPLE, JOBS, job_env, python, step_names
 from .proxy import TcpProxy

@@ -6,11 +6,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from collector.chunk_format import EventKind, MemcpyKind, SampleKind, read_chunk
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest.models import KernelStat, MemoryOperation, Step, UtilizationPoint
 from tests.ingest.helpers import upload, wait_parsed
 from tests.traces.expected import DATA
+from tracefmt.chunk import read_chunk
+from tracefmt.kinds import EventKind, MemcpyKind, SampleKind
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -20,8 +20,8 @@ from profiler_app.insights.analyses.framework import (
 from profiler_app.insights.analyses.operators import nesting, operator_table
 from profiler_app.reports.summaries import analyses_json
 from profiler_app.traces import ingest_trace
-from profiler_app.traces.model import SampleKind
 from tests.conftest import DATA_DIR
+from tracefmt.kinds import SampleKind
 
 HOST_CATEGORIES = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
 TRACES = [

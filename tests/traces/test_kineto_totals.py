@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from profiler_app.traces.model import KIND_NAMES
 from tests.traces.expected import DATA, TRACES, expected
+from tracefmt.kinds import KIND_NAMES
 
 CATEGORY_KIND = {
     "cpu_op": "cpu_op",

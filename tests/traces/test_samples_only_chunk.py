@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from collector.chunk_format import empty_events, write_chunk
 from profiler_app.traces import ingest_trace
+from tracefmt.chunk import empty_events, write_chunk
 
 T0_NS = 1_700_000_000_000_000_000
 

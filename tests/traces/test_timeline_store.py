@@ -7,9 +7,10 @@ import pytest
 
 from profiler_app.traces import TimelineReader
 from profiler_app.traces.lod import LEVEL_WIDTHS_NS
-from profiler_app.traces.model import EventBatch, empty_columns
+from profiler_app.traces.model import EventBatch
 from profiler_app.traces.timeline_store import TimelineWriter
 from tests.traces.expected import TRACES, expected
+from tracefmt.columns import empty_columns
 
 
 @pytest.mark.parametrize("trace", TRACES)

@@ -16,7 +16,7 @@ from profiler_app.insights.analyses.events import (
     RankTrace,
     grouped_describe,
 )
-from profiler_app.traces.model import MEMCPY_KIND_NAMES, EventKind
+from tracefmt.kinds import MEMCPY_KIND_NAMES, EventKind
 
 # A stream's launch queue holds this many operations; the CPU blocks when it is full.
 MAX_QUEUE_LENGTH = 1024

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler_app.traces.model import EventKind
 from profiler_app.traces.timeline_read import TimelineReader
+from tracefmt.kinds import EventKind
 
 GPU_OP_KINDS = (int(EventKind.KERNEL), int(EventKind.GPU_MEMCPY), int(EventKind.GPU_MEMSET))
 # Host-side events that enqueue GPU work; they share a correlation id with the GPU op.

@@ -16,7 +16,7 @@ import pandas as pd
 
 from profiler_app.insights import frames
 from profiler_app.insights.analyses.events import GPU_OP_KINDS, RankTrace
-from profiler_app.traces.model import SAMPLE_KIND_NAMES, EventKind
+from tracefmt.kinds import SAMPLE_KIND_NAMES, EventKind
 
 _STEP_NAME = re.compile(r"(?:ProfilerStep#|step[_#: ]?)(\d+)$", re.IGNORECASE)
 # First match wins: "DistributedDataParallel.forward" is forward, "Optimizer.zero_grad#..." is

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.insights.analyses.events import RankTrace
-from profiler_app.traces.model import EventKind
+from tracefmt.kinds import EventKind
 
 HOST_KINDS = (
     int(EventKind.CPU_OP),

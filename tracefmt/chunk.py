@@ -1,6 +1,6 @@
 """Collector chunk format v1: a numpy ``.npz`` archive of columnar events and samples.
 
-Pure module (stdlib + numpy) so the server's ingest can import it without torch or Django.
+The collector writes it and the server reads it; both import this one module.
 ``docs/formats.md`` is the user-facing description; this module is the executable one.
 """
 
@@ -10,50 +10,17 @@ import io
 import json
 import zipfile
 from dataclasses import dataclass
-from enum import IntEnum
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
+from tracefmt.kinds import CHUNK_MAX_KIND, MemcpyKind, SampleKind
+
 FORMAT_NAME = "profiler-app-chunk"
 FORMAT_VERSION = 1
 FILE_SUFFIX = ".pcol"
 ZIP_MAGIC = b"PK\x03\x04"
-
-
-class EventKind(IntEnum):
-    CPU_OP = 0
-    USER_ANNOTATION = 1
-    GPU_USER_ANNOTATION = 2
-    CUDA_RUNTIME = 3
-    CUDA_DRIVER = 4
-    KERNEL = 5
-    GPU_MEMCPY = 6
-    GPU_MEMSET = 7
-    CUDA_SYNC = 8
-    PYTHON_FUNCTION = 9
-    STEP = 10
-
-
-class SampleKind(IntEnum):
-    GPU_UTIL_PCT = 0
-    GPU_MEM_USED_BYTES = 1
-    GPU_MEM_UTIL_PCT = 2
-    CPU_UTIL_PCT = 3
-    CPU_IOWAIT_PCT = 4
-    HOST_MEM_USED_BYTES = 5
-    PERF_COUNTER = 6
-    CPU_UTIL_TOTAL_PCT = 7
-
-
-class MemcpyKind(IntEnum):
-    NONE = 0
-    HTOD = 1
-    DTOH = 2
-    DTOD = 3
-    HTOH = 4
-    PTOP = 5
 
 
 # column -> (dtype, trailing shape); every event column has N rows, every sample column M rows.
@@ -148,27 +115,6 @@ class Chunk:
         """Event names as an object array (decoded through ``strings``)."""
         lookup = np.asarray(self.strings, dtype=object)
         return lookup[self.events["ev_name"]] if len(lookup) else np.empty(0, dtype=object)
-
-
-class StringTable:
-    """Interns names into the chunk's ``strings`` list; index 0 is always the empty string."""
-
-    def __init__(self) -> None:
-        self.strings: list[str] = [""]
-        self._index: dict[str, int] = {"": 0}
-
-    def intern(self, name: str) -> int:
-        idx = self._index.get(name)
-        if idx is None:
-            idx = self._index[name] = len(self.strings)
-            self.strings.append(name)
-        return idx
-
-    def intern_all(self, names: list[str]) -> np.ndarray:
-        return np.fromiter((self.intern(n) for n in names), dtype=np.uint32, count=len(names))
-
-    def __len__(self) -> int:
-        return len(self.strings)
 
 
 def empty_events(n: int = 0) -> dict[str, np.ndarray]:
@@ -358,7 +304,7 @@ def _check_values(
                 f"'{col}' refers to string {int(arr.max())} but the chunk has {n_strings} strings"
             )
     limits = (
-        ("ev_kind", events["ev_kind"], max(EventKind)),
+        ("ev_kind", events["ev_kind"], CHUNK_MAX_KIND),
         ("ev_memcpy_kind", events["ev_memcpy_kind"], max(MemcpyKind)),
         ("s_kind", samples["s_kind"], max(SampleKind)),
     )

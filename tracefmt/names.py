@@ -1,4 +1,4 @@
-"""Rules that turn names into categories: kernel type, precision, memcpy direction, steps.
+"""Rules over event names: kernel type, precision, memory-copy direction, training steps.
 
 Every rule works on the (few thousand) distinct names of a trace, never on events one by one;
 callers map the answers back to events through the interned name ids.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from profiler_app.traces.model import MemcpyKind
+from tracefmt.kinds import MemcpyKind
 
 # Kernel categories, as Holistic Trace Analysis (hta/utils/utils.py, get_kernel_type) defines
 # them: communication first, then memory, then computation; names that are none of these
@@ -99,8 +99,9 @@ def precision_from_input_types(input_types_json: str) -> str:
     return UNKNOWN
 
 
-# "Memcpy HtoD (Pageable -> Device)", "Memcpy DtoD (Device -> Device)", "Memcpy PtoP ...".
-_MEMCPY_RE = re.compile(r"^Memcpy (HtoD|DtoH|DtoD|HtoH|PtoP)")
+# Copy directions: in names ("Memcpy HtoD (Pageable -> Device)", "Memcpy PtoP ...") and in
+# ROCm's ``args.kind`` ("HtoD").
+_MEMCPY_RE = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP)\b")
 _MEMCPY_KINDS = {
     "HtoD": MemcpyKind.HTOD,
     "DtoH": MemcpyKind.DTOH,
@@ -110,13 +111,15 @@ _MEMCPY_KINDS = {
 }
 
 
-def memcpy_kind_from_name(name: str) -> int:
-    found = _MEMCPY_RE.match(name)
-    return int(_MEMCPY_KINDS[found.group(1)]) if found else int(MemcpyKind.NONE)
+def memcpy_kind(text: str) -> MemcpyKind:
+    found = _MEMCPY_RE.search(text)
+    return _MEMCPY_KINDS[found.group(1)] if found else MemcpyKind.NONE
 
 
 # Training steps: PyTorch's "ProfilerStep#12" and the collector's "step_12".
 _STEP_RE = re.compile(r"^(?:ProfilerStep#|step_)(\d+)$")
+# torch.profiler marks each ``prof.step()`` with this annotation.
+PROFILER_STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
 
 
 def step_number(name: str) -> int | None:

@@ -1,0 +1,67 @@
+"""Kinds of events and samples. The numbers are the chunk wire format's ``ev_kind``/``s_kind``."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class EventKind(IntEnum):
+    CPU_OP = 0
+    USER_ANNOTATION = 1
+    GPU_USER_ANNOTATION = 2
+    CUDA_RUNTIME = 3
+    CUDA_DRIVER = 4
+    KERNEL = 5
+    GPU_MEMCPY = 6
+    GPU_MEMSET = 7
+    CUDA_SYNC = 8
+    PYTHON_FUNCTION = 9
+    STEP = 10
+    # Only in imported traces (a collector chunk never holds these).
+    INSTANT = 11
+    OTHER = 12
+
+
+# The largest kind a collector chunk may hold.
+CHUNK_MAX_KIND = EventKind.STEP
+
+KIND_NAMES: dict[int, str] = {int(k): k.name.lower() for k in EventKind}
+
+# Kinds recorded on a device stream rather than on a CPU thread.
+DEVICE_KINDS = frozenset(
+    {
+        EventKind.GPU_USER_ANNOTATION,
+        EventKind.KERNEL,
+        EventKind.GPU_MEMCPY,
+        EventKind.GPU_MEMSET,
+        EventKind.CUDA_SYNC,
+    }
+)
+
+
+class MemcpyKind(IntEnum):
+    NONE = 0
+    HTOD = 1
+    DTOH = 2
+    DTOD = 3
+    HTOH = 4
+    PTOP = 5
+
+
+MEMCPY_KIND_NAMES = {1: "HtoD", 2: "DtoH", 3: "DtoD", 4: "HtoH", 5: "PtoP"}
+
+
+class SampleKind(IntEnum):
+    """``COUNTER`` (a perf counter, or a counter track of an imported trace) names itself."""
+
+    GPU_UTIL_PCT = 0
+    GPU_MEM_USED_BYTES = 1
+    GPU_MEM_UTIL_PCT = 2
+    CPU_UTIL_PCT = 3
+    CPU_IOWAIT_PCT = 4
+    HOST_MEM_USED_BYTES = 5
+    COUNTER = 6
+    CPU_UTIL_TOTAL_PCT = 7
+
+
+SAMPLE_KIND_NAMES: dict[int, str] = {int(k): k.name.lower() for k in SampleKind}
