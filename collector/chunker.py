@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,7 @@ class ChunkBuilder:
             "torch_version": self.torch_version,
             "cuda": self.cuda,
             "devices": self.devices,
+            "cpu_count": os.cpu_count(),
             "sources": dict(sources),
         }
         data = chunk_bytes(meta, strings.strings, events, sample_cols)

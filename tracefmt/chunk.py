@@ -92,6 +92,10 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+# Keys a chunk may leave out (older collectors did not write them).
+_OPTIONAL_META_TYPES: dict[str, tuple[type, ...]] = {"cpu_count": (int, type(None))}
+
+
 class ChunkFormatError(ValueError):
     """The bytes are not a valid chunk; the message is meant for the person who uploaded it."""
 
@@ -249,8 +253,10 @@ def _check_meta(meta: Any) -> None:
             f"unsupported chunk version {meta.get('version')!r}; this reader understands version "
             f"{FORMAT_VERSION} (upgrade the server or the collector so they match)"
         )
-    for key, types in _META_TYPES.items():
+    for key, types in (_META_TYPES | _OPTIONAL_META_TYPES).items():
         if key not in meta:
+            if key in _OPTIONAL_META_TYPES:
+                continue
             raise ChunkFormatError(f"chunk meta is missing '{key}'")
         value = meta[key]
         is_bool = isinstance(value, bool)

@@ -58,13 +58,25 @@ class TrainingJob(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def read_warnings(self) -> list[dict]:
+        """What the parser did not recognise, per part (the job list prefetches the parts)."""
+        parts = getattr(self, "warned_parts", None)
+        if parts is None:
+            parts = self.parts.exclude(warning="").order_by("id")
+        return [
+            {"part": p.pk, "rank": p.rank, "file": p.original_name, "message": p.warning}
+            for p in parts
+        ]
+
 
 class Node(models.Model):
     job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="nodes")
     name = models.CharField(max_length=128)
     hostname = models.CharField(max_length=255, blank=True)
-    gpu_count = models.PositiveIntegerField(default=0)
-    cpu_count = models.PositiveIntegerField(default=0)
+    # From the devices the node's parts recorded; None: no part said.
+    gpu_count = models.PositiveIntegerField(null=True, blank=True)
+    cpu_count = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -104,6 +116,8 @@ class ProfilePart(models.Model):
     file = models.FileField(upload_to=part_upload_path, max_length=500)
     state = models.CharField(max_length=16, choices=PartState.choices, default=PartState.PENDING)
     error = models.TextField(blank=True)
+    # What the parser read but did not recognise, when it matters (see traces.recognition).
+    warning = models.TextField(blank=True)
     progress = models.FloatField(default=0.0)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)

@@ -29,6 +29,13 @@ class NodeSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "hostname", "gpu_count", "cpu_count"]
 
 
+class ReadWarningSerializer(serializers.Serializer):
+    part = serializers.IntegerField()
+    rank = serializers.IntegerField()
+    file = serializers.CharField()
+    message = serializers.CharField()
+
+
 class TrainingJobSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(
         source="owner.username", read_only=True, default=None, allow_null=True
@@ -38,6 +45,11 @@ class TrainingJobSerializer(serializers.ModelSerializer):
     parts_done = serializers.IntegerField(read_only=True, default=0)
     parts_failed = serializers.IntegerField(read_only=True, default=0)
     size_bytes = serializers.IntegerField(read_only=True, default=0)
+    read_warnings = ReadWarningSerializer(
+        many=True,
+        read_only=True,
+        help_text="Parts with events the server did not recognise: the profile may be incomplete.",
+    )
 
     class Meta:
         model = TrainingJob
@@ -60,6 +72,7 @@ class TrainingJobSerializer(serializers.ModelSerializer):
             "parts_done",
             "parts_failed",
             "size_bytes",
+            "read_warnings",
         ]
         read_only_fields = ["id", "created_at"]
 
@@ -91,6 +104,7 @@ class ProfilePartSerializer(serializers.ModelSerializer):
             "sha256",
             "state",
             "error",
+            "warning",
             "progress",
             "created_at",
             "updated_at",

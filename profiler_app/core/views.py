@@ -144,7 +144,14 @@ class TrainingJobViewSet(
     def get_queryset(self):
         return (
             TrainingJob.objects.select_related("owner")
-            .prefetch_related(Prefetch("nodes", queryset=Node.objects.order_by("name")))
+            .prefetch_related(
+                Prefetch("nodes", queryset=Node.objects.order_by("name")),
+                Prefetch(
+                    "parts",
+                    queryset=ProfilePart.objects.exclude(warning="").order_by("id"),
+                    to_attr="warned_parts",
+                ),
+            )
             .with_part_counts()
         )
 

@@ -23,6 +23,8 @@ TOP_ROWS = 200
 SERIES_POINTS = 500
 # Kernel panels count compute and communication kernels; memcpy/memset have their own panels.
 MEMORY_CATEGORY = "MEM"
+# A communication kernel's type (NCCL's "int8_t" buffers) is not a compute precision.
+NOT_COMPUTE_CATEGORIES = (MEMORY_CATEGORY, "COMM")
 # GPUs, as (node id, device), whose derived utilisation points are shadowed by measured ones.
 Measured = Sequence[tuple[int, int]]
 
@@ -46,8 +48,8 @@ def dashboard(job: TrainingJob) -> dict:
         "kernel_count": kernel_top(job, "-count"),
         "steps": steps(job),
         "precision": grouped_rows(
-            KernelStat.objects.filter(job=job).exclude(category=MEMORY_CATEGORY),
-            "precision", "no GPU kernels in this profile",
+            KernelStat.objects.filter(job=job).exclude(category__in=NOT_COMPUTE_CATEGORIES),
+            "precision", "no compute kernels in this profile",
         ),
         "gpu_activity": grouped_rows(
             GpuActivity.objects.filter(job=job), "activity", "no GPU activity in this profile",

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from profiler_app.cluster.analysis import (
@@ -26,7 +27,7 @@ from profiler_app.cluster.analysis import (
     frames_from_store,
 )
 from profiler_app.cluster.models import CollectiveStat, RankOverlap, StepBreakdown
-from profiler_app.core.models import PartState, ProfilePart
+from profiler_app.core.models import Node, PartState, ProfilePart
 from profiler_app.ingest.models import (
     Annotation,
     GpuActivity,
@@ -174,9 +175,24 @@ def save_result(
             return  # reprocessed meanwhile: the newer run writes the rows
         delete_part_rows(part.pk)
         _insert(part, result, store, cluster)
+        _record_node_devices(part.node_id, result.metadata)
         ProfilePart.objects.filter(id=part.pk).update(
-            state=PartState.DONE, progress=1.0, error="", finished_at=timezone.now()
+            state=PartState.DONE,
+            progress=1.0,
+            error="",
+            warning=result.metadata.get("read_warning", ""),
+            finished_at=timezone.now(),
         )
+
+
+def _record_node_devices(node_id: int, metadata: dict) -> None:
+    """A node has as many GPUs and CPUs as the most any of its parts recorded."""
+    for field in ("gpu_count", "cpu_count"):
+        count = metadata.get(field)
+        if count is not None:
+            Node.objects.filter(id=node_id).filter(
+                Q(**{f"{field}__isnull": True}) | Q(**{f"{field}__lt": count})
+            ).update(**{field: count})
 
 
 def delete_part_rows(part_id: int) -> None:

@@ -46,6 +46,7 @@ def job_summary(job: TrainingJob) -> dict:
         "nodes": sorted(nodes),
         "parts": {**parts, "total": total},
         "progress": progress / total if total else 0.0,
+        "read_warnings": job.read_warnings,
     }
 
 

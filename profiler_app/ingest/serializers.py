@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from profiler_app.core.serializers import ReadWarningSerializer
+
 KERNEL_ORDERING = [
     "name",
     "count",
@@ -55,3 +57,6 @@ class JobSummarySerializer(serializers.Serializer):
     nodes = serializers.ListField(child=serializers.CharField())
     parts = PartStatesSerializer()
     progress = serializers.FloatField(help_text="Mean progress of the job's parts, 0 to 1")
+    read_warnings = ReadWarningSerializer(
+        many=True, help_text="Parts with events the server did not recognise"
+    )

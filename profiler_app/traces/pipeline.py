@@ -182,8 +182,15 @@ def _ingest_kineto(
         "device_properties": info.get("deviceProperties"),
         "trace_name": info.get("traceName"),
         "schema_version": info.get("schemaVersion"),
+        "gpu_count": _gpu_count(info.get("deviceProperties"), result.aggregates),
+        "cpu_count": None,  # a Kineto trace does not say
     }
     return IngestResult(result.aggregates, result.store, metadata)
+
+
+def _gpu_count(devices: list | None, aggregates: PartAggregates) -> int:
+    """The GPUs of the node as the part lists them, else the ones it saw working."""
+    return len(devices) if devices else len(aggregates.devices)
 
 
 def _clock_offset(info: KinetoFile, first_start_ns: int | None) -> tuple[int, str]:
@@ -222,6 +229,7 @@ def _ingest_collector(
     if progress is not None:
         progress(1.0)
     meta = chunk.meta
+    result = sink.finish(0, {})
     metadata = {
         "format": "collector",
         "clock": "unix",
@@ -234,8 +242,10 @@ def _ingest_collector(
         "devices": meta.get("devices"),
         "torch_version": meta.get("torch_version"),
         "world_size": meta.get("world_size"),
+        "gpu_count": _gpu_count(meta.get("devices"), result.aggregates),
+        "cpu_count": meta.get("cpu_count"),
     }
-    return sink.finish(0, metadata)
+    return IngestResult(result.aggregates, result.store, metadata)
 
 
 def _check_archive_size(path: Path, max_bytes: int) -> None:

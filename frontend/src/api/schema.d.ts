@@ -869,6 +869,8 @@ export interface components {
              * @description Mean progress of the job's parts, 0 to 1
              */
             progress: number;
+            /** @description Parts with events the server did not recognise */
+            read_warnings: components["schemas"]["ReadWarning"][];
         };
         Kernel: {
             name: string;
@@ -934,14 +936,14 @@ export interface components {
             readonly id: number;
             name: string;
             hostname?: string;
-            gpu_count?: number;
-            cpu_count?: number;
+            gpu_count?: number | null;
+            cpu_count?: number | null;
         };
         NodeRequest: {
             name: string;
             hostname?: string;
-            gpu_count?: number;
-            cpu_count?: number;
+            gpu_count?: number | null;
+            cpu_count?: number | null;
         };
         NodeSeries: {
             node: string;
@@ -1047,6 +1049,7 @@ export interface components {
             readonly sha256: string;
             readonly state: components["schemas"]["StateEnum"];
             readonly error: string;
+            readonly warning: string;
             /** Format: double */
             readonly progress: number;
             /** Format: date-time */
@@ -1092,6 +1095,18 @@ export interface components {
             overlap_ns: number;
             /** Format: double */
             overlap_pct: number | null;
+        };
+        ReadWarning: {
+            part: number;
+            rank: number;
+            file: string;
+            message: string;
+        };
+        ReadWarningRequest: {
+            part: number;
+            rank: number;
+            file: string;
+            message: string;
         };
         Report: {
             job: string;
@@ -1265,6 +1280,8 @@ export interface components {
             readonly parts_failed: number;
             /** @default 0 */
             readonly size_bytes: number;
+            /** @description Parts with events the server did not recognise: the profile may be incomplete. */
+            readonly read_warnings: components["schemas"]["ReadWarning"][];
         };
         TrainingJobRequest: {
             name: string;

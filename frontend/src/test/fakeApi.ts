@@ -69,6 +69,7 @@ export function makeJob(overrides: Partial<TrainingJob> & { id: number; name: st
     parts_done: 4,
     parts_failed: 0,
     size_bytes: 12_500_000,
+    read_warnings: [],
     ...overrides,
   };
 }

@@ -4,6 +4,7 @@ import type { TrainingJob } from "../../api/types";
 import { PartialBadge, StatusBadge } from "../../components/Badges";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { ReadWarnings } from "../../components/ReadWarnings";
 import { isPartial } from "../../lib/jobs";
 import { CustomHistograms } from "./CustomHistograms";
 import { GpuActivityPanel, MemoryOpsPanel, PrecisionPanel, StepTimePanel } from "./DistributionPanels";
@@ -39,6 +40,7 @@ function JobDashboard({ job }: { job: TrainingJob }) {
           {dashboard.isFetching ? "Refreshing…" : "Refresh"}
         </button>
       </div>
+      <ReadWarnings warnings={job.read_warnings} />
       {dashboard.isError && <ErrorAlert error={dashboard.error} />}
       {dashboard.isPending && <Loading what="the dashboard" />}
       {dashboard.data && <Panels data={dashboard.data} />}

@@ -32,7 +32,7 @@ export function PrecisionPanel({ precision, profileNs }: { precision: Dashboard[
   return (
     <SlicesPanel title="Kernel precision distribution" slices={slices} emptyReason={precision.empty_reason}
       fallback="no GPU kernels"
-      note="Kernel run time by the data type the kernel computes in (FP32, FP16, BF16, INT8, …)." />
+      note="Compute kernels' run time by the data type they compute in (FP32, FP16, BF16, INT8, …). Communication (NCCL) and memory kernels are left out: their types are buffer types, not precisions." />
   );
 }
 

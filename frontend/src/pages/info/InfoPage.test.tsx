@@ -19,7 +19,7 @@ const job = makeJob({
 const part = (overrides: Partial<ProfilePart>): ProfilePart => ({
   id: 1, job: 7, node: "algo-1", rank: 0, pid: 4242, kind: "kineto",
   original_name: "rank0.pt.trace.json.gz", size_bytes: 2_400_000, sha256: "ab".repeat(32),
-  state: "done", error: "", progress: 1, created_at: "2025-06-01T10:05:00Z",
+  state: "done", error: "", warning: "", progress: 1, created_at: "2025-06-01T10:05:00Z",
   updated_at: "2025-06-01T10:06:00Z", started_at: null, finished_at: null,
   ...overrides,
 });
@@ -54,5 +54,25 @@ describe("Info page", () => {
     const parts = (await screen.findByText("rank1.json")).closest("tr")!;
     expect(within(parts).getByText("Failed")).toBeInTheDocument();
     expect(within(parts).getByText("Not a Chrome trace: no traceEvents array.")).toBeInTheDocument();
+  });
+
+  it("warns that a profile with unrecognised events may be incomplete", async () => {
+    const warned = makeJob({
+      id: 8,
+      name: "old-trace",
+      read_warnings: [
+        { part: 3, rank: 0, file: "old.json", message: "9,456 events look like GPU work but are of a kind this server does not recognise" },
+      ],
+    });
+    new FakeApi()
+      .on("GET /api/auth/me/", { status: 200, body: alice })
+      .on("GET /api/loaded-profile/", { status: 200, body: loadedProfile(warned) })
+      .on("GET /api/jobs/8/", { status: 200, body: warned })
+      .on("GET /api/jobs/8/parts/", { status: 200, body: page([]) });
+    renderApp("/info");
+
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("This profile may be incomplete.");
+    expect(alert).toHaveTextContent("old.json (rank 0): 9,456 events look like GPU work");
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { displayValue, perNodeSummary } from "./summary";
 
-const node = (name: string, gpu_count: number) => ({ id: 1, name, gpu_count, cpu_count: 96 });
+const node = (name: string, gpu_count: number | null) => ({ id: 1, name, gpu_count, cpu_count: 96 });
 
 describe("perNodeSummary", () => {
   it("collapses equal counts and lists differing ones", () => {
@@ -11,6 +11,7 @@ describe("perNodeSummary", () => {
     );
     expect(perNodeSummary([node("algo-1", 8)], "cpu_count")).toBe("96");
     expect(perNodeSummary([], "gpu_count")).toBe("—");
+    expect(perNodeSummary([node("algo-1", null)], "gpu_count")).toBe("not recorded");
   });
 });
 

@@ -1,5 +1,6 @@
 import type { TrainingJob } from "../../api/types";
 import { PartialBadge, StatusBadge } from "../../components/Badges";
+import { ReadWarningBadge } from "../../components/ReadWarnings";
 import { ProcessingProgress } from "../../components/ProcessingProgress";
 import { formatBytes, formatDateTime } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
@@ -57,6 +58,7 @@ export function JobTable({ jobs, ordering, onOrdering, selectedId, onSelect, loa
               <span className="job-name">{job.name}</span>
               {job.id === loadedId && <span className="badge badge-loaded">loaded</span>}
               {isPartial(job) && <PartialBadge />}
+              <ReadWarningBadge warnings={job.read_warnings} />
             </td>
             <td className="nowrap">{formatDateTime(job.created_at)}</td>
             <td><StatusBadge status={job.status} /></td>
