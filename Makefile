@@ -63,7 +63,7 @@ lint:
 
 typecheck:
 	@# The type checker imports settings but connects to nothing.
-	DATABASE_URL=postgres://typecheck@localhost/none REDIS_URL=redis://localhost/0 $(BIN)/mypy profiler_app collector
+	DATABASE_URL=postgres://typecheck@localhost/none REDIS_URL=redis://localhost/0 $(BIN)/mypy profiler_app collector tracefmt
 
 frontend-test: frontend/node_modules/.package-lock.json
 	npm --prefix frontend run lint

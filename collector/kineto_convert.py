@@ -61,7 +61,7 @@ def convert_events(
     """
     base_ns = int(trace.get("baseTimeNanoseconds") or 0)
     proc_pid = pid if pid is not None else (host_pid(trace) or 0)
-    rows = [(e, kind) for e in trace["traceEvents"] if (kind := _chunk_kind(e)) is not None]
+    rows = [(e, k) for e in trace["traceEvents"] if (k := _chunk_kind(e)) is not None]
     n = len(rows)
     cols = empty_events(n)
     if not n:

@@ -221,7 +221,9 @@ def _track_keys(
 
 def _timed_columns(
     timed: list | tuple, phase: np.ndarray, numbers: np.ndarray
-) -> tuple[dict[str, np.ndarray], dict[str, StringColumn], list[TrackKey]]:
+) -> tuple[
+    dict[str, np.ndarray], dict[str, StringColumn], list[TrackKey], tuple[dict[str, int], int]
+]:
     n = len(timed)
     cols: dict[str, np.ndarray] = {
         c: np.full(n, absent, dtype=dtype) for c, (dtype, absent) in EVENT_COLUMNS.items()
