@@ -10,6 +10,7 @@ import pytest
 from profiler_app.core.models import PartState, TrainingJob
 from tests.conftest import DATA_DIR
 from tests.ingest.helpers import upload, wait_parsed
+from tests.timeline.jobs import parse_job
 from tests.traces.expected import ns
 
 TRACE = "gpu_training_rank0.pt.trace.json.gz"
@@ -148,3 +149,20 @@ def test_it_requires_authentication_for_the_dashboard(client_for, user):
     assert anonymous.get(f"/api/jobs/{job.id}/dashboard/").status_code == 401
     assert anonymous.get("/api/histograms/").status_code == 401
     assert anonymous.get(f"/api/jobs/{job.id}/annotations/durations/?name=x").status_code == 401
+
+
+@pytest.mark.django_db(transaction=True)
+def test_communication_kernels_are_no_compute_precision(api, user):
+    """NCCL's send/receive kernels name their int8_t buffers; that is not an INT8 computation."""
+    trace = "nccl_rank0.json.gz"
+    job = parse_job(user, "two-rank-nccl", [("algo-1", 0, trace)])
+    kernels = [e for e in raw_events(trace) if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    compute_ns = sum(ns(e["dur"]) for e in kernels if not e["name"].startswith("ncclKernel"))
+    nccl_int8_ns = sum(
+        ns(e["dur"]) for e in kernels if e["name"].startswith("ncclKernel") and "int8" in e["name"]
+    )
+    assert nccl_int8_ns > 0
+
+    rows = api.get(f"/api/jobs/{job.id}/dashboard/").json()["precision"]["rows"]
+    assert sum(r["total_ns"] for r in rows) == compute_ns
+    assert "INT8" not in {r["precision"] for r in rows}

@@ -81,8 +81,8 @@ function JobInfo({ job }: { job: TrainingJob }) {
                 <tr key={node.id}>
                   <td>{node.name}</td>
                   <td>{node.hostname || "—"}</td>
-                  <td>{node.gpu_count ?? "—"}</td>
-                  <td>{node.cpu_count ?? "—"}</td>
+                  <td>{node.gpu_count ?? "not recorded"}</td>
+                  <td>{node.cpu_count ?? "not recorded"}</td>
                 </tr>
               ))}
             </tbody>
