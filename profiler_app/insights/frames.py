@@ -18,6 +18,10 @@ framework — time spent in framework activities (annotations, operators, kernel
 
 ``job_start_ns`` is when the training job started (the collector's start). It is unknown for
 imported traces, which start wherever profiling started; rules that need it then say so.
+
+``gpu_util_source`` says where the GPU utilisation samples come from: NVML (the collector), or
+kernel busy time (``KERNEL_BUSY``: the share of each bucket in which a kernel ran on the GPU,
+the dashboard's series of an imported trace, which has no NVML samples).
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ METRICS = (
     HOST_MEM_USED,
     CPU_UTIL_TOTAL,
 )
+
+NVML = "nvml"
+KERNEL_BUSY = "kernel_busy"
 
 TRAIN = "TRAIN"
 EVAL = "EVAL"
@@ -145,6 +152,7 @@ class JobData:
     framework: pd.DataFrame
     job_start_ns: int | None = None
     job_end_ns: int | None = None
+    gpu_util_source: str = NVML
 
     def __post_init__(self) -> None:
         _check(self.metrics, METRIC_COLUMNS, "metrics")

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
-from profiler_app.ingest.models import PartSummary, Step
+from profiler_app.ingest.models import PartSummary, Step, UtilizationPoint
 from profiler_app.insights import frames
 from profiler_app.insights.analyses import RankTrace, analyze
 from profiler_app.insights.analyses.events import STRING_COLUMNS
@@ -34,6 +34,7 @@ from profiler_app.insights.report_html import render_html
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.reports.models import InsightsStatus, JobInsights, RuleOverrides
 from profiler_app.reports.summaries import analyses_json
+from profiler_app.traces.model import DERIVED_SOURCE
 from tracefmt.chunk import read_chunk
 
 log = logging.getLogger(__name__)
@@ -127,17 +128,40 @@ def job_data(job: TrainingJob, traces: list[RankTrace]) -> JobData:
         )
         for p in collector_parts
     ]
+    measured = pd.concat(metrics, ignore_index=True) if metrics else JobData.empty().metrics
+    derived = _kernel_busy_gpu_utilization(job, measured)
     steps = _steps(job)
     framework = [framework_from_events(t) for t in traces]
     return JobData(
-        pd.concat(metrics, ignore_index=True) if metrics else JobData.empty().metrics,
+        pd.concat([measured, derived], ignore_index=True) if len(derived) else measured,
         steps,
         pd.concat(framework, ignore_index=True) if framework else JobData.empty().framework,
         # Only the collector knows when the training started; an imported trace starts
         # wherever profiling did.
         job_start_ns=_ns(job.started_at) if collector_parts else None,
         job_end_ns=_ns(job.ended_at) if collector_parts else None,
+        gpu_util_source=frames.KERNEL_BUSY if len(derived) and not len(measured) else frames.NVML,
     )
+
+
+def _kernel_busy_gpu_utilization(job: TrainingJob, measured: pd.DataFrame) -> pd.DataFrame:
+    """GPU utilisation from kernel busy time (the dashboard's series) for the GPUs that have
+    no NVML samples: the GPU rules then judge an imported trace too."""
+    gpu = measured[measured["metric"] == frames.GPU_UTIL]
+    have = set(zip(gpu["node"], gpu["device"].astype(int), strict=True))
+    rows = [
+        row
+        for row in UtilizationPoint.objects.filter(
+            job=job, metric=frames.GPU_UTIL, source=DERIVED_SOURCE, part__state=PartState.DONE
+        )
+        .order_by("node__name", "device", "time_ns")
+        .values_list("time_ns", "node__name", "device", "value")
+        if (row[1], row[2]) not in have
+    ]
+    if not rows:
+        return JobData.empty().metrics
+    time_ns, node, device, value = (list(c) for c in zip(*rows, strict=True))
+    return frames.metrics_frame(time_ns, node, device, [frames.GPU_UTIL] * len(rows), value)
 
 
 def _steps(job: TrainingJob) -> pd.DataFrame:

@@ -35,9 +35,14 @@ def test_it_shows_rules_and_analyses_and_reruns_with_new_parameters(
     sign_in(tab, live_server.url, "alice", "alice-password-1", path="/insights")
     for rule in RULE_NAMES:
         expect(tab.get_by_role("region", name=rule, exact=True)).to_be_visible()
+    # No NVML samples in an imported trace: the GPU rule judges kernel busy time and says so;
+    # a rule whose data the trace lacks says how to record it.
     low_gpu = tab.get_by_role("region", name="LowGPUUtilization", exact=True)
-    expect(low_gpu).to_contain_text("Not evaluated")
-    expect(low_gpu).to_contain_text("no GPU utilisation samples")
+    expect(low_gpu).to_contain_text("No issue")
+    expect(low_gpu).to_contain_text("kernel busy time (no NVML samples in this profile)")
+    memory = tab.get_by_role("region", name="GPUMemoryIncrease", exact=True)
+    expect(memory).to_contain_text("Not evaluated")
+    expect(memory).to_contain_text("profile the job with the collector")
     expect(tab.get_by_role("table", name="Kernel launches")).to_be_visible()
     expect(tab.get_by_role("img", name="Rank 0 temporal breakdown")).to_be_visible()
     screenshot(tab, "insights-rules")

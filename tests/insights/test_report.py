@@ -11,8 +11,10 @@ import pytest
 from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_UTIL, GPU_UTIL
 from profiler_app.insights.report import profiler_report, report_json, timeline_url
 from profiler_app.insights.report_html import render_html
-from profiler_app.insights.rules.base import TimeRange
+from profiler_app.insights.rules.base import NEEDS_COLLECTOR, TimeRange
 from tests.insights.series import T0, job, series, steps
+
+NEEDS = f": {NEEDS_COLLECTOR}"
 
 
 @pytest.fixture
@@ -44,7 +46,7 @@ def test_it_reports_every_rule_with_its_status(bottlenecked_job):
         f"https://profiler.example/timeline?start_ns={T0}&end_ns={T0 + 300 * 10**8}&node=algo-1"
     )
     io = next(r for r in data["rules"] if r["rule"] == "IOBottleneck")
-    assert io["not_evaluated_reason"] == "not evaluated: no I/O wait samples"
+    assert io["not_evaluated_reason"] == "not evaluated: no I/O wait samples" + NEEDS
     assert json.loads(json.dumps(data)) == data  # plain JSON, no numpy values
 
 

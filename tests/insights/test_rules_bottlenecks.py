@@ -2,11 +2,14 @@
 
 from profiler_app.insights.frames import CPU_IOWAIT, CPU_UTIL, CPU_UTIL_TOTAL, GPU_UTIL
 from profiler_app.insights.rules import params_from_overrides
+from profiler_app.insights.rules.base import NEEDS_COLLECTOR
 from profiler_app.insights.rules.bottlenecks import (
     evaluate_cpu_bottleneck,
     evaluate_io_bottleneck,
 )
 from tests.insights.series import INTERVAL_NS, T0, job, series
+
+NEEDS = f": {NEEDS_COLLECTOR}"
 
 
 def cpu_job(bottlenecks: int, total: int, gpu_low=5.0, cpu_high=95.0):
@@ -114,7 +117,7 @@ def test_it_is_not_evaluated_without_gpu_or_cpu_samples():
         "not evaluated: no GPU utilisation samples"
     )
     result = evaluate_cpu_bottleneck(no_cpu, cpu_params())
-    assert result.not_evaluated_reason == "not evaluated: no CPU utilisation samples"
+    assert result.not_evaluated_reason == "not evaluated: no CPU utilisation samples" + NEEDS
     assert not result.triggered
 
 
@@ -147,5 +150,5 @@ def test_it_does_not_trigger_io_bottleneck_at_its_boundaries():
 def test_it_is_not_evaluated_without_io_wait_samples():
     data = job(series(GPU_UTIL, [5.0] * 2000))
     assert evaluate_io_bottleneck(data, io_params()).not_evaluated_reason == (
-        "not evaluated: no I/O wait samples"
+        "not evaluated: no I/O wait samples" + NEEDS
     )

@@ -4,11 +4,14 @@ import pytest
 
 from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_UTIL, GPU_UTIL
 from profiler_app.insights.rules import params_from_overrides
+from profiler_app.insights.rules.base import NEEDS_COLLECTOR
 from profiler_app.insights.rules.utilization import (
     evaluate_batch_size,
     evaluate_low_gpu_utilization,
 )
 from tests.insights.series import INTERVAL_NS, T0, job, series
+
+NEEDS = f": {NEEDS_COLLECTOR}"
 
 
 def batch_params(**overrides):
@@ -77,7 +80,7 @@ def test_it_honours_overridden_p95_thresholds():
 def test_it_says_why_batch_size_is_not_evaluated():
     no_memory = job(series(CPU_UTIL, [60.0] * 600), series(GPU_UTIL, [60.0] * 600))
     assert evaluate_batch_size(no_memory, batch_params()).not_evaluated_reason == (
-        "not evaluated: no GPU memory utilisation samples"
+        "not evaluated: no GPU memory utilisation samples" + NEEDS
     )
     no_gpu = job(series(CPU_UTIL, [60.0] * 600))
     assert evaluate_batch_size(no_gpu, batch_params()).not_evaluated_reason == (

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from profiler_app.insights.frames import JobData
+from profiler_app.insights.frames import KERNEL_BUSY, JobData
 
 NS_PER_US = 1_000
 NS_PER_S = 1_000_000_000
@@ -101,6 +101,25 @@ def result(
         not_evaluated_reason=not_evaluated_reason,
         params=plain(vars(params)),
     )
+
+
+# How to get what an imported trace lacks, for "not evaluated" reasons.
+NEEDS_COLLECTOR = (
+    "a PyTorch profiler trace has none; profile the job with the collector, which samples it "
+    "by default"
+)
+
+
+def gpu_patience(job: JobData, patience: int) -> int:
+    """Samples to wait for before judging. Kernel busy time comes from a torch.profiler window,
+    which starts after its own warm-up steps: none of it is initialisation to skip."""
+    return 0 if job.gpu_util_source == KERNEL_BUSY else patience
+
+
+def gpu_source_label(job: JobData) -> str:
+    if job.gpu_util_source == KERNEL_BUSY:
+        return "kernel busy time (no NVML samples in this profile)"
+    return "NVML samples"
 
 
 def not_evaluated(rule: str, params: Any, reason: str, datapoints: int = 0) -> RuleResult:

@@ -22,6 +22,7 @@ from profiler_app.insights.frames import (
 )
 from profiler_app.insights.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
+    NEEDS_COLLECTOR,
     NO_ACTION,
     RuleResult,
     RuleSpec,
@@ -88,7 +89,7 @@ def _starved_gpu(
     if not job.has_metric(GPU_UTIL):
         return not_evaluated(rule, params, "no GPU utilisation samples")
     if not job.has_metric(busy_metric):
-        return not_evaluated(rule, params, f"no {busy_label} samples")
+        return not_evaluated(rule, params, f"no {busy_label} samples: {NEEDS_COLLECTOR}")
 
     rows = node_rows(job, GPU_UTIL, busy_metric)
     nodes, times, values = rows["node"], rows["time_ns"], rows["value"]

@@ -9,11 +9,14 @@ import numpy as np
 from profiler_app.insights.frames import GPU_MEM_UTIL, GPU_UTIL, JobData
 from profiler_app.insights.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
+    NEEDS_COLLECTOR,
     NO_ACTION,
     RuleResult,
     RuleSpec,
     TimeRange,
     check_params,
+    gpu_patience,
+    gpu_source_label,
     job_scans,
     longest,
     not_evaluated,
@@ -66,7 +69,7 @@ def evaluate_gpu_memory_increase(job: JobData, params: GPUMemoryIncreaseParams) 
     """Mean of the last ``window`` samples vs the mean of the ``window`` samples before them."""
     rule = "GPUMemoryIncrease"
     if not job.has_metric(GPU_MEM_UTIL):
-        return not_evaluated(rule, params, "no GPU memory utilisation samples")
+        return not_evaluated(rule, params, f"no GPU memory utilisation samples: {NEEDS_COLLECTOR}")
     boundaries = job_scans(job, job.samples.time_ns, params.scan_interval_us)
     evaluated = np.zeros(len(boundaries), dtype=bool)
     triggered = np.zeros(len(boundaries), dtype=bool)
@@ -153,6 +156,7 @@ def evaluate_load_balancing(job: JobData, params: LoadBalancingParams) -> RuleRe
         means.append(float(values.mean()))
     if len(keys) < 2:
         return not_evaluated(rule, params, "only one GPU has utilisation samples")
+    patience = gpu_patience(job, params.patience)
 
     cumulative = np.stack(histograms)  # (gpu, scan, bin)
     seen = cumulative.sum(axis=2)
@@ -160,7 +164,7 @@ def evaluate_load_balancing(job: JobData, params: LoadBalancingParams) -> RuleRe
     distances = np.zeros((0, 0))
     compared = np.zeros(0, dtype=np.int64)
     for k in range(n_scans):
-        ready = np.flatnonzero(seen[:, k] > params.patience)
+        ready = np.flatnonzero(seen[:, k] > patience)
         if len(ready) < 2:
             continue
         probs = cumulative[ready, k] / seen[ready, k][:, None]
@@ -173,7 +177,7 @@ def evaluate_load_balancing(job: JobData, params: LoadBalancingParams) -> RuleRe
         return not_evaluated(
             rule,
             params,
-            f"fewer than two GPUs have more than patience={params.patience} samples",
+            f"fewer than two GPUs have more than patience={patience} samples",
             datapoints,
         )
     first, second = np.triu_indices(len(compared), 1)
@@ -187,6 +191,7 @@ def evaluate_load_balancing(job: JobData, params: LoadBalancingParams) -> RuleRe
 
     involved = sorted({int(compared[i]) for i in np.concatenate((first[worst], second[worst]))})
     evidence = {
+        "source": gpu_source_label(job),
         "max_distance": float(pair_distance.max()),
         "pairs_over_threshold": len(over),
         "pairs": [

@@ -10,10 +10,12 @@ import pandas as pd
 from profiler_app.insights.frames import CPU_UTIL, CPU_UTIL_TOTAL, GPU_UTIL, METRICS, JobData
 from profiler_app.insights.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
+    NEEDS_COLLECTOR,
     SNAPSHOT_GAP_NS,
     RuleResult,
     RuleSpec,
     check_params,
+    gpu_source_label,
     job_scans,
     not_evaluated,
     pct,
@@ -79,7 +81,7 @@ def _stats(values: np.ndarray) -> dict:
 def evaluate_overall_system_usage(job: JobData, params: OverallSystemUsageParams) -> RuleResult:
     rule = "OverallSystemUsage"
     if len(job.samples.time_ns) == 0:
-        return not_evaluated(rule, params, "no system metrics (an imported trace has none)")
+        return not_evaluated(rule, params, f"no system metrics: {NEEDS_COLLECTOR}")
     nodes, snapshots = _node_usage(job)
     gpus = {
         f"{node} GPU {gpu}": _stats(values) for (node, gpu), _, values in per_series(job, GPU_UTIL)
@@ -92,7 +94,7 @@ def evaluate_overall_system_usage(job: JobData, params: OverallSystemUsageParams
         trigger_count=0,
         violations=0,
         datapoints=snapshots,
-        evidence={"nodes": nodes, "gpus": gpus},
+        evidence={"gpu_source": gpu_source_label(job), "nodes": nodes, "gpus": gpus},
         recommendation=_usage_advice(nodes),
     )
 

@@ -9,11 +9,14 @@ import numpy as np
 from profiler_app.insights.frames import CPU_UTIL, CPU_UTIL_TOTAL, GPU_MEM_UTIL, GPU_UTIL, JobData
 from profiler_app.insights.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
+    NEEDS_COLLECTOR,
     NO_ACTION,
     RuleResult,
     RuleSpec,
     TimeRange,
     check_params,
+    gpu_patience,
+    gpu_source_label,
     job_scans,
     longest,
     merge_ranges,
@@ -106,9 +109,9 @@ def evaluate_batch_size(job: JobData, params: BatchSizeParams) -> RuleResult:
     if not job.has_metric(GPU_UTIL):
         return not_evaluated(rule, params, "no GPU utilisation samples")
     if not job.has_metric(GPU_MEM_UTIL):
-        return not_evaluated(rule, params, "no GPU memory utilisation samples")
+        return not_evaluated(rule, params, f"no GPU memory utilisation samples: {NEEDS_COLLECTOR}")
     if not (job.has_metric(CPU_UTIL) or job.has_metric(CPU_UTIL_TOTAL)):
-        return not_evaluated(rule, params, "no CPU utilisation samples")
+        return not_evaluated(rule, params, f"no CPU utilisation samples: {NEEDS_COLLECTOR}")
 
     boundaries = job_scans(job, job.samples.time_ns, params.scan_interval_us)
     cpu = node_cpu_series(job)
@@ -190,10 +193,11 @@ def evaluate_low_gpu_utilization(job: JobData, params: LowGPUUtilizationParams) 
     gpus: dict = {}
     w = params.window
     datapoints = 0
+    patience = gpu_patience(job, params.patience)
     for (node, gpu), times, values in per_series(job, GPU_UTIL):
         datapoints = max(datapoints, len(values))
         seen = seen_by(times, boundaries)
-        ready = (seen > params.patience) & (seen > 0)
+        ready = (seen > patience) & (seen > 0)
         p5, p95 = trailing_quantiles(values, seen, w, (0.05, 0.95))
         under = ready & (p95 < params.threshold_p95)
         fluctuating = ready & ~under & (p95 > params.threshold_p95) & (p5 < params.threshold_p5)
@@ -219,7 +223,7 @@ def evaluate_low_gpu_utilization(job: JobData, params: LowGPUUtilizationParams) 
             rule,
             params,
             f"at most {datapoints} GPU utilisation samples per GPU; the rule waits for more "
-            f"than patience={params.patience}",
+            f"than patience={patience}",
             datapoints,
         )
     advice = " ".join(
@@ -234,7 +238,7 @@ def evaluate_low_gpu_utilization(job: JobData, params: LowGPUUtilizationParams) 
         trigger_count=int(triggered.sum()),
         violations=violations,
         datapoints=datapoints,
-        evidence={"issues": sorted(kinds), "nodes": gpus},
+        evidence={"source": gpu_source_label(job), "issues": sorted(kinds), "nodes": gpus},
         time_ranges=longest(merge_ranges(ranges)),
         recommendation=advice or NO_ACTION,
     )

@@ -1,0 +1,59 @@
+"""The GPU rules judge every shared trace with GPU work, from kernel busy time where the trace has
+no NVML samples; what a trace truly lacks is named (computed in this process, as a worker would)."""
+
+import pytest
+
+from profiler_app.reports import logic
+from profiler_app.reports.models import InsightsStatus, JobInsights
+from tests.timeline.jobs import parse_job
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+GPU_TRACES = [
+    "gpu_training_rank0.pt.trace.json.gz",
+    "nccl_rank0.json.gz",
+    "amd_mi250_small.json.gz",
+    "h100_cnn_kineto.json.gz",
+    "resnet50_pt18_workers4.pt.trace.json.gz",
+]
+
+
+def rules_of(user, name: str, parts: list[tuple[str, int, str]]) -> dict[str, dict]:
+    job = parse_job(user, name, parts)
+    logic.request_run(job.id, delay_s=3600)  # computed right here instead
+    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
+    row = JobInsights.objects.get(job=job)
+    assert row.status == InsightsStatus.DONE, row.error
+    return {r["rule"]: r for r in row.report["rules"]}
+
+
+@pytest.mark.parametrize("trace", GPU_TRACES)
+def test_gpu_rules_judge_an_imported_trace(user, trace):
+    rules = rules_of(user, "imported", [("algo-1", 0, trace)])
+    low = rules["LowGPUUtilization"]
+    assert low["status"] in ("issue_found", "no_issue"), low["not_evaluated_reason"]
+    assert low["evidence"]["source"] == "kernel busy time (no NVML samples in this profile)"
+    usage = rules["OverallSystemUsage"]
+    assert usage["status"] == "no_issue"
+    assert usage["evidence"]["gpu_source"] == low["evidence"]["source"]
+    memory = rules["GPUMemoryIncrease"]
+    assert memory["status"] == "not_evaluated"
+    assert "no GPU memory utilisation samples" in memory["not_evaluated_reason"]
+
+
+def test_load_balancing_compares_the_gpus_of_two_ranks(user):
+    rules = rules_of(
+        user,
+        "two-ranks",
+        [
+            ("algo-1", 0, "multirank_sampled/rank-0.json.gz"),
+            ("algo-2", 1, "multirank_sampled/rank-1.json.gz"),
+        ],
+    )
+    balance = rules["LoadBalancing"]
+    assert balance["status"] in ("issue_found", "no_issue"), balance["not_evaluated_reason"]
+    assert set(balance["evidence"]["gpus"]) == {
+        "algo-1 GPU 0",
+        "algo-2 GPU 1",
+    }  # rank 1 ran on GPU 1
+    assert balance["evidence"]["source"].startswith("kernel busy time")
