@@ -72,8 +72,12 @@ def _compute(trace_dir: str, ranks: list[int]) -> dict:
 
     analysis = TraceAnalysis(trace_dir=trace_dir)
     temporal = analysis.get_temporal_breakdown(visualize=False)
+    # HTA's default delay is 30 in its microsecond timestamps; these copies are in ns.
     idle, idle_stats = analysis.get_idle_time_breakdown(
-        ranks=ranks, visualize=False, show_idle_interval_stats=True, consecutive_kernel_delay=30
+        ranks=ranks, visualize=False, show_idle_interval_stats=True, consecutive_kernel_delay=30_000
+    )
+    idle_5us, _ = analysis.get_idle_time_breakdown(
+        ranks=ranks, visualize=False, consecutive_kernel_delay=5_000
     )
     kernel_types, kernels = analysis.get_gpu_kernel_breakdown(
         visualize=False, num_kernels=10**9, duration_ratio=1.0
@@ -84,6 +88,7 @@ def _compute(trace_dir: str, ranks: list[int]) -> dict:
         "temporal": _records(temporal),
         "idle": _records(idle),
         "idle_stats": _records(idle_stats.rename_axis("idle_category")),
+        "idle_5us": _records(idle_5us),
         "kernel_types": _records(kernel_types),
         "kernels": _records(kernels),
         "overlap": _records(overlap),

@@ -56,10 +56,10 @@ class KernelLaunchStatisticsParams:
 
 @dataclass(frozen=True)
 class IdleTimeParams:
-    """HTA's idle-time breakdown: a gap up to this many nanoseconds between kernels is a
-    kernel waiting on the previous one, a longer one the host's doing."""
+    """HTA's idle-time breakdown: a gap shorter than this many microseconds between kernels is
+    a kernel waiting on the previous one, a longer one "other" (unless it is the host's)."""
 
-    consecutive_kernel_delay: int = CONSECUTIVE_KERNEL_DELAY_NS
+    consecutive_kernel_delay_us: float = CONSECUTIVE_KERNEL_DELAY_NS / 1000
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,8 @@ ANALYSIS_PARAMETERS: dict[str, AnalysisParameters] = {
         AnalysisParameters(
             "IdleTime",
             IdleTimeParams,
-            "GPU idle gaps up to consecutive_kernel_delay ns between kernels count as kernel "
-            "wait, longer ones after a launch as host wait.",
+            "GPU idle gaps shorter than consecutive_kernel_delay_us µs between kernels count as "
+            "kernel wait; gaps before a kernel launched after the stream went idle as host wait.",
         ),
     )
 }
@@ -124,7 +124,7 @@ def analyze(
     chosen = params or {}
     launch = chosen.get("KernelLaunchStatistics", KernelLaunchStatisticsParams())
     idle_params = chosen.get("IdleTime", IdleTimeParams())
-    consecutive_kernel_delay_ns = idle_params.consecutive_kernel_delay
+    consecutive_kernel_delay_ns = round(idle_params.consecutive_kernel_delay_us * 1000)
     runtime_cutoff_ns = launch.runtime_cutoff * 1000
     launch_delay_cutoff_ns = launch.launch_delay_cutoff * 1000
     ranks = list(traces)
