@@ -82,6 +82,10 @@ def _compute(trace_dir: str, ranks: list[int]) -> dict:
     kernel_types, kernels = analysis.get_gpu_kernel_breakdown(
         visualize=False, num_kernels=10**9, duration_ratio=1.0
     )
+    _, top_kernels = analysis.get_gpu_kernel_breakdown(visualize=False)  # 10 kernels, 0.8
+    _, top_3_kernels = analysis.get_gpu_kernel_breakdown(
+        visualize=False, num_kernels=3, duration_ratio=0.5
+    )
     overlap = analysis.get_comm_comp_overlap(visualize=False)
     launches = analysis.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
     return {
@@ -91,6 +95,8 @@ def _compute(trace_dir: str, ranks: list[int]) -> dict:
         "idle_5us": _records(idle_5us),
         "kernel_types": _records(kernel_types),
         "kernels": _records(kernels),
+        "top_kernels": _records(top_kernels),
+        "top_3_kernels": _records(top_3_kernels),
         "overlap": _records(overlap),
         "launches": {str(r): _records(frame) for r, frame in launches.items()},
         "memory_bw": _flat(analysis.get_memory_bw_summary(ranks=ranks)),

@@ -15,9 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.insights.analyses import RankTrace, analyze
+from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.traces import ingest_trace
+from profiler_app.traces.model import EventKind
 from tests.conftest import DATA_DIR
 from tests.insights.hta_reference import reference
 
@@ -37,6 +38,8 @@ CUTOFFS = {
     "KernelLaunchStatistics_runtime_cutoff": 5,
     "KernelLaunchStatistics_launch_delay_cutoff": 20,
     "IdleTime_consecutive_kernel_delay_us": 5,
+    "KernelBreakdown_num_kernels": 3,
+    "KernelBreakdown_duration_ratio": 0.5,
 }
 with_cutoffs: dict = {}  # trace set -> analyze() with CUTOFFS
 stores: dict = {}  # trace set -> its RankTraces
@@ -96,6 +99,73 @@ def test_it_agrees_on_every_kernel_statistic(compared):
         assert close(row["mean_ns"], theirs["mean (us)"])
         assert close(row["std_ns"], theirs["stddev"])
         assert row["count"] == round(theirs["sum (us)"] / theirs["mean (us)"])
+
+
+def check_top_kernels(top, hta_top: list[dict], hta_all: list[dict]) -> None:
+    """The same rows as HTA's grouped breakdown, with the same totals; each row's other
+    statistics from HTA's ungrouped table (HTA's own grouped rows hold statistics of the
+    kernels' totals instead: its "max" of "others" is the largest total, not the longest run)."""
+    assert sorted((r.rank, HTA_TYPES[r.type], r.name) for r in top.itertuples()) == sorted(
+        (r["rank"], r["kernel_type"], r["name"]) for r in hta_top
+    )
+    mine = top.set_index(["rank", "name", "type"])
+    runs = {(r["rank"], r["name"]): r for r in hta_all}
+    for theirs in hta_top:
+        key = (theirs["rank"], theirs["name"])
+        row = mine.loc[(*key, *(t for t, v in HTA_TYPES.items() if v == theirs["kernel_type"]))]
+        assert close(row["sum_ns"], theirs["sum (us)"]), key
+        if theirs["name"] != "others":
+            assert row["kernels"] == 1
+            assert close(row["max_ns"], runs[key]["max (us)"])
+            assert close(row["min_ns"], runs[key]["min (us)"])
+            continue
+        # "others": every kernel of that rank and type that has no row of its own.
+        kept = set(top[(top["rank"] == key[0]) & (top["type"] == row.name[2])]["name"])
+        grouped = [
+            r
+            for r in hta_all
+            if r["rank"] == key[0]
+            and r["kernel_type"] == theirs["kernel_type"]
+            and r["name"] not in kept
+        ]
+        assert row["kernels"] == len(grouped) > 1
+        assert row["count"] == sum(round(r["sum (us)"] / r["mean (us)"]) for r in grouped)
+        assert close(row["max_ns"], max(r["max (us)"] for r in grouped))
+        assert close(row["min_ns"], min(r["min (us)"] for r in grouped))
+        assert close(row["mean_ns"], row["sum_ns"] / row["count"])
+
+
+def test_it_groups_the_top_kernels_as_hta_does(compared):
+    name, ours, hta = compared
+    check_top_kernels(ours.top_kernels, hta["top_kernels"], hta["kernels"])
+    check_top_kernels(with_cutoffs[name].top_kernels, hta["top_3_kernels"], hta["kernels"])
+    # Every kernel is in one row.
+    assert ours.top_kernels["kernels"].sum() == len(ours.kernels)
+    assert np.isclose(ours.top_kernels["sum_ns"].sum(), ours.kernels["sum_ns"].sum())
+    if name in ("gpu_training", "nccl", "multirank", "h100"):  # a real grouping
+        assert (ours.top_kernels["name"] == "others").any()
+        assert (with_cutoffs[name].top_kernels["name"] == "others").sum() > (
+            ours.top_kernels["name"] == "others"
+        ).sum() or len(with_cutoffs[name].top_kernels) < len(ours.top_kernels)
+
+
+def test_the_grouped_kernels_spread_is_over_their_runs(compared):
+    """The "others" row's standard deviation is that of all its kernels' runs, computed here
+    from the events themselves."""
+    name, ours, _ = compared
+    for row in ours.top_kernels[ours.top_kernels["name"] == "others"].itertuples():
+        trace = next(t for t in stores[name] if t.rank == row.rank)
+        ops = drop_last_step(trace).gpu_ops
+        kept = ours.top_kernels[
+            (ours.top_kernels["rank"] == row.rank) & (ours.top_kernels["type"] == row.type)
+        ]["name"]
+        names = trace.names[ops["name"].to_numpy()]
+        runs = ops["dur_ns"].to_numpy()[
+            (ops["type"] == row.type).to_numpy() & ~np.isin(names, kept)
+        ]
+        assert len(runs) == row.count
+        assert np.isclose(row.std_ns, runs.std(ddof=1), rtol=1e-9)
+        assert np.isclose(row.mean_ns, runs.mean(), rtol=1e-12)
 
 
 def test_it_agrees_on_communication_computation_overlap(compared):
@@ -301,12 +371,6 @@ def test_it_agrees_on_the_memory_bandwidth_summary(compared):
     for theirs in hta["memory_bw"]:
         row = mine.loc[(theirs["rank"], theirs["name"])]
         assert row["count"] == theirs["count"]
-        if name == "multirank":
-            # These traces store durations in whole microseconds, while Kineto computed the
-            # "memory bandwidth (GB/s)" argument that HTA reads from the exact duration. Ours
-            # is bytes / stored duration, so for sub-microsecond copies the two differ by the
-            # rounding (up to 75 % here): only the number of points can agree.
-            continue
         for column, key in (
             ("mean", "mean"),
             ("std", "std"),
@@ -317,3 +381,27 @@ def test_it_agrees_on_the_memory_bandwidth_summary(compared):
             ("max", "max"),
         ):
             assert close(row[column], theirs[key]), column
+
+
+def test_copies_keep_the_bandwidth_kineto_recorded(compared):
+    """The ingest keeps each copy's "memory bandwidth (GB/s)" exactly as the trace wrote it
+    (from the ns-precise duration); bytes / stored duration would differ where durations are
+    whole microseconds."""
+    name, ours, _ = compared
+    for rank, trace in enumerate(stores[name]):
+        with gzip.open(DATA_DIR / TRACE_SETS[name][rank], "rt") as fh:
+            events = json.load(fh)["traceEvents"]
+        written = {
+            e["args"]["correlation"]: e["args"].get("memory bandwidth (GB/s)", math.nan)
+            for e in events
+            if e.get("cat") in ("gpu_memcpy", "gpu_memset")
+        }
+        ops = trace.events[trace.events["kind"].isin([EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET])]
+        assert len(ops) == len(written)
+        expected = [written[c] for c in ops["correlation"]]
+        assert np.array_equal(ops["bandwidth_gbps"], expected, equal_nan=True)
+        if name == "multirank":
+            rounded = ops["bytes"] / ops["dur_ns"].clip(lower=1)
+            assert (abs(rounded - ops["bandwidth_gbps"]) > 0.005 * ops["bandwidth_gbps"]).any()
+    if name == "amd":  # ROCm writes neither bytes nor bandwidth on the copy: no samples
+        assert len(ours.memory_bandwidth_summary) == 0
