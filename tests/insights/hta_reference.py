@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 import subprocess
 import sys
 from decimal import Decimal
@@ -39,12 +40,17 @@ def nanosecond_copy(source: Path, target: Path) -> None:
         json.dump(trace, fh, default=float)
 
 
-def reference(sources: list[Path], work_dir: Path) -> dict:
-    """HTA's results for the ranks in ``sources`` (one trace file per rank, rank = position)."""
-    trace_dir = work_dir / "hta-input"
+def reference(sources: list[Path], work_dir: Path, exact: bool = True) -> dict:
+    """HTA's results for the ranks in ``sources`` (one trace file per rank, rank = position):
+    on nanosecond copies, or (``exact=False``) on the files as they are."""
+    trace_dir = work_dir / ("hta-input" if exact else "hta-input-as-is")
     for source in sources:
-        nanosecond_copy(source, trace_dir / source.name)
-    out = work_dir / "hta-reference.json"
+        if exact:
+            nanosecond_copy(source, trace_dir / source.name)
+        else:
+            trace_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, trace_dir / source.name)
+    out = work_dir / ("hta-reference.json" if exact else "hta-reference-as-is.json")
     ranks = ",".join(str(r) for r in range(len(sources)))
     subprocess.run(
         [sys.executable, "-m", "tests.insights.hta_reference", str(trace_dir), str(out), ranks],
