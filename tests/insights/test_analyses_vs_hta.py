@@ -19,9 +19,9 @@ import pandas as pd
 import pytest
 
 from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
+from profiler_app.insights.analyses.events import GPU_OP_KINDS
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.traces import ingest_trace
-from profiler_app.traces.model import EventKind
 from tests.conftest import DATA_DIR
 from tests.insights.hta_reference import reference
 
@@ -399,7 +399,8 @@ def test_copies_keep_the_bandwidth_kineto_recorded(compared):
             for e in events
             if e.get("cat") in ("gpu_memcpy", "gpu_memset")
         }
-        ops = trace.events[trace.events["kind"].isin([EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET])]
+        copies = GPU_OP_KINDS[1:]  # memcpy, memset
+        ops = trace.events[trace.events["kind"].isin(copies)]
         assert len(ops) == len(written)
         expected = [written[c] for c in ops["correlation"]]
         assert np.array_equal(ops["bandwidth_gbps"], expected, equal_nan=True)
