@@ -311,7 +311,10 @@ def hta(analysis: Any, ranks: list[int]) -> Any:
     return (
         analysis.get_temporal_breakdown(visualize=False),
         analysis.get_idle_time_breakdown(
-            ranks=ranks, visualize=False, show_idle_interval_stats=True, consecutive_kernel_delay=30
+            ranks=ranks,
+            visualize=False,
+            show_idle_interval_stats=True,
+            consecutive_kernel_delay=30_000,
         ),
         analysis.get_gpu_kernel_breakdown(visualize=False),
         analysis.get_comm_comp_overlap(visualize=False),

@@ -21,6 +21,7 @@ EVENT_COLUMNS: dict[str, tuple[type, int | float]] = {
     "stream": (np.int32, -1),
     "bytes": (np.int64, -1),
     "memcpy_kind": (np.uint8, 0),
+    "bandwidth_gbps": (np.float64, float("nan")),
     "grid_x": (np.int32, 0),
     "grid_y": (np.int32, 0),
     "grid_z": (np.int32, 0),

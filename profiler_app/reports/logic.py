@@ -188,19 +188,20 @@ def rank_traces(job: TrainingJob) -> list[RankTrace]:
 
 
 def merge(rank: int, parts: list[RankTrace]) -> RankTrace:
-    """The parts' events in one trace: string ids are shifted into one strings table."""
+    """The parts' events in one trace, their string ids mapped into one strings table (each
+    string once: the analyses label by it)."""
     if len(parts) == 1:
         return parts[0]
-    strings: list[str] = []
+    table: dict[str, int] = {}
     frames_: list[pd.DataFrame] = []
     for part in parts:
+        new_id = np.array([table.setdefault(s, len(table)) for s in part.strings] or [-1])
         events = part.events.copy()
         for column in STRING_COLUMNS:
             ids = events[column].to_numpy()
-            events[column] = np.where(ids >= 0, ids + len(strings), ids).astype(ids.dtype)
-        strings.extend(part.strings)
+            events[column] = np.where(ids >= 0, new_id[np.maximum(ids, 0)], ids).astype(ids.dtype)
         frames_.append(events)
-    return RankTrace(rank, pd.concat(frames_, ignore_index=True), strings)
+    return RankTrace(rank, pd.concat(frames_, ignore_index=True), list(table))
 
 
 def job_info(job: TrainingJob) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """Compact JSON of the trace analyses, for the API and the Insights page (pure: no Django).
 
-Tables are small and go whole, except the per-kernel and operator tables, cut to their top
-rows; the queue-length and bandwidth series are down-sampled to at most ``MAX_POINTS`` per line
+Tables are small and go whole, except the kernel table, HTA's top kernels per rank and type
+with the rest as "others", and the operator tables, cut to their top rows; the queue-length and bandwidth series are down-sampled to at most ``MAX_POINTS`` per line
 by keeping each bin's maximum, so short peaks stay visible.
 """
 
@@ -16,7 +16,6 @@ import pandas as pd
 from profiler_app.insights.analyses import TraceAnalyses
 
 MAX_POINTS = 400
-TOP_KERNELS_PER_RANK = 20
 TOP_OPERATORS = 50
 
 
@@ -52,17 +51,12 @@ def peak_series(
     return lines
 
 
-def _top(frame: pd.DataFrame, by: str, per_rank: int) -> pd.DataFrame:
-    ordered = frame.sort_values(["rank", by], ascending=[True, False], kind="stable")
-    return ordered.groupby("rank", sort=False).head(per_rank)
-
-
 def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
     operators = result.operators.sort_values("self_ns", ascending=False, kind="stable")
     return {
         "temporal": records(result.temporal),
         "kernel_types": records(result.kernel_types),
-        "kernels": records(_top(result.kernels, "sum_ns", TOP_KERNELS_PER_RANK)),
+        "kernels": records(result.top_kernels),
         "kernels_total": len(result.kernels),
         "overlap": records(result.overlap),
         "idle": records(result.idle),

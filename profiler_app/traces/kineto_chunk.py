@@ -385,6 +385,9 @@ def _memory_columns(cols: dict[str, np.ndarray], pos: np.ndarray, margs: list | 
     if not len(pos):
         return
     cols["bytes"][pos] = np.fromiter(map(attrgetter("bytes"), margs), np.int64, len(pos))
+    cols["bandwidth_gbps"][pos] = np.fromiter(
+        map(attrgetter("bandwidth_gbps"), margs), np.float64, len(pos)
+    )
     # The direction is normally read from the name ("Memcpy HtoD (Host -> Device)") later;
     # ROCm also states it in args.kind.
     cols["memcpy_kind"][pos] = [

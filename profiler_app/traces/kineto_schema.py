@@ -39,6 +39,7 @@ _ARG_NAMES = {
     "registers": "registers per thread",
     "shared_memory": "shared memory",
     "occupancy": "est. achieved occupancy %",
+    "bandwidth_gbps": "memory bandwidth (GB/s)",
     "input_type": "Input type",
     "input_dims": "Input Dims",
 }
@@ -87,6 +88,7 @@ class KernelArgs(CollectiveArgs, frozen=True, gc=False, rename=_arg_name):
 class MemoryArgs(CommonArgs, frozen=True, gc=False, rename=_arg_name):
     bytes: int = -1
     kind: str | int = ""  # ROCm states the direction here ("HtoD")
+    bandwidth_gbps: float = float("nan")  # Kineto's, from the ns-precise duration
 
 
 class OperatorArgs(CollectiveArgs, frozen=True, gc=False, rename=_arg_name):

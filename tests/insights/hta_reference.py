@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 import subprocess
 import sys
 from decimal import Decimal
@@ -39,12 +40,17 @@ def nanosecond_copy(source: Path, target: Path) -> None:
         json.dump(trace, fh, default=float)
 
 
-def reference(sources: list[Path], work_dir: Path) -> dict:
-    """HTA's results for the ranks in ``sources`` (one trace file per rank, rank = position)."""
-    trace_dir = work_dir / "hta-input"
+def reference(sources: list[Path], work_dir: Path, exact: bool = True) -> dict:
+    """HTA's results for the ranks in ``sources`` (one trace file per rank, rank = position):
+    on nanosecond copies, or (``exact=False``) on the files as they are."""
+    trace_dir = work_dir / ("hta-input" if exact else "hta-input-as-is")
     for source in sources:
-        nanosecond_copy(source, trace_dir / source.name)
-    out = work_dir / "hta-reference.json"
+        if exact:
+            nanosecond_copy(source, trace_dir / source.name)
+        else:
+            trace_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, trace_dir / source.name)
+    out = work_dir / ("hta-reference.json" if exact else "hta-reference-as-is.json")
     ranks = ",".join(str(r) for r in range(len(sources)))
     subprocess.run(
         [sys.executable, "-m", "tests.insights.hta_reference", str(trace_dir), str(out), ranks],
@@ -72,11 +78,19 @@ def _compute(trace_dir: str, ranks: list[int]) -> dict:
 
     analysis = TraceAnalysis(trace_dir=trace_dir)
     temporal = analysis.get_temporal_breakdown(visualize=False)
+    # HTA's default delay is 30 in its microsecond timestamps; these copies are in ns.
     idle, idle_stats = analysis.get_idle_time_breakdown(
-        ranks=ranks, visualize=False, show_idle_interval_stats=True, consecutive_kernel_delay=30
+        ranks=ranks, visualize=False, show_idle_interval_stats=True, consecutive_kernel_delay=30_000
+    )
+    idle_5us, _ = analysis.get_idle_time_breakdown(
+        ranks=ranks, visualize=False, consecutive_kernel_delay=5_000
     )
     kernel_types, kernels = analysis.get_gpu_kernel_breakdown(
         visualize=False, num_kernels=10**9, duration_ratio=1.0
+    )
+    _, top_kernels = analysis.get_gpu_kernel_breakdown(visualize=False)  # 10 kernels, 0.8
+    _, top_3_kernels = analysis.get_gpu_kernel_breakdown(
+        visualize=False, num_kernels=3, duration_ratio=0.5
     )
     overlap = analysis.get_comm_comp_overlap(visualize=False)
     launches = analysis.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
@@ -84,8 +98,11 @@ def _compute(trace_dir: str, ranks: list[int]) -> dict:
         "temporal": _records(temporal),
         "idle": _records(idle),
         "idle_stats": _records(idle_stats.rename_axis("idle_category")),
+        "idle_5us": _records(idle_5us),
         "kernel_types": _records(kernel_types),
         "kernels": _records(kernels),
+        "top_kernels": _records(top_kernels),
+        "top_3_kernels": _records(top_3_kernels),
         "overlap": _records(overlap),
         "launches": {str(r): _records(frame) for r, frame in launches.items()},
         "memory_bw": _flat(analysis.get_memory_bw_summary(ranks=ranks)),

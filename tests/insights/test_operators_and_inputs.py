@@ -15,9 +15,13 @@ from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
 from profiler_app.insights.analyses.framework import (
     framework_from_events,
     metrics_from_samples,
+    phase_of,
     steps_from_events,
 )
 from profiler_app.insights.analyses.operators import nesting, operator_table
+from profiler_app.insights.frames import JobData
+from profiler_app.insights.rules import params_from_overrides
+from profiler_app.insights.rules.overview import evaluate_overall_framework_metrics
 from profiler_app.reports.summaries import analyses_json
 from profiler_app.traces import ingest_trace
 from tests.conftest import DATA_DIR
@@ -43,11 +47,12 @@ def ns(value) -> int:
     return int((Decimal(value) * 1000).to_integral_value())
 
 
-def reference_table(name: str) -> pd.DataFrame:
-    """key_averages() computed the obvious way: a stack per thread over the raw events."""
+def reference_table(name: str, categories: tuple[str, ...] = HOST_CATEGORIES) -> pd.DataFrame:
+    """key_averages() computed the obvious way: a stack per thread over the raw events (of
+    ``categories``)."""
     threads = defaultdict(list)
     for e in raw_events(name):
-        if e.get("ph") == "X" and e.get("cat") in HOST_CATEGORIES:
+        if e.get("ph") == "X" and e.get("cat") in categories:
             start, dur = ns(e["ts"]), ns(e["dur"])
             threads[(e["pid"], e["tid"])].append([start, start + dur, dur, e["name"], 0])
     totals = defaultdict(lambda: [0, 0, 0])
@@ -224,23 +229,65 @@ def test_it_drops_the_last_profiler_step_like_hta(parsed):
     assert drop_last_step(single) is single  # one step: nothing to drop
 
 
-def test_it_splits_framework_time_into_phases(parsed):
-    frame = framework_from_events(parsed["nccl_rank0.json.gz"])
-    phases = frame.groupby("phase")["dur_ns"].sum()
-    raw = raw_events("nccl_rank0.json.gz")
+def exclusive_phases(name: str) -> pd.Series:
+    """Exclusive time per phase from the raw JSON: CPU operators' and annotations' self time
+    (each nested in its own kind), kernels whole; steps left out."""
+    operators = reference_table(name, ("cpu_op",))
+    notes = reference_table(name, ("user_annotation",))
+    notes = notes[~notes["name"].str.match(r"ProfilerStep#\d+$")]
+    raw = raw_events(name)
     kernels = sum(
         ns(e["dur"]) for e in raw if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
     )
-    operators = sum(ns(e["dur"]) for e in raw if e.get("cat") == "cpu_op")
-    backward = sum(
-        ns(e["dur"])
-        for e in raw
-        if e.get("cat") == "user_annotation" and e["name"] == "## backward ##"
-    )
-    assert phases["gpu"] == kernels
-    assert phases["cpu"] == operators
-    assert phases["backward"] >= backward
+    phases = notes.groupby(notes["name"].map(phase_of))["self_ns"].sum()
+    phases["cpu"] = operators["self_ns"].sum()
+    if kernels:
+        phases["gpu"] = kernels
+    return phases.sort_index()
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_it_splits_framework_time_into_exclusive_phases(parsed, name):
+    frame = framework_from_events(parsed[name])
+    phases = frame.groupby("phase")["dur_ns"].sum().sort_index()
+    assert phases.to_dict() == exclusive_phases(name).to_dict()
     assert not frame["name"].str.startswith("ProfilerStep").any()
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_the_framework_verdict_agrees_with_the_phase_totals(parsed, name):
+    """DDP's forward runs inside the model's "## forward ##": counted once, forward is not the
+    largest phase of these DDP traces; backward is."""
+    frame = framework_from_events(parsed[name])
+    data = JobData(JobData.empty().metrics, JobData.empty().steps, frame)
+    result = evaluate_overall_framework_metrics(
+        data, params_from_overrides()["OverallFrameworkMetrics"]
+    )
+    expected = exclusive_phases(name)
+    annotated = expected.drop(["cpu", "gpu"], errors="ignore")
+    if annotated.empty:
+        assert result.recommendation.startswith(f"Most framework time is in {expected.idxmax()}")
+        return
+    top = annotated.idxmax()
+    share = 100 * annotated[top] / annotated.sum()
+    assert result.recommendation.startswith(f"Most framework time is in {top} ({share:.0f}%)")
+    forward, backward = expected.get("forward", 0), expected.get("backward", 0)
+    if forward + backward:
+        assert result.evidence["forward_backward"]["forward_pct"] == pytest.approx(
+            100 * forward / (forward + backward)
+        )
+    if name in ("gpu_training_rank0.pt.trace.json.gz", "nccl_rank0.json.gz"):
+        assert top == "backward"
+        # The model's forward holds DDP's: the phase is no longer than the outer annotation.
+        outer = sum(
+            ns(e["dur"])
+            for e in raw_events(name)
+            if e.get("cat") == "user_annotation" and e["name"] == "## forward ##"
+        )
+        assert expected["forward"] <= outer < 2 * expected["forward"]
+    if name == "gpu_training_rank0.pt.trace.json.gz":
+        assert (expected["forward"], expected["backward"]) == (145_748_781, 240_674_644)
+        assert result.recommendation.startswith("Most framework time is in backward (61%)")
 
 
 def test_it_turns_collector_samples_into_metrics():

@@ -1,6 +1,7 @@
 """Insights API on a real A100 trace parsed and analysed by a real worker."""
 
 import gzip
+import importlib
 import json
 from decimal import Decimal
 
@@ -9,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.reports.models import InsightsStatus, JobInsights
+from profiler_app.reports.models import InsightsStatus, JobInsights, RuleOverrides
 from tests.conftest import DATA_DIR, wait_for
 from tests.ingest.helpers import upload, wait_parsed
 from tests.traces.expected import ns
@@ -145,7 +146,12 @@ def test_it_runs_the_rules_and_analyses_after_ingest(api, analysed_job, raw):
         == (raw["span_ns"])
     )
     assert analyses["kernels_total"] == len(raw["op_names"])
-    assert {k["name"] for k in analyses["kernels"]} <= raw["op_names"]
+    # HTA's breakdown: the top kernels of each type, the rest in one "others" row per type.
+    assert {k["name"] for k in analyses["kernels"]} - {"others"} <= raw["op_names"]
+    assert sum(k["kernels"] for k in analyses["kernels"]) == len(raw["op_names"])
+    assert {(k["type"], k["name"]) for k in analyses["kernels"] if k["name"] == "others"} == {
+        ("COMP", "others")
+    }
     [findings] = analyses["launch_findings"]
     assert findings["launches"] > 0
     assert analyses["operators"] and analyses["operators_total"] >= len(analyses["operators"])
@@ -243,3 +249,39 @@ def test_teammates_share_a_jobs_insights(user, teammate, client_for):
     saved = client_for(teammate).put(url, {"StepOutlier_stddev": 2}, format="json")
     assert saved.status_code == 200
     assert client_for(user).get(url).json()["overrides"] == {"StepOutlier_stddev": 2}
+
+
+@pytest.mark.django_db
+def test_the_idle_delay_is_in_microseconds(api, user):
+    job = TrainingJob.objects.create(name="idle-delay", owner=user)
+    url = f"/api/jobs/{job.id}/insights/parameters/"
+    idle = next(r for r in api.get(url).json()["rules"] if r["rule"] == "IdleTime")
+    assert idle["parameters"] == [
+        {"name": "consecutive_kernel_delay_us", "key": "IdleTime_consecutive_kernel_delay_us",
+         "type": "float", "default": 30, "value": 30},
+    ]  # fmt: skip
+    assert "µs" in idle["description"]
+    saved = api.put(url, {"IdleTime_consecutive_kernel_delay_us": 2.5}, format="json")
+    assert saved.status_code == 200
+    idle = next(r for r in saved.json()["rules"] if r["rule"] == "IdleTime")
+    assert idle["parameters"][0]["value"] == 2.5
+
+
+@pytest.mark.django_db
+def test_a_stored_nanosecond_idle_delay_keeps_its_meaning():
+    """Overrides saved before the delay was in µs were applied as ns; the migration says so."""
+    from django.apps import apps
+
+    migration = importlib.import_module(
+        "profiler_app.reports.migrations.0002_idle_delay_in_microseconds"
+    )
+    job = TrainingJob.objects.create(name="old-override")
+    RuleOverrides.objects.create(
+        job=job, params={"IdleTime_consecutive_kernel_delay": 50, "StepOutlier_stddev": 2}
+    )
+    migration.forwards(apps, None)
+    params = RuleOverrides.objects.get(job=job).params
+    assert params == {"IdleTime_consecutive_kernel_delay_us": 0.05, "StepOutlier_stddev": 2}
+    migration.backwards(apps, None)
+    params = RuleOverrides.objects.get(job=job).params
+    assert params == {"IdleTime_consecutive_kernel_delay": 50, "StepOutlier_stddev": 2}

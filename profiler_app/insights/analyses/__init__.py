@@ -19,10 +19,13 @@ from profiler_app.insights.analyses.counters import (
 )
 from profiler_app.insights.analyses.events import RankTrace, drop_last_step
 from profiler_app.insights.analyses.gpu_time import (
+    DURATION_RATIO,
+    NUM_KERNELS,
     comm_comp_overlap,
     kernel_stats,
     kernel_type_breakdown,
     temporal_breakdown,
+    top_kernels,
 )
 from profiler_app.insights.analyses.idle import CONSECUTIVE_KERNEL_DELAY_NS, idle_time_breakdown
 from profiler_app.insights.analyses.launch import (
@@ -56,10 +59,20 @@ class KernelLaunchStatisticsParams:
 
 @dataclass(frozen=True)
 class IdleTimeParams:
-    """HTA's idle-time breakdown: a gap up to this many nanoseconds between kernels is a
-    kernel waiting on the previous one, a longer one the host's doing."""
+    """HTA's idle-time breakdown: a gap shorter than this many microseconds between kernels is
+    a kernel waiting on the previous one, a longer one "other" (unless it is the host's)."""
 
-    consecutive_kernel_delay: int = CONSECUTIVE_KERNEL_DELAY_NS
+    consecutive_kernel_delay_us: float = CONSECUTIVE_KERNEL_DELAY_NS / 1000
+
+
+@dataclass(frozen=True)
+class KernelBreakdownParams:
+    """HTA's ``get_gpu_kernel_breakdown`` grouping: per rank and kernel type, at most
+    ``num_kernels`` kernels within the ``duration_ratio`` quantile of their running total
+    time keep a row of their own."""
+
+    num_kernels: int = NUM_KERNELS
+    duration_ratio: float = DURATION_RATIO
 
 
 @dataclass(frozen=True)
@@ -85,8 +98,15 @@ ANALYSIS_PARAMETERS: dict[str, AnalysisParameters] = {
         AnalysisParameters(
             "IdleTime",
             IdleTimeParams,
-            "GPU idle gaps up to consecutive_kernel_delay ns between kernels count as kernel "
-            "wait, longer ones after a launch as host wait.",
+            "GPU idle gaps shorter than consecutive_kernel_delay_us µs between kernels count as "
+            "kernel wait; gaps before a kernel launched after the stream went idle as host wait.",
+        ),
+        AnalysisParameters(
+            "KernelBreakdown",
+            KernelBreakdownParams,
+            "Per rank and kernel type, the num_kernels kernels with the most GPU time keep a "
+            "row of their own while their running total is within the duration_ratio quantile "
+            'of the running totals (as in HTA); the rest are grouped as "others".',
         ),
     )
 }
@@ -97,6 +117,7 @@ class TraceAnalyses:
     temporal: pd.DataFrame
     kernel_types: pd.DataFrame
     kernels: pd.DataFrame
+    top_kernels: pd.DataFrame  # HTA's breakdown: the top kernels per rank and type, "others"
     overlap: pd.DataFrame
     idle: pd.DataFrame
     idle_intervals: pd.DataFrame
@@ -124,7 +145,8 @@ def analyze(
     chosen = params or {}
     launch = chosen.get("KernelLaunchStatistics", KernelLaunchStatisticsParams())
     idle_params = chosen.get("IdleTime", IdleTimeParams())
-    consecutive_kernel_delay_ns = idle_params.consecutive_kernel_delay
+    breakdown = chosen.get("KernelBreakdown", KernelBreakdownParams())
+    consecutive_kernel_delay_ns = round(idle_params.consecutive_kernel_delay_us * 1000)
     runtime_cutoff_ns = launch.runtime_cutoff * 1000
     launch_delay_cutoff_ns = launch.launch_delay_cutoff * 1000
     ranks = list(traces)
@@ -135,10 +157,12 @@ def analyze(
     launch_table = launches(gpu)
     launch_summary = summarize_launches(launch_table, runtime_cutoff_ns, launch_delay_cutoff_ns)
     by_shape = operator_table_by_shape(ranks)
+    kernels = kernel_stats(gpu)
     return TraceAnalyses(
         temporal=temporal_breakdown(gpu),
         kernel_types=kernel_type_breakdown(gpu),
-        kernels=kernel_stats(gpu),
+        kernels=kernels,
+        top_kernels=top_kernels(kernels, breakdown.num_kernels, breakdown.duration_ratio),
         overlap=comm_comp_overlap(gpu),
         idle=idle,
         idle_intervals=idle_intervals,

@@ -45,7 +45,9 @@ def _memory_kind(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
 def memory_bandwidth_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
     """rank, kind, time_ns, bandwidth_gbps: total bandwidth of the copies of each kind running.
 
-    A copy's bandwidth is its bytes over its duration (bytes per ns = GB/s).
+    A copy's bandwidth is the one Kineto recorded (from the ns-precise duration), else its
+    bytes over its stored duration (bytes per ns = GB/s); traces in whole µs round short
+    copies' durations by up to half a µs.
     """
     frames = []
     for trace in traces:
@@ -55,7 +57,8 @@ def memory_bandwidth_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
         if len(ops) == 0:
             continue
         dur = np.maximum(ops["dur_ns"].to_numpy(), 1)
-        rate = ops["bytes"].to_numpy() / dur
+        recorded = trace.events.loc[ops.index, "bandwidth_gbps"].to_numpy()
+        rate = np.where(np.isnan(recorded), ops["bytes"].to_numpy() / dur, recorded)
         kind = _memory_kind(trace, ops)
         start = ops["start_ns"].to_numpy()
         points = pd.DataFrame(

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.traces.timeline_read import TimelineReader
+from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import EventKind
 
 GPU_OP_KINDS = (int(EventKind.KERNEL), int(EventKind.GPU_MEMCPY), int(EventKind.GPU_MEMSET))
@@ -67,6 +68,7 @@ ANALYSIS_COLUMNS = [
     "stream",
     "bytes",
     "memcpy_kind",
+    "bandwidth_gbps",
     "input_dims",
     "collective",
 ]
@@ -84,7 +86,12 @@ class RankTrace:
     def from_store(cls, rank: int, directory: str | Path) -> RankTrace:
         """The events of a part's timeline store (``traces.ingest_trace``'s output)."""
         reader = TimelineReader(directory)
-        return cls(rank, reader.read_all(ANALYSIS_COLUMNS).to_pandas(), reader.strings)
+        events = reader.read_all(ANALYSIS_COLUMNS).to_pandas()
+        for column in ANALYSIS_COLUMNS:  # a store written before the column existed
+            if column not in events:
+                dtype, absent = EVENT_COLUMNS[column]
+                events[column] = np.full(len(events), absent, dtype=dtype)
+        return cls(rank, events[ANALYSIS_COLUMNS], reader.strings)
 
     @cached_property
     def names(self) -> np.ndarray:

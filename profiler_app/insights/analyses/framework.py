@@ -16,6 +16,7 @@ import pandas as pd
 
 from profiler_app.insights import frames
 from profiler_app.insights.analyses.events import GPU_OP_KINDS, RankTrace
+from profiler_app.insights.analyses.operators import nesting
 from tracefmt.kinds import SAMPLE_KIND_NAMES, EventKind
 
 _STEP_NAME = re.compile(r"(?:ProfilerStep#|step[_#: ]?)(\d+)$", re.IGNORECASE)
@@ -65,28 +66,60 @@ def steps_from_events(trace: RankTrace, node: str) -> pd.DataFrame:
     )
 
 
-def _phase_of(name: str) -> str:
+def phase_of(name: str) -> str:
     for phase, pattern in _PHASE_PATTERNS:
         if pattern.search(name):
             return phase
     return "other"
 
 
+def exclusive_ns(events: pd.DataFrame) -> np.ndarray:
+    """Each event's duration less the part of it its nested events (same track) cover."""
+    track = events["track"].to_numpy()
+    start = events["start_ns"].to_numpy()
+    end = start + events["dur_ns"].to_numpy()
+    parent, _ = nesting(track, start, end)
+    child = np.flatnonzero(parent >= 0)
+    inside = np.minimum(end[child], end[parent[child]]) - start[child]
+    covered = np.bincount(parent[child], weights=inside, minlength=len(start))
+    return np.maximum(end - start - covered.astype(np.int64), 0)
+
+
 def framework_from_events(trace: RankTrace) -> pd.DataFrame:
-    """Time per (name, phase) of the rank: annotations by phase, CPU operators, GPU work."""
+    """Exclusive time per (name, phase) of the rank: annotations by phase, CPU operators, GPU
+    work.
+
+    Annotations nest (DDP's forward inside the model's "## forward ##", a step around both);
+    each instant of a thread counts once, for its innermost annotation, and likewise for CPU
+    operators. GPU ops count whole.
+    """
     events = trace.events
     kind = events["kind"].to_numpy()
-    is_annotation = kind == EventKind.USER_ANNOTATION
-    chosen = is_annotation | (kind == EventKind.CPU_OP) | np.isin(kind, GPU_OP_KINDS)
-    picked = events[chosen]
+    annotations = events[np.isin(kind, ANNOTATION_KINDS)]
+    operators = events[kind == EventKind.CPU_OP]
+    gpu = events[np.isin(kind, GPU_OP_KINDS)]
+    picked = pd.DataFrame(
+        {
+            "kind": np.concatenate([annotations["kind"], operators["kind"], gpu["kind"]]).astype(
+                np.int64
+            ),
+            "name": np.concatenate([annotations["name"], operators["name"], gpu["name"]]),
+            "dur_ns": np.concatenate(
+                [exclusive_ns(annotations), exclusive_ns(operators), gpu["dur_ns"]]
+            ).astype(np.int64),
+        }
+    )
     totals = picked.groupby(["kind", "name"], sort=False)["dur_ns"].sum().reset_index()
     names = trace.names[totals["name"].to_numpy()].astype(str)
     kinds = totals["kind"].to_numpy()
     phase = np.where(kinds == EventKind.CPU_OP, "cpu", "gpu").astype(object)
-    annotated = kinds == EventKind.USER_ANNOTATION
-    phase[annotated] = [_phase_of(n) for n in names[annotated]]
+    annotated = np.isin(kinds, ANNOTATION_KINDS)
+    phase[annotated] = [phase_of(n) for n in names[annotated]]
     # Steps are the rules' other input; counting them as a phase would hide everything else.
-    keep = np.array([_step_number(n) is None for n in names], dtype=bool) | ~annotated
+    is_step = annotated & (
+        (kinds == EventKind.STEP) | np.array([_step_number(n) is not None for n in names])
+    )
+    keep = ~is_step
     return frames.framework_frame(names[keep], phase[keep], totals["dur_ns"].to_numpy()[keep])
 
 

@@ -121,6 +121,58 @@ def kernel_stats(traces: Iterable[RankTrace]) -> pd.DataFrame:
     )
 
 
+NUM_KERNELS = 10
+DURATION_RATIO = 0.8
+OTHERS = "others"
+
+
+def top_kernels(
+    kernels: pd.DataFrame, num_kernels: int = NUM_KERNELS, duration_ratio: float = DURATION_RATIO
+) -> pd.DataFrame:
+    """HTA's kernel breakdown table: per rank and type, at most ``num_kernels`` kernels by total
+    time, and only those whose running total (largest first) is at most the ``duration_ratio``
+    quantile of the running totals; the rest are one row named "others".
+
+    ``kernels`` is ``kernel_stats``'s table. Rows keep its columns and add ``kernels`` (how many
+    names the row holds); the "others" row's statistics are over all its kernels' runs.
+    """
+    parts = []
+    for _, group in kernels.groupby(["rank", "type"], sort=True):
+        group = group.sort_values("sum_ns", ascending=False, kind="stable")
+        if len(group) <= num_kernels:
+            parts.append(group.assign(kernels=1))
+            continue
+        running = group["sum_ns"].cumsum()
+        grouped = (running > running.quantile(duration_ratio)).to_numpy(copy=True)
+        grouped[num_kernels:] = True
+        parts += [group[~grouped].assign(kernels=1), _others(group[grouped])]
+    columns = [*kernels.columns, "kernels"]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def _others(group: pd.DataFrame) -> pd.DataFrame:
+    """One row for several kernels: their runs' count, sum, min, max, mean and sample std."""
+    count, mean = group["count"].to_numpy(), group["mean_ns"].to_numpy()
+    n, total = int(count.sum()), float(group["sum_ns"].sum())
+    overall = total / n
+    # Pooled: each kernel's squared deviations plus its runs' offset from the overall mean.
+    squares = ((count - 1) * group["std_ns"].to_numpy() ** 2 + count * (mean - overall) ** 2).sum()
+    row = {
+        "rank": group["rank"].iloc[0],
+        "name": OTHERS,
+        "count": n,
+        "sum_ns": total,
+        "min_ns": group["min_ns"].min(),
+        "max_ns": group["max_ns"].max(),
+        "mean_ns": overall,
+        "std_ns": float(np.sqrt(squares / (n - 1))) if n > 1 else 0.0,
+        "type": group["type"].iloc[0],
+        "share_of_type_pct": group["share_of_type_pct"].sum(),
+        "kernels": len(group),
+    }
+    return pd.DataFrame([row])
+
+
 def comm_comp_overlap(traces: Iterable[RankTrace]) -> pd.DataFrame:
     """Per rank: the share of communication time during which computation also runs.
 

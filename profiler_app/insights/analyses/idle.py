@@ -1,11 +1,15 @@
 """Why each CUDA stream sits idle: host wait, kernel wait or other.
 
-The gap before each GPU op on a stream (since the previous op there ended) is
-- host wait when the op's launch on the CPU started after the previous op had ended: the CPU
+The gap before each GPU op on a stream (since all earlier ops there ended; 0 when the op
+starts while one still runs, so idle time is never negative) is
+- host wait when the op's launch on the CPU started after the earlier ops had ended: the CPU
   did not enqueue work fast enough;
 - kernel wait when it is not host wait and shorter than ``consecutive_kernel_delay_ns``: the
   overhead between back-to-back kernels (CUDA graphs remove it);
 - other otherwise (e.g. waiting on an event from another stream).
+
+Holistic Trace Analysis's default delay is "30"; it compares it with microsecond timestamps,
+so it is 30 µs (not the 30 ns its docstring says).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from profiler_app.insights.analyses.events import LAUNCH_KINDS, RankTrace, group
 
 HOST_WAIT, KERNEL_WAIT, OTHER_WAIT = "host_wait", "kernel_wait", "other"
 IDLE_CATEGORIES = (HOST_WAIT, KERNEL_WAIT, OTHER_WAIT)
-CONSECUTIVE_KERNEL_DELAY_NS = 30
+CONSECUTIVE_KERNEL_DELAY_NS = 30_000
 
 
 def launch_starts(trace: RankTrace, correlation: np.ndarray) -> np.ndarray:
@@ -49,8 +53,11 @@ def idle_intervals(
     launched = launch_starts(trace, ops["correlation"].to_numpy()[order])
     follows = np.zeros(len(order), dtype=bool)
     follows[1:] = stream[1:] == stream[:-1]
-    prev_end = np.roll(end, 1)
-    idle = start - prev_end
+    # Ops of one stream can overlap (parts merged into a rank, several devices' streams with one
+    # id): the stream is busy until the latest end so far, not the previous op's end.
+    reach = pd.Series(end).groupby(stream, sort=False).cummax().to_numpy()
+    prev_end = np.roll(reach, 1)
+    idle = np.maximum(start - prev_end, 0)
     host = (launched >= 0) & (launched > prev_end)
     kernel = ~host & (idle < consecutive_kernel_delay_ns)
     category = np.where(host, 0, np.where(kernel, 1, 2)).astype(np.int8)  # IDLE_CATEGORIES

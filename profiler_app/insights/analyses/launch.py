@@ -56,21 +56,23 @@ def summarize_launches(
     runtime_cutoff_ns: int = RUNTIME_CUTOFF_NS,
     launch_delay_cutoff_ns: int = LAUNCH_DELAY_CUTOFF_NS,
 ) -> LaunchSummary:
-    """Short kernels run shorter on the GPU than their launch took on the CPU; runtime
-    outliers are launch calls longer than ``runtime_cutoff_ns``; delay outliers started more
-    than ``launch_delay_cutoff_ns`` after their launch returned."""
+    """Short kernels are launched by a call of at most ``runtime_cutoff_ns`` (not an outlier)
+    and run shorter on the GPU than that call took (HTA's rule); runtime outliers are launch
+    calls longer than ``runtime_cutoff_ns``; delay outliers started more than
+    ``launch_delay_cutoff_ns`` after their launch returned."""
     stats = []
     findings = []
     for rank, part in table.groupby("rank", sort=True):
         for measure in ("cpu_dur_ns", "gpu_dur_ns", "launch_delay_ns"):
             values = part[measure].to_numpy(dtype=np.float64)
             stats.append({"rank": rank, "measure": measure, **describe(values)})
+        cpu, gpu = part["cpu_dur_ns"], part["gpu_dur_ns"]
         findings.append(
             {
                 "rank": rank,
                 "launches": len(part),
-                "short_kernels": int((part["gpu_dur_ns"] < part["cpu_dur_ns"]).sum()),
-                "runtime_outliers": int((part["cpu_dur_ns"] > runtime_cutoff_ns).sum()),
+                "short_kernels": int(((cpu <= runtime_cutoff_ns) & (gpu < cpu)).sum()),
+                "runtime_outliers": int((cpu > runtime_cutoff_ns).sum()),
                 "delay_outliers": int((part["launch_delay_ns"] > launch_delay_cutoff_ns).sum()),
             }
         )

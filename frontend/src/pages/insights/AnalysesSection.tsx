@@ -42,8 +42,9 @@ export function AnalysesSection({ analyses }: { analyses: Analyses }) {
         columns={[["rank", "Rank"], ["stream", "Stream"], ["category", "Cause"], ["idle_ns", "Idle", "ns"], ["idle_ratio", "Ratio", "ratio"]]} />
       <Table title="Kernel launches" rows={analyses.launch_findings}
         columns={[["rank", "Rank"], ["launches", "Launches"], ["short_kernels", "Short kernels"], ["runtime_outliers", "Runtime outliers"], ["delay_outliers", "Launch-delay outliers"]]} />
-      <Table title={`Top kernels (of ${analyses.kernels_total})`} rows={analyses.kernels.slice(0, 10)} code wide
-        columns={[["name", "Kernel"], ["type", "Type"], ["count", "Count"], ["sum_ns", "Total", "ns"], ["mean_ns", "Mean", "ns"], ["max_ns", "Max", "ns"]]} />
+      <Table title={`Top kernels per rank and type (of ${analyses.kernels_total}; the rest of each type as "others", as in HTA)`}
+        rows={analyses.kernels} code wide
+        columns={[["rank", "Rank"], ["type", "Type"], ["name", "Kernel"], ["count", "Count"], ["sum_ns", "Total", "ns"], ["share_of_type_pct", "Share of type %", "pct"], ["mean_ns", "Mean", "ns"], ["max_ns", "Max", "ns"]]} />
       <OperatorTable analyses={analyses} />
     </div>
   );
