@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from profiler_app.insights.frames import JobData
 from profiler_app.insights.rules import RULES, evaluate_rules, params_from_overrides
 from profiler_app.insights.rules.base import RuleResult, TimeRange
+from profiler_app.insights.rules.recommendations import RECOMMENDATIONS
 
 ISSUE, NO_ISSUE, NOT_EVALUATED = "issue_found", "no_issue", "not_evaluated"
 
@@ -24,6 +25,8 @@ class ProfilerReport:
     results: tuple[RuleResult, ...]
     overrides: Mapping[str, Any]
     origin_ns: int | None = None  # the job's start: times in the report are shown from it
+    recommendations: tuple[RuleResult, ...] = ()  # from the trace (``rules.recommendations``)
+    job_id: int | None = None  # for the timeline links
 
     def status(self, result: RuleResult) -> str:
         if result.not_evaluated_reason is not None:
@@ -32,59 +35,80 @@ class ProfilerReport:
 
 
 def profiler_report(
-    job: JobData, overrides: Mapping[str, Any] | None = None, job_name: str = ""
+    job: JobData,
+    overrides: Mapping[str, Any] | None = None,
+    job_name: str = "",
+    recommendations: tuple[RuleResult, ...] = (),
+    job_id: int | None = None,
 ) -> ProfilerReport:
-    """Runs all rules with the defaults and ``overrides`` (ValueError on a bad override)."""
+    """Runs all rules with the defaults and ``overrides`` (ValueError on a bad override);
+    ``recommendations`` were judged from the job's trace (``recommend``)."""
     params = params_from_overrides(overrides)
     return ProfilerReport(
-        job_name, tuple(evaluate_rules(job, params)), dict(overrides or {}), job.data_start_ns()
+        job_name,
+        tuple(evaluate_rules(job, params)),
+        dict(overrides or {}),
+        job.data_start_ns(),
+        recommendations,
+        job_id,
     )
 
 
-def timeline_url(time_range: TimeRange, base_url: str = "") -> str:
-    """Where the UI's timeline opens on ``time_range`` (device -1 = the whole node)."""
-    query = {
-        "start_ns": time_range.start_ns,
-        "end_ns": time_range.end_ns,
-        "node": time_range.node,
-    }
-    if time_range.device >= 0:
-        query["device"] = time_range.device
-    return f"{base_url.rstrip('/')}/timeline?{urlencode(query)}"
+def timeline_url(time_range: TimeRange, base_url: str = "", job_id: int | None = None) -> str:
+    """Where the UI's timeline opens on ``time_range``, a little wider so its surroundings
+    show, with the rank shown and the event selected when the finding names them."""
+    margin = max((time_range.end_ns - time_range.start_ns) // 10, 1_000)
+    query: dict[str, Any] = {}
+    if job_id is not None:
+        query["job"] = job_id
+    query["t"] = f"{time_range.start_ns - margin}_{time_range.end_ns + margin}"
+    if time_range.rank >= 0:
+        query["ranks"] = time_range.rank
+    if time_range.event:
+        query["sel"] = time_range.event
+    return f"{base_url.rstrip('/')}/timeline?{urlencode(query, safe=':@')}"
 
 
 def report_json(report: ProfilerReport, base_url: str = "") -> dict[str, Any]:
     """The report as JSON-ready data (what the API returns)."""
-    rules = []
-    for r in report.results:
-        rules.append(
-            {
-                "rule": r.rule,
-                "description": RULES[r.rule].summary,
-                "status": report.status(r),
-                "triggered": r.triggered,
-                "evaluated": r.evaluated,
-                "trigger_count": r.trigger_count,
-                "violations": r.violations,
-                "datapoints": r.datapoints,
-                "not_evaluated_reason": r.not_evaluated_reason,
-                "recommendation": r.recommendation,
-                "params": dict(r.params),
-                "evidence": dict(r.evidence),
-                "time_ranges": [
-                    {**t._asdict(), "timeline_url": timeline_url(t, base_url)}
-                    for t in r.time_ranges
-                ],
-            }
-        )
-    statuses = [report.status(r) for r in report.results]
+    rules = [_result_json(report, r, RULES[r.rule].summary, base_url) for r in report.results]
+    recommendations = [
+        _result_json(report, r, RECOMMENDATIONS[r.rule].summary, base_url)
+        for r in report.recommendations
+    ]
+    everything = (*report.results, *report.recommendations)
+    statuses = [report.status(r) for r in everything]
     return {
         "job": report.job_name,
         "origin_ns": report.origin_ns,
         "overrides": dict(report.overrides),
         "summary": {
-            status: [r.rule for r, s in zip(report.results, statuses, strict=True) if s == status]
+            status: [r.rule for r, s in zip(everything, statuses, strict=True) if s == status]
             for status in (ISSUE, NO_ISSUE, NOT_EVALUATED)
         },
         "rules": rules,
+        "recommendations": recommendations,
+    }
+
+
+def _result_json(
+    report: ProfilerReport, r: RuleResult, description: str, base_url: str
+) -> dict[str, Any]:
+    return {
+        "rule": r.rule,
+        "description": description,
+        "status": report.status(r),
+        "triggered": r.triggered,
+        "evaluated": r.evaluated,
+        "trigger_count": r.trigger_count,
+        "violations": r.violations,
+        "datapoints": r.datapoints,
+        "not_evaluated_reason": r.not_evaluated_reason,
+        "recommendation": r.recommendation,
+        "params": dict(r.params),
+        "evidence": dict(r.evidence),
+        "time_ranges": [
+            {**t._asdict(), "timeline_url": timeline_url(t, base_url, report.job_id)}
+            for t in r.time_ranges
+        ],
     }

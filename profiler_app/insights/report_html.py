@@ -211,12 +211,18 @@ def _evidence_table(evidence: Mapping[str, Any]) -> str:
     return f"<table>{''.join(rows)}</table>" if rows else ""
 
 
+def _where(time_range: dict) -> str:
+    if time_range["rank"] >= 0:
+        return f"rank {time_range['rank']}"
+    gpu = "" if time_range["device"] < 0 else f" / {time_range['device']}"
+    return (time_range["node"] or "job") + gpu
+
+
 def _ranges(rule: dict, origin_ns: int) -> str:
     if not rule["time_ranges"]:
         return ""
     items = "".join(
-        f'<li><a href="{escape(t["timeline_url"])}">{escape(t["node"] or "job")}'
-        f"{'' if t['device'] < 0 else ' / ' + str(t['device'])}: "
+        f'<li><a href="{escape(t["timeline_url"])}">{escape(_where(t))}: '
         f"{(t['start_ns'] - origin_ns) / 1e9:,.1f} s to {(t['end_ns'] - origin_ns) / 1e9:,.1f} s "
         f"({(t['end_ns'] - t['start_ns']) / 1e9:,.1f} s)</a></li>"
         for t in rule["time_ranges"]
@@ -242,7 +248,7 @@ def _rule_section(rule: dict, origin_ns: int) -> str:
     )
     parts.append(f'<p class="advice">{escape(rule["recommendation"])}</p>')
     parts.append(_evidence_table(rule["evidence"]))
-    parts += CHARTS[rule["rule"]](rule)
+    parts += CHARTS[rule["rule"]](rule) if rule["rule"] in CHARTS else []
     parts.append(_ranges(rule, origin_ns))
     return "".join(parts)
 
@@ -257,7 +263,7 @@ def render_html(
         f'<tr><td><a href="#{escape(r["rule"])}">{escape(r["rule"])}</a></td>'
         f'<td class="{r["status"]}">{STATUS_TEXT[r["status"]]}</td>'
         f"<td>{r['trigger_count']}</td><td>{r['evaluated']}</td></tr>"
-        for r in data["rules"]
+        for r in [*data["rules"], *data["recommendations"]]
     )
     info = "".join(
         f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
@@ -265,6 +271,7 @@ def render_html(
     )
     first_range = min((t["start_ns"] for r in data["rules"] for t in r["time_ranges"]), default=0)
     origin_ns = report.origin_ns if report.origin_ns is not None else first_range
+    recommendations = "".join(_rule_section(r, origin_ns) for r in data["recommendations"])
     origin = "the job's start" if report.origin_ns is not None else "the first time range"
     title = f"Profiler report — {report.job_name}" if report.job_name else "Profiler report"
     return (
@@ -274,5 +281,6 @@ def render_html(
         f"<table><tr><th>Rule</th><th>Status</th><th>Triggered</th><th>Evaluated</th></tr>{summary_rows}</table>"
         + f"<p>Times are seconds from {origin}.</p>"
         + "".join(_rule_section(r, origin_ns) for r in data["rules"])
+        + (f"<h1>Recommendations from the trace</h1>{recommendations}" if recommendations else "")
         + "</body></html>"
     )

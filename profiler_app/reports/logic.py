@@ -25,13 +25,14 @@ from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest.models import PartSummary, Step, UtilizationPoint
 from profiler_app.insights import frames
-from profiler_app.insights.analyses import RankTrace, analyze
+from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
 from profiler_app.insights.analyses.events import STRING_COLUMNS
 from profiler_app.insights.analyses.framework import framework_from_events, metrics_from_samples
 from profiler_app.insights.frames import JobData
 from profiler_app.insights.report import profiler_report, report_json
 from profiler_app.insights.report_html import render_html
 from profiler_app.insights.rules import params_from_overrides
+from profiler_app.insights.rules.recommendations import recommend
 from profiler_app.reports.models import InsightsStatus, JobInsights, RuleOverrides
 from profiler_app.reports.summaries import analyses_json
 from profiler_app.traces.model import DERIVED_SOURCE
@@ -86,15 +87,20 @@ def compute(job_id: int, generation: int) -> None:
         traces = rank_traces(job)
         save_collective_waits(job, traces)
         overrides = overrides_of(job)
-        report = profiler_report(job_data(job, traces), overrides, job.name)
+        params = params_from_overrides(overrides)
+        analyses = analyze(traces, params) if traces else None
+        found = (
+            tuple(recommend([drop_last_step(t) for t in traces], analyses, params))
+            if analyses is not None
+            else ()
+        )
+        report = profiler_report(job_data(job, traces), overrides, job.name, found, job.pk)
         fields: dict[str, Any] = {
             "status": InsightsStatus.DONE,
             "report": report_json(report),
             # Relative timeline links: the download view makes them absolute for its host.
             "html": render_html(report, "", job_info(job)),
-            "analyses": (
-                analyses_json(analyze(traces, params_from_overrides(overrides))) if traces else {}
-            ),
+            "analyses": analyses_json(analyses) if analyses is not None else {},
             "error": "",
         }
     except Exception as exc:
@@ -183,7 +189,7 @@ def rank_traces(job: TrainingJob) -> list[RankTrace]:
     summaries = PartSummary.objects.filter(job=job, part__state=PartState.DONE, n_events__gt=0)
     for summary in summaries.order_by("rank", "part_id"):
         store = Path(settings.MEDIA_ROOT) / summary.store_path
-        by_rank[summary.rank].append(RankTrace.from_store(summary.rank, store))
+        by_rank[summary.rank].append(RankTrace.from_store(summary.rank, store, summary.part_id))
     return [merge(rank, parts) for rank, parts in sorted(by_rank.items())]
 
 
@@ -201,7 +207,8 @@ def merge(rank: int, parts: list[RankTrace]) -> RankTrace:
             ids = events[column].to_numpy()
             events[column] = np.where(ids >= 0, new_id[np.maximum(ids, 0)], ids).astype(ids.dtype)
         frames_.append(events)
-    return RankTrace(rank, pd.concat(frames_, ignore_index=True), list(table))
+    parts_ = tuple(p for part in parts for p in part.parts)
+    return RankTrace(rank, pd.concat(frames_, ignore_index=True), list(table), parts_)
 
 
 def job_info(job: TrainingJob) -> dict[str, str]:

@@ -11,8 +11,13 @@ STATUS_HELP = ", ".join([*InsightsStatus.values, "no_data"])
 class TimeRangeSerializer(serializers.Serializer):
     start_ns = serializers.IntegerField()
     end_ns = serializers.IntegerField()
-    node = serializers.CharField()
+    node = serializers.CharField(allow_blank=True)
     device = serializers.IntegerField()
+    # Reports computed before trace findings existed have neither.
+    rank = serializers.IntegerField(required=False, help_text="the rank, or -1")
+    event = serializers.CharField(
+        required=False, allow_blank=True, help_text='"<part id>:@<store row>" of the event, or ""'
+    )
     timeline_url = serializers.CharField()
 
 
@@ -44,6 +49,9 @@ class ReportSerializer(serializers.Serializer):
     overrides = serializers.DictField()
     summary = ReportSummarySerializer()
     rules = RuleResultSerializer(many=True)
+    recommendations = RuleResultSerializer(
+        many=True, required=False, help_text="Recommendations read from the trace"
+    )
 
 
 class InsightsSerializer(serializers.Serializer):

@@ -31,6 +31,14 @@ def parse_event_id(text: str) -> tuple[int, int]:
     return int(part), int(idx)
 
 
+def index_of_store_row(part: Part, row: int) -> int:
+    """The timeline index of the event at ``row`` of the part's store."""
+    found = np.flatnonzero(part.index.store_row == row)
+    if not len(found):
+        raise UnknownEvent(f"{part.id}:@{row}")
+    return int(found[0])
+
+
 def _store_row(part: Part, idx: int) -> dict:
     ix = part.index
     row = int(ix.store_row[idx])
@@ -73,9 +81,20 @@ def event_fields(job: JobTimeline, part: Part, idx: int) -> dict:
 
 
 def event_details(job: JobTimeline, event_id: str) -> dict:
-    """The event, its connected launch or run, and the launch latency between them."""
-    part_id, idx = parse_event_id(event_id)
-    part = job.parts.get(part_id)
+    """The event, its connected launch or run, and the launch latency between them.
+
+    ``event_id`` is the timeline's "<part id>:<index>", or "<part id>:@<row>" with the event's
+    row in the part's store (how insights findings name an event); the answer's ids are the
+    timeline's."""
+    part_id, sep, rest = event_id.partition(":@")
+    if sep and part_id.isdigit() and rest.isdigit():
+        part = job.parts.get(int(part_id))
+        if part is None:
+            raise UnknownEvent(event_id)
+        idx = index_of_store_row(part, int(rest))
+    else:
+        part_id_number, idx = parse_event_id(event_id)
+        part = job.parts.get(part_id_number)
     if part is None or idx >= part.index.n_events:
         raise UnknownEvent(event_id)
     event = event_fields(job, part, idx)

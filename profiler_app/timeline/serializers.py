@@ -97,7 +97,11 @@ class SearchResultSerializer(serializers.Serializer):
 
 
 class EventQuerySerializer(serializers.Serializer):
-    id = serializers.RegexField(r"^\d+:\d+$", help_text='"<part id>:<event index>"')
+    id = serializers.RegexField(
+        r"^\d+:@?\d+$",
+        help_text='"<part id>:<event index>", or "<part id>:@<row of the part\'s store>" as '
+        "insights findings name an event",
+    )
 
 
 class EventSerializer(serializers.Serializer):

@@ -40,6 +40,7 @@ from tracefmt.categories import (
 )
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import DEVICE_KINDS, EventKind
+from tracefmt.names import memcpy_kind
 
 # Phase letter -> code. "X" (complete) and "i"/"I" (instant) events become timeline rows.
 PHASE_CODES = {"X": 1, "i": 2, "I": 2, "s": 3, "t": 4, "f": 5, "C": 6, "M": 7}
@@ -264,6 +265,7 @@ def _timed_columns(
 
     _kernel_columns(cols, strings, *groups["kernel"])
     _memory_columns(cols, *groups["memory"])
+    _copy_directions_from_names(cols, strings["name"])
     _launch_columns(cols, *groups["other"])
     _operator_columns(cols, strings, *groups["operator"])
     return cols, strings, tracks, unrecognised
@@ -394,6 +396,15 @@ def _memory_columns(cols: dict[str, np.ndarray], pos: np.ndarray, margs: list | 
         _MEMCPY_DIRECTIONS.get(k, 0) if isinstance(k, str) else 0
         for k in map(attrgetter("kind"), margs)
     ]
+
+
+def _copy_directions_from_names(cols: dict[str, np.ndarray], names: StringColumn) -> None:
+    """A copy's direction from its name ("Memcpy HtoD (Pageable -> Device)") where its args
+    did not state one (CUDA traces; ROCm writes ``args.kind``)."""
+    todo = np.flatnonzero((cols["kind"] == EventKind.GPU_MEMCPY) & (cols["memcpy_kind"] == 0))
+    if len(todo):
+        by_name = np.fromiter(map(memcpy_kind, names.values), np.uint8, len(names.values))
+        cols["memcpy_kind"][todo] = by_name[names.codes[todo]]
 
 
 def _launch_columns(cols: dict[str, np.ndarray], pos: np.ndarray, largs: list | tuple) -> None:

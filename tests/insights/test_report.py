@@ -42,17 +42,20 @@ def test_it_reports_every_rule_with_its_status(bottlenecked_job):
     assert "IOBottleneck" in data["summary"]["not_evaluated"]
     cpu = next(r for r in data["rules"] if r["rule"] == "CPUBottleneck")
     assert cpu["params"]["threshold"] == 40
+    # The range with a tenth of its length around it (3 s of 30 s), in the timeline's terms.
     assert cpu["time_ranges"][0]["timeline_url"] == (
-        f"https://profiler.example/timeline?start_ns={T0}&end_ns={T0 + 300 * 10**8}&node=algo-1"
+        f"https://profiler.example/timeline?t={T0 - 3 * 10**9}_{T0 + 33 * 10**9}"
     )
     io = next(r for r in data["rules"] if r["rule"] == "IOBottleneck")
     assert io["not_evaluated_reason"] == "not evaluated: no I/O wait samples" + NEEDS
     assert json.loads(json.dumps(data)) == data  # plain JSON, no numpy values
 
 
-def test_it_links_a_gpu_range_to_that_device():
-    url = timeline_url(TimeRange(5, 9, "algo-2", 3))
-    assert url == "/timeline?start_ns=5&end_ns=9&node=algo-2&device=3"
+def test_it_links_a_finding_to_its_job_rank_and_event():
+    found = TimeRange(5_000_000, 9_000_000, "", -1, rank=3, event="12:@40")
+    assert timeline_url(found, job_id=7) == "/timeline?job=7&t=4600000_9400000&ranks=3&sel=12:@40"
+    # At least a microsecond around an instant.
+    assert timeline_url(TimeRange(5, 9, "algo-2", 3)) == "/timeline?t=-995_1009"
 
 
 def test_it_renders_a_self_contained_html_report(bottlenecked_job):

@@ -28,7 +28,7 @@ def test_it_finds_memory_that_grew_by_more_than_increase_points():
     assert result.violations == 1  # one episode
     assert result.evidence["nodes"]["algo-1"]["0"]["max_increase"] == 10.5
     # The two windows compared: samples 0-499 and 500-999.
-    assert [tuple(r) for r in result.time_ranges] == [(T0, T0 + 999 * INTERVAL_NS, "algo-1", 0)]
+    assert [tuple(r)[:4] for r in result.time_ranges] == [(T0, T0 + 999 * INTERVAL_NS, "algo-1", 0)]
     assert ".detach()" in result.recommendation
 
 

@@ -91,7 +91,7 @@ def test_it_triggers_when_the_first_step_starts_after_the_threshold():
     result = evaluate_max_initialization_time(data, init_params())
     assert result.triggered
     assert result.trigger_count == 1  # the scan from minute 20 to 21
-    assert [tuple(r) for r in result.time_ranges] == [(T0, T0 + 20 * MINUTE + 1, "algo-1", -1)]
+    assert [tuple(r)[:4] for r in result.time_ranges] == [(T0, T0 + 20 * MINUTE + 1, "algo-1", -1)]
     assert result.evidence["initialization_s"] == 1200.000000001
 
 

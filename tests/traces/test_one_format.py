@@ -16,7 +16,7 @@ from tracefmt.kinds import CHUNK_MAX_KIND
 from tracefmt.strings import StringTable
 
 CAPTURE = DATA / "h100_cnn_kineto.json.gz"  # recorded on an H100 with torch.profiler
-COMPARED = ["kind", "start_ns", "dur_ns", "device", "stream", "correlation", "bytes"]
+COMPARED = ["kind", "start_ns", "dur_ns", "device", "stream", "correlation", "bytes", "memcpy_kind"]
 META = {
     "job": "same-capture", "node": "algo-1", "hostname": "h100", "rank": 0, "local_rank": 0,
     "world_size": 1, "pid": 1, "seq": 0, "final": True, "created_ns": 0,

@@ -1116,6 +1116,8 @@ export interface components {
             };
             summary: components["schemas"]["ReportSummary"];
             rules: components["schemas"]["RuleResult"][];
+            /** @description Recommendations read from the trace */
+            recommendations?: components["schemas"]["RuleResult"][];
         };
         ReportSummary: {
             issue_found: string[];
@@ -1218,6 +1220,10 @@ export interface components {
             end_ns: number;
             node: string;
             device: number;
+            /** @description the rank, or -1 */
+            rank?: number;
+            /** @description "<part id>:@<store row>" of the event, or "" */
+            event?: string;
             timeline_url: string;
         };
         TimelinePart: {
@@ -1872,7 +1878,7 @@ export interface operations {
     jobs_timeline_event_retrieve: {
         parameters: {
             query: {
-                /** @description "<part id>:<event index>" */
+                /** @description "<part id>:<event index>", or "<part id>:@<row of the part's store>" as insights findings name an event */
                 id: string;
             };
             header?: never;

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -78,12 +78,16 @@ STRING_COLUMNS = ("name", "input_dims", "collective")
 
 @dataclass(frozen=True)
 class RankTrace:
+    """``events`` is indexed by position in the rank's parts, one after the other; ``parts``
+    holds (part id, events) of each, so an event's row in its part's store can be found."""
+
     rank: int
     events: pd.DataFrame
     strings: Sequence[str]
+    parts: tuple[tuple[int, int], ...] = ()
 
     @classmethod
-    def from_store(cls, rank: int, directory: str | Path) -> RankTrace:
+    def from_store(cls, rank: int, directory: str | Path, part_id: int = -1) -> RankTrace:
         """The events of a part's timeline store (``traces.ingest_trace``'s output)."""
         reader = TimelineReader(directory)
         events = reader.read_all(ANALYSIS_COLUMNS).to_pandas()
@@ -91,7 +95,17 @@ class RankTrace:
             if column not in events:
                 dtype, absent = EVENT_COLUMNS[column]
                 events[column] = np.full(len(events), absent, dtype=dtype)
-        return cls(rank, events[ANALYSIS_COLUMNS], reader.strings)
+        return cls(rank, events[ANALYSIS_COLUMNS], reader.strings, ((part_id, len(events)),))
+
+    def event_ref(self, position: int) -> str:
+        """ "<part id>:@<store row>" of the event at ``position`` (an index label of
+        ``events``), as the timeline's links select it; "" when the part is not known."""
+        offset = 0
+        for part_id, rows in self.parts:
+            if position < offset + rows:
+                return f"{part_id}:@{position - offset}" if part_id >= 0 else ""
+            offset += rows
+        return ""
 
     @cached_property
     def names(self) -> np.ndarray:
@@ -220,7 +234,7 @@ def drop_last_step(trace: RankTrace) -> RankTrace:
     host = ~gpu & (events["start_ns"] < last_start).to_numpy()
     launched = events["correlation"].to_numpy()[host]
     keep = host | (gpu & np.isin(events["correlation"].to_numpy(), launched[launched >= 0]))
-    return RankTrace(trace.rank, events[keep], trace.strings)
+    return replace(trace, events=events[keep])
 
 
 def describe(values: np.ndarray) -> dict[str, float]:

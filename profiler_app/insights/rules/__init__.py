@@ -16,6 +16,7 @@ from profiler_app.insights.rules.base import RuleResult, RuleSpec, TimeRange
 from profiler_app.insights.rules.bottlenecks import CPU_BOTTLENECK, IO_BOTTLENECK
 from profiler_app.insights.rules.memory_balance import GPU_MEMORY_INCREASE, LOAD_BALANCING
 from profiler_app.insights.rules.overview import OVERALL_FRAMEWORK_METRICS, OVERALL_SYSTEM_USAGE
+from profiler_app.insights.rules.recommendations import RECOMMENDATIONS
 from profiler_app.insights.rules.steps import MAX_INITIALIZATION_TIME, STEP_OUTLIER
 from profiler_app.insights.rules.utilization import BATCH_SIZE, LOW_GPU_UTILIZATION
 
@@ -46,9 +47,14 @@ RULES: dict[str, RuleSpec] = {
 }
 
 
-# Every group of per-job parameters: the rules', then the trace analyses' cut-offs. Each has
-# its parameter dataclass (``params``) and a one-line ``summary``.
-PARAMETER_GROUPS: dict[str, RuleSpec | AnalysisParameters] = {**RULES, **ANALYSIS_PARAMETERS}
+# Every group of per-job parameters: the system rules', the trace recommendations', then the
+# trace analyses' cut-offs. Each has its parameter dataclass (``params``) and a one-line
+# ``summary``.
+PARAMETER_GROUPS: dict[str, RuleSpec | AnalysisParameters] = {
+    **RULES,
+    **RECOMMENDATIONS,
+    **ANALYSIS_PARAMETERS,
+}
 
 
 def _coerce(key: str, kind: str, value: Any) -> Any:

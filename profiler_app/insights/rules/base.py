@@ -33,12 +33,16 @@ NO_ACTION = "No action needed."
 
 
 class TimeRange(NamedTuple):
-    """Where to look on the timeline: ``device`` is a GPU index or rank, -1 for the whole node."""
+    """Where to look on the timeline: ``device`` is a GPU index, -1 for the whole node; a
+    trace finding names its ``rank`` and, when it is about one event, that ``event``
+    ("<part id>:@<row of the part's store>")."""
 
     start_ns: int
     end_ns: int
     node: str
     device: int
+    rank: int = -1
+    event: str = ""
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,9 @@ def result(
         datapoints=int(datapoints),
         evidence=plain(evidence),
         time_ranges=tuple(
-            TimeRange(int(r.start_ns), int(r.end_ns), str(r.node), int(r.device))
+            TimeRange(
+                int(r.start_ns), int(r.end_ns), str(r.node), int(r.device), int(r.rank), r.event
+            )
             for r in time_ranges
         ),
         recommendation=recommendation,

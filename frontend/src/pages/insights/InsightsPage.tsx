@@ -55,6 +55,17 @@ function JobInsights({ job }: { job: TrainingJob }) {
           <Link to="/cluster">Open the cluster view</Link> for every rank's step breakdown.
         </section>
       )}
+      {data?.report?.recommendations && data.report.recommendations.length > 0 && (
+        <div className="insights-rules" aria-label="Recommendations">
+          <h2>Recommendations from the trace</h2>
+          <p className="muted">
+            Read from the profiled steps (complete steps only): data loading, synchronisation, launch
+            overhead, tensor cores, copies to the GPU and communication. Each place links to the
+            timeline.
+          </p>
+          {data.report.recommendations.map((rule) => <RuleCard key={rule.rule} rule={rule} />)}
+        </div>
+      )}
       {data?.report && (
         <div className="insights-rules">
           <h2>Rules</h2>

@@ -29,6 +29,7 @@ export function RuleCard({ rule }: { rule: RuleResult }) {
       ) : (
         <>
           <Evidence evidence={rule.evidence} />
+          <PerRank evidence={rule.evidence} />
           <p className="rule-recommendation">
             <strong>Recommendation: </strong>
             {rule.recommendation}
@@ -39,9 +40,9 @@ export function RuleCard({ rule }: { rule: RuleResult }) {
         <div className="rule-ranges">
           <strong>Where: </strong>
           {rule.time_ranges.slice(0, 10).map((range) => (
-            <Link key={`${range.start_ns}-${range.node}-${range.device}`} to={range.timeline_url} className="chip">
-              {range.node}
-              {range.device >= 0 ? ` GPU ${range.device}` : ""} · {formatRange(range.start_ns, range.end_ns)}
+            <Link key={`${range.start_ns}-${range.node}-${range.device}-${range.event ?? ""}`}
+              to={range.timeline_url} className="chip">
+              {where(range)} · {formatRange(range.start_ns, range.end_ns)}
             </Link>
           ))}
           {rule.time_ranges.length > 10 && <span className="muted"> and {rule.time_ranges.length - 10} more</span>}
@@ -51,8 +52,16 @@ export function RuleCard({ rule }: { rule: RuleResult }) {
   );
 }
 
+type TimeRange = RuleResult["time_ranges"][number];
+
+function where(range: TimeRange): string {
+  if (range.rank !== undefined && range.rank >= 0) return `rank ${range.rank}`;
+  return `${range.node}${range.device >= 0 ? ` GPU ${range.device}` : ""}`;
+}
+
 function formatRange(startNs: number, endNs: number): string {
-  return `${((endNs - startNs) / 1e9).toFixed(2)} s`;
+  const seconds = (endNs - startNs) / 1e9;
+  return seconds < 1 ? `${(seconds * 1e3).toFixed(2)} ms` : `${seconds.toFixed(2)} s`;
 }
 
 /** The evidence's scalar values as a list; nested tables stay in the downloadable report. */
@@ -68,6 +77,35 @@ function Evidence({ evidence }: { evidence: Record<string, unknown> }) {
         </div>
       ))}
     </dl>
+  );
+}
+
+/** A finding's per-rank figures (``evidence.ranks``) as a table: one row per rank. */
+function PerRank({ evidence }: { evidence: Record<string, unknown> }) {
+  const ranks = evidence.ranks;
+  if (!ranks || typeof ranks !== "object") return null;
+  const rows = Object.entries(ranks as Record<string, Record<string, unknown>>);
+  const columns = [...new Set(rows.flatMap(([, v]) => Object.keys(v).filter((k) => typeof v[k] === "number")))];
+  if (rows.length === 0 || columns.length === 0) return null;
+  return (
+    <table className="table rule-ranks" aria-label={`Per rank`}>
+      <thead>
+        <tr>
+          <th>rank</th>
+          {columns.map((c) => <th key={c}>{c.replaceAll("_", " ")}</th>)}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map(([rank, values]) => (
+          <tr key={rank}>
+            <td>{rank}</td>
+            {columns.map((c) => (
+              <td key={c} className="num">{typeof values[c] === "number" ? formatNumber(values[c] as number) : "—"}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 

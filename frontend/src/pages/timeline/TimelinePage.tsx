@@ -158,6 +158,18 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   const onSelect = useCallback((hit: Hit | null) => {
     setSelection(hit?.type === "event" ? eventId(hit.part, hit.idx) : null);
   }, []);
+  // A link from a finding names its event by store row: once found, use the timeline's own id
+  // and open the tracks down to it.
+  useEffect(() => {
+    const event = details.data?.event;
+    if (event && selection?.includes(":@")) {
+      // Once per link: the fetched event tells which timeline event the store row is.
+      /* eslint-disable react-hooks/set-state-in-effect */
+      reveal(event.track);
+      setSelection(event.id);
+      /* eslint-enable react-hooks/set-state-in-effect */
+    }
+  }, [details.data, selection, reveal]);
   const onFocusSelection = useCallback(() => {
     const event = details.data?.event;
     if (event && selection) jumpTo(focusOn(nsBetween(originNs, event.start_ns), event.dur_ns, bounds));

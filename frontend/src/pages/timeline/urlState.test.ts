@@ -15,6 +15,10 @@ describe("timeline URL state", () => {
     expect(parseTimelineUrl(new URLSearchParams(params.toString()))).toEqual(state);
   });
 
+  it("reads an event named by its store row, as insights findings link to it", () => {
+    expect(parseTimelineUrl(new URLSearchParams("job=3&sel=41:@9000")).selection).toBe("41:@9000");
+  });
+
   it("ignores what it cannot read instead of failing", () => {
     const parsed = parseTimelineUrl(new URLSearchParams("job=x&ranks=a,2,2,1&t=9_3&sel=12"));
     expect(parsed).toEqual({ job: null, ranks: [1, 2], range: null, selection: null, open: null });

@@ -34,7 +34,8 @@ export function parseTimelineUrl(params: URLSearchParams): TimelineUrlState {
     job: job && /^\d+$/.test(job) ? Number(job) : null,
     ranks: integers(params.get("ranks")),
     range,
-    selection: selection && /^\d+:\d+$/.test(selection) ? selection : null,
+    // "<part>:<index>", or "<part>:@<store row>" as insights findings link to an event.
+    selection: selection && /^\d+:@?\d+$/.test(selection) ? selection : null,
     open: open === null ? null : open.split(",").filter(Boolean),
   };
 }

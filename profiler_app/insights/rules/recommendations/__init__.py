@@ -1,0 +1,49 @@
+"""Performance recommendations read straight from the trace, in the spirit of the PyTorch
+profiler's TensorBoard plugin: data loading, synchronisation, launch overhead, tensor cores,
+host-to-device copies and communication. Each is a rule with parameters (overridable per job
+like the system rules, ``DataLoading_threshold_pct``), evidence that links to the timeline,
+and a fix. They judge the complete steps, the window of the trace analyses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from profiler_app.insights.analyses import TraceAnalyses
+from profiler_app.insights.analyses.events import RankTrace
+from profiler_app.insights.rules.base import RuleResult, RuleSpec
+from profiler_app.insights.rules.recommendations.device import (
+    COMMUNICATION,
+    HOST_TO_DEVICE_COPIES,
+    TENSOR_CORES,
+)
+from profiler_app.insights.rules.recommendations.host import (
+    DATA_LOADING,
+    LAUNCH_OVERHEAD,
+    SYNCHRONIZATION,
+)
+from profiler_app.insights.rules.recommendations.inputs import TraceInputs
+
+RECOMMENDATIONS: dict[str, RuleSpec] = {
+    spec.name: spec
+    for spec in (
+        DATA_LOADING,
+        LAUNCH_OVERHEAD,
+        SYNCHRONIZATION,
+        TENSOR_CORES,
+        HOST_TO_DEVICE_COPIES,
+        COMMUNICATION,
+    )
+}
+
+
+def recommend(
+    traces: Iterable[RankTrace], analyses: TraceAnalyses, params: Mapping[str, Any]
+) -> list[RuleResult]:
+    """Every recommendation over ``traces`` (the complete-steps window of ``analyses``), with
+    the parameter objects of ``params`` (defaults where absent)."""
+    inputs = TraceInputs(tuple(traces), analyses)
+    return [
+        spec.evaluate(inputs, params.get(name) or spec.params())  # type: ignore[arg-type]
+        for name, spec in RECOMMENDATIONS.items()
+    ]

@@ -1,0 +1,274 @@
+"""Recommendations about the host side of the steps: data loading, synchronisation, launches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from profiler_app.insights.analyses.events import RankTrace
+from profiler_app.insights.rules.base import (
+    NO_ACTION,
+    RuleResult,
+    RuleSpec,
+    check_params,
+    not_evaluated,
+    result,
+)
+from profiler_app.insights.rules.recommendations.inputs import (
+    NO_STEPS,
+    TraceInputs,
+    covered_ns,
+    events_named,
+    share_pct,
+    step_time_ns,
+    top_events,
+    top_ranges,
+)
+from tracefmt.kinds import EventKind
+
+HOST_KINDS = (
+    int(EventKind.CPU_OP),
+    int(EventKind.USER_ANNOTATION),
+    int(EventKind.CUDA_RUNTIME),
+    int(EventKind.CUDA_DRIVER),
+    int(EventKind.PYTHON_FUNCTION),
+)
+
+
+def _is_data_loading(name: str) -> bool:
+    return name.startswith("enumerate(DataLoader)") or "DataLoaderIter" in name
+
+
+@dataclass(frozen=True)
+class DataLoadingParams:
+    threshold_pct: float = 10  # of step time spent fetching batches
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+DATA_LOADING_ADVICE = (
+    "The training loop waits for its next batch. Load data in parallel: raise the DataLoader's "
+    "num_workers, keep workers alive between epochs (persistent_workers=True), prefetch more "
+    "batches (prefetch_factor), and use pin_memory=True for faster copies to the GPU."
+)
+
+
+def evaluate_data_loading(inputs: TraceInputs, params: DataLoadingParams) -> RuleResult:
+    """Share of the step time spent in the data loader's ``__next__`` (each rank)."""
+    rule = "DataLoading"
+    ranks: dict[str, dict[str, Any]] = {}
+    ranges: list = []
+    listed: list = []
+    for trace in inputs.traces:
+        n_steps, step_ns = step_time_ns(trace)
+        if not n_steps:
+            continue
+        loading = events_named(trace, _is_data_loading, HOST_KINDS)
+        loading_ns = covered_ns(loading)
+        ranks[str(trace.rank)] = {
+            "steps": n_steps,
+            "step_ns": step_ns,
+            "data_loading_ns": loading_ns,
+            "share_pct": share_pct(loading_ns, step_ns),
+        }
+        ranges += top_ranges(trace, loading)
+        listed += top_events(trace, loading)
+    if not ranks:
+        return not_evaluated(rule, params, NO_STEPS)
+    slow = [r for r, v in ranks.items() if v["share_pct"] > params.threshold_pct]
+    return result(
+        rule,
+        params,
+        evaluated=len(ranks),
+        trigger_count=len(slow),
+        violations=len(slow),
+        datapoints=sum(v["steps"] for v in ranks.values()),
+        evidence={"ranks": ranks, "slow_ranks": slow, "top_events": listed},
+        time_ranges=ranges,
+        recommendation=DATA_LOADING_ADVICE if slow else NO_ACTION,
+    )
+
+
+# Host calls that wait for the GPU: explicit synchronisation, and reading a GPU value on the
+# host (``.item()``, printing or branching on a tensor, ``.cpu()``/``.tolist()``).
+SYNC_NAMES = frozenset(
+    {
+        "cudaStreamSynchronize",
+        "cudaDeviceSynchronize",
+        "cudaEventSynchronize",
+        "cudaStreamWaitEvent",
+        "hipStreamSynchronize",
+        "hipDeviceSynchronize",
+        "hipEventSynchronize",
+        "aten::item",
+        "aten::_local_scalar_dense",
+    }
+)
+
+
+@dataclass(frozen=True)
+class SynchronizationParams:
+    threshold_pct: float = 5  # of step time the host spends waiting for the GPU
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+SYNC_ADVICE = (
+    "The host stops and waits for the GPU inside the steps. Remove implicit synchronisations "
+    "from the loop: no .item(), .cpu(), .tolist() or print of a GPU tensor per step (log every "
+    "N steps, or accumulate on the GPU), no Python branching on GPU values, no "
+    "torch.cuda.synchronize(); copy results with non_blocking=True into pinned memory."
+)
+
+
+def _call_sites(trace: RankTrace, event: pd.Series) -> list[str]:
+    """What encloses a waiting call on its thread, outermost first: Python frames where the
+    trace recorded stacks, else CPU operators."""
+    events = trace.events
+    start, end = int(event["start_ns"]), int(event["start_ns"] + event["dur_ns"])
+    around = events[
+        (events["track"] == event["track"])
+        & (events["start_ns"] <= start)
+        & (events["start_ns"] + events["dur_ns"] >= end)
+        & (events.index != event.name)
+    ]
+    python = around[around["kind"] == EventKind.PYTHON_FUNCTION]
+    chosen = python if len(python) else around[around["kind"] == EventKind.CPU_OP]
+    ordered = chosen.sort_values(["start_ns", "dur_ns"], ascending=[True, False])
+    return [str(trace.names[i]) for i in ordered["name"]]
+
+
+def evaluate_synchronization(inputs: TraceInputs, params: SynchronizationParams) -> RuleResult:
+    rule = "Synchronization"
+    ranks: dict[str, dict[str, Any]] = {}
+    ranges: list = []
+    sites: list = []
+    for trace in inputs.traces:
+        n_steps, step_ns = step_time_ns(trace)
+        if not n_steps:
+            continue
+        waits = events_named(trace, SYNC_NAMES.__contains__, HOST_KINDS)
+        waiting_ns = covered_ns(waits)
+        by_call = waits.groupby(trace.labels(waits["name"].to_numpy()), observed=True)["dur_ns"]
+        ranks[str(trace.rank)] = {
+            "steps": n_steps,
+            "step_ns": step_ns,
+            "waiting_ns": waiting_ns,
+            "share_pct": share_pct(waiting_ns, step_ns),
+            "calls": {
+                str(name): {"count": int(count), "total_ns": int(total)}
+                for name, count, total in zip(
+                    by_call.count().index, by_call.count(), by_call.sum(), strict=True
+                )
+            },
+        }
+        ranges += top_ranges(trace, waits)
+        for _, event in waits.nlargest(3, "dur_ns").iterrows():
+            sites.append(
+                {
+                    "call": str(trace.names[int(event["name"])]),
+                    "rank": trace.rank,
+                    "dur_ns": int(event["dur_ns"]),
+                    "stack": _call_sites(trace, event),
+                }
+            )
+    if not ranks:
+        return not_evaluated(rule, params, NO_STEPS)
+    slow = [r for r, v in ranks.items() if v["share_pct"] > params.threshold_pct]
+    return result(
+        rule,
+        params,
+        evaluated=len(ranks),
+        trigger_count=len(slow),
+        violations=len(slow),
+        datapoints=sum(v["steps"] for v in ranks.values()),
+        evidence={"ranks": ranks, "waiting_ranks": slow, "call_sites": sites},
+        time_ranges=ranges,
+        recommendation=SYNC_ADVICE if slow else NO_ACTION,
+    )
+
+
+@dataclass(frozen=True)
+class LaunchOverheadParams:
+    short_kernel_pct: float = 50  # of launches whose GPU run is shorter than the launch call
+    gpu_idle_pct: float = 20  # of the GPU's span spent idle
+    min_launches: int = 100
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+LAUNCH_ADVICE = (
+    "The GPU runs many kernels shorter than the CPU takes to launch them, and sits idle "
+    "between them: the step is launch-bound. Capture the step in a CUDA graph "
+    "(torch.cuda.graphs, or torch.compile(mode='reduce-overhead')), let torch.compile fuse "
+    "small operations, or give each kernel more work (a larger batch)."
+)
+
+
+def evaluate_launch_overhead(inputs: TraceInputs, params: LaunchOverheadParams) -> RuleResult:
+    rule = "LaunchOverhead"
+    table = inputs.analyses.launches
+    temporal = inputs.analyses.temporal.set_index("rank")
+    ranks: dict[str, dict[str, Any]] = {}
+    bound: list = []
+    for rank, group in table.groupby("rank", sort=True):
+        short = group["gpu_dur_ns"].to_numpy() < group["cpu_dur_ns"].to_numpy()
+        idle = float(temporal.at[rank, "idle_pct"]) if rank in temporal.index else 0.0
+        names = group["op"][short].value_counts().head(5)
+        ranks[str(rank)] = {
+            "launches": len(group),
+            "short_kernels": int(short.sum()),
+            "short_pct": share_pct(short.sum(), len(group)),
+            "gpu_idle_pct": idle,
+            "median_cpu_launch_ns": float(np.median(group["cpu_dur_ns"])),
+            "median_gpu_ns": float(np.median(group["gpu_dur_ns"])),
+            "top_short_kernels": {str(k): int(v) for k, v in names.items()},
+        }
+        judged = ranks[str(rank)]
+        if (
+            len(group) >= params.min_launches  # a few launches cannot make a step launch-bound
+            and judged["short_pct"] > params.short_kernel_pct
+            and idle > params.gpu_idle_pct
+        ):
+            bound.append(str(rank))
+    if not ranks:
+        return not_evaluated(rule, params, "no kernel launches in the profile")
+    return result(
+        rule,
+        params,
+        evaluated=len(ranks),
+        trigger_count=len(bound),
+        violations=len(bound),
+        datapoints=sum(v["launches"] for v in ranks.values()),
+        evidence={"ranks": ranks, "launch_bound_ranks": bound},
+        recommendation=LAUNCH_ADVICE if bound else NO_ACTION,
+    )
+
+
+DATA_LOADING = RuleSpec(
+    "DataLoading",
+    DataLoadingParams,
+    evaluate_data_loading,  # type: ignore[arg-type]
+    "Share of each rank's step time spent waiting for the data loader's next batch "
+    "(enumerate(DataLoader) / DataLoaderIter.__next__), over threshold_pct.",
+)
+SYNCHRONIZATION = RuleSpec(
+    "Synchronization",
+    SynchronizationParams,
+    evaluate_synchronization,  # type: ignore[arg-type]
+    "Share of each rank's step time the host spends waiting for the GPU (stream/device "
+    "synchronisation, .item() and other reads of GPU values), over threshold_pct.",
+)
+LAUNCH_OVERHEAD = RuleSpec(
+    "LaunchOverhead",
+    LaunchOverheadParams,
+    evaluate_launch_overhead,  # type: ignore[arg-type]
+    "Launch-bound steps: more than short_kernel_pct of the kernels run shorter than their "
+    "launch call while the GPU is idle more than gpu_idle_pct of its span.",
+)

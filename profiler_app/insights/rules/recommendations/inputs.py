@@ -1,0 +1,93 @@
+"""What the trace recommendations read: each rank's events over the complete steps, the trace
+analyses of the same window, and a few helpers over them (pure: numpy and pandas only)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from profiler_app.insights.analyses import TraceAnalyses
+from profiler_app.insights.analyses.events import RankTrace, merge_intervals
+from profiler_app.insights.rules.base import TimeRange
+from tracefmt.kinds import EventKind
+from tracefmt.names import step_number
+
+STEP_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
+# Events listed as evidence, per finding.
+TOP_EVENTS = 5
+NO_STEPS = "no training steps annotated (torch.profiler's ProfilerStep or the collector's steps)"
+
+
+@dataclass(frozen=True)
+class TraceInputs:
+    """``traces`` cover the window of ``analyses``: the complete steps of each rank."""
+
+    traces: tuple[RankTrace, ...]
+    analyses: TraceAnalyses
+
+
+def name_ids(trace: RankTrace, wanted: Callable[[str], bool]) -> np.ndarray:
+    """The string ids whose name ``wanted`` accepts (run once per distinct name)."""
+    present = np.unique(trace.events["name"].to_numpy())
+    present = present[present >= 0]
+    return present[[wanted(str(trace.names[i])) for i in present]]
+
+
+def events_named(
+    trace: RankTrace, wanted: Callable[[str], bool], kinds: tuple[int, ...] | None = None
+) -> pd.DataFrame:
+    events = trace.events
+    rows = np.isin(events["name"].to_numpy(), name_ids(trace, wanted))
+    if kinds is not None:
+        rows &= events["kind"].isin(kinds).to_numpy()
+    return events[rows]
+
+
+def step_time_ns(trace: RankTrace) -> tuple[int, int]:
+    """(number of steps, their summed duration) of the rank's step annotations."""
+    steps = events_named(trace, lambda n: step_number(n) is not None, STEP_KINDS)
+    return len(steps), int(steps["dur_ns"].sum())
+
+
+def covered_ns(events: pd.DataFrame) -> int:
+    """Time covered by ``events`` with nested or overlapping ones counted once."""
+    if events.empty:
+        return 0
+    ordered = events.sort_values("start_ns", kind="stable")
+    start = ordered["start_ns"].to_numpy()
+    starts, ends = merge_intervals(start, start + ordered["dur_ns"].to_numpy())
+    return int((ends - starts).sum())
+
+
+def top_ranges(trace: RankTrace, events: pd.DataFrame, n: int = TOP_EVENTS) -> list[TimeRange]:
+    """The ``n`` longest events as timeline links that select them."""
+    longest = events.nlargest(n, "dur_ns")
+    return [
+        TimeRange(int(start), int(start + dur), "", -1, trace.rank, trace.event_ref(int(position)))
+        for position, start, dur in zip(
+            longest.index, longest["start_ns"], longest["dur_ns"], strict=True
+        )
+    ]
+
+
+def top_events(trace: RankTrace, events: pd.DataFrame, n: int = TOP_EVENTS) -> list[dict]:
+    """The ``n`` longest events: name, rank, start and duration."""
+    longest = events.nlargest(n, "dur_ns")
+    return [
+        {
+            "name": str(trace.names[name]),
+            "rank": trace.rank,
+            "start_ns": int(start),
+            "dur_ns": int(dur),
+        }
+        for name, start, dur in zip(
+            longest["name"], longest["start_ns"], longest["dur_ns"], strict=True
+        )
+    ]
+
+
+def share_pct(part: float, whole: float) -> float:
+    return 100.0 * part / whole if whole > 0 else 0.0
