@@ -13,6 +13,7 @@ from profiler_app.insights.report import (
     ProfilerReport,
     report_json,
 )
+from profiler_app.insights.report_analyses import render_analyses
 
 STATUS_TEXT = {ISSUE: "Issue found", "no_issue": "No issue", NOT_EVALUATED: "Not evaluated"}
 # The report draws at most this many rows (GPUs, nodes) per chart.
@@ -24,6 +25,7 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding
 .issue_found{color:#b3261e;font-weight:600}.no_issue{color:#1e7b34}.not_evaluated{color:#777}
 .advice{background:#fff8e1;border-left:4px solid #f2a900;padding:.5em 1em}
 code{font-size:12px}
+@media print{body{max-width:none;margin:0}h1,h2{break-after:avoid}table,svg{break-inside:avoid}}
 """
 
 
@@ -254,10 +256,14 @@ def _rule_section(rule: dict, origin_ns: int) -> str:
 
 
 def render_html(
-    report: ProfilerReport, base_url: str = "", job_info: Mapping[str, str] | None = None
+    report: ProfilerReport,
+    base_url: str = "",
+    job_info: Mapping[str, str] | None = None,
+    analyses: Mapping[str, Any] | None = None,
 ) -> str:
     """The whole report page. ``base_url`` makes the timeline links absolute (the file is
-    opened from disk); ``job_info`` adds lines such as instance type or framework."""
+    opened from disk); ``job_info`` adds lines such as instance type or framework;
+    ``analyses`` (``reports.summaries.analyses_json``) adds the trace analyses."""
     data = report_json(report, base_url)
     summary_rows = "".join(
         f'<tr><td><a href="#{escape(r["rule"])}">{escape(r["rule"])}</a></td>'
@@ -282,5 +288,6 @@ def render_html(
         + f"<p>Times are seconds from {origin}.</p>"
         + "".join(_rule_section(r, origin_ns) for r in data["rules"])
         + (f"<h1>Recommendations from the trace</h1>{recommendations}" if recommendations else "")
+        + render_analyses(analyses or {})
         + "</body></html>"
     )

@@ -95,12 +95,13 @@ def compute(job_id: int, generation: int) -> None:
             else ()
         )
         report = profiler_report(job_data(job, traces), overrides, job.name, found, job.pk)
+        summary = analyses_json(analyses) if analyses is not None else {}
         fields: dict[str, Any] = {
             "status": InsightsStatus.DONE,
             "report": report_json(report),
             # Relative timeline links: the download view makes them absolute for its host.
-            "html": render_html(report, "", job_info(job)),
-            "analyses": analyses_json(analyses) if analyses is not None else {},
+            "html": render_html(report, "", job_info(job), summary),
+            "analyses": summary,
             "error": "",
         }
     except Exception as exc:

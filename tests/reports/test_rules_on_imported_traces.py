@@ -57,3 +57,24 @@ def test_load_balancing_compares_the_gpus_of_two_ranks(user):
         "algo-2 GPU 1",
     }  # rank 1 ran on GPU 1
     assert balance["evidence"]["source"].startswith("kernel busy time")
+
+
+def test_the_report_holds_rules_recommendations_and_analyses(user):
+    job = parse_job(user, "report", [("algo-1", 0, "resnet50_pt18_workers4.pt.trace.json.gz")])
+    logic.request_run(job.id, delay_s=3600)
+    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
+    row = JobInsights.objects.get(job=job)
+    html = row.html
+    for heading in ("<h1>Recommendations from the trace</h1>", "<h1>Trace analyses</h1>",
+                    'id="HostToDeviceCopies"', 'id="LowGPUUtilization"', "Launch findings"):  # fmt: skip
+        assert heading in html, heading
+    # The figures are the analyses' own, for the same window.
+    [temporal] = row.analyses["temporal"]
+    assert f"<td>{int(temporal['idle_ns']):,}</td>" in html
+    [findings] = row.analyses["launch_findings"]
+    assert f"<td>{int(findings['launches']):,}</td>" in html
+    # Each finding's place opens the timeline of this job on the event.
+    copies = next(r for r in row.report["recommendations"] if r["rule"] == "HostToDeviceCopies")
+    link = copies["time_ranges"][0]["timeline_url"]
+    assert link.startswith(f"/timeline?job={job.id}&t=") and "&ranks=0&sel=" in link
+    assert f'href="{link.replace("&", "&amp;")}"' in html
