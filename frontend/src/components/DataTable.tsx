@@ -111,8 +111,7 @@ export function DataTable({ title, rows, columns, filterKey, defaultSort, total,
           </>
         )}
         <span className="muted data-table-count" data-testid="row-count">
-          {shown.length === rows.length ? `${rows.length.toLocaleString("en-US")} rows`
-            : `${shown.length.toLocaleString("en-US")} of ${rows.length.toLocaleString("en-US")} rows`}
+          {shown.length === rows.length ? count(rows.length) : `${shown.length.toLocaleString("en-US")} of ${count(rows.length)}`}
         </span>
         <button type="button" className="btn btn-small" onClick={exportCsv}>Export CSV</button>
       </div>
@@ -211,6 +210,10 @@ function tableColumns(columns: DataColumn[], numeric: Set<string>) {
 
 function columnClass(column: DataColumn, numeric: Set<string>): string {
   return [numeric.has(column.key) && "num", column.code && "code", column.wrap && "wrap"].filter(Boolean).join(" ");
+}
+
+function count(rows: number): string {
+  return `${rows.toLocaleString("en-US")} ${rows === 1 ? "row" : "rows"}`;
 }
 
 function cellText(value: unknown, format: DataColumn["format"]): string {

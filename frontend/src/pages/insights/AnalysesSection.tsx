@@ -143,13 +143,13 @@ const KERNEL_COLUMNS: DataColumn[] = [
   { key: "sum_ns", label: "Total", format: formatDuration }, { key: "mean_ns", label: "Mean", format: formatDuration },
   { key: "min_ns", label: "Min", format: formatDuration }, { key: "max_ns", label: "Max", format: formatDuration },
   { key: "std_ns", label: "Std dev", format: formatDuration },
-  { key: "share_of_type_pct", label: "Share of type %", format: pct },
+  { key: "share_of_type_pct", label: "% of type", format: pct },
 ];  // prettier-ignore
 const OPERATOR_COLUMNS: DataColumn[] = [
   { key: "name", label: "Operator", code: true }, { key: "input_dims", label: "Input shapes", wrap: true },
   { key: "count", label: "Calls" }, { key: "self_ns", label: "Self CPU", format: formatDuration },
   { key: "total_ns", label: "Total CPU", format: formatDuration },
-  { key: "avg_self_ns", label: "Self CPU per call", format: formatDuration },
+  { key: "avg_self_ns", label: "Avg self CPU", format: formatDuration },
   { key: "self_pct", label: "Self %", format: pct },
   { key: "cpu_memory_bytes", label: "CPU memory", format: bytes },
   { key: "self_cpu_memory_bytes", label: "Self CPU memory", format: bytes },
