@@ -154,6 +154,8 @@ def test_tables_sort_filter_and_export_every_row(live_server, tab, user, a100_jo
     assert column(table, 0)[:5] == [o["name"] for o in by_self[:5]]
     table.locator("xpath=..").evaluate("(el) => { el.scrollTop = el.scrollHeight; }")
     expect(table.get_by_role("cell", name=by_self[-1]["name"], exact=True)).to_be_visible()
+    card.scroll_into_view_if_needed()
+    screenshot(tab, "insights-operators-scrolled")
     table.locator("xpath=..").evaluate("(el) => { el.scrollTop = 0; }")
 
     # Sort by calls, most first, then the other way; then by name, A to Z ignoring case.

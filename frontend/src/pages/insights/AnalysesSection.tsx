@@ -7,7 +7,7 @@ import { type DataColumn, DataTable } from "../../components/DataTable";
 import { formatBytes } from "../../lib/format";
 import { formatDuration } from "../dashboard/units";
 import type { LineSeries } from "../../charts/options";
-import { type Row, bandwidthLines, num, queueLines, relativeToFirstPoint, temporalSlices } from "./analysesView";
+import { RANK, bandwidthLines, num, queueLines, relativeToFirstPoint, temporalSlices, withRank } from "./analysesView";
 
 /** The trace analyses: where GPU time goes, why it idles, launches and the busiest operators. */
 export function AnalysesSection({ analyses }: { analyses: Analyses }) {
@@ -64,10 +64,10 @@ function OperatorTable({ analyses }: { analyses: Analyses }) {
   const rows = grouped ? analyses.operators_by_shape : analyses.operators;
   const total = grouped ? analyses.operators_by_shape_total : analyses.operators_total;
   const columns = useMemo(() => {
-    const chosen = OPERATOR_COLUMNS.filter(
-      (column) => column.key !== "input_dims" || grouped,
-    ).filter((column) => !column.key.endsWith("memory_bytes") || rows.some((row) => row[column.key] != null));
-    return withRank(rows, chosen);
+    const shown = OPERATOR_COLUMNS.filter(({ key }) =>
+      key === "input_dims" ? grouped : !key.endsWith("memory_bytes") || rows.some((row) => row[key] != null),
+    );
+    return withRank(rows, shown);
   }, [rows, grouped]);
   const toggle = analyses.input_shapes_recorded ? (
     <label className="checkbox-field">
@@ -83,12 +83,6 @@ function OperatorTable({ analyses }: { analyses: Analyses }) {
       {toggle}
     </DataTable>
   );
-}
-
-/** A rank column first, where the table holds more than one rank. */
-function withRank(rows: Row[], columns: DataColumn[]): DataColumn[] {
-  const ranks = new Set(rows.map((row) => row["rank"]));
-  return ranks.size > 1 ? [RANK, ...columns] : columns;
 }
 
 function TimeSeries({ title, label, series, formatY }: { title: string; label: string; series: LineSeries[]; formatY: (y: number) => string }) {
@@ -110,7 +104,6 @@ const pct = (value: number) => `${value.toFixed(1)}%`;
 const ratio = (value: number) => value.toFixed(3);
 const bytes = (value: number) => (value < 0 ? `−${formatBytes(-value)}` : formatBytes(value));
 
-const RANK: DataColumn = { key: "rank", label: "Rank" };
 const QUEUE_COLUMNS: DataColumn[] = [
   RANK, { key: "stream", label: "Stream" }, { key: "mean", label: "Mean", format: fixed1 },
   { key: "p50", label: "Median", format: fixed1 }, { key: "max", label: "Max" },
