@@ -99,7 +99,7 @@ export function DataTable({ title, rows, columns, filterKey, defaultSort, total,
   };
   const hidden = total !== undefined && total > rows.length;
   return (
-    <section className={wide ? "card data-table-card wide" : "card data-table-card"} aria-label={title}>
+    <section className={wide ? "card wide" : "card"} aria-label={title}>
       <h3>{title}</h3>
       <div className="data-table-toolbar">
         {children}
