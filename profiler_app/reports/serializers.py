@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from profiler_app.reports.models import InsightsStatus
+from profiler_app.reports.summaries import MAX_TABLE_ROWS
 
 # Plain text, not an enum: "status" enums of other components would collide in the schema.
 STATUS_HELP = ", ".join([*InsightsStatus.values, "no_data"])
@@ -82,13 +83,25 @@ class ParametersSerializer(serializers.Serializer):
     rules = RuleParametersSerializer(many=True)
 
 
+EVERY_ROW = (
+    f"every row, the most time first (past {MAX_TABLE_ROWS:,} rows, the {MAX_TABLE_ROWS:,} "
+    "with the most time: compare with the *_total field)"
+)
+
+
 class AnalysesSerializer(serializers.Serializer):
     status = serializers.CharField(help_text=STATUS_HELP)
     computed_at = serializers.DateTimeField(allow_null=True)
     temporal = serializers.ListField(child=serializers.DictField())
     kernel_types = serializers.ListField(child=serializers.DictField())
-    kernels = serializers.ListField(child=serializers.DictField())
-    kernels_total = serializers.IntegerField()
+    kernels = serializers.ListField(child=serializers.DictField(), help_text=EVERY_ROW)
+    kernels_total = serializers.IntegerField(help_text="rows of the whole kernel table")
+    top_kernels = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="HTA's kernel breakdown: the top num_kernels of each rank and type covering "
+        'duration_ratio of its time, the rest as one "others" row',
+    )
     overlap = serializers.ListField(child=serializers.DictField())
     idle = serializers.ListField(child=serializers.DictField())
     idle_intervals = serializers.ListField(child=serializers.DictField())
@@ -98,12 +111,15 @@ class AnalysesSerializer(serializers.Serializer):
     queue_length_summary = serializers.ListField(child=serializers.DictField())
     launch_stats = serializers.ListField(child=serializers.DictField())
     launch_findings = serializers.ListField(child=serializers.DictField())
-    operators = serializers.ListField(child=serializers.DictField())
-    operators_total = serializers.IntegerField()
+    operators = serializers.ListField(child=serializers.DictField(), help_text=EVERY_ROW)
+    operators_total = serializers.IntegerField(help_text="rows of the whole operator table")
     input_shapes_recorded = serializers.BooleanField(
         help_text="whether the trace recorded operators' input shapes (record_shapes=True)"
     )
     operators_by_shape = serializers.ListField(
-        child=serializers.DictField(), help_text="operators per name and input shapes"
+        child=serializers.DictField(),
+        help_text=f"operators per name and input shapes; {EVERY_ROW}",
     )
-    operators_by_shape_total = serializers.IntegerField()
+    operators_by_shape_total = serializers.IntegerField(
+        help_text="rows of the whole by-shape operator table"
+    )

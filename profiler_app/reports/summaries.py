@@ -1,7 +1,9 @@
 """Compact JSON of the trace analyses, for the API and the Insights page (pure: no Django).
 
-Tables are small and go whole, except the kernel table, HTA's top kernels per rank and type
-with the rest as "others", and the operator tables, cut to their top rows; the queue-length and bandwidth series are down-sampled to at most ``MAX_POINTS`` per line
+Tables go whole (HTA's top kernels per rank and type, the rest as "others", is a table of its
+own): the per-kernel and operator tables (a few thousand rows per job at most) keep
+their ``MAX_TABLE_ROWS`` busiest rows only past that, and their ``*_total`` fields count every
+row. The queue-length and bandwidth series are down-sampled to at most ``MAX_POINTS`` per line
 by keeping each bin's maximum, so short peaks stay visible.
 """
 
@@ -16,7 +18,8 @@ import pandas as pd
 from profiler_app.insights.analyses import TraceAnalyses
 
 MAX_POINTS = 400
-TOP_OPERATORS = 50
+# Far above any real job's distinct kernels or operators; a guard, not a top-N.
+MAX_TABLE_ROWS = 20_000
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -51,12 +54,18 @@ def peak_series(
     return lines
 
 
+def busiest(frame: pd.DataFrame, by: str) -> list[dict[str, Any]]:
+    """Every row, the largest ``by`` first; only the ``MAX_TABLE_ROWS`` largest past that."""
+    ordered = frame.sort_values(by, ascending=False, kind="stable")
+    return records(ordered.head(MAX_TABLE_ROWS))
+
+
 def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
-    operators = result.operators.sort_values("self_ns", ascending=False, kind="stable")
     return {
         "temporal": records(result.temporal),
         "kernel_types": records(result.kernel_types),
-        "kernels": records(result.top_kernels),
+        "kernels": busiest(result.kernels, "sum_ns"),
+        "top_kernels": records(result.top_kernels),
         "kernels_total": len(result.kernels),
         "overlap": records(result.overlap),
         "idle": records(result.idle),
@@ -69,18 +78,17 @@ def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
         "queue_length_summary": records(result.queue_length_summary),
         "launch_stats": records(result.launch_stats),
         "launch_findings": records(result.launch_findings),
-        "operators": records(operators.head(TOP_OPERATORS)),
+        "operators": busiest(result.operators, "self_ns"),
         "operators_total": len(result.operators),
         **_operators_by_shape(result.operators_by_shape),
     }
 
 
 def _operators_by_shape(by_shape: pd.DataFrame) -> dict[str, Any]:
-    """The by-shape operator table's top rows, or nothing when the trace recorded no shapes."""
+    """The by-shape operator table, or nothing when the trace recorded no shapes."""
     recorded = bool(len(by_shape)) and bool((by_shape["input_dims"] != "").any())
-    top = by_shape.sort_values("self_ns", ascending=False, kind="stable").head(TOP_OPERATORS)
     return {
         "input_shapes_recorded": recorded,
-        "operators_by_shape": records(top) if recorded else [],
+        "operators_by_shape": busiest(by_shape, "self_ns") if recorded else [],
         "operators_by_shape_total": len(by_shape) if recorded else 0,
     }

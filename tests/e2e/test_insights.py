@@ -1,8 +1,10 @@
 """The Insights page of a real ingested trace in headless Chromium: rules, analyses, a
 parameter change that re-runs the rules (on a real worker) and the report download."""
 
+import csv
+
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import LoadedProfile, PartState, TrainingJob
@@ -91,13 +93,138 @@ def test_it_groups_operators_by_input_shape(live_server, tab, user, celery_worke
     LoadedProfile.objects.create(user=user, job=job)
 
     sign_in(tab, live_server.url, "alice", "alice-password-1", path="/insights")
-    by_name = tab.get_by_role("table", name="Operators by self CPU time (top 15 of 100)")
-    expect(by_name).to_be_visible()
-    expect(by_name.get_by_role("columnheader", name="Input shapes")).to_have_count(0)
+    card = tab.get_by_role("region", name="Operators", exact=True)
+    table = card.get_by_role("table", name="Operators")
+    expect(card.get_by_test_id("row-count")).to_have_text("100 rows")
+    expect(table.get_by_role("columnheader", name="Input shapes")).to_have_count(0)
     tab.get_by_label("Group by input shape").check()
-    by_shape = tab.get_by_role("table", name="Operators by self CPU time (top 15 of 188)")
-    expect(by_shape.get_by_role("columnheader", name="Input shapes")).to_be_visible()
-    # The backward convolution of the deepest layer, with its own input shapes.
-    expect(by_shape).to_contain_text("[[64, 64, 8, 8], [64, 64, 8, 8], [64, 64, 3, 3]")
-    by_shape.scroll_into_view_if_needed()
+    expect(card.get_by_test_id("row-count")).to_have_text("188 rows")
+    expect(table.get_by_role("columnheader", name="Input shapes")).to_be_visible()
+    # The backward convolution of each layer, with its own input shapes; all rows are there.
+    card.get_by_label("Filter Operators by name").fill("aten::convolution_backward")
+    expect(card.get_by_test_id("row-count")).to_have_text("3 of 188 rows")
+    expect(table).to_contain_text("[[64, 64, 8, 8], [64, 64, 8, 8], [64, 64, 3, 3]")
+    with tab.expect_download() as download_info:
+        card.get_by_role("button", name="Export CSV").click()
+    assert download_info.value.suggested_filename == "operators-by-input-shape.csv"
+    lines = list(csv.reader(download_info.value.path().open(encoding="utf-8", newline="")))
+    assert lines[0][:3] == ["name", "input_dims", "count"]
+    assert [line[0] for line in lines[1:]] == ["aten::convolution_backward"] * 3
+    assert all(line[1].startswith("[[64, ") for line in lines[1:])
+    card.scroll_into_view_if_needed()
     screenshot(tab, "insights-operators-by-shape")
+
+
+def column(table: Locator, index: int) -> list[str]:
+    """The text of one column in the rows the table has drawn (a window of a long table)."""
+    return [
+        row.get_by_role("cell").nth(index).inner_text()
+        for row in table.locator("tbody tr[data-index]").all()
+    ]
+
+
+def sort_by(card: Locator, header: str, direction: str) -> None:
+    """Click a column header until the table sorts by it in ``direction``."""
+    cell = card.get_by_role("columnheader", name=header, exact=True)
+    for _ in range(2):
+        if cell.get_attribute("aria-sort") == direction:
+            return
+        cell.get_by_role("button").click()
+    expect(cell).to_have_attribute("aria-sort", direction)
+
+
+def test_tables_sort_filter_and_export_every_row(live_server, tab, user, a100_job):
+    analyses = JobInsights.objects.get(job=a100_job).analyses
+    operators = analyses["operators"]
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path="/insights")
+
+    # Every operator of the trace (113, the API's test counts them in the raw JSON), drawn a
+    # window at a time, the busiest first.
+    card = tab.get_by_role("region", name="Operators", exact=True)
+    table = card.get_by_role("table", name="Operators")
+    expect(card.get_by_test_id("row-count")).to_have_text(f"{len(operators)} rows")
+    assert len(operators) == analyses["operators_total"] == 113
+    expect(table.get_by_role("columnheader", name="Self CPU", exact=True)).to_have_attribute(
+        "aria-sort", "descending"
+    )
+    drawn = table.locator("tbody tr[data-index]")
+    expect(drawn.first).to_be_visible()
+    assert drawn.count() < len(operators)
+    by_self = sorted(operators, key=lambda o: -o["self_ns"])
+    assert column(table, 0)[:5] == [o["name"] for o in by_self[:5]]
+    table.locator("xpath=..").evaluate("(el) => { el.scrollTop = el.scrollHeight; }")
+    expect(table.get_by_role("cell", name=by_self[-1]["name"], exact=True)).to_be_visible()
+    card.scroll_into_view_if_needed()
+    screenshot(tab, "insights-operators-scrolled")
+    table.locator("xpath=..").evaluate("(el) => { el.scrollTop = 0; }")
+
+    # Sort by calls, most first, then the other way; then by name, A to Z ignoring case.
+    calls = sorted(o["count"] for o in operators)
+    sort_by(card, "Calls", "descending")
+    shown = [int(c.replace(",", "")) for c in column(table, 1)]
+    assert shown == calls[::-1][: len(shown)] and len(shown) >= 10
+    sort_by(card, "Calls", "ascending")
+    shown = [int(c.replace(",", "")) for c in column(table, 1)]
+    assert shown == calls[: len(shown)]
+    sort_by(card, "Operator", "ascending")
+    names = sorted((o["name"] for o in operators), key=str.lower)
+    assert column(table, 0) == names[: len(column(table, 0))]
+    screenshot(tab, "insights-operators-sorted")
+
+    # Filter by a name: exactly the operators whose name holds it, in the chosen order.
+    card.get_by_label("Filter Operators by name").fill("Batch_Norm")
+    matching = [n for n in names if "batch_norm" in n.lower()]
+    assert len(matching) == 4
+    expect(card.get_by_test_id("row-count")).to_have_text(f"4 of {len(operators)} rows")
+    assert column(table, 0) == matching
+    sort_by(card, "Self CPU", "descending")
+    expected = [o for o in by_self if "batch_norm" in o["name"].lower()]
+    assert column(table, 0) == [o["name"] for o in expected]
+    card.scroll_into_view_if_needed()
+    screenshot(tab, "insights-operators-filtered")
+
+    # The CSV holds the rows shown, in their order, with raw values under unit-named headers.
+    with tab.expect_download() as download_info:
+        card.get_by_role("button", name="Export CSV").click()
+    assert download_info.value.suggested_filename == "operators.csv"
+    with download_info.value.path().open(encoding="utf-8", newline="") as f:
+        lines = list(csv.reader(f))
+    assert lines[0] == ["name", "count", "self_ns", "total_ns", "avg_self_ns", "self_pct"]
+    assert [(line[0], int(line[2])) for line in lines[1:]] == [
+        (o["name"], o["self_ns"]) for o in expected
+    ]
+
+    # The kernel table: every kernel, exported whole.
+    kernels = tab.get_by_role("region", name="GPU kernels", exact=True)
+    expect(kernels.get_by_test_id("row-count")).to_have_text(f"{analyses['kernels_total']} rows")
+    with tab.expect_download() as download_info:
+        kernels.get_by_role("button", name="Export CSV").click()
+    with download_info.value.path().open(encoding="utf-8", newline="") as f:
+        lines = list(csv.reader(f))
+    assert lines[0][:4] == ["name", "type", "count", "sum_ns"]
+    assert len(lines) == 1 + analyses["kernels_total"]
+    assert {line[0] for line in lines[1:]} == {k["name"] for k in analyses["kernels"]}
+    kernels.get_by_label("Filter GPU kernels by name").fill("sgemm")
+    sgemm = sorted(
+        (k for k in analyses["kernels"] if "sgemm" in k["name"]), key=lambda k: -k["sum_ns"]
+    )
+    expect(kernels.get_by_test_id("row-count")).to_have_text(
+        f"{len(sgemm)} of {analyses['kernels_total']} rows"
+    )
+    assert column(kernels.get_by_role("table"), 0) == [k["name"] for k in sgemm]
+    kernels.scroll_into_view_if_needed()
+    screenshot(tab, "insights-kernels")
+
+    # A per-rank table sorts and exports the same way.
+    idle = tab.get_by_role("region", name="Idle time by cause", exact=True)
+    sort_by(idle, "Idle", "descending")
+    causes = sorted(analyses["idle"], key=lambda r: -r["idle_ns"])
+    assert column(idle.get_by_role("table"), 2) == [r["category"] for r in causes]
+    with tab.expect_download() as download_info:
+        idle.get_by_role("button", name="Export CSV").click()
+    with download_info.value.path().open(encoding="utf-8", newline="") as f:
+        lines = list(csv.reader(f))
+    assert lines[0] == ["rank", "stream", "category", "idle_ns", "idle_ratio"]
+    assert [int(line[3]) for line in lines[1:]] == [r["idle_ns"] for r in causes]
+    idle.scroll_into_view_if_needed()
+    screenshot(tab, "insights-idle-sorted")

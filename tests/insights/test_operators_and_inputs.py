@@ -22,6 +22,7 @@ from profiler_app.insights.analyses.operators import nesting, operator_table
 from profiler_app.insights.frames import JobData
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.insights.rules.overview import evaluate_overall_framework_metrics
+from profiler_app.reports import summaries
 from profiler_app.reports.summaries import analyses_json
 from profiler_app.traces import ingest_trace
 from tests.conftest import DATA_DIR
@@ -135,10 +136,66 @@ def test_the_analyses_json_offers_the_by_shape_table_only_when_shapes_were_recor
     assert with_shapes["operators_by_shape_total"] > with_shapes["operators_total"]
     full = operator_table([parsed["h100_cnn_kineto.json.gz"]], group_by_input_shape=True)
     assert by_name[backward] == full[full["name"] == backward]["count"].sum() == 15
+    # Every (name, input shapes) pair of the raw trace is a row.
+    pairs = {
+        (e["name"], json.dumps(e.get("args", {}).get("Input Dims")))
+        for e in raw_events("h100_cnn_kineto.json.gz")
+        if e.get("ph") == "X" and e.get("cat") in HOST_CATEGORIES
+    }
+    assert len(with_shapes["operators_by_shape"]) == with_shapes["operators_by_shape_total"]
+    assert with_shapes["operators_by_shape_total"] == len(pairs)
 
     without = analyses_json(analyze([parsed["gpu_training_rank0.pt.trace.json.gz"]]))
     assert without["input_shapes_recorded"] is False
     assert without["operators_by_shape"] == [] and without["operators_by_shape_total"] == 0
+
+
+def kernels_in_the_analysis_window(name: str) -> set[str]:
+    """Names of the GPU ops whose launch came before the last ProfilerStep started: the window
+    of the GPU analyses (``drop_last_step``), from the raw JSON."""
+    events = [e for e in raw_events(name) if e.get("ph") == "X"]
+    last_step_ns = max(
+        ns(e["ts"])
+        for e in events
+        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
+    )
+    launched = {
+        e["args"]["correlation"]
+        for e in events
+        if e.get("cat") in ("cuda_runtime", "cuda_driver")
+        and ns(e["ts"]) < last_step_ns
+        and "correlation" in e.get("args", {})
+    }
+    return {
+        e["name"]
+        for e in events
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+        and e["args"].get("correlation") in launched
+    }
+
+
+def test_the_analyses_json_holds_every_operator_and_kernel(parsed):
+    name = "gpu_training_rank0.pt.trace.json.gz"
+    body = analyses_json(analyze([parsed[name]]))
+    operators = reference_table(name)  # the operator table reads the whole trace
+    assert body["operators_total"] == len(body["operators"]) == len(operators) == 113
+    assert {r["name"] for r in body["operators"]} == set(operators["name"])
+    self_ns = [r["self_ns"] for r in body["operators"]]
+    assert self_ns == sorted(self_ns, reverse=True)
+    kernels = kernels_in_the_analysis_window(name)
+    assert body["kernels_total"] == len(body["kernels"]) == len(kernels)
+    assert {r["name"] for r in body["kernels"]} == kernels
+
+
+def test_the_analyses_json_keeps_the_busiest_rows_past_its_cap(parsed, monkeypatch):
+    monkeypatch.setattr(summaries, "MAX_TABLE_ROWS", 10)
+    name = "gpu_training_rank0.pt.trace.json.gz"
+    body = analyses_json(analyze([parsed[name]]))
+    operators = reference_table(name).sort_values("self_ns", ascending=False)
+    assert body["operators_total"] == len(operators) and len(body["operators"]) == 10
+    assert [r["self_ns"] for r in body["operators"]] == operators["self_ns"].head(10).tolist()
+    assert body["kernels_total"] == len(kernels_in_the_analysis_window(name))
+    assert len(body["kernels"]) == 10
 
 
 def test_it_nests_equal_and_zero_length_intervals():

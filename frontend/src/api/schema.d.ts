@@ -600,10 +600,16 @@ export interface components {
             kernel_types: {
                 [key: string]: unknown;
             }[];
+            /** @description every row, the most time first (past 20,000 rows, the 20,000 with the most time: compare with the *_total field) */
             kernels: {
                 [key: string]: unknown;
             }[];
+            /** @description rows of the whole kernel table */
             kernels_total: number;
+            /** @description HTA's kernel breakdown: the top num_kernels of each rank and type covering duration_ratio of its time, the rest as one "others" row */
+            top_kernels?: {
+                [key: string]: unknown;
+            }[];
             overlap: {
                 [key: string]: unknown;
             }[];
@@ -631,16 +637,19 @@ export interface components {
             launch_findings: {
                 [key: string]: unknown;
             }[];
+            /** @description every row, the most time first (past 20,000 rows, the 20,000 with the most time: compare with the *_total field) */
             operators: {
                 [key: string]: unknown;
             }[];
+            /** @description rows of the whole operator table */
             operators_total: number;
             /** @description whether the trace recorded operators' input shapes (record_shapes=True) */
             input_shapes_recorded: boolean;
-            /** @description operators per name and input shapes */
+            /** @description operators per name and input shapes; every row, the most time first (past 20,000 rows, the 20,000 with the most time: compare with the *_total field) */
             operators_by_shape: {
                 [key: string]: unknown;
             }[];
+            /** @description rows of the whole by-shape operator table */
             operators_by_shape_total: number;
         };
         AnnotationDurations: {

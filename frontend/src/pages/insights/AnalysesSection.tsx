@@ -1,12 +1,13 @@
-import { type ReactNode, useMemo, useState } from "react";
+import { useMemo, useState } from "react";
 import type { Analyses } from "../../api/insights";
 import { Chart } from "../../charts/Chart";
 import { PieChart } from "../../charts/PieChart";
 import { lineOption } from "../../charts/options";
+import { type DataColumn, DataTable } from "../../components/DataTable";
 import { formatBytes } from "../../lib/format";
 import { formatDuration } from "../dashboard/units";
 import type { LineSeries } from "../../charts/options";
-import { type Row, bandwidthLines, num, queueLines, relativeToFirstPoint, temporalSlices } from "./analysesView";
+import { RANK, bandwidthLines, num, queueLines, relativeToFirstPoint, temporalSlices, withRank } from "./analysesView";
 
 /** The trace analyses: where GPU time goes, why it idles, launches and the busiest operators. */
 export function AnalysesSection({ analyses }: { analyses: Analyses }) {
@@ -28,38 +29,48 @@ export function AnalysesSection({ analyses }: { analyses: Analyses }) {
       </section>
       <TimeSeries title="GPU queue length over time" label="Queue length per stream"
         series={queueLines(analyses.queue_length.slice(0, 8))} formatY={(y) => y.toFixed(0)} />
-      <Table title="Queue length per stream" rows={analyses.queue_length_summary}
-        columns={[["rank", "Rank"], ["stream", "Stream"], ["mean", "Mean", "fixed1"], ["p50", "Median", "fixed1"], ["max", "Max"], ["full_queue_ns", "Time at full queue", "ns"]]} />
+      <DataTable title="Queue length per stream" rows={analyses.queue_length_summary} columns={QUEUE_COLUMNS}
+        fileName="queue-length" />
       <TimeSeries title="Memory copy bandwidth over time (GB/s)" label="Memory copy bandwidth per rank and kind"
         series={bandwidthLines(analyses.memory_bandwidth.slice(0, 8))} formatY={(y) => y.toFixed(1)} />
-      <Table title="Memory copy bandwidth while copies run (GB/s)" rows={analyses.memory_bandwidth_summary}
-        columns={[["rank", "Rank"], ["kind", "Kind"], ["count", "Points"], ["mean", "Mean", "fixed1"], ["p50", "Median", "fixed1"], ["max", "Max", "fixed1"]]} />
-      <Table title="Kernel types" rows={analyses.kernel_types}
-        columns={[["rank", "Rank"], ["kernel_type", "Type"], ["time_ns", "Time", "ns"], ["pct", "Share %", "pct"]]} />
-      <Table title="Communication–computation overlap" rows={analyses.overlap}
-        columns={[["rank", "Rank"], ["comm_ns", "Communication", "ns"], ["overlap_pct", "Overlapped %", "pct"]]} />
-      <Table title="Idle time by cause" rows={analyses.idle}
-        columns={[["rank", "Rank"], ["stream", "Stream"], ["category", "Cause"], ["idle_ns", "Idle", "ns"], ["idle_ratio", "Ratio", "ratio"]]} />
-      <Table title="Kernel launches" rows={analyses.launch_findings}
-        columns={[["rank", "Rank"], ["launches", "Launches"], ["short_kernels", "Short kernels"], ["runtime_outliers", "Runtime outliers"], ["delay_outliers", "Launch-delay outliers"]]} />
-      <Table title={`Top kernels per rank and type (of ${analyses.kernels_total}; the rest of each type as "others", as in HTA)`}
-        rows={analyses.kernels} code wide
-        columns={[["rank", "Rank"], ["type", "Type"], ["name", "Kernel"], ["count", "Count"], ["sum_ns", "Total", "ns"], ["share_of_type_pct", "Share of type %", "pct"], ["mean_ns", "Mean", "ns"], ["max_ns", "Max", "ns"]]} />
+      <DataTable title="Memory copy bandwidth while copies run (GB/s)" rows={analyses.memory_bandwidth_summary}
+        columns={BANDWIDTH_COLUMNS} fileName="memory-bandwidth" />
+      <DataTable title="Kernel types" rows={analyses.kernel_types} columns={KERNEL_TYPE_COLUMNS} fileName="kernel-types" />
+      <DataTable title="Communication–computation overlap" rows={analyses.overlap} columns={OVERLAP_COLUMNS}
+        fileName="overlap" />
+      <DataTable title="Idle time by cause" rows={analyses.idle} columns={IDLE_COLUMNS} fileName="idle-time" />
+      <DataTable title="Kernel launches" rows={analyses.launch_findings} columns={LAUNCH_COLUMNS}
+        fileName="kernel-launches" />
+      <DataTable title={'Top kernels per rank and type (the rest of each type as "others", as in HTA)'}
+        rows={analyses.top_kernels ?? []} columns={TOP_KERNEL_COLUMNS} fileName="top-kernels" />
+      <KernelTable analyses={analyses} />
       <OperatorTable analyses={analyses} />
     </div>
   );
 }
 
-/** The busiest operators, like key_averages(); split by input shapes when the trace recorded them. */
+/** Every GPU kernel, memcpy and memset per rank, like HTA's kernel statistics. */
+function KernelTable({ analyses }: { analyses: Analyses }) {
+  const rows = analyses.kernels;
+  const columns = useMemo(() => withRank(rows, KERNEL_COLUMNS), [rows]);
+  return (
+    <DataTable title="GPU kernels" rows={rows} columns={columns} total={analyses.kernels_total} filterKey="name"
+      defaultSort={{ key: "sum_ns", desc: true }} fileName="kernels" wide />
+  );
+}
+
+/** Every operator, like key_averages(); split by input shapes when the trace recorded them. */
 function OperatorTable({ analyses }: { analyses: Analyses }) {
   const [byShape, setByShape] = useState(false);
   const grouped = byShape && analyses.input_shapes_recorded;
-  const rows = (grouped ? analyses.operators_by_shape : analyses.operators).slice(0, 15);
+  const rows = grouped ? analyses.operators_by_shape : analyses.operators;
   const total = grouped ? analyses.operators_by_shape_total : analyses.operators_total;
-  const columns: Column[] = [["name", "Operator"]];
-  if (grouped) columns.push(["input_dims", "Input shapes", "shape"]);
-  columns.push(["count", "Calls"], ["self_ns", "Self CPU", "ns"], ["total_ns", "Total CPU", "ns"], ["self_pct", "Self %", "pct"]);
-  if (rows.some((row) => row.cpu_memory_bytes != null)) columns.push(["cpu_memory_bytes", "CPU memory", "bytes"]);
+  const columns = useMemo(() => {
+    const shown = OPERATOR_COLUMNS.filter(({ key }) =>
+      key === "input_dims" ? grouped : !key.endsWith("memory_bytes") || rows.some((row) => row[key] != null),
+    );
+    return withRank(rows, shown);
+  }, [rows, grouped]);
   const toggle = analyses.input_shapes_recorded ? (
     <label className="checkbox-field">
       <input type="checkbox" checked={byShape} onChange={(event) => setByShape(event.target.checked)} />
@@ -69,9 +80,10 @@ function OperatorTable({ analyses }: { analyses: Analyses }) {
     <p className="muted">Input shapes were not recorded (profile with record_shapes=True to group by them).</p>
   );
   return (
-    <Table title={`Operators by self CPU time (top ${rows.length} of ${total})`} rows={rows} code wide columns={columns}>
+    <DataTable title="Operators" rows={rows} columns={columns} total={total} filterKey="name"
+      defaultSort={{ key: "self_ns", desc: true }} fileName={grouped ? "operators-by-input-shape" : "operators"} wide>
       {toggle}
-    </Table>
+    </DataTable>
   );
 }
 
@@ -89,44 +101,58 @@ function TimeSeries({ title, label, series, formatY }: { title: string; label: s
   );
 }
 
-type Column = [key: string, label: string, format?: "ns" | "pct" | "ratio" | "fixed1" | "bytes" | "shape"];
+const fixed1 = (value: number) => value.toFixed(1);
+const pct = (value: number) => `${value.toFixed(1)}%`;
+const ratio = (value: number) => value.toFixed(3);
+const bytes = (value: number) => (value < 0 ? `−${formatBytes(-value)}` : formatBytes(value));
 
-/** A card with a table; `wide` spans the whole row, for tables with long names. */
-function Table({ title, rows, columns, code = false, wide = false, children }: {
-  title: string; rows: Row[]; columns: Column[]; code?: boolean; wide?: boolean; children?: ReactNode;
-}) {  // prettier-ignore
-  if (rows.length === 0) return null;
-  return (
-    <section className={wide ? "card wide" : "card"}>
-      <h3>{title}</h3>
-      {children}
-      <div className="table-wrap">
-        <table className={`table${code ? " table-code" : ""}`} aria-label={title}>
-          <thead>
-            <tr>{columns.map(([key, label]) => <th key={key}>{label}</th>)}</tr>
-          </thead>
-          <tbody>
-            {rows.map((row, index) => (
-              <tr key={index}>
-                {columns.map(([key, , format]) => (
-                  <td key={key} className={format === "shape" ? "shape-cell" : undefined} title={String(row[key] ?? "")}>{cell(row[key], format)}</td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    </section>
-  );
-}
-
-function cell(value: unknown, format: Column[2]): string {
-  if (value === null || value === undefined) return "–";
-  if (typeof value !== "number") return String(value);
-  if (format === "ns") return formatDuration(value);
-  if (format === "pct") return `${value.toFixed(1)}%`;
-  if (format === "ratio") return value.toFixed(3);
-  if (format === "fixed1") return value.toFixed(1);
-  if (format === "bytes") return value < 0 ? `−${formatBytes(-value)}` : formatBytes(value);
-  return value.toLocaleString("en-US");
-}
+const QUEUE_COLUMNS: DataColumn[] = [
+  RANK, { key: "stream", label: "Stream" }, { key: "mean", label: "Mean", format: fixed1 },
+  { key: "p50", label: "Median", format: fixed1 }, { key: "max", label: "Max" },
+  { key: "full_queue_ns", label: "Time at full queue", format: formatDuration },
+];  // prettier-ignore
+const BANDWIDTH_COLUMNS: DataColumn[] = [
+  RANK, { key: "kind", label: "Kind" }, { key: "count", label: "Points" },
+  { key: "mean", label: "Mean", format: fixed1, csv: "mean_gbps" },
+  { key: "p50", label: "Median", format: fixed1, csv: "p50_gbps" },
+  { key: "max", label: "Max", format: fixed1, csv: "max_gbps" },
+];  // prettier-ignore
+const KERNEL_TYPE_COLUMNS: DataColumn[] = [
+  RANK, { key: "kernel_type", label: "Type" }, { key: "time_ns", label: "Time", format: formatDuration },
+  { key: "pct", label: "Share %", format: pct, csv: "share_pct" },
+];  // prettier-ignore
+const OVERLAP_COLUMNS: DataColumn[] = [
+  RANK, { key: "comm_ns", label: "Communication", format: formatDuration },
+  { key: "overlap_pct", label: "Overlapped %", format: pct },
+];  // prettier-ignore
+const IDLE_COLUMNS: DataColumn[] = [
+  RANK, { key: "stream", label: "Stream" }, { key: "category", label: "Cause" },
+  { key: "idle_ns", label: "Idle", format: formatDuration }, { key: "idle_ratio", label: "Ratio", format: ratio },
+];  // prettier-ignore
+const LAUNCH_COLUMNS: DataColumn[] = [
+  RANK, { key: "launches", label: "Launches" }, { key: "short_kernels", label: "Short kernels" },
+  { key: "runtime_outliers", label: "Runtime outliers" }, { key: "delay_outliers", label: "Launch-delay outliers" },
+];  // prettier-ignore
+const KERNEL_COLUMNS: DataColumn[] = [
+  { key: "name", label: "Kernel", code: true }, { key: "type", label: "Type" }, { key: "count", label: "Count" },
+  { key: "sum_ns", label: "Total", format: formatDuration }, { key: "mean_ns", label: "Mean", format: formatDuration },
+  { key: "min_ns", label: "Min", format: formatDuration }, { key: "max_ns", label: "Max", format: formatDuration },
+  { key: "std_ns", label: "Std dev", format: formatDuration },
+  { key: "share_of_type_pct", label: "% of type", format: pct },
+];  // prettier-ignore
+const TOP_KERNEL_COLUMNS: DataColumn[] = [
+  RANK, { key: "type", label: "Type" }, { key: "name", label: "Kernel", code: true },
+  { key: "kernels", label: "Kernels" }, { key: "count", label: "Runs" },
+  { key: "sum_ns", label: "Total", format: formatDuration },
+  { key: "share_of_type_pct", label: "% of type", format: pct },
+  { key: "mean_ns", label: "Mean", format: formatDuration }, { key: "max_ns", label: "Max", format: formatDuration },
+];  // prettier-ignore
+const OPERATOR_COLUMNS: DataColumn[] = [
+  { key: "name", label: "Operator", code: true }, { key: "input_dims", label: "Input shapes", wrap: true },
+  { key: "count", label: "Calls" }, { key: "self_ns", label: "Self CPU", format: formatDuration },
+  { key: "total_ns", label: "Total CPU", format: formatDuration },
+  { key: "avg_self_ns", label: "Avg self CPU", format: formatDuration },
+  { key: "self_pct", label: "Self %", format: pct },
+  { key: "cpu_memory_bytes", label: "CPU memory", format: bytes },
+  { key: "self_cpu_memory_bytes", label: "Self CPU memory", format: bytes },
+];  // prettier-ignore

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bandwidthLines, queueLines, relativeToFirstPoint, temporalSlices } from "./analysesView";
+import { bandwidthLines, queueLines, relativeToFirstPoint, temporalSlices, withRank } from "./analysesView";
 
 describe("analyses view", () => {
   it("splits a rank's span into idle, compute and non-compute", () => {
@@ -28,5 +28,11 @@ describe("analyses view", () => {
       { name: "b", color: "#111", points: [[1.5e9, 4]] },
     ]);
     expect(lines.map((l) => l.points)).toEqual([[[0.5, 1], [1.5, 2]], [[0, 4]]]);
+  });
+
+  it("adds a rank column only to tables of several ranks", () => {
+    const name = [{ key: "name", label: "Kernel" }];
+    expect(withRank([{ rank: 0 }, { rank: 0 }], name).map((c) => c.key)).toEqual(["name"]);
+    expect(withRank([{ rank: 0 }, { rank: 1 }], name).map((c) => c.key)).toEqual(["rank", "name"]);
   });
 });

@@ -1,6 +1,7 @@
 /** Pure shaping of the analyses for the page's charts and tables. */
 import type { LegendSlice } from "../../charts/PieChart";
 import type { LineSeries } from "../../charts/options";
+import type { DataColumn } from "../../components/DataTable";
 import { paletteColor } from "../../charts/palette";
 import { formatDuration } from "../dashboard/units";
 
@@ -9,6 +10,14 @@ export type Row = Record<string, unknown>;
 export function num(row: Row, key: string): number {
   const value = row[key];
   return typeof value === "number" ? value : 0;
+}
+
+export const RANK: DataColumn = { key: "rank", label: "Rank" };
+
+/** A rank column first, where the table holds more than one rank. */
+export function withRank(rows: Row[], columns: DataColumn[]): DataColumn[] {
+  const ranks = new Set(rows.map((row) => row["rank"]));
+  return ranks.size > 1 ? [RANK, ...columns] : columns;
 }
 
 /** Idle / compute / non-compute time of one rank, as HTA's temporal breakdown. */
