@@ -227,6 +227,10 @@ def test_communication_fires_when_it_is_not_overlapped(tmp_path):
     assert (rank["comm_ns"], rank["overlap_pct"]) == (60 * MS, 0.0)
     assert rank["comm_pct_of_steps"] == pytest.approx(20.0)
     assert found.evidence["exposed_ranks"] == ["0"]
+    # The longest exposed collectives, each a link that selects it.
+    assert [(r.end_ns - r.start_ns, r.event[:3]) for r in found.time_ranges] == [
+        (20 * MS, "40:")
+    ] * 3
 
 
 def test_communication_stays_quiet_when_compute_hides_it(tmp_path):

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.analyses.events import COMP, RankTrace
+from profiler_app.insights.analyses.events import COMM, COMP, RankTrace
 from profiler_app.insights.rules.base import (
     NO_ACTION,
     RuleResult,
@@ -198,6 +198,7 @@ def evaluate_communication(inputs: TraceInputs, params: CommunicationParams) -> 
     overlap = inputs.analyses.overlap.set_index("rank")
     ranks: dict[str, dict[str, Any]] = {}
     exposed: list = []
+    ranges: list = []
     mean_steps: dict[int, float] = {}
     for trace in inputs.traces:
         n_steps, step_ns = step_time_ns(trace)
@@ -215,6 +216,8 @@ def evaluate_communication(inputs: TraceInputs, params: CommunicationParams) -> 
         }
         if share_pct(comm_ns, step_ns) > params.min_comm_pct and overlapped < params.overlap_pct:
             exposed.append(str(trace.rank))
+            ops = trace.gpu_ops
+            ranges += top_ranges(trace, ops[ops["type"] == COMM])
     slow = _slow_ranks(mean_steps, params.slow_rank_pct)
     if not ranks:
         return not_evaluated(rule, params, NO_STEPS)
@@ -227,6 +230,7 @@ def evaluate_communication(inputs: TraceInputs, params: CommunicationParams) -> 
         violations=triggered,
         datapoints=len(ranks),
         evidence={"ranks": ranks, "exposed_ranks": exposed, "slow_ranks": slow},
+        time_ranges=ranges,
         recommendation=COMM_ADVICE if triggered else NO_ACTION,
     )
 
