@@ -3,8 +3,8 @@
 A job of ``--events`` trace events over ``--ranks`` ranks (CPU operators, CUDA launches,
 kernels, copies and NCCL kernels overlapping computation, in profiler steps) plus an hour of
 system metrics for two nodes. Our side runs ``insights.analyses.analyze`` (all trace analyses,
-the operator table included), builds the rules' inputs from the events and runs the full
-ProfilerReport. HTA 0.5 runs its equivalent analyses (temporal, idle-time, kernel breakdown,
+the operator table included), the recommendations read from the trace, builds the rules' inputs
+from the events and runs the full ProfilerReport. HTA 0.5 runs its equivalent analyses (temporal, idle-time, kernel breakdown,
 comm–comp overlap, launch statistics, memory-bandwidth and queue-length summaries, for every
 rank) on the same events, handed to it as the DataFrames its parser would build (parsing
 10M events of JSON would dominate its time; neither side's parsing is counted).
@@ -27,11 +27,12 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.cluster.analysis import collective_waits
-from profiler_app.insights.analyses import RankTrace, analyze
+from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
 from profiler_app.insights.analyses.events import ANALYSIS_COLUMNS
 from profiler_app.insights.analyses.framework import framework_from_events, steps_from_events
 from profiler_app.insights.frames import JobData, metrics_frame
 from profiler_app.insights.report import profiler_report
+from profiler_app.insights.rules.recommendations import recommend
 from tracefmt.columns import empty_columns
 from tracefmt.kinds import EventKind
 
@@ -235,12 +236,16 @@ def synthetic_metrics(ranks: int, rng: np.random.Generator) -> pd.DataFrame:
 def ours(traces: list[RankTrace], metrics: pd.DataFrame) -> Any:
     result = analyze(traces)
     collective_waits(traces)  # the insights task's cluster pass (no HTA equivalent)
+    # The recommendations read from the trace, over the same complete-steps window.
+    found = tuple(recommend([drop_last_step(t) for t in traces], result, {}))
     steps = pd.concat(
         [steps_from_events(t, f"algo-{t.rank // 8 + 1}") for t in traces], ignore_index=True
     )
     framework = pd.concat([framework_from_events(t) for t in traces], ignore_index=True)
     report = profiler_report(
-        JobData(metrics, steps, framework, job_start_ns=10**12), job_name="bench"
+        JobData(metrics, steps, framework, job_start_ns=10**12),
+        job_name="bench",
+        recommendations=found,
     )
     return result, report
 
