@@ -136,6 +136,9 @@ def test_launch_overhead_fires_when_tiny_kernels_leave_the_gpu_idle(tmp_path):
     span = 149 * 20_000 + 2_000
     assert rank["gpu_idle_pct"] == pytest.approx(100 * (span - 150 * 2_000) / span)
     assert "CUDA graph" in found.recommendation
+    # The step that ran them (the only complete one) is where to look.
+    [(start, end)] = [(r.start_ns, r.end_ns) for r in found.time_ranges]
+    assert (start, end - start) == (0, int(150 * 20 + 1000) * 1000)
 
 
 def test_launch_overhead_stays_quiet_for_long_kernels(tmp_path):

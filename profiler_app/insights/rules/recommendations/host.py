@@ -13,12 +13,14 @@ from profiler_app.insights.rules.base import (
     NO_ACTION,
     RuleResult,
     RuleSpec,
+    TimeRange,
     check_params,
     not_evaluated,
     result,
 )
 from profiler_app.insights.rules.recommendations.inputs import (
     NO_STEPS,
+    STEP_KINDS,
     TraceInputs,
     covered_ns,
     events_named,
@@ -28,6 +30,7 @@ from profiler_app.insights.rules.recommendations.inputs import (
     top_ranges,
 )
 from tracefmt.kinds import EventKind
+from tracefmt.names import step_number
 
 HOST_KINDS = (
     int(EventKind.CPU_OP),
@@ -211,12 +214,32 @@ LAUNCH_ADVICE = (
 )
 
 
+def _busiest_steps(trace: RankTrace, correlations: pd.Series, n: int = 3) -> list[TimeRange]:
+    """The ``n`` steps that ran the most of these launches' kernels."""
+    steps = events_named(trace, lambda name: step_number(name) is not None, STEP_KINDS)
+    if steps.empty:
+        return []
+    steps = steps.sort_values("start_ns")
+    ops = trace.gpu_ops
+    starts = ops.loc[ops["correlation"].isin(correlations), "start_ns"].to_numpy()
+    step_of = np.searchsorted(steps["start_ns"].to_numpy(), starts, side="right") - 1
+    counts = np.bincount(step_of[step_of >= 0], minlength=len(steps))
+    top = np.argsort(-counts, kind="stable")[:n]
+    chosen = steps.iloc[top[counts[top] > 0]]
+    return [
+        TimeRange(int(start), int(start + dur), "", -1, trace.rank, "")
+        for start, dur in zip(chosen["start_ns"], chosen["dur_ns"], strict=True)
+    ]
+
+
 def evaluate_launch_overhead(inputs: TraceInputs, params: LaunchOverheadParams) -> RuleResult:
     rule = "LaunchOverhead"
     table = inputs.analyses.launches
     temporal = inputs.analyses.temporal.set_index("rank")
+    traces = {t.rank: t for t in inputs.traces}
     ranks: dict[str, dict[str, Any]] = {}
     bound: list = []
+    ranges: list[TimeRange] = []
     for rank, group in table.groupby("rank", sort=True):
         short = group["gpu_dur_ns"].to_numpy() < group["cpu_dur_ns"].to_numpy()
         idle = float(temporal.at[rank, "idle_pct"]) if rank in temporal.index else 0.0
@@ -237,6 +260,8 @@ def evaluate_launch_overhead(inputs: TraceInputs, params: LaunchOverheadParams) 
             and idle > params.gpu_idle_pct
         ):
             bound.append(str(rank))
+            if rank in traces:
+                ranges += _busiest_steps(traces[rank], group["correlation"][short])
     if not ranks:
         return not_evaluated(rule, params, "no kernel launches in the profile")
     return result(
@@ -247,6 +272,7 @@ def evaluate_launch_overhead(inputs: TraceInputs, params: LaunchOverheadParams) 
         violations=len(bound),
         datapoints=sum(v["launches"] for v in ranks.values()),
         evidence={"ranks": ranks, "launch_bound_ranks": bound},
+        time_ranges=ranges,
         recommendation=LAUNCH_ADVICE if bound else NO_ACTION,
     )
 
