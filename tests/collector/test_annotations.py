@@ -1,6 +1,7 @@
 """The profiler in this process: annotations, steps and Kineto windows, read back from the spool."""
 
 import logging
+import os
 import threading
 
 import numpy as np
@@ -63,6 +64,8 @@ def test_it_records_annotations_as_context_managers_decorators_and_begin_end(pro
         ).any()
     assert chunks[-1].meta["final"] is True
     assert [c.meta["seq"] for c in chunks] == list(range(len(chunks)))
+    # The node's CPUs, for Info's "CPUs per node".
+    assert {c.meta["cpu_count"] for c in chunks} == {os.cpu_count()}
 
 
 def test_the_step_api_records_consecutive_steps(profiler, tmp_path):
