@@ -1,0 +1,100 @@
+"""Every GET endpoint's answer, on a real parsed two-rank job with its insights, validates against
+the published OpenAPI schema, so the TypeScript client generated from it tells the truth."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from drf_spectacular.generators import SchemaGenerator
+from openapi_schema_validator import OAS30Validator
+
+from profiler_app.core.models import LoadedProfile, TrainingJob, Upload
+from profiler_app.reports import logic as insights
+from profiler_app.reports.models import JobInsights
+from tests.timeline.jobs import parse_job
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+PARTS = [
+    ("algo-1", 0, "multirank_sampled/rank-0.json.gz"),
+    ("algo-2", 1, "multirank_sampled/rank-1.json.gz"),
+]
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+@pytest.fixture
+def job(user):
+    job = parse_job(user, "contract", PARTS, status="completed")
+    insights.request_run(job.id, delay_s=3600)  # computed here instead of by a worker
+    insights.compute(job.id, JobInsights.objects.get(job=job).generation)
+    LoadedProfile.objects.create(user=user, job=job)
+    return job
+
+
+def query_for(path: str, api, job) -> dict:
+    """Values for an operation's required query parameters, taken from the job itself."""
+    if path.endswith("/timeline/viewport/"):
+        tree = api.get(f"/api/jobs/{job.id}/timeline/tracks/").json()
+        return {"start_ns": tree["start_ns"], "end_ns": tree["end_ns"], "width_px": 800,
+                "tracks": tree["tracks"][0]["id"]}  # fmt: skip
+    if path.endswith("/timeline/event/"):
+        found = api.get(f"/api/jobs/{job.id}/timeline/search/", {"q": "ncclKernel"}).json()
+        return {"id": found["results"][0]["id"]}
+    if path.endswith("/timeline/search/"):
+        return {"q": "nccl"}
+    if path.endswith("/annotations/durations/"):
+        return {"name": api.get(f"/api/jobs/{job.id}/dashboard/").json()["annotation_names"][0]}
+    if path == "/api/compare/":
+        other = TrainingJob.objects.create(name="other", owner=job.owner)
+        return {"a": job.id, "b": other.id}
+    return {}
+
+
+def test_every_get_answer_matches_the_schema(api, user, job, schema):
+    part = job.parts.first()
+    upload = Upload.objects.create(job=job, owner=user, node_name="algo-1", kind="kineto",
+                                   original_name="x.json", size_bytes=10)  # fmt: skip
+    ids = {"job_id": job.id, "id": job.id}
+    checked = []
+    for path, operations in schema["paths"].items():
+        operation = operations.get("get")
+        if operation is None:
+            continue
+        if path.startswith("/api/parts/{id}"):
+            ids["id"] = part.id
+        elif path.startswith("/api/uploads/{id}"):
+            ids["id"] = str(upload.id)
+        else:
+            ids["id"] = job.id
+        url = path.format(**ids)
+        response = api.get(url, query_for(path, api, job))
+        documented = operation["responses"]
+        assert str(response.status_code) in documented, (url, response.status_code)
+        content = documented[str(response.status_code)].get("content", {})
+        if "application/json" not in content or response.streaming or not response.content:
+            continue  # files (a streamed export, a download) are not JSON documents
+        body = response.json()
+        validator = OAS30Validator(
+            {**content["application/json"]["schema"], "components": schema["components"]}
+        )
+        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in
+                  validator.iter_errors(body)][:5]  # fmt: skip
+        assert not errors, (url, errors)
+        checked.append(path)
+    assert len(checked) >= 20, checked
+
+
+def test_a_part_upload_answer_matches_the_schema(api, user, schema):
+    job = TrainingJob.objects.create(name="upload-contract", owner=user)
+    response = api.post(
+        f"/api/jobs/{job.id}/parts/",
+        {"node": "algo-1", "rank": 0, "kind": "kineto",
+         "file": SimpleUploadedFile("t.json", b'{"traceEvents": []}')},
+        format="multipart",
+    )  # fmt: skip
+    operation = schema["paths"]["/api/jobs/{id}/parts/"]["post"]
+    content = operation["responses"][str(response.status_code)]["content"]["application/json"]
+    validator = OAS30Validator({**content["schema"], "components": schema["components"]})
+    assert not list(validator.iter_errors(response.json()))
