@@ -164,19 +164,26 @@ def rank_traces(job: TrainingJob) -> list[RankTrace]:
 
 
 def merge(rank: int, parts: list[RankTrace]) -> RankTrace:
-    """The parts' events in one trace: string ids are shifted into one strings table."""
+    """The parts' events in one trace, with one strings table: a name the parts share (every
+    chunk of a rank has its own table) gets one id, so the table stays a set of categories."""
     if len(parts) == 1:
         return parts[0]
-    strings: list[str] = []
+    ids_of: dict[str, int] = {}
     frames_: list[pd.DataFrame] = []
     for part in parts:
+        # The part's id -> the merged id; the trailing -1 maps "no string" (-1) to itself.
+        remap = np.fromiter(
+            (ids_of.setdefault(s, len(ids_of)) for s in part.strings),
+            dtype=np.int64,
+            count=len(part.strings),
+        )
+        lookup = np.append(remap, -1)
         events = part.events.copy()
         for column in STRING_COLUMNS:
             ids = events[column].to_numpy()
-            events[column] = np.where(ids >= 0, ids + len(strings), ids).astype(ids.dtype)
-        strings.extend(part.strings)
+            events[column] = lookup[ids].astype(ids.dtype)
         frames_.append(events)
-    return RankTrace(rank, pd.concat(frames_, ignore_index=True), strings)
+    return RankTrace(rank, pd.concat(frames_, ignore_index=True), list(ids_of))
 
 
 def job_info(job: TrainingJob) -> dict[str, str]:
