@@ -173,7 +173,11 @@ CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = f"{CELERY_QUEUE_PREFIX}default"
-CELERY_TASK_ROUTES = {"profiler_app.ingest.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"}}
+CELERY_TASK_ROUTES = {
+    # The sweep is quick: it must not wait behind long parses.
+    "profiler_app.ingest.tasks.sweep_unfinished_parts": {"queue": CELERY_TASK_DEFAULT_QUEUE},
+    "profiler_app.ingest.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
+}
 CELERY_WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, f"{CELERY_QUEUE_PREFIX}ingest"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -185,7 +189,16 @@ CELERY_BEAT_SCHEDULE = {
         "task": "profiler_app.core.tasks.check_idle_shutdown",
         "schedule": envint("IDLE_CHECK_SECONDS", 60),
     },
+    "ingest-sweep": {
+        "task": "profiler_app.ingest.tasks.sweep_unfinished_parts",
+        "schedule": envint("INGEST_SWEEP_SECONDS", 60),
+    },
 }
+# A part pending or processing with no sign of life for this long is queued again (its
+# queueing was lost, or its worker died); a parse reports progress about every second.
+INGEST_STALL_SECONDS = envint("INGEST_STALL_SECONDS", 900)
+# A part whose parse killed its worker this many times fails instead of being retried.
+INGEST_MAX_PARSE_ATTEMPTS = envint("INGEST_MAX_PARSE_ATTEMPTS", 3)
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
 # Insights re-run this long after the last part of a burst arrives (one run per burst).

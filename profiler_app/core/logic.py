@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -11,6 +12,7 @@ from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from profiler_app.core.models import (
     AppSettings,
@@ -21,6 +23,8 @@ from profiler_app.core.models import (
     TrainingJob,
     Upload,
 )
+
+log = logging.getLogger(__name__)
 
 COPY_CHUNK_BYTES = 4 * 1024 * 1024
 
@@ -57,19 +61,33 @@ def sha256_of(stream: BinaryIO) -> str:
 
 
 def enqueue_ingest(part_id: int) -> None:
+    """Queue the part's parsing once the transaction commits."""
+    transaction.on_commit(lambda: send_ingest(part_id))
+
+
+def send_ingest(part_id: int) -> None:
+    """Queue the part's parsing now. The part is already stored: if the broker is down, the
+    ingest sweep queues it later, so the caller still succeeds."""
     from profiler_app.ingest.tasks import ingest_part
 
-    transaction.on_commit(lambda: ingest_part.delay(part_id))
+    try:
+        ingest_part.delay(part_id)
+    except OperationalError as exc:
+        log.warning("Could not queue part %s (the ingest sweep will): %s", part_id, exc)
 
 
 def store_part(job: TrainingJob, source: PartSource, stream: BinaryIO) -> tuple[ProfilePart, bool]:
     """Keeps the raw file and queues its parsing; returns (part, created).
 
-    The same content sent twice to one job yields the existing part, so retries never duplicate.
+    The same content sent twice to one job yields the existing part, so retries never duplicate;
+    a retry of a part still waiting to be parsed queues it again (its first queueing may have
+    been lost), and a duplicate message is harmless: only one task claims the part.
     """
     digest = sha256_of(stream)
     existing = ProfilePart.objects.filter(job=job, sha256=digest).first()
     if existing is not None:
+        if existing.state == PartState.PENDING:
+            send_ingest(existing.pk)
         return existing, False
     size = stream.seek(0, 2)
     stream.seek(0)
@@ -147,7 +165,13 @@ def complete_upload(upload: Upload) -> tuple[ProfilePart, bool]:
 
 def reset_part_for_reprocess(part: ProfilePart) -> None:
     ProfilePart.objects.filter(pk=part.pk).update(
-        state=PartState.PENDING, error="", progress=0.0, started_at=None, finished_at=None
+        state=PartState.PENDING,
+        error="",
+        progress=0.0,
+        parse_attempts=0,
+        started_at=None,
+        finished_at=None,
+        updated_at=timezone.now(),
     )
     enqueue_ingest(part.pk)
 

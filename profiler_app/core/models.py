@@ -105,7 +105,11 @@ class ProfilePart(models.Model):
     state = models.CharField(max_length=16, choices=PartState.choices, default=PartState.PENDING)
     error = models.TextField(blank=True)
     progress = models.FloatField(default=0.0)
+    # Times a worker took this part since it was uploaded or reprocessed: more than one means
+    # a worker died (or lost its task) while parsing it.
+    parse_attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
+    # Every state change and the parse's progress set it: the ingest sweep's sign of life.
     updated_at = models.DateTimeField(auto_now=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -119,6 +123,12 @@ class ProfilePart(models.Model):
         indexes = [
             # Job list progress columns and the worker's claim.
             models.Index(fields=["job", "state"], name="part_job_state_idx"),
+            # The ingest sweep: parts left pending or processing, oldest sign of life first.
+            models.Index(
+                fields=["updated_at"],
+                condition=models.Q(state__in=["pending", "processing"]),
+                name="part_unfinished_idx",
+            ),
         ]
 
     def __str__(self) -> str:

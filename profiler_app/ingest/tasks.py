@@ -15,3 +15,9 @@ def ingest_part(self, part_id: int) -> None:
     if logic.claim(part_id, task_id):
         logic.parse_claimed_part(part_id, task_id)
         after_part(part_id)  # re-run the job's insights (debounced)
+
+
+@shared_task(acks_late=False)
+def sweep_unfinished_parts() -> int:
+    """Beat runs this every minute: parts stuck pending or processing are queued again."""
+    return len(logic.sweep_unfinished())

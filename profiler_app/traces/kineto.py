@@ -32,6 +32,8 @@ _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _BYTE_POS = re.compile(r"\(byte (\d+)\)")
 _EVENT_NO = re.compile(r"event #(\d+)")
 HEADER_MAX_BYTES = 64 << 20
+# 2100-01-01 in unix nanoseconds: times stay far from the int64 limit (year 2262).
+MAX_BASE_TIME_NS = 4_102_444_800 * 10**9
 # A slice that fails to decode is merged with the next one at most this many times before the
 # failure is reported as invalid JSON.
 MAX_MERGES = 4
@@ -48,7 +50,13 @@ class KinetoFile:
 
     @property
     def base_time_ns(self) -> int:
-        return self.header.baseTimeNanoseconds or self.trailer.baseTimeNanoseconds or 0
+        base = self.header.baseTimeNanoseconds or self.trailer.baseTimeNanoseconds or 0
+        if not 0 <= base <= MAX_BASE_TIME_NS:
+            raise TraceFormatError(
+                f"its baseTimeNanoseconds ({base}) is not a time this trace can have been "
+                "recorded at (nanoseconds since 1970, before the year 2100)"
+            )
+        return base
 
     def get(self, key: str):
         return getattr(self.header, key) or getattr(self.trailer, key)

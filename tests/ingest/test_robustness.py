@@ -1,22 +1,31 @@
 """Failures are per part and readable, re-parsing never duplicates, a killed worker's part is redone."""
 
 import gzip
+import hashlib
+import io
 import json
 import os
+import random
 import signal
+import string
 import zlib
+from datetime import timedelta
 from pathlib import Path
 
 import psutil
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
 
+from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic
 from profiler_app.ingest.logic import AGGREGATE_TABLES
-from profiler_app.ingest.tasks import ingest_part
+from profiler_app.ingest.models import Annotation, KernelStat, PartSummary
+from profiler_app.ingest.tasks import ingest_part, sweep_unfinished_parts
 from tests.conftest import wait_for
-from tests.ingest.helpers import upload, wait_parsed
+from tests.ingest.helpers import broker_down, upload, wait_parsed
 from tests.traces.expected import DATA, expected
 
 GOOD = DATA / "nccl_rank0.json.gz"
@@ -178,3 +187,140 @@ def test_it_parses_collector_chunks(api, user, celery_worker_process, tmp_path):
     assert part.state == PartState.DONE, part.error
     kernels = {k["name"]: k for k in api.get(f"/api/jobs/{job.id}/kernels/").json()}
     assert kernels["volta_sgemm_128x64_nn"]["total_ns"] == 1200
+
+
+def stored(job: TrainingJob, doc: dict, name: str = "trace.json") -> ProfilePart:
+    data = io.BytesIO(json.dumps(doc).encode())
+    part, _ = store_part(job, PartSource("algo-1", 0, "kineto", name), data)
+    return part
+
+
+def parsed_here(part: ProfilePart) -> ProfilePart:
+    ingest_part.apply(args=[part.id])
+    return ProfilePart.objects.get(id=part.id)
+
+
+LONG_NAME = "".join(random.Random(15).choices(string.ascii_letters, k=4000))  # incompressible
+
+
+@pytest.mark.django_db
+def test_it_stores_names_postgres_would_refuse(user):
+    """NUL characters and names too long for an index entry: the part still parses."""
+    job = TrainingJob.objects.create(name="odd-names", owner=user)
+    annotation = {**EVENT, "cat": "user_annotation", "tid": 1}
+    doc = {
+        "traceEvents": [
+            {**EVENT, "name": "nul\u0000k"},
+            {**EVENT, "name": LONG_NAME},
+            {**annotation, "name": "a\u0000"},
+            {**annotation, "name": LONG_NAME},
+        ],
+        "traceName": "t\u0000",
+    }
+    part = parsed_here(stored(job, doc))
+    assert part.state == PartState.DONE, part.error
+
+    marker = f"… [4000 characters, cut; #{hashlib.sha256(LONG_NAME.encode()).hexdigest()[:8]}]"
+    long_stored = LONG_NAME[: 2000 - len(marker.encode())] + marker
+    kernels = KernelStat.objects.filter(part=part).order_by("name")
+    assert sorted(kernels.values_list("name", flat=True)) == sorted(["nul\ufffdk", long_stored])
+    annotations = Annotation.objects.filter(part=part).values_list("name", flat=True)
+    assert sorted(annotations) == sorted(["a\ufffd", long_stored])
+    assert len(long_stored.encode()) == 2000
+    assert PartSummary.objects.get(part=part).metadata["trace_name"] == "t\ufffd"
+
+
+@pytest.mark.django_db
+def test_it_fails_a_base_time_beyond_int64_clearly(user):
+    job = TrainingJob.objects.create(name="far-future", owner=user)
+    part = parsed_here(stored(job, {"traceEvents": [EVENT], "baseTimeNanoseconds": 2**63 - 1}))
+    assert part.state == PartState.FAILED
+    assert part.error == (
+        "This file could not be read: its baseTimeNanoseconds (9223372036854775807) is not a "
+        "time this trace can have been recorded at (nanoseconds since 1970, before the year 2100)"
+    )
+
+
+@pytest.mark.django_db
+def test_it_fails_a_part_whose_results_the_database_refuses(user):
+    """Whatever Postgres refuses while the results are written (here a real trigger), the
+    write rolls back and the part fails with the reason instead of staying "processing"."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION refuse_kernel() RETURNS trigger AS $$ BEGIN "
+            "IF NEW.name = 'refused' THEN RAISE EXCEPTION 'kernel name refused'; END IF; "
+            "RETURN NEW; END $$ LANGUAGE plpgsql;"
+            "CREATE TRIGGER refuse_kernel BEFORE INSERT ON ingest_kernelstat "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_kernel();"
+        )
+    job = TrainingJob.objects.create(name="refused", owner=user)
+    part = parsed_here(stored(job, {"traceEvents": [{**EVENT, "name": "refused"}]}))
+    assert part.state == PartState.FAILED
+    assert part.error == (
+        "This file was read, but its results could not be stored: the database refused a value "
+        "(kernel name refused)."
+    )
+    assert sum(row_counts(part.id).values()) == 0
+
+
+@pytest.mark.django_db
+def test_it_fails_a_part_that_killed_its_worker_too_often(user, settings):
+    settings.INGEST_MAX_PARSE_ATTEMPTS = 3
+    job = TrainingJob.objects.create(name="oom", owner=user)
+    part = stored(job, {"traceEvents": [EVENT]})
+    for _ in range(3):  # taken, then the worker dies: the broker redelivers the task
+        assert logic.claim(part.id, "task-a")
+    assert not logic.claim(part.id, "task-a")
+    part.refresh_from_db()
+    assert part.state == PartState.FAILED
+    assert part.error == (
+        "The worker died while parsing this part 3 times (out of memory, or stopped), so it is "
+        "not tried again. Reprocess it to try once more."
+    )
+
+
+@pytest.mark.django_db
+def test_it_sweeps_parts_with_no_sign_of_life(user, settings):
+    """A lost enqueue (pending) and a dead worker's part (processing) are queued again and
+    parsed; recent ones are left alone."""
+    settings.INGEST_STALL_SECONDS = 600
+    job = TrainingJob.objects.create(name="swept", owner=user)
+    with broker_down():
+        lost = stored(job, {"traceEvents": [EVENT]}, "lost.json")
+        dead = stored(job, {"traceEvents": [{**EVENT, "name": "k2"}]}, "dead.json")
+        recent = stored(job, {"traceEvents": [{**EVENT, "name": "k3"}]}, "recent.json")
+    assert logic.claim(dead.id, "task-of-a-dead-worker")
+    long_ago = timezone.now() - timedelta(seconds=601)
+    ProfilePart.objects.filter(id__in=[lost.id, dead.id]).update(updated_at=long_ago)
+
+    assert sorted(logic.sweep_unfinished()) == sorted([lost.id, dead.id])
+    states = dict(ProfilePart.objects.filter(job=job).values_list("id", "state"))
+    assert states == {lost.id: "pending", dead.id: "pending", recent.id: "pending"}
+    assert sweep_unfinished_parts.apply().get() == 0  # just queued: not stale any more
+    assert parsed_here(lost).state == PartState.DONE
+    dead = parsed_here(dead)
+    assert (dead.state, dead.parse_attempts) == (PartState.DONE, 2)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_an_upload_during_a_broker_outage_is_kept_and_parsed(api, user, celery_worker_process):
+    """The upload answers as usual; the collector's retry (same bytes) queues the part, and
+    the sweep would too."""
+    job = TrainingJob.objects.create(name="outage", owner=user)
+    with broker_down():
+        first = upload(api, job, GOOD)
+    assert first["state"] == "pending"
+    assert ProfilePart.objects.get(id=first["id"]).state == PartState.PENDING
+    retry = api.post(
+        f"/api/jobs/{job.id}/parts/",
+        {"node": "algo-1", "rank": 0, "kind": "kineto", "file": io.BytesIO(GOOD.read_bytes())},
+        format="multipart",
+    )
+    assert retry.status_code == 200 and retry.json()["id"] == first["id"]
+    (part,) = wait_parsed(first["id"])
+    assert part.state == PartState.DONE, part.error
+    kernels = api.get(f"/api/jobs/{job.id}/kernels/").json()
+    assert sum(k["count"] for k in kernels) == sum(
+        expected("nccl_rank0.json.gz").kernel_count.values()
+    )
