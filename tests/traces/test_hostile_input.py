@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import time
 import zlib
 
 import pytest
@@ -135,6 +136,59 @@ def test_it_stops_a_gzip_bomb_at_the_configured_limit(tmp_path):
             f.write(member)
     with pytest.raises(TraceFormatError, match="configured limit"):
         ingest_trace(path, "kineto", tmp_path / "store", Limits(max_decompressed_bytes=30 << 20))
+
+
+def repeated_key_in_values(n: int) -> bytes:
+    """The issue's crafted header: the key repeated n times where it is no key (invalid)."""
+    return (
+        b'{"x":' + b'"traceEvents":[' * n + b'"traceEvents":[' + json.dumps(EVENT).encode() + b"]}"
+    )
+
+
+def repeated_key_in_nested_objects(n: int) -> bytes:
+    """Valid JSON: n nested objects with the key after a comma, then the real events."""
+    nested = b'{"a":1,"traceEvents":[]},' * n
+    return b'{"x":[' + nested + b'{}],"traceEvents":[' + json.dumps(EVENT).encode() + b"]}"
+
+
+def parse_seconds(tmp_path, data: bytes) -> tuple[float, str]:
+    """Best of three: (seconds, the outcome)."""
+    best, outcome = float("inf"), ""
+    for attempt in range(3):
+        path = tmp_path / f"header-{len(data)}-{attempt}.json.gz"
+        path.write_bytes(gzip.compress(data))
+        started = time.perf_counter()
+        try:
+            outcome = f"{ingest_trace(path, 'kineto', path.with_suffix('.store')).store.n_events}"
+        except TraceFormatError as exc:
+            outcome = str(exc)
+        best = min(best, time.perf_counter() - started)
+    return best, outcome
+
+
+@pytest.mark.parametrize(
+    ("crafted", "n", "outcome"),
+    [
+        (
+            repeated_key_in_values,
+            160_000,
+            "the trace is not valid JSON: its top-level object is malformed before 'traceEvents'",
+        ),
+        (repeated_key_in_nested_objects, 40_000, "1"),
+    ],
+)
+def test_it_finds_the_events_in_time_linear_in_the_header(tmp_path, crafted, n, outcome):
+    """Doubling a crafted header at most about doubles the time (it was quadratic: the issue's
+    4.7 KB gzip of 160,000 repeated keys held a worker 46 s)."""
+    times = []
+    for size in (n, 2 * n, 4 * n):
+        seconds, got = parse_seconds(tmp_path, crafted(size))
+        assert got == outcome
+        times.append(seconds)
+    slack_s = 0.05  # fixed costs (starting a parse, gzip) and timer noise
+    assert times[1] <= 2.5 * times[0] + slack_s, times
+    assert times[2] <= 2.5 * times[1] + slack_s, times
+    assert times[2] < 5, times
 
 
 def test_it_refuses_text_after_the_events_that_is_not_json(tmp_path):
