@@ -1,20 +1,23 @@
+import datetime as dt
 import re
 
 import django_filters
 from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import ensure_csrf_cookie
+from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action, api_view, permission_classes
 from rest_framework.exceptions import APIException, NotAuthenticated, ValidationError
-from rest_framework.parsers import FileUploadParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FileUploadParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,6 +32,7 @@ from profiler_app.core.models import (
     TrainingJob,
     Upload,
 )
+from profiler_app.core.parsers import StrictJSONParser
 from profiler_app.core.serializers import (
     AppSettingsSerializer,
     DemoSerializer,
@@ -114,12 +118,31 @@ def me_view(request):
     return Response(UserSerializer(request.user).data)
 
 
+class UtcIsoDateTimeField(IsoDateTimeField):
+    """An ISO 8601 time, converted to UTC. Postgres refuses offsets beyond ±15:59, and a time
+    such as ``9999-12-31T23:59-23:59`` is past the year 9999 in UTC (an OverflowError): both
+    are a 400, not a 500."""
+
+    def to_python(self, value):
+        try:
+            moment = super().to_python(value)
+            return None if moment is None else moment.astimezone(dt.UTC)
+        except OverflowError as exc:
+            raise DjangoValidationError(
+                "Enter a date/time between the years 1 and 9999 in UTC.", code="invalid"
+            ) from exc
+
+
+class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcIsoDateTimeField
+
+
 class JobFilter(django_filters.FilterSet):
     search = django_filters.CharFilter(field_name="name", lookup_expr="icontains")
     name = django_filters.CharFilter(field_name="name", lookup_expr="exact")
     status = django_filters.MultipleChoiceFilter(choices=JobStatus.choices)
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
+    created_after = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
 
     class Meta:
         model = TrainingJob
@@ -169,7 +192,7 @@ class TrainingJobViewSet(
         detail=True,
         methods=["get", "post"],
         url_path="parts",
-        parser_classes=[MultiPartParser, JSONParser],
+        parser_classes=[MultiPartParser, StrictJSONParser],
         filter_backends=[],
     )
     def parts(self, request, pk=None):

@@ -12,6 +12,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
+from profiler_app.lib.filenames import attachment
 from profiler_app.timeline import logic, payload
 from profiler_app.timeline.details import UnknownEvent, event_details
 from profiler_app.timeline.export import chrome_trace
@@ -138,5 +139,5 @@ def export_view(request, job_id: int):
     timeline = logic.job_timeline(job)
     chunks = chrome_trace(timeline, params.get("start_ns"), params.get("end_ns"))
     response = StreamingHttpResponse(chunks, content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="{job.name}-timeline.json"'
+    response["Content-Disposition"] = attachment(f"{job.name}-timeline.json")
     return response

@@ -71,6 +71,20 @@ def test_it_validates_part_fields(api, job):
     assert "file" in empty.json()
 
 
+def test_it_refuses_a_pid_beyond_32_bits(api, job):
+    message = ["Ensure this value is less than or equal to 2147483647."]
+    whole = post_part(api, job, pid=2**31)
+    assert (whole.status_code, whole.json()) == (400, {"pid": message})
+    ranged = api.post(
+        f"/api/jobs/{job.id}/uploads/",
+        {"node": "algo-1", "rank": 0, "kind": "kineto", "pid": 2**31, "filename": "t.json",
+         "size_bytes": 3},
+        format="json",
+    )  # fmt: skip
+    assert (ranged.status_code, ranged.json()) == (400, {"pid": message})
+    assert post_part(api, job, pid=2**31 - 1).status_code == 202
+
+
 def test_it_refuses_files_over_the_limit_with_413(api, job, settings):
     settings.PROFILE_UPLOAD_MAX_BYTES = 1000
     response = post_part(api, job)
