@@ -14,9 +14,13 @@ from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.authtoken.models import Token
-from rest_framework.decorators import action, api_view, permission_classes
-from rest_framework.exceptions import APIException, NotAuthenticated, ValidationError
+from rest_framework.decorators import action, api_view, permission_classes, throttle_classes
+from rest_framework.exceptions import (
+    APIException,
+    NotAuthenticated,
+    PermissionDenied,
+    ValidationError,
+)
 from rest_framework.parsers import FileUploadParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission, IsAuthenticated
 from rest_framework.response import Response
@@ -47,6 +51,7 @@ from profiler_app.core.serializers import (
     UserSerializer,
 )
 from profiler_app.core.tasks import run_demo_job
+from profiler_app.core.throttles import DemoThrottle, LoginThrottle, ReprocessThrottle
 
 
 class PayloadTooLarge(APIException):
@@ -75,18 +80,21 @@ class IsStaffOrReadOnly(BasePermission):
         return request.method in SAFE_METHODS or request.user.is_staff
 
 
-@extend_schema(responses=HealthSerializer)
+@extend_schema(responses={200: HealthSerializer, 503: HealthSerializer})
 @api_view(["GET"])
 @permission_classes([AllowAny])
 def health_view(request):
-    report = health.check()
+    """Database and Redis now, the worker count as beat last saw it; staff get the workers
+    asked live and the errors spelled out."""
+    report = health.check(detailed=request.user.is_staff)
     code = status.HTTP_200_OK if report.ok else status.HTTP_503_SERVICE_UNAVAILABLE
     return Response(report.as_dict(), status=code)
 
 
-@extend_schema(request=LoginSerializer, responses=UserSerializer)
+@extend_schema(request=LoginSerializer, responses={200: UserSerializer, 400: None, 429: None})
 @api_view(["POST"])
 @permission_classes([AllowAny])
+@throttle_classes([LoginThrottle])
 def login_view(request):
     # DRF exempts views from CSRF and checks it only for signed-in sessions; a login form
     # needs the check too, or another site could sign a visitor into an attacker's account.
@@ -245,8 +253,8 @@ class ProfilePartViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = ProfilePartSerializer
     queryset = ProfilePart.objects.select_related("node").order_by("id")
 
-    @extend_schema(request=None, responses={202: ProfilePartSerializer})
-    @action(detail=True, methods=["post"])
+    @extend_schema(request=None, responses={202: ProfilePartSerializer, 409: None, 429: None})
+    @action(detail=True, methods=["post"], throttle_classes=[ReprocessThrottle])
     def reprocess(self, request, pk=None):
         part = self.get_object()
         if not part.file or not part.file.storage.exists(part.file.name):
@@ -360,20 +368,26 @@ class DemoView(APIView):
 
     serializer_class = DemoSerializer
 
+    def get_throttles(self):
+        return [DemoThrottle()] if self.request.method == "POST" else []
+
     @extend_schema(responses=DemoSerializer)
     def get(self, request):
-        found = demo.availability()
+        found = demo.availability(request.user)
         return Response({"available": found.available, "reason": found.reason, "job_name": ""})
 
-    @extend_schema(request=None, responses={202: DemoSerializer})
+    @extend_schema(request=None, responses={202: DemoSerializer, 403: None, 409: None, 429: None})
     def post(self, request):
-        found = demo.availability()
+        found = demo.availability(request.user)
+        if found.forbidden:
+            raise PermissionDenied(found.reason, code="demo_forbidden")
         if not found.available:
             raise Conflict(found.reason, code="demo_unavailable")
-        token, _ = Token.objects.get_or_create(user=request.user)
         job_name = demo.demo_job_name()
+        if not demo.claim_run(job_name):
+            raise Conflict("A demo job is running; one runs at a time.", code="demo_unavailable")
         server_url = request.build_absolute_uri("/").rstrip("/")
-        run_demo_job.delay(server_url, token.key, job_name)
+        run_demo_job.delay(server_url, request.user.pk, job_name)
         return Response(
             {"available": True, "reason": "", "job_name": job_name},
             status=status.HTTP_202_ACCEPTED,

@@ -7,11 +7,12 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.decorators import api_view
+from rest_framework.decorators import api_view, throttle_classes
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
+from profiler_app.core.throttles import ExportThrottle
 from profiler_app.lib.filenames import attachment
 from profiler_app.timeline import logic, payload
 from profiler_app.timeline.details import UnknownEvent, event_details
@@ -129,9 +130,13 @@ def event_view(request, job_id: int):
 
 @extend_schema(
     parameters=[ExportQuerySerializer],
-    responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.BINARY)},
+    responses={
+        (200, "application/json"): OpenApiResponse(OpenApiTypes.BINARY),
+        429: OpenApiResponse(description="too many exports"),
+    },
 )
 @api_view(["GET"])
+@throttle_classes([ExportThrottle])
 def export_view(request, job_id: int):
     """The job, or [start_ns, end_ns) of it, as Chrome-trace JSON (opens in Perfetto)."""
     params = _params(ExportQuerySerializer, request)

@@ -1,5 +1,7 @@
 import gzip
 import hashlib
+import stat
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -178,6 +180,27 @@ def test_it_reprocesses_a_failed_part(api, job):
     assert response.status_code == 202
     assert response.json()["state"] == "pending"
     assert response.json()["error"] == ""
+
+
+def rates(settings, **scopes: str) -> None:
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], **scopes},
+    }
+
+
+def test_it_throttles_reprocessing(api, job, settings):
+    rates(settings, reprocess="3/hour")
+    part_id = post_part(api, job).json()["id"]
+    codes = [api.post(f"/api/parts/{part_id}/reprocess/").status_code for _ in range(4)]
+    assert codes == [202, 202, 202, 429]
+
+
+def test_it_keeps_raw_files_private(api, job):
+    part = ProfilePart.objects.get(pk=post_part(api, job).json()["id"])
+    path = Path(part.file.path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
 def test_it_downloads_the_raw_file(api, job):

@@ -7,6 +7,7 @@ import json
 import os
 import random
 import signal
+import stat
 import string
 import zlib
 from datetime import timedelta
@@ -228,6 +229,16 @@ def test_it_stores_names_postgres_would_refuse(user):
     assert sorted(annotations) == sorted(["a\ufffd", long_stored])
     assert len(long_stored.encode()) == 2000
     assert PartSummary.objects.get(part=part).metadata["trace_name"] == "t\ufffd"
+
+
+@pytest.mark.django_db
+def test_it_writes_the_timeline_store_privately(user):
+    job = TrainingJob.objects.create(name="private-store", owner=user)
+    part = parsed_here(stored(job, {"traceEvents": [EVENT]}))
+    store = logic.store_directory(part)
+    modes = {stat.S_IMODE(p.stat().st_mode) for p in store.rglob("*") if p.is_file()}
+    folders = {stat.S_IMODE(p.stat().st_mode) for p in [store, *store.rglob("*")] if p.is_dir()}
+    assert (modes, folders) == ({0o600}, {0o700})
 
 
 @pytest.mark.django_db

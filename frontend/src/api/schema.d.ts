@@ -93,6 +93,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Database and Redis now, the worker count as beat last saw it; staff get the workers
+         *     asked live and the errors spelled out.
+         */
         get: operations["health_retrieve"];
         put?: never;
         post?: never;
@@ -1351,6 +1355,20 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            /** @description No response body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No response body */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     auth_logout_create: {
@@ -1450,6 +1468,27 @@ export interface operations {
                     "application/json": components["schemas"]["Demo"];
                 };
             };
+            /** @description No response body */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No response body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No response body */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     health_retrieve: {
@@ -1462,6 +1501,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1898,6 +1945,13 @@ export interface operations {
                     "application/json": string;
                 };
             };
+            /** @description too many exports */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     jobs_timeline_search_retrieve: {
@@ -2258,6 +2312,20 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ProfilePart"];
                 };
+            };
+            /** @description No response body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No response body */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
