@@ -203,6 +203,11 @@ CELERY_WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, f"{CELERY_QUEUE_PREFIX}ingest
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Memory: each pool process may hold WORKER_MEMORY_LIMIT_MB (past it a parse fails with a
+# clear message; 0: no ceiling), and one that has grown past WORKER_RECYCLE_MB after a task is
+# replaced by a fresh one.
+WORKER_MEMORY_LIMIT_MB = envint("WORKER_MEMORY_LIMIT_MB", 8192)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("WORKER_RECYCLE_MB", 2048) * 1024  # KiB
 # A parse can run for minutes; the broker must not hand the task to another worker meanwhile.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 # How often beat counts the workers (anonymous health checks read that count).

@@ -164,6 +164,7 @@ def parse_claimed_part(part_id: int, task_id: str) -> None:
     final = store_directory(part)
     incoming = final.with_name(f"{final.name}.incoming")
     executor, processes = decode_pool()
+    failure = None
     try:
         result = ingest_trace(
             part.file.path,
@@ -176,11 +177,18 @@ def parse_claimed_part(part_id: int, task_id: str) -> None:
         )
         cluster = frames_from_store(incoming, part.rank, result.aggregates.steps)
     except TraceFormatError as exc:
-        mark_failed(part_id, task_id, f"This file could not be read: {exc}")
-        return
+        failure = f"This file could not be read: {exc}"
+    except MemoryError:
+        failure = (
+            "This part needs more memory than a worker may use (WORKER_MEMORY_LIMIT_MB = "
+            f"{settings.WORKER_MEMORY_LIMIT_MB:,} MB)."
+        )
     except Exception as exc:
         log.exception("Parsing part %s failed", part_id)
-        mark_failed(part_id, task_id, f"Parsing failed unexpectedly ({type(exc).__name__}: {exc}).")
+        failure = f"Parsing failed unexpectedly ({type(exc).__name__}: {exc})."
+    # Recorded here, past the except blocks: the parse's memory is freed with its traceback.
+    if failure is not None:
+        mark_failed(part_id, task_id, failure)
         return
     try:
         _replace_directory(incoming, final)

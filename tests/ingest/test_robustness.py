@@ -9,12 +9,15 @@ import random
 import signal
 import stat
 import string
+import subprocess
+import sys
 import zlib
 from datetime import timedelta
 from pathlib import Path
 
 import psutil
 import pytest
+from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
@@ -25,6 +28,7 @@ from profiler_app.ingest import logic
 from profiler_app.ingest.logic import AGGREGATE_TABLES
 from profiler_app.ingest.models import Annotation, KernelStat, PartSummary
 from profiler_app.ingest.tasks import ingest_part, sweep_unfinished_parts
+from profiler_app.testing import database_url
 from tests.conftest import wait_for
 from tests.ingest.helpers import broker_down, upload, wait_parsed
 from tests.traces.expected import DATA, expected
@@ -335,3 +339,53 @@ def test_an_upload_during_a_broker_outage_is_kept_and_parsed(api, user, celery_w
     assert sum(k["count"] for k in kernels) == sum(
         expected("nccl_rank0.json.gz").kernel_count.values()
     )
+
+
+# A pool process as the worker runs it, with a ceiling just above what it holds after start-up;
+# then, in the same process, the ceiling lifted and the part parsed again.
+PARSE_UNDER_A_CEILING = """
+import json
+import resource
+import sys
+import django
+django.setup()
+from django.conf import settings
+from profiler_app.core.models import ProfilePart
+from profiler_app.ingest.tasks import ingest_part
+from profiler_app.lib.memory import limit_memory
+part_id = int(sys.argv[1])
+status = open("/proc/self/status").read().splitlines()
+data_mb = int(next(line.split()[1] for line in status if line.startswith("VmData:"))) // 1024
+settings.WORKER_MEMORY_LIMIT_MB = data_mb + 16
+limit_memory(settings.WORKER_MEMORY_LIMIT_MB)
+ingest_part.apply(args=[part_id])
+failed = ProfilePart.objects.get(id=part_id)
+_, hard = resource.getrlimit(resource.RLIMIT_DATA)
+resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
+ProfilePart.objects.filter(id=part_id).update(state="pending")
+ingest_part.apply(args=[part_id])
+print(json.dumps([settings.WORKER_MEMORY_LIMIT_MB, failed.state, failed.error]))
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_a_part_over_the_memory_ceiling_fails_and_the_worker_lives(user, tmp_path):
+    job = TrainingJob.objects.create(name="too-big", owner=user)
+    # Not queued (broker down), so that no running worker takes it first.
+    with broker_down(), big_trace(tmp_path, copies=4).open("rb") as f:
+        part, _ = store_part(job, PartSource("algo-1", 0, "kineto", "big.json.gz"), f)
+    env = {**os.environ, "DATABASE_URL": database_url(django_settings.DATABASES["default"])}
+    done = subprocess.run(
+        [sys.executable, "-c", PARSE_UNDER_A_CEILING, str(part.id)],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    limit_mb, state, error = json.loads(done.stdout.splitlines()[-1])
+    assert (state, error) == (
+        PartState.FAILED,
+        f"This part needs more memory than a worker may use (WORKER_MEMORY_LIMIT_MB = {limit_mb:,} MB).",
+    )
+    part.refresh_from_db()  # the same process parsed it once the ceiling was lifted
+    assert (part.state, part.error) == (PartState.DONE, "")
+    assert row_counts(part.id)["PartSummary"] == 1
