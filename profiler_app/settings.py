@@ -165,7 +165,7 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "profiler_app.core.schema.AutoSchema",
     "EXCEPTION_HANDLER": "profiler_app.core.errors.exception_handler",
     # Client addresses for the login throttle: REMOTE_ADDR unless NUM_PROXIES proxies sit in
     # front (X-Forwarded-For is trusted that far only; a client could forge the rest).

@@ -192,3 +192,12 @@ def test_it_does_not_allow_deleting_jobs_over_the_api(api, user):
     job = make_job("keep", user)
     assert api.delete(f"{JOBS}{job.id}/").status_code == 405
     assert TrainingJob.objects.filter(pk=job.pk).exists()
+
+
+def test_it_answers_an_unknown_api_url_in_json(api):
+    for path in ("/api/no-such-thing/", "/api/jobs/not-a-number/"):
+        response = api.get(path)
+        assert (response.status_code, response.json()) == (
+            404,
+            {"detail": "Not found.", "code": "not_found"},
+        )
