@@ -40,4 +40,4 @@ class AutoSchema(SpectacularAutoSchema):
         for code, body in errors.items():
             if code not in responses or "content" not in responses[code]:
                 responses[code] = self._get_response_for_code(body, code, direction=direction)
-        return responses
+        return dict(sorted(responses.items()))

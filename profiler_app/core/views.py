@@ -91,7 +91,7 @@ def health_view(request):
     return Response(report.as_dict(), status=code)
 
 
-@extend_schema(request=LoginSerializer, responses={200: UserSerializer, 400: None, 429: None})
+@extend_schema(request=LoginSerializer, responses=UserSerializer)
 @api_view(["POST"])
 @permission_classes([AllowAny])
 @throttle_classes([LoginThrottle])
@@ -194,7 +194,10 @@ class TrainingJobViewSet(
 
     @extend_schema(methods=["GET"], responses=ProfilePartSerializer(many=True))
     @extend_schema(
-        methods=["POST"], request=PartUploadSerializer, responses={202: ProfilePartSerializer}
+        methods=["POST"],
+        request=PartUploadSerializer,
+        # 200: this content was already uploaded to the job (the stored part).
+        responses={202: ProfilePartSerializer, 200: ProfilePartSerializer, 413: None},
     )
     @action(
         detail=True,
@@ -227,7 +230,7 @@ class TrainingJobViewSet(
         code = status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK
         return Response(ProfilePartSerializer(part).data, status=code)
 
-    @extend_schema(request=UploadStartSerializer, responses={201: UploadSerializer})
+    @extend_schema(request=UploadStartSerializer, responses={201: UploadSerializer, 413: None})
     @action(detail=True, methods=["post"], url_path="uploads")
     def start_upload(self, request, pk=None):
         job = self.get_object()
@@ -253,7 +256,7 @@ class ProfilePartViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = ProfilePartSerializer
     queryset = ProfilePart.objects.select_related("node").order_by("id")
 
-    @extend_schema(request=None, responses={202: ProfilePartSerializer, 409: None, 429: None})
+    @extend_schema(request=None, responses={202: ProfilePartSerializer, 409: None})
     @action(detail=True, methods=["post"], throttle_classes=[ReprocessThrottle])
     def reprocess(self, request, pk=None):
         part = self.get_object()
@@ -294,7 +297,7 @@ class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
                 description="bytes START-END/TOTAL",
             )
         ],
-        responses=UploadSerializer,
+        responses={200: UploadSerializer, 409: None},
     )
     def update(self, request, pk=None):
         upload = self.get_object()
@@ -315,7 +318,10 @@ class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
             raise Conflict(str(err)) from None
         return Response(UploadSerializer(upload).data)
 
-    @extend_schema(request=None, responses={202: ProfilePartSerializer})
+    @extend_schema(
+        request=None,
+        responses={202: ProfilePartSerializer, 200: ProfilePartSerializer, 409: None},
+    )
     @action(detail=True, methods=["post"])
     def complete(self, request, pk=None):
         upload = self.get_object()
@@ -376,7 +382,7 @@ class DemoView(APIView):
         found = demo.availability(request.user)
         return Response({"available": found.available, "reason": found.reason, "job_name": ""})
 
-    @extend_schema(request=None, responses={202: DemoSerializer, 403: None, 409: None, 429: None})
+    @extend_schema(request=None, responses={202: DemoSerializer, 409: None})
     def post(self, request):
         found = demo.availability(request.user)
         if found.forbidden:

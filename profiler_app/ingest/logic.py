@@ -12,7 +12,7 @@ import multiprocessing
 import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -134,7 +134,7 @@ def claim(part_id: int, task_id: str) -> bool:
     return True
 
 
-def sweep_unfinished(now: datetime | None = None) -> list[int]:
+def sweep_unfinished() -> list[int]:
     """Queue again the parts left pending or processing with no sign of life for
     ``INGEST_STALL_SECONDS``: their queueing was lost (broker down) or their worker died
     without the broker redelivering its task. Returns the ids queued.
@@ -142,7 +142,7 @@ def sweep_unfinished(now: datetime | None = None) -> list[int]:
     A worker that is merely slow loses nothing but time: its results are refused (the part is
     no longer its claim) and the new task parses the part again.
     """
-    now = now or timezone.now()
+    now = timezone.now()
     stale = now - timedelta(seconds=settings.INGEST_STALL_SECONDS)
     with transaction.atomic():
         ids = list(

@@ -130,10 +130,7 @@ def event_view(request, job_id: int):
 
 @extend_schema(
     parameters=[ExportQuerySerializer],
-    responses={
-        (200, "application/json"): OpenApiResponse(OpenApiTypes.BINARY),
-        429: OpenApiResponse(description="too many exports"),
-    },
+    responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.BINARY)},
 )
 @api_view(["GET"])
 @throttle_classes([ExportThrottle])
