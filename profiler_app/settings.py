@@ -221,6 +221,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "profiler_app.core.tasks.record_workers",
         "schedule": HEALTH_WORKERS_SECONDS,
     },
+    "uploads-cleanup": {
+        "task": "profiler_app.core.tasks.remove_abandoned_uploads",
+        "schedule": 3600,
+    },
     "ingest-sweep": {
         "task": "profiler_app.ingest.tasks.sweep_unfinished_parts",
         "schedule": envint("INGEST_SWEEP_SECONDS", 60),
@@ -230,6 +234,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # A part pending or processing with no sign of life for this long is queued again (its
 # queueing was lost, or its worker died); a parse reports progress about every second.
 INGEST_STALL_SECONDS = envint("INGEST_STALL_SECONDS", 900)
+# A resumable upload that no byte reached for this long is removed with its temp file.
+UPLOAD_ABANDON_HOURS = envfloat("UPLOAD_ABANDON_HOURS", 24.0)
 # A part whose parse killed its worker this many times fails instead of being retried.
 INGEST_MAX_PARSE_ATTEMPTS = envint("INGEST_MAX_PARSE_ATTEMPTS", 3)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
 
@@ -161,6 +162,27 @@ def complete_upload(upload: Upload) -> tuple[ProfilePart, bool]:
     path.unlink(missing_ok=True)
     upload.delete()
     return result
+
+
+def remove_abandoned_uploads() -> int:
+    """Resumable uploads that no byte reached for ``UPLOAD_ABANDON_HOURS``: their rows and temp
+    files, and temp files left without a row. Returns how many files and rows went."""
+    cutoff = timezone.now() - timedelta(hours=settings.UPLOAD_ABANDON_HOURS)
+    removed = 0
+    for upload in Upload.objects.filter(created_at__lt=cutoff).order_by("created_at"):
+        path = upload.temp_path()
+        if path.exists() and path.stat().st_mtime >= cutoff.timestamp():
+            continue  # bytes arrived lately: still going
+        path.unlink(missing_ok=True)
+        upload.delete()
+        removed += 1
+    folder: Path = settings.DATA_DIR / "uploads"
+    known = {str(pk) for pk in Upload.objects.values_list("pk", flat=True)}
+    for path in folder.glob("*.part") if folder.exists() else []:
+        if path.stem not in known and path.stat().st_mtime < cutoff.timestamp():
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 def reset_part_for_reprocess(part: ProfilePart) -> None:

@@ -151,6 +151,12 @@ class Upload(models.Model):
     received_bytes = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
 
+    class Meta:
+        indexes = [
+            # The abandoned-upload cleanup: the oldest uploads first.
+            models.Index(fields=["created_at"], name="upload_created_idx"),
+        ]
+
     def temp_path(self):
         return settings.DATA_DIR / "uploads" / f"{self.id}.part"
 

@@ -41,6 +41,12 @@ def run_demo_job(server_url: str, user_id: int, job_name: str) -> int:
 
 
 @shared_task(acks_late=False)
+def remove_abandoned_uploads() -> int:
+    """Beat runs this every hour: resumable uploads nobody finished."""
+    return logic.remove_abandoned_uploads()
+
+
+@shared_task(acks_late=False)
 def record_workers() -> int:
     """Beat runs this every HEALTH_WORKERS_SECONDS: the worker count anonymous health reads."""
     return health.record_workers()

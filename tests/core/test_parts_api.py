@@ -1,10 +1,14 @@
 import gzip
 import hashlib
+import os
 import stat
+import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob, Upload
 from tests.conftest import DATA_DIR
@@ -201,6 +205,33 @@ def test_it_keeps_raw_files_private(api, job):
     path = Path(part.file.path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_it_removes_uploads_nobody_finished(api, job, settings):
+    from profiler_app.core.tasks import remove_abandoned_uploads
+
+    settings.UPLOAD_ABANDON_HOURS = 24
+    day_ago = time.time() - 25 * 3600
+
+    def started(name: str, sent: bytes) -> Upload:
+        body = {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": name, "size_bytes": 10}
+        upload = Upload.objects.get(pk=api.post(f"/api/jobs/{job.id}/uploads/", body).json()["id"])
+        upload.temp_path().parent.mkdir(parents=True, exist_ok=True)
+        upload.temp_path().write_bytes(sent)
+        return upload
+
+    abandoned, slow, fresh = started("a", b"12"), started("s", b"34"), started("f", b"56")
+    long_ago = timezone.now() - timedelta(hours=25)
+    Upload.objects.filter(pk__in=[abandoned.pk, slow.pk]).update(created_at=long_ago)
+    os.utime(abandoned.temp_path(), (day_ago, day_ago))  # slow's bytes arrived just now
+    orphan = abandoned.temp_path().with_name("0badc0de.part")
+    orphan.write_bytes(b"left behind")
+    os.utime(orphan, (day_ago, day_ago))
+
+    assert remove_abandoned_uploads.apply().get() == 2
+    assert set(Upload.objects.values_list("pk", flat=True)) == {slow.pk, fresh.pk}
+    assert not abandoned.temp_path().exists() and not orphan.exists()
+    assert slow.temp_path().read_bytes() == b"34" and fresh.temp_path().exists()
 
 
 def test_it_downloads_the_raw_file(api, job):
