@@ -117,28 +117,34 @@ def store_part(job: TrainingJob, source: PartSource, stream: BinaryIO) -> tuple[
 
 
 def append_to_upload(upload: Upload, start: int, stream: BinaryIO, length: int) -> int:
-    """Appends one byte range; a range that does not continue the file is refused."""
-    if start != upload.received_bytes:
-        raise UploadRangeError(
-            f"expected the range to start at byte {upload.received_bytes}, got {start}"
+    """Appends one byte range; a range that does not continue the file is refused. The
+    upload's row is locked meanwhile, so two requests sending the same range (a client retry
+    racing its first try) cannot both be accepted."""
+    with transaction.atomic():
+        received = (
+            Upload.objects.select_for_update()
+            .values_list("received_bytes", flat=True)
+            .get(pk=upload.pk)
         )
-    if start + length > upload.size_bytes:
-        raise UploadRangeError(
-            f"range ends at byte {start + length}, beyond the declared size {upload.size_bytes}"
-        )
-    path = upload.temp_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("r+b" if path.exists() else "wb") as out:
-        out.seek(start)
-        remaining = length
-        while remaining > 0:
-            chunk = stream.read(min(COPY_CHUNK_BYTES, remaining))
-            if not chunk:
-                raise UploadRangeError(f"the request ended {remaining} bytes early")
-            out.write(chunk)
-            remaining -= len(chunk)
-        out.truncate()
-    Upload.objects.filter(pk=upload.pk).update(received_bytes=start + length)
+        if start != received:
+            raise UploadRangeError(f"expected the range to start at byte {received}, got {start}")
+        if start + length > upload.size_bytes:
+            raise UploadRangeError(
+                f"range ends at byte {start + length}, beyond the declared size {upload.size_bytes}"
+            )
+        path = upload.temp_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("r+b" if path.exists() else "wb") as out:
+            out.seek(start)
+            remaining = length
+            while remaining > 0:
+                chunk = stream.read(min(COPY_CHUNK_BYTES, remaining))
+                if not chunk:
+                    raise UploadRangeError(f"the request ended {remaining} bytes early")
+                out.write(chunk)
+                remaining -= len(chunk)
+            out.truncate()
+        Upload.objects.filter(pk=upload.pk).update(received_bytes=start + length)
     upload.received_bytes = start + length
     return upload.received_bytes
 

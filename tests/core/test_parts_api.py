@@ -1,13 +1,16 @@
 import gzip
 import hashlib
+import io
 import os
 import stat
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.utils import timezone
 
 from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob, Upload
@@ -205,6 +208,46 @@ def test_it_keeps_raw_files_private(api, job):
     path = Path(part.file.path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+class SlowStream(io.BytesIO):
+    """A request body that arrives slowly, so that a second request overlaps it."""
+
+    def read(self, size=-1):
+        time.sleep(0.3)
+        return super().read(size)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_accepts_one_of_two_concurrent_sends_of_a_range(user, job):
+    from profiler_app.core import logic
+
+    upload = Upload.objects.create(job=job, owner=user, node_name="algo-1", kind="kineto",
+                                   original_name="t.json", size_bytes=4)  # fmt: skip
+    outcomes: dict[str, str] = {}
+
+    def send(name: str, stream: io.BytesIO, delay_s: float) -> None:
+        time.sleep(delay_s)
+        try:
+            logic.append_to_upload(Upload.objects.get(pk=upload.pk), 0, stream, 4)
+            outcomes[name] = "accepted"
+        except logic.UploadRangeError as exc:
+            outcomes[name] = str(exc)
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=send, args=("first", SlowStream(b"AAAA"), 0))
+    retry = threading.Thread(target=send, args=("retry", io.BytesIO(b"BBBB"), 0.1))
+    for thread in (first, retry):
+        thread.start()
+    for thread in (first, retry):
+        thread.join(10)
+    assert outcomes == {
+        "first": "accepted",
+        "retry": "expected the range to start at byte 4, got 0",
+    }
+    assert upload.temp_path().read_bytes() == b"AAAA"
+    assert Upload.objects.get(pk=upload.pk).received_bytes == 4
 
 
 def test_it_removes_uploads_nobody_finished(api, job, settings):
