@@ -11,6 +11,7 @@ import logging
 import multiprocessing
 import shutil
 import time
+import uuid
 from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 from pathlib import Path
@@ -162,7 +163,8 @@ def parse_claimed_part(part_id: int, task_id: str) -> None:
     """Parse a part this task has claimed; ends with the part "done" or "failed"."""
     part = ProfilePart.objects.select_related("node").get(id=part_id)
     final = store_directory(part)
-    incoming = final.with_name(f"{final.name}.incoming")
+    # Per task: a part reprocessed while it is parsed has two parses writing at once.
+    incoming = final.with_name(f"{final.name}.incoming-{task_id}")
     executor, processes = decode_pool()
     failure = None
     try:
@@ -188,13 +190,14 @@ def parse_claimed_part(part_id: int, task_id: str) -> None:
         failure = f"Parsing failed unexpectedly ({type(exc).__name__}: {exc})."
     # Recorded here, past the except blocks: the parse's memory is freed with its traceback.
     if failure is not None:
+        shutil.rmtree(incoming, ignore_errors=True)
         mark_failed(part_id, task_id, failure)
         return
     try:
-        _replace_directory(incoming, final)
-        save_result(part, task_id, result, final, cluster)
+        save_result(part, task_id, result, incoming, cluster)
     except Exception as exc:  # the transaction rolled back: the part's old rows are intact
         log.exception("Storing the results of part %s failed", part_id)
+        shutil.rmtree(incoming, ignore_errors=True)
         mark_failed(part_id, task_id, store_failure_message(exc))
 
 
@@ -225,10 +228,14 @@ def _progress_writer(part_id: int):
 
 
 def _replace_directory(incoming: Path, final: Path) -> None:
-    if final.exists():
-        shutil.rmtree(final)
+    """Put the new store in place with two renames, so that readers of the old one find a
+    whole store at ``final`` but for an instant (files they have open stay readable)."""
     final.parent.mkdir(parents=True, exist_ok=True)
+    retired = final.with_name(f"{final.name}.retired-{uuid.uuid4().hex}")
+    if final.exists():
+        final.rename(retired)
     incoming.rename(final)
+    shutil.rmtree(retired, ignore_errors=True)
 
 
 def mark_failed(part_id: int, task_id: str, message: str) -> None:
@@ -238,17 +245,21 @@ def mark_failed(part_id: int, task_id: str, message: str) -> None:
 
 
 def save_result(
-    part: ProfilePart, task_id: str, result: IngestResult, store: Path, cluster: RankFrames
+    part: ProfilePart, task_id: str, result: IngestResult, incoming: Path, cluster: RankFrames
 ) -> None:
-    """Replace the part's rows with ``result`` and mark it done, in one transaction."""
+    """Put the store parsed into ``incoming`` in place, replace the part's rows with
+    ``result`` and mark it done, in one transaction, if the part is still this task's."""
     with transaction.atomic():
         locked = (
             ProfilePart.objects.select_for_update()
             .filter(id=part.pk, state=PartState.PROCESSING, ingest_run__task_id=task_id)
             .first()
         )
-        if locked is None:
-            return  # reprocessed meanwhile: the newer run writes the rows
+        if locked is None:  # reprocessed meanwhile: the newer run writes store and rows
+            shutil.rmtree(incoming, ignore_errors=True)
+            return
+        store = store_directory(part)
+        _replace_directory(incoming, store)
         delete_part_rows(part.pk)
         _insert(part, result, store, cluster)
         ProfilePart.objects.filter(id=part.pk).update(

@@ -11,6 +11,7 @@ import stat
 import string
 import subprocess
 import sys
+import threading
 import zlib
 from datetime import timedelta
 from pathlib import Path
@@ -22,7 +23,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from profiler_app.core.logic import PartSource, store_part
+from profiler_app.core.logic import PartSource, reset_part_for_reprocess, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic
 from profiler_app.ingest.logic import AGGREGATE_TABLES
@@ -389,3 +390,41 @@ def test_a_part_over_the_memory_ceiling_fails_and_the_worker_lives(user, tmp_pat
     part.refresh_from_db()  # the same process parsed it once the ceiling was lifted
     assert (part.state, part.error) == (PartState.DONE, "")
     assert row_counts(part.id)["PartSummary"] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_a_part_reprocessed_while_it_is_parsed_ends_parsed_once(user, tmp_path):
+    """Two parses of one part at once (it was reprocessed mid-parse) write separate stores;
+    the first one's results are refused, the part is parsed once and no store is left over."""
+    from django.db import connection
+
+    job = TrainingJob.objects.create(name="twice-at-once", owner=user)
+    with broker_down(), big_trace(tmp_path, copies=2).open("rb") as f:
+        part, _ = store_part(job, PartSource("algo-1", 0, "kineto", "big.json.gz"), f)
+    assert logic.claim(part.id, "first")
+
+    def parse(task_id: str) -> None:
+        try:
+            logic.parse_claimed_part(part.id, task_id)
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=parse, args=("first",))
+    first.start()
+    wait_for(lambda: any(logic.store_directory(part).parent.glob("*.incoming*")), 30, 0.01)
+    with broker_down():
+        reset_part_for_reprocess(part)
+    assert logic.claim(part.id, "second")
+    parse("second")
+    first.join(60)
+
+    part.refresh_from_db()
+    assert (part.state, part.error, part.parse_attempts) == (PartState.DONE, "", 1)
+    assert row_counts(part.id)["PartSummary"] == 1
+    kernels = KernelStat.objects.filter(part=part)
+    assert sum(kernels.values_list("count", flat=True)) == 2 * sum(
+        expected("gpu_training_rank0.pt.trace.json.gz").kernel_count.values()
+    )
+    store = logic.store_directory(part)
+    assert sorted(p.name for p in store.parent.iterdir()) == [store.name]
