@@ -12,6 +12,7 @@ import string
 import subprocess
 import sys
 import threading
+import time
 import zlib
 from datetime import timedelta
 from pathlib import Path
@@ -33,6 +34,7 @@ from profiler_app.testing import database_url
 from tests.conftest import wait_for
 from tests.ingest.helpers import broker_down, upload, wait_parsed
 from tests.traces.expected import DATA, expected
+from tests.traces.test_hostile_input import npy_bomb, repeated_key_in_values
 
 GOOD = DATA / "nccl_rank0.json.gz"
 EVENT = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5, "dur": 2.0}
@@ -65,6 +67,14 @@ HOSTILE = {
     ),
     "deep.json": (deep_args(), "nested too deeply"),
     "zeros.json.gz": (zeros_gz(), "not a JSON trace"),
+    "header.json.gz": (
+        gzip.compress(repeated_key_in_values(160_000)),
+        "malformed before 'traceEvents'",
+    ),
+    "far-future.json": (
+        json.dumps({"traceEvents": [EVENT], "baseTimeNanoseconds": 2**63 - 1}).encode(),
+        "baseTimeNanoseconds (9223372036854775807)",
+    ),
 }
 
 
@@ -74,25 +84,38 @@ def row_counts(part_id: int) -> dict[str, int]:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.slow
-def test_it_fails_hostile_parts_clearly_and_keeps_the_rest(api, user, celery_worker_process):
+def test_it_fails_hostile_parts_clearly_and_keeps_the_rest(
+    api, user, celery_worker_process, tmp_path
+):
+    hostile = {
+        **HOSTILE,
+        # A 1 MB chunk holding a 1 GiB array.
+        "bomb.pcol": (npy_bomb(tmp_path / "bomb.pcol", 1 << 30, 1 << 30).read_bytes(),
+                      "over the limit of 0.268 GB"),
+    }  # fmt: skip
     job = TrainingJob.objects.create(name="hostile", owner=user)
     good_id = upload(api, job, GOOD, rank=0)["id"]
-    bad = {name: upload(api, job, Path(name), rank=i + 1, content=data)["id"]
-           for i, (name, (data, _)) in enumerate(HOSTILE.items())}  # fmt: skip
+    bad = {
+        name: upload(api, job, Path(name), rank=i + 1, content=data,
+                     kind="collector" if name.endswith(".pcol") else "kineto")["id"]
+        for i, (name, (data, _)) in enumerate(hostile.items())
+    }  # fmt: skip
     later_id = upload(api, job, DATA / "amd_mi250_small.json.gz", rank=99)["id"]
+    started = time.monotonic()
     wait_parsed(good_id, later_id, *bad.values())
+    assert time.monotonic() - started < 60  # the crafted header alone held a worker 46 s
     for name, part_id in bad.items():
         part = ProfilePart.objects.get(id=part_id)
         assert part.state == PartState.FAILED, name
         assert part.error.startswith("This file could not be read: "), part.error
-        assert HOSTILE[name][1] in part.error, (name, part.error)
+        assert hostile[name][1] in part.error, (name, part.error)
         assert sum(row_counts(part_id).values()) == 0
         assert part.file.storage.exists(str(part.file.name))  # kept for reprocess
     assert ProfilePart.objects.get(id=good_id).state == PartState.DONE
     assert ProfilePart.objects.get(id=later_id).state == PartState.DONE
     assert celery_worker_process.poll() is None
     summary = api.get(f"/api/jobs/{job.id}/summary/").json()
-    assert summary["parts"]["failed"] == len(HOSTILE)
+    assert summary["parts"]["failed"] == len(hostile)
     assert summary["parts"]["done"] == 2
 
 
