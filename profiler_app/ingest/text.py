@@ -24,14 +24,21 @@ def truncation_marker(text: str) -> str:
     return f"… [{len(text)} characters, cut; #{digest}]"
 
 
+def storable(text: str) -> str:
+    """``text`` without NUL or lone surrogates."""
+    return text.replace("\x00", REPLACEMENT).encode("utf-8", "replace").decode("utf-8")
+
+
 def clean_text(text: str, max_chars: int | None = None) -> str:
-    """``text`` without NUL or lone surrogates, at most ``max_chars`` characters and
-    ``MAX_NAME_BYTES`` bytes of UTF-8."""
-    cleaned = text.replace("\x00", REPLACEMENT).encode("utf-8", "replace").decode("utf-8")
+    """``storable(text)``, at most ``max_chars`` characters and ``MAX_NAME_BYTES`` bytes of
+    UTF-8."""
+    cleaned = storable(text)
     fits_chars = max_chars is None or len(cleaned) <= max_chars
     if fits_chars and len(cleaned.encode("utf-8")) <= MAX_NAME_BYTES:
         return cleaned
     marker = truncation_marker(text)
+    if max_chars is not None and len(marker) >= max_chars:  # a short code column: just cut
+        return cleaned[:max_chars]
     keep_chars = (len(cleaned) if max_chars is None else max_chars) - len(marker)
     keep_bytes = MAX_NAME_BYTES - len(marker.encode("utf-8"))
     head = cleaned[: max(keep_chars, 0)].encode("utf-8")[:keep_bytes].decode("utf-8", "ignore")
@@ -52,11 +59,11 @@ def clean_column(values: pd.Series, max_chars: int | None = None) -> pd.Series:
 
 
 def clean_json(value):
-    """A JSON value with every string (keys too) cleaned, for a jsonb column."""
+    """A JSON value with every string (keys too) storable, for a jsonb column."""
     if isinstance(value, dict):
-        return {clean_text(str(k)): clean_json(v) for k, v in value.items()}
+        return {storable(str(k)): clean_json(v) for k, v in value.items()}
     if isinstance(value, list):
         return [clean_json(v) for v in value]
     if isinstance(value, str):
-        return clean_text(value)
+        return storable(value)
     return value
