@@ -276,6 +276,8 @@ def status() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # What the server and the database and broker it starts write is private to this user.
+    os.umask(0o077)
     parser = argparse.ArgumentParser(
         prog="profiler-app", description="Run the profiler-app server and its workers."
     )

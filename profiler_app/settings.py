@@ -9,6 +9,9 @@ from django.core.exceptions import ImproperlyConfigured
 from profiler_app.lib.env import envbool, envfloat, envint, envpath, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Everything this server writes (raw profiles, timeline stores, the secret key) is private to
+# its user: files 0600, folders 0700.
+os.umask(0o077)
 DATA_DIR = envpath("PROFILER_DATA_DIR", BASE_DIR / "var")
 
 DEBUG = envbool("DEBUG", False)
@@ -57,6 +60,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "profiler_app.core.middleware.UserActivityMiddleware",
+    "profiler_app.core.middleware.RefuseNulInQueryMiddleware",
 ]
 
 ROOT_URLCONF = "profiler_app.urls"
@@ -134,6 +138,8 @@ MEDIA_URL = "/media/"
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp")
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 PROFILE_UPLOAD_MAX_BYTES = envint("PROFILE_UPLOAD_MAX_BYTES", 20 * 1024**3)
 # Parsing refuses a trace that inflates beyond this (a gzip bomb fails its part, not the worker).
@@ -148,15 +154,30 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "profiler_app.core.parsers.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "profiler_app.core.schema.AutoSchema",
     "EXCEPTION_HANDLER": "profiler_app.core.errors.exception_handler",
+    # Client addresses for the login throttle: REMOTE_ADDR unless NUM_PROXIES proxies sit in
+    # front (X-Forwarded-For is trusted that far only; a client could forge the rest).
+    "NUM_PROXIES": envint("NUM_PROXIES", 0),
+    "DEFAULT_THROTTLE_RATES": {
+        "login": envstr("THROTTLE_LOGIN", "10/min"),
+        "demo": envstr("THROTTLE_DEMO", "6/hour"),
+        "reprocess": envstr("THROTTLE_REPROCESS", "300/hour"),
+        "export": envstr("THROTTLE_EXPORT", "60/hour"),
+    },
 }
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "profiler-app API",
     "DESCRIPTION": "Training jobs, profile uploads, aggregates and settings.",
@@ -173,20 +194,59 @@ CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = f"{CELERY_QUEUE_PREFIX}default"
-CELERY_TASK_ROUTES = {"profiler_app.ingest.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"}}
+CELERY_TASK_ROUTES = {
+    # The sweep is quick: it must not wait behind long parses.
+    "profiler_app.ingest.tasks.sweep_unfinished_parts": {"queue": CELERY_TASK_DEFAULT_QUEUE},
+    "profiler_app.ingest.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
+}
 CELERY_WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, f"{CELERY_QUEUE_PREFIX}ingest"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Memory: each pool process may hold WORKER_MEMORY_LIMIT_MB (past it a parse fails with a
+# clear message; 0: no ceiling), and one that has grown past WORKER_RECYCLE_MB after a task is
+# replaced by a fresh one.
+WORKER_MEMORY_LIMIT_MB = envint("WORKER_MEMORY_LIMIT_MB", 8192)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("WORKER_RECYCLE_MB", 2048) * 1024  # KiB
 # A parse can run for minutes; the broker must not hand the task to another worker meanwhile.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
+# How often beat counts the workers (anonymous health checks read that count).
+HEALTH_WORKERS_SECONDS = envint("HEALTH_WORKERS_SECONDS", 30)
 CELERY_BEAT_SCHEDULE = {
     "auto-shutdown-check": {
         "task": "profiler_app.core.tasks.check_idle_shutdown",
         "schedule": envint("IDLE_CHECK_SECONDS", 60),
     },
+    "health-workers": {
+        "task": "profiler_app.core.tasks.record_workers",
+        "schedule": HEALTH_WORKERS_SECONDS,
+    },
+    "uploads-cleanup": {
+        "task": "profiler_app.core.tasks.remove_abandoned_uploads",
+        "schedule": 3600,
+    },
+    "ingest-sweep": {
+        "task": "profiler_app.ingest.tasks.sweep_unfinished_parts",
+        "schedule": envint("INGEST_SWEEP_SECONDS", 60),
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+# A part pending or processing with no sign of life for this long is queued again (its
+# queueing was lost, or its worker died); a parse reports progress about every second.
+INGEST_STALL_SECONDS = envint("INGEST_STALL_SECONDS", 900)
+# A resumable upload that no byte reached for this long is removed with its temp file.
+UPLOAD_ABANDON_HOURS = envfloat("UPLOAD_ABANDON_HOURS", 24.0)
+# A part whose parse killed its worker this many times fails instead of being retried.
+INGEST_MAX_PARSE_ATTEMPTS = envint("INGEST_MAX_PARSE_ATTEMPTS", 3)
+
+# Shared by every web and worker process: throttle counters, the demo slot, the worker count.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL.replace("redis+socket://", "unix://", 1),
+        "KEY_PREFIX": CELERY_QUEUE_PREFIX,
+    }
+}
 
 # Insights re-run this long after the last part of a burst arrives (one run per burst).
 INSIGHTS_DEBOUNCE_S = envfloat("INSIGHTS_DEBOUNCE_S", 3.0)

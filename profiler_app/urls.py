@@ -17,3 +17,5 @@ urlpatterns = [
     # Every other path belongs to the single-page app's router.
     re_path(r"^(?!api/|admin/|static/).*$", index, name="frontend"),
 ]
+
+handler404 = "profiler_app.core.errors.not_found"

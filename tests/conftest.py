@@ -11,9 +11,22 @@ from django.conf import settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from profiler_app.core.health import redis_client
 from profiler_app.testing import database_url
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Each test starts with no throttle counts, demo slot or recorded worker count: the
+    cache is this run's keys (prefixed like its queues) in the real Redis."""
+    prefix = settings.CACHES["default"]["KEY_PREFIX"]
+    assert prefix, "tests need their own cache prefix (profiler_app.testing sets it)"
+    client = redis_client()
+    keys = list(client.scan_iter(f"{prefix}:*", count=1000))
+    if keys:
+        client.delete(*keys)
 
 
 @pytest.fixture

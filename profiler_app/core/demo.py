@@ -1,4 +1,8 @@
-"""The demo job: the collector's example CNN trains on CPU and uploads a real profile."""
+"""The demo job: the collector's example CNN trains on CPU and uploads a real profile.
+
+It costs minutes of CPU, so it is offered to staff, or to anyone while the server has no
+jobs yet (a fresh installation), and one runs at a time on the whole server.
+"""
 
 import importlib.util
 import logging
@@ -8,27 +12,50 @@ import sys
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
+
+from profiler_app.core.models import TrainingJob
 
 log = logging.getLogger(__name__)
 
 EXAMPLE_SCRIPT = settings.BASE_DIR / "examples" / "train_cnn.py"
 DEMO_STEPS = 60
 DEMO_TIMEOUT_SECONDS = 900
+# Holds the running demo's job name; it expires on its own if a worker dies mid-demo.
+RUNNING_KEY = "demo:running"
+RUNNING_TIMEOUT_SECONDS = DEMO_TIMEOUT_SECONDS + 60
 
 
 @dataclass(frozen=True)
 class DemoAvailability:
     available: bool
     reason: str
+    forbidden: bool = False  # available to others (staff), not to this user
 
 
-def availability() -> DemoAvailability:
+def availability(user) -> DemoAvailability:
     if not EXAMPLE_SCRIPT.exists():
         return DemoAvailability(False, "The example training script is not installed here.")
     if importlib.util.find_spec("torch") is None:
         return DemoAvailability(False, "PyTorch is not installed on this server.")
+    if not user.is_staff and TrainingJob.objects.exists():
+        return DemoAvailability(
+            False, "Only an administrator can start a demo once the server has jobs.", True
+        )
+    running = cache.get(RUNNING_KEY)
+    if running is not None:
+        return DemoAvailability(False, f"The demo job {running} is running; one runs at a time.")
     return DemoAvailability(True, "")
+
+
+def claim_run(job_name: str) -> bool:
+    """Take the server's one demo slot for ``job_name``; False if a demo holds it."""
+    return cache.add(RUNNING_KEY, job_name, timeout=RUNNING_TIMEOUT_SECONDS)
+
+
+def release_run() -> None:
+    cache.delete(RUNNING_KEY)
 
 
 def demo_job_name() -> str:

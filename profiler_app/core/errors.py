@@ -1,5 +1,7 @@
 """API errors always carry DRF's `detail` and a machine-readable `code`."""
 
+from django.http import JsonResponse
+from django.views import defaults
 from rest_framework.views import exception_handler as drf_exception_handler
 
 
@@ -13,3 +15,10 @@ def exception_handler(exc, context):
         code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
         data["code"] = code
     return response
+
+
+def not_found(request, exception):
+    """Django's 404 for a URL no route matches: JSON like every API error under /api/."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
+    return defaults.page_not_found(request, exception)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
 
@@ -11,6 +13,7 @@ from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from profiler_app.core.models import (
     AppSettings,
@@ -21,6 +24,8 @@ from profiler_app.core.models import (
     TrainingJob,
     Upload,
 )
+
+log = logging.getLogger(__name__)
 
 COPY_CHUNK_BYTES = 4 * 1024 * 1024
 
@@ -57,19 +62,33 @@ def sha256_of(stream: BinaryIO) -> str:
 
 
 def enqueue_ingest(part_id: int) -> None:
+    """Queue the part's parsing once the transaction commits."""
+    transaction.on_commit(lambda: send_ingest(part_id))
+
+
+def send_ingest(part_id: int) -> None:
+    """Queue the part's parsing now. The part is already stored: if the broker is down, the
+    ingest sweep queues it later, so the caller still succeeds."""
     from profiler_app.ingest.tasks import ingest_part
 
-    transaction.on_commit(lambda: ingest_part.delay(part_id))
+    try:
+        ingest_part.delay(part_id)
+    except OperationalError as exc:
+        log.warning("Could not queue part %s (the ingest sweep will): %s", part_id, exc)
 
 
 def store_part(job: TrainingJob, source: PartSource, stream: BinaryIO) -> tuple[ProfilePart, bool]:
     """Keeps the raw file and queues its parsing; returns (part, created).
 
-    The same content sent twice to one job yields the existing part, so retries never duplicate.
+    The same content sent twice to one job yields the existing part, so retries never duplicate;
+    a retry of a part still waiting to be parsed queues it again (its first queueing may have
+    been lost), and a duplicate message is harmless: only one task claims the part.
     """
     digest = sha256_of(stream)
     existing = ProfilePart.objects.filter(job=job, sha256=digest).first()
     if existing is not None:
+        if existing.state == PartState.PENDING:
+            send_ingest(existing.pk)
         return existing, False
     size = stream.seek(0, 2)
     stream.seek(0)
@@ -98,28 +117,34 @@ def store_part(job: TrainingJob, source: PartSource, stream: BinaryIO) -> tuple[
 
 
 def append_to_upload(upload: Upload, start: int, stream: BinaryIO, length: int) -> int:
-    """Appends one byte range; a range that does not continue the file is refused."""
-    if start != upload.received_bytes:
-        raise UploadRangeError(
-            f"expected the range to start at byte {upload.received_bytes}, got {start}"
+    """Appends one byte range; a range that does not continue the file is refused. The
+    upload's row is locked meanwhile, so two requests sending the same range (a client retry
+    racing its first try) cannot both be accepted."""
+    with transaction.atomic():
+        received = (
+            Upload.objects.select_for_update()
+            .values_list("received_bytes", flat=True)
+            .get(pk=upload.pk)
         )
-    if start + length > upload.size_bytes:
-        raise UploadRangeError(
-            f"range ends at byte {start + length}, beyond the declared size {upload.size_bytes}"
-        )
-    path = upload.temp_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("r+b" if path.exists() else "wb") as out:
-        out.seek(start)
-        remaining = length
-        while remaining > 0:
-            chunk = stream.read(min(COPY_CHUNK_BYTES, remaining))
-            if not chunk:
-                raise UploadRangeError(f"the request ended {remaining} bytes early")
-            out.write(chunk)
-            remaining -= len(chunk)
-        out.truncate()
-    Upload.objects.filter(pk=upload.pk).update(received_bytes=start + length)
+        if start != received:
+            raise UploadRangeError(f"expected the range to start at byte {received}, got {start}")
+        if start + length > upload.size_bytes:
+            raise UploadRangeError(
+                f"range ends at byte {start + length}, beyond the declared size {upload.size_bytes}"
+            )
+        path = upload.temp_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("r+b" if path.exists() else "wb") as out:
+            out.seek(start)
+            remaining = length
+            while remaining > 0:
+                chunk = stream.read(min(COPY_CHUNK_BYTES, remaining))
+                if not chunk:
+                    raise UploadRangeError(f"the request ended {remaining} bytes early")
+                out.write(chunk)
+                remaining -= len(chunk)
+            out.truncate()
+        Upload.objects.filter(pk=upload.pk).update(received_bytes=start + length)
     upload.received_bytes = start + length
     return upload.received_bytes
 
@@ -145,9 +170,36 @@ def complete_upload(upload: Upload) -> tuple[ProfilePart, bool]:
     return result
 
 
+def remove_abandoned_uploads() -> int:
+    """Resumable uploads that no byte reached for ``UPLOAD_ABANDON_HOURS``: their rows and temp
+    files, and temp files left without a row. Returns how many files and rows went."""
+    cutoff = timezone.now() - timedelta(hours=settings.UPLOAD_ABANDON_HOURS)
+    removed = 0
+    for upload in Upload.objects.filter(created_at__lt=cutoff).order_by("created_at"):
+        path = upload.temp_path()
+        if path.exists() and path.stat().st_mtime >= cutoff.timestamp():
+            continue  # bytes arrived lately: still going
+        path.unlink(missing_ok=True)
+        upload.delete()
+        removed += 1
+    folder: Path = settings.DATA_DIR / "uploads"
+    known = {str(pk) for pk in Upload.objects.values_list("pk", flat=True)}
+    for path in folder.glob("*.part") if folder.exists() else []:
+        if path.stem not in known and path.stat().st_mtime < cutoff.timestamp():
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
 def reset_part_for_reprocess(part: ProfilePart) -> None:
     ProfilePart.objects.filter(pk=part.pk).update(
-        state=PartState.PENDING, error="", progress=0.0, started_at=None, finished_at=None
+        state=PartState.PENDING,
+        error="",
+        progress=0.0,
+        parse_attempts=0,
+        started_at=None,
+        finished_at=None,
+        updated_at=timezone.now(),
     )
     enqueue_ingest(part.pk)
 

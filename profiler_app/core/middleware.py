@@ -1,5 +1,7 @@
 import time
 
+from django.http import JsonResponse
+
 from profiler_app.core import logic
 
 # Collectors identify themselves so their uploads do not keep an idle server awake.
@@ -29,3 +31,23 @@ class UserActivityMiddleware:
         if request.headers.get(COLLECTOR_HEADER) == "collector":
             return False
         return not request.path.startswith("/api/health/")
+
+
+class RefuseNulInQueryMiddleware:
+    """A NUL character in a query parameter is a 400: Postgres refuses it in any text, so a
+    filter or search that passed it on would fail with a 500."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        for name, values in request.GET.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                return JsonResponse(
+                    {
+                        "detail": f"The query parameter {name!r} contains a NUL character.",
+                        "code": "invalid",
+                    },
+                    status=400,
+                )
+        return self.get_response(request)

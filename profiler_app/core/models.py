@@ -119,7 +119,11 @@ class ProfilePart(models.Model):
     # What the parser read but did not recognise, when it matters (see traces.recognition).
     warning = models.TextField(blank=True)
     progress = models.FloatField(default=0.0)
+    # Times a worker took this part since it was uploaded or reprocessed: more than one means
+    # a worker died (or lost its task) while parsing it.
+    parse_attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
+    # Every state change and the parse's progress set it: the ingest sweep's sign of life.
     updated_at = models.DateTimeField(auto_now=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -133,6 +137,12 @@ class ProfilePart(models.Model):
         indexes = [
             # Job list progress columns and the worker's claim.
             models.Index(fields=["job", "state"], name="part_job_state_idx"),
+            # The ingest sweep: parts left pending or processing, oldest sign of life first.
+            models.Index(
+                fields=["updated_at"],
+                condition=models.Q(state__in=["pending", "processing"]),
+                name="part_unfinished_idx",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -154,6 +164,12 @@ class Upload(models.Model):
     size_bytes = models.BigIntegerField()
     received_bytes = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # The abandoned-upload cleanup: the oldest uploads first.
+            models.Index(fields=["created_at"], name="upload_created_idx"),
+        ]
 
     def temp_path(self):
         return settings.DATA_DIR / "uploads" / f"{self.id}.part"

@@ -121,7 +121,9 @@ class PartSourceFields(serializers.Serializer):
         error_messages={"invalid": "Node names use letters, digits, '.', '_' and '-'."},
     )
     rank = serializers.IntegerField(min_value=0, max_value=1_000_000)
-    pid = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+    pid = serializers.IntegerField(
+        min_value=0, max_value=2**31 - 1, required=False, allow_null=True
+    )
     hostname = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     kind = serializers.ChoiceField(choices=PartKind.choices)
 

@@ -1,8 +1,9 @@
 import logging
 
 from celery import shared_task
+from celery.signals import worker_ready
 
-from profiler_app.core import logic
+from profiler_app.core import health, logic
 from profiler_app.core.models import AppSettings
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,33 @@ def check_idle_shutdown() -> bool:
 
 
 @shared_task(acks_late=False)
-def run_demo_job(server_url: str, token: str, job_name: str) -> int:
-    """Trains the example CNN with the collector on; it uploads like any training job."""
+def run_demo_job(server_url: str, user_id: int, job_name: str) -> int:
+    """Trains the example CNN with the collector on; it uploads like any training job, with
+    the user's API token, looked up here so that no secret travels in the task message."""
+    from rest_framework.authtoken.models import Token
+
     from profiler_app.core import demo
 
-    return demo.run_example(server_url, token, job_name).returncode
+    try:
+        token, _ = Token.objects.get_or_create(user_id=user_id)
+        return demo.run_example(server_url, token.key, job_name).returncode
+    finally:
+        demo.release_run()
+
+
+@shared_task(acks_late=False)
+def remove_abandoned_uploads() -> int:
+    """Beat runs this every hour: resumable uploads nobody finished."""
+    return logic.remove_abandoned_uploads()
+
+
+@shared_task(acks_late=False)
+def record_workers() -> int:
+    """Beat runs this every HEALTH_WORKERS_SECONDS: the worker count anonymous health reads."""
+    return health.record_workers()
+
+
+@worker_ready.connect
+def _count_workers_at_start(**_kwargs) -> None:
+    # The health check would say "no workers" until beat's next run otherwise.
+    record_workers.delay()

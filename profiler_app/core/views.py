@@ -1,20 +1,27 @@
+import datetime as dt
 import re
 
 import django_filters
 from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import ensure_csrf_cookie
+from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.authtoken.models import Token
-from rest_framework.decorators import action, api_view, permission_classes
-from rest_framework.exceptions import APIException, NotAuthenticated, ValidationError
-from rest_framework.parsers import FileUploadParser, JSONParser, MultiPartParser
+from rest_framework.decorators import action, api_view, permission_classes, throttle_classes
+from rest_framework.exceptions import (
+    APIException,
+    NotAuthenticated,
+    PermissionDenied,
+    ValidationError,
+)
+from rest_framework.parsers import FileUploadParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,6 +36,7 @@ from profiler_app.core.models import (
     TrainingJob,
     Upload,
 )
+from profiler_app.core.parsers import StrictJSONParser
 from profiler_app.core.serializers import (
     AppSettingsSerializer,
     DemoSerializer,
@@ -43,6 +51,7 @@ from profiler_app.core.serializers import (
     UserSerializer,
 )
 from profiler_app.core.tasks import run_demo_job
+from profiler_app.core.throttles import DemoThrottle, LoginThrottle, ReprocessThrottle
 
 
 class PayloadTooLarge(APIException):
@@ -71,11 +80,13 @@ class IsStaffOrReadOnly(BasePermission):
         return request.method in SAFE_METHODS or request.user.is_staff
 
 
-@extend_schema(responses=HealthSerializer)
+@extend_schema(responses={200: HealthSerializer, 503: HealthSerializer})
 @api_view(["GET"])
 @permission_classes([AllowAny])
 def health_view(request):
-    report = health.check()
+    """Database and Redis now, the worker count as beat last saw it; staff get the workers
+    asked live and the errors spelled out."""
+    report = health.check(detailed=request.user.is_staff)
     code = status.HTTP_200_OK if report.ok else status.HTTP_503_SERVICE_UNAVAILABLE
     return Response(report.as_dict(), status=code)
 
@@ -83,6 +94,7 @@ def health_view(request):
 @extend_schema(request=LoginSerializer, responses=UserSerializer)
 @api_view(["POST"])
 @permission_classes([AllowAny])
+@throttle_classes([LoginThrottle])
 def login_view(request):
     # DRF exempts views from CSRF and checks it only for signed-in sessions; a login form
     # needs the check too, or another site could sign a visitor into an attacker's account.
@@ -114,12 +126,31 @@ def me_view(request):
     return Response(UserSerializer(request.user).data)
 
 
+class UtcIsoDateTimeField(IsoDateTimeField):
+    """An ISO 8601 time, converted to UTC. Postgres refuses offsets beyond ±15:59, and a time
+    such as ``9999-12-31T23:59-23:59`` is past the year 9999 in UTC (an OverflowError): both
+    are a 400, not a 500."""
+
+    def to_python(self, value):
+        try:
+            moment = super().to_python(value)
+            return None if moment is None else moment.astimezone(dt.UTC)
+        except OverflowError as exc:
+            raise DjangoValidationError(
+                "Enter a date/time between the years 1 and 9999 in UTC.", code="invalid"
+            ) from exc
+
+
+class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcIsoDateTimeField
+
+
 class JobFilter(django_filters.FilterSet):
     search = django_filters.CharFilter(field_name="name", lookup_expr="icontains")
     name = django_filters.CharFilter(field_name="name", lookup_expr="exact")
     status = django_filters.MultipleChoiceFilter(choices=JobStatus.choices)
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
+    created_after = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
 
     class Meta:
         model = TrainingJob
@@ -170,13 +201,16 @@ class TrainingJobViewSet(
 
     @extend_schema(methods=["GET"], responses=ProfilePartSerializer(many=True))
     @extend_schema(
-        methods=["POST"], request=PartUploadSerializer, responses={202: ProfilePartSerializer}
+        methods=["POST"],
+        request=PartUploadSerializer,
+        # 200: this content was already uploaded to the job (the stored part).
+        responses={202: ProfilePartSerializer, 200: ProfilePartSerializer, 413: None},
     )
     @action(
         detail=True,
         methods=["get", "post"],
         url_path="parts",
-        parser_classes=[MultiPartParser, JSONParser],
+        parser_classes=[MultiPartParser, StrictJSONParser],
         filter_backends=[],
     )
     def parts(self, request, pk=None):
@@ -203,7 +237,7 @@ class TrainingJobViewSet(
         code = status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK
         return Response(ProfilePartSerializer(part).data, status=code)
 
-    @extend_schema(request=UploadStartSerializer, responses={201: UploadSerializer})
+    @extend_schema(request=UploadStartSerializer, responses={201: UploadSerializer, 413: None})
     @action(detail=True, methods=["post"], url_path="uploads")
     def start_upload(self, request, pk=None):
         job = self.get_object()
@@ -229,8 +263,8 @@ class ProfilePartViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = ProfilePartSerializer
     queryset = ProfilePart.objects.select_related("node").order_by("id")
 
-    @extend_schema(request=None, responses={202: ProfilePartSerializer})
-    @action(detail=True, methods=["post"])
+    @extend_schema(request=None, responses={202: ProfilePartSerializer, 409: None})
+    @action(detail=True, methods=["post"], throttle_classes=[ReprocessThrottle])
     def reprocess(self, request, pk=None):
         part = self.get_object()
         if not part.file or not part.file.storage.exists(part.file.name):
@@ -270,7 +304,7 @@ class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
                 description="bytes START-END/TOTAL",
             )
         ],
-        responses=UploadSerializer,
+        responses={200: UploadSerializer, 409: None},
     )
     def update(self, request, pk=None):
         upload = self.get_object()
@@ -291,7 +325,10 @@ class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
             raise Conflict(str(err)) from None
         return Response(UploadSerializer(upload).data)
 
-    @extend_schema(request=None, responses={202: ProfilePartSerializer})
+    @extend_schema(
+        request=None,
+        responses={202: ProfilePartSerializer, 200: ProfilePartSerializer, 409: None},
+    )
     @action(detail=True, methods=["post"])
     def complete(self, request, pk=None):
         upload = self.get_object()
@@ -344,20 +381,26 @@ class DemoView(APIView):
 
     serializer_class = DemoSerializer
 
+    def get_throttles(self):
+        return [DemoThrottle()] if self.request.method == "POST" else []
+
     @extend_schema(responses=DemoSerializer)
     def get(self, request):
-        found = demo.availability()
+        found = demo.availability(request.user)
         return Response({"available": found.available, "reason": found.reason, "job_name": ""})
 
-    @extend_schema(request=None, responses={202: DemoSerializer})
+    @extend_schema(request=None, responses={202: DemoSerializer, 409: None})
     def post(self, request):
-        found = demo.availability()
+        found = demo.availability(request.user)
+        if found.forbidden:
+            raise PermissionDenied(found.reason, code="demo_forbidden")
         if not found.available:
             raise Conflict(found.reason, code="demo_unavailable")
-        token, _ = Token.objects.get_or_create(user=request.user)
         job_name = demo.demo_job_name()
+        if not demo.claim_run(job_name):
+            raise Conflict("A demo job is running; one runs at a time.", code="demo_unavailable")
         server_url = request.build_absolute_uri("/").rstrip("/")
-        run_demo_job.delay(server_url, token.key, job_name)
+        run_demo_job.delay(server_url, request.user.pk, job_name)
         return Response(
             {"available": True, "reason": "", "job_name": job_name},
             status=status.HTTP_202_ACCEPTED,

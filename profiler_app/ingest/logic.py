@@ -11,13 +11,16 @@ import logging
 import multiprocessing
 import shutil
 import time
+import uuid
 from concurrent.futures import ProcessPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 
 import pandas as pd
+import psycopg
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import Q
+from django.db import DatabaseError, connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from profiler_app.cluster.analysis import (
@@ -27,6 +30,7 @@ from profiler_app.cluster.analysis import (
     frames_from_store,
 )
 from profiler_app.cluster.models import CollectiveStat, RankOverlap, StepBreakdown
+from profiler_app.core.logic import send_ingest
 from profiler_app.core.models import Node, PartState, ProfilePart
 from profiler_app.ingest.models import (
     Annotation,
@@ -39,6 +43,7 @@ from profiler_app.ingest.models import (
     TimelineTrack,
     UtilizationPoint,
 )
+from profiler_app.ingest.text import clean_column, clean_json
 from profiler_app.traces import IngestResult, Limits, TraceFormatError, ingest_trace
 
 log = logging.getLogger(__name__)
@@ -58,6 +63,8 @@ AGGREGATE_TABLES = (
 )
 PROGRESS_EVERY_S = 1.0
 ERROR_CHARS = 2000
+# Parts the ingest sweep queues again at most per run (the rest wait for the next run).
+SWEEP_BATCH = 500
 
 
 _decode_pool: ProcessPoolExecutor | None = None
@@ -90,10 +97,19 @@ def claim(part_id: int, task_id: str) -> bool:
     """Atomically take a pending part for this task; True if this task should parse it.
 
     A task redelivered after its worker died (same task id, part still "processing") takes the
-    part again, so a killed worker's part is redone rather than stuck.
+    part again, so a killed worker's part is redone rather than stuck. Each take counts: a part
+    whose parse keeps killing its worker (out of memory, say) fails after
+    ``INGEST_MAX_PARSE_ATTEMPTS`` tries instead of looping.
     """
     now = timezone.now()
-    fields = {"state": PartState.PROCESSING, "started_at": now, "error": "", "progress": 0.0}
+    fields = {
+        "state": PartState.PROCESSING,
+        "started_at": now,
+        "updated_at": now,
+        "error": "",
+        "progress": 0.0,
+        "parse_attempts": F("parse_attempts") + 1,
+    }
     with transaction.atomic():
         taken = ProfilePart.objects.filter(id=part_id, state=PartState.PENDING).update(**fields)
         if not taken:
@@ -104,15 +120,53 @@ def claim(part_id: int, task_id: str) -> bool:
             IngestRun.objects.update_or_create(
                 part_id=part_id, defaults={"task_id": task_id, "claimed_at": now}
             )
-    return bool(taken)
+    if not taken:
+        return False
+    attempts = ProfilePart.objects.values_list("parse_attempts", flat=True).get(id=part_id)
+    deaths = attempts - 1
+    if deaths >= settings.INGEST_MAX_PARSE_ATTEMPTS:
+        mark_failed(
+            part_id,
+            task_id,
+            f"The worker died while parsing this part {deaths} times (out of memory, or "
+            "stopped), so it is not tried again. Reprocess it to try once more.",
+        )
+        return False
+    return True
+
+
+def sweep_unfinished() -> list[int]:
+    """Queue again the parts left pending or processing with no sign of life for
+    ``INGEST_STALL_SECONDS``: their queueing was lost (broker down) or their worker died
+    without the broker redelivering its task. Returns the ids queued.
+
+    A worker that is merely slow loses nothing but time: its results are refused (the part is
+    no longer its claim) and the new task parses the part again.
+    """
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.INGEST_STALL_SECONDS)
+    with transaction.atomic():
+        ids = list(
+            ProfilePart.objects.select_for_update(skip_locked=True)
+            .filter(state__in=(PartState.PENDING, PartState.PROCESSING), updated_at__lt=stale)
+            .order_by("updated_at")
+            .values_list("id", flat=True)[:SWEEP_BATCH]
+        )
+        ProfilePart.objects.filter(id__in=ids).update(state=PartState.PENDING, updated_at=now)
+    for part_id in ids:
+        log.warning("Part %s showed no progress since %s: queued again", part_id, stale)
+        send_ingest(part_id)
+    return ids
 
 
 def parse_claimed_part(part_id: int, task_id: str) -> None:
     """Parse a part this task has claimed; ends with the part "done" or "failed"."""
     part = ProfilePart.objects.select_related("node").get(id=part_id)
     final = store_directory(part)
-    incoming = final.with_name(f"{final.name}.incoming")
+    # Per task: a part reprocessed while it is parsed has two parses writing at once.
+    incoming = final.with_name(f"{final.name}.incoming-{task_id}")
     executor, processes = decode_pool()
+    failure = None
     try:
         result = ingest_trace(
             part.file.path,
@@ -125,14 +179,37 @@ def parse_claimed_part(part_id: int, task_id: str) -> None:
         )
         cluster = frames_from_store(incoming, part.rank, result.aggregates.steps)
     except TraceFormatError as exc:
-        mark_failed(part_id, task_id, f"This file could not be read: {exc}")
-        return
+        failure = f"This file could not be read: {exc}"
+    except MemoryError:
+        failure = (
+            "This part needs more memory than a worker may use (WORKER_MEMORY_LIMIT_MB = "
+            f"{settings.WORKER_MEMORY_LIMIT_MB:,} MB)."
+        )
     except Exception as exc:
         log.exception("Parsing part %s failed", part_id)
-        mark_failed(part_id, task_id, f"Parsing failed unexpectedly ({type(exc).__name__}: {exc}).")
+        failure = f"Parsing failed unexpectedly ({type(exc).__name__}: {exc})."
+    # Recorded here, past the except blocks: the parse's memory is freed with its traceback.
+    if failure is not None:
+        shutil.rmtree(incoming, ignore_errors=True)
+        mark_failed(part_id, task_id, failure)
         return
-    _replace_directory(incoming, final)
-    save_result(part, task_id, result, final, cluster)
+    try:
+        save_result(part, task_id, result, incoming, cluster)
+    except Exception as exc:  # the transaction rolled back: the part's old rows are intact
+        log.exception("Storing the results of part %s failed", part_id)
+        shutil.rmtree(incoming, ignore_errors=True)
+        mark_failed(part_id, task_id, store_failure_message(exc))
+
+
+def store_failure_message(exc: Exception) -> str:
+    # COPY runs on psycopg's own cursor, whose errors Django does not wrap.
+    if isinstance(exc, DatabaseError | psycopg.Error):
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return (
+            "This file was read, but its results could not be stored: the database refused "
+            f"a value ({reason})."
+        )
+    return f"This file was read, but its results could not be stored ({type(exc).__name__})."
 
 
 def _progress_writer(part_id: int):
@@ -142,17 +219,23 @@ def _progress_writer(part_id: int):
         now = time.monotonic()
         if now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            # Parsing reaches 95%; storing the results is the rest.
-            ProfilePart.objects.filter(id=part_id).update(progress=round(fraction * 0.95, 3))
+            # Parsing reaches 95%; storing the results is the rest. updated_at: a sign of life.
+            ProfilePart.objects.filter(id=part_id).update(
+                progress=round(fraction * 0.95, 3), updated_at=timezone.now()
+            )
 
     return write
 
 
 def _replace_directory(incoming: Path, final: Path) -> None:
-    if final.exists():
-        shutil.rmtree(final)
+    """Put the new store in place with two renames, so that readers of the old one find a
+    whole store at ``final`` but for an instant (files they have open stay readable)."""
     final.parent.mkdir(parents=True, exist_ok=True)
+    retired = final.with_name(f"{final.name}.retired-{uuid.uuid4().hex}")
+    if final.exists():
+        final.rename(retired)
     incoming.rename(final)
+    shutil.rmtree(retired, ignore_errors=True)
 
 
 def mark_failed(part_id: int, task_id: str, message: str) -> None:
@@ -162,17 +245,21 @@ def mark_failed(part_id: int, task_id: str, message: str) -> None:
 
 
 def save_result(
-    part: ProfilePart, task_id: str, result: IngestResult, store: Path, cluster: RankFrames
+    part: ProfilePart, task_id: str, result: IngestResult, incoming: Path, cluster: RankFrames
 ) -> None:
-    """Replace the part's rows with ``result`` and mark it done, in one transaction."""
+    """Put the store parsed into ``incoming`` in place, replace the part's rows with
+    ``result`` and mark it done, in one transaction, if the part is still this task's."""
     with transaction.atomic():
         locked = (
             ProfilePart.objects.select_for_update()
             .filter(id=part.pk, state=PartState.PROCESSING, ingest_run__task_id=task_id)
             .first()
         )
-        if locked is None:
-            return  # reprocessed meanwhile: the newer run writes the rows
+        if locked is None:  # reprocessed meanwhile: the newer run writes store and rows
+            shutil.rmtree(incoming, ignore_errors=True)
+            return
+        store = store_directory(part)
+        _replace_directory(incoming, store)
         delete_part_rows(part.pk)
         _insert(part, result, store, cluster)
         _record_node_devices(part.node_id, result.metadata)
@@ -209,7 +296,7 @@ def _insert(part: ProfilePart, result: IngestResult, store: Path, cluster: RankF
         end_ns=agg.end_ns,
         n_events=result.store.n_events,
         event_counts=agg.event_counts,
-        metadata=_jsonable(result.metadata),
+        metadata=clean_json(_jsonable(result.metadata)),
         store_path=str(store.relative_to(settings.MEDIA_ROOT)),
     )
     tracks = result.store.tracks
@@ -248,17 +335,25 @@ def _insert(part: ProfilePart, result: IngestResult, store: Path, cluster: RankF
 
 
 def _copy(model, common: dict, frame: pd.DataFrame, columns: list[str]) -> None:
-    """Bulk-insert a frame with Postgres COPY (psycopg 3); rows get the part's common ids."""
+    """Bulk-insert a frame with Postgres COPY (psycopg 3); rows get the part's common ids.
+    Text is cleaned first (NUL, lone surrogates, over-long names: see ``ingest.text``)."""
     if frame.empty:
         return
     names = [*common, *columns]
     table = connection.ops.quote_name(model._meta.db_table)
     fields = ", ".join(connection.ops.quote_name(n) for n in names)
-    values = [frame[c].astype(object).where(frame[c].notna(), None).tolist() for c in columns]
+    values = [_column(model, frame[c], c).tolist() for c in columns]
     fixed = tuple(common.values())
     with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({fields}) FROM STDIN") as copy:
         for row in zip(*values, strict=True):
             copy.write_row(fixed + row)
+
+
+def _column(model, values: pd.Series, name: str) -> pd.Series:
+    field = model._meta.get_field(name)
+    if field.get_internal_type() in ("CharField", "TextField"):
+        values = clean_column(values, field.max_length)
+    return values.astype(object).where(values.notna(), None)
 
 
 def _jsonable(value):

@@ -3,8 +3,11 @@
 import uuid
 
 from celery import shared_task
+from celery.signals import worker_process_init
+from django.conf import settings
 
 from profiler_app.ingest import logic
+from profiler_app.lib.memory import limit_memory
 from profiler_app.reports.logic import after_part
 
 
@@ -15,3 +18,15 @@ def ingest_part(self, part_id: int) -> None:
     if logic.claim(part_id, task_id):
         logic.parse_claimed_part(part_id, task_id)
         after_part(part_id)  # re-run the job's insights (debounced)
+
+
+@shared_task(acks_late=False)
+def sweep_unfinished_parts() -> int:
+    """Beat runs this every minute: parts stuck pending or processing are queued again."""
+    return len(logic.sweep_unfinished())
+
+
+@worker_process_init.connect
+def _limit_memory(**_kwargs) -> None:
+    """Each pool process gets the ceiling: a part that needs more fails, the worker lives."""
+    limit_memory(settings.WORKER_MEMORY_LIMIT_MB)

@@ -7,11 +7,13 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.decorators import api_view
+from rest_framework.decorators import api_view, throttle_classes
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
+from profiler_app.core.throttles import ExportThrottle
+from profiler_app.lib.filenames import attachment
 from profiler_app.timeline import logic, payload
 from profiler_app.timeline.details import UnknownEvent, event_details
 from profiler_app.timeline.export import chrome_trace
@@ -131,6 +133,7 @@ def event_view(request, job_id: int):
     responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.BINARY)},
 )
 @api_view(["GET"])
+@throttle_classes([ExportThrottle])
 def export_view(request, job_id: int):
     """The job, or [start_ns, end_ns) of it, as Chrome-trace JSON (opens in Perfetto)."""
     params = _params(ExportQuerySerializer, request)
@@ -138,5 +141,5 @@ def export_view(request, job_id: int):
     timeline = logic.job_timeline(job)
     chunks = chrome_trace(timeline, params.get("start_ns"), params.get("end_ns"))
     response = StreamingHttpResponse(chunks, content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="{job.name}-timeline.json"'
+    response["Content-Disposition"] = attachment(f"{job.name}-timeline.json")
     return response

@@ -28,10 +28,11 @@ from profiler_app.traces.kineto_chunk import ChunkFailure, DecodedChunk, decode_
 from profiler_app.traces.kineto_schema import HEADER_DECODER, RAW_LIST_DECODER, Header
 
 _EVENT_GAP = re.compile(rb"\s*,\s*\{\s*\"")
-_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _BYTE_POS = re.compile(r"\(byte (\d+)\)")
 _EVENT_NO = re.compile(r"event #(\d+)")
 HEADER_MAX_BYTES = 64 << 20
+# 2100-01-01 in unix nanoseconds: times stay far from the int64 limit (year 2262).
+MAX_BASE_TIME_NS = 4_102_444_800 * 10**9
 # A slice that fails to decode is merged with the next one at most this many times before the
 # failure is reported as invalid JSON.
 MAX_MERGES = 4
@@ -48,7 +49,13 @@ class KinetoFile:
 
     @property
     def base_time_ns(self) -> int:
-        return self.header.baseTimeNanoseconds or self.trailer.baseTimeNanoseconds or 0
+        base = self.header.baseTimeNanoseconds or self.trailer.baseTimeNanoseconds or 0
+        if not 0 <= base <= MAX_BASE_TIME_NS:
+            raise TraceFormatError(
+                f"its baseTimeNanoseconds ({base}) is not a time this trace can have been "
+                "recorded at (nanoseconds since 1970, before the year 2100)"
+            )
+        return base
 
     def get(self, key: str):
         return getattr(self.header, key) or getattr(self.trailer, key)
@@ -73,24 +80,81 @@ class _Blocks:
             close()
 
 
-def _check_header(buf: bytearray) -> tuple[Header, int] | None:
-    """(header, offset just past ``"traceEvents": [``) once the key is found at depth 1."""
-    for match in _EVENTS_KEY.finditer(buf):
-        before = bytes(buf[: match.start()]).strip()
-        if before == b"{":
-            return Header(), match.end()
-        if not before.endswith(b","):
-            continue
-        candidate = before[:-1] + b"}"
-        try:
-            msgspec.json.decode(candidate)
-        except (msgspec.DecodeError, RecursionError):
-            continue  # the key sat inside a nested value or a string
-        try:
-            return HEADER_DECODER.decode(candidate), match.end()
-        except msgspec.ValidationError as exc:
-            raise TraceFormatError(f"the trace's top-level fields are malformed: {exc}") from exc
-    return None
+_SPECIAL = re.compile(rb'["{}\[\]]')
+_STRING_BODY = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+_SPACE = re.compile(rb"[ \t\r\n]*")
+_EVENTS_KEY_TEXT = b'"traceEvents"'
+
+
+class _HeaderScan:
+    """Finds ``"traceEvents": [`` as a key of the top-level object, however the text arrives.
+
+    One pass: each byte is looked at once, whatever the blocks (a crafted header that repeats
+    the key inside strings or nested values would otherwise be re-read for each repetition).
+    Strings are skipped whole, brackets counted, and only a key at depth 1 counts.
+    """
+
+    def __init__(self) -> None:
+        self.pos = 0
+        self.depth = 0
+        self.string_start = -1  # inside a string that began here
+        self.key_start = -1  # just after the key "traceEvents" that began here
+        self.seen_colon = False
+
+    def feed(self, buf: bytearray) -> tuple[Header, int] | None:
+        """(header, offset just past the array's ``[``), or None until more text arrives."""
+        while True:
+            if self.string_start >= 0:
+                end = _STRING_BODY.match(buf, self.pos).end()  # type: ignore[union-attr]
+                self.pos = end
+                if end >= len(buf) or buf[end] != ord('"'):
+                    return None  # the string (or an escape in it) goes on in the next block
+                start, self.string_start, self.pos = self.string_start, -1, end + 1
+                if self.depth == 1 and buf[start : end + 1] == _EVENTS_KEY_TEXT:
+                    self.key_start = start
+            elif self.key_start >= 0:
+                self.pos = _SPACE.match(buf, self.pos).end()  # type: ignore[union-attr]
+                if self.pos >= len(buf):
+                    return None
+                char = buf[self.pos]
+                if not self.seen_colon and char == ord(":"):
+                    self.seen_colon, self.pos = True, self.pos + 1
+                elif self.seen_colon and char == ord("["):
+                    return _header(buf, self.key_start), self.pos + 1
+                else:  # a value, or a key with another value: not the events
+                    self.key_start, self.seen_colon = -1, False
+            else:
+                found = _SPECIAL.search(buf, self.pos)
+                if found is None:
+                    self.pos = len(buf)
+                    return None
+                char, self.pos = buf[found.start()], found.end()
+                if char == ord('"'):
+                    self.string_start = found.start()
+                elif char in b"{[":
+                    self.depth += 1
+                else:
+                    self.depth -= 1
+
+
+def _header(buf: bytearray, key_start: int) -> Header:
+    """The top-level fields before the ``traceEvents`` key at ``key_start``."""
+    before = bytes(buf[:key_start]).strip()
+    if before == b"{":
+        return Header()
+    if not before.endswith(b","):
+        raise TraceFormatError(
+            "the trace is not valid JSON: its top-level object is malformed before 'traceEvents'"
+        )
+    try:
+        return HEADER_DECODER.decode(before[:-1] + b"}")
+    except msgspec.ValidationError as exc:
+        raise TraceFormatError(f"the trace's top-level fields are malformed: {exc}") from exc
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise TraceFormatError(
+            f"the trace is not valid JSON: its top-level fields before 'traceEvents' are "
+            f"malformed ({exc})"
+        ) from exc
 
 
 _CONTENT = re.compile(rb"[^ \t\r\n]")
@@ -106,6 +170,7 @@ def _read_header(blocks: _Blocks) -> tuple[Header, bytearray, bool]:
     """Returns the header, the buffered text after the array's ``[``, and whether the file is a
     bare JSON array of events (Chrome's "JSON Array Format") rather than an object."""
     buf = bytearray()
+    scan = _HeaderScan()
     while True:
         block = blocks.next()
         if block is not None:
@@ -122,7 +187,7 @@ def _read_header(blocks: _Blocks) -> tuple[Header, bytearray, bool]:
                 f"this is not a JSON trace: it starts with {shown!r} instead of '{{' "
                 "(is it the right file?)"
             )
-        found = _check_header(buf) if first == ord("{") else None
+        found = scan.feed(buf) if first == ord("{") else None
         if found is not None:
             header, end = found
             return header, buf[end:], False

@@ -43,6 +43,11 @@ _EPOCH_2000_NS = 946_684_800 * 10**9
 @dataclass(frozen=True)
 class Limits:
     max_decompressed_bytes: int = 64 << 30
+    # A collector chunk's arrays may take this many times the archive's size once loaded
+    # (real chunks compress a few times; a bomb of zeros a thousand times), and at least
+    # ``min_chunk_budget_bytes``. Checked from the arrays' headers, before anything is loaded.
+    max_chunk_expansion: int = 200
+    min_chunk_budget_bytes: int = 256 << 20
     chunk_bytes: int = 8 << 20
     collector_batch_rows: int = 500_000
 
@@ -215,7 +220,7 @@ def _ingest_collector(
 ) -> IngestResult:
     from tracefmt.chunk import ChunkFormatError, read_chunk
 
-    _check_archive_size(path, limits.max_decompressed_bytes)
+    _check_archive_size(path, chunk_budget(path, limits))
     try:
         chunk = read_chunk(path)
     except ChunkFormatError as exc:
@@ -248,17 +253,54 @@ def _ingest_collector(
     return IngestResult(result.aggregates, result.store, metadata)
 
 
+def chunk_budget(path: Path, limits: Limits) -> int:
+    """How many bytes a collector chunk's arrays may take once loaded."""
+    ratio_bytes = path.stat().st_size * limits.max_chunk_expansion
+    return min(limits.max_decompressed_bytes, max(limits.min_chunk_budget_bytes, ratio_bytes))
+
+
 def _check_archive_size(path: Path, max_bytes: int) -> None:
-    """A chunk is a zip of arrays; refuse one that would expand past the limit (a zip bomb)."""
+    """A chunk is a zip of ``.npy`` arrays; refuse one whose members (as the zip declares
+    them) or arrays (as their headers declare them: numpy allocates a whole array before
+    reading it) would take more than ``max_bytes``, before anything is decompressed."""
     try:
         with zipfile.ZipFile(path) as archive:
-            expanded = sum(info.file_size for info in archive.infolist())
-    except (zipfile.BadZipFile, OSError) as exc:
+            members = archive.infolist()
+            expanded = sum(info.file_size for info in members)
+            arrays = sum(_array_bytes(archive, info) for info in members)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise TraceFormatError(
             f"not a profiler-app chunk (not a readable .npz archive): {exc}"
         ) from exc
-    if expanded > max_bytes:
+    needed = max(expanded, arrays)
+    if needed > max_bytes:
         raise TraceFormatError(
-            f"the chunk would expand to {expanded / 1e9:.3g} GB, over the configured limit of "
-            f"{max_bytes / 1e9:.3g} GB"
+            f"the chunk would expand to {needed / 1e9:.3g} GB, over the limit of "
+            f"{max_bytes / 1e9:.3g} GB for an archive of this size"
         )
+
+
+def _array_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+    """The bytes of the array a ``.npy`` member declares (0 for other members)."""
+    if not info.filename.endswith(".npy"):
+        return 0
+    with archive.open(info) as member:
+        try:
+            version = np.lib.format.read_magic(member)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0  # 3.0 differs in text encoding only
+            )
+            shape, _, dtype = read_header(member)
+        except ValueError as exc:
+            raise TraceFormatError(
+                f"the chunk's array {info.filename} is malformed: {exc}"
+            ) from exc
+    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if nbytes > info.file_size:
+        raise TraceFormatError(
+            f"the chunk's array {info.filename} declares {nbytes:,} bytes but holds "
+            f"{info.file_size:,}: the archive is damaged or forged"
+        )
+    return nbytes

@@ -87,6 +87,52 @@ def test_it_rejects_hyperparameters_that_are_not_an_object(api):
     assert response.json()["hyperparameters"] == ["Hyperparameters must be a JSON object."]
 
 
+JSON_REFUSED = {
+    "detail": "JSON strings must not contain NUL characters (\\u0000) or unpaired surrogates "
+    "(\\ud800-\\udfff).",
+    "code": "parse_error",
+}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"name": "nul\\u0000"}',
+        '{"name": "h", "hyperparameters": {"lr": "\\u0000"}}',
+        '{"name": "lone\\ud800"}',
+        '{"name": "h", "resource_ids": {"\\udc00": "x"}}',
+        '{"name": "h", "hyperparameters": {"deep": [[["\\u0000"]]]}}',
+    ],
+)
+def test_it_refuses_json_strings_postgres_cannot_store(api, body):
+    response = api.post(JOBS, body, content_type="application/json")
+    assert (response.status_code, response.json()) == (400, JSON_REFUSED)
+    assert not TrainingJob.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "path", [JOBS, "/api/jobs/1/kernels/", "/api/jobs/1/timeline/search/", "/api/dashboard/"]
+)
+def test_it_refuses_nul_in_a_query_parameter(api, path):
+    response = api.get(path, {"q": "a\x00b"})
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": "The query parameter 'q' contains a NUL character.",
+        "code": "invalid",
+    }
+
+
+def test_it_refuses_a_time_that_is_past_year_9999_in_utc(api, user):
+    make_job("late", user)
+    response = api.get(JOBS, {"created_before": "9999-12-31T23:59:59-23:59"})
+    assert response.status_code == 400
+    assert response.json() == {
+        "created_before": ["Enter a date/time between the years 1 and 9999 in UTC."]
+    }
+    in_range = api.get(JOBS, {"created_before": "9999-12-31T23:59:59+23:59"})
+    assert names(in_range) == ["late"]
+
+
 def test_it_shows_every_job_to_every_teammate(client_for, user, teammate):
     make_job("alice-job", owner=user)
     make_job("bob-job", owner=teammate)
@@ -146,3 +192,12 @@ def test_it_does_not_allow_deleting_jobs_over_the_api(api, user):
     job = make_job("keep", user)
     assert api.delete(f"{JOBS}{job.id}/").status_code == 405
     assert TrainingJob.objects.filter(pk=job.pk).exists()
+
+
+def test_it_answers_an_unknown_api_url_in_json(api):
+    for path in ("/api/no-such-thing/", "/api/jobs/not-a-number/"):
+        response = api.get(path)
+        assert (response.status_code, response.json()) == (
+            404,
+            {"detail": "Not found.", "code": "not_found"},
+        )

@@ -1,8 +1,17 @@
 import gzip
 import hashlib
+import io
+import os
+import stat
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.utils import timezone
 
 from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob, Upload
 from tests.conftest import DATA_DIR
@@ -69,6 +78,20 @@ def test_it_validates_part_fields(api, job):
     empty = post_part(api, job, file=trace_upload(content=b""))
     assert empty.status_code == 400
     assert "file" in empty.json()
+
+
+def test_it_refuses_a_pid_beyond_32_bits(api, job):
+    message = ["Ensure this value is less than or equal to 2147483647."]
+    whole = post_part(api, job, pid=2**31)
+    assert (whole.status_code, whole.json()) == (400, {"pid": message})
+    ranged = api.post(
+        f"/api/jobs/{job.id}/uploads/",
+        {"node": "algo-1", "rank": 0, "kind": "kineto", "pid": 2**31, "filename": "t.json",
+         "size_bytes": 3},
+        format="json",
+    )  # fmt: skip
+    assert (ranged.status_code, ranged.json()) == (400, {"pid": message})
+    assert post_part(api, job, pid=2**31 - 1).status_code == 202
 
 
 def test_it_refuses_files_over_the_limit_with_413(api, job, settings):
@@ -164,6 +187,94 @@ def test_it_reprocesses_a_failed_part(api, job):
     assert response.status_code == 202
     assert response.json()["state"] == "pending"
     assert response.json()["error"] == ""
+
+
+def rates(settings, **scopes: str) -> None:
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], **scopes},
+    }
+
+
+def test_it_throttles_reprocessing(api, job, settings):
+    rates(settings, reprocess="3/hour")
+    part_id = post_part(api, job).json()["id"]
+    codes = [api.post(f"/api/parts/{part_id}/reprocess/").status_code for _ in range(4)]
+    assert codes == [202, 202, 202, 429]
+
+
+def test_it_keeps_raw_files_private(api, job):
+    part = ProfilePart.objects.get(pk=post_part(api, job).json()["id"])
+    path = Path(part.file.path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+class SlowStream(io.BytesIO):
+    """A request body that arrives slowly, so that a second request overlaps it."""
+
+    def read(self, size=-1):
+        time.sleep(0.3)
+        return super().read(size)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_accepts_one_of_two_concurrent_sends_of_a_range(user, job):
+    from profiler_app.core import logic
+
+    upload = Upload.objects.create(job=job, owner=user, node_name="algo-1", kind="kineto",
+                                   original_name="t.json", size_bytes=4)  # fmt: skip
+    outcomes: dict[str, str] = {}
+
+    def send(name: str, stream: io.BytesIO, delay_s: float) -> None:
+        time.sleep(delay_s)
+        try:
+            logic.append_to_upload(Upload.objects.get(pk=upload.pk), 0, stream, 4)
+            outcomes[name] = "accepted"
+        except logic.UploadRangeError as exc:
+            outcomes[name] = str(exc)
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=send, args=("first", SlowStream(b"AAAA"), 0))
+    retry = threading.Thread(target=send, args=("retry", io.BytesIO(b"BBBB"), 0.1))
+    for thread in (first, retry):
+        thread.start()
+    for thread in (first, retry):
+        thread.join(10)
+    assert outcomes == {
+        "first": "accepted",
+        "retry": "expected the range to start at byte 4, got 0",
+    }
+    assert upload.temp_path().read_bytes() == b"AAAA"
+    assert Upload.objects.get(pk=upload.pk).received_bytes == 4
+
+
+def test_it_removes_uploads_nobody_finished(api, job, settings):
+    from profiler_app.core.tasks import remove_abandoned_uploads
+
+    settings.UPLOAD_ABANDON_HOURS = 24
+    day_ago = time.time() - 25 * 3600
+
+    def started(name: str, sent: bytes) -> Upload:
+        body = {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": name, "size_bytes": 10}
+        upload = Upload.objects.get(pk=api.post(f"/api/jobs/{job.id}/uploads/", body).json()["id"])
+        upload.temp_path().parent.mkdir(parents=True, exist_ok=True)
+        upload.temp_path().write_bytes(sent)
+        return upload
+
+    abandoned, slow, fresh = started("a", b"12"), started("s", b"34"), started("f", b"56")
+    long_ago = timezone.now() - timedelta(hours=25)
+    Upload.objects.filter(pk__in=[abandoned.pk, slow.pk]).update(created_at=long_ago)
+    os.utime(abandoned.temp_path(), (day_ago, day_ago))  # slow's bytes arrived just now
+    orphan = abandoned.temp_path().with_name("0badc0de.part")
+    orphan.write_bytes(b"left behind")
+    os.utime(orphan, (day_ago, day_ago))
+
+    assert remove_abandoned_uploads.apply().get() == 2
+    assert set(Upload.objects.values_list("pk", flat=True)) == {slow.pk, fresh.pk}
+    assert not abandoned.temp_path().exists() and not orphan.exists()
+    assert slow.temp_path().read_bytes() == b"34" and fresh.temp_path().exists()
 
 
 def test_it_downloads_the_raw_file(api, job):

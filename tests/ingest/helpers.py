@@ -1,9 +1,11 @@
 """Uploading traces through the API and waiting for the real Celery worker to parse them."""
 
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from profiler_app.celery import app
 from profiler_app.core.models import PartState, ProfilePart
 from tests.conftest import wait_for
 
@@ -28,3 +30,21 @@ def wait_parsed(*part_ids: int, timeout: float = 180) -> list[ProfilePart]:
         return parts if all(p.state in FINAL for p in parts) else None
 
     return wait_for(parsed, timeout=timeout, interval=0.3)
+
+
+@contextmanager
+def broker_down():
+    """This process's Celery producer talks to a port where no Redis listens (a real refused
+    connection), as during a Redis outage; the worker and the real broker are untouched."""
+    url = app.conf.broker_url
+
+    def connect_to(broker_url: str) -> None:
+        app.conf.broker_url = broker_url
+        app._pool = None  # the connection and producer pools are made again on next use
+        app.amqp._producer_pool = None
+
+    connect_to("redis://127.0.0.1:1/0")
+    try:
+        yield
+    finally:
+        connect_to(url)

@@ -1,23 +1,40 @@
 """Failures are per part and readable, re-parsing never duplicates, a killed worker's part is redone."""
 
 import gzip
+import hashlib
+import io
 import json
 import os
+import random
 import signal
+import stat
+import string
+import subprocess
+import sys
+import threading
+import time
 import zlib
+from datetime import timedelta
 from pathlib import Path
 
 import psutil
 import pytest
+from django.conf import settings as django_settings
 from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
 
+from profiler_app.core.logic import PartSource, reset_part_for_reprocess, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic
 from profiler_app.ingest.logic import AGGREGATE_TABLES
-from profiler_app.ingest.tasks import ingest_part
+from profiler_app.ingest.models import Annotation, KernelStat, PartSummary
+from profiler_app.ingest.tasks import ingest_part, sweep_unfinished_parts
+from profiler_app.testing import database_url
 from tests.conftest import wait_for
-from tests.ingest.helpers import upload, wait_parsed
+from tests.ingest.helpers import broker_down, upload, wait_parsed
 from tests.traces.expected import DATA, expected
+from tests.traces.test_hostile_input import npy_bomb, repeated_key_in_values
 
 GOOD = DATA / "nccl_rank0.json.gz"
 EVENT = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5, "dur": 2.0}
@@ -50,6 +67,14 @@ HOSTILE = {
     ),
     "deep.json": (deep_args(), "nested too deeply"),
     "zeros.json.gz": (zeros_gz(), "not a JSON trace"),
+    "header.json.gz": (
+        gzip.compress(repeated_key_in_values(160_000)),
+        "malformed before 'traceEvents'",
+    ),
+    "far-future.json": (
+        json.dumps({"traceEvents": [EVENT], "baseTimeNanoseconds": 2**63 - 1}).encode(),
+        "baseTimeNanoseconds (9223372036854775807)",
+    ),
 }
 
 
@@ -59,25 +84,38 @@ def row_counts(part_id: int) -> dict[str, int]:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.slow
-def test_it_fails_hostile_parts_clearly_and_keeps_the_rest(api, user, celery_worker_process):
+def test_it_fails_hostile_parts_clearly_and_keeps_the_rest(
+    api, user, celery_worker_process, tmp_path
+):
+    hostile = {
+        **HOSTILE,
+        # A 1 MB chunk holding a 1 GiB array.
+        "bomb.pcol": (npy_bomb(tmp_path / "bomb.pcol", 1 << 30, 1 << 30).read_bytes(),
+                      "over the limit of 0.268 GB"),
+    }  # fmt: skip
     job = TrainingJob.objects.create(name="hostile", owner=user)
     good_id = upload(api, job, GOOD, rank=0)["id"]
-    bad = {name: upload(api, job, Path(name), rank=i + 1, content=data)["id"]
-           for i, (name, (data, _)) in enumerate(HOSTILE.items())}  # fmt: skip
+    bad = {
+        name: upload(api, job, Path(name), rank=i + 1, content=data,
+                     kind="collector" if name.endswith(".pcol") else "kineto")["id"]
+        for i, (name, (data, _)) in enumerate(hostile.items())
+    }  # fmt: skip
     later_id = upload(api, job, DATA / "amd_mi250_small.json.gz", rank=99)["id"]
+    started = time.monotonic()
     wait_parsed(good_id, later_id, *bad.values())
+    assert time.monotonic() - started < 60  # the crafted header alone held a worker 46 s
     for name, part_id in bad.items():
         part = ProfilePart.objects.get(id=part_id)
         assert part.state == PartState.FAILED, name
         assert part.error.startswith("This file could not be read: "), part.error
-        assert HOSTILE[name][1] in part.error, (name, part.error)
+        assert hostile[name][1] in part.error, (name, part.error)
         assert sum(row_counts(part_id).values()) == 0
         assert part.file.storage.exists(str(part.file.name))  # kept for reprocess
     assert ProfilePart.objects.get(id=good_id).state == PartState.DONE
     assert ProfilePart.objects.get(id=later_id).state == PartState.DONE
     assert celery_worker_process.poll() is None
     summary = api.get(f"/api/jobs/{job.id}/summary/").json()
-    assert summary["parts"]["failed"] == len(HOSTILE)
+    assert summary["parts"]["failed"] == len(hostile)
     assert summary["parts"]["done"] == 2
 
 
@@ -178,3 +216,238 @@ def test_it_parses_collector_chunks(api, user, celery_worker_process, tmp_path):
     assert part.state == PartState.DONE, part.error
     kernels = {k["name"]: k for k in api.get(f"/api/jobs/{job.id}/kernels/").json()}
     assert kernels["volta_sgemm_128x64_nn"]["total_ns"] == 1200
+
+
+def stored(job: TrainingJob, doc: dict, name: str = "trace.json") -> ProfilePart:
+    data = io.BytesIO(json.dumps(doc).encode())
+    part, _ = store_part(job, PartSource("algo-1", 0, "kineto", name), data)
+    return part
+
+
+def parsed_here(part: ProfilePart) -> ProfilePart:
+    ingest_part.apply(args=[part.id])
+    return ProfilePart.objects.get(id=part.id)
+
+
+LONG_NAME = "".join(random.Random(15).choices(string.ascii_letters, k=4000))  # incompressible
+
+
+@pytest.mark.django_db
+def test_it_stores_names_postgres_would_refuse(user):
+    """NUL characters and names too long for an index entry: the part still parses."""
+    job = TrainingJob.objects.create(name="odd-names", owner=user)
+    annotation = {**EVENT, "cat": "user_annotation", "tid": 1}
+    doc = {
+        "traceEvents": [
+            {**EVENT, "name": "nul\u0000k"},
+            {**EVENT, "name": LONG_NAME},
+            {**annotation, "name": "a\u0000"},
+            {**annotation, "name": LONG_NAME},
+        ],
+        "traceName": "t\u0000",
+    }
+    part = parsed_here(stored(job, doc))
+    assert part.state == PartState.DONE, part.error
+
+    marker = f"… [4000 characters, cut; #{hashlib.sha256(LONG_NAME.encode()).hexdigest()[:8]}]"
+    long_stored = LONG_NAME[: 2000 - len(marker.encode())] + marker
+    kernels = KernelStat.objects.filter(part=part).order_by("name")
+    assert sorted(kernels.values_list("name", flat=True)) == sorted(["nul\ufffdk", long_stored])
+    annotations = Annotation.objects.filter(part=part).values_list("name", flat=True)
+    assert sorted(annotations) == sorted(["a\ufffd", long_stored])
+    assert len(long_stored.encode()) == 2000
+    assert PartSummary.objects.get(part=part).metadata["trace_name"] == "t\ufffd"
+
+
+@pytest.mark.django_db
+def test_it_writes_the_timeline_store_privately(user):
+    job = TrainingJob.objects.create(name="private-store", owner=user)
+    part = parsed_here(stored(job, {"traceEvents": [EVENT]}))
+    store = logic.store_directory(part)
+    modes = {stat.S_IMODE(p.stat().st_mode) for p in store.rglob("*") if p.is_file()}
+    folders = {stat.S_IMODE(p.stat().st_mode) for p in [store, *store.rglob("*")] if p.is_dir()}
+    assert (modes, folders) == ({0o600}, {0o700})
+
+
+@pytest.mark.django_db
+def test_it_fails_a_base_time_beyond_int64_clearly(user):
+    job = TrainingJob.objects.create(name="far-future", owner=user)
+    part = parsed_here(stored(job, {"traceEvents": [EVENT], "baseTimeNanoseconds": 2**63 - 1}))
+    assert part.state == PartState.FAILED
+    assert part.error == (
+        "This file could not be read: its baseTimeNanoseconds (9223372036854775807) is not a "
+        "time this trace can have been recorded at (nanoseconds since 1970, before the year 2100)"
+    )
+
+
+@pytest.mark.django_db
+def test_it_fails_a_part_whose_results_the_database_refuses(user):
+    """Whatever Postgres refuses while the results are written (here a real trigger), the
+    write rolls back and the part fails with the reason instead of staying "processing"."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION refuse_kernel() RETURNS trigger AS $$ BEGIN "
+            "IF NEW.name = 'refused' THEN RAISE EXCEPTION 'kernel name refused'; END IF; "
+            "RETURN NEW; END $$ LANGUAGE plpgsql;"
+            "CREATE TRIGGER refuse_kernel BEFORE INSERT ON ingest_kernelstat "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_kernel();"
+        )
+    job = TrainingJob.objects.create(name="refused", owner=user)
+    part = parsed_here(stored(job, {"traceEvents": [{**EVENT, "name": "refused"}]}))
+    assert part.state == PartState.FAILED
+    assert part.error == (
+        "This file was read, but its results could not be stored: the database refused a value "
+        "(kernel name refused)."
+    )
+    assert sum(row_counts(part.id).values()) == 0
+
+
+@pytest.mark.django_db
+def test_it_fails_a_part_that_killed_its_worker_too_often(user, settings):
+    settings.INGEST_MAX_PARSE_ATTEMPTS = 3
+    job = TrainingJob.objects.create(name="oom", owner=user)
+    part = stored(job, {"traceEvents": [EVENT]})
+    for _ in range(3):  # taken, then the worker dies: the broker redelivers the task
+        assert logic.claim(part.id, "task-a")
+    assert not logic.claim(part.id, "task-a")
+    part.refresh_from_db()
+    assert part.state == PartState.FAILED
+    assert part.error == (
+        "The worker died while parsing this part 3 times (out of memory, or stopped), so it is "
+        "not tried again. Reprocess it to try once more."
+    )
+
+
+@pytest.mark.django_db
+def test_it_sweeps_parts_with_no_sign_of_life(user, settings):
+    """A lost enqueue (pending) and a dead worker's part (processing) are queued again and
+    parsed; recent ones are left alone."""
+    settings.INGEST_STALL_SECONDS = 600
+    job = TrainingJob.objects.create(name="swept", owner=user)
+    with broker_down():
+        lost = stored(job, {"traceEvents": [EVENT]}, "lost.json")
+        dead = stored(job, {"traceEvents": [{**EVENT, "name": "k2"}]}, "dead.json")
+        recent = stored(job, {"traceEvents": [{**EVENT, "name": "k3"}]}, "recent.json")
+    assert logic.claim(dead.id, "task-of-a-dead-worker")
+    long_ago = timezone.now() - timedelta(seconds=601)
+    ProfilePart.objects.filter(id__in=[lost.id, dead.id]).update(updated_at=long_ago)
+
+    assert sorted(logic.sweep_unfinished()) == sorted([lost.id, dead.id])
+    states = dict(ProfilePart.objects.filter(job=job).values_list("id", "state"))
+    assert states == {lost.id: "pending", dead.id: "pending", recent.id: "pending"}
+    assert sweep_unfinished_parts.apply().get() == 0  # just queued: not stale any more
+    assert parsed_here(lost).state == PartState.DONE
+    dead = parsed_here(dead)
+    assert (dead.state, dead.parse_attempts) == (PartState.DONE, 2)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_an_upload_during_a_broker_outage_is_kept_and_parsed(api, user, celery_worker_process):
+    """The upload answers as usual; the collector's retry (same bytes) queues the part, and
+    the sweep would too."""
+    job = TrainingJob.objects.create(name="outage", owner=user)
+    with broker_down():
+        first = upload(api, job, GOOD)
+    assert first["state"] == "pending"
+    assert ProfilePart.objects.get(id=first["id"]).state == PartState.PENDING
+    retry = api.post(
+        f"/api/jobs/{job.id}/parts/",
+        {"node": "algo-1", "rank": 0, "kind": "kineto", "file": io.BytesIO(GOOD.read_bytes())},
+        format="multipart",
+    )
+    assert retry.status_code == 200 and retry.json()["id"] == first["id"]
+    (part,) = wait_parsed(first["id"])
+    assert part.state == PartState.DONE, part.error
+    kernels = api.get(f"/api/jobs/{job.id}/kernels/").json()
+    assert sum(k["count"] for k in kernels) == sum(
+        expected("nccl_rank0.json.gz").kernel_count.values()
+    )
+
+
+# A pool process as the worker runs it, with a ceiling just above what it holds after start-up;
+# then, in the same process, the ceiling lifted and the part parsed again.
+PARSE_UNDER_A_CEILING = """
+import json
+import resource
+import sys
+import django
+django.setup()
+from django.conf import settings
+from profiler_app.core.models import ProfilePart
+from profiler_app.ingest.tasks import ingest_part
+from profiler_app.lib.memory import limit_memory
+part_id = int(sys.argv[1])
+status = open("/proc/self/status").read().splitlines()
+data_mb = int(next(line.split()[1] for line in status if line.startswith("VmData:"))) // 1024
+settings.WORKER_MEMORY_LIMIT_MB = data_mb + 16
+limit_memory(settings.WORKER_MEMORY_LIMIT_MB)
+ingest_part.apply(args=[part_id])
+failed = ProfilePart.objects.get(id=part_id)
+_, hard = resource.getrlimit(resource.RLIMIT_DATA)
+resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
+ProfilePart.objects.filter(id=part_id).update(state="pending")
+ingest_part.apply(args=[part_id])
+print(json.dumps([settings.WORKER_MEMORY_LIMIT_MB, failed.state, failed.error]))
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_a_part_over_the_memory_ceiling_fails_and_the_worker_lives(user, tmp_path):
+    job = TrainingJob.objects.create(name="too-big", owner=user)
+    # Not queued (broker down), so that no running worker takes it first.
+    with broker_down(), big_trace(tmp_path, copies=4).open("rb") as f:
+        part, _ = store_part(job, PartSource("algo-1", 0, "kineto", "big.json.gz"), f)
+    env = {**os.environ, "DATABASE_URL": database_url(django_settings.DATABASES["default"])}
+    done = subprocess.run(
+        [sys.executable, "-c", PARSE_UNDER_A_CEILING, str(part.id)],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    limit_mb, state, error = json.loads(done.stdout.splitlines()[-1])
+    assert (state, error) == (
+        PartState.FAILED,
+        f"This part needs more memory than a worker may use (WORKER_MEMORY_LIMIT_MB = {limit_mb:,} MB).",
+    )
+    part.refresh_from_db()  # the same process parsed it once the ceiling was lifted
+    assert (part.state, part.error) == (PartState.DONE, "")
+    assert row_counts(part.id)["PartSummary"] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_a_part_reprocessed_while_it_is_parsed_ends_parsed_once(user, tmp_path):
+    """Two parses of one part at once (it was reprocessed mid-parse) write separate stores;
+    the first one's results are refused, the part is parsed once and no store is left over."""
+    from django.db import connection
+
+    job = TrainingJob.objects.create(name="twice-at-once", owner=user)
+    with broker_down(), big_trace(tmp_path, copies=2).open("rb") as f:
+        part, _ = store_part(job, PartSource("algo-1", 0, "kineto", "big.json.gz"), f)
+    assert logic.claim(part.id, "first")
+
+    def parse(task_id: str) -> None:
+        try:
+            logic.parse_claimed_part(part.id, task_id)
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=parse, args=("first",))
+    first.start()
+    wait_for(lambda: any(logic.store_directory(part).parent.glob("*.incoming*")), 30, 0.01)
+    with broker_down():
+        reset_part_for_reprocess(part)
+    assert logic.claim(part.id, "second")
+    parse("second")
+    first.join(60)
+
+    part.refresh_from_db()
+    assert (part.state, part.error, part.parse_attempts) == (PartState.DONE, "", 1)
+    assert row_counts(part.id)["PartSummary"] == 1
+    kernels = KernelStat.objects.filter(part=part)
+    assert sum(kernels.values_list("count", flat=True)) == 2 * sum(
+        expected("gpu_training_rank0.pt.trace.json.gz").kernel_count.values()
+    )
+    store = logic.store_directory(part)
+    assert sorted(p.name for p in store.parent.iterdir()) == [store.name]

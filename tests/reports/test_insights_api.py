@@ -4,6 +4,7 @@ import gzip
 import importlib
 import json
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,8 @@ from profiler_app.reports.models import InsightsStatus, JobInsights, RuleOverrid
 from tests.conftest import DATA_DIR, wait_for
 from tests.ingest.helpers import upload, wait_parsed
 from tests.traces.expected import ns
+from tracefmt.chunk import read_chunk
+from tracefmt.kinds import EventKind
 
 TRACE = "gpu_training_rank0.pt.trace.json.gz"
 RULE_NAMES = [
@@ -59,9 +62,20 @@ def kernel_busy_percentiles(events: list[dict]) -> dict[int, float]:
     return {p: float(np.percentile(pct, p)) for p in (50, 95)}
 
 
-@pytest.fixture(scope="module")
-def raw():
-    with gzip.open(DATA_DIR / TRACE) as f:
+def busy_view(ops: list[tuple[int, int]]) -> dict:
+    """span and idle time of GPU ops given as (start_ns, end_ns)."""
+    ops = sorted(ops)
+    busy_ns, reach_ns = 0, ops[0][0]
+    for start, end in ops:  # union of the ops' intervals
+        busy_ns += max(0, end - max(start, reach_ns))
+        reach_ns = max(reach_ns, end)
+    span_ns = max(end for _, end in ops) - ops[0][0]
+    return {"span_ns": span_ns, "idle_ns": span_ns - busy_ns}
+
+
+def hta_view(trace: Path) -> dict:
+    """What HTA's temporal breakdown sees in a Kineto trace, from its raw JSON."""
+    with gzip.open(trace) as f:
         events = json.load(f, parse_float=Decimal)["traceEvents"]
     complete = [e for e in events if e.get("ph") == "X"]
     steps = sorted(
@@ -83,12 +97,7 @@ def raw():
         if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
         and e["args"].get("correlation") in launched
     ]  # fmt: skip
-    ops = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in gpu_ops)
-    busy_ns, reach_ns = 0, ops[0][0]
-    for start, end in ops:  # union of the ops' intervals
-        busy_ns += max(0, end - max(start, reach_ns))
-        reach_ns = max(reach_ns, end)
-    span_ns = max(end for _, end in ops) - ops[0][0]
+    ops = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in gpu_ops]
     return {
         "busy_pct": kernel_busy_percentiles(events),
         "op_names": {e["name"] for e in gpu_ops},
@@ -99,9 +108,13 @@ def raw():
             if e.get("cat") in ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
         },
         "steps": steps,
-        "span_ns": span_ns,
-        "idle_ns": span_ns - busy_ns,
+        **busy_view(ops),
     }
+
+
+@pytest.fixture(scope="module")
+def raw():
+    return hta_view(DATA_DIR / TRACE)
 
 
 @pytest.fixture
@@ -203,6 +216,56 @@ def test_overrides_re_run_the_rules_and_the_report_downloads(api, analysed_job):
     assert html.startswith("<!DOCTYPE html>") and "a100-insights" in html
     assert "ml.p4d.24xlarge" in html
     assert 'href="/timeline?' not in html  # links are absolute in the downloaded file
+
+
+def upload_as_one_rank(api, job, files: list[tuple[Path, bytes]], kind: str) -> None:
+    ids = [upload(api, job, path, kind=kind, content=data)["id"] for path, data in files]
+    parts = wait_parsed(*ids)
+    assert [p.state for p in parts] == [PartState.DONE] * len(files), [p.error for p in parts]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_it_analyses_a_rank_uploaded_as_two_trace_files(api, user, celery_worker_process):
+    """Both files name the same kernels: the merged rank has one strings table."""
+    trace = DATA_DIR / "multirank_sampled" / "rank-0.json.gz"
+    job = TrainingJob.objects.create(name="two-files-one-rank", owner=user)
+    # Recompressed, so that the server does not take the copy for the same file.
+    copy = gzip.compress(gzip.decompress(trace.read_bytes()), mtime=1)
+    upload_as_one_rank(api, job, [(trace, trace.read_bytes()), (trace, copy)], kind="kineto")
+    wait_insights(job)
+
+    analyses = api.get(f"/api/jobs/{job.id}/analyses/").json()
+    assert analyses["status"] == "done"
+    [temporal] = analyses["temporal"]
+    # The second file repeats the first one's GPU ops at the same times: same busy union.
+    expected = hta_view(trace)
+    assert (temporal["rank"], temporal["span_ns"], temporal["idle_ns"]) == (
+        0,
+        expected["span_ns"],
+        expected["idle_ns"],
+    )
+    assert analyses["kernels_total"] == len(expected["op_names"])
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_it_analyses_a_rank_of_several_collector_chunks(api, user, celery_worker_process):
+    chunks = sorted((DATA_DIR / "h100_collector").glob("*.pcol"))[:3]
+    job = TrainingJob.objects.create(name="three-chunks-one-rank", owner=user)
+    upload_as_one_rank(api, job, [(c, c.read_bytes()) for c in chunks], kind="collector")
+    insights = wait_insights(job)
+    assert insights.report["rules"] and insights.error == ""
+
+    ops: list[tuple[int, int]] = []
+    for path in chunks:  # the chunks' steps are "step_N", so no step is dropped
+        ev = read_chunk(path).events
+        gpu = np.isin(ev["ev_kind"], [EventKind.KERNEL, EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET])
+        start, dur = ev["ev_start_ns"][gpu].tolist(), ev["ev_dur_ns"][gpu].tolist()
+        ops += [(s, s + d) for s, d in zip(start, dur, strict=True)]
+    [temporal] = api.get(f"/api/jobs/{job.id}/analyses/").json()["temporal"]
+    expected = busy_view(ops)
+    assert (temporal["span_ns"], temporal["idle_ns"]) == (expected["span_ns"], expected["idle_ns"])
 
 
 @pytest.mark.django_db

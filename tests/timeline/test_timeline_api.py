@@ -197,6 +197,40 @@ def test_it_exports_chrome_trace_json(api, job):
     assert min(e["ts"] for e in events) * 1000 + origin < end
 
 
+@pytest.mark.parametrize(
+    ("name", "disposition"),
+    [
+        ('say "hi"', 'attachment; filename="say \\"hi\\"-timeline.json"'),
+        ("two\nlines/ok", 'attachment; filename="two_lines_ok-timeline.json"'),
+        ("café", "attachment; filename*=utf-8''caf%C3%A9-timeline.json"),
+    ],
+)
+def test_it_exports_a_job_whatever_its_name(api, user, name, disposition):
+    from profiler_app.core.models import TrainingJob
+
+    job = TrainingJob.objects.create(name=name, owner=user)
+    response = api.get(f"/api/jobs/{job.id}/timeline/export/")
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == disposition
+    assert json.loads(b"".join(response.streaming_content))["traceEvents"] == []
+
+
+def test_it_throttles_exports(api, user, settings):
+    from profiler_app.core.models import TrainingJob
+
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "export": "2/hour",
+        },
+    }
+    job = TrainingJob.objects.create(name="exported", owner=user)
+    codes = [api.get(f"/api/jobs/{job.id}/timeline/export/").status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+    assert api.get(f"/api/jobs/{job.id}/timeline/tracks/").status_code == 200
+
+
 def test_it_requires_sign_in_and_a_real_job(client_for, api, job):
     anonymous = client_for(None)
     for path in ("tracks/", "search/?q=x", "event/?id=1:1", "export/"):

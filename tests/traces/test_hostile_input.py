@@ -1,9 +1,14 @@
 """Hostile or broken files end in a TraceFormatError with a message a person understands."""
 
 import gzip
+import io
 import json
+import time
+import tracemalloc
+import zipfile
 import zlib
 
+import numpy as np
 import pytest
 
 from profiler_app.traces import Limits, TraceFormatError, ingest_trace
@@ -135,6 +140,112 @@ def test_it_stops_a_gzip_bomb_at_the_configured_limit(tmp_path):
             f.write(member)
     with pytest.raises(TraceFormatError, match="configured limit"):
         ingest_trace(path, "kineto", tmp_path / "store", Limits(max_decompressed_bytes=30 << 20))
+
+
+def repeated_key_in_values(n: int) -> bytes:
+    """The issue's crafted header: the key repeated n times where it is no key (invalid)."""
+    return (
+        b'{"x":' + b'"traceEvents":[' * n + b'"traceEvents":[' + json.dumps(EVENT).encode() + b"]}"
+    )
+
+
+def repeated_key_in_nested_objects(n: int) -> bytes:
+    """Valid JSON: n nested objects with the key after a comma, then the real events."""
+    nested = b'{"a":1,"traceEvents":[]},' * n
+    return b'{"x":[' + nested + b'{}],"traceEvents":[' + json.dumps(EVENT).encode() + b"]}"
+
+
+def parse_seconds(tmp_path, data: bytes) -> tuple[float, str]:
+    """Best of three: (seconds, the outcome)."""
+    best, outcome = float("inf"), ""
+    for attempt in range(3):
+        path = tmp_path / f"header-{len(data)}-{attempt}.json.gz"
+        path.write_bytes(gzip.compress(data))
+        started = time.perf_counter()
+        try:
+            outcome = f"{ingest_trace(path, 'kineto', path.with_suffix('.store')).store.n_events}"
+        except TraceFormatError as exc:
+            outcome = str(exc)
+        best = min(best, time.perf_counter() - started)
+    return best, outcome
+
+
+@pytest.mark.parametrize(
+    ("crafted", "n", "outcome"),
+    [
+        (
+            repeated_key_in_values,
+            160_000,
+            "the trace is not valid JSON: its top-level object is malformed before 'traceEvents'",
+        ),
+        (repeated_key_in_nested_objects, 40_000, "1"),
+    ],
+)
+def test_it_finds_the_events_in_time_linear_in_the_header(tmp_path, crafted, n, outcome):
+    """Doubling a crafted header at most about doubles the time (it was quadratic: the issue's
+    4.7 KB gzip of 160,000 repeated keys held a worker 46 s)."""
+    times = []
+    for size in (n, 2 * n, 4 * n):
+        seconds, got = parse_seconds(tmp_path, crafted(size))
+        assert got == outcome
+        times.append(seconds)
+    slack_s = 0.05  # fixed costs (starting a parse, gzip) and timer noise
+    assert times[1] <= 2.5 * times[0] + slack_s, times
+    assert times[2] <= 2.5 * times[1] + slack_s, times
+    assert times[2] < 5, times
+
+
+def npy_bomb(path, declared_bytes: int, stored_bytes: int):
+    """A real collector chunk whose ``ev_kind`` array is replaced: its header declares
+    ``declared_bytes``, its member holds the header and ``stored_bytes`` zeros (which
+    compress ~1000x)."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "|u1", "fortran_order": False, "shape": (declared_bytes,)}
+    )
+    real = zipfile.ZipFile(DATA / "h100_collector" / "chunk-000.pcol")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for info in real.infolist():
+            if info.filename != "ev_kind.npy":
+                archive.writestr(info.filename, real.read(info))
+        with archive.open("ev_kind.npy", "w", force_zip64=True) as member:
+            member.write(header.getvalue())
+            zeros = bytes(1 << 20)
+            for _ in range(stored_bytes >> 20):
+                member.write(zeros)
+    return path
+
+
+def refused_without_allocating(path) -> tuple[str, int]:
+    """(the message, the peak bytes numpy and Python allocated meanwhile)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceFormatError) as caught:
+            ingest_trace(path, "collector", path.with_suffix(".store"))
+        return str(caught.value), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_it_refuses_a_gigabyte_array_in_a_small_chunk_before_loading_it(tmp_path):
+    path = npy_bomb(tmp_path / "bomb.pcol", 1 << 30, 1 << 30)
+    assert path.stat().st_size < 2 << 20
+    message, peak_bytes = refused_without_allocating(path)
+    assert (
+        message
+        == "the chunk would expand to 1.07 GB, over the limit of 0.268 GB for an archive of this size"
+    )
+    assert peak_bytes < 16 << 20  # nothing near the declared gigabyte
+
+
+def test_it_refuses_an_array_whose_header_claims_more_than_its_member_holds(tmp_path):
+    path = npy_bomb(tmp_path / "forged.pcol", 1 << 30, 0)
+    message, peak_bytes = refused_without_allocating(path)
+    assert message == (
+        "the chunk's array ev_kind.npy declares 1,073,741,824 bytes but holds 128: the archive "
+        "is damaged or forged"
+    )
+    assert peak_bytes < 16 << 20  # nothing near the declared gigabyte
 
 
 def test_it_refuses_text_after_the_events_that_is_not_json(tmp_path):

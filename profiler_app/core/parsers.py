@@ -1,0 +1,39 @@
+"""Request bodies the database can store: JSON strings without NUL or unpaired surrogates."""
+
+from typing import Any
+
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
+
+
+def _storable(text: str) -> bool:
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # an unpaired surrogate (\ud800 ... \udfff)
+        return False
+    return True
+
+
+class StrictJSONParser(JSONParser):
+    """JSON whose strings (keys too) Postgres accepts: it refuses NUL in text and jsonb, and
+    Python cannot encode a lone surrogate, so either would fail a request with a 500 deep in
+    the database layer instead of a 400 here."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        data = super().parse(stream, media_type, parser_context)
+        pending: list[Any] = [data]
+        while pending:  # iterative: the JSON's depth is not bounded by Python's stack here
+            value = pending.pop()
+            if isinstance(value, dict):
+                pending.extend(value.keys())
+                pending.extend(value.values())
+            elif isinstance(value, list):
+                pending.extend(value)
+            elif isinstance(value, str) and not _storable(value):
+                raise ParseError(
+                    "JSON strings must not contain NUL characters (\\u0000) or unpaired "
+                    "surrogates (\\ud800-\\udfff)."
+                )
+        return data

@@ -1,0 +1,83 @@
+"""The demo job costs minutes of CPU: staff, or anyone on a server without jobs; one at a time;
+and the user's API token never travels in the task message."""
+
+import pytest
+from celery.signals import before_task_publish
+from rest_framework.authtoken.models import Token
+
+from profiler_app.core import demo
+from profiler_app.core.models import TrainingJob
+
+pytestmark = pytest.mark.django_db
+
+DEMO = "/api/demo/"
+
+
+@pytest.fixture
+def published():
+    """The Celery messages this process sends during the test (as the broker gets them)."""
+    messages = []
+
+    def keep(sender=None, body=None, headers=None, **_kwargs):
+        messages.append({"task": sender, "body": body, "headers": headers})
+
+    before_task_publish.connect(keep, weak=False)
+    yield messages
+    before_task_publish.disconnect(keep)
+
+
+def test_it_runs_a_demo_for_a_user_of_a_server_without_jobs(api, user, published):
+    token = Token.objects.create(user=user)
+    response = api.post(DEMO)
+    assert response.status_code == 202, response.content
+    job_name = response.json()["job_name"]
+    [message] = [m for m in published if m["task"] == "profiler_app.core.tasks.run_demo_job"]
+    assert list(message["body"][0]) == ["http://testserver", user.pk, job_name]
+    assert token.key not in repr(message)
+
+
+def test_it_offers_the_demo_to_staff_only_once_there_are_jobs(client_for, user, staff):
+    TrainingJob.objects.create(name="real-work", owner=user)
+    offer = client_for(user).get(DEMO).json()
+    assert offer == {
+        "available": False,
+        "reason": "Only an administrator can start a demo once the server has jobs.",
+        "job_name": "",
+    }
+    refused = client_for(user).post(DEMO)
+    assert refused.status_code == 403
+    assert refused.json() == {
+        "detail": "Only an administrator can start a demo once the server has jobs.",
+        "code": "demo_forbidden",
+    }
+    assert client_for(staff).post(DEMO).status_code == 202
+
+
+def test_it_runs_one_demo_at_a_time(client_for, staff):
+    assert demo.claim_run("demo-cnn-first")
+    busy = client_for(staff).post(DEMO)
+    assert busy.status_code == 409
+    assert busy.json() == {
+        "detail": "The demo job demo-cnn-first is running; one runs at a time.",
+        "code": "demo_unavailable",
+    }
+    demo.release_run()
+    assert client_for(staff).post(DEMO).status_code == 202
+    assert not demo.claim_run("demo-cnn-another")  # the request took the slot
+
+
+def test_it_throttles_demo_requests(client_for, staff, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "demo": "2/hour",
+        },
+    }
+    admin = client_for(staff)
+    codes = []
+    for _ in range(3):
+        codes.append(admin.post(DEMO).status_code)
+        demo.release_run()
+    assert codes == [202, 202, 429]
+    assert admin.get(DEMO).status_code == 200  # reading the offer is not throttled
