@@ -74,10 +74,42 @@ def chrome_trace(
     yield b"]}"
 
 
+class _ArgRows:
+    """The args columns of store rows, read a row group at a time: memory stays a few row
+    groups whatever the part's size (a lane's rows sit close together in the store)."""
+
+    CACHED_GROUPS = 8
+
+    def __init__(self, ix) -> None:
+        self.reader = ix.reader
+        self.starts = ix.group_starts
+        self.groups: dict[int, dict[str, np.ndarray]] = {}
+
+    def _group(self, group: int) -> dict[str, np.ndarray]:
+        found = self.groups.pop(group, None)
+        if found is None:
+            table = self.reader.events.read_row_group(group, columns=list(_ARG_COLUMNS))
+            found = {c: table.column(c).to_numpy() for c in _ARG_COLUMNS}
+            if len(self.groups) >= self.CACHED_GROUPS:
+                self.groups.pop(next(iter(self.groups)))
+        self.groups[group] = found  # most recently used last
+        return found
+
+    def take(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        groups = np.searchsorted(self.starts, rows, side="right") - 1
+        out = {c: np.empty(len(rows), dtype=np.int64) for c in _ARG_COLUMNS}
+        for group in np.unique(groups).tolist():
+            at = np.flatnonzero(groups == group)
+            columns = self._group(group)
+            local = rows[at] - int(self.starts[group])
+            for c in _ARG_COLUMNS:
+                out[c][at] = columns[c][local]
+        return out
+
+
 def _part_events(job: JobTimeline, part: Part, where: dict, lo: int, hi: int) -> Iterator[bytes]:
     ix = part.index
-    table = ix.reader.read_all(list(_ARG_COLUMNS))
-    raw = {c: table.column(c).to_numpy() for c in _ARG_COLUMNS}
+    args = _ArgRows(ix)
     names: dict[int, str] = {}
     rows = np.arange(len(ix.row_off) - 1)
     lanes = ix.row_lane[rows]
@@ -90,13 +122,14 @@ def _part_events(job: JobTimeline, part: Part, where: dict, lo: int, hi: int) ->
         # Overlapping the range; an instant counts when it lies inside it.
         idx = a + np.flatnonzero((start < hi) & ((end > lo) | (start >= lo)))
         for chunk in range(0, len(idx), _BATCH):
-            yield _events(ix, idx[chunk : chunk + _BATCH], raw, names, pid, tid, job.origin_ns)
-    yield _flows(job, part, where, lo, hi)
+            yield _events(ix, idx[chunk : chunk + _BATCH], args, names, pid, tid, job.origin_ns)
+    yield from _flows(job, part, where, lo, hi)
 
 
-def _args(raw: dict[str, np.ndarray], rows: np.ndarray) -> list[str]:
-    """The "args" object of each store row: ids, device, stream, bytes, grid and block."""
-    cols = {c: raw[c][rows].tolist() for c in _ARG_COLUMNS}
+def _args(raw: dict[str, np.ndarray]) -> list[str]:
+    """The "args" object of each row of ``raw``: ids, device, stream, bytes, grid and block."""
+    cols = {c: raw[c].tolist() for c in _ARG_COLUMNS}
+    rows = raw[_ARG_COLUMNS[0]]
     out = []
     for i in range(len(rows)):
         parts = [f'"{c}":{cols[c][i]}' for c in _ARG_COLUMNS[:5] if cols[c][i] >= 0]
@@ -109,7 +142,7 @@ def _args(raw: dict[str, np.ndarray], rows: np.ndarray) -> list[str]:
 
 
 def _events(
-    ix, sel: np.ndarray, raw: dict, names: dict[int, str], pid: int, tid: int, origin: int
+    ix, sel: np.ndarray, args_of: _ArgRows, names: dict[int, str], pid: int, tid: int, origin: int
 ) -> bytes:
     name_ids = ix.name[sel].tolist()
     for name_id in set(name_ids) - names.keys():
@@ -117,7 +150,7 @@ def _events(
     kinds = [KIND_NAMES.get(k, "other") for k in ix.kind[sel].tolist()]
     ts = ((ix.start[sel] - origin) / 1000).tolist()
     dur = (ix.dur[sel] / 1000).tolist()
-    args = _args(raw, ix.store_row[sel])
+    args = _args(args_of.take(ix.store_row[sel].astype(np.int64)))
     return ",".join(
         f'{{"ph":"X","name":{names[n]},"cat":"{k}","pid":{pid},"tid":{tid},"ts":{t:.3f},'
         f'"dur":{d:.3f},"args":{a}}}'
@@ -125,8 +158,9 @@ def _events(
     ).encode()
 
 
-def _flows(job: JobTimeline, part: Part, where: dict, lo: int, hi: int) -> bytes:
-    """An arrow from each exported launch to its exported run (Chrome's "s"/"f" events)."""
+def _flows(job: JobTimeline, part: Part, where: dict, lo: int, hi: int) -> Iterator[bytes]:
+    """An arrow from each exported launch to its exported run (Chrome's "s"/"f" events), in
+    pieces of at most ``_BATCH`` arrows."""
     ix = part.index
     launch = np.flatnonzero(_LAUNCH_TABLE[ix.kind] & (ix.partner >= 0))
     run = ix.partner[launch].astype(np.int64)
@@ -154,4 +188,7 @@ def _flows(job: JobTimeline, part: Part, where: dict, lo: int, hi: int) -> bytes
                 f'{{"ph":"{phase}","id":{flow_id},"name":"launch","cat":"ac2g","pid":{pid},'
                 f'"tid":{tid},"ts":{(int(ix.start[event]) - job.origin_ns) / 1000:.3f}{extra}}}'
             )
-    return ",".join(lines).encode()
+        if len(lines) >= 2 * _BATCH:
+            yield ",".join(lines).encode()
+            lines = []
+    yield ",".join(lines).encode()

@@ -2,6 +2,8 @@ import pytest
 from playwright.sync_api import expect
 
 from profiler_app.core.models import TrainingJob
+from profiler_app.reports.models import JobInsights
+from tests.conftest import wait_for
 from tests.e2e.conftest import screenshot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -22,3 +24,25 @@ def test_it_creates_a_demo_job_on_an_empty_server(live_server, tab, user, celery
     job = TrainingJob.objects.get(name__startswith="demo-cnn-")
     expect(demo_row).to_contain_text(job.name)
     screenshot(tab, "profiles-demo-arrived")
+
+    # The demo's collector uploads several chunks per rank: its insights must still compute.
+    def finished():
+        job.refresh_from_db()
+        parts = list(job.parts.all())
+        settled = job.status == "completed" and parts and all(p.state == "done" for p in parts)
+        row = JobInsights.objects.filter(job=job).first()
+        return row if settled and row and row.status in ("done", "failed") else None
+
+    insights = wait_for(finished, timeout=240, interval=1)
+    assert job.parts.count() > 1
+    assert insights.status == "done", insights.error
+    demo_row.get_by_role("checkbox").check()
+    tab.get_by_role("button", name="Load", exact=True).click()
+    expect(tab.get_by_role("banner")).to_contain_text(f"Loaded: {job.name}")
+    tab.goto(live_server.url + "/insights")
+    expect(tab.get_by_role("region", name="CPUBottleneck", exact=True)).to_be_visible()
+    expect(tab.get_by_text("could not be computed")).to_have_count(0)
+    expect(tab.get_by_role("region", name="OverallSystemUsage", exact=True)).to_contain_text(
+        "No issue"
+    )
+    screenshot(tab, "demo-insights")
