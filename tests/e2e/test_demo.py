@@ -25,7 +25,7 @@ def test_it_creates_a_demo_job_on_an_empty_server(live_server, tab, user, celery
     expect(demo_row).to_contain_text(job.name)
     screenshot(tab, "profiles-demo-arrived")
 
-    # The demo's collector uploads several chunks per rank: its insights must still compute.
+    # The demo's collector may upload several chunks per rank: its insights must compute.
     def finished():
         job.refresh_from_db()
         parts = list(job.parts.all())
@@ -34,9 +34,9 @@ def test_it_creates_a_demo_job_on_an_empty_server(live_server, tab, user, celery
         return row if settled and row and row.status in ("done", "failed") else None
 
     insights = wait_for(finished, timeout=240, interval=1)
-    assert job.parts.count() > 1
     assert insights.status == "done", insights.error
-    demo_row.get_by_role("checkbox").check()
+    demo_row.get_by_role("checkbox").click()
+    expect(demo_row.get_by_role("checkbox")).to_be_checked()
     tab.get_by_role("button", name="Load", exact=True).click()
     expect(tab.get_by_role("banner")).to_contain_text(f"Loaded: {job.name}")
     tab.goto(live_server.url + "/insights")
@@ -44,5 +44,9 @@ def test_it_creates_a_demo_job_on_an_empty_server(live_server, tab, user, celery
     expect(tab.get_by_text("could not be computed")).to_have_count(0)
     expect(tab.get_by_role("region", name="OverallSystemUsage", exact=True)).to_contain_text(
         "No issue"
+    )
+    # This node has no GPU: the collector recorded no GPU samples, and the page says so.
+    expect(tab.get_by_role("region", name="GPUMemoryIncrease", exact=True)).to_contain_text(
+        "the collector recorded none for this job"
     )
     screenshot(tab, "demo-insights")

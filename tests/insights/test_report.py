@@ -11,10 +11,10 @@ import pytest
 from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_UTIL, GPU_UTIL
 from profiler_app.insights.report import profiler_report, report_json, timeline_url
 from profiler_app.insights.report_html import render_html
-from profiler_app.insights.rules.base import NEEDS_COLLECTOR, TimeRange
+from profiler_app.insights.rules.base import NONE_RECORDED, TimeRange
 from tests.insights.series import T0, job, series, steps
 
-NEEDS = f": {NEEDS_COLLECTOR}"
+NEEDS = f": {NONE_RECORDED}"  # synthetic collector jobs: samples, but not these
 
 
 @pytest.fixture

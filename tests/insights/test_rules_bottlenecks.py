@@ -2,14 +2,14 @@
 
 from profiler_app.insights.frames import CPU_IOWAIT, CPU_UTIL, CPU_UTIL_TOTAL, GPU_UTIL
 from profiler_app.insights.rules import params_from_overrides
-from profiler_app.insights.rules.base import NEEDS_COLLECTOR
+from profiler_app.insights.rules.base import NONE_RECORDED
 from profiler_app.insights.rules.bottlenecks import (
     evaluate_cpu_bottleneck,
     evaluate_io_bottleneck,
 )
 from tests.insights.series import INTERVAL_NS, T0, job, series
 
-NEEDS = f": {NEEDS_COLLECTOR}"
+NEEDS = f": {NONE_RECORDED}"  # synthetic collector jobs: samples, but not these
 
 
 def cpu_job(bottlenecks: int, total: int, gpu_low=5.0, cpu_high=95.0):

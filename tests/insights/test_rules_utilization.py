@@ -4,14 +4,14 @@ import pytest
 
 from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_UTIL, GPU_UTIL
 from profiler_app.insights.rules import params_from_overrides
-from profiler_app.insights.rules.base import NEEDS_COLLECTOR
+from profiler_app.insights.rules.base import NONE_RECORDED
 from profiler_app.insights.rules.utilization import (
     evaluate_batch_size,
     evaluate_low_gpu_utilization,
 )
 from tests.insights.series import INTERVAL_NS, T0, job, series
 
-NEEDS = f": {NEEDS_COLLECTOR}"
+NEEDS = f": {NONE_RECORDED}"  # synthetic collector jobs: samples, but not these
 
 
 def batch_params(**overrides):

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from profiler_app.insights.frames import KERNEL_BUSY, JobData
+from profiler_app.insights.frames import GPU_UTIL, KERNEL_BUSY, JobData
 
 NS_PER_US = 1_000
 NS_PER_S = 1_000_000_000
@@ -114,6 +114,17 @@ NEEDS_COLLECTOR = (
     "a PyTorch profiler trace has none; profile the job with the collector, which samples it "
     "by default"
 )
+NONE_RECORDED = (
+    "the collector recorded none for this job (its sampling of them was off, or, for GPU "
+    "metrics, the nodes have no GPU or NVML)"
+)
+
+
+def lacking(job: JobData, what: str) -> str:
+    """Why a job has no ``what`` samples: an imported trace never has them (its only samples are
+    derived from kernels); a collector job may not have recorded them."""
+    imported = len(job.samples.time_ns) == 0 or job.gpu_util_source == KERNEL_BUSY
+    return f"no {what}: {NEEDS_COLLECTOR if imported else NONE_RECORDED}"
 
 
 def gpu_patience(job: JobData, patience: int) -> int:
@@ -123,6 +134,8 @@ def gpu_patience(job: JobData, patience: int) -> int:
 
 
 def gpu_source_label(job: JobData) -> str:
+    if not job.has_metric(GPU_UTIL):
+        return "no GPU utilisation samples"
     if job.gpu_util_source == KERNEL_BUSY:
         return "kernel busy time (no NVML samples in this profile)"
     return "NVML samples"

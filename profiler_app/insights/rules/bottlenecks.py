@@ -22,13 +22,13 @@ from profiler_app.insights.frames import (
 )
 from profiler_app.insights.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
-    NEEDS_COLLECTOR,
     NO_ACTION,
     RuleResult,
     RuleSpec,
     TimeRange,
     check_params,
     job_scans,
+    lacking,
     longest,
     node_rows,
     not_evaluated,
@@ -89,7 +89,7 @@ def _starved_gpu(
     if not job.has_metric(GPU_UTIL):
         return not_evaluated(rule, params, "no GPU utilisation samples")
     if not job.has_metric(busy_metric):
-        return not_evaluated(rule, params, f"no {busy_label} samples: {NEEDS_COLLECTOR}")
+        return not_evaluated(rule, params, lacking(job, f"{busy_label} samples"))
 
     rows = node_rows(job, GPU_UTIL, busy_metric)
     nodes, times, values = rows["node"], rows["time_ns"], rows["value"]

@@ -9,7 +9,6 @@ import numpy as np
 from profiler_app.insights.frames import GPU_MEM_UTIL, GPU_UTIL, JobData
 from profiler_app.insights.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
-    NEEDS_COLLECTOR,
     NO_ACTION,
     RuleResult,
     RuleSpec,
@@ -18,6 +17,7 @@ from profiler_app.insights.rules.base import (
     gpu_patience,
     gpu_source_label,
     job_scans,
+    lacking,
     longest,
     not_evaluated,
     per_series,
@@ -69,7 +69,7 @@ def evaluate_gpu_memory_increase(job: JobData, params: GPUMemoryIncreaseParams) 
     """Mean of the last ``window`` samples vs the mean of the ``window`` samples before them."""
     rule = "GPUMemoryIncrease"
     if not job.has_metric(GPU_MEM_UTIL):
-        return not_evaluated(rule, params, f"no GPU memory utilisation samples: {NEEDS_COLLECTOR}")
+        return not_evaluated(rule, params, lacking(job, "GPU memory utilisation samples"))
     boundaries = job_scans(job, job.samples.time_ns, params.scan_interval_us)
     evaluated = np.zeros(len(boundaries), dtype=bool)
     triggered = np.zeros(len(boundaries), dtype=bool)

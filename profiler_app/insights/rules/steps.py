@@ -114,7 +114,7 @@ def evaluate_step_outlier(job: JobData, params: StepOutlierParams) -> RuleResult
         outliers_total += int(far.sum())
         outliers = part[far]
         ranges += [
-            TimeRange(int(s), int(s + d), str(node), int(rank))
+            TimeRange(int(s), int(s + d), str(node), -1, int(rank))
             for s, d in zip(outliers["start_ns"], outliers["dur_ns"], strict=True)
         ]
         normal = durations[~far]

@@ -9,7 +9,6 @@ import numpy as np
 from profiler_app.insights.frames import CPU_UTIL, CPU_UTIL_TOTAL, GPU_MEM_UTIL, GPU_UTIL, JobData
 from profiler_app.insights.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
-    NEEDS_COLLECTOR,
     NO_ACTION,
     RuleResult,
     RuleSpec,
@@ -18,6 +17,7 @@ from profiler_app.insights.rules.base import (
     gpu_patience,
     gpu_source_label,
     job_scans,
+    lacking,
     longest,
     merge_ranges,
     node_rows,
@@ -109,9 +109,9 @@ def evaluate_batch_size(job: JobData, params: BatchSizeParams) -> RuleResult:
     if not job.has_metric(GPU_UTIL):
         return not_evaluated(rule, params, "no GPU utilisation samples")
     if not job.has_metric(GPU_MEM_UTIL):
-        return not_evaluated(rule, params, f"no GPU memory utilisation samples: {NEEDS_COLLECTOR}")
+        return not_evaluated(rule, params, lacking(job, "GPU memory utilisation samples"))
     if not (job.has_metric(CPU_UTIL) or job.has_metric(CPU_UTIL_TOTAL)):
-        return not_evaluated(rule, params, f"no CPU utilisation samples: {NEEDS_COLLECTOR}")
+        return not_evaluated(rule, params, lacking(job, "CPU utilisation samples"))
 
     boundaries = job_scans(job, job.samples.time_ns, params.scan_interval_us)
     cpu = node_cpu_series(job)
