@@ -1,0 +1,105 @@
+"""Export benchmark: the whole timeline of a >= 10M-event, 16-rank job as Chrome-trace JSON (what
+``GET …/timeline/export/`` streams), measuring how much the exporting process's memory grows.
+
+Each rank's part is the largest shared trace replicated ``--copies`` times with shifted
+timestamps (as ``bench/timeline.py`` builds it), parsed once by the real ingest and copied per
+rank, then indexed for the timeline. The export runs in this process, as it runs in a web
+process; its output is counted and dropped, as a client reading the stream would. A thread
+samples the resident set size every 50 ms; the baseline is the size just before the export.
+
+    .venv/bin/python bench/export.py [--ranks 16] [--copies 14]
+
+Last line: RESULT export_rss_growth_mb=<n> export_mb=<n> export_s=<n> events=<n>
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ingest import DATA, LARGEST_SHARED, ROOT, synthesize  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+from profiler_app.timeline.export import chrome_trace  # noqa: E402
+from profiler_app.timeline.index import open_index  # noqa: E402
+from profiler_app.timeline.query import JobTimeline  # noqa: E402
+from profiler_app.timeline.tree import Part  # noqa: E402
+from profiler_app.traces import ingest_trace  # noqa: E402
+
+MB = 1 << 20
+
+
+class PeakRss(threading.Thread):
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.process = psutil.Process()
+        self.peak = self.process.memory_info().rss
+        self.running = True
+
+    def run(self) -> None:
+        while self.running:
+            self.peak = max(self.peak, self.process.memory_info().rss)
+            time.sleep(0.05)
+
+
+def build(work: Path, ranks: int, copies: int) -> list[Path]:
+    synthetic = synthesize(DATA / LARGEST_SHARED, copies, work / f"synthetic-x{copies}.json.gz")
+    first = work / "store-0"
+    if not first.exists():
+        ingest_trace(synthetic, "kineto", first)
+    stores = [first]
+    for rank in range(1, ranks):
+        store = work / f"store-{rank}"
+        if not store.exists():
+            shutil.copytree(first, store)
+        stores.append(store)
+    return stores
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ranks", type=int, default=16)
+    parser.add_argument("--copies", type=int, default=14, help="copies of the trace per rank")
+    parser.add_argument("--work", type=Path, default=ROOT / "var" / "bench-export")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+
+    started = time.perf_counter()
+    stores = build(args.work, args.ranks, args.copies)
+    parts = [
+        Part(r + 1, f"algo-{r // 8 + 1}", r, None, open_index(s)) for r, s in enumerate(stores)
+    ]
+    job = JobTimeline(parts)
+    events = sum(p.index.n_events for p in parts)
+    print(
+        f"job: {len(parts)} ranks, {events:,} events, built in {time.perf_counter() - started:.1f} s"
+    )
+
+    baseline = psutil.Process().memory_info().rss
+    sampler = PeakRss()
+    sampler.start()
+    sent = 0
+    started = time.perf_counter()
+    for piece in chrome_trace(job):
+        sent += len(piece)
+    export_s = time.perf_counter() - started
+    sampler.running = False
+    sampler.join()
+    growth = (sampler.peak - baseline) / MB
+    print(f"export: {sent / MB:,.0f} MB of JSON in {export_s:.1f} s")
+    print(f"memory: {baseline / MB:,.0f} MB before, peak {sampler.peak / MB:,.0f} MB")
+    print(
+        f"RESULT export_rss_growth_mb={growth:.0f} export_mb={sent / MB:.0f} "
+        f"export_s={export_s:.1f} events={events}"
+    )
+
+
+if __name__ == "__main__":
+    main()
