@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.cluster.analysis import collective_waits
-from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
+from profiler_app.insights.analyses import RankTrace, analyze
 from profiler_app.insights.analyses.events import ANALYSIS_COLUMNS
 from profiler_app.insights.analyses.framework import framework_from_events, steps_from_events
 from profiler_app.insights.frames import JobData, metrics_frame
@@ -237,7 +237,7 @@ def ours(traces: list[RankTrace], metrics: pd.DataFrame) -> Any:
     result = analyze(traces)
     collective_waits(traces)  # the insights task's cluster pass (no HTA equivalent)
     # The recommendations read from the trace, over the same complete-steps window.
-    found = tuple(recommend([drop_last_step(t) for t in traces], result, {}))
+    found = tuple(recommend(result, {}))
     steps = pd.concat(
         [steps_from_events(t, f"algo-{t.rank // 8 + 1}") for t in traces], ignore_index=True
     )

@@ -25,7 +25,7 @@ from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest.models import PartSummary, Step, UtilizationPoint
 from profiler_app.insights import frames
-from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
+from profiler_app.insights.analyses import RankTrace, analyze
 from profiler_app.insights.analyses.events import STRING_COLUMNS
 from profiler_app.insights.analyses.framework import framework_from_events, metrics_from_samples
 from profiler_app.insights.frames import JobData
@@ -89,11 +89,7 @@ def compute(job_id: int, generation: int) -> None:
         overrides = overrides_of(job)
         params = params_from_overrides(overrides)
         analyses = analyze(traces, params) if traces else None
-        found = (
-            tuple(recommend([drop_last_step(t) for t in traces], analyses, params))
-            if analyses is not None
-            else ()
-        )
+        found = tuple(recommend(analyses, params)) if analyses is not None else ()
         report = profiler_report(job_data(job, traces), overrides, job.name, found, job.pk)
         summary = analyses_json(analyses) if analyses is not None else {}
         fields: dict[str, Any] = {

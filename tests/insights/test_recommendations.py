@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
+from profiler_app.insights.analyses import RankTrace, analyze
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.insights.rules.recommendations import recommend
 from profiler_app.traces import ingest_trace
@@ -57,7 +57,7 @@ def judge(traces: list[tuple[Trace, int]], tmp_path, overrides=None) -> dict[str
         ingest_trace(path, "kineto", tmp_path / f"store{rank}")
         ranks.append(RankTrace.from_store(rank, tmp_path / f"store{rank}", part_id=40 + rank))
     params = params_from_overrides(overrides)
-    results = recommend([drop_last_step(t) for t in ranks], analyze(ranks, params), params)
+    results = recommend(analyze(ranks, params), params)
     return {r.rule: r for r in results}
 
 

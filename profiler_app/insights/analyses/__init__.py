@@ -130,6 +130,7 @@ class TraceAnalyses:
     launch_findings: pd.DataFrame
     operators: pd.DataFrame
     operators_by_shape: pd.DataFrame  # one row per input shape too, when recorded
+    window: tuple[RankTrace, ...] = ()  # the ranks' events the GPU analyses covered
 
 
 def analyze(
@@ -175,4 +176,5 @@ def analyze(
         launch_findings=launch_summary.findings,
         operators=merge_input_shapes(by_shape),
         operators_by_shape=by_shape,
+        window=tuple(gpu),
     )

@@ -24,8 +24,10 @@ import pandas as pd
 from profiler_app.traces.timeline_read import TimelineReader
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import EventKind
+from tracefmt.names import step_number
 
 GPU_OP_KINDS = (int(EventKind.KERNEL), int(EventKind.GPU_MEMCPY), int(EventKind.GPU_MEMSET))
+STEP_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
 # Host-side events that enqueue GPU work; they share a correlation id with the GPU op.
 LAUNCH_KINDS = (int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
 
@@ -119,6 +121,15 @@ class RankTrace:
     def labels(self, ids: np.ndarray) -> pd.Categorical:
         """Names for string ids, without building one Python string per row."""
         return pd.Categorical.from_codes(ids, categories=self.names)
+
+    @cached_property
+    def step_events(self) -> pd.DataFrame:
+        """The rank's step annotations ("ProfilerStep#<n>", the collector's "step_<n>")."""
+        events = self.events
+        ids = np.unique(events["name"].to_numpy())
+        steps = ids[[i >= 0 and step_number(str(self.names[i])) is not None for i in ids]]
+        rows = events["kind"].isin(STEP_KINDS).to_numpy() & np.isin(events["name"], steps)
+        return events[rows]
 
     @cached_property
     def gpu_ops(self) -> pd.DataFrame:

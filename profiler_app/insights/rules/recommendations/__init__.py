@@ -6,11 +6,10 @@ and a fix. They judge the complete steps, the window of the trace analyses."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from profiler_app.insights.analyses import TraceAnalyses
-from profiler_app.insights.analyses.events import RankTrace
 from profiler_app.insights.rules.base import RuleResult, RuleSpec
 from profiler_app.insights.rules.recommendations.device import (
     COMMUNICATION,
@@ -37,12 +36,10 @@ RECOMMENDATIONS: dict[str, RuleSpec] = {
 }
 
 
-def recommend(
-    traces: Iterable[RankTrace], analyses: TraceAnalyses, params: Mapping[str, Any]
-) -> list[RuleResult]:
-    """Every recommendation over ``traces`` (the complete-steps window of ``analyses``), with
-    the parameter objects of ``params`` (defaults where absent)."""
-    inputs = TraceInputs(tuple(traces), analyses)
+def recommend(analyses: TraceAnalyses, params: Mapping[str, Any]) -> list[RuleResult]:
+    """Every recommendation over the events ``analyses`` covered (each rank's complete steps),
+    with the parameter objects of ``params`` (defaults where absent)."""
+    inputs = TraceInputs(analyses.window, analyses)
     return [
         spec.evaluate(inputs, params.get(name) or spec.params())  # type: ignore[arg-type]
         for name, spec in RECOMMENDATIONS.items()

@@ -120,10 +120,11 @@ COPY_ADVICE = (
 def _directions(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
     """Each op's copy direction; from its name where the store has none (older stores)."""
     stored = ops["memcpy_kind"].to_numpy()
-    ids = ops["name"].to_numpy()
-    by_name = {i: int(memcpy_kind(str(trace.names[i]))) for i in np.unique(ids[stored == 0])}
-    named = np.fromiter((by_name.get(i, 0) for i in ids), np.int64, len(ids))
-    return np.where(stored > 0, stored, np.where(ops["kind"] == EventKind.GPU_MEMCPY, named, 0))
+    unique, inverse = np.unique(ops["name"].to_numpy(), return_inverse=True)
+    by_name = np.fromiter((memcpy_kind(str(trace.names[i])) for i in unique), np.int64, len(unique))
+    named = by_name[inverse.reshape(-1)] if len(unique) else np.zeros(0, np.int64)
+    copies = (ops["kind"] == EventKind.GPU_MEMCPY).to_numpy()
+    return np.where(stored > 0, stored, np.where(copies, named, 0))
 
 
 def evaluate_host_to_device_copies(

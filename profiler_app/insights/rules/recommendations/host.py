@@ -20,7 +20,6 @@ from profiler_app.insights.rules.base import (
 )
 from profiler_app.insights.rules.recommendations.inputs import (
     NO_STEPS,
-    STEP_KINDS,
     TraceInputs,
     covered_ns,
     events_named,
@@ -30,7 +29,6 @@ from profiler_app.insights.rules.recommendations.inputs import (
     top_ranges,
 )
 from tracefmt.kinds import EventKind
-from tracefmt.names import step_number
 
 HOST_KINDS = (
     int(EventKind.CPU_OP),
@@ -216,7 +214,7 @@ LAUNCH_ADVICE = (
 
 def _busiest_steps(trace: RankTrace, correlations: pd.Series, n: int = 3) -> list[TimeRange]:
     """The ``n`` steps that ran the most of these launches' kernels."""
-    steps = events_named(trace, lambda name: step_number(name) is not None, STEP_KINDS)
+    steps = trace.step_events
     if steps.empty:
         return []
     steps = steps.sort_values("start_ns")

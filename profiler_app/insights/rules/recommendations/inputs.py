@@ -12,10 +12,7 @@ import pandas as pd
 from profiler_app.insights.analyses import TraceAnalyses
 from profiler_app.insights.analyses.events import RankTrace, merge_intervals
 from profiler_app.insights.rules.base import TimeRange
-from tracefmt.kinds import EventKind
-from tracefmt.names import step_number
 
-STEP_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
 # Events listed as evidence, per finding.
 TOP_EVENTS = 5
 NO_STEPS = "no training steps annotated (torch.profiler's ProfilerStep or the collector's steps)"
@@ -48,7 +45,7 @@ def events_named(
 
 def step_time_ns(trace: RankTrace) -> tuple[int, int]:
     """(number of steps, their summed duration) of the rank's step annotations."""
-    steps = events_named(trace, lambda n: step_number(n) is not None, STEP_KINDS)
+    steps = trace.step_events
     return len(steps), int(steps["dur_ns"].sum())
 
 
