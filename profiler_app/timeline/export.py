@@ -71,6 +71,7 @@ def chrome_trace(
             if piece:
                 yield (b"," if written else b"") + piece
                 written = True
+        part.index.release_pages()  # the whole job's index would otherwise stay resident
     yield b"]}"
 
 
@@ -78,7 +79,7 @@ class _ArgRows:
     """The args columns of store rows, read a row group at a time: memory stays a few row
     groups whatever the part's size (a lane's rows sit close together in the store)."""
 
-    CACHED_GROUPS = 8
+    CACHED_GROUPS = 2
 
     def __init__(self, ix) -> None:
         self.reader = ix.reader
