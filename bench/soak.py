@@ -106,6 +106,7 @@ class Stats:
     hostile_cases: int = 0
     uploads: int = 0
     peak_rss_bytes: int = 0
+    peak_rss_by_pid: dict[int, int] = field(default_factory=dict)
 
     def error(self, what: str) -> None:
         with self.lock:
@@ -406,11 +407,13 @@ def sample_rss(pid: int, stop: threading.Event, stats: Stats) -> None:
             tree = [root, *root.children(recursive=True)]
         except psutil.NoSuchProcess:
             continue
-        total = 0
+        sizes = {}
         for process in tree:
             with contextlib.suppress(psutil.NoSuchProcess):
-                total += process.memory_info().rss
-        stats.peak_rss_bytes = max(stats.peak_rss_bytes, total)
+                sizes[process.pid] = process.memory_info().rss
+        if sum(sizes.values()) > stats.peak_rss_bytes:
+            stats.peak_rss_bytes = sum(sizes.values())
+            stats.peak_rss_by_pid = sizes
 
 
 def unfinished(api: Api, jobs: dict[int, set[int]]) -> tuple[int, dict[int, str]]:
@@ -456,8 +459,10 @@ class Server:
         )
         self.url = f"http://127.0.0.1:{self.port}"
         self.processes: dict[str, subprocess.Popen] = {}
-        self.logs = self.work / "logs"
-        self.logs.mkdir()
+        # Kept after the run (the next run replaces them).
+        self.logs = ROOT / "var" / "bench" / "soak-logs"
+        shutil.rmtree(self.logs, ignore_errors=True)
+        self.logs.mkdir(parents=True)
 
     def start(self) -> None:
         for role in ("worker", "beat", "web"):
@@ -595,6 +600,10 @@ def run(
     print(f"soak parts: {len(soak_states)} ({soak_failed} failed); hostile parts: "
           f"{len(hostile_states)} ({hostile_done} done, the rest failed); hostile answers: "
           f"{dict(sorted(stats.hostile_answers.items()))}")  # fmt: skip
+    print(
+        "worker tree at its peak (pid: MB): "
+        + ", ".join(f"{pid}: {rss / 2**20:.0f}" for pid, rss in stats.peak_rss_by_pid.items())
+    )
     for line in stats.errors[:10]:
         print(f"  error: {line}")
     for line in stats.unexpected_4xx[:10]:
