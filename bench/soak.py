@@ -121,6 +121,10 @@ class Api:
         self.stats = stats
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Token {token}"
+        # A new connection per request: gunicorn closes a connection idle for 2 s, and a request
+        # sent on one just as it closes is reset before the server reads it (the HTTP keep-alive
+        # race, not an error of the server).
+        self.session.headers["Connection"] = "close"
 
     def call(self, method: str, path: str, **kwargs) -> tuple[requests.Response | None, float]:
         started = time.perf_counter()
