@@ -8,11 +8,11 @@ running server with ``--url`` and ``--token``), creates a user and an API token,
   parts (``POST /api/jobs/``, ``POST /api/jobs/{id}/parts/``), two of them as one rank;
 * M reader threads: the job list, then the dashboard, summary, timeline tracks and insights of a
   job with parsed parts;
-* one hostile thread: ≥ 200 broken or malicious uploads, variants of the families in
-  ``tests/traces/test_hostile_input.py`` and ``tests/ingest/test_robustness.py`` (truncated and
-  corrupt gzip, invalid JSON, wrong types, deep nesting, gzip and zip/npy bombs, crafted repeated
-  headers, NUL and over-long names, out-of-range base times, wrong kinds, empty files, odd
-  file names). A 4xx answer is fine; a part it creates must end, failed or done.
+* one hostile thread: ≥ 200 broken or malicious uploads (``bench/soak_cases.py``): variants of
+  the families in ``tests/traces/test_hostile_input.py`` and ``tests/ingest/test_robustness.py``
+  (truncated and corrupt gzip, invalid JSON, wrong types, deep nesting, gzip and zip/npy bombs,
+  crafted repeated headers, NUL and over-long names, out-of-range base times, wrong kinds, empty
+  files, odd file names). A 4xx answer is fine; a part it creates must end, failed or done.
 
 Then it waits (at most ``--drain-timeout``) for every part to end, and prints, last::
 
@@ -20,7 +20,10 @@ Then it waits (at most ``--drain-timeout``) for every part to end, and prints, l
     hostile_stuck=<n> worker_peak_rss_mb=<n>
 
 soak_errors counts 5xx answers and connection errors of every request; worker_peak_rss_mb is the
-peak summed RSS of the worker's process tree (sampled with psutil every 0.25 s).
+peak summed RSS of the worker's process tree (sampled with psutil every 0.25 s). Also printed:
+the insights of every job (none may stay queued or running), soak parts that failed, hostile
+cases that failed inside the server, and each hostile case's outcome in
+``var/bench/soak-hostile.tsv``; the server's logs are kept in ``var/bench/soak-logs/``.
 
     .venv/bin/python bench/soak.py [--duration 60] [--uploaders 4] [--readers 4]
 
@@ -32,22 +35,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gzip
 import itertools
-import json
 import os
 import random
 import shutil
 import signal
 import socket
-import string
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import zlib
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,38 +57,14 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import DATA, ROOT, database_env  # noqa: E402
+from soak_cases import COLLECTOR_CHUNKS, TRACES, Hostile, hostile_cases  # noqa: E402
 
-sys.path.insert(0, str(ROOT))
-from tests.traces.test_hostile_input import (  # noqa: E402
-    EVENT,
-    npy_bomb,
-    repeated_key_in_nested_objects,
-    repeated_key_in_values,
-    trace_bytes,
-)
-
-TRACES = [
-    "cpu_only_rank34.pt.trace.json.gz",
-    "amd_mi250_small.json.gz",
-    "multirank_sampled/rank-0.json.gz",
-    "multirank_sampled/rank-1.json.gz",
-    "h100_cnn_kineto.json.gz",
-    "nccl_rank0.json.gz",
-    "resnet50_pt18_workers4.pt.trace.json.gz",
-    "gpu_training_rank0.pt.trace.json.gz",
-]
-COLLECTOR_CHUNKS = sorted((DATA / "h100_collector").glob("chunk-*.pcol"))
 FINAL = ("done", "failed")
+INSIGHTS_FINAL = ("done", "failed", "no_data")
 REQUEST_TIMEOUT_S = 60
 HOSTILE_PER_JOB = 40
-
-
-@dataclass
-class Hostile:
-    name: str
-    data: bytes
-    kind: str = "kineto"
-    filename: str = "trace.json"
+# A part's error with these words means the server, not the file, failed.
+INTERNAL_FAILURE = ("unexpectedly", "could not be stored", "died while parsing")
 
 
 @dataclass
@@ -103,6 +79,8 @@ class Stats:
     soak_parts: dict[int, set[int]] = field(default_factory=dict)
     hostile_parts: dict[int, set[int]] = field(default_factory=dict)
     hostile_answers: dict[int, int] = field(default_factory=dict)
+    hostile_names: dict[int, str] = field(default_factory=dict)  # part id -> case
+    hostile_refused: list[tuple[str, int, str]] = field(default_factory=list)
     hostile_cases: int = 0
     uploads: int = 0
     peak_rss_bytes: int = 0
@@ -139,168 +117,6 @@ class Api:
         if response.status_code >= 500:
             self.stats.error(f"{method} {path}: {response.status_code} {response.text[:200]}")
         return response, elapsed
-
-
-# --- hostile inputs ------------------------------------------------------------------------
-
-
-def long_name(n: int, seed: int) -> str:
-    return "".join(random.Random(seed).choices(string.ascii_letters, k=n))  # incompressible
-
-
-def deep(depth: int, opener: bytes = b"[", closer: bytes = b"]") -> bytes:
-    text = trace_bytes([EVENT, {**EVENT, "args": {"x": "DEEP"}}])
-    return text.replace(b'"DEEP"', opener * depth + closer * depth)
-
-
-def event_bomb(decompressed_mb: int) -> bytes:
-    """Valid events repeated in gzip members: ~1000x smaller than what they inflate to."""
-    events = (json.dumps(EVENT) + ", ").encode() * 20_000  # ~2.6 MB
-    member = gzip.compress(events)
-    return gzip.compress(b'{"traceEvents": [') + member * max(1, decompressed_mb * 10 // 26)
-
-
-def zeros_bomb(gib: float) -> bytes:
-    return zlib.compress(b"\0" * (1 << 20), wbits=31) * int(gib * 1024)
-
-
-def hostile_cases(work: Path) -> Iterator[Hostile]:
-    """≥ 200 cases: each family of the tests, in variants."""
-    real = {name: (DATA / name).read_bytes() for name in TRACES[:6]}
-    for (name, data), cut in itertools.product(
-        real.items(), (0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.999)
-    ):
-        yield Hostile(f"truncated {name} at {cut:.1%}", data[: int(len(data) * cut)], filename=name)
-    for (name, data), at in itertools.product(real.items(), (0.05, 0.3, 0.7)):
-        broken = bytearray(data)
-        start = max(20, int(len(data) * at))
-        broken[start : start + 100] = b"\xff" * 100
-        yield Hostile(f"corrupt gzip {name} at {at:.0%}", bytes(broken), filename=name)
-    for i, text in enumerate(
-        [
-            b'{"traceEvents": [{"ph": "X", "ts": 1,, "dur": 1}]}',
-            b'{"traceEvents": [{"ph": "X",, }]}',
-            b'{"traceEvents": [',
-            b'{"traceEvents": [{"ph": "X"}',
-            b'{"traceEvents": }',
-            b'{"traceEvents": [1, 2, 3',
-            b"{",
-            b"[",
-            b'{"traceEvents": [], "x": }',
-            trace_bytes([EVENT])[:-1] + b', "x": }',
-            trace_bytes([EVENT])[:-2],
-            trace_bytes([EVENT]).replace(b'"ts"', b"ts"),
-            b'{"traceEvents": ["\xff\xfe"]}',
-            b'{"traceEvents": [{"name": "\\ud800"}]}',
-        ]
-    ):
-        yield Hostile(f"invalid JSON #{i}", text)
-    for i, doc in enumerate(
-        [{"lr": 0.1, "epochs": 3}, {"model": "resnet", "epochs": [1, 2]}, [], 42, "trace", None,
-         {"traceEvents": 7}, {"traceEvents": "many"}, {"traceEvents": {}}, {"TraceEvents": []}]
-    ):  # fmt: skip
-        yield Hostile(f"not a trace #{i}", json.dumps(doc).encode())
-    for i, text in enumerate(
-        [b"epoch 1 loss 0.3\n", b"\x00" * 1000, os.urandom(4096), b"PK\x03\x04garbage",
-         b"\x1f\x8bnot gzip", b"\xef\xbb\xbf", b" " * 10_000]
-    ):  # fmt: skip
-        yield Hostile(f"not JSON #{i}", text)
-    yield Hostile("empty file", b"")
-    yield Hostile("empty gzip", gzip.compress(b""), filename="t.json.gz")
-    yield Hostile("no events", trace_bytes([]))
-    changes = [
-        {"ts": "yesterday"}, {"ts": None}, {"ts": [1]}, {"dur": "long"}, {"dur": {}},
-        {"name": 12}, {"name": None}, {"args": [1, 2]}, {"args": {"stream": [7]}},
-        {"args": {"device": "gpu"}}, {"pid": "x"}, {"tid": 1.5e300}, {"ph": 5}, {"cat": []},
-    ]  # fmt: skip
-    for change in changes:
-        yield Hostile(f"wrong type {change}", trace_bytes([EVENT, {**EVENT, **change}]))
-    for i, bad in enumerate([42, "x", None, [EVENT], True]):
-        yield Hostile(f"event not an object #{i}", trace_bytes([EVENT, bad]))
-    for dur in ("-5", "-1e300", "NaN", "Infinity", "1e999", "-0.5"):
-        text = trace_bytes([EVENT, {**EVENT, "dur": 123456789}])
-        yield Hostile(f"duration {dur}", text.replace(b"123456789", dur.encode()))
-    for ts in ("1e999", "-1e300", "9223372036854775808", "NaN"):
-        text = trace_bytes([EVENT, {**EVENT, "ts": 123456789}])
-        yield Hostile(f"timestamp {ts}", text.replace(b"123456789", ts.encode()))
-    for depth, (opener, closer) in itertools.product(
-        (600, 2_000, 10_000, 100_000), ((b"[", b"]"), (b'{"a":', b"}"))
-    ):
-        yield Hostile(f"nesting {depth} {opener!r}", deep(depth, opener, closer))
-    yield Hostile("nesting 100000 gzip", gzip.compress(deep(100_000)), filename="t.json.gz")
-    for gib in (0.5, 1, 2, 4):
-        yield Hostile(f"gzip of {gib} GiB zeros", zeros_bomb(gib), filename="zeros.json.gz")
-    for mb in (300, 600):
-        yield Hostile(f"gzip bomb of {mb} MB events", event_bomb(mb), filename="bomb.json.gz")
-    for n in (10_000, 40_000, 160_000, 320_000):
-        yield Hostile(
-            f"repeated header x{n}", gzip.compress(repeated_key_in_values(n)), filename="h.json.gz"
-        )
-    for n in (10_000, 40_000):
-        yield Hostile(
-            f"nested repeated header x{n}",
-            gzip.compress(repeated_key_in_nested_objects(n)),
-            filename="h.json.gz",
-        )
-    annotation = {**EVENT, "cat": "user_annotation", "tid": 1}
-    for where, (i, name) in itertools.product(
-        ("kernel", "annotation", "traceName", "cat", "args"),
-        enumerate(["nul\u0000k", "\u0000", "a\u0000" * 50]),
-    ):
-        if where == "kernel":
-            doc = {"traceEvents": [{**EVENT, "name": name}]}
-        elif where == "annotation":
-            doc = {"traceEvents": [EVENT, {**annotation, "name": name}]}
-        elif where == "traceName":
-            doc = {"traceEvents": [EVENT], "traceName": name}
-        elif where == "cat":
-            doc = {"traceEvents": [EVENT, {**EVENT, "cat": name}]}
-        else:
-            doc = {"traceEvents": [{**EVENT, "args": {name: name, "stream": 7}}]}
-        yield Hostile(f"NUL in {where} #{i}", json.dumps(doc).encode())
-    for where, n in itertools.product(
-        ("kernel", "annotation", "traceName"), (2_800, 8_000, 200_000)
-    ):
-        name = long_name(n, n)
-        if where == "kernel":
-            doc = {"traceEvents": [{**EVENT, "name": name}]}
-        elif where == "annotation":
-            doc = {"traceEvents": [EVENT, {**annotation, "name": name}]}
-        else:
-            doc = {"traceEvents": [EVENT], "traceName": name}
-        yield Hostile(f"{n}-character name in {where}", json.dumps(doc).encode())
-    for base in (2**63 - 1, 2**63, -(2**63), -1, 2**64, 4102444800 * 10**9, 1.5e300, "soon", None):
-        yield Hostile(
-            f"baseTimeNanoseconds {base}",
-            json.dumps({"traceEvents": [EVENT], "baseTimeNanoseconds": base}).encode(),
-        )
-    for declared_mb, stored_mb in ((300, 300), (1024, 1024), (1024, 0), (4096, 0), (2**20, 0)):
-        path = npy_bomb(
-            work / f"bomb-{declared_mb}-{stored_mb}.pcol", declared_mb << 20, stored_mb << 20
-        )
-        yield Hostile(f"npy bomb {declared_mb} MB declared, {stored_mb} MB stored",
-                      path.read_bytes(), "collector", path.name)  # fmt: skip
-    chunk = COLLECTOR_CHUNKS[0].read_bytes()
-    for cut in (0.1, 0.5, 0.9):
-        yield Hostile(f"truncated chunk at {cut:.0%}", chunk[: int(len(chunk) * cut)],
-                      "collector", "chunk.pcol")  # fmt: skip
-    for name in TRACES[:3]:
-        yield Hostile(f"{name} as a collector chunk", real[name], "collector", "x.pcol")
-    for chunk_path in COLLECTOR_CHUNKS[:3]:
-        yield Hostile(f"{chunk_path.name} as a kineto trace", chunk_path.read_bytes(),
-                      "kineto", chunk_path.name)  # fmt: skip
-    for kind in ("", "KINETO", "nsys", "kineto\u0000", "../kineto"):
-        yield Hostile(f"kind {kind!r}", trace_bytes([EVENT]), kind)
-    for filename in ("a\\b.json", "../../etc/passwd", "x" * 300 + ".json", "new\nline.json",
-                     'quote".json', "nul\u0000.json", "résumé ✓.json.gz", ".json", "-"):  # fmt: skip
-        yield Hostile(f"file name {filename[:20]!r}", trace_bytes([EVENT]), filename=filename)
-    yield Hostile("npz of random arrays", npz_of_random(work), "collector", "r.npz")
-
-
-def npz_of_random(work: Path) -> bytes:
-    path = work / "random.npz"
-    np.savez_compressed(path, ev_kind=np.arange(10), other=np.zeros((3, 3)))
-    return path.read_bytes()
 
 
 # --- threads -------------------------------------------------------------------------------
@@ -399,7 +215,11 @@ def hostile_feeder(api: Api, cases: list[Hostile], deadline: float, stats: Stats
                 code = response.status_code
                 stats.hostile_answers[code] = stats.hostile_answers.get(code, 0) + 1
                 if code in (200, 202):
-                    stats.hostile_parts[job_id].add(response.json()["id"])
+                    part_id = response.json()["id"]
+                    stats.hostile_parts[job_id].add(part_id)
+                    stats.hostile_names[part_id] = case.name
+                else:
+                    stats.hostile_refused.append((case.name, code, response.text[:300]))
         left = deadline - time.monotonic()
         time.sleep(max(0.0, min(1.0, left / max(1, len(cases) - i))))
 
@@ -420,9 +240,9 @@ def sample_rss(pid: int, stop: threading.Event, stats: Stats) -> None:
             stats.peak_rss_by_pid = sizes
 
 
-def unfinished(api: Api, jobs: dict[int, set[int]]) -> tuple[int, dict[int, str]]:
-    """(parts of ``jobs`` not done or failed, part id -> state for every part seen)."""
-    states: dict[int, str] = {}
+def unfinished(api: Api, jobs: dict[int, set[int]]) -> tuple[int, dict[int, dict]]:
+    """(parts of ``jobs`` not done or failed, part id -> the part, for every part seen)."""
+    parts: dict[int, dict] = {}
     for job_id in jobs:
         path: str | None = f"/api/jobs/{job_id}/parts/"
         while path:
@@ -430,10 +250,27 @@ def unfinished(api: Api, jobs: dict[int, set[int]]) -> tuple[int, dict[int, str]
             if response is None or response.status_code != 200:
                 break
             body = response.json()
-            states.update({p["id"]: p["state"] for p in body["results"]})
+            parts.update({p["id"]: p for p in body["results"]})
             path = body["next"][len(api.url) :] if body["next"] else None
-    left = sum(1 for ids in jobs.values() for i in ids if states.get(i) not in FINAL)
-    return left, states
+    left = sum(
+        1 for ids in jobs.values() for i in ids if parts.get(i, {}).get("state") not in FINAL
+    )
+    return left, parts
+
+
+def insights(api: Api, jobs: Iterable[int], deadline: float) -> dict[int, dict]:
+    """Each job's insights once none is queued or running (or at ``deadline``)."""
+    found: dict[int, dict] = {}
+    while True:
+        for job_id in jobs:
+            if found.get(job_id, {}).get("status") not in INSIGHTS_FINAL:
+                response, _ = api.call("GET", f"/api/jobs/{job_id}/insights/")
+                if response is not None and response.status_code == 200:
+                    found[job_id] = response.json()
+        pending = [j for j in jobs if found.get(j, {}).get("status") not in INSIGHTS_FINAL]
+        if not pending or time.monotonic() > deadline:
+            return found
+        time.sleep(3)
 
 
 # --- the server ----------------------------------------------------------------------------
@@ -590,20 +427,59 @@ def run(
     api = Api(url, token, stats)
     drain_deadline = time.monotonic() + args.drain_timeout
     while True:
-        soak_left, soak_states = unfinished(api, stats.soak_parts)
-        hostile_left, hostile_states = unfinished(api, stats.hostile_parts)
+        soak_left, soak_parts = unfinished(api, stats.soak_parts)
+        hostile_left, hostile_parts = unfinished(api, stats.hostile_parts)
         if not (soak_left or hostile_left) or time.monotonic() > drain_deadline:
             break
         print(f"  unfinished: {soak_left} soak, {hostile_left} hostile", flush=True)
         time.sleep(5)
     stop_sampling.set()
     sampler.join()
+    soak_insights = insights(
+        api, list(stats.soak_parts), max(drain_deadline, time.monotonic() + 60)
+    )
+    hostile_insights = insights(api, list(stats.hostile_parts), time.monotonic() + 30)
+    report(
+        stats, soak_left, soak_parts, hostile_left, hostile_parts, soak_insights, hostile_insights
+    )
 
-    soak_failed = sum(1 for s in soak_states.values() if s == "failed")
-    hostile_done = sum(1 for s in hostile_states.values() if s == "done")
-    print(f"soak parts: {len(soak_states)} ({soak_failed} failed); hostile parts: "
-          f"{len(hostile_states)} ({hostile_done} done, the rest failed); hostile answers: "
-          f"{dict(sorted(stats.hostile_answers.items()))}")  # fmt: skip
+
+def report(
+    stats: Stats,
+    soak_left: int,
+    soak_parts: dict[int, dict],
+    hostile_left: int,
+    hostile_parts: dict[int, dict],
+    soak_insights: dict[int, dict],
+    hostile_insights: dict[int, dict],
+) -> None:
+    """What went wrong, in a few lines; every hostile case's outcome in a file; then RESULT."""
+    states = Counter(p["state"] for p in soak_parts.values())
+    print(f"soak parts: {dict(states)}; insights of the soak jobs: "
+          f"{dict(Counter(i.get('status') for i in soak_insights.values()))}, of the hostile jobs: "
+          f"{dict(Counter(i.get('status') for i in hostile_insights.values()))}")  # fmt: skip
+    for part in [p for p in soak_parts.values() if p["state"] == "failed"][:5]:
+        print(f"  soak part {part['id']} ({part['original_name']}) failed: {part['error'][:200]}")
+    for job_id, found in {**soak_insights, **hostile_insights}.items():
+        if found.get("status") not in ("done", "no_data"):
+            print(
+                f"  insights of job {job_id}: {found.get('status')} {found.get('error', '')[:200]}"
+            )
+    hostile_states = Counter(p["state"] for p in hostile_parts.values())
+    print(f"hostile answers: {dict(sorted(stats.hostile_answers.items()))}; hostile parts: "
+          f"{dict(hostile_states)}")  # fmt: skip
+    outcomes = ROOT / "var" / "bench" / "soak-hostile.tsv"
+    outcomes.parent.mkdir(parents=True, exist_ok=True)
+    with outcomes.open("w") as out:
+        for part_id, name in stats.hostile_names.items():
+            part = hostile_parts.get(part_id, {})
+            error = part.get("error") or part.get("warning") or ""
+            out.write(f"{name!r}\t{part.get('state')}\t{error!r}\n")
+            if any(words in error for words in INTERNAL_FAILURE):
+                print(f"  hostile case {name!r} failed inside the server: {error[:200]}")
+        for name, code, detail in stats.hostile_refused:
+            out.write(f"{name!r}\t{code}\t{detail!r}\n")
+    print(f"every hostile case's outcome: {outcomes}")
     print(
         "worker tree at its peak (pid: MB): "
         + ", ".join(f"{pid}: {rss / 2**20:.0f}" for pid, rss in stats.peak_rss_by_pid.items())
