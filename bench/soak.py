@@ -204,11 +204,14 @@ def hostile_feeder(api: Api, cases: list[Hostile], deadline: float, stats: Stats
                 return
             job_id = response.json()["id"]
             stats.hostile_parts[job_id] = set()
-        response, _ = api.call(
-            "POST", f"/api/jobs/{job_id}/parts/",
-            data={"node": "hostile", "rank": i, "kind": case.kind},
-            files={"file": (case.filename, case.data)},
-        )  # fmt: skip
+        source = {"node": "hostile", "rank": i, "kind": case.kind}
+        if case.resumable:
+            response = resumable(api, job_id, source, case)
+        else:
+            response, _ = api.call(
+                "POST", f"/api/jobs/{job_id}/parts/",
+                data=source, files={"file": (case.filename, case.data)},
+            )  # fmt: skip
         with stats.lock:
             stats.hostile_cases += 1
             if response is not None:
@@ -222,6 +225,25 @@ def hostile_feeder(api: Api, cases: list[Hostile], deadline: float, stats: Stats
                     stats.hostile_refused.append((case.name, code, response.text[:300]))
         left = deadline - time.monotonic()
         time.sleep(max(0.0, min(1.0, left / max(1, len(cases) - i))))
+
+
+def resumable(api: Api, job_id: int, source: dict, case: Hostile) -> requests.Response | None:
+    """A hostile case on the resumable path; the last answer (of complete, if it got there)."""
+    start = {**source, "filename": case.filename, "size_bytes": case.size_bytes}
+    response, _ = api.call("POST", f"/api/jobs/{job_id}/uploads/", json=start)
+    if response is None or response.status_code != 201:
+        return response
+    url = f"/api/uploads/{response.json()['id']}/"
+    for step in case.steps:
+        if step is None:
+            response, _ = api.call("POST", f"{url}complete/")
+            continue
+        content_range, body = step
+        headers = {"Content-Type": "application/octet-stream"}
+        if content_range is not None:
+            headers["Content-Range"] = content_range
+        response, _ = api.call("PUT", url, data=body, headers=headers)
+    return response
 
 
 def sample_rss(pid: int, stop: threading.Event, stats: Stats) -> None:

@@ -48,6 +48,11 @@ class Hostile:
     data: bytes
     kind: str = "kineto"
     filename: str = "trace.json"
+    # A resumable upload instead (POST /api/jobs/{id}/uploads/ declaring ``size_bytes``): each
+    # step a PUT of (Content-Range header or None, body), or None for POST .../complete/.
+    resumable: bool = False
+    steps: tuple[tuple[str | None, bytes] | None, ...] = ()
+    size_bytes: int = 0
 
 
 def long_name(n: int, seed: int) -> str:
@@ -195,12 +200,56 @@ def hostile_cases(work: Path) -> Iterator[Hostile]:
     for chunk_path in COLLECTOR_CHUNKS[:3]:
         yield Hostile(f"{chunk_path.name} as a kineto trace", chunk_path.read_bytes(),
                       "kineto", chunk_path.name)  # fmt: skip
-    for kind in ("", "KINETO", "nsys", "kineto\u0000", "../kineto"):
-        yield Hostile(f"kind {kind!r}", trace_bytes([EVENT]), kind)
-    for filename in ("a\\b.json", "../../etc/passwd", "x" * 300 + ".json", "new\nline.json",
-                     'quote".json', "nul\u0000.json", "résumé ✓.json.gz", ".json", "-"):  # fmt: skip
-        yield Hostile(f"file name {filename[:20]!r}", trace_bytes([EVENT]), filename=filename)
+    # Each with other bytes: the same bytes again in one job would be matched to the first part.
+    for i, kind in enumerate(("", "KINETO", "nsys", "kineto\u0000", "../kineto")):
+        yield Hostile(f"kind {kind!r}", trace_bytes([{**EVENT, "ts": 100 + i}]), kind)
+    for i, filename in enumerate(
+        ["a\\b.json", "../../etc/passwd", "x" * 300 + ".json", "new\nline.json", 'quote".json',
+         "nul\u0000.json", "résumé ✓.json.gz", ".json", "-"]
+    ):  # fmt: skip
+        data = trace_bytes([{**EVENT, "ts": 200 + i}])
+        yield Hostile(f"file name {filename[:20]!r}", data, filename=filename)
     yield Hostile("npz of random arrays", npz_of_random(work), "collector", "r.npz")
+    yield from resumable_cases()
+
+
+def resumable_cases() -> Iterator[Hostile]:
+    """Odd ranges, headers and names on the resumable path; each file has other bytes."""
+    files = iter(trace_bytes([{**EVENT, "ts": 300 + i}]) for i in itertools.count())
+
+    def case(name: str, steps, filename="t.json", size: int | None = None) -> Hostile:
+        data = next(files)
+        plan = tuple(step(data) if callable(step) else step for step in steps)
+        return Hostile(f"resumable: {name}", data, filename=filename, resumable=True,
+                       steps=plan, size_bytes=len(data) if size is None else size)  # fmt: skip
+
+    def put(start: int, stop: int | None = None, total: int | None = None, body=None):
+        def step(data: bytes):
+            end = len(data) if stop is None else stop
+            header = f"bytes {start}-{end - 1}/{len(data) if total is None else total}"
+            return header, data[start:end] if body is None else body
+
+        return step
+
+    whole, complete = put(0), None
+    yield case("backslash file name", [whole, complete], filename="a\\b.json")
+    yield case("255-character file name", [whole, complete], filename="x" * 250 + ".json")
+    yield case("NUL in the file name", [whole, complete], filename="n\u0000.json")
+    yield case("two halves", [put(0, 40), put(40), complete])
+    yield case("one range twice", [put(0, 40), put(0, 40), put(40), complete])
+    yield case("a gap", [put(40), complete])
+    yield case("complete before any byte", [complete, whole, complete, complete])
+    yield case("no Content-Range", [lambda d: (None, d), complete])
+    yield case("malformed Content-Range", [lambda d: ("bytes 0-/7", d), complete])
+    yield case("end before start", [lambda d: (f"bytes 9-3/{len(d)}", d[:7]), complete])
+    yield case("another total", [put(0, total=10**9), complete])
+    yield case("a range past the end", [lambda d: (f"bytes 0-{len(d)}/{len(d)}", d + b" ")])
+    yield case("a body shorter than its range", [put(0, body=b"{"), complete])
+    yield case("a body longer than its range", [put(0, 10, body=b"{" * 50), complete])
+    yield case("declared size 0", [], size=0)
+    yield case("declared size -1", [], size=-1)
+    yield case("declared size 2^63", [], size=2**63)
+    yield case("300-character file name", [whole, complete], filename="x" * 300)
 
 
 def npz_of_random(work: Path) -> bytes:
