@@ -62,6 +62,7 @@ from soak_cases import COLLECTOR_CHUNKS, TRACES, Hostile, hostile_cases  # noqa:
 FINAL = ("done", "failed")
 INSIGHTS_FINAL = ("done", "failed", "no_data")
 REQUEST_TIMEOUT_S = 60
+RUN = time.strftime("%Y%m%d-%H%M%S")  # in job names: a server may see several runs (--url)
 HOSTILE_PER_JOB = 40
 # A part's error with these words means the server, not the file, failed.
 INTERNAL_FAILURE = ("unexpectedly", "could not be stored", "died while parsing")
@@ -127,7 +128,7 @@ def uploader(api: Api, index: int, deadline: float, pause_s: float, stats: Stats
     for n in itertools.count():
         if time.monotonic() >= deadline or n >= 10_000:
             return
-        response, _ = api.call("POST", "/api/jobs/", json={"name": f"soak-u{index}-{n}"})
+        response, _ = api.call("POST", "/api/jobs/", json={"name": f"soak-{RUN}-u{index}-{n}"})
         if response is None or response.status_code != 201:
             note_unexpected(stats, response, "create job")
             time.sleep(1)
@@ -197,7 +198,7 @@ def hostile_feeder(api: Api, cases: list[Hostile], deadline: float, stats: Stats
     for i, case in enumerate(cases):
         if i % HOSTILE_PER_JOB == 0:
             response, _ = api.call(
-                "POST", "/api/jobs/", json={"name": f"hostile-{i // HOSTILE_PER_JOB}"}
+                "POST", "/api/jobs/", json={"name": f"hostile-{RUN}-{i // HOSTILE_PER_JOB}"}
             )
             if response is None or response.status_code != 201:
                 note_unexpected(stats, response, "create hostile job")
