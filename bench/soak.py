@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
+import redis
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -372,6 +373,13 @@ class Server:
                 process.wait()
         self.drop()
         shutil.rmtree(self.work, ignore_errors=True)
+        # Its queues (tasks still queued at the end), their bindings and its cache keys.
+        url = self.env["REDIS_URL"].replace("redis+socket://", "unix://", 1)
+        broker = redis.Redis.from_url(url)
+        prefix = self.env["CELERY_QUEUE_PREFIX"]
+        for pattern in (f"{prefix}*", f"_kombu.binding*.{prefix}*"):
+            for key in broker.scan_iter(pattern):
+                broker.delete(key)
 
 
 def main() -> None:
