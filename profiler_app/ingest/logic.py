@@ -43,7 +43,7 @@ from profiler_app.ingest.models import (
     TimelineTrack,
     UtilizationPoint,
 )
-from profiler_app.ingest.text import clean_column, clean_json
+from profiler_app.ingest.text import clean_column, clean_json, storable
 from profiler_app.traces import IngestResult, Limits, TraceFormatError, ingest_trace
 
 log = logging.getLogger(__name__)
@@ -267,7 +267,7 @@ def save_result(
             state=PartState.DONE,
             progress=1.0,
             error="",
-            warning=result.metadata.get("read_warning", ""),
+            warning=storable(result.metadata.get("read_warning", "")),
             finished_at=timezone.now(),
         )
 

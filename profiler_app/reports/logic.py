@@ -24,6 +24,7 @@ from django.utils import timezone
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest.models import PartSummary, Step, UtilizationPoint
+from profiler_app.ingest.text import clean_json, storable
 from profiler_app.insights import frames
 from profiler_app.insights.analyses import RankTrace, analyze
 from profiler_app.insights.analyses.events import STRING_COLUMNS
@@ -92,19 +93,20 @@ def compute(job_id: int, generation: int) -> None:
         found = tuple(recommend(analyses, params)) if analyses is not None else ()
         report = profiler_report(job_data(job, traces), overrides, job.name, found, job.pk)
         summary = analyses_json(analyses) if analyses is not None else {}
+        # Names from traces may hold what Postgres refuses in text (NUL): the report quotes them.
         fields: dict[str, Any] = {
             "status": InsightsStatus.DONE,
-            "report": report_json(report),
+            "report": clean_json(report_json(report)),
             # Relative timeline links: the download view makes them absolute for its host.
-            "html": render_html(report, "", job_info(job), summary),
-            "analyses": summary,
+            "html": storable(render_html(report, "", job_info(job), summary)),
+            "analyses": clean_json(summary),
             "error": "",
         }
     except Exception as exc:
         log.exception("Insights of job %s failed", job_id)
         fields = {
             "status": InsightsStatus.FAILED,
-            "error": f"The insights could not be computed ({type(exc).__name__}: {exc})."[
+            "error": storable(f"The insights could not be computed ({type(exc).__name__}: {exc}).")[
                 :ERROR_CHARS
             ],
         }

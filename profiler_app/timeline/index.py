@@ -14,6 +14,7 @@ the events of each name, for search.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import mmap
 from dataclasses import dataclass
@@ -183,13 +184,23 @@ def open_index(store_dir: str | Path, index_dir: str | Path | None = None) -> Pa
     """The index of a store, built first when missing or older than the store."""
     store_dir = Path(store_dir)
     index_dir = Path(index_dir) if index_dir else store_dir / INDEX_DIR_NAME
-    meta_path = index_dir / "meta.json"
-    fresh = False
-    if meta_path.exists():
-        meta = json.loads(meta_path.read_text())
-        fresh = meta.get("version") == INDEX_VERSION and meta.get("signature") == store_signature(
-            store_dir
-        )
-    if not fresh:
-        build_index(store_dir, index_dir)
+    if not _fresh(store_dir, index_dir):
+        # Every web process may want the same new index at once: one builds it, under a lock
+        # the others wait on, because swapping in a second build would take the files from
+        # under a process opening the first.
+        lock_path = index_dir.with_name(f".{index_dir.name}.lock")
+        with lock_path.open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not _fresh(store_dir, index_dir):
+                build_index(store_dir, index_dir)
     return PartIndex(store_dir, index_dir)
+
+
+def _fresh(store_dir: Path, index_dir: Path) -> bool:
+    meta_path = index_dir / "meta.json"
+    if not meta_path.exists():
+        return False
+    meta = json.loads(meta_path.read_text())
+    return meta.get("version") == INDEX_VERSION and meta.get("signature") == store_signature(
+        store_dir
+    )

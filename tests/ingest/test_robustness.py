@@ -451,3 +451,12 @@ def test_a_part_reprocessed_while_it_is_parsed_ends_parsed_once(user, tmp_path):
     )
     store = logic.store_directory(part)
     assert sorted(p.name for p in store.parent.iterdir()) == [store.name]
+
+
+@pytest.mark.django_db
+def test_it_stores_a_read_warning_that_quotes_a_nul(user):
+    """The warning about an unknown category quotes its name, NUL included."""
+    job = TrainingJob.objects.create(name="odd-category", owner=user)
+    part = parsed_here(stored(job, {"traceEvents": [EVENT, {**EVENT, "cat": "c\u0000t"}]}))
+    assert (part.state, part.error) == (PartState.DONE, "")
+    assert "category 'c\ufffdt' (1)" in part.warning

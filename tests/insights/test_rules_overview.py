@@ -1,6 +1,8 @@
 """OverallSystemUsage, OverallFrameworkMetrics and the rule parameters."""
 
 import dataclasses
+import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from profiler_app.insights.frames import (
     framework_frame,
 )
 from profiler_app.insights.rules import RULES, evaluate_rules, params_from_overrides
+from profiler_app.insights.rules.base import MAX_SCANS
 from profiler_app.insights.rules.overview import (
     evaluate_overall_framework_metrics,
     evaluate_overall_system_usage,
@@ -153,3 +156,28 @@ def test_it_says_why_summaries_are_not_evaluated():
     assert results["OverallFrameworkMetrics"].not_evaluated_reason == (
         "not evaluated: no framework events (annotations, operators, kernels)"
     )
+
+
+def test_it_scans_data_recorded_years_apart_in_bounded_time_and_memory():
+    """Traces recorded years apart, uploaded as ranks of one job, span millions of scan
+    intervals: the rules scan at a longer interval instead (they took gigabytes)."""
+    years_ns = 20 * 365 * 24 * 3600 * 10**9
+    data = job(
+        *(series(metric, [30.0] * 1200, device=0) for metric in (GPU_UTIL, CPU_UTIL)),
+        *(
+            series(metric, [30.0] * 1200, device=1, offset_ns=years_ns)
+            for metric in (GPU_UTIL, CPU_UTIL)
+        ),
+        series(GPU_MEM_USED, [1.0] * 1200, device=1, offset_ns=years_ns),
+    )
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        results = {r.rule: r for r in evaluate_rules(data)}
+        peak_bytes = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - started < 10
+    assert peak_bytes < 200 << 20
+    assert results["LowGPUUtilization"].evaluated == MAX_SCANS + 1
+    assert results["LowGPUUtilization"].triggered

@@ -29,6 +29,10 @@ SNAPSHOT_GAP_NS = 20_000_000
 # A report lists at most this many time ranges per rule (the longest ones): enough to act on,
 # few enough to read.
 MAX_TIME_RANGES = 50
+# Scans replayed at most (a week at the default minute). The rules' time and memory grow with the
+# scans, and the span is the data's, not the job's: traces recorded years apart as ranks of one
+# job made a million scans and gigabytes of windows.
+MAX_SCANS = 10_000
 NO_ACTION = "No action needed."
 
 
@@ -167,8 +171,10 @@ class RuleSpec:
 
 
 def scan_boundaries(start_ns: int, end_ns: int, scan_interval_us: int) -> np.ndarray:
-    """End of each scan: scan k sees data before ``start + k * interval``; the last sees all."""
-    step = scan_interval_us * NS_PER_US
+    """End of each scan: scan k sees data before ``start + k * interval``; the last sees all.
+
+    A span longer than MAX_SCANS intervals is scanned at a longer interval (span / MAX_SCANS)."""
+    step = max(scan_interval_us * NS_PER_US, -(-(end_ns - start_ns) // MAX_SCANS))
     count = max(1, (end_ns - start_ns) // step + 1)
     return start_ns + step * np.arange(1, count + 1, dtype=np.int64)
 
