@@ -136,7 +136,8 @@ class RankTrace:
         """Kernels, memcpys and memsets with ``end_ns`` and ``type``, ordered by start."""
         events = self.events
         columns = ["kind", "name", "start_ns", "dur_ns", "correlation", "stream", "bytes"]
-        ops = events.loc[events["kind"].isin(GPU_OP_KINDS), [*columns, "memcpy_kind"]]
+        is_op = events["kind"].isin(GPU_OP_KINDS).to_numpy()
+        ops = rows_where(events[[*columns, "memcpy_kind"]], is_op)
         ops = ops.sort_values("start_ns", kind="stable")
         types = classify(self.names, ops["name"].to_numpy(), ops["kind"].to_numpy())
         return ops.assign(end_ns=ops["start_ns"] + ops["dur_ns"], type=types)
@@ -245,7 +246,16 @@ def drop_last_step(trace: RankTrace) -> RankTrace:
     host = ~gpu & (events["start_ns"] < last_start).to_numpy()
     launched = events["correlation"].to_numpy()[host]
     keep = host | (gpu & np.isin(events["correlation"].to_numpy(), launched[launched >= 0]))
-    return replace(trace, events=events[keep])
+    return replace(trace, events=rows_where(events, keep))
+
+
+def rows_where(events: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """``events[keep]``, column by column: pandas takes rows from its 2-D blocks several times
+    slower than numpy masks each 1-D column (a second per 10M events)."""
+    return pd.DataFrame(
+        {column: events[column].to_numpy()[keep] for column in events.columns},
+        index=events.index[keep],
+    )
 
 
 def describe(values: np.ndarray) -> dict[str, float]:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.insights import frames
-from profiler_app.insights.analyses.events import GPU_OP_KINDS, RankTrace
+from profiler_app.insights.analyses.events import GPU_OP_KINDS, RankTrace, rows_where
 from profiler_app.insights.analyses.operators import nesting
 from tracefmt.kinds import SAMPLE_KIND_NAMES, EventKind
 
@@ -93,11 +93,11 @@ def framework_from_events(trace: RankTrace) -> pd.DataFrame:
     each instant of a thread counts once, for its innermost annotation, and likewise for CPU
     operators. GPU ops count whole.
     """
-    events = trace.events
+    events = trace.events[["kind", "name", "track", "start_ns", "dur_ns"]]
     kind = events["kind"].to_numpy()
-    annotations = events[np.isin(kind, ANNOTATION_KINDS)]
-    operators = events[kind == EventKind.CPU_OP]
-    gpu = events[np.isin(kind, GPU_OP_KINDS)]
+    annotations = rows_where(events, np.isin(kind, ANNOTATION_KINDS))
+    operators = rows_where(events, kind == EventKind.CPU_OP)
+    gpu = rows_where(events, np.isin(kind, GPU_OP_KINDS))
     picked = pd.DataFrame(
         {
             "kind": np.concatenate([annotations["kind"], operators["kind"], gpu["kind"]]).astype(
