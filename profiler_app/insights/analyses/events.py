@@ -255,6 +255,7 @@ def rows_where(events: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(
         {column: events[column].to_numpy()[keep] for column in events.columns},
         index=events.index[keep],
+        copy=False,  # the masked arrays are new already: no second copy into 2-D blocks
     )
 
 
