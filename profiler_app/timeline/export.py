@@ -12,10 +12,13 @@ import json
 from collections.abc import Iterator
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from profiler_app.timeline.lanes import LAUNCH_KINDS
 from profiler_app.timeline.query import JobTimeline
 from profiler_app.timeline.tree import Part
+from profiler_app.traces.timeline_store import EVENTS_FILE
 from tracefmt.kinds import KIND_NAMES
 
 _ARG_COLUMNS = ("correlation", "external_id", "device", "stream", "bytes", "grid_x", "grid_y",
@@ -72,6 +75,7 @@ def chrome_trace(
                 yield (b"," if written else b"") + piece
                 written = True
         part.index.release_pages()  # the whole job's index would otherwise stay resident
+        pa.default_memory_pool().release_unused()
     yield b"]}"
 
 
@@ -82,14 +86,15 @@ class _ArgRows:
     CACHED_GROUPS = 2
 
     def __init__(self, ix) -> None:
-        self.reader = ix.reader
+        # Plain reads, not the reader's memory map: mapped pages would stay resident.
+        self.file = pq.ParquetFile(ix.reader.directory / EVENTS_FILE, memory_map=False)
         self.starts = ix.group_starts
         self.groups: dict[int, dict[str, np.ndarray]] = {}
 
     def _group(self, group: int) -> dict[str, np.ndarray]:
         found = self.groups.pop(group, None)
         if found is None:
-            table = self.reader.events.read_row_group(group, columns=list(_ARG_COLUMNS))
+            table = self.file.read_row_group(group, columns=list(_ARG_COLUMNS))
             found = {c: table.column(c).to_numpy() for c in _ARG_COLUMNS}
             if len(self.groups) >= self.CACHED_GROUPS:
                 self.groups.pop(next(iter(self.groups)))
