@@ -11,16 +11,15 @@ import pandas as pd
 
 from profiler_app.insights.analyses.events import COMM, COMP, RankTrace
 from profiler_app.insights.rules.base import (
-    NO_ACTION,
     RuleResult,
     RuleSpec,
     check_params,
     not_evaluated,
-    result,
 )
 from profiler_app.insights.rules.recommendations.inputs import (
     NO_STEPS,
     TraceInputs,
+    per_rank_result,
     share_pct,
     step_time_ns,
     top_ranges,
@@ -86,16 +85,15 @@ def evaluate_tensor_cores(inputs: TraceInputs, params: TensorCoresParams) -> Rul
             ranges += top_ranges(trace, fp32)
     if not ranks:
         return not_evaluated(rule, params, NO_GPU)
-    return result(
+    return per_rank_result(
         rule,
         params,
-        evaluated=len(ranks),
-        trigger_count=len(flagged),
-        violations=len(flagged),
+        ranks,
+        flagged,
         datapoints=len(ranks),
-        evidence={"ranks": ranks, "fp32_ranks": flagged},
+        evidence={"fp32_ranks": flagged},
+        advice=TENSOR_CORE_ADVICE,
         time_ranges=ranges,
-        recommendation=TENSOR_CORE_ADVICE if flagged else NO_ACTION,
     )
 
 
@@ -163,16 +161,15 @@ def evaluate_host_to_device_copies(
             ranges += top_ranges(trace, pageable if len(pageable) else small)
     if not ranks:
         return not_evaluated(rule, params, NO_STEPS)
-    return result(
+    return per_rank_result(
         rule,
         params,
-        evaluated=len(ranks),
-        trigger_count=len(flagged),
-        violations=len(flagged),
+        ranks,
+        flagged,
         datapoints=sum(v["copies"] for v in ranks.values()),
-        evidence={"ranks": ranks, "flagged_ranks": flagged},
+        evidence={"flagged_ranks": flagged},
+        advice=COPY_ADVICE,
         time_ranges=ranges,
-        recommendation=COPY_ADVICE if flagged else NO_ACTION,
     )
 
 
@@ -222,17 +219,15 @@ def evaluate_communication(inputs: TraceInputs, params: CommunicationParams) -> 
     slow = _slow_ranks(mean_steps, params.slow_rank_pct)
     if not ranks:
         return not_evaluated(rule, params, NO_STEPS)
-    triggered = len(exposed) + len(slow)
-    return result(
+    return per_rank_result(
         rule,
         params,
-        evaluated=len(ranks),
-        trigger_count=triggered,
-        violations=triggered,
+        ranks,
+        [*exposed, *(s["rank"] for s in slow)],
         datapoints=len(ranks),
-        evidence={"ranks": ranks, "exposed_ranks": exposed, "slow_ranks": slow},
+        evidence={"exposed_ranks": exposed, "slow_ranks": slow},
+        advice=COMM_ADVICE,
         time_ranges=ranges,
-        recommendation=COMM_ADVICE if triggered else NO_ACTION,
     )
 
 

@@ -10,19 +10,18 @@ import pandas as pd
 
 from profiler_app.insights.analyses.events import RankTrace
 from profiler_app.insights.rules.base import (
-    NO_ACTION,
     RuleResult,
     RuleSpec,
     TimeRange,
     check_params,
     not_evaluated,
-    result,
 )
 from profiler_app.insights.rules.recommendations.inputs import (
     NO_STEPS,
     TraceInputs,
     covered_ns,
     events_named,
+    per_rank_result,
     share_pct,
     step_time_ns,
     top_events,
@@ -81,16 +80,15 @@ def evaluate_data_loading(inputs: TraceInputs, params: DataLoadingParams) -> Rul
     if not ranks:
         return not_evaluated(rule, params, NO_STEPS)
     slow = [r for r, v in ranks.items() if v["share_pct"] > params.threshold_pct]
-    return result(
+    return per_rank_result(
         rule,
         params,
-        evaluated=len(ranks),
-        trigger_count=len(slow),
-        violations=len(slow),
+        ranks,
+        slow,
         datapoints=sum(v["steps"] for v in ranks.values()),
-        evidence={"ranks": ranks, "slow_ranks": slow, "top_events": listed},
+        evidence={"slow_ranks": slow, "top_events": listed},
+        advice=DATA_LOADING_ADVICE,
         time_ranges=ranges,
-        recommendation=DATA_LOADING_ADVICE if slow else NO_ACTION,
     )
 
 
@@ -181,16 +179,15 @@ def evaluate_synchronization(inputs: TraceInputs, params: SynchronizationParams)
     if not ranks:
         return not_evaluated(rule, params, NO_STEPS)
     slow = [r for r, v in ranks.items() if v["share_pct"] > params.threshold_pct]
-    return result(
+    return per_rank_result(
         rule,
         params,
-        evaluated=len(ranks),
-        trigger_count=len(slow),
-        violations=len(slow),
+        ranks,
+        slow,
         datapoints=sum(v["steps"] for v in ranks.values()),
-        evidence={"ranks": ranks, "waiting_ranks": slow, "call_sites": sites},
+        evidence={"waiting_ranks": slow, "call_sites": sites},
+        advice=SYNC_ADVICE,
         time_ranges=ranges,
-        recommendation=SYNC_ADVICE if slow else NO_ACTION,
     )
 
 
@@ -262,16 +259,15 @@ def evaluate_launch_overhead(inputs: TraceInputs, params: LaunchOverheadParams) 
                 ranges += _busiest_steps(traces[rank], group["correlation"][short])
     if not ranks:
         return not_evaluated(rule, params, "no kernel launches in the profile")
-    return result(
+    return per_rank_result(
         rule,
         params,
-        evaluated=len(ranks),
-        trigger_count=len(bound),
-        violations=len(bound),
+        ranks,
+        bound,
         datapoints=sum(v["launches"] for v in ranks.values()),
-        evidence={"ranks": ranks, "launch_bound_ranks": bound},
+        evidence={"launch_bound_ranks": bound},
+        advice=LAUNCH_ADVICE,
         time_ranges=ranges,
-        recommendation=LAUNCH_ADVICE if bound else NO_ACTION,
     )
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from profiler_app.insights.analyses import TraceAnalyses
 from profiler_app.insights.analyses.events import RankTrace, merge_intervals
-from profiler_app.insights.rules.base import TimeRange
+from profiler_app.insights.rules.base import NO_ACTION, RuleResult, TimeRange, result
 
 # Events listed as evidence, per finding.
 TOP_EVENTS = 5
@@ -88,3 +88,29 @@ def top_events(trace: RankTrace, events: pd.DataFrame, n: int = TOP_EVENTS) -> l
 
 def share_pct(part: float, whole: float) -> float:
     return 100.0 * part / whole if whole > 0 else 0.0
+
+
+def per_rank_result(
+    rule: str,
+    params: object,
+    ranks: dict[str, dict],
+    flagged: list,
+    *,
+    datapoints: int,
+    evidence: dict,
+    advice: str,
+    time_ranges: list[TimeRange] | None = None,
+) -> RuleResult:
+    """A recommendation judged rank by rank: evaluated once per rank, triggered on each flagged
+    one; the advice only when something was flagged."""
+    return result(
+        rule,
+        params,
+        evaluated=len(ranks),
+        trigger_count=len(flagged),
+        violations=len(flagged),
+        datapoints=datapoints,
+        evidence={"ranks": ranks, **evidence},
+        time_ranges=time_ranges or [],
+        recommendation=advice if flagged else NO_ACTION,
+    )
