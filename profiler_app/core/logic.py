@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from django.conf import settings
+from django.core.exceptions import SuspiciousFileOperation
 from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.text import get_valid_filename
 from kombu.exceptions import OperationalError
 
 from profiler_app.core.models import (
@@ -77,6 +79,17 @@ def send_ingest(part_id: int) -> None:
         log.warning("Could not queue part %s (the ingest sweep will): %s", part_id, exc)
 
 
+def stored_file_name(original: str) -> str:
+    """A name safe to keep on disk for an uploaded file: its last path component, whichever
+    separator the sender's system uses ("C:\\traces\\rank0.json"), in plain characters."""
+    last = original.replace("\\", "/").rsplit("/", 1)[-1]
+    try:
+        name = get_valid_filename(last).lstrip(".")
+    except SuspiciousFileOperation:  # nothing left of it ("..")
+        name = ""
+    return name[-100:] or "trace"
+
+
 def store_part(job: TrainingJob, source: PartSource, stream: BinaryIO) -> tuple[ProfilePart, bool]:
     """Keeps the raw file and queues its parsing; returns (part, created).
 
@@ -107,7 +120,7 @@ def store_part(job: TrainingJob, source: PartSource, stream: BinaryIO) -> tuple[
                 size_bytes=size,
                 sha256=digest,
             )
-            part.file.save(Path(source.original_name).name[-100:], File(stream), save=False)
+            part.file.save(stored_file_name(source.original_name), File(stream), save=False)
             part.save()
             enqueue_ingest(part.id)
     except IntegrityError:

@@ -185,9 +185,12 @@ def parse_claimed_part(part_id: int, task_id: str) -> None:
             "This part needs more memory than a worker may use (WORKER_MEMORY_LIMIT_MB = "
             f"{settings.WORKER_MEMORY_LIMIT_MB:,} MB)."
         )
-    except Exception as exc:
-        log.exception("Parsing part %s failed", part_id)
-        failure = f"Parsing failed unexpectedly ({type(exc).__name__}: {exc})."
+    except Exception:
+        log.exception("Parsing part %s failed", part_id)  # the details, for the admins
+        failure = (
+            "This file could not be parsed: the server met an unexpected problem with it "
+            f"(part {part_id}; the worker's log has the details). Reprocess it to try again."
+        )
     # Recorded here, past the except blocks: the parse's memory is freed with its traceback.
     if failure is not None:
         shutil.rmtree(incoming, ignore_errors=True)

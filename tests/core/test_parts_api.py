@@ -282,3 +282,29 @@ def test_it_downloads_the_raw_file(api, job):
     response = api.get(f"/api/parts/{part_id}/download/")
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == TRACE.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "filename", ["C:\\traces\\rank0.json", "..\\..\\etc\\passwd", "a/b.json", ".."]
+)
+def test_it_stores_a_ranged_upload_with_an_odd_file_name(api, job, filename):
+    raw = b'{"traceEvents": []}'
+    start = api.post(
+        f"/api/jobs/{job.id}/uploads/",
+        {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": filename,
+         "size_bytes": len(raw)},
+        format="json",
+    )  # fmt: skip
+    assert start.status_code == 201, start.content
+    upload = Upload.objects.get(pk=start.json()["id"])
+    url = f"/api/uploads/{upload.pk}/"
+    sent = api.generic("PUT", url, raw, content_type="application/octet-stream",
+                       HTTP_CONTENT_RANGE=f"bytes 0-{len(raw) - 1}/{len(raw)}")  # fmt: skip
+    assert sent.status_code == 200, sent.content
+    done = api.post(f"{url}complete/")
+    assert done.status_code == 202, done.content
+    assert done["Content-Type"].startswith("application/json")
+    part = ProfilePart.objects.get(pk=done.json()["id"])
+    assert part.file.read() == raw
+    assert "\\" not in part.file.name and ".." not in part.file.name
+    assert not upload.temp_path().exists()

@@ -460,3 +460,20 @@ def test_it_stores_a_read_warning_that_quotes_a_nul(user):
     part = parsed_here(stored(job, {"traceEvents": [EVENT, {**EVENT, "cat": "c\u0000t"}]}))
     assert (part.state, part.error) == (PartState.DONE, "")
     assert "category 'c\ufffdt' (1)" in part.warning
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unexpected_parse_failure_says_so_without_internals(user, monkeypatch):
+    from profiler_app.ingest import logic as ingest_logic
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("KeyError in frame 0x7f3a (internal detail)")
+
+    monkeypatch.setattr(ingest_logic, "ingest_trace", broken)
+    job = TrainingJob.objects.create(name="unexpected", owner=user)
+    part = parsed_here(stored(job, {"traceEvents": [EVENT]}))
+    assert part.state == PartState.FAILED
+    assert part.error == (
+        "This file could not be parsed: the server met an unexpected problem with it "
+        f"(part {part.id}; the worker's log has the details). Reprocess it to try again."
+    )
