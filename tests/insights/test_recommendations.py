@@ -257,3 +257,17 @@ def test_parameters_are_overridable_like_a_rules(tmp_path):
     found = trace.judge(tmp_path, overrides={"HostToDeviceCopies_pageable_pct": 15})
     assert not found["HostToDeviceCopies"].triggered
     assert found["HostToDeviceCopies"].params["pageable_pct"] == 15
+
+
+def test_a_trace_without_steps_is_judged_over_its_whole_span(tmp_path):
+    trace = Trace()  # torch.profiler without a schedule writes no ProfilerStep
+    trace.host("cpu_op", "aten::conv2d", 0, 100_000)
+    trace.host("cpu_op", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+               100_000, 25_000)  # fmt: skip
+    found = trace.judge(tmp_path)["DataLoading"]
+    assert found.triggered
+    rank = found.evidence["ranks"]["0"]
+    assert (rank["steps"], rank["step_ns"], rank["window"]) == (
+        0, 125 * MS, "the whole profile (no steps annotated)"
+    )  # fmt: skip
+    assert rank["share_pct"] == pytest.approx(20.0)

@@ -3,6 +3,7 @@ no NVML samples; what a trace truly lacks is named (computed in this process, as
 
 import pytest
 
+from profiler_app.insights.rules.recommendations import RECOMMENDATIONS
 from profiler_app.reports import logic
 from profiler_app.reports.models import InsightsStatus, JobInsights
 from tests.timeline.jobs import parse_job
@@ -19,12 +20,13 @@ GPU_TRACES = [
 
 
 def rules_of(user, name: str, parts: list[tuple[str, int, str]]) -> dict[str, dict]:
+    """The job's system rules and trace recommendations, by name."""
     job = parse_job(user, name, parts)
     logic.request_run(job.id, delay_s=3600)  # computed right here instead
     logic.compute(job.id, JobInsights.objects.get(job=job).generation)
     row = JobInsights.objects.get(job=job)
     assert row.status == InsightsStatus.DONE, row.error
-    return {r["rule"]: r for r in row.report["rules"]}
+    return {r["rule"]: r for r in [*row.report["rules"], *row.report["recommendations"]]}
 
 
 @pytest.mark.parametrize("trace", GPU_TRACES)
@@ -36,6 +38,9 @@ def test_gpu_rules_judge_an_imported_trace(user, trace):
     usage = rules["OverallSystemUsage"]
     assert usage["status"] == "no_issue"
     assert usage["evidence"]["gpu_source"] == low["evidence"]["source"]
+    for recommendation in RECOMMENDATIONS:  # every one judges a trace with GPU work
+        found = rules[recommendation]
+        assert found["status"] in ("issue_found", "no_issue"), found["not_evaluated_reason"]
     memory = rules["GPUMemoryIncrease"]
     assert memory["status"] == "not_evaluated"
     assert "no GPU memory utilisation samples" in memory["not_evaluated_reason"]

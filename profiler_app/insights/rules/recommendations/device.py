@@ -23,6 +23,7 @@ from profiler_app.insights.rules.recommendations.inputs import (
     share_pct,
     step_time_ns,
     top_ranges,
+    window_label,
 )
 from tracefmt.kinds import EventKind, MemcpyKind
 from tracefmt.names import memcpy_kind, precision_from_name
@@ -136,7 +137,7 @@ def evaluate_host_to_device_copies(
         n_steps, step_ns = step_time_ns(trace)
         ops = trace.gpu_ops
         copies = ops[_directions(trace, ops) == MemcpyKind.HTOD]
-        if not n_steps:
+        if not step_ns:
             continue
         names = trace.names
         pageable_ids = [i for i in np.unique(copies["name"]) if "Pageable" in str(names[i])]
@@ -144,13 +145,14 @@ def evaluate_host_to_device_copies(
         small = copies[(copies["bytes"] >= 0) & (copies["bytes"] < params.small_copy_bytes)]
         evidence: dict[str, Any] = {
             "steps": n_steps,
+            "window": window_label(n_steps),
             "copies": len(copies),
             "pageable_copies": len(pageable),
             "pageable_bytes": int(pageable["bytes"].clip(lower=0).sum()),
             "pageable_ns": int(pageable["dur_ns"].sum()),
             "pageable_pct_of_steps": share_pct(int(pageable["dur_ns"].sum()), step_ns),
             "small_copies": len(small),
-            "small_copies_per_step": len(small) / n_steps,
+            "small_copies_per_step": len(small) / max(n_steps, 1),
         }
         ranks[str(trace.rank)] = evidence
         if (
@@ -200,13 +202,15 @@ def evaluate_communication(inputs: TraceInputs, params: CommunicationParams) -> 
     mean_steps: dict[int, float] = {}
     for trace in inputs.traces:
         n_steps, step_ns = step_time_ns(trace)
-        if not n_steps:
+        if not step_ns:
             continue
-        mean_steps[trace.rank] = step_ns / n_steps
+        if n_steps:
+            mean_steps[trace.rank] = step_ns / n_steps
         comm_ns = int(overlap.at[trace.rank, "comm_ns"]) if trace.rank in overlap.index else 0
         overlapped = float(overlap.at[trace.rank, "overlap_pct"]) if comm_ns else 0.0
         ranks[str(trace.rank)] = {
             "steps": n_steps,
+            "window": window_label(n_steps),
             "step_ns": step_ns,
             "comm_ns": comm_ns,
             "comm_pct_of_steps": share_pct(comm_ns, step_ns),

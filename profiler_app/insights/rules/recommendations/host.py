@@ -26,6 +26,7 @@ from profiler_app.insights.rules.recommendations.inputs import (
     step_time_ns,
     top_events,
     top_ranges,
+    window_label,
 )
 from tracefmt.kinds import EventKind
 
@@ -65,12 +66,13 @@ def evaluate_data_loading(inputs: TraceInputs, params: DataLoadingParams) -> Rul
     listed: list = []
     for trace in inputs.traces:
         n_steps, step_ns = step_time_ns(trace)
-        if not n_steps:
+        if not step_ns:
             continue
         loading = events_named(trace, _is_data_loading, HOST_KINDS)
         loading_ns = covered_ns(loading)
         ranks[str(trace.rank)] = {
             "steps": n_steps,
+            "window": window_label(n_steps),
             "step_ns": step_ns,
             "data_loading_ns": loading_ns,
             "share_pct": share_pct(loading_ns, step_ns),
@@ -149,13 +151,14 @@ def evaluate_synchronization(inputs: TraceInputs, params: SynchronizationParams)
     sites: list = []
     for trace in inputs.traces:
         n_steps, step_ns = step_time_ns(trace)
-        if not n_steps:
+        if not step_ns:
             continue
         waits = events_named(trace, SYNC_NAMES.__contains__, HOST_KINDS)
         waiting_ns = covered_ns(waits)
         by_call = waits.groupby(trace.labels(waits["name"].to_numpy()), observed=True)["dur_ns"]
         ranks[str(trace.rank)] = {
             "steps": n_steps,
+            "window": window_label(n_steps),
             "step_ns": step_ns,
             "waiting_ns": waiting_ns,
             "share_pct": share_pct(waiting_ns, step_ns),

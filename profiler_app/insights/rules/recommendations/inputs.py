@@ -15,7 +15,7 @@ from profiler_app.insights.rules.base import NO_ACTION, RuleResult, TimeRange, r
 
 # Events listed as evidence, per finding.
 TOP_EVENTS = 5
-NO_STEPS = "no training steps annotated (torch.profiler's ProfilerStep or the collector's steps)"
+NO_STEPS = "no events in the profile"
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,20 @@ def events_named(
 
 
 def step_time_ns(trace: RankTrace) -> tuple[int, int]:
-    """(number of steps, their summed duration) of the rank's step annotations."""
+    """(number of steps, their summed duration) of the rank's step annotations; a trace with
+    none is judged over its whole span, as (0, span)."""
     steps = trace.step_events
-    return len(steps), int(steps["dur_ns"].sum())
+    if len(steps):
+        return len(steps), int(steps["dur_ns"].sum())
+    events = trace.events
+    if events.empty:
+        return 0, 0
+    end = (events["start_ns"] + events["dur_ns"]).max()
+    return 0, int(end - events["start_ns"].min())
+
+
+def window_label(n_steps: int) -> str:
+    return "annotated steps" if n_steps else "the whole profile (no steps annotated)"
 
 
 def covered_ns(events: pd.DataFrame) -> int:
