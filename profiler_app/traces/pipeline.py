@@ -13,7 +13,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -111,12 +111,13 @@ class _Sink:
         self.flows: list[FlowBatch] = []
         self.store_dir = store_dir
 
-    def finish(self, offset_ns: int, metadata: dict[str, Any]) -> IngestResult:
+    def finish(self, offset_ns: int) -> IngestResult:
+        """The part's aggregates and store; the caller adds the metadata they decide."""
         tracks = self.context.track_frame()
         aggregates = self.aggregator.finish(self.context.strings, offset_ns)
         store = self.writer.finish(offset_ns, self.context.strings.strings, tracks)
         self._write_flows(offset_ns)
-        return IngestResult(aggregates, store, metadata)
+        return IngestResult(aggregates, store)
 
     def _write_flows(self, offset_ns: int) -> None:
         columns: dict[str, np.ndarray] = {}
@@ -165,7 +166,7 @@ def _ingest_kineto(
             progress(read.fraction)
     offset_ns, clock = _clock_offset(info, sink.aggregator.start_ns)
     ignored = {ph: n for ph, n in context.phase_counts.items() if ph not in _USED_PHASES}
-    result = sink.finish(offset_ns, {})
+    result = sink.finish(offset_ns)
     warning = read_warning(
         context.unknown_categories,
         ignored,
@@ -190,7 +191,7 @@ def _ingest_kineto(
         "gpu_count": _gpu_count(info.get("deviceProperties"), result.aggregates),
         "cpu_count": None,  # a Kineto trace does not say
     }
-    return IngestResult(result.aggregates, result.store, metadata)
+    return replace(result, metadata=metadata)
 
 
 def _gpu_count(devices: list | None, aggregates: PartAggregates) -> int:
@@ -234,7 +235,7 @@ def _ingest_collector(
     if progress is not None:
         progress(1.0)
     meta = chunk.meta
-    result = sink.finish(0, {})
+    result = sink.finish(0)
     metadata = {
         "format": "collector",
         "clock": "unix",
@@ -250,7 +251,7 @@ def _ingest_collector(
         "gpu_count": _gpu_count(meta.get("devices"), result.aggregates),
         "cpu_count": meta.get("cpu_count"),
     }
-    return IngestResult(result.aggregates, result.store, metadata)
+    return replace(result, metadata=metadata)
 
 
 def chunk_budget(path: Path, limits: Limits) -> int:
