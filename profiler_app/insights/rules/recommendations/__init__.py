@@ -21,7 +21,6 @@ from profiler_app.insights.rules.recommendations.host import (
     LAUNCH_OVERHEAD,
     SYNCHRONIZATION,
 )
-from profiler_app.insights.rules.recommendations.inputs import TraceInputs
 
 RECOMMENDATIONS: dict[str, RuleSpec] = {
     spec.name: spec
@@ -39,8 +38,7 @@ RECOMMENDATIONS: dict[str, RuleSpec] = {
 def recommend(analyses: TraceAnalyses, params: Mapping[str, Any]) -> list[RuleResult]:
     """Every recommendation over the events ``analyses`` covered (each rank's complete steps),
     with the parameter objects of ``params`` (defaults where absent)."""
-    inputs = TraceInputs(analyses.window, analyses)
     return [
-        spec.evaluate(inputs, params.get(name) or spec.params())  # type: ignore[arg-type]
+        spec.evaluate(analyses, params.get(name) or spec.params())  # type: ignore[arg-type]
         for name, spec in RECOMMENDATIONS.items()
     ]

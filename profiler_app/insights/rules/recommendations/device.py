@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profiler_app.insights.analyses import TraceAnalyses
 from profiler_app.insights.analyses.events import COMM, COMP, RankTrace
 from profiler_app.insights.rules.base import (
     RuleResult,
@@ -18,7 +19,6 @@ from profiler_app.insights.rules.base import (
 )
 from profiler_app.insights.rules.recommendations.inputs import (
     NO_STEPS,
-    TraceInputs,
     per_rank_result,
     share_pct,
     step_time_ns,
@@ -60,12 +60,12 @@ def _is_fp32_matmul(name: str) -> bool:
     )
 
 
-def evaluate_tensor_cores(inputs: TraceInputs, params: TensorCoresParams) -> RuleResult:
+def evaluate_tensor_cores(analyses: TraceAnalyses, params: TensorCoresParams) -> RuleResult:
     rule = "TensorCores"
     ranks: dict[str, dict[str, Any]] = {}
     flagged: list = []
     ranges: list = []
-    for trace in inputs.traces:
+    for trace in analyses.window:
         ops = trace.gpu_ops
         compute = ops[ops["type"] == COMP]
         if compute.empty:
@@ -127,13 +127,13 @@ def _directions(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
 
 
 def evaluate_host_to_device_copies(
-    inputs: TraceInputs, params: HostToDeviceCopiesParams
+    analyses: TraceAnalyses, params: HostToDeviceCopiesParams
 ) -> RuleResult:
     rule = "HostToDeviceCopies"
     ranks: dict[str, dict[str, Any]] = {}
     flagged: list = []
     ranges: list = []
-    for trace in inputs.traces:
+    for trace in analyses.window:
         n_steps, step_ns = step_time_ns(trace)
         ops = trace.gpu_ops
         copies = ops[_directions(trace, ops) == MemcpyKind.HTOD]
@@ -193,14 +193,14 @@ COMM_ADVICE = (
 )
 
 
-def evaluate_communication(inputs: TraceInputs, params: CommunicationParams) -> RuleResult:
+def evaluate_communication(analyses: TraceAnalyses, params: CommunicationParams) -> RuleResult:
     rule = "Communication"
-    overlap = inputs.analyses.overlap.set_index("rank")
+    overlap = analyses.overlap.set_index("rank")
     ranks: dict[str, dict[str, Any]] = {}
     exposed: list = []
     ranges: list = []
     mean_steps: dict[int, float] = {}
-    for trace in inputs.traces:
+    for trace in analyses.window:
         n_steps, step_ns = step_time_ns(trace)
         if not step_ns:
             continue

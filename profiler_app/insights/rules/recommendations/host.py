@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from profiler_app.insights.analyses import TraceAnalyses
 from profiler_app.insights.analyses.events import RankTrace
 from profiler_app.insights.rules.base import (
     RuleResult,
@@ -18,7 +20,6 @@ from profiler_app.insights.rules.base import (
 )
 from profiler_app.insights.rules.recommendations.inputs import (
     NO_STEPS,
-    TraceInputs,
     covered_ns,
     events_named,
     per_rank_result,
@@ -58,25 +59,37 @@ DATA_LOADING_ADVICE = (
 )
 
 
-def evaluate_data_loading(inputs: TraceInputs, params: DataLoadingParams) -> RuleResult:
+def _time_in(
+    trace: RankTrace, wanted: Callable[[str], bool], key: str
+) -> tuple[dict[str, Any], pd.DataFrame] | None:
+    """The rank's host events ``wanted`` names, and the share of its steps they cover (nested
+    ones once) as ``key``; None for a rank without events."""
+    n_steps, step_ns = step_time_ns(trace)
+    if not step_ns:
+        return None
+    events = events_named(trace, wanted, HOST_KINDS)
+    busy_ns = covered_ns(events)
+    figures = {
+        "steps": n_steps,
+        "window": window_label(n_steps),
+        "step_ns": step_ns,
+        key: busy_ns,
+        "share_pct": share_pct(busy_ns, step_ns),
+    }
+    return figures, events
+
+
+def evaluate_data_loading(analyses: TraceAnalyses, params: DataLoadingParams) -> RuleResult:
     """Share of the step time spent in the data loader's ``__next__`` (each rank)."""
     rule = "DataLoading"
     ranks: dict[str, dict[str, Any]] = {}
     ranges: list = []
     listed: list = []
-    for trace in inputs.traces:
-        n_steps, step_ns = step_time_ns(trace)
-        if not step_ns:
+    for trace in analyses.window:
+        found = _time_in(trace, _is_data_loading, "data_loading_ns")
+        if found is None:
             continue
-        loading = events_named(trace, _is_data_loading, HOST_KINDS)
-        loading_ns = covered_ns(loading)
-        ranks[str(trace.rank)] = {
-            "steps": n_steps,
-            "window": window_label(n_steps),
-            "step_ns": step_ns,
-            "data_loading_ns": loading_ns,
-            "share_pct": share_pct(loading_ns, step_ns),
-        }
+        ranks[str(trace.rank)], loading = found
         ranges += top_ranges(trace, loading)
         listed += top_events(trace, loading)
     if not ranks:
@@ -144,24 +157,19 @@ def _call_sites(trace: RankTrace, event: pd.Series) -> list[str]:
     return [str(trace.names[i]) for i in ordered["name"]]
 
 
-def evaluate_synchronization(inputs: TraceInputs, params: SynchronizationParams) -> RuleResult:
+def evaluate_synchronization(analyses: TraceAnalyses, params: SynchronizationParams) -> RuleResult:
     rule = "Synchronization"
     ranks: dict[str, dict[str, Any]] = {}
     ranges: list = []
     sites: list = []
-    for trace in inputs.traces:
-        n_steps, step_ns = step_time_ns(trace)
-        if not step_ns:
+    for trace in analyses.window:
+        found = _time_in(trace, SYNC_NAMES.__contains__, "waiting_ns")
+        if found is None:
             continue
-        waits = events_named(trace, SYNC_NAMES.__contains__, HOST_KINDS)
-        waiting_ns = covered_ns(waits)
+        figures, waits = found
         by_call = waits.groupby(trace.labels(waits["name"].to_numpy()), observed=True)["dur_ns"]
         ranks[str(trace.rank)] = {
-            "steps": n_steps,
-            "window": window_label(n_steps),
-            "step_ns": step_ns,
-            "waiting_ns": waiting_ns,
-            "share_pct": share_pct(waiting_ns, step_ns),
+            **figures,
             "calls": {
                 str(name): {"count": int(count), "total_ns": int(total)}
                 for name, count, total in zip(
@@ -230,11 +238,11 @@ def _busiest_steps(trace: RankTrace, correlations: pd.Series, n: int = 3) -> lis
     ]
 
 
-def evaluate_launch_overhead(inputs: TraceInputs, params: LaunchOverheadParams) -> RuleResult:
+def evaluate_launch_overhead(analyses: TraceAnalyses, params: LaunchOverheadParams) -> RuleResult:
     rule = "LaunchOverhead"
-    table = inputs.analyses.launches
-    temporal = inputs.analyses.temporal.set_index("rank")
-    traces = {t.rank: t for t in inputs.traces}
+    table = analyses.launches
+    temporal = analyses.temporal.set_index("rank")
+    traces = {t.rank: t for t in analyses.window}
     ranks: dict[str, dict[str, Any]] = {}
     bound: list = []
     ranges: list[TimeRange] = []

@@ -1,29 +1,19 @@
-"""What the trace recommendations read: each rank's events over the complete steps, the trace
-analyses of the same window, and a few helpers over them (pure: numpy and pandas only)."""
+"""Helpers of the trace recommendations, which read the trace analyses and the events they
+covered (``TraceAnalyses.window``: each rank's complete steps). Pure: numpy and pandas only."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.analyses import TraceAnalyses
 from profiler_app.insights.analyses.events import RankTrace, merge_intervals
 from profiler_app.insights.rules.base import NO_ACTION, RuleResult, TimeRange, result
 
 # Events listed as evidence, per finding.
 TOP_EVENTS = 5
 NO_STEPS = "no events in the profile"
-
-
-@dataclass(frozen=True)
-class TraceInputs:
-    """``traces`` cover the window of ``analyses``: the complete steps of each rank."""
-
-    traces: tuple[RankTrace, ...]
-    analyses: TraceAnalyses
 
 
 def name_ids(trace: RankTrace, wanted: Callable[[str], bool]) -> np.ndarray:
