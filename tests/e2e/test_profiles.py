@@ -47,7 +47,9 @@ def test_it_lists_searches_filters_and_sorts_jobs(live_server, tab, user, jobs):
     tab.get_by_placeholder("Job name contains…").fill("-B")
     expect_jobs(tab, ["vit-b16-sweep-3", "resnet50-baseline"])
 
-    tab.get_by_label("Stopped", exact=True).check()
+    # The box follows the URL a moment after the click (check() would require it at once).
+    tab.get_by_label("Stopped", exact=True).click()
+    expect(tab.get_by_label("Stopped", exact=True)).to_be_checked()
     expect_jobs(tab, ["vit-b16-sweep-3"])
     screenshot(tab, "profiles-filtered")
 
