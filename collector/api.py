@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import io
-import os
 import threading
-import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import requests
+from requests_toolbelt import MultipartEncoder, MultipartEncoderMonitor
 
 ProgressFn = Callable[[int, int], None]
 
@@ -80,17 +79,22 @@ class ApiClient:
         fields: dict[str, Any],
         progress: ProgressFn | None = None,
     ) -> tuple[dict[str, Any], bool]:
-        """POST one part; returns (part, created). The body streams from disk with a length."""
-        body = MultipartBody(fields, filename, content, progress)
-        try:
+        """POST one part; returns (part, created). The body streams from disk with a length:
+        Django reads a request body by its Content-Length, so a chunked upload would arrive
+        empty."""
+        with io.BytesIO(content) if isinstance(content, bytes) else open(content, "rb") as file:
+            form: dict[str, Any] = {k: str(v) for k, v in fields.items() if v is not None}
+            form["file"] = (filename, file, "application/octet-stream")
+            body = MultipartEncoderMonitor(
+                MultipartEncoder(form),
+                None if progress is None else lambda sent: progress(sent.bytes_read, sent.len),
+            )
             part, status = self._request_status(
                 "POST",
                 f"/api/jobs/{job_id}/parts/",
                 data=body,
                 headers={"Content-Type": body.content_type},
             )
-        finally:
-            body.close()
         return part, status == 202
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -111,79 +115,6 @@ class ApiClient:
                 retryable,
             )
         return (resp.json() if resp.content else {}), resp.status_code
-
-
-class MultipartBody(io.RawIOBase):
-    """multipart/form-data streamed from a file, with a known length and a progress callback.
-
-    requests sends a file-like ``data`` with Content-Length taken from ``len()``; Django reads
-    request bodies by Content-Length, so a chunked (length-less) upload would arrive empty.
-    """
-
-    def __init__(
-        self,
-        fields: dict[str, Any],
-        filename: str,
-        content: Path | bytes,
-        progress: ProgressFn | None = None,
-    ) -> None:
-        super().__init__()
-        boundary = uuid.uuid4().hex
-        self.content_type = f"multipart/form-data; boundary={boundary}"
-        head = io.BytesIO()
-        for name, value in fields.items():
-            if value is None:
-                continue
-            head.write(
-                f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
-                f"{value}\r\n".encode()
-            )
-        safe_filename = filename.replace('"', "_")
-        head.write(
-            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
-            f'filename="{safe_filename}"\r\nContent-Type: application/octet-stream\r\n\r\n'.encode()
-        )
-        self._file: BinaryIO
-        if isinstance(content, bytes):
-            self._file = io.BytesIO(content)
-            self._file_size = len(content)
-        else:
-            self._file = open(content, "rb")  # noqa: SIM115 - closed in close()
-            self._file_size = os.fstat(self._file.fileno()).st_size
-        preamble = head.getvalue()
-        epilogue = f"\r\n--{boundary}--\r\n".encode()
-        self._parts: list[BinaryIO] = [io.BytesIO(preamble), self._file, io.BytesIO(epilogue)]
-        self._length = len(preamble) + self._file_size + len(epilogue)
-        self._sent = 0
-        self._progress = progress
-
-    def __len__(self) -> int:
-        return self._length
-
-    def readable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        # requests sizes the body as len() - tell(); RawIOBase.tell() would raise and make it 0.
-        return self._sent
-
-    def read(self, size: int = -1) -> bytes:
-        out = bytearray()
-        want = self._length if size is None or size < 0 else size
-        while self._parts and len(out) < want:
-            chunk = self._parts[0].read(want - len(out))
-            if chunk:
-                out += chunk
-            else:
-                self._parts.pop(0)
-        self._sent += len(out)
-        if self._progress is not None and out:
-            self._progress(self._sent, self._length)
-        return bytes(out)
-
-    def close(self) -> None:
-        self._file.close()
-        super().close()
 
 
 def _detail(resp: requests.Response) -> str:

@@ -1,3 +1,6 @@
+"""The Celery app: the worker's entry (`celery -A profiler_app.celery worker`). Django processes
+create it in CoreConfig.ready(), so the tasks they queue reach the configured broker."""
+
 import os
 
 from celery import Celery

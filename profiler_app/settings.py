@@ -2,8 +2,8 @@
 
 import os
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from profiler_app.lib.env import envbool, envfloat, envint, envpath, envstr
@@ -82,25 +82,6 @@ TEMPLATES = [
 ]
 
 
-def database_from_url(url: str) -> dict:
-    parsed = urlparse(url)
-    if parsed.scheme not in ("postgres", "postgresql"):
-        raise ImproperlyConfigured(f"DATABASE_URL must be a postgres:// URL, got {parsed.scheme!r}")
-    query = dict(part.split("=", 1) for part in parsed.query.split("&") if "=" in part)
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(parsed.path.lstrip("/")) or "postgres",
-        "USER": unquote(parsed.username or "postgres"),
-        "PASSWORD": unquote(parsed.password or ""),
-        # pgserver's URIs name the unix socket directory in ?host=
-        "HOST": unquote(query.get("host", parsed.hostname or "")),
-        "PORT": str(parsed.port or ""),
-        "CONN_MAX_AGE": envint("DB_CONN_MAX_AGE", 60),
-        "CONN_HEALTH_CHECKS": True,
-        "TEST": {"NAME": envstr("TEST_DATABASE_NAME") or None},
-    }
-
-
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if not DATABASE_URL or not REDIS_URL:
@@ -108,7 +89,17 @@ if not DATABASE_URL or not REDIS_URL:
         "DATABASE_URL and REDIS_URL are not set. Start the app with `profiler-app up` (or "
         "`python manage.py …`), which starts embedded PostgreSQL and Redis, or set both."
     )
-DATABASES = {"default": database_from_url(DATABASE_URL)}
+# pgserver's URLs name the unix socket directory in ?host=, which psycopg reads from OPTIONS.
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL,
+        conn_max_age=envint("DB_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+        test_options={"NAME": envstr("TEST_DATABASE_NAME") or None},
+    )
+}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("DATABASE_URL must be a postgres:// URL")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -8,6 +8,7 @@ runs on one machine never see each other's data or tasks.
 import os
 import tempfile
 from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from profiler_app.embedded import EmbeddedServices
 
@@ -20,12 +21,6 @@ os.environ.setdefault("PROFILER_MEDIA_ROOT", tempfile.mkdtemp(prefix="profiler-m
 
 
 def database_url(settings_dict: dict) -> str:
-    """A DATABASE_URL for a child process (a Celery worker) that must see the test database."""
-    user = settings_dict["USER"] or "postgres"
-    password = f":{settings_dict['PASSWORD']}" if settings_dict["PASSWORD"] else ""
-    host = settings_dict["HOST"] or ""
-    name = settings_dict["NAME"]
-    if host.startswith("/"):
-        return f"postgresql://{user}{password}@/{name}?host={host}"
-    port = f":{settings_dict['PORT']}" if settings_dict["PORT"] else ""
-    return f"postgresql://{user}{password}@{host}{port}/{name}"
+    """This run's DATABASE_URL naming the test database, for a child process (a Celery worker)."""
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(parts._replace(path="/" + quote(settings_dict["NAME"])))

@@ -16,11 +16,31 @@ from profiler_app.testing import database_url
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
+# A test that asks for one of these needs PostgreSQL, Redis or a browser.
+SERVICE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "django_db_setup",
+    "live_server",
+    "celery_worker_process",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items):
+    """Marks `services` every test that needs a server; `make test-fast` runs the others."""
+    for item in items:
+        needs = SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+        if needs or item.get_closest_marker("django_db") or item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.services)
+
 
 @pytest.fixture(autouse=True)
-def fresh_cache():
-    """Each test starts with no throttle counts, demo slot or recorded worker count: the
-    cache is this run's keys (prefixed like its queues) in the real Redis."""
+def fresh_cache(request):
+    """Each test that uses the servers starts with no throttle counts, demo slot or recorded
+    worker count: the cache is this run's keys (prefixed like its queues) in the real Redis."""
+    if request.node.get_closest_marker("services") is None:
+        return
     prefix = settings.CACHES["default"]["KEY_PREFIX"]
     assert prefix, "tests need their own cache prefix (profiler_app.testing sets it)"
     client = redis_client()
@@ -79,7 +99,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     log = log_path.open("w")
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "celery", "-A", "profiler_app", "worker",
+            sys.executable, "-m", "celery", "-A", "profiler_app.celery", "worker",
             "--queues", ",".join(settings.CELERY_WORKER_QUEUES),
             "--concurrency", "1", "--pool", "prefork", "--loglevel", "INFO",
             "--hostname", f"test-{os.getpid()}@%h", "--without-gossip", "--without-mingle",

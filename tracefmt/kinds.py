@@ -27,6 +27,9 @@ CHUNK_MAX_KIND = EventKind.STEP
 
 KIND_NAMES: dict[int, str] = {int(k): k.name.lower() for k in EventKind}
 
+# GPU work ("GPU ops"): kernels, memory copies and memory sets (not stream/context syncs).
+GPU_OP_KINDS = (int(EventKind.KERNEL), int(EventKind.GPU_MEMCPY), int(EventKind.GPU_MEMSET))
+
 # Kinds recorded on a device stream rather than on a CPU thread.
 DEVICE_KINDS = frozenset(
     {

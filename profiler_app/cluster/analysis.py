@@ -23,9 +23,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.analyses.events import COMM, COMP, GPU_OP_KINDS, RankTrace
+from profiler_app.insights.analyses.events import COMM, COMP, RankTrace, rows_where
 from profiler_app.insights.analyses.gpu_time import comm_comp_overlap
 from profiler_app.traces.timeline_read import TimelineReader
+from profiler_app.traces.window import StepCut
+from tracefmt.kinds import GPU_OP_KINDS
 
 # The event columns the per-rank analysis reads from a timeline store.
 STORE_COLUMNS = [
@@ -335,8 +337,28 @@ def diff(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     return joined.iloc[order].reset_index(drop=True)
 
 
-def frames_from_store(store_dir: str | Path, rank: int, steps: pd.DataFrame) -> RankFrames:
-    """``rank_frames`` of a part's timeline store (``traces.ingest_trace``'s output)."""
+@dataclass(frozen=True)
+class ClusterFrames:
+    """A part's cluster frames over the whole trace and, when it has one, its complete steps
+    (whose step rows are the whole trace's before the cut, so only ``whole.steps`` is kept)."""
+
+    whole: RankFrames
+    complete_steps: RankFrames | None
+
+
+def frames_from_store(
+    store_dir: str | Path, rank: int, steps: pd.DataFrame, cut: StepCut | None = None
+) -> ClusterFrames:
+    """``rank_frames`` of a part's timeline store (``traces.ingest_trace``'s output), over
+    each window."""
     reader = TimelineReader(store_dir)
     events = reader.read_kinds(sorted(GPU_OP_KINDS), STORE_COLUMNS).to_pandas()
-    return rank_frames(RankTrace(rank, events, reader.strings), steps)
+    whole = rank_frames(RankTrace(rank, events, reader.strings), steps)
+    if cut is None:
+        return ClusterFrames(whole, None)
+    kept = cut.keeps(
+        events["kind"].to_numpy(), events["start_ns"].to_numpy(), events["correlation"].to_numpy()
+    )
+    in_steps = steps[cut.before(steps["start_ns"].to_numpy())] if len(steps) else steps
+    windowed = RankTrace(rank, rows_where(events, kept), reader.strings)
+    return ClusterFrames(whole, rank_frames(windowed, in_steps))

@@ -4,10 +4,10 @@
 from django.db import models
 
 from profiler_app.core.models import TrainingJob
-from profiler_app.ingest.models import PartRows
+from profiler_app.ingest.models import WindowedRows
 
 
-class StepBreakdown(PartRows):
+class StepBreakdown(WindowedRows):
     """One step of one rank: iteration gap, forward+backward compute and iteration tail."""
 
     step = models.BigIntegerField()
@@ -29,7 +29,7 @@ class StepBreakdown(PartRows):
         ]
 
 
-class CollectiveStat(PartRows):
+class CollectiveStat(WindowedRows):
     """Communication kernels of one rank per collective and group size."""
 
     collective = models.CharField(max_length=64)
@@ -50,14 +50,16 @@ class CollectiveStat(PartRows):
         ]
 
 
-class RankOverlap(PartRows):
+class RankOverlap(WindowedRows):
     """Communication kernel time of one part and how much of it overlaps computation."""
 
     comm_ns = models.BigIntegerField()
     overlap_ns = models.BigIntegerField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["part"], name="overlap_one_per_part")]
+        constraints = [
+            models.UniqueConstraint(fields=["part", "windows"], name="overlap_one_per_window")
+        ]
         indexes = [
             # Cluster page per-rank table.
             models.Index(fields=["job"], name="overlap_job_idx"),

@@ -11,9 +11,9 @@ from django.db.models import Avg, Count, Max, Min, Sum
 from profiler_app.cluster import analysis
 from profiler_app.cluster.models import CollectiveStat, CollectiveWait, RankOverlap, StepBreakdown
 from profiler_app.core.models import TrainingJob
+from profiler_app.ingest.figures import gpu_totals, in_window, span, window_info
 from profiler_app.ingest.models import (
     Annotation,
-    GpuActivity,
     KernelStat,
     PartSummary,
     Step,
@@ -32,6 +32,8 @@ def cluster(job: TrainingJob, step: int | None) -> dict:
     ranks = _rank_rows(chosen, _overlap(job))
     return {
         "job": job.id,
+        "window": window_info(job),
+        "totals": gpu_totals(job),
         "step": step,
         "steps": sorted(steps["step"].unique().tolist()),
         "steps_inferred": bool(steps["inferred"].any()),
@@ -49,7 +51,7 @@ def cluster(job: TrainingJob, step: int | None) -> dict:
 
 
 def _step_frame(job: TrainingJob) -> pd.DataFrame:
-    rows = StepBreakdown.objects.filter(job=job).values_list(
+    rows = in_window(StepBreakdown, job).values_list(
         "rank", "node__name", "step", "inferred", "start_ns", "dur_ns", "gap_ns", "compute_ns",
         "tail_ns", "comm_ns",
     )  # fmt: skip
@@ -61,7 +63,7 @@ def _step_frame(job: TrainingJob) -> pd.DataFrame:
 
 def _overlap(job: TrainingJob) -> pd.DataFrame:
     rows = (
-        RankOverlap.objects.filter(job=job)
+        in_window(RankOverlap, job)
         .values("rank")
         .annotate(comm_total_ns=Sum("comm_ns"), overlap_ns=Sum("overlap_ns"))
     )
@@ -124,7 +126,7 @@ def collectives(job: TrainingJob) -> list[dict]:
     """Per collective and group size over all ranks, with algorithmic and bus bandwidth
     (bytes / ns = GB/s) over the calls whose message size is known."""
     rows = (
-        CollectiveStat.objects.filter(job=job)
+        in_window(CollectiveStat, job)
         .values("collective", "group_size")
         .annotate(
             count=Sum("count"), total_ns=Sum("total_ns"), min_ns=Min("min_ns"),
@@ -156,7 +158,7 @@ def collective_ranks(job: TrainingJob) -> list[dict]:
     }  # fmt: skip
     rows = []
     for found in (
-        CollectiveStat.objects.filter(job=job)
+        in_window(CollectiveStat, job)
         .values("rank", "collective")
         .annotate(count=Sum("count"), total_ns=Sum("total_ns"), bytes=Sum("bytes"))
         .order_by("rank", "collective")
@@ -176,7 +178,7 @@ def devices(job: TrainingJob) -> list[dict]:
     """Per rank and GPU: kernel time by category, peak memory where sampled, device name."""
     table: dict[tuple, dict] = {}
     kernels = (
-        KernelStat.objects.filter(job=job)
+        in_window(KernelStat, job)
         .values("rank", "node__name", "device", "category")
         .annotate(total_ns=Sum("total_ns"))
     )
@@ -186,7 +188,8 @@ def devices(job: TrainingJob) -> list[dict]:
         entry[row["category"]] = entry.get(row["category"], 0) + row["total_ns"]
     peaks = {
         (r["node__name"], r["device"]): r["peak"]
-        for r in UtilizationPoint.objects.filter(job=job, metric="gpu_mem_used_bytes")
+        for r in in_window(UtilizationPoint, job)
+        .filter(metric="gpu_mem_used_bytes")
         .values("node__name", "device")
         .annotate(peak=Max("value"))
     }
@@ -233,8 +236,8 @@ def compare(a: TrainingJob, b: TrainingJob) -> dict:
     kernels = analysis.diff(_named(KernelStat, a), _named(KernelStat, b))
     annotations = analysis.diff(_annotations(a), _annotations(b))
     return {
-        "a": {"id": a.id, "name": a.name},
-        "b": {"id": b.id, "name": b.name},
+        "a": {"id": a.id, "name": a.name, "window": window_info(a)},
+        "b": {"id": b.id, "name": b.name, "window": window_info(b)},
         "kernels": _diff_section(kernels),
         "annotations": _diff_section(annotations),
         "steps": {"a": step_stats(a), "b": step_stats(b)},
@@ -245,16 +248,14 @@ def compare(a: TrainingJob, b: TrainingJob) -> dict:
 
 def _named(model, job: TrainingJob) -> pd.DataFrame:
     rows = (
-        model.objects.filter(job=job)
-        .values("name")
-        .annotate(count=Sum("count"), total_ns=Sum("total_ns"))
+        in_window(model, job).values("name").annotate(count=Sum("count"), total_ns=Sum("total_ns"))
     )
     return pd.DataFrame.from_records(list(rows), columns=["name", "count", "total_ns"])
 
 
 def _annotations(job: TrainingJob) -> pd.DataFrame:
     rows = (
-        Annotation.objects.filter(job=job)
+        in_window(Annotation, job)
         .values("name")
         .annotate(count=Count("id"), total_ns=Sum("dur_ns"))
     )
@@ -275,7 +276,7 @@ def _diff_section(table: pd.DataFrame) -> dict:
 
 
 def step_stats(job: TrainingJob) -> dict:
-    durations = np.array(Step.objects.filter(job=job).values_list("dur_ns", flat=True), np.int64)
+    durations = np.array(in_window(Step, job).values_list("dur_ns", flat=True), np.int64)
     if not len(durations):
         return {"count": 0, "mean_ns": None, "p50_ns": None, "p95_ns": None, "min_ns": None,
                 "max_ns": None}  # fmt: skip
@@ -291,25 +292,23 @@ def step_stats(job: TrainingJob) -> dict:
 
 
 def metrics(job: TrainingJob) -> dict[str, int | None]:
-    span = PartSummary.objects.filter(job=job).aggregate(
-        start=Min("start_ns"), end=Max("end_ns"), events=Sum("n_events"),
-        ranks=Count("rank", distinct=True),
-    )  # fmt: skip
-    kernels = KernelStat.objects.filter(job=job)
-    by_category = dict(kernels.values_list("category").annotate(t=Sum("total_ns")))
-    activity = dict(GpuActivity.objects.filter(job=job).values_list("activity")
-                    .annotate(t=Sum("total_ns")))  # fmt: skip
+    """The headline figures of a job (``ingest.figures``) in its window."""
+    events = PartSummary.objects.filter(job=job).aggregate(
+        events=Sum("n_events"), ranks=Count("rank", distinct=True)
+    )
+    start, end = span(job)
+    totals = gpu_totals(job)
     return {
-        "ranks": span["ranks"],
-        "events": span["events"],
-        "profile_ns": span["end"] - span["start"] if span["start"] is not None else None,
-        "kernel_ns": activity.get("kernel", 0),
-        "kernel_count": kernels.aggregate(n=Sum("count"))["n"] or 0,
-        "compute_kernel_ns": by_category.get("COMP", 0),
-        "comm_kernel_ns": by_category.get("COMM", 0),
-        "memcpy_ns": activity.get("memcpy", 0),
-        "memset_ns": activity.get("memset", 0),
-        "sync_ns": activity.get("sync", 0),
+        "ranks": events["ranks"],
+        "events": events["events"],
+        "profile_ns": end - start if start is not None and end is not None else None,
+        "kernel_runs": totals["kernel_runs"],
+        "kernel_ns": totals["kernel_ns"],
+        "gpu_op_runs": totals["gpu_op_runs"],
+        "compute_ns": totals["compute_ns"],
+        "comm_ns": totals["comm_ns"],
+        "memory_ns": totals["memory_ns"],
+        "sync_ns": totals["sync_ns"],
         "step_mean_ns": step_stats(job)["mean_ns"],
     }
 
@@ -324,7 +323,7 @@ def _rank_pairs(a: TrainingJob, b: TrainingJob) -> list[dict]:
 
     def per_rank(job: TrainingJob) -> dict[int, dict]:
         rows = (
-            StepBreakdown.objects.filter(job=job)
+            in_window(StepBreakdown, job)
             .values("rank")
             .annotate(**{f"mean_{f}": Avg(f) for f in fields})
             .values_list("rank", *[f"mean_{f}" for f in fields])

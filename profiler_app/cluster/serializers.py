@@ -6,6 +6,8 @@ exceed a JavaScript number's exact range. Bandwidths are GB/s (bytes per nanosec
 
 from rest_framework import serializers
 
+from profiler_app.ingest.serializers import GpuTotalsSerializer, WindowSerializer
+
 
 class RankRowSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
@@ -87,6 +89,8 @@ class DeviceRowSerializer(serializers.Serializer):
 
 class ClusterSerializer(serializers.Serializer):
     job = serializers.IntegerField()
+    window = WindowSerializer()
+    totals = GpuTotalsSerializer()
     step = serializers.IntegerField(allow_null=True)
     steps = serializers.ListField(child=serializers.IntegerField())
     steps_inferred = serializers.BooleanField()
@@ -101,6 +105,7 @@ class ClusterSerializer(serializers.Serializer):
 class JobRefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
+    window = WindowSerializer()
 
 
 class DiffRowSerializer(serializers.Serializer):

@@ -5,3 +5,8 @@ class CoreConfig(AppConfig):
     name = "profiler_app.core"
     label = "core"
     verbose_name = "Profiler"
+
+    def ready(self) -> None:
+        # Every Django process (web, manage.py, the worker itself) gets the configured Celery
+        # app as the current one, so shared_task and send_task use its broker and routes.
+        import profiler_app.celery  # noqa: F401

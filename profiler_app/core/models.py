@@ -7,6 +7,8 @@ from django.db import models
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from profiler_app.traces.window import WHOLE_TRACE, WINDOW_LABELS, WINDOWS
+
 
 class JobStatus(models.TextChoices):
     IN_PROGRESS = "in_progress", "In Progress"
@@ -44,6 +46,14 @@ class TrainingJob(models.Model):
     )
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
+    # What every page of the job covers: the whole trace, or its complete steps.
+    window = models.CharField(
+        max_length=16,
+        choices=[(w, WINDOW_LABELS[w]) for w in WINDOWS],
+        default=WHOLE_TRACE,
+        help_text="The window every page of this job shows: the whole trace, or its complete "
+        "steps (each trace without its last profiler step, which the profiler cuts short).",
+    )
 
     objects = TrainingJobQuerySet.as_manager()
 

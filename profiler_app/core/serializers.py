@@ -73,6 +73,7 @@ class TrainingJobSerializer(serializers.ModelSerializer):
             "parts_failed",
             "size_bytes",
             "read_warnings",
+            "window",
         ]
         read_only_fields = ["id", "created_at"]
 

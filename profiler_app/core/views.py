@@ -50,6 +50,7 @@ from profiler_app.core.serializers import (
     UploadStartSerializer,
     UserSerializer,
 )
+from profiler_app.core.signals import job_window_changed
 from profiler_app.core.tasks import run_demo_job
 from profiler_app.core.throttles import DemoThrottle, LoginThrottle, ReprocessThrottle
 
@@ -185,6 +186,12 @@ class TrainingJobViewSet(
             )
             .with_part_counts()
         )
+
+    def perform_update(self, serializer):
+        before = serializer.instance.window
+        job = serializer.save()
+        if job.window != before:
+            job_window_changed.send(sender=TrainingJob, job=job)
 
     def perform_create(self, serializer):
         # Ranks of one job start together and race to create it; the loser gets the same 400 the

@@ -5,19 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import connection
-from django.db.models import Count, Max, Min, Q, Sum
+from django.db.models import Count, Max, Q, Sum
 
 from profiler_app.core.models import JobStatus, Node, PartState, TrainingJob
+from profiler_app.ingest.figures import gpu_totals, in_window, span, window_info
 from profiler_app.ingest.models import (
     Annotation,
     GpuActivity,
     KernelStat,
     MemoryOperation,
-    PartSummary,
     Step,
     UtilizationPoint,
 )
 from profiler_app.traces.model import DERIVED_SOURCE
+from profiler_app.traces.window import rows_in
 
 TOP_ROWS = 200
 SERIES_POINTS = 500
@@ -30,14 +31,15 @@ Measured = Sequence[tuple[int, int]]
 
 
 def dashboard(job: TrainingJob) -> dict:
-    span = PartSummary.objects.filter(job=job).aggregate(start=Min("start_ns"), end=Max("end_ns"))
-    start_ns, end_ns = span["start"], span["end"]
-    has_gpu = KernelStat.objects.filter(job=job).exists()
+    start_ns, end_ns = span(job)
+    has_gpu = in_window(KernelStat, job).exists()
     measured = measured_gpus(job)
     return {
         "job": job.id,
+        "window": window_info(job),
+        "totals": gpu_totals(job),
         "partial": is_partial(job),
-        "profile_ns": (end_ns - start_ns) if start_ns is not None else 0,
+        "profile_ns": (end_ns - start_ns) if start_ns is not None and end_ns is not None else 0,
         "gpu_active": active_points(job, ["gpu_util_pct"], has_gpu, measured),
         "cpu_active": active_points(job, ["cpu_util_pct", "cpu_util_total_pct"], True),
         "gpu_utilization": utilization_series(
@@ -48,19 +50,19 @@ def dashboard(job: TrainingJob) -> dict:
         "kernel_count": kernel_top(job, "-count"),
         "steps": steps(job),
         "precision": grouped_rows(
-            KernelStat.objects.filter(job=job).exclude(category__in=NOT_COMPUTE_CATEGORIES),
+            in_window(KernelStat, job).exclude(category__in=NOT_COMPUTE_CATEGORIES),
             "precision", "no compute kernels in this profile",
         ),
         "gpu_activity": grouped_rows(
-            GpuActivity.objects.filter(job=job), "activity", "no GPU activity in this profile",
+            in_window(GpuActivity, job), "activity", "no GPU activity in this profile",
             key="kind",
         ),
         "memory_ops": grouped_rows(
-            MemoryOperation.objects.filter(job=job), "operation",
+            in_window(MemoryOperation, job), "operation",
             "no memory copies or memsets on the GPU in this profile", key="kind", with_bytes=True,
         ),
         "annotation_names": list(
-            Annotation.objects.filter(job=job).order_by("name").values_list("name", flat=True)
+            in_window(Annotation, job).order_by("name").values_list("name", flat=True)
             .distinct()
         ),
     }  # fmt: skip
@@ -85,7 +87,7 @@ def active_points(
     gpu = metrics[0].startswith("gpu")
     what = "GPU utilisation" if gpu else "CPU utilisation"
     for metric in metrics:
-        points = UtilizationPoint.objects.filter(job=job, metric=metric)
+        points = in_window(UtilizationPoint, job).filter(metric=metric)
         for node_id, device in measured:
             points = points.exclude(source=DERIVED_SOURCE, node_id=node_id, device=device)
         counts = points.aggregate(
@@ -104,7 +106,8 @@ def measured_gpus(job: TrainingJob) -> Measured:
     """(node id, device) of the GPUs with measured (NVML) utilisation. A collector's chunks
     without NVML samples derive utilisation from kernels; the measured points beat those."""
     return list(
-        UtilizationPoint.objects.filter(job=job, metric="gpu_util_pct")
+        in_window(UtilizationPoint, job)
+        .filter(metric="gpu_util_pct")
         .exclude(source=DERIVED_SOURCE)
         .values_list("node_id", "device")
         .distinct()
@@ -142,11 +145,11 @@ def utilization_series(
             SELECT u.node_id, MAX(u.source), (u.time_ns - %s) / %s AS bucket,
                    MIN(u.time_ns), AVG(u.value)
             FROM {table} u
-            WHERE u.job_id = %s AND u.metric = %s {shadowed}
+            WHERE u.job_id = %s AND u.metric = %s AND u.windows = ANY(%s) {shadowed}
             GROUP BY u.node_id, bucket
             ORDER BY u.node_id, bucket
             """,
-            [start_ns, bucket_ns, job.id, metric, *shadowed_params],
+            [start_ns, bucket_ns, job.id, metric, list(rows_in(job.window)), *shadowed_params],
         )
         rows = cursor.fetchall()
     if not rows:
@@ -174,7 +177,7 @@ def cpu_series(job: TrainingJob, start_ns: int | None, end_ns: int | None) -> di
 
 
 def kernel_top(job: TrainingJob, ordering: str) -> dict:
-    kernels = KernelStat.objects.filter(job=job).exclude(category=MEMORY_CATEGORY)
+    kernels = in_window(KernelStat, job).exclude(category=MEMORY_CATEGORY)
     totals = kernels.aggregate(total_ns=Sum("total_ns"), total_count=Sum("count"))
     top = (
         kernels.values("name")
@@ -190,9 +193,7 @@ def kernel_top(job: TrainingJob, ordering: str) -> dict:
 
 
 def steps(job: TrainingJob) -> dict:
-    rows = list(
-        Step.objects.filter(job=job).order_by("rank", "start_ns").values_list("name", "dur_ns")
-    )
+    rows = list(in_window(Step, job).order_by("rank", "start_ns").values_list("name", "dur_ns"))
     return {
         "empty_reason": None if rows else "no steps annotated (ProfilerStep#n or step_n)",
         "names": [name for name, _ in rows],
@@ -214,7 +215,8 @@ def grouped_rows(queryset, field: str, empty_reason: str, key: str | None = None
 
 def annotation_durations(job: TrainingJob, name: str) -> list[int]:
     return list(
-        Annotation.objects.filter(job=job, name=name)
+        in_window(Annotation, job)
+        .filter(name=name)
         .order_by("start_ns")
         .values_list("dur_ns", flat=True)
     )

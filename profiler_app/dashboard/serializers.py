@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.dashboard.models import CustomHistogram
+from profiler_app.ingest.serializers import GpuTotalsSerializer, WindowSerializer
 
 
 class ActivePointsSerializer(serializers.Serializer):
@@ -75,6 +76,8 @@ class KindRowsSerializer(serializers.Serializer):
 
 class DashboardSerializer(serializers.Serializer):
     job = serializers.IntegerField()
+    window = WindowSerializer()
+    totals = GpuTotalsSerializer()
     partial = serializers.BooleanField()  # type: ignore[assignment]
     profile_ns = serializers.IntegerField()
     gpu_active = ActivePointsSerializer()

@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import psycopg
 from django.conf import settings
@@ -26,7 +27,7 @@ from django.utils import timezone
 from profiler_app.cluster.analysis import (
     COLLECTIVE_COLUMNS,
     STEP_COLUMNS,
-    RankFrames,
+    ClusterFrames,
     frames_from_store,
 )
 from profiler_app.cluster.models import CollectiveStat, RankOverlap, StepBreakdown
@@ -45,6 +46,7 @@ from profiler_app.ingest.models import (
 )
 from profiler_app.ingest.text import clean_column, clean_json, storable
 from profiler_app.traces import IngestResult, Limits, TraceFormatError, ingest_trace
+from profiler_app.traces.window import IN_BOTH, IN_COMPLETE_STEPS, IN_WHOLE_TRACE
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +179,7 @@ def parse_claimed_part(part_id: int, task_id: str) -> None:
             executor=executor,
             workers=processes,
         )
-        cluster = frames_from_store(incoming, part.rank, result.aggregates.steps)
+        cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
     except TraceFormatError as exc:
         failure = f"This file could not be read: {exc}"
     except MemoryError:
@@ -248,7 +250,7 @@ def mark_failed(part_id: int, task_id: str, message: str) -> None:
 
 
 def save_result(
-    part: ProfilePart, task_id: str, result: IngestResult, incoming: Path, cluster: RankFrames
+    part: ProfilePart, task_id: str, result: IngestResult, incoming: Path, cluster: ClusterFrames
 ) -> None:
     """Put the store parsed into ``incoming`` in place, replace the part's rows with
     ``result`` and mark it done, in one transaction, if the part is still this task's."""
@@ -290,8 +292,8 @@ def delete_part_rows(part_id: int) -> None:
         model.objects.filter(part_id=part_id).delete()
 
 
-def _insert(part: ProfilePart, result: IngestResult, store: Path, cluster: RankFrames) -> None:
-    agg = result.aggregates
+def _insert(part: ProfilePart, result: IngestResult, store: Path, cluster: ClusterFrames) -> None:
+    agg, cut = result.aggregates, result.cut
     common = {"job_id": part.job_id, "part_id": part.pk, "node_id": part.node_id, "rank": part.rank}
     PartSummary.objects.create(
         **common,
@@ -301,6 +303,7 @@ def _insert(part: ProfilePart, result: IngestResult, store: Path, cluster: RankF
         event_counts=agg.event_counts,
         metadata=clean_json(_jsonable(result.metadata)),
         store_path=str(store.relative_to(settings.MEDIA_ROOT)),
+        last_step_start_ns=None if cut is None else cut.last_step_start_ns,
     )
     tracks = result.store.tracks
     _copy(
@@ -310,31 +313,44 @@ def _insert(part: ProfilePart, result: IngestResult, store: Path, cluster: RankF
         ["track", "on_device", "pid", "tid", "label", "first_row", "n_rows", "start_ns",
          "end_ns", "max_dur_ns"],
     )  # fmt: skip
-    _copy(
-        KernelStat,
-        common,
-        agg.kernels.rename(columns={"sumsq": "sum_sq_ns2"}),
-        ["device", "name", "category", "precision", "count", "total_ns", "min_ns", "max_ns",
-         "sum_sq_ns2"],
-    )  # fmt: skip
-    _copy(GpuActivity, common, agg.activities, ["device", "activity", "count", "total_ns"])
-    _copy(
-        MemoryOperation,
-        common,
-        agg.memory_ops,
-        ["device", "operation", "count", "total_ns", "bytes"],
+    # Sums: one row per window, or one row for both when the part has no complete-steps window.
+    steps = result.complete_steps
+    by_window = (
+        [(IN_BOTH, agg, cluster.whole)]
+        if cut is None or steps is None or cluster.complete_steps is None
+        else [
+            (IN_WHOLE_TRACE, agg, cluster.whole),
+            (IN_COMPLETE_STEPS, steps, cluster.complete_steps),
+        ]
     )
-    _copy(Step, common, agg.steps, ["step", "name", "start_ns", "dur_ns"])
-    _copy(Annotation, common, agg.annotations, ["name", "start_ns", "dur_ns"])
-    _copy(
-        UtilizationPoint,
-        common,
-        agg.series,
-        ["metric", "device", "source", "name", "time_ns", "value"],
-    )
-    _copy(StepBreakdown, common, cluster.steps, STEP_COLUMNS)
-    _copy(CollectiveStat, common, cluster.collectives, COLLECTIVE_COLUMNS)
-    RankOverlap.objects.create(**common, comm_ns=cluster.comm_ns, overlap_ns=cluster.overlap_ns)
+    for windows, sums, frames in by_window:
+        rows = {**common, "windows": windows}
+        _copy(
+            KernelStat,
+            rows,
+            sums.kernels.rename(columns={"sumsq": "sum_sq_ns2"}),
+            ["device", "name", "category", "precision", "count", "total_ns", "min_ns", "max_ns",
+             "sum_sq_ns2"],
+        )  # fmt: skip
+        _copy(GpuActivity, rows, sums.activities, ["device", "activity", "count", "total_ns"])
+        _copy(
+            MemoryOperation, rows, sums.memory_ops,
+            ["device", "operation", "count", "total_ns", "bytes"],
+        )  # fmt: skip
+        _copy(CollectiveStat, rows, frames.collectives, COLLECTIVE_COLUMNS)
+        RankOverlap.objects.create(**rows, comm_ns=frames.comm_ns, overlap_ns=frames.overlap_ns)
+    # Time-stamped rows: in both windows when before the cut, else in the whole trace only.
+    for model, frame, stamp, columns in (
+        (Step, agg.steps, "start_ns", ["step", "name", "start_ns", "dur_ns"]),
+        (Annotation, agg.annotations, "start_ns", ["name", "start_ns", "dur_ns"]),
+        (UtilizationPoint, agg.series, "time_ns",
+         ["metric", "device", "source", "name", "time_ns", "value"]),
+        (StepBreakdown, cluster.whole.steps, "start_ns", STEP_COLUMNS),
+    ):  # fmt: skip
+        in_windows = np.full(len(frame), IN_BOTH, dtype=np.int64)
+        if cut is not None:
+            in_windows[~cut.before(frame[stamp].to_numpy())] = IN_WHOLE_TRACE
+        _copy(model, common, frame.assign(windows=in_windows), [*columns, "windows"])
 
 
 def _copy(model, common: dict, frame: pd.DataFrame, columns: list[str]) -> None:

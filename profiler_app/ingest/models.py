@@ -7,6 +7,7 @@ job, node and rank it belongs to, so the pages that read a whole job filter on o
 from django.db import models
 
 from profiler_app.core.models import Node, ProfilePart, TrainingJob
+from profiler_app.traces.window import IN_BOTH
 
 
 class IngestRun(models.Model):
@@ -29,6 +30,18 @@ class PartRows(models.Model):
         abstract = True
 
 
+class WindowedRows(PartRows):
+    """Rows that count in one window or both (``traces.window``): the bits of
+    ``IN_WHOLE_TRACE`` and ``IN_COMPLETE_STEPS``. Sums of a part with a complete-steps window
+    have a row for each window; time-stamped rows are in both windows or the whole trace only.
+    """
+
+    windows = models.PositiveSmallIntegerField(default=IN_BOTH)
+
+    class Meta:
+        abstract = True
+
+
 class PartSummary(PartRows):
     """Facts about one parsed part: its time span, event counts, trace metadata and store."""
 
@@ -39,6 +52,9 @@ class PartSummary(PartRows):
     metadata = models.JSONField(default=dict)
     # The timeline store's directory, relative to MEDIA_ROOT.
     store_path = models.CharField(max_length=500)
+    # Where the part's complete steps end (its last profiler step's start); null when it has
+    # fewer than two profiler steps and both windows are the whole part.
+    last_step_start_ns = models.BigIntegerField(null=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["part"], name="summary_one_per_part")]
@@ -72,7 +88,7 @@ class TimelineTrack(PartRows):
         ]
 
 
-class KernelStat(PartRows):
+class KernelStat(WindowedRows):
     """GPU kernels (and memcpy/memset, as HTA counts them) per device, name and precision."""
 
     device = models.SmallIntegerField()
@@ -94,7 +110,7 @@ class KernelStat(PartRows):
         ]
 
 
-class GpuActivity(PartRows):
+class GpuActivity(WindowedRows):
     """Time on each GPU in kernels, memcpy, memset and synchronisation."""
 
     device = models.SmallIntegerField()
@@ -110,7 +126,7 @@ class GpuActivity(PartRows):
         ]
 
 
-class MemoryOperation(PartRows):
+class MemoryOperation(WindowedRows):
     """Memory operations per GPU and kind ("Memcpy HtoD", "Memset"…), with bytes moved."""
 
     device = models.SmallIntegerField()
@@ -127,7 +143,7 @@ class MemoryOperation(PartRows):
         ]
 
 
-class Step(PartRows):
+class Step(WindowedRows):
     """A training step ("ProfilerStep#12", "step_12") of one rank."""
 
     step = models.BigIntegerField()
@@ -143,7 +159,7 @@ class Step(PartRows):
         ]
 
 
-class Annotation(PartRows):
+class Annotation(WindowedRows):
     """One occurrence of a user annotation (Forward, Backward…), for custom histograms."""
 
     name = models.TextField()
@@ -158,7 +174,7 @@ class Annotation(PartRows):
         ]
 
 
-class UtilizationPoint(PartRows):
+class UtilizationPoint(WindowedRows):
     """A down-sampled point of a utilisation or counter series of one node and device.
 
     ``source`` says where it came from: "nvml"/"psutil" samples from the collector, or

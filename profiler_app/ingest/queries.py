@@ -8,6 +8,7 @@ from collections import Counter
 from django.db.models import Count, Max, Min, Q, Sum
 
 from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.ingest.figures import in_window
 from profiler_app.ingest.models import KernelStat, PartSummary
 
 
@@ -53,7 +54,7 @@ def job_summary(job: TrainingJob) -> dict:
 def job_kernels(
     job: TrainingJob, rank: int | None = None, node: str | None = None, ordering: str = "-total_ns"
 ) -> list[dict]:
-    rows = KernelStat.objects.filter(job=job, part__state=PartState.DONE)
+    rows = in_window(KernelStat, job).filter(part__state=PartState.DONE)
     if rank is not None:
         rows = rows.filter(rank=rank)
     if node is not None:

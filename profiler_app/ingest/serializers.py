@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from profiler_app.core.serializers import ReadWarningSerializer
+from profiler_app.traces.window import WINDOWS
 
 KERNEL_ORDERING = [
     "name",
@@ -36,6 +37,58 @@ class KernelSerializer(serializers.Serializer):
     std_ns = serializers.FloatField()
     category = serializers.CharField(help_text="COMP, COMM, MEM or OTHER (HTA's rules)")
     precision = serializers.CharField(help_text='FP32, FP16, BF16, … or "unknown"')
+
+
+class WindowSerializer(serializers.Serializer):
+    window = serializers.ChoiceField(choices=list(WINDOWS))
+    label = serializers.CharField(help_text='How captions name it: "complete steps #1–#5 (5 of 6)"')  # type: ignore[assignment]
+    steps_total = serializers.IntegerField()
+    steps_kept = serializers.IntegerField()
+    last_step_dropped = serializers.BooleanField(
+        help_text="Whether some trace of the job has a last profiler step this window leaves out."
+    )
+
+
+class KernelTotalsSerializer(serializers.Serializer):
+    """The GPU figures of a kernel table (see ``GET /api/glossary/``)."""
+
+    kernel_runs = serializers.IntegerField()
+    kernel_ns = serializers.IntegerField()
+    gpu_op_runs = serializers.IntegerField()
+    gpu_op_ns = serializers.IntegerField()
+    compute_ns = serializers.IntegerField()
+    comm_ns = serializers.IntegerField()
+    memory_ns = serializers.IntegerField()
+    other_ns = serializers.IntegerField()
+
+
+class GpuTotalsSerializer(KernelTotalsSerializer):
+    """The job's GPU figures in its window, with the synchronisations (not GPU operations)."""
+
+    sync_ns = serializers.IntegerField()
+
+
+class JobKernelsSerializer(serializers.Serializer):
+    window = WindowSerializer()
+    totals = GpuTotalsSerializer()
+    kernels = KernelSerializer(many=True)
+
+
+class GlossaryFigureSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
+    definition = serializers.CharField()
+
+
+class GlossaryWindowSerializer(serializers.Serializer):
+    window = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
+    definition = serializers.CharField()
+
+
+class GlossarySerializer(serializers.Serializer):
+    figures = GlossaryFigureSerializer(many=True)
+    windows = GlossaryWindowSerializer(many=True)
 
 
 class PartStatesSerializer(serializers.Serializer):

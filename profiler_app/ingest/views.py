@@ -6,11 +6,12 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
-from profiler_app.ingest import queries
+from profiler_app.ingest import figures, queries
 from profiler_app.ingest.serializers import (
+    GlossarySerializer,
+    JobKernelsSerializer,
     JobSummarySerializer,
     KernelQuerySerializer,
-    KernelSerializer,
 )
 
 
@@ -22,12 +23,24 @@ def job_summary(request, job_id: int):
     return Response(JobSummarySerializer(queries.job_summary(job)).data)
 
 
-@extend_schema(parameters=[KernelQuerySerializer], responses=KernelSerializer(many=True))
+@extend_schema(parameters=[KernelQuerySerializer], responses=JobKernelsSerializer)
 @api_view(["GET"])
 def job_kernels(request, job_id: int):
-    """Per kernel name, all ranks combined unless ``rank`` or ``node`` narrows it."""
+    """Per GPU operation name (kernels, copies, sets) in the job's window, all ranks combined
+    unless ``rank`` or ``node`` narrows it; with the job's totals."""
     job = get_object_or_404(TrainingJob, pk=job_id)
     params = KernelQuerySerializer(data=request.query_params)
     params.is_valid(raise_exception=True)
-    rows = queries.job_kernels(job, **params.validated_data)
-    return Response(KernelSerializer(rows, many=True).data)
+    body = {
+        "window": figures.window_info(job),
+        "totals": figures.gpu_totals(job),
+        "kernels": queries.job_kernels(job, **params.validated_data),
+    }
+    return Response(JobKernelsSerializer(body).data)
+
+
+@extend_schema(responses=GlossarySerializer)
+@api_view(["GET"])
+def glossary(request):
+    """What each figure the pages show means, and the windows they cover."""
+    return Response(GlossarySerializer(figures.glossary()).data)

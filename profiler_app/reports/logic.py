@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
+from profiler_app.ingest.figures import in_window, window_info
 from profiler_app.ingest.models import PartSummary, Step, UtilizationPoint
 from profiler_app.ingest.text import clean_json, storable
 from profiler_app.insights import frames
@@ -76,6 +77,11 @@ def after_part(part_id: int) -> None:
         request_run(part.job_id)
 
 
+def on_window_changed(sender, job: TrainingJob, **kwargs) -> None:
+    """The insights follow the job's window: recompute them now."""
+    request_run(job.pk, delay_s=0)
+
+
 def compute(job_id: int, generation: int) -> None:
     """Run the rules and analyses and store them, if ``generation`` is still the latest."""
     started = JobInsights.objects.filter(job_id=job_id, generation=generation).update(
@@ -89,10 +95,12 @@ def compute(job_id: int, generation: int) -> None:
         save_collective_waits(job, traces)
         overrides = overrides_of(job)
         params = params_from_overrides(overrides)
-        analyses = analyze(traces, params) if traces else None
+        analyses = analyze(traces, params, window=job.window) if traces else None
         found = tuple(recommend(analyses, params)) if analyses is not None else ()
         report = profiler_report(job_data(job, traces), overrides, job.name, found, job.pk)
         summary = analyses_json(analyses) if analyses is not None else {}
+        # Which window these results cover, as every page names it.
+        summary["window"] = window_info(job)
         # Names from traces may hold what Postgres refuses in text (NUL): the report quotes them.
         fields: dict[str, Any] = {
             "status": InsightsStatus.DONE,
@@ -156,9 +164,8 @@ def _kernel_busy_gpu_utilization(job: TrainingJob, measured: pd.DataFrame) -> pd
     have = set(zip(gpu["node"], gpu["device"].astype(int), strict=True))
     rows = [
         row
-        for row in UtilizationPoint.objects.filter(
-            job=job, metric=frames.GPU_UTIL, source=DERIVED_SOURCE, part__state=PartState.DONE
-        )
+        for row in in_window(UtilizationPoint, job)
+        .filter(metric=frames.GPU_UTIL, source=DERIVED_SOURCE, part__state=PartState.DONE)
         .order_by("node__name", "device", "time_ns")
         .values_list("time_ns", "node__name", "device", "value")
         if (row[1], row[2]) not in have
@@ -171,7 +178,7 @@ def _kernel_busy_gpu_utilization(job: TrainingJob, measured: pd.DataFrame) -> pd
 
 def _steps(job: TrainingJob) -> pd.DataFrame:
     rows = list(
-        Step.objects.filter(job=job)
+        in_window(Step, job)
         .order_by("rank", "start_ns")
         .values_list("rank", "node__name", "step", "name", "start_ns", "dur_ns")
     )
@@ -217,6 +224,7 @@ def job_info(job: TrainingJob) -> dict[str, str]:
         "Instances": str(job.instance_count),
         "Framework": framework,
         "Status": job.status,
+        "Window": window_info(job)["label"],
         "Owner": job.owner.username if job.owner is not None else "",
     }
     return {k: v for k, v in info.items() if v}

@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from profiler_app.ingest.serializers import KernelTotalsSerializer, WindowSerializer
 from profiler_app.reports.models import InsightsStatus
 from profiler_app.reports.summaries import MAX_TABLE_ROWS
 
@@ -62,6 +63,7 @@ class InsightsSerializer(serializers.Serializer):
     error = serializers.CharField()
     report = ReportSerializer(allow_null=True)
     temporal = serializers.ListField(child=serializers.DictField())
+    window = WindowSerializer(allow_null=True, help_text="The window these results cover")
 
 
 class ParameterSerializer(serializers.Serializer):
@@ -96,6 +98,10 @@ class AnalysesSerializer(serializers.Serializer):
     kernel_types = serializers.ListField(child=serializers.DictField())
     kernels = serializers.ListField(child=serializers.DictField(), help_text=EVERY_ROW)
     kernels_total = serializers.IntegerField(help_text="rows of the whole kernel table")
+    window = WindowSerializer(allow_null=True, help_text="The window these results cover")
+    totals = KernelTotalsSerializer(
+        allow_null=True, help_text="The GPU figures of the kernel table (see /api/glossary/)"
+    )
     top_kernels = serializers.ListField(
         child=serializers.DictField(),
         required=False,

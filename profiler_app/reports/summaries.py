@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.insights.analyses import TraceAnalyses
+from profiler_app.traces.figures import gpu_figures
 
 MAX_POINTS = 400
 # Far above any real job's distinct kernels or operators; a guard, not a top-N.
@@ -67,6 +68,7 @@ def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
         "kernels": busiest(result.kernels, "sum_ns"),
         "top_kernels": records(result.top_kernels),
         "kernels_total": len(result.kernels),
+        "totals": gpu_totals(result.kernels),
         "overlap": records(result.overlap),
         "idle": records(result.idle),
         "idle_intervals": records(result.idle_intervals),
@@ -82,6 +84,13 @@ def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
         "operators_total": len(result.operators),
         **_operators_by_shape(result.operators_by_shape),
     }
+
+
+def gpu_totals(kernels: pd.DataFrame) -> dict[str, int]:
+    """The GPU figures (``traces.figures``) of the analyses' per-kernel table (the events), so
+    the Insights page states the same figures as the pages reading the aggregates."""
+    by_type = kernels.groupby("type")[["count", "sum_ns"]].sum()
+    return gpu_figures(by_type["count"].to_dict(), by_type["sum_ns"].to_dict())
 
 
 def _operators_by_shape(by_shape: pd.DataFrame) -> dict[str, Any]:

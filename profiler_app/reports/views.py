@@ -37,7 +37,7 @@ def insights_view(request, job_id: int):
     insights = _insights(job)
     if insights is None:
         return Response({"status": "no_data", "computed_at": None, "requested_at": None,
-                         "error": "", "report": None, "temporal": []})  # fmt: skip
+                         "error": "", "report": None, "temporal": [], "window": None})  # fmt: skip
     return Response(
         {
             "status": insights.status,
@@ -46,6 +46,7 @@ def insights_view(request, job_id: int):
             "error": insights.error,
             "report": insights.report or None,
             "temporal": insights.analyses.get("temporal", []),
+            "window": insights.analyses.get("window"),
         }
     )
 
@@ -128,6 +129,7 @@ def analyses_view(request, job_id: int):
         if name not in ("status", "computed_at")
     }
     empty.update(
-        kernels_total=0, operators_total=0, input_shapes_recorded=False, operators_by_shape_total=0
-    )
+        kernels_total=0, operators_total=0, input_shapes_recorded=False,
+        operators_by_shape_total=0, window=None, totals=None,
+    )  # fmt: skip
     return Response({**empty, **analyses, "status": status, "computed_at": computed_at})

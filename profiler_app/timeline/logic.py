@@ -5,10 +5,11 @@ costs address space, not memory)."""
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from pathlib import Path
 
 import pandas as pd
+from cachetools import LRUCache, cached
+from cachetools.keys import hashkey
 from django.conf import settings
 
 from profiler_app.core.models import PartState, TrainingJob
@@ -23,27 +24,6 @@ from profiler_app.timeline.tree import Part
 SAMPLED_SOURCES = ("nvml", "psutil", "counter")
 
 
-class _Lru:
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.items: OrderedDict = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key, make):
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-        value = make()
-        with self.lock:
-            self.items[key] = value
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return value
-
-
-_indexes = _Lru(getattr(settings, "TIMELINE_OPEN_PARTS", 512))
-_jobs = _Lru(getattr(settings, "TIMELINE_OPEN_JOBS", 8))
 _building = threading.Lock()
 
 
@@ -51,16 +31,20 @@ def store_dir(summary: PartSummary) -> Path:
     return Path(settings.MEDIA_ROOT) / summary.store_path
 
 
+@cached(
+    LRUCache(maxsize=getattr(settings, "TIMELINE_OPEN_PARTS", 512)),
+    key=lambda summary, signature: hashkey(summary.part_id, signature),
+    lock=threading.Lock(),
+)
+def _open_part_index(summary: PartSummary, signature: int) -> PartIndex:
+    with _building:  # one build at a time: each holds a whole part in memory
+        return open_index(store_dir(summary))
+
+
 def part_index(summary: PartSummary) -> PartIndex:
-    """The part's index, built on first use if ingest did not build it."""
-    directory = store_dir(summary)
-    signature = (directory / "events.parquet").stat().st_mtime_ns
-
-    def make() -> PartIndex:
-        with _building:  # one build at a time: each holds a whole part in memory
-            return open_index(directory)
-
-    return _indexes.get((summary.part_id, signature), make)
+    """The part's index, built on first use if ingest did not build it (or rebuilt it since)."""
+    signature = (store_dir(summary) / "events.parquet").stat().st_mtime_ns
+    return _open_part_index(summary, signature)
 
 
 def _series(job: TrainingJob) -> list[Series]:
@@ -77,18 +61,24 @@ def _series(job: TrainingJob) -> list[Series]:
 
 def job_timeline(job: TrainingJob) -> JobTimeline:
     """The timeline of the job's processed parts; rebuilt when a part finishes or is redone."""
-    summaries = list(
+    summaries = (
         PartSummary.objects.filter(job=job, part__state=PartState.DONE)
         .select_related("part", "node")
         .order_by("part_id")
     )
-    key = (job.pk, tuple((s.part_id, s.part.finished_at) for s in summaries))
+    return _open_job_timeline(job, tuple(summaries))
 
-    def make() -> JobTimeline:
-        parts = [Part(s.part_id, s.node.name, s.rank, s.part.pid, part_index(s)) for s in summaries]
-        return JobTimeline(parts, _series(job))
 
-    return _jobs.get(key, make)
+@cached(
+    LRUCache(maxsize=getattr(settings, "TIMELINE_OPEN_JOBS", 8)),
+    key=lambda job, summaries: hashkey(
+        job.pk, *((s.part_id, s.part.finished_at) for s in summaries)
+    ),
+    lock=threading.Lock(),
+)
+def _open_job_timeline(job: TrainingJob, summaries: tuple[PartSummary, ...]) -> JobTimeline:
+    parts = [Part(s.part_id, s.node.name, s.rank, s.part.pid, part_index(s)) for s in summaries]
+    return JobTimeline(parts, _series(job))
 
 
 def step_marks(job: TrainingJob, limit: int = 20000) -> list[dict]:

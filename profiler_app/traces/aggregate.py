@@ -16,21 +16,35 @@ import pandas as pd
 from profiler_app.traces.model import DERIVED_SOURCE, EventBatch, SampleBatch
 from profiler_app.traces.utilization import DeviceBusy, downsample
 from tracefmt import names
-from tracefmt.kinds import KIND_NAMES, MEMCPY_KIND_NAMES, SAMPLE_KIND_NAMES, EventKind, SampleKind
+from tracefmt.kinds import (
+    GPU_OP_KINDS,
+    KIND_NAMES,
+    MEMCPY_KIND_NAMES,
+    SAMPLE_KIND_NAMES,
+    EventKind,
+    SampleKind,
+)
 from tracefmt.strings import StringTable
 
-GPU_OP_KINDS = (EventKind.KERNEL, EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET)
 ACTIVITY_NAMES = {
     int(EventKind.KERNEL): "kernel",
     int(EventKind.GPU_MEMCPY): "memcpy",
     int(EventKind.GPU_MEMSET): "memset",
     int(EventKind.CUDA_SYNC): "sync",
 }
+# The event columns the aggregates read.
+AGGREGATED_COLUMNS = [
+    "kind", "name", "start_ns", "dur_ns", "device", "external_id", "correlation", "bytes",
+    "memcpy_kind", "input_types",
+]  # fmt: skip
 PRECISIONS = ["unknown", "FP64", "FP32", "TF32", "FP16", "BF16", "FP8", "INT64", "INT32"]
 PRECISIONS += ["INT16", "INT8", "UINT8", "BOOL", "COMPLEX64", "COMPLEX128"]
 _PRECISION_CODE = {p: i for i, p in enumerate(PRECISIONS)}
 CATEGORIES = [names.COMP, names.COMM, names.MEM, names.OTHER]
 _CATEGORY_CODE = {c: i for i, c in enumerate(CATEGORIES)}
+# Kernel statistics key: device << 40 | copy-or-set << 38 | precision << 32 | name id.
+_COPY_OR_SET_BIT = 38
+_MEMORY = names.MEM
 
 
 @dataclass(frozen=True)
@@ -199,14 +213,17 @@ class Aggregator:
         precision = self.rules.precision[name].astype(np.int64)
         ext = c["external_id"][sel]
         # Unknown by name and launched by a known operator: decided at the end from its dtype.
+        copy_or_set = kind[sel] != EventKind.KERNEL
         later = (precision == 0) & (ext >= 0)
         if later.any():
-            self.deferred.append((device[later], name[later], dur[later], ext[later]))
+            self.deferred.append(
+                (device[later], name[later], dur[later], ext[later], copy_or_set[later])
+            )
         now = ~later
-        self._add_kernels(device[now], name[now], precision[now], dur[now])
+        self._add_kernels(device[now], name[now], precision[now], dur[now], copy_or_set[now])
 
         is_memset = kind[sel] == EventKind.GPU_MEMSET
-        mem = np.flatnonzero(kind[sel] != EventKind.KERNEL)
+        mem = np.flatnonzero(copy_or_set)
         memcpy_kind = c["memcpy_kind"][sel][mem].astype(np.int64)
         from_name = self.rules.memcpy[name[mem]]
         memcpy_kind = np.where(memcpy_kind > 0, memcpy_kind, from_name)
@@ -230,9 +247,15 @@ class Aggregator:
             self.launch_bytes.append((c["correlation"][sel], c["bytes"][sel]))
 
     def _add_kernels(
-        self, device: np.ndarray, name: np.ndarray, precision: np.ndarray, dur: np.ndarray
+        self,
+        device: np.ndarray,
+        name: np.ndarray,
+        precision: np.ndarray,
+        dur: np.ndarray,
+        copy_or_set: np.ndarray,
     ) -> None:
-        key = ((device + 1) << 40) | (precision << 32) | name.astype(np.int64)
+        key = ((device + 1) << 40) | (copy_or_set.astype(np.int64) << _COPY_OR_SET_BIT)
+        key |= (precision << 32) | name.astype(np.int64)
         self.kernels.add(
             _grouped(
                 key,
@@ -290,8 +313,10 @@ class Aggregator:
             self.sizeless_copies.clear()
         if not self.deferred:
             return
-        device, name, dur, ext = (np.concatenate(a) for a in zip(*self.deferred, strict=True))
-        self._add_kernels(device, name, _lookup(self.op_precision, ext), dur)
+        device, name, dur, ext, copy_or_set = (
+            np.concatenate(a) for a in zip(*self.deferred, strict=True)
+        )
+        self._add_kernels(device, name, _lookup(self.op_precision, ext), dur, copy_or_set)
         self.deferred.clear()
 
     def finish(self, strings: StringTable, offset_ns: int) -> PartAggregates:
@@ -322,8 +347,13 @@ class Aggregator:
             {
                 "device": (key >> 40) - 1,
                 "name": names[name],
-                "category": np.asarray(CATEGORIES, dtype=object)[self.rules.category[name]],
-                "precision": np.asarray(PRECISIONS, dtype=object)[(key >> 32) & 0xFF],
+                # A copy or set is memory work whatever its name (as in the analyses).
+                "category": np.where(
+                    (key >> _COPY_OR_SET_BIT) & 1,
+                    _MEMORY,
+                    np.asarray(CATEGORIES, dtype=object)[self.rules.category[name]],
+                ),
+                "precision": np.asarray(PRECISIONS, dtype=object)[(key >> 32) & 0x3F],
                 "count": g.get("count_sum", np.empty(0, np.int64)),
                 "total_ns": g.get("total_ns", np.empty(0, np.int64)),
                 "min_ns": g.get("dur_min", np.empty(0, np.int64)),

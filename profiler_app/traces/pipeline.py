@@ -22,15 +22,18 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from profiler_app.traces.aggregate import Aggregator, PartAggregates
+from profiler_app.traces.aggregate import AGGREGATED_COLUMNS, Aggregator, PartAggregates
 from profiler_app.traces.decompress import ReadProgress
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.kineto import KinetoFile, iter_chunks
-from profiler_app.traces.model import FlowBatch
+from profiler_app.traces.model import EventBatch, FlowBatch
 from profiler_app.traces.normalize import PartContext
 from profiler_app.traces.recognition import read_warning
+from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
+from profiler_app.traces.window import PROFILER_STEP_RE, StepCut, step_cut
 from tracefmt.columns import FLOW_COLUMNS
+from tracefmt.strings import StringTable
 
 KINETO, COLLECTOR = "kineto", "collector"
 FLOWS_FILE = "flows.parquet"
@@ -57,6 +60,10 @@ class IngestResult:
     aggregates: PartAggregates
     store: StoreSummary
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Where the complete-steps window ends (None: the part has fewer than two profiler steps,
+    # both windows are the whole part), and the part's aggregates over that window.
+    cut: StepCut | None = None
+    complete_steps: PartAggregates | None = None
 
 
 @contextmanager
@@ -117,7 +124,8 @@ class _Sink:
         aggregates = self.aggregator.finish(self.context.strings, offset_ns)
         store = self.writer.finish(offset_ns, self.context.strings.strings, tracks)
         self._write_flows(offset_ns)
-        return IngestResult(aggregates, store)
+        cut, complete_steps = complete_steps_aggregates(self.store_dir, self.context.strings)
+        return IngestResult(aggregates, store, cut=cut, complete_steps=complete_steps)
 
     def _write_flows(self, offset_ns: int) -> None:
         columns: dict[str, np.ndarray] = {}
@@ -130,6 +138,32 @@ class _Sink:
         pq.write_table(
             pa.Table.from_pandas(frame, preserve_index=False), self.store_dir / FLOWS_FILE
         )
+
+
+def complete_steps_aggregates(
+    store_dir: Path, strings: StringTable
+) -> tuple[StepCut | None, PartAggregates | None]:
+    """The part's aggregates over its complete steps (``traces.window``), from its store: a
+    second pass, since where the last step starts is known only once every event was read."""
+    if sum(1 for s in strings.strings if PROFILER_STEP_RE.search(s)) < 2:
+        return None, None
+    reader = TimelineReader(store_dir)
+    cut_columns = ["kind", "name", "start_ns", "correlation"]
+    table = reader.read_all(cut_columns)
+    c = {name: table.column(name).to_numpy() for name in cut_columns}
+    del table
+    cut = step_cut(c["kind"], c["name"], np.asarray(strings.strings, dtype=object),
+                   c["start_ns"], c["correlation"])  # fmt: skip
+    del c
+    if cut is None:
+        return None, None
+    aggregator = Aggregator(strings)
+    for group in range(reader.events.metadata.num_row_groups):
+        table = reader.events.read_row_group(group, columns=AGGREGATED_COLUMNS, use_threads=False)
+        columns = {name: table.column(name).to_numpy() for name in AGGREGATED_COLUMNS}
+        keep = cut.keeps(columns["kind"], columns["start_ns"], columns["correlation"])
+        aggregator.add_events(EventBatch({name: a[keep] for name, a in columns.items()}))
+    return cut, aggregator.finish(strings, 0)  # the store's times are on the epoch already
 
 
 def _ingest_kineto(

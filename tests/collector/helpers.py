@@ -12,7 +12,7 @@ from tracefmt.kinds import EventKind
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "train_cnn.py"
 JOBS = Path(__file__).parent / "jobs"
-DATA = Path(__file__).parent / "data"
+DATA = REPO / "tests" / "data"  # the fixtures every test package shares
 
 # Launcher and profiler variables of the machine running the tests must not leak into jobs.
 _LEAKY_PREFIXES = ("PROFILER_", "SLURM_", "TORCHELASTIC_")

@@ -10,7 +10,7 @@ from tracefmt.kinds import EventKind, MemcpyKind
 from tracefmt.names import memcpy_kind
 from tracefmt.strings import StringTable
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"  # the fixtures every test package shares
 
 
 @pytest.fixture(scope="module")

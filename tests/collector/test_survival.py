@@ -36,6 +36,7 @@ def run_job(env: dict[str, str], *args: str, preexec=None) -> subprocess.Complet
     )
 
 
+@pytest.mark.slow  # trains a model in a child process
 def test_it_trains_on_and_spools_everything_while_the_server_is_down(tmp_path):
     spool = tmp_path / "spool"
     env = job_env(spool, PROFILER_SERVER_URL=closed_port_url(), PROFILER_JOB_NAME="down")
@@ -53,6 +54,7 @@ def test_it_trains_on_and_spools_everything_while_the_server_is_down(tmp_path):
     assert info["server_url"].startswith("http://127.0.0.1:")
 
 
+@pytest.mark.slow  # trains a model in a child process
 def test_it_fails_the_job_but_not_differently_when_the_script_raises(tmp_path):
     spool = tmp_path / "spool"
     done = run_job(job_env(spool, PROFILER_JOB_NAME="boom"), "--steps", "10", "--fail-at", "4")
@@ -69,6 +71,7 @@ def _limit_file_size() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 
 
+@pytest.mark.slow  # trains a model in a child process
 def test_it_survives_a_spool_it_cannot_write(tmp_path):
     spool = tmp_path / "spool"
     env = job_env(spool, PROFILER_SERVER_URL=closed_port_url(), PROFILER_JOB_NAME="efbig")
@@ -78,6 +81,7 @@ def test_it_survives_a_spool_it_cannot_write(tmp_path):
     assert done.stderr.count("cannot write to the spool") == 1, done.stderr
 
 
+@pytest.mark.slow  # trains a model in a child process
 def test_it_survives_a_full_disk(full_disk):
     env = job_env(
         full_disk / "spool", PROFILER_SERVER_URL=closed_port_url(), PROFILER_JOB_NAME="enospc"
@@ -88,6 +92,7 @@ def test_it_survives_a_full_disk(full_disk):
     assert done.stderr.count("No space left on device") == 1, done.stderr
 
 
+@pytest.mark.slow  # trains a model in a child process
 def test_it_samples_what_it_can_without_pynvml(tmp_path):
     spool = tmp_path / "spool"
     hide = (
@@ -107,6 +112,7 @@ def test_it_samples_what_it_can_without_pynvml(tmp_path):
     assert cpu_samples >= os.cpu_count()
 
 
+@pytest.mark.slow  # trains a model in a child process
 @pytest.mark.parametrize(
     "span", [("2", "4"), ("0", "8")], ids=["inside-our-window", "around-our-window"]
 )

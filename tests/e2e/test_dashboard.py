@@ -327,3 +327,31 @@ def test_it_says_why_gpu_panels_are_empty_for_a_cpu_only_trace(live_server, tab,
         "Count1 step"
     )
     screenshot(tab, "dashboard-cpu-only")
+
+
+def test_it_switches_every_panel_to_the_complete_steps(live_server, tab, user, a100_job):
+    raw = Raw(A100)
+    steps = sorted(
+        int(e["name"].split("#")[1])
+        for e in raw_events(A100)
+        if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")
+    )
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path="/dashboard")
+    expect(panel(tab, "Step time distribution").locator(".panel-window")).to_have_text(
+        "whole trace"
+    )
+    tab.get_by_label("Window").select_option("complete_steps")
+
+    caption = f"complete steps #{steps[0]}–#{steps[-2]} ({len(steps) - 1} of {len(steps)})"
+    expect(tab.locator(".window-switch")).to_contain_text(f"Showing {caption}.")
+    for title in PANELS[:-1]:
+        expect(panel(tab, title).locator(".panel-window")).to_have_text(caption)
+    stats = panel(tab, "Step time distribution").locator(".panel-stats")
+    expect(stats).to_contain_text(f"Count{len(raw.steps_ns) - 1} steps")
+    screenshot(tab, "dashboard-complete-steps")
+
+    # The other pages follow the job's window.
+    tab.goto(live_server.url + "/cluster")
+    expect(tab.get_by_label("Window")).to_have_value("complete_steps")
+    expect(tab.locator(".panel-window").first).to_have_text(caption)
+    screenshot(tab, "cluster-complete-steps")

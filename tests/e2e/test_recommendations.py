@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from profiler_app.core.models import LoadedProfile
 from profiler_app.reports import logic
 from profiler_app.reports.models import JobInsights
+from profiler_app.traces.window import COMPLETE_STEPS
 from tests.e2e.conftest import SCREENSHOTS, screenshot, sign_in
 from tests.e2e.test_timeline import view_range, wait_for_paint
 from tests.timeline.jobs import parse_job
@@ -24,7 +25,8 @@ PAGEABLE = "Memcpy HtoD (Pageable -> Device)"
 
 @pytest.fixture
 def job(user):
-    job = parse_job(user, "resnet50-pt18-insights", [("algo-1", 0, TRACE)], status="completed")
+    job = parse_job(user, "resnet50-pt18-insights", [("algo-1", 0, TRACE)], status="completed",
+                    window=COMPLETE_STEPS)  # fmt: skip
     logic.request_run(job.id, delay_s=3600)  # computed here, as the worker would
     logic.compute(job.id, JobInsights.objects.get(job=job).generation)
     LoadedProfile.objects.create(user=user, job=job)

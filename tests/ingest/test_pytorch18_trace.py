@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 
 from profiler_app.core.models import Node, PartState, TrainingJob
+from profiler_app.reports.models import JobInsights
 from tests.ingest.helpers import upload, wait_parsed
 from tests.reports.test_insights_api import wait_insights
 from tests.traces.expected import DATA, expected, ns
@@ -45,6 +46,9 @@ def raw():
         "kernels": Counter(e["name"] for e in events if e["cat"] == "Kernel"),
         "steps": steps,
         "matched": matched,
+        "launches": sum(
+            1 for e in matched if runtime[e["args"]["correlation"]]["name"] in ENQUEUE_CALLS
+        ),
         "launches_in_window": len(launched_in_window),
         "bytes": bytes_by_op,
         "first_kernel": min(
@@ -67,7 +71,7 @@ def job(api, user, celery_worker_process):
 
 def test_it_reads_every_figure_of_a_pytorch_18_trace(api, job, raw):
     want = expected(TRACE)
-    kernels = api.get(f"/api/jobs/{job.id}/kernels/").json()
+    kernels = api.get(f"/api/jobs/{job.id}/kernels/").json()["kernels"]
     assert {k["name"]: k["count"] for k in kernels} == dict(want.kernel_count)
     assert {k["name"]: k["total_ns"] for k in kernels} == dict(want.kernel_total_ns)
     assert sum(raw["kernels"].values()) == 9456
@@ -87,6 +91,13 @@ def test_it_reads_every_figure_of_a_pytorch_18_trace(api, job, raw):
     assert copies == dict(raw["bytes"])
     assert copies["Memcpy HtoD"] == 115_607_040
 
+    analyses = api.get(f"/api/jobs/{job.id}/analyses/").json()
+    [findings] = analyses["launch_findings"]
+    assert findings["launches"] == raw["launches"]  # the whole trace, the job's window
+    # Switched to the complete steps, the insights are recomputed over them.
+    generation = JobInsights.objects.get(job=job).generation
+    api.patch(f"/api/jobs/{job.id}/", {"window": "complete_steps"}, format="json")
+    wait_insights(job, after_generation=generation)
     analyses = api.get(f"/api/jobs/{job.id}/analyses/").json()
     [findings] = analyses["launch_findings"]
     assert findings["launches"] == raw["launches_in_window"]

@@ -19,11 +19,11 @@ import pandas as pd
 import pytest
 
 from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
-from profiler_app.insights.analyses.events import GPU_OP_KINDS
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.traces import ingest_trace
 from tests.conftest import DATA_DIR
 from tests.insights.hta_reference import reference
+from tracefmt.kinds import GPU_OP_KINDS
 
 pytestmark = pytest.mark.slow
 

@@ -25,6 +25,7 @@ from profiler_app.insights.rules.overview import evaluate_overall_framework_metr
 from profiler_app.reports import summaries
 from profiler_app.reports.summaries import analyses_json
 from profiler_app.traces import ingest_trace
+from profiler_app.traces.window import WHOLE_TRACE
 from tests.conftest import DATA_DIR
 from tracefmt.kinds import SampleKind
 
@@ -127,7 +128,7 @@ def test_it_groups_every_operator_of_a_gpu_run_by_input_shape(parsed):
 
 
 def test_the_analyses_json_offers_the_by_shape_table_only_when_shapes_were_recorded(parsed):
-    with_shapes = analyses_json(analyze([parsed["h100_cnn_kineto.json.gz"]]))
+    with_shapes = analyses_json(analyze([parsed["h100_cnn_kineto.json.gz"]], window=WHOLE_TRACE))
     assert with_shapes["input_shapes_recorded"] is True
     by_name = {r["name"]: r["count"] for r in with_shapes["operators"]}
     backward = "aten::convolution_backward"  # one row per layer: each has its own shapes
@@ -176,12 +177,15 @@ def kernels_in_the_analysis_window(name: str) -> set[str]:
 
 def test_the_analyses_json_holds_every_operator_and_kernel(parsed):
     name = "gpu_training_rank0.pt.trace.json.gz"
-    body = analyses_json(analyze([parsed[name]]))
-    operators = reference_table(name)  # the operator table reads the whole trace
-    assert body["operators_total"] == len(body["operators"]) == len(operators) == 113
-    assert {r["name"] for r in body["operators"]} == set(operators["name"])
-    self_ns = [r["self_ns"] for r in body["operators"]]
+    whole = analyses_json(analyze([parsed[name]], window=WHOLE_TRACE))
+    operators = reference_table(name)  # the operators of the whole trace
+    assert whole["operators_total"] == len(whole["operators"]) == len(operators) == 113
+    assert {r["name"] for r in whole["operators"]} == set(operators["name"])
+    self_ns = [r["self_ns"] for r in whole["operators"]]
     assert self_ns == sorted(self_ns, reverse=True)
+    # Over the complete steps (the default), the last step's operators are left out too.
+    body = analyses_json(analyze([parsed[name]]))
+    assert body["operators_total"] < whole["operators_total"]
     kernels = kernels_in_the_analysis_window(name)
     assert body["kernels_total"] == len(body["kernels"]) == len(kernels)
     assert {r["name"] for r in body["kernels"]} == kernels
@@ -190,10 +194,11 @@ def test_the_analyses_json_holds_every_operator_and_kernel(parsed):
 def test_the_analyses_json_keeps_the_busiest_rows_past_its_cap(parsed, monkeypatch):
     monkeypatch.setattr(summaries, "MAX_TABLE_ROWS", 10)
     name = "gpu_training_rank0.pt.trace.json.gz"
-    body = analyses_json(analyze([parsed[name]]))
+    whole = analyses_json(analyze([parsed[name]], window=WHOLE_TRACE))
     operators = reference_table(name).sort_values("self_ns", ascending=False)
-    assert body["operators_total"] == len(operators) and len(body["operators"]) == 10
-    assert [r["self_ns"] for r in body["operators"]] == operators["self_ns"].head(10).tolist()
+    assert whole["operators_total"] == len(operators) and len(whole["operators"]) == 10
+    assert [r["self_ns"] for r in whole["operators"]] == operators["self_ns"].head(10).tolist()
+    body = analyses_json(analyze([parsed[name]]))
     assert body["kernels_total"] == len(kernels_in_the_analysis_window(name))
     assert len(body["kernels"]) == 10
 

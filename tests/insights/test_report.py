@@ -2,9 +2,6 @@
 
 import json
 import re
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
@@ -13,6 +10,7 @@ from profiler_app.insights.report import profiler_report, report_json, timeline_
 from profiler_app.insights.report_html import render_html
 from profiler_app.insights.rules.base import NONE_RECORDED, TimeRange
 from tests.insights.series import T0, job, series, steps
+from tests.purity import run_without_django
 
 NEEDS = f": {NONE_RECORDED}"  # synthetic collector jobs: samples, but not these
 
@@ -82,31 +80,13 @@ def test_it_refuses_an_unknown_override(bottlenecked_job):
 
 
 def test_it_imports_without_django():
-    """The insights package is pure: with Django made unimportable it still loads and runs."""
-    code = textwrap.dedent(
-        """
-        import importlib.abc, pathlib, sys, types
-
-        class NoDjango(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path, target=None):
-                if name.split(".")[0] in ("django", "rest_framework", "celery"):
-                    raise ImportError(f"{name} must not be imported")
-
-        sys.meta_path.insert(0, NoDjango())
-        # profiler_app/__init__.py starts the Celery app; load the subpackages without it.
-        package = types.ModuleType("profiler_app")
-        package.__path__ = [str(pathlib.Path("profiler_app").resolve())]
-        sys.modules["profiler_app"] = package
-        import profiler_app.insights.analyses
-        import profiler_app.insights.analyses.framework
-        import profiler_app.insights.report_html
-        from profiler_app.insights.frames import JobData
-        from profiler_app.insights.report import profiler_report
-        print(len(profiler_report(JobData.empty()).results))
-        """
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "10"
+    """The insights package is pure: with Django and Celery unimportable it loads and runs."""
+    code = """
+    import profiler_app.insights.analyses
+    import profiler_app.insights.analyses.framework
+    import profiler_app.insights.report_html
+    from profiler_app.insights.frames import JobData
+    from profiler_app.insights.report import profiler_report
+    print(len(profiler_report(JobData.empty()).results))
+    """
+    assert run_without_django(code) == "10"

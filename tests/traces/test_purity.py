@@ -1,27 +1,13 @@
-"""profiler_app.traces must import (and work) with Django absent."""
+"""profiler_app.traces must import (and work) with Django and Celery absent."""
 
-import subprocess
-import sys
-
-SCRIPT = """
-import sys
-
-class NoDjango:
-    def find_spec(self, name, path=None, target=None):
-        if name == "django" or name.startswith("django."):
-            raise ImportError("Django is blocked in this test")
-
-sys.meta_path.insert(0, NoDjango())
-import profiler_app.traces as traces
-from profiler_app.traces import ingest_trace
-assert not [m for m in sys.modules if m == "django" or m.startswith("django.")]
-print("pure")
-"""
+from tests.purity import run_without_django
 
 
-def test_it_imports_without_django():
-    done = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", SCRIPT], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "pure"
+def test_it_imports_without_django_or_celery():
+    code = """
+    import profiler_app.traces
+    import profiler_app.traces.kineto
+    from profiler_app.traces import ingest_trace
+    print("pure")
+    """
+    assert run_without_django(code) == "pure"

@@ -1,6 +1,6 @@
-import { keepPreviousData, type Query, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, type Query, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap } from "./client";
-import type { JobStatus, Page, TrainingJob } from "./types";
+import type { JobStatus, Page, TrainingJob, WindowKind } from "./types";
 
 export type JobListQuery = {
   search?: string;
@@ -49,5 +49,17 @@ export function useJobParts(id: number | undefined, page: number) {
       ),
     enabled: id !== undefined,
     placeholderData: keepPreviousData,
+  });
+}
+
+/** Switch the window every page of the job covers; every cached result of the job is stale. */
+export function useSetJobWindow(jobId: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (window: WindowKind) =>
+      unwrap(
+        await api.PATCH("/api/jobs/{id}/", { params: { path: { id: jobId } }, body: { window } }),
+      ),
+    onSuccess: () => void queryClient.invalidateQueries(),
   });
 }

@@ -86,6 +86,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/glossary/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What each figure the pages show means, and the windows they cover. */
+        get: operations["glossary_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health/": {
         parameters: {
             query?: never;
@@ -280,8 +297,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Per kernel name, all ranks combined unless ``rank`` or ``node`` narrows it. */
-        get: operations["jobs_kernels_list"];
+        /**
+         * @description Per GPU operation name (kernels, copies, sets) in the job's window, all ranks combined
+         *     unless ``rank`` or ``node`` narrows it; with the job's totals.
+         */
+        get: operations["jobs_kernels_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -610,6 +630,10 @@ export interface components {
             }[];
             /** @description rows of the whole kernel table */
             kernels_total: number;
+            /** @description The window these results cover */
+            window: components["schemas"]["Window"] | null;
+            /** @description The GPU figures of the kernel table (see /api/glossary/) */
+            totals: components["schemas"]["KernelTotals"] | null;
             /** @description HTA's kernel breakdown: the top num_kernels of each rank and type covering duration_ratio of its time, the rest as one "others" row */
             top_kernels?: {
                 [key: string]: unknown;
@@ -674,6 +698,8 @@ export interface components {
         };
         Cluster: {
             job: number;
+            window: components["schemas"]["Window"];
+            totals: components["schemas"]["GpuTotals"];
             step: number | null;
             steps: number[];
             steps_inferred: boolean;
@@ -735,6 +761,8 @@ export interface components {
         };
         Dashboard: {
             job: number;
+            window: components["schemas"]["Window"];
+            totals: components["schemas"]["GpuTotals"];
             partial: boolean;
             profile_ns: number;
             gpu_active: components["schemas"]["ActivePoints"];
@@ -847,6 +875,32 @@ export interface components {
             name: string;
             count: number;
         };
+        Glossary: {
+            figures: components["schemas"]["GlossaryFigure"][];
+            windows: components["schemas"]["GlossaryWindow"][];
+        };
+        GlossaryFigure: {
+            key: string;
+            label: string;
+            definition: string;
+        };
+        GlossaryWindow: {
+            window: string;
+            label: string;
+            definition: string;
+        };
+        /** @description The job's GPU figures in its window, with the synchronisations (not GPU operations). */
+        GpuTotals: {
+            kernel_runs: number;
+            kernel_ns: number;
+            gpu_op_runs: number;
+            gpu_op_ns: number;
+            compute_ns: number;
+            comm_ns: number;
+            memory_ns: number;
+            other_ns: number;
+            sync_ns: number;
+        };
         Health: {
             database: string;
             redis: string;
@@ -864,10 +918,18 @@ export interface components {
             temporal: {
                 [key: string]: unknown;
             }[];
+            /** @description The window these results cover */
+            window: components["schemas"]["Window"] | null;
+        };
+        JobKernels: {
+            window: components["schemas"]["Window"];
+            totals: components["schemas"]["GpuTotals"];
+            kernels: components["schemas"]["Kernel"][];
         };
         JobRef: {
             id: number;
             name: string;
+            window: components["schemas"]["Window"];
         };
         JobSummary: {
             job: number;
@@ -914,6 +976,17 @@ export interface components {
             total_count: number;
             empty_reason: string | null;
             top: components["schemas"]["KernelRow"][];
+        };
+        /** @description The GPU figures of a kernel table (see ``GET /api/glossary/``). */
+        KernelTotals: {
+            kernel_runs: number;
+            kernel_ns: number;
+            gpu_op_runs: number;
+            gpu_op_ns: number;
+            compute_ns: number;
+            comm_ns: number;
+            memory_ns: number;
+            other_ns: number;
         };
         /**
          * @description * `kineto` - PyTorch profiler trace (Chrome trace JSON)
@@ -1044,6 +1117,13 @@ export interface components {
             started_at?: string | null;
             /** Format: date-time */
             ended_at?: string | null;
+            /**
+             * @description The window every page of this job shows: the whole trace, or its complete steps (each trace without its last profiler step, which the profiler cuts short).
+             *
+             *     * `whole_trace` - whole trace
+             *     * `complete_steps` - complete steps
+             */
+            window?: components["schemas"]["TrainingJobWindowEnum"];
         };
         Precision: {
             empty_reason: string | null;
@@ -1305,6 +1385,13 @@ export interface components {
             readonly size_bytes: number;
             /** @description Parts with events the server did not recognise: the profile may be incomplete. */
             readonly read_warnings: components["schemas"]["ReadWarning"][];
+            /**
+             * @description The window every page of this job shows: the whole trace, or its complete steps (each trace without its last profiler step, which the profiler cuts short).
+             *
+             *     * `whole_trace` - whole trace
+             *     * `complete_steps` - complete steps
+             */
+            window?: components["schemas"]["TrainingJobWindowEnum"];
         };
         TrainingJobRequest: {
             name: string;
@@ -1319,7 +1406,20 @@ export interface components {
             started_at?: string | null;
             /** Format: date-time */
             ended_at?: string | null;
+            /**
+             * @description The window every page of this job shows: the whole trace, or its complete steps (each trace without its last profiler step, which the profiler cuts short).
+             *
+             *     * `whole_trace` - whole trace
+             *     * `complete_steps` - complete steps
+             */
+            window?: components["schemas"]["TrainingJobWindowEnum"];
         };
+        /**
+         * @description * `whole_trace` - whole trace
+         *     * `complete_steps` - complete steps
+         * @enum {string}
+         */
+        TrainingJobWindowEnum: "whole_trace" | "complete_steps";
         Upload: {
             /** Format: uuid */
             readonly id: string;
@@ -1359,6 +1459,21 @@ export interface components {
             empty_reason: string | null;
             series: components["schemas"]["NodeSeries"][];
         };
+        Window: {
+            window: components["schemas"]["WindowWindowEnum"];
+            /** @description How captions name it: "complete steps #1–#5 (5 of 6)" */
+            label: string;
+            steps_total: number;
+            steps_kept: number;
+            /** @description Whether some trace of the job has a last profiler step this window leaves out. */
+            last_step_dropped: boolean;
+        };
+        /**
+         * @description * `whole_trace` - whole_trace
+         *     * `complete_steps` - complete_steps
+         * @enum {string}
+         */
+        WindowWindowEnum: "whole_trace" | "complete_steps";
     };
     responses: never;
     parameters: never;
@@ -1695,6 +1810,51 @@ export interface operations {
                 };
             };
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    glossary_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Glossary"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2523,7 +2683,7 @@ export interface operations {
             };
         };
     };
-    jobs_kernels_list: {
+    jobs_kernels_retrieve: {
         parameters: {
             query?: {
                 /** @description Node name (e.g. algo-1) or id. */
@@ -2562,7 +2722,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Kernel"][];
+                    "application/json": components["schemas"]["JobKernels"];
                 };
             };
             400: {

@@ -12,3 +12,5 @@ export type LoadedProfile = Schemas["LoadedProfile"];
 export type AppSettings = Schemas["AppSettings"];
 export type AppSettingsRequest = Schemas["AppSettingsRequest"];
 export type Page<T> = { count: number; next?: string | null; previous?: string | null; results: T[] };
+export type JobWindow = Schemas["Window"];
+export type WindowKind = Schemas["TrainingJobWindowEnum"];

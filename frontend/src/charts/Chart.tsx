@@ -1,4 +1,5 @@
 import { type ComponentProps, lazy, Suspense } from "react";
+import "./Chart.css";
 
 // The charting library is most of the app's weight: it loads with the first chart drawn, so the
 // other pages and a dashboard's empty panels never wait for it.

@@ -1,6 +1,7 @@
 import { useMemo, useState } from "react";
 import { Chart } from "./Chart";
 import { type PieSlice, pieOption } from "./options";
+import "./PieChart.css";
 
 /** A slice with what its legend row shows beside the pie. */
 export type LegendSlice = PieSlice & {

@@ -1,3 +1,4 @@
+import { WindowNote } from "./JobWindow";
 import {
   type ColumnFiltersState,
   type ReactTable,
@@ -100,7 +101,10 @@ export function DataTable({ title, rows, columns, filterKey, defaultSort, total,
   const hidden = total !== undefined && total > rows.length;
   return (
     <section className={wide ? "card wide" : "card"} aria-label={title}>
-      <h3>{title}</h3>
+      <div className="window-heading">
+        <h3>{title}</h3>
+        <WindowNote />
+      </div>
       <div className="data-table-toolbar">
         {children}
         {filterKey && (

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { safeNext } from "./navigation";
+import { compareLink, safeNext } from "./navigation";
 
 describe("safeNext", () => {
   it("keeps paths inside the app", () => {
@@ -11,5 +11,11 @@ describe("safeNext", () => {
     expect(safeNext("https://evil.example/")).toBe("/profiles");
     expect(safeNext("/login?next=/x")).toBe("/profiles");
     expect(safeNext(null)).toBe("/profiles");
+  });
+});
+
+describe("compareLink", () => {
+  it("puts the baseline in a and the compared run in b", () => {
+    expect(compareLink(3, 12)).toBe("/compare?a=3&b=12");
   });
 });

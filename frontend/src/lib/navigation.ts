@@ -4,3 +4,8 @@ export function safeNext(next: string | null): string {
     ? next
     : "/profiles";
 }
+
+/** The shareable link of a comparison of job `b` against baseline `a` (read by the compare page). */
+export function compareLink(a: number, b: number): string {
+  return `/compare?${new URLSearchParams({ a: String(a), b: String(b) }).toString()}`;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  MIN_SPAN_NS, centreOn, clampView, covers, focusOn, formatDuration, levelFor, panBy, planRequest, pxToTime,
+  MIN_SPAN_NS, centreOn, clampView, covers, focusOn, levelFor, panBy, planRequest, pxToTime,
   rulerTicks, timeToPx, zoomAt,
 } from "./coords";
 
@@ -47,13 +47,6 @@ describe("ruler", () => {
     expect(fine.ticks.map((t) => t.label).slice(0, 2)).toEqual(["1234.5 µs", "1234.6 µs"]);
     const late = rulerTicks({ startNs: 100e9, endNs: 100e9 + 10_000 }, 1000, 90);
     expect(late.ticks[0]!.label).toBe("100.000000 s");
-  });
-
-  it("formats durations with three significant digits", () => {
-    expect(formatDuration(189_000)).toBe("189 µs");
-    expect(formatDuration(5_280)).toBe("5.28 µs");
-    expect(formatDuration(17_700_000)).toBe("17.7 ms");
-    expect(formatDuration(42)).toBe("42 ns");
   });
 });
 

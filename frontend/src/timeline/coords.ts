@@ -68,15 +68,6 @@ const UNITS = [
   { label: "ns", ns: 1 },
 ];
 
-/** "12.3 µs", "1.25 s", "850 ns": three significant digits in the unit that suits. */
-export function formatDuration(ns: number): string {
-  const magnitude = Math.abs(ns);
-  const unit = UNITS.find((u) => magnitude >= u.ns) ?? UNITS[UNITS.length - 1]!;
-  const value = ns / unit.ns;
-  const digits = Math.abs(value) >= 100 || unit.ns === 1 ? 0 : Math.abs(value) >= 10 ? 1 : 2;
-  return `${value.toFixed(digits)} ${unit.label}`;
-}
-
 export type Tick = { timeNs: number; px: number; label: string };
 
 /**

@@ -38,6 +38,7 @@ from profiler_app.insights.analyses.operators import (
     merge_input_shapes,
     operator_table_by_shape,
 )
+from profiler_app.traces.window import COMPLETE_STEPS, rows_in
 
 __all__ = [
     "ANALYSIS_PARAMETERS",
@@ -137,12 +138,12 @@ def analyze(
     traces: Iterable[RankTrace],
     params: Mapping[str, Any] | None = None,
     *,
-    complete_steps_only: bool = True,
+    window: str = COMPLETE_STEPS,
 ) -> TraceAnalyses:
     """Every analysis over the ranks, with ``params`` (group name -> parameter object, as
-    ``params_from_overrides`` makes them; defaults where absent). ``complete_steps_only``
-    leaves out each rank's last, usually truncated, profiler step (as HTA does); the operator
-    table always sees it all."""
+    ``params_from_overrides`` makes them; defaults where absent), over ``window``: the whole
+    trace, or its complete steps (each trace without its last, truncated, profiler step, as
+    HTA reads traces)."""
     chosen = params or {}
     launch = chosen.get("KernelLaunchStatistics", KernelLaunchStatisticsParams())
     idle_params = chosen.get("IdleTime", IdleTimeParams())
@@ -151,13 +152,14 @@ def analyze(
     runtime_cutoff_ns = launch.runtime_cutoff * 1000
     launch_delay_cutoff_ns = launch.launch_delay_cutoff * 1000
     ranks = list(traces)
-    gpu = [drop_last_step(t) for t in ranks] if complete_steps_only else ranks
+    rows_in(window)  # an unknown window is an error, not the whole trace
+    gpu = [drop_last_step(t) for t in ranks] if window == COMPLETE_STEPS else ranks
     idle, idle_intervals = idle_time_breakdown(gpu, consecutive_kernel_delay_ns)
     bandwidth = memory_bandwidth_series(gpu)
     queue = queue_length_series(gpu)
     launch_table = launches(gpu)
     launch_summary = summarize_launches(launch_table, runtime_cutoff_ns, launch_delay_cutoff_ns)
-    by_shape = operator_table_by_shape(ranks)
+    by_shape = operator_table_by_shape(gpu)
     kernels = kernel_stats(gpu)
     return TraceAnalyses(
         temporal=temporal_breakdown(gpu),

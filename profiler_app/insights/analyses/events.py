@@ -12,7 +12,6 @@ memcpy/memset, COMP = every other kernel except names that HTA refuses to call c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -22,11 +21,11 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.traces.timeline_read import TimelineReader
+from profiler_app.traces.window import step_cut
 from tracefmt.columns import EVENT_COLUMNS
-from tracefmt.kinds import EventKind
-from tracefmt.names import step_number
+from tracefmt.kinds import GPU_OP_KINDS, EventKind
+from tracefmt.names import COMM, COMP, MEM, OTHER, kernel_category, step_number
 
-GPU_OP_KINDS = (int(EventKind.KERNEL), int(EventKind.GPU_MEMCPY), int(EventKind.GPU_MEMSET))
 STEP_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
 # Host-side events that enqueue GPU work; they share a correlation id with the GPU op.
 LAUNCH_KINDS = (int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
@@ -49,15 +48,10 @@ ENQUEUE_CALLS = frozenset(
     }
 )
 
-COMP, COMM, MEM, OTHER = "COMP", "COMM", "MEM", "OTHER"
 # One bit per type, so a sweep over all of them tells which types run at each instant.
 TYPE_BITS = {COMP: 1, COMM: 2, MEM: 4, OTHER: 8}
 N_STATES = 1 << len(TYPE_BITS)
 
-_COMM_RE = re.compile(r"^nccl.*Kernel")
-_MEM_RE = re.compile(r"^(Memcpy|Memset|dma)")
-_NOT_COMP_RE = re.compile(r"^(nccl.*Kernel|.*Memcpy|Memset|.*Sync)")
-_STEP_RE = re.compile(r"ProfilerStep")
 # The event columns the analyses read; a store is read with these only.
 ANALYSIS_COLUMNS = [
     "kind",
@@ -98,6 +92,15 @@ class RankTrace:
                 dtype, absent = EVENT_COLUMNS[column]
                 events[column] = np.full(len(events), absent, dtype=dtype)
         return cls(rank, events[ANALYSIS_COLUMNS], reader.strings, ((part_id, len(events)),))
+
+    def part_rows(self) -> list[tuple[int, int]]:
+        """[first, stop) positions in ``events`` of each part's events (one part when none are
+        known). The index labels count the parts' rows, so this holds for a filtered trace."""
+        if not self.parts:
+            return [(0, len(self.events))]
+        label_stops = np.cumsum([rows for _, rows in self.parts])
+        stops = np.searchsorted(self.events.index.to_numpy(), label_stops).tolist()
+        return list(zip([0, *stops[:-1]], stops, strict=True))
 
     def event_ref(self, position: int) -> str:
         """ "<part id>:@<store row>" of the event at ``position`` (an index label of
@@ -199,21 +202,12 @@ class RankTrace:
 
 
 def classify(names: np.ndarray, name_ids: np.ndarray, kinds: np.ndarray) -> np.ndarray:
-    """Kernel type of each GPU op (regexes run once per distinct name, not per event)."""
+    """Kernel type of each GPU op (``tracefmt.names.kernel_category``, run once per distinct
+    name); copies and sets are MEM whatever their name."""
     unique, inverse = np.unique(name_ids, return_inverse=True)
-    per_name = np.array([_type_of(str(names[i])) for i in unique], dtype=object)
+    per_name = np.array([kernel_category(str(names[i])) for i in unique], dtype=object)
     types = per_name[inverse.reshape(-1)] if len(unique) else np.array([], dtype=object)
     return np.where(kinds == EventKind.KERNEL, types, MEM)
-
-
-def _type_of(name: str) -> str:
-    if _COMM_RE.match(name):
-        return COMM
-    if _MEM_RE.match(name):
-        return MEM
-    if not _NOT_COMP_RE.match(name):
-        return COMP
-    return OTHER
 
 
 def merge_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -228,24 +222,21 @@ def merge_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def drop_last_step(trace: RankTrace) -> RankTrace:
-    """The trace without its last profiler step, as Holistic Trace Analysis reads traces.
-
-    The profiler stops in the middle of its last ``ProfilerStep``, so that step's GPU work is
-    partly missing. Host events from the start of the last step on are dropped, and so is every
-    GPU op whose launch was dropped (or is absent). A trace with fewer than two steps is kept.
-    """
+    """The trace in the complete-steps window (``traces.window``): each of its parts without
+    its last profiler step, as Holistic Trace Analysis reads each trace file."""
     events = trace.events
-    name_ids = events["name"].to_numpy()
-    present = np.unique(name_ids)
-    step_ids = present[[bool(_STEP_RE.search(str(trace.names[i]))) for i in present]]
-    if len(step_ids) < 2:
+    kind = events["kind"].to_numpy()
+    name = events["name"].to_numpy()
+    start = events["start_ns"].to_numpy()
+    correlation = events["correlation"].to_numpy()
+    keep = np.ones(len(events), dtype=bool)
+    for first, stop in trace.part_rows():
+        rows = slice(first, stop)
+        cut = step_cut(kind[rows], name[rows], trace.names, start[rows], correlation[rows])
+        if cut is not None:
+            keep[rows] = cut.keeps(kind[rows], start[rows], correlation[rows])
+    if keep.all():
         return trace
-    gpu = events["kind"].isin(GPU_OP_KINDS).to_numpy() & (events["correlation"] >= 0).to_numpy()
-    steps = ~gpu & np.isin(name_ids, step_ids)
-    last_start = events["start_ns"].to_numpy()[steps].max()
-    host = ~gpu & (events["start_ns"] < last_start).to_numpy()
-    launched = events["correlation"].to_numpy()[host]
-    keep = host | (gpu & np.isin(events["correlation"].to_numpy(), launched[launched >= 0]))
     return replace(trace, events=rows_where(events, keep))
 
 

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.insights import frames
-from profiler_app.insights.analyses.events import GPU_OP_KINDS, RankTrace, rows_where
+from profiler_app.insights.analyses.events import RankTrace, rows_where
 from profiler_app.insights.analyses.operators import nesting
-from tracefmt.kinds import SAMPLE_KIND_NAMES, EventKind
+from tracefmt.kinds import GPU_OP_KINDS, SAMPLE_KIND_NAMES, EventKind
 
 _STEP_NAME = re.compile(r"(?:ProfilerStep#|step[_#: ]?)(\d+)$", re.IGNORECASE)
 # First match wins: "DistributedDataParallel.forward" is forward, "Optimizer.zero_grad#..." is

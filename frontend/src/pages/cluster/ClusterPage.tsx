@@ -4,14 +4,14 @@ import { type Cluster, type CollectiveRank, type RankRow, useCluster } from "../
 import type { TrainingJob } from "../../api/types";
 import { Chart } from "../../charts/Chart";
 import { ErrorAlert, Loading } from "../../components/Feedback";
+import { WindowSwitch } from "../../components/JobWindow";
+import { WindowCaption } from "../../lib/window";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
-import { formatBytes } from "../../lib/format";
-import { Panel } from "../dashboard/Panel";
-import { formatCount, formatDuration, formatPercent, plural } from "../dashboard/units";
+import { Panel } from "../../components/Panel";
+import { SlowBanner } from "../../components/SlowBanner";
+import { formatBytes, formatCount, formatDuration, formatPercent, plural } from "../../lib/format";
 import { byWait, collectiveHeatmapOption, formatBandwidth, type RankSortKey, type Sort, sortRanks,
   stepBarOption, timelineLink } from "./clusterView";
-import { SlowBanner } from "./SlowBanner";
-import "../dashboard/dashboard.css";
 import "./cluster.css";
 
 export function ClusterPage() {
@@ -32,7 +32,7 @@ function JobCluster({ job }: { job: TrainingJob }) {
     setParams(value === "" ? {} : { step: value }, { replace: true });
   return (
     <>
-      <div className="dashboard-heading">
+      <div className="cluster-heading">
         <h2 className="job-heading">{job.name}</h2>
         <label className="cluster-step">
           Step{" "}
@@ -42,9 +42,14 @@ function JobCluster({ job }: { job: TrainingJob }) {
           </select>
         </label>
       </div>
+      <WindowSwitch job={job} window={cluster.data?.window} />
       {cluster.isError && <ErrorAlert error={cluster.error} />}
       {cluster.isPending && <Loading what="the cluster view" />}
-      {cluster.data && <ClusterPanels data={cluster.data} jobId={job.id} />}
+      {cluster.data && (
+        <WindowCaption.Provider value={cluster.data.window.label}>
+          <ClusterPanels data={cluster.data} jobId={job.id} />
+        </WindowCaption.Provider>
+      )}
     </>
   );
 }
@@ -61,7 +66,7 @@ function ClusterPanels({ data, jobId }: { data: Cluster; jobId: number }) {
           one inferred step spanning its GPU work.
         </p>
       )}
-      <div className="dashboard-grid cluster-grid">
+      <div className="panel-grid cluster-grid">
         <Panel title="Step time per rank" size="wide"
           emptyReason={data.ranks.length ? null : "no steps with GPU work in this profile"}
           note={<>Per rank and {data.step === null ? "averaged over steps" : `step ${data.step}`}: the

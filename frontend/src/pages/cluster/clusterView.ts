@@ -2,7 +2,7 @@
 import type { ChartOption } from "../../charts/echarts";
 import { escapeHtml } from "../../charts/options";
 import type { CollectiveRank, RankRow } from "../../api/cluster";
-import { formatDuration } from "../dashboard/units";
+import { formatDuration } from "../../lib/format";
 
 export type RankSortKey = "rank" | "node" | "dur_ns" | "gap_ns" | "compute_ns" | "tail_ns" | "comm_ns"
   | "sync_wait_ns" | "overlap_pct";

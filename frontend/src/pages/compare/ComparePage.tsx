@@ -3,11 +3,10 @@ import { useSearchParams } from "react-router";
 import { type Comparison, type DiffSection, useComparison } from "../../api/cluster";
 import { useJobs } from "../../api/jobs";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
-import { Panel } from "../dashboard/Panel";
-import { formatCount, formatDuration } from "../dashboard/units";
+import { Panel } from "../../components/Panel";
+import { formatCount, formatDuration } from "../../lib/format";
 import { metricLabel, readPair, signedDuration } from "./compareView";
-import "../dashboard/dashboard.css";
-import "../cluster/cluster.css";
+import "./compare.css";
 
 export function ComparePage() {
   const [params, setParams] = useSearchParams();
@@ -64,9 +63,12 @@ function ComparisonPanels({ data }: { data: Comparison }) {
     ]),
   ];
   return (
-    <div className="dashboard-grid cluster-grid">
-      <Panel title={`${data.a.name} → ${data.b.name}`} size="wide">
-        <table className="table cluster-table" aria-label="Metrics side by side">
+    <div className="panel-grid compare-grid">
+      <Panel title={`${data.a.name} → ${data.b.name}`} size="wide"
+        note={`A: ${data.a.window.label}; B: ${data.b.window.label}.${
+          data.a.window.window === data.b.window.window ? "" : " The two jobs show different windows: switch one on its Dashboard to compare like with like."
+        }`}>
+        <table className="table compare-table" aria-label="Metrics side by side">
           <thead><tr><th>Metric</th><th>A: {data.a.name}</th><th>B: {data.b.name}</th><th>B − A</th></tr></thead>
           <tbody>
             {data.metrics.map((m) => {
@@ -91,7 +93,7 @@ function ComparisonPanels({ data }: { data: Comparison }) {
       <DiffPanel title="Annotations" section={data.annotations} />
       <Panel title="Per rank" size="wide"
         emptyReason={data.ranks.length ? null : "the two jobs have no ranks with steps in common"}>
-        <table className="table cluster-table" aria-label="Per rank">
+        <table className="table compare-table" aria-label="Per rank">
           <thead><tr><th>Rank</th><th>Step A</th><th>Step B</th><th>Gap A</th><th>Gap B</th>
             <th>Fwd + bwd A</th><th>Fwd + bwd B</th><th>Tail A</th><th>Tail B</th></tr></thead>
           <tbody>
@@ -121,7 +123,7 @@ function DiffPanel({ title, section }: { title: string; section: DiffSection }) 
         {formatCount(section.changed)} changed in time; total change {signedDuration(section.total_delta_ns)}.
         Sorted by the size of the time change.</>}>
       <div className="table-wrap">
-        <table className="table cluster-table" aria-label={`${title} diff`}>
+        <table className="table compare-table" aria-label={`${title} diff`}>
           <thead><tr><th>Name</th><th>Change</th><th>Calls A</th><th>Calls B</th><th>Time A</th><th>Time B</th>
             <th>B − A</th></tr></thead>
           <tbody>

@@ -1,4 +1,4 @@
-import { formatDuration } from "../dashboard/units";
+import { formatDuration } from "../../lib/format";
 
 const ID = /^\d+$/;
 
@@ -11,10 +11,6 @@ export function readPair(params: URLSearchParams): { a: number | null; b: number
   return { a: read("a"), b: read("b") };
 }
 
-export function compareLink(a: number, b: number): string {
-  return `/compare?${new URLSearchParams({ a: String(a), b: String(b) }).toString()}`;
-}
-
 /** "+1.5 ms", "−20 µs", "0 ns". */
 export function signedDuration(ns: number): string {
   if (ns === 0) return "0 ns";
@@ -25,12 +21,12 @@ const LABELS: Record<string, string> = {
   ranks: "Ranks",
   events: "Events",
   profile_ns: "Profile span",
-  kernel_ns: "GPU kernel time",
-  kernel_count: "GPU kernel runs",
-  compute_kernel_ns: "Computation kernel time",
-  comm_kernel_ns: "Communication kernel time",
-  memcpy_ns: "Memory copy time",
-  memset_ns: "Memory set time",
+  kernel_runs: "Kernel runs",
+  kernel_ns: "Kernel time",
+  gpu_op_runs: "GPU operations (kernels, copies, sets)",
+  compute_ns: "Computation kernel time",
+  comm_ns: "Communication kernel time",
+  memory_ns: "Memory copy and set time",
   sync_ns: "Synchronisation time",
   step_mean_ns: "Mean step time",
 };

@@ -7,8 +7,8 @@ import {
   useDeleteHistogram,
 } from "../../api/dashboard";
 import { ErrorAlert, Loading } from "../../components/Feedback";
+import { Panel } from "../../components/Panel";
 import { DurationHistogram } from "./DurationHistogram";
-import { Panel } from "./Panel";
 
 type Props = { jobId: number; annotationNames: readonly string[] };
 

@@ -3,14 +3,16 @@ import { type Dashboard, dashboardKey, useDashboard } from "../../api/dashboard"
 import type { TrainingJob } from "../../api/types";
 import { PartialBadge, StatusBadge } from "../../components/Badges";
 import { ErrorAlert, Loading } from "../../components/Feedback";
+import { WindowSwitch } from "../../components/JobWindow";
+import { WindowCaption } from "../../lib/window";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { ReadWarnings } from "../../components/ReadWarnings";
+import { formatSeconds, plural } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
 import { CustomHistograms } from "./CustomHistograms";
 import { GpuActivityPanel, MemoryOpsPanel, PrecisionPanel, StepTimePanel } from "./DistributionPanels";
 import { KernelCountPanels, KernelTimePanels } from "./KernelPanels";
 import { ActiveTimePanel, UtilizationPanel } from "./UtilizationPanels";
-import { formatSeconds, plural } from "./units";
 import "./dashboard.css";
 
 export function DashboardPage() {
@@ -40,23 +42,28 @@ function JobDashboard({ job }: { job: TrainingJob }) {
           {dashboard.isFetching ? "Refreshing…" : "Refresh"}
         </button>
       </div>
+      <WindowSwitch job={job} window={dashboard.data?.window} />
       <ReadWarnings warnings={job.read_warnings} />
       {dashboard.isError && <ErrorAlert error={dashboard.error} />}
       {dashboard.isPending && <Loading what="the dashboard" />}
-      {dashboard.data && <Panels data={dashboard.data} />}
+      {dashboard.data && (
+        <WindowCaption.Provider value={dashboard.data.window.label}>
+          <Panels data={dashboard.data} />
+        </WindowCaption.Provider>
+      )}
     </>
   );
 }
 
 function profileSummary(data: Dashboard, job: TrainingJob): string {
   const nodes = plural(job.nodes.length, "node");
-  return `Profile span ${formatSeconds(data.profile_ns)} · ${nodes} · ${plural(data.kernel_time.total_count, "kernel run")}`;
+  return `Profile span ${formatSeconds(data.profile_ns)} · ${nodes} · ${plural(data.totals.kernel_runs, "kernel run")}`;
 }
 
 function Panels({ data }: { data: Dashboard }) {
   const profileNs = data.profile_ns;
   return (
-    <div className="dashboard-grid">
+    <div className="panel-grid">
       <ActiveTimePanel device="GPU" share={data.gpu_active} />
       <UtilizationPanel device="GPU" utilization={data.gpu_utilization} />
       <ActiveTimePanel device="CPU" share={data.cpu_active} />

@@ -2,8 +2,8 @@ import { useMemo } from "react";
 import type { Dashboard } from "../../api/dashboard";
 import { PieChart } from "../../charts/PieChart";
 import type { LegendSlice } from "../../charts/PieChart";
+import { Panel } from "../../components/Panel";
 import { DurationHistogram } from "./DurationHistogram";
-import { Panel } from "./Panel";
 import { activitySlices, memoryOpSlices, precisionSlices } from "./slices";
 
 export function StepTimePanel({ steps }: { steps: Dashboard["steps"] }) {

@@ -1,8 +1,8 @@
 import { useMemo } from "react";
 import { Chart } from "../../charts/Chart";
 import { histogramOption } from "../../charts/options";
+import { formatDuration, plural } from "../../lib/format";
 import { durationBars, summarize } from "./histogram";
-import { formatDuration, plural } from "./units";
 
 type Props = {
   durationsNs: readonly number[];

@@ -1,10 +1,10 @@
 import { useId, useMemo, useState } from "react";
 import type { KernelTop } from "../../api/dashboard";
 import { PieChart } from "../../charts/PieChart";
-import { Panel } from "./Panel";
+import { Panel } from "../../components/Panel";
+import { formatCount, formatSeconds } from "../../lib/format";
 import { kernelCountSlices, kernelTimeSlices } from "./slices";
 import { DEFAULT_K, MAX_K, parseK } from "./topk";
-import { formatCount, formatSeconds } from "./units";
 
 /** The fixed count of the "top 15" panels, as the product describes them. */
 const TOP = 15;

@@ -3,7 +3,7 @@ import type { ActiveShare, Utilization } from "../../api/dashboard";
 import { Chart } from "../../charts/Chart";
 import { lineOption } from "../../charts/options";
 import { PieChart } from "../../charts/PieChart";
-import { Panel } from "./Panel";
+import { Panel } from "../../components/Panel";
 import { activeSlices, utilizationLines } from "./slices";
 
 type Device = "GPU" | "CPU";

@@ -18,6 +18,24 @@ const kernels = [
 export function makeDashboard(overrides: Partial<Dashboard> = {}): Dashboard {
   return {
     job: 7,
+    window: {
+      window: "complete_steps",
+      label: "complete steps #101–#105 (5 of 6)",
+      steps_total: 6,
+      steps_kept: 5,
+      last_step_dropped: true,
+    },
+    totals: {
+      kernel_runs: 4350,
+      kernel_ns: 250_000_000,
+      gpu_op_runs: 6095,
+      gpu_op_ns: 291_000_000,
+      compute_ns: 240_000_000,
+      comm_ns: 0,
+      memory_ns: 41_000_000,
+      other_ns: 10_000_000,
+      sync_ns: 0,
+    },
     partial: false,
     profile_ns: 578_888_534,
     gpu_active: { source: "kernel_busy", active_points: 812, idle_points: 188, empty_reason: null },

@@ -1,6 +1,6 @@
 /** Histogram binning and summary statistics of durations (integer nanoseconds). */
 import type { Bar } from "../../charts/options";
-import { type DurationUnit, formatDuration, formatPercent, plural, unitFor } from "./units";
+import { type DurationUnit, formatDuration, formatPercent, plural, unitFor } from "../../lib/format";
 
 export type Bin = {
   startNs: number;

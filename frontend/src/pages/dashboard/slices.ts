@@ -6,10 +6,9 @@ import type { ActiveShare, KernelTop, KindRow, PrecisionRow, Utilization } from 
 import { ACTIVE_COLOR, OTHER_COLOR, paletteColor } from "../../charts/palette";
 import type { LineSeries } from "../../charts/options";
 import type { LegendSlice } from "../../charts/PieChart";
-import { formatBytes } from "../../lib/format";
+import { formatBytes, formatCount, formatPercent, formatSeconds, formatSecondsWithUnit, plural } from "../../lib/format";
 import { shortKernelName } from "./kernelNames";
 import { topKWithOther } from "./topk";
-import { formatCount, formatPercent, formatSeconds, formatSecondsWithUnit, plural } from "./units";
 
 /** "Active"/"Idle" data points of a utilisation metric: active means utilisation above 0%. */
 export function activeSlices(share: ActiveShare, device: "GPU" | "CPU"): LegendSlice[] {

@@ -4,8 +4,8 @@ import { Chart } from "../../charts/Chart";
 import { PieChart } from "../../charts/PieChart";
 import { lineOption } from "../../charts/options";
 import { type DataColumn, DataTable } from "../../components/DataTable";
-import { formatBytes } from "../../lib/format";
-import { formatDuration } from "../dashboard/units";
+import { WindowNote } from "../../components/JobWindow";
+import { formatBytes, formatDuration } from "../../lib/format";
 import type { LineSeries } from "../../charts/options";
 import { RANK, bandwidthLines, num, queueLines, relativeToFirstPoint, temporalSlices, withRank } from "./analysesView";
 
@@ -17,7 +17,10 @@ export function AnalysesSection({ analyses }: { analyses: Analyses }) {
   return (
     <div className="insights-analyses">
       <section className="card">
-        <h3>Temporal breakdown (GPU time per rank)</h3>
+        <div className="window-heading">
+          <h3>Temporal breakdown (GPU time per rank)</h3>
+          <WindowNote />
+        </div>
         <div className="analyses-pies">
           {analyses.temporal.slice(0, 4).map((row) => (
             <div key={num(row, "rank")}>
@@ -95,7 +98,10 @@ function TimeSeries({ title, label, series, formatY }: { title: string; label: s
   if (series.length === 0) return null;
   return (
     <section className="card">
-      <h3>{title}</h3>
+      <div className="window-heading">
+        <h3>{title}</h3>
+        <WindowNote />
+      </div>
       <Chart option={option} height={220} label={label} />
     </section>
   );

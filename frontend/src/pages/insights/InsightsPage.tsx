@@ -4,8 +4,10 @@ import { isComputing, reportUrl, useAnalyses, useInsights, useRuleParameters } f
 import type { TrainingJob } from "../../api/types";
 import { StatusBadge } from "../../components/Badges";
 import { ErrorAlert, Loading } from "../../components/Feedback";
+import { WindowSwitch } from "../../components/JobWindow";
+import { WindowCaption } from "../../lib/window";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
-import { SlowBanner } from "../cluster/SlowBanner";
+import { SlowBanner } from "../../components/SlowBanner";
 import { AnalysesSection } from "./AnalysesSection";
 import { ParametersForms } from "./ParametersForm";
 import { RuleCard } from "./RuleCard";
@@ -44,6 +46,7 @@ function JobInsights({ job }: { job: TrainingJob }) {
           Download report
         </a>
       </div>
+      <WindowSwitch job={job} window={data?.window} />
       {insights.isError && <ErrorAlert error={insights.error} />}
       {insights.isPending && <Loading what="the insights" />}
       {data?.status === "no_data" && <p className="muted">This job has no parsed profile data yet.</p>}
@@ -59,9 +62,9 @@ function JobInsights({ job }: { job: TrainingJob }) {
         <div className="insights-rules" aria-label="Recommendations">
           <h2>Recommendations from the trace</h2>
           <p className="muted">
-            Read from the profiled steps (complete steps only): data loading, synchronisation, launch
-            overhead, tensor cores, copies to the GPU and communication. Each place links to the
-            timeline.
+            Read from the trace ({data.window?.label ?? "the job's window"}): data loading,
+            synchronisation, launch overhead, tensor cores, copies to the GPU and communication.
+            Each place links to the timeline.
           </p>
           {data.report.recommendations.map((rule) => <RuleCard key={rule.rule} rule={rule} />)}
         </div>
@@ -75,7 +78,11 @@ function JobInsights({ job }: { job: TrainingJob }) {
       {parameters.data && <ParametersForms jobId={job.id} parameters={parameters.data} />}
       <h2>Trace analyses</h2>
       {analyses.isError && <ErrorAlert error={analyses.error} />}
-      {analyses.data && <AnalysesSection analyses={analyses.data} />}
+      {analyses.data && (
+        <WindowCaption.Provider value={analyses.data.window?.label ?? null}>
+          <AnalysesSection analyses={analyses.data} />
+        </WindowCaption.Provider>
+      )}
     </>
   );
 }

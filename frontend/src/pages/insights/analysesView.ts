@@ -3,7 +3,7 @@ import type { LegendSlice } from "../../charts/PieChart";
 import type { LineSeries } from "../../charts/options";
 import type { DataColumn } from "../../components/DataTable";
 import { paletteColor } from "../../charts/palette";
-import { formatDuration } from "../dashboard/units";
+import { formatDuration } from "../../lib/format";
 
 export type Row = Record<string, unknown>;
 

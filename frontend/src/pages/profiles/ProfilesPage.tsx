@@ -5,7 +5,7 @@ import { jobsKey, useJobs } from "../../api/jobs";
 import { loadedProfileKey, useLoadedJob, useLoadProfile, useUnloadProfile } from "../../api/loadedProfile";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
 import { Pagination } from "../../components/Pagination";
-import { compareLink } from "../compare/compareView";
+import { compareLink } from "../../lib/navigation";
 import { DemoOffer } from "./DemoOffer";
 import { JobFilters } from "./JobFilters";
 import { LoadedProfileSection } from "./LoadedProfileSection";

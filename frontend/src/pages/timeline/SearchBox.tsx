@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { useTimelineSearch } from "../../api/timeline";
-import { formatDuration, offsetOf } from "./format";
+import { formatDuration } from "../../lib/format";
+import { offsetOf } from "./format";
 
 export type SearchPick = { id: string; track: string; startNs: string; durNs: number };
 

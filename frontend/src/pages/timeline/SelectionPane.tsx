@@ -1,8 +1,9 @@
 import { useState } from "react";
 import type { EventDetails, TimelineEvent } from "../../api/timeline";
 import { ErrorAlert, Loading } from "../../components/Feedback";
+import { formatDuration } from "../../lib/format";
 import type { ViewportData } from "../../timeline/model";
-import { formatDims, formatDuration, formatOffset, offsetOf } from "./format";
+import { formatDims, formatOffset, offsetOf } from "./format";
 
 export type Connection = { part: number; launch: number; run: number; runStartNs: number; runDurNs: number; launchStartNs: number };
 

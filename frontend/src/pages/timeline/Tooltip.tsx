@@ -1,8 +1,9 @@
 import { useEffect, useState } from "react";
 import { useTimelineEvent } from "../../api/timeline";
+import { formatDuration } from "../../lib/format";
 import type { Hit } from "../../timeline/layout";
 import { eventId, kindName } from "../../timeline/model";
-import { formatDims, formatDuration, formatOffset } from "./format";
+import { formatDims, formatOffset } from "./format";
 
 type Props = { jobId: number; hit: Hit; clientX: number; clientY: number };
 

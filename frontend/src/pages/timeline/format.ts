@@ -1,5 +1,4 @@
 /** Text for timeline values: offsets from the job's start and event fields. */
-import { formatDuration } from "../../timeline/coords";
 import { nsBetween } from "../../timeline/model";
 
 /** A time as an offset from the job's origin, to the nanosecond: "1,204.512345 ms". */
@@ -10,8 +9,6 @@ export function formatOffset(ns: number): string {
 export function offsetOf(originNs: string, absoluteNs: string): string {
   return formatOffset(nsBetween(originNs, absoluteNs));
 }
-
-export { formatDuration };
 
 export function formatDims(dims: number[] | undefined): string {
   return dims ? `(${dims.join(", ")})` : "—";

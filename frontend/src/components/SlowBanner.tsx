@@ -1,5 +1,6 @@
-import type { Cluster } from "../../api/cluster";
-import { formatDuration } from "../dashboard/units";
+import type { Cluster } from "../api/cluster";
+import { formatDuration } from "../lib/format";
+import "./SlowBanner.css";
 
 /** The ranks and nodes flagged as slow, with the rule that flags them (cluster and insights pages). */
 export function SlowBanner({ data }: { data: Cluster }) {
@@ -7,10 +8,10 @@ export function SlowBanner({ data }: { data: Cluster }) {
     `${data.rule.mad_zero_ratio}× the median when most values are equal; never under ` +
     `${Math.round(100 * data.rule.min_excess)}% above the median; at least three ranks or nodes.`;
   if (!data.slow.length) {
-    return <p className="alert alert-info cluster-slow" title={rule}>No slow rank or node found ({rule})</p>;
+    return <p className="alert alert-info slow-banner" title={rule}>No slow rank or node found ({rule})</p>;
   }
   return (
-    <div className="alert alert-warning cluster-slow" role="alert">
+    <div className="alert alert-warning slow-banner" role="alert">
       <strong>Slow {data.slow.some((f) => f.scope === "node") ? "ranks and nodes" : "ranks"}:</strong>
       <ul>
         {data.slow.map((f) => (

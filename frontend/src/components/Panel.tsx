@@ -1,4 +1,6 @@
 import { type ReactNode, useId } from "react";
+import { WindowNote } from "./JobWindow";
+import "./Panel.css";
 
 type Props = {
   title: string;
@@ -19,6 +21,7 @@ export function Panel({ title, note, actions, emptyReason, size = "normal", chil
     <section className={`card panel panel-${size}`} aria-labelledby={headingId}>
       <div className="panel-header">
         <h3 id={headingId}>{title}</h3>
+        <WindowNote />
         {actions && <div className="panel-actions">{actions}</div>}
       </div>
       {note && <p className="panel-note">{note}</p>}

@@ -1,0 +1,18 @@
+import { createContext, useContext } from "react";
+import type { JobWindow } from "../api/types";
+
+/** The window of the results inside (its caption), stated beside each panel's title. */
+export const WindowCaption = createContext<string | null>(null);
+
+export function useWindowCaption(): string | null {
+  return useContext(WindowCaption);
+}
+
+/** "Showing complete steps #1–#5 (5 of 6)." */
+export function windowSentence(window: JobWindow): string {
+  const steps =
+    window.window === "whole_trace" && window.steps_total > 0
+      ? ` (${window.steps_total} step${window.steps_total === 1 ? "" : "s"})`
+      : "";
+  return `Showing ${window.label}${steps}.`;
+}

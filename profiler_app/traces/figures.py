@@ -1,0 +1,30 @@
+"""Which kernel types make up each GPU figure (pure: the ingest's aggregates and the analyses'
+kernel table both count through it, so they cannot define a figure two ways)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tracefmt.names import COMM, COMP, MEM, OTHER
+
+# Kernels are every GPU op but copies and sets.
+KERNEL_TYPES = (COMP, COMM, OTHER)
+
+
+def gpu_figures(runs: Mapping[str, int], ns: Mapping[str, int]) -> dict[str, int]:
+    """Kernel runs, GPU operations and the times per type, from runs and nanoseconds per kernel
+    type (COMP, COMM, MEM, OTHER; a type absent counts 0)."""
+
+    def total(values: Mapping[str, int], *types: str) -> int:
+        return sum(int(values.get(t, 0)) for t in types)
+
+    return {
+        "kernel_runs": total(runs, *KERNEL_TYPES),
+        "kernel_ns": total(ns, *KERNEL_TYPES),
+        "gpu_op_runs": total(runs, *KERNEL_TYPES, MEM),
+        "gpu_op_ns": total(ns, *KERNEL_TYPES, MEM),
+        "compute_ns": total(ns, COMP),
+        "comm_ns": total(ns, COMM),
+        "memory_ns": total(ns, MEM),
+        "other_ns": total(ns, OTHER),
+    }

@@ -1,0 +1,97 @@
+"""The two windows every figure is shown over: the whole trace, or its complete steps.
+
+The profiler stops in the middle of its last ``ProfilerStep``, so that step's GPU work is partly
+missing; Holistic Trace Analysis leaves it out. "Complete steps" is each trace (each part of a
+job) without its last profiler step: host events from the start of the last step on are left
+out, and so is every GPU op whose launch was (or whose launch is not in the trace). A trace with
+fewer than two profiler steps is the same in both windows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from tracefmt.kinds import GPU_OP_KINDS
+
+WHOLE_TRACE = "whole_trace"
+COMPLETE_STEPS = "complete_steps"
+WINDOWS = (WHOLE_TRACE, COMPLETE_STEPS)
+WINDOW_LABELS = {WHOLE_TRACE: "whole trace", COMPLETE_STEPS: "complete steps"}
+
+# Each aggregate row says, as bits, which windows it counts in.
+IN_WHOLE_TRACE = 1
+IN_COMPLETE_STEPS = 2
+IN_BOTH = IN_WHOLE_TRACE | IN_COMPLETE_STEPS
+ROWS_IN = {WHOLE_TRACE: (IN_WHOLE_TRACE, IN_BOTH), COMPLETE_STEPS: (IN_COMPLETE_STEPS, IN_BOTH)}
+
+# Names of the profiler's step annotations (any kind: Kineto also projects them onto the GPU).
+PROFILER_STEP_RE = re.compile(r"ProfilerStep")
+_IS_GPU_OP = np.zeros(256, dtype=bool)
+_IS_GPU_OP[list(GPU_OP_KINDS)] = True
+
+
+@dataclass(frozen=True)
+class StepCut:
+    """Where a trace's complete steps end: its last profiler step's start, and the correlation
+    ids of the launches made before it (sorted)."""
+
+    last_step_start_ns: int
+    launched: np.ndarray
+
+    def keeps(self, kind: np.ndarray, start_ns: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+        """Which events are in the complete steps."""
+        return np.where(
+            _launched_gpu_op(kind, correlation),
+            _member(correlation, self.launched),
+            start_ns < self.last_step_start_ns,
+        )
+
+    def before(self, start_ns: np.ndarray) -> np.ndarray:
+        """Which time-stamped rows (steps, annotations, samples) are in the complete steps."""
+        return np.asarray(start_ns) < self.last_step_start_ns
+
+
+def step_cut(
+    kind: np.ndarray,
+    name: np.ndarray,
+    names: np.ndarray,
+    start_ns: np.ndarray,
+    correlation: np.ndarray,
+) -> StepCut | None:
+    """The cut of one trace's events (``name`` ids into ``names``); None with fewer than two
+    profiler steps (the trace is then whole in both windows)."""
+    present = np.unique(name)
+    present = present[present >= 0]
+    step_ids = present[[bool(PROFILER_STEP_RE.search(str(names[i]))) for i in present]]
+    if len(step_ids) < 2:
+        return None
+    launched_gpu_op = _launched_gpu_op(kind, correlation)
+    is_step = ~launched_gpu_op & np.isin(name, step_ids)
+    last_start = int(start_ns[is_step].max())
+    host = ~launched_gpu_op & (start_ns < last_start)
+    launched = np.sort(correlation[host & (correlation >= 0)])
+    distinct = np.r_[True, launched[1:] != launched[:-1]] if len(launched) else launched > 0
+    return StepCut(last_start, launched[distinct])
+
+
+def _launched_gpu_op(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+    return _IS_GPU_OP[kind] & (correlation >= 0)
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``np.isin(values, sorted_set)`` for a sorted, unique set, by binary search (numpy's
+    hash-based isin takes a minute over millions of correlation ids)."""
+    if not len(sorted_set):
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[at] == values
+
+
+def rows_in(window: str) -> tuple[int, int]:
+    """The ``windows`` values of the aggregate rows that count in ``window``."""
+    if window not in ROWS_IN:
+        raise ValueError(f"unknown window {window!r}; use one of {', '.join(WINDOWS)}")
+    return ROWS_IN[window]
