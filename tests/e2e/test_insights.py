@@ -117,6 +117,7 @@ def test_it_groups_operators_by_input_shape(live_server, tab, user, celery_worke
 
 def column(table: Locator, index: int) -> list[str]:
     """The text of one column in the rows the table has drawn (a window of a long table)."""
+    expect(table.locator("tbody tr[data-index]").first).to_be_visible()
     return [
         row.get_by_role("cell").nth(index).inner_text()
         for row in table.locator("tbody tr[data-index]").all()

@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap } from "./client";
 import type { components } from "./schema";
 
@@ -30,10 +30,14 @@ export function isComputing(status: string | undefined): boolean {
   return status === "queued" || status === "running";
 }
 
+/** The analyses of the rules' latest run: asked once the run is known (not before, which drew the
+ * tables twice), and the previous tables stay on screen while a new run's are fetched. */
 export function useAnalyses(jobId: number, computedAt: string | null | undefined) {
   return useQuery({
     queryKey: [...insightsKey, jobId, "analyses", computedAt],
     queryFn: async () => unwrap(await api.GET("/api/jobs/{job_id}/analyses/", path(jobId))),
+    enabled: computedAt !== undefined,
+    placeholderData: keepPreviousData,
   });
 }
 
