@@ -65,6 +65,7 @@ check-schema: install-dev frontend/node_modules/.package-lock.json
 lint:
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 typecheck:
 	@# The type checker imports settings but connects to nothing.

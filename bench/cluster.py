@@ -133,9 +133,9 @@ def main() -> None:
     from django.test import Client
 
     from profiler_app.cluster import queries
-    from profiler_app.cluster.models import CollectiveStat, CollectiveWait
+    from profiler_app.cluster.models import CollectiveWait
     from profiler_app.core.models import TrainingJob
-    from profiler_app.ingest.models import PartSummary
+    from profiler_app.ingest.models import CollectiveStat, PartSummary
 
     try:
         user = get_user_model().objects.create_user("bench", password="bench-password-1")

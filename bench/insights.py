@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.cluster.analysis import collective_waits
 from profiler_app.insights.analyses import RankTrace, analyze
+from profiler_app.insights.analyses.cluster import collective_waits
 from profiler_app.insights.analyses.events import ANALYSIS_COLUMNS
 from profiler_app.insights.analyses.framework import framework_from_events, steps_from_events
 from profiler_app.insights.frames import JobData, metrics_frame

@@ -220,6 +220,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "profiler_app.ingest.tasks.sweep_unfinished_parts",
         "schedule": envint("INGEST_SWEEP_SECONDS", 60),
     },
+    "insights-sweep": {
+        "task": "profiler_app.reports.tasks.queue_missing_insights",
+        "schedule": envint("INGEST_SWEEP_SECONDS", 60),
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # A part pending or processing with no sign of life for this long is queued again (its

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from profiler_app.cluster.analysis import collective_waits
 from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import TrainingJob
 from profiler_app.insights.analyses import RankTrace
+from profiler_app.insights.analyses.cluster import collective_waits
 
 
 def save_collective_waits(job: TrainingJob, traces: list[RankTrace]) -> None:

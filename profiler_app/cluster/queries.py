@@ -8,17 +8,20 @@ import numpy as np
 import pandas as pd
 from django.db.models import Avg, Count, Max, Min, Sum
 
-from profiler_app.cluster import analysis
-from profiler_app.cluster.models import CollectiveStat, CollectiveWait, RankOverlap, StepBreakdown
+from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import TrainingJob
 from profiler_app.ingest.figures import gpu_totals, in_window, span, window_info
 from profiler_app.ingest.models import (
     Annotation,
+    CollectiveStat,
     KernelStat,
     PartSummary,
+    RankOverlap,
     Step,
+    StepBreakdown,
     UtilizationPoint,
 )
+from profiler_app.insights.analyses import cluster as analysis
 
 BREAKDOWN = ["dur_ns", "gap_ns", "compute_ns", "tail_ns", "comm_ns", "sync_wait_ns"]
 # Per-rank values the slow-rank rule looks at.

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 from kombu.exceptions import OperationalError
 
+from profiler_app.celery import app as celery_app
 from profiler_app.core.models import (
     AppSettings,
     LoadedProfile,
@@ -68,13 +69,15 @@ def enqueue_ingest(part_id: int) -> None:
     transaction.on_commit(lambda: send_ingest(part_id))
 
 
+# Queued by name: the ingest sits above core, which imports none of the apps above it.
+INGEST_TASK = "profiler_app.ingest.tasks.ingest_part"
+
+
 def send_ingest(part_id: int) -> None:
     """Queue the part's parsing now. The part is already stored: if the broker is down, the
     ingest sweep queues it later, so the caller still succeeds."""
-    from profiler_app.ingest.tasks import ingest_part
-
     try:
-        ingest_part.delay(part_id)
+        celery_app.send_task(INGEST_TASK, args=[part_id])
     except OperationalError as exc:
         log.warning("Could not queue part %s (the ingest sweep will): %s", part_id, exc)
 

@@ -24,27 +24,29 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from profiler_app.cluster.analysis import (
-    COLLECTIVE_COLUMNS,
-    STEP_COLUMNS,
-    ClusterFrames,
-    frames_from_store,
-)
-from profiler_app.cluster.models import CollectiveStat, RankOverlap, StepBreakdown
 from profiler_app.core.logic import send_ingest
 from profiler_app.core.models import Node, PartState, ProfilePart
 from profiler_app.ingest.models import (
     Annotation,
+    CollectiveStat,
     GpuActivity,
     IngestRun,
     KernelStat,
     MemoryOperation,
     PartSummary,
+    RankOverlap,
     Step,
+    StepBreakdown,
     TimelineTrack,
     UtilizationPoint,
 )
 from profiler_app.ingest.text import clean_column, clean_json, storable
+from profiler_app.insights.analyses.cluster import (
+    COLLECTIVE_COLUMNS,
+    STEP_COLUMNS,
+    ClusterFrames,
+    frames_from_store,
+)
 from profiler_app.traces import IngestResult, Limits, TraceFormatError, ingest_trace
 from profiler_app.traces.window import IN_BOTH, IN_COMPLETE_STEPS, IN_WHOLE_TRACE
 
@@ -161,8 +163,9 @@ def sweep_unfinished() -> list[int]:
     return ids
 
 
-def parse_claimed_part(part_id: int, task_id: str) -> None:
-    """Parse a part this task has claimed; ends with the part "done" or "failed"."""
+def parse_claimed_part(part_id: int, task_id: str) -> bool:
+    """Parse a part this task has claimed; ends with the part "done" or "failed". True when its
+    results were stored."""
     part = ProfilePart.objects.select_related("node").get(id=part_id)
     final = store_directory(part)
     # Per task: a part reprocessed while it is parsed has two parses writing at once.
@@ -197,13 +200,15 @@ def parse_claimed_part(part_id: int, task_id: str) -> None:
     if failure is not None:
         shutil.rmtree(incoming, ignore_errors=True)
         mark_failed(part_id, task_id, failure)
-        return
+        return False
     try:
         save_result(part, task_id, result, incoming, cluster)
     except Exception as exc:  # the transaction rolled back: the part's old rows are intact
         log.exception("Storing the results of part %s failed", part_id)
         shutil.rmtree(incoming, ignore_errors=True)
         mark_failed(part_id, task_id, store_failure_message(exc))
+        return False
+    return True
 
 
 def store_failure_message(exc: Exception) -> str:

@@ -7,17 +7,16 @@ from celery.signals import worker_process_init
 from django.conf import settings
 
 from profiler_app.ingest import logic
+from profiler_app.ingest.signals import part_parsed
 from profiler_app.lib.memory import limit_memory
-from profiler_app.reports.logic import after_part
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
 def ingest_part(self, part_id: int) -> None:
     """Parse one uploaded part; a worker killed mid-parse gets the task redelivered."""
     task_id = self.request.id or f"direct-{uuid.uuid4()}"
-    if logic.claim(part_id, task_id):
-        logic.parse_claimed_part(part_id, task_id)
-        after_part(part_id)  # re-run the job's insights (debounced)
+    if logic.claim(part_id, task_id) and logic.parse_claimed_part(part_id, task_id):
+        part_parsed.send(sender=ingest_part, part_id=part_id)
 
 
 @shared_task(acks_late=False)

@@ -10,8 +10,6 @@ from profiler_app.insights import svg
 from profiler_app.insights.report import (
     ISSUE,
     NOT_EVALUATED,
-    ProfilerReport,
-    report_json,
 )
 from profiler_app.insights.report_analyses import render_analyses
 
@@ -220,11 +218,11 @@ def _where(time_range: dict) -> str:
     return (time_range["node"] or "job") + gpu
 
 
-def _ranges(rule: dict, origin_ns: int) -> str:
+def _ranges(rule: dict, origin_ns: int, base_url: str) -> str:
     if not rule["time_ranges"]:
         return ""
     items = "".join(
-        f'<li><a href="{escape(t["timeline_url"])}">{escape(_where(t))}: '
+        f'<li><a href="{escape(base_url.rstrip("/") + t["timeline_url"])}">{escape(_where(t))}: '
         f"{(t['start_ns'] - origin_ns) / 1e9:,.1f} s to {(t['end_ns'] - origin_ns) / 1e9:,.1f} s "
         f"({(t['end_ns'] - t['start_ns']) / 1e9:,.1f} s)</a></li>"
         for t in rule["time_ranges"]
@@ -232,7 +230,7 @@ def _ranges(rule: dict, origin_ns: int) -> str:
     return f"<p>Time ranges (open the timeline there):</p><ul>{items}</ul>"
 
 
-def _rule_section(rule: dict, origin_ns: int) -> str:
+def _rule_section(rule: dict, origin_ns: int, base_url: str) -> str:
     status = rule["status"]
     params = ", ".join(f"{escape(k)}={_value(v)}" for k, v in rule["params"].items())
     parts = [
@@ -251,20 +249,20 @@ def _rule_section(rule: dict, origin_ns: int) -> str:
     parts.append(f'<p class="advice">{escape(rule["recommendation"])}</p>')
     parts.append(_evidence_table(rule["evidence"]))
     parts += CHARTS[rule["rule"]](rule) if rule["rule"] in CHARTS else []
-    parts.append(_ranges(rule, origin_ns))
+    parts.append(_ranges(rule, origin_ns, base_url))
     return "".join(parts)
 
 
 def render_html(
-    report: ProfilerReport,
+    data: Mapping[str, Any],
     base_url: str = "",
     job_info: Mapping[str, str] | None = None,
     analyses: Mapping[str, Any] | None = None,
 ) -> str:
-    """The whole report page. ``base_url`` makes the timeline links absolute (the file is
-    opened from disk); ``job_info`` adds lines such as instance type or framework;
-    ``analyses`` (``reports.summaries.analyses_json``) adds the trace analyses."""
-    data = report_json(report, base_url)
+    """The whole report page from the report's JSON (``report_json``, its timeline links
+    relative). ``base_url`` makes those links absolute (the file is opened from disk);
+    ``job_info`` adds lines such as instance type or framework; ``analyses``
+    (``reports.summaries.analyses_json``) adds the trace analyses."""
     summary_rows = "".join(
         f'<tr><td><a href="#{escape(r["rule"])}">{escape(r["rule"])}</a></td>'
         f'<td class="{r["status"]}">{STATUS_TEXT[r["status"]]}</td>'
@@ -276,17 +274,20 @@ def render_html(
         for k, v in (job_info or {}).items()
     )
     first_range = min((t["start_ns"] for r in data["rules"] for t in r["time_ranges"]), default=0)
-    origin_ns = report.origin_ns if report.origin_ns is not None else first_range
-    recommendations = "".join(_rule_section(r, origin_ns) for r in data["recommendations"])
-    origin = "the job's start" if report.origin_ns is not None else "the first time range"
-    title = f"Profiler report — {report.job_name}" if report.job_name else "Profiler report"
+    known_origin = data["origin_ns"] is not None
+    origin_ns = data["origin_ns"] if known_origin else first_range
+    recommendations = "".join(
+        _rule_section(r, origin_ns, base_url) for r in data["recommendations"]
+    )
+    origin = "the job's start" if known_origin else "the first time range"
+    title = f"Profiler report — {data['job']}" if data["job"] else "Profiler report"
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
         f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>"
         f"{f'<table>{info}</table>' if info else ''}"
         f"<table><tr><th>Rule</th><th>Status</th><th>Triggered</th><th>Evaluated</th></tr>{summary_rows}</table>"
         + f"<p>Times are seconds from {origin}.</p>"
-        + "".join(_rule_section(r, origin_ns) for r in data["rules"])
+        + "".join(_rule_section(r, origin_ns, base_url) for r in data["rules"])
         + (f"<h1>Recommendations from the trace</h1>{recommendations}" if recommendations else "")
         + render_analyses(analyses or {})
         + "</body></html>"

@@ -32,7 +32,6 @@ from profiler_app.insights.analyses.events import STRING_COLUMNS
 from profiler_app.insights.analyses.framework import framework_from_events, metrics_from_samples
 from profiler_app.insights.frames import JobData
 from profiler_app.insights.report import profiler_report, report_json
-from profiler_app.insights.report_html import render_html
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.insights.rules.recommendations import recommend
 from profiler_app.reports.models import InsightsStatus, JobInsights, RuleOverrides
@@ -70,8 +69,21 @@ def request_run(job_id: int, delay_s: float | None = None) -> int:
     return generation
 
 
-def after_part(part_id: int) -> None:
-    """Called when the ingest finished a part: recompute its job's insights if it parsed."""
+def queue_missing() -> list[int]:
+    """Queue the insights of jobs parsed before insights existed (beat runs this; a page that
+    reads them never queues work)."""
+    jobs = list(
+        TrainingJob.objects.filter(insights__isnull=True, parts__state=PartState.DONE)
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+    for job_id in jobs:
+        request_run(job_id, delay_s=0)
+    return jobs
+
+
+def on_part_parsed(sender, part_id: int, **kwargs) -> None:
+    """The ingest stored a part: recompute its job's insights (debounced)."""
     part = ProfilePart.objects.filter(id=part_id, state=PartState.DONE).only("job_id").first()
     if part is not None:
         request_run(part.job_id)
@@ -105,8 +117,6 @@ def compute(job_id: int, generation: int) -> None:
         fields: dict[str, Any] = {
             "status": InsightsStatus.DONE,
             "report": clean_json(report_json(report)),
-            # Relative timeline links: the download view makes them absolute for its host.
-            "html": storable(render_html(report, "", job_info(job), summary)),
             "analyses": clean_json(summary),
             "error": "",
         }

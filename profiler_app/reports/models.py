@@ -14,7 +14,7 @@ class InsightsStatus(models.TextChoices):
 
 
 class JobInsights(models.Model):
-    """The latest ProfilerReport (JSON and HTML) and analyses of one job.
+    """The latest ProfilerReport and analyses of one job (the report page is rendered from them).
 
     Every request to (re)compute bumps ``generation``; a task only runs, and only stores, the
     generation it was queued for, so a burst of parts ends in one computation (debounce).
@@ -29,7 +29,6 @@ class JobInsights(models.Model):
     computed_at = models.DateTimeField(null=True)
     report = models.JSONField(default=dict)
     analyses = models.JSONField(default=dict)
-    html = models.TextField(blank=True)
     error = models.TextField(blank=True)
 
 

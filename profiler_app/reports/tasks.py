@@ -9,3 +9,9 @@ from profiler_app.reports import logic
 def run_insights(job_id: int, generation: int) -> None:
     """Run the rules and analyses of a job, unless a newer request superseded this one."""
     logic.compute(job_id, generation)
+
+
+@shared_task(acks_late=False)
+def queue_missing_insights() -> int:
+    """Beat runs this every few minutes: jobs parsed before insights existed get them."""
+    return len(logic.queue_missing())

@@ -58,7 +58,7 @@ def test_it_links_a_finding_to_its_job_rank_and_event():
 
 def test_it_renders_a_self_contained_html_report(bottlenecked_job):
     html = render_html(
-        profiler_report(bottlenecked_job, job_name="resnet <50>"),
+        report_json(profiler_report(bottlenecked_job, job_name="resnet <50>")),
         base_url="https://profiler.example",
         job_info={"Instance type": "ml.p3.2xlarge"},
     )

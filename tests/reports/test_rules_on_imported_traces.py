@@ -4,7 +4,7 @@ no NVML samples; what a trace truly lacks is named (computed in this process, as
 import pytest
 
 from profiler_app.insights.rules.recommendations import RECOMMENDATIONS
-from profiler_app.reports import logic
+from profiler_app.reports import logic, queries
 from profiler_app.reports.models import InsightsStatus, JobInsights
 from tests.timeline.jobs import parse_job
 
@@ -69,7 +69,8 @@ def test_the_report_holds_rules_recommendations_and_analyses(user):
     logic.request_run(job.id, delay_s=3600)
     logic.compute(job.id, JobInsights.objects.get(job=job).generation)
     row = JobInsights.objects.get(job=job)
-    html = row.html
+    html = queries.report_page(job, base_url="")
+    assert html is not None
     for heading in ("<h1>Recommendations from the trace</h1>", "<h1>Trace analyses</h1>",
                     'id="HostToDeviceCopies"', 'id="LowGPUUtilization"', "Launch findings"):  # fmt: skip
         assert heading in html, heading
@@ -83,3 +84,19 @@ def test_the_report_holds_rules_recommendations_and_analyses(user):
     link = copies["time_ranges"][0]["timeline_url"]
     assert link.startswith(f"/timeline?job={job.id}&t=") and "&ranks=0&sel=" in link
     assert f'href="{link.replace("&", "&amp;")}"' in html
+
+
+def test_it_queues_a_jobs_missing_insights_from_the_sweep_not_from_a_page(user, client_for):
+    """A job parsed before insights existed: reading its pages queues nothing (it says the run is
+    queued), the beat sweep queues it once."""
+    job = parse_job(user, "no-insights-yet", [("algo-1", 0, "amd_mi250_small.json.gz")])
+    JobInsights.objects.filter(job=job).delete()
+    api = client_for(user)
+    for path in ("insights/", "analyses/"):
+        assert api.get(f"/api/jobs/{job.id}/{path}").json()["status"] == InsightsStatus.QUEUED
+    assert api.get(f"/api/jobs/{job.id}/insights/report.html").status_code == 404
+    assert not JobInsights.objects.filter(job=job).exists()
+
+    assert job.id in logic.queue_missing()
+    assert JobInsights.objects.get(job=job).generation == 1
+    assert job.id not in logic.queue_missing()

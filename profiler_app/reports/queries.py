@@ -1,0 +1,92 @@
+"""What the insights pages read: the job's rule results, parameters, analyses and report page,
+as the API returns them. Reading never queues work: jobs parsed before their insights existed
+get them from the beat sweep (``logic.queue_missing``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.insights.report_html import render_html
+from profiler_app.insights.rules import PARAMETER_GROUPS, params_from_overrides
+from profiler_app.reports.logic import job_info, overrides_of
+from profiler_app.reports.models import InsightsStatus, JobInsights
+
+# The analyses' lists and totals before any run stored them.
+EMPTY_TOTALS: dict[str, Any] = {
+    "kernels_total": 0, "operators_total": 0, "input_shapes_recorded": False,
+    "operators_by_shape_total": 0, "window": None, "totals": None,
+}  # fmt: skip
+
+
+def _status(job: TrainingJob, insights: JobInsights | None) -> str:
+    if insights is not None:
+        return insights.status
+    # Parsed before insights existed: the sweep queues them within a minute.
+    parsed = job.parts.filter(state=PartState.DONE).exists()
+    return InsightsStatus.QUEUED if parsed else "no_data"
+
+
+def insights_document(job: TrainingJob) -> dict[str, Any]:
+    insights = JobInsights.objects.filter(job=job).first()
+    if insights is None:
+        return {"status": _status(job, None), "computed_at": None, "requested_at": None,
+                "error": "", "report": None, "temporal": [], "window": None}  # fmt: skip
+    return {
+        "status": insights.status,
+        "computed_at": insights.computed_at,
+        "requested_at": insights.requested_at,
+        "error": insights.error,
+        "report": insights.report or None,
+        "temporal": insights.analyses.get("temporal", []),
+        "window": insights.analyses.get("window"),
+    }
+
+
+def analyses_document(job: TrainingJob, list_fields: list[str]) -> dict[str, Any]:
+    """The stored analyses; ``list_fields`` (the serializer's) are empty lists before a run."""
+    insights = JobInsights.objects.filter(job=job).first()
+    stored = {} if insights is None else insights.analyses
+    return {
+        **{name: [] for name in list_fields},
+        **EMPTY_TOTALS,
+        **stored,
+        "status": _status(job, insights),
+        "computed_at": None if insights is None else insights.computed_at,
+    }
+
+
+def parameters_document(job: TrainingJob) -> dict[str, Any]:
+    """Every rule's parameters with their defaults, and the values this job's overrides give."""
+    overrides = overrides_of(job)
+    current = params_from_overrides(overrides)
+    rules = []
+    for name, spec in PARAMETER_GROUPS.items():
+        defaults = spec.params()
+        rules.append(
+            {
+                "rule": name,
+                "description": spec.summary,
+                "parameters": [
+                    {
+                        "name": f.name,
+                        "key": f"{name}_{f.name}",
+                        "type": str(f.type),
+                        "default": getattr(defaults, f.name),
+                        "value": getattr(current[name], f.name),
+                    }
+                    for f in dataclasses.fields(spec.params)
+                ],
+            }
+        )
+    return {"overrides": overrides, "rules": rules}
+
+
+def report_page(job: TrainingJob, base_url: str) -> str | None:
+    """The report as one self-contained HTML page with timeline links under ``base_url`` (the
+    file is opened from disk); None before the rules ran."""
+    insights = JobInsights.objects.filter(job=job, status=InsightsStatus.DONE).first()
+    if insights is None or not insights.report:
+        return None
+    return render_html(insights.report, base_url, job_info(job), insights.analyses)
