@@ -1,7 +1,8 @@
 """Collector configuration: a dataclass whose defaults come from ``PROFILER_*`` variables.
 
 ``Config()`` reads the environment at construction, so a job launcher can configure every rank
-through variables while the script's own ``Config(...)`` arguments still win. Bad values fail
+through variables while the script's own ``Config(...)`` arguments still win (those given; an
+argument passed as None leaves the variable's value). Bad values fail
 loudly here (``ValueError``); the profiler turns that into one log line and leaves training alone.
 """
 
@@ -116,6 +117,11 @@ class Config:
     resource_ids: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # An argument left None ("not given", e.g. an optional command-line flag passed through)
+        # never hides the environment's value.
+        for f in fields(self):
+            if getattr(self, f.name) is None and "env" in f.metadata:
+                setattr(self, f.name, f.default_factory())  # type: ignore[misc]
         self.validate()
 
     def validate(self) -> None:

@@ -1,6 +1,11 @@
+import re
+from pathlib import Path
+
 import pytest
 
 from collector.config import ENV_VARS, Config
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +52,35 @@ def test_it_reads_every_setting_from_the_environment(monkeypatch):
 def test_it_lets_arguments_win_over_the_environment(monkeypatch):
     monkeypatch.setenv("PROFILER_JOB_NAME", "from-env")
     assert Config(job_name="from-code").job_name == "from-code"
+
+
+def test_it_never_lets_an_argument_left_none_hide_the_environment(monkeypatch):
+    """`Config(job_name=args.job_name)` with no --job-name keeps PROFILER_JOB_NAME."""
+    monkeypatch.setenv("PROFILER_JOB_NAME", "from-env")
+    monkeypatch.setenv("PROFILER_SAMPLING_INTERVAL_MS", "250")
+    config = Config(job_name=None, server_url=None, sampling_interval_ms=None)
+    assert (config.job_name, config.sampling_interval_ms) == ("from-env", 250)
+    assert config.server_url is None  # unset everywhere stays unset
+    monkeypatch.delenv("PROFILER_SAMPLING_INTERVAL_MS")
+    assert Config(sampling_interval_ms=None).sampling_interval_ms == 200  # the default
+
+
+def test_the_readme_and_the_example_name_variables_the_collector_reads():
+    """Every PROFILER_* variable the README or the example tells a training run to set is one
+    the collector reads, and the example passes its optional flags through as None."""
+    collector_vars = set(ENV_VARS.values()) | {"PROFILER_NODE_NAME"}
+    readme = (REPO / "README.md").read_text()
+    training = readme[readme.index("## Profiling a training job") :]
+    training = training[: training.index("\n## ", 1)]
+    example = (REPO / "examples" / "train_cnn.py").read_text()
+    for text in (training, example):
+        named = set(re.findall(r"PROFILER_[A-Z_]+", text))
+        assert named <= collector_vars, named - collector_vars
+    assert {"PROFILER_JOB_NAME", "PROFILER_SERVER_URL", "PROFILER_TOKEN"} <= set(
+        re.findall(r"PROFILER_[A-Z_]+", training)
+    )
+    assert "collector.Config(job_name=args.job_name)" in example
+    assert 'add_argument("--job-name", help=' in example  # no default: None when not given
 
 
 def test_it_fails_loudly_on_a_bad_value(monkeypatch):

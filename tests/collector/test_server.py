@@ -149,7 +149,9 @@ def test_chunks_spooled_until_after_exit_are_flushed_once(server, tmp_path):
     spool = tmp_path / "spool"
     proxy = proxy_for(server)
     env = job_env(spool, PROFILER_SERVER_URL=proxy.url, PROFILER_TOKEN=server.token)
-    proc = start([str(EXAMPLE), "--steps", "100", "--job-name", "flush-later"], env)
+    # The job name from the environment, as the README says a launcher may set it.
+    env["PROFILER_JOB_NAME"] = "flush-later"
+    proc = start([str(EXAMPLE), "--steps", "100"], env)
     job = job_named("flush-later")
     wait_for(lambda: ProfilePart.objects.filter(job=job).exists(), timeout=120)
     proxy.stop()
