@@ -77,7 +77,8 @@ def ingest_job(job, path: Path, ranks: int) -> None:
 
 
 def build_indexes(job) -> list[float]:
-    """What the ingest hook does after parsing: each part's timeline index (seconds each)."""
+    """What the worker does after parsing each part, before the part is done: its timeline index
+    (seconds each)."""
     from profiler_app.ingest.models import PartSummary
     from profiler_app.timeline.index import INDEX_DIR_NAME
     from profiler_app.timeline.index_build import build_index

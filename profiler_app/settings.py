@@ -189,6 +189,8 @@ CELERY_TASK_ROUTES = {
     # The sweep is quick: it must not wait behind long parses.
     "profiler_app.ingest.tasks.sweep_unfinished_parts": {"queue": CELERY_TASK_DEFAULT_QUEUE},
     "profiler_app.ingest.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
+    # Indexing holds a whole part in memory, like a parse: it runs where parses do.
+    "profiler_app.timeline.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
 }
 CELERY_WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, f"{CELERY_QUEUE_PREFIX}ingest"]
 CELERY_TASK_ACKS_LATE = True
@@ -219,6 +221,10 @@ CELERY_BEAT_SCHEDULE = {
     "ingest-sweep": {
         "task": "profiler_app.ingest.tasks.sweep_unfinished_parts",
         "schedule": envint("INGEST_SWEEP_SECONDS", 60),
+    },
+    "timeline-index-sweep": {
+        "task": "profiler_app.timeline.tasks.index_missing_parts",
+        "schedule": 600,
     },
     "insights-sweep": {
         "task": "profiler_app.reports.tasks.queue_missing_insights",

@@ -40,6 +40,7 @@ from profiler_app.ingest.models import (
     TimelineTrack,
     UtilizationPoint,
 )
+from profiler_app.ingest.signals import store_written
 from profiler_app.ingest.text import clean_column, clean_json, storable
 from profiler_app.insights.analyses.cluster import (
     COLLECTIVE_COLUMNS,
@@ -183,6 +184,7 @@ def parse_claimed_part(part_id: int, task_id: str) -> bool:
             workers=processes,
         )
         cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
+        store_written.send(sender=ProfilePart, part_id=part_id, store_dir=incoming)
     except TraceFormatError as exc:
         failure = f"This file could not be read: {exc}"
     except MemoryError:

@@ -185,15 +185,37 @@ def open_index(store_dir: str | Path, index_dir: str | Path | None = None) -> Pa
     store_dir = Path(store_dir)
     index_dir = Path(index_dir) if index_dir else store_dir / INDEX_DIR_NAME
     if not _fresh(store_dir, index_dir):
-        # Every web process may want the same new index at once: one builds it, under a lock
-        # the others wait on, because swapping in a second build would take the files from
-        # under a process opening the first.
-        lock_path = index_dir.with_name(f".{index_dir.name}.lock")
-        with lock_path.open("a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not _fresh(store_dir, index_dir):
-                build_index(store_dir, index_dir)
+        ensure_index(store_dir, index_dir)
     return PartIndex(store_dir, index_dir)
+
+
+def open_built_index(store_dir: str | Path) -> PartIndex:
+    """The index the worker built; IndexNotBuilt when it is missing or older than the store."""
+    store_dir = Path(store_dir)
+    index_dir = store_dir / INDEX_DIR_NAME
+    if not _fresh(store_dir, index_dir):
+        raise IndexNotBuilt(store_dir)
+    return PartIndex(store_dir, index_dir)
+
+
+class IndexNotBuilt(Exception):
+    """A store from before indexes were built at ingest (or before this index version)."""
+
+
+def ensure_index(store_dir: str | Path, index_dir: str | Path | None = None) -> bool:
+    """Builds the store's index unless a fresh one exists; True when it built one."""
+    store_dir = Path(store_dir)
+    index_dir = Path(index_dir) if index_dir else store_dir / INDEX_DIR_NAME
+    # Two workers may index one store at once (a reprocess, a sweep): one builds it, under a
+    # lock the other waits on, because swapping in a second build would take the files from
+    # under a process opening the first.
+    lock_path = index_dir.with_name(f".{index_dir.name}.lock")
+    with lock_path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _fresh(store_dir, index_dir):
+            return False
+        build_index(store_dir, index_dir)
+        return True
 
 
 def _fresh(store_dir: Path, index_dir: Path) -> bool:

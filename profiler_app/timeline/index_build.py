@@ -1,8 +1,8 @@
 """Build the timeline index of one part from its timeline store (see ``index`` for the layout).
 
-Run once per part, right after ingest wrote the store (or on first use): it reads the store's
-events once, assigns lanes and nesting depths, and writes flat ``.npy`` arrays that the web
-process memory-maps.
+Run by the worker once per part, right after the ingest wrote the store and before the part is
+done (or by the sweep, for stores from before): it reads the store's events once, assigns lanes
+and nesting depths, and writes flat ``.npy`` arrays that the web process memory-maps.
 """
 
 from __future__ import annotations

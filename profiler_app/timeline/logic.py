@@ -14,7 +14,7 @@ from django.conf import settings
 
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest.models import PartSummary, Step, UtilizationPoint
-from profiler_app.timeline.index import PartIndex, open_index
+from profiler_app.timeline.index import IndexNotBuilt, PartIndex, ensure_index, open_built_index
 from profiler_app.timeline.query import JobTimeline
 from profiler_app.timeline.series import Series, from_frame
 from profiler_app.timeline.tree import Part
@@ -24,11 +24,28 @@ from profiler_app.timeline.tree import Part
 SAMPLED_SOURCES = ("nvml", "psutil", "counter")
 
 
-_building = threading.Lock()
-
-
 def store_dir(summary: PartSummary) -> Path:
     return Path(settings.MEDIA_ROOT) / summary.store_path
+
+
+def on_store_written(sender, part_id: int, store_dir: Path, **kwargs) -> None:
+    """The ingest wrote a part's store: index it now, in the worker, before the part is done."""
+    ensure_index(store_dir)
+
+
+def index_missing() -> list[int]:
+    """Build the indexes parsed parts lack (stores from before indexes were built at ingest, or
+    of an older index version); the parts indexed. Beat runs this (timeline.tasks)."""
+    built = []
+    for summary in PartSummary.objects.filter(part__state=PartState.DONE, n_events__gt=0):
+        directory = store_dir(summary)
+        if (directory / "events.parquet").exists() and ensure_index(directory):
+            built.append(summary.part_id)
+    return built
+
+
+class TimelineNotReady(Exception):
+    """Some of the job's parts have no index yet: the sweep builds it (never a request)."""
 
 
 @cached(
@@ -37,12 +54,14 @@ def store_dir(summary: PartSummary) -> Path:
     lock=threading.Lock(),
 )
 def _open_part_index(summary: PartSummary, signature: int) -> PartIndex:
-    with _building:  # one build at a time: each holds a whole part in memory
-        return open_index(store_dir(summary))
+    try:
+        return open_built_index(store_dir(summary))
+    except IndexNotBuilt:
+        raise TimelineNotReady(summary.part_id) from None
 
 
 def part_index(summary: PartSummary) -> PartIndex:
-    """The part's index, built on first use if ingest did not build it (or rebuilt it since)."""
+    """The part's index as the worker built it (reopened when the part was parsed again)."""
     signature = (store_dir(summary) / "events.parquet").stat().st_mtime_ns
     return _open_part_index(summary, signature)
 

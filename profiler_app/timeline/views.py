@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.decorators import api_view, throttle_classes
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
@@ -39,8 +39,24 @@ def _job(job_id: int) -> TrainingJob:
     return get_object_or_404(TrainingJob, pk=job_id)
 
 
+class TimelineNotReady(APIException):
+    status_code = 503
+    default_code = "timeline_not_ready"
+    default_detail = (
+        "This job's timeline is being prepared (its parts were parsed before timelines were "
+        "indexed at parse time); it opens within a few minutes."
+    )
+
+
+def _timeline_of(job: TrainingJob):
+    try:
+        return logic.job_timeline(job)
+    except logic.TimelineNotReady:
+        raise TimelineNotReady() from None
+
+
 def _timeline(job_id: int):
-    return logic.job_timeline(_job(job_id))
+    return _timeline_of(_job(job_id))
 
 
 def _params(serializer_class, request):
@@ -54,7 +70,7 @@ def _params(serializer_class, request):
 def tracks_view(request, job_id: int):
     """The track tree of the job's processed parts, its time span and its steps."""
     job = _job(job_id)
-    timeline = logic.job_timeline(job)
+    timeline = _timeline_of(job)
     parts = [
         {"id": p.id, "node": p.node, "rank": p.rank, "pid": p.pid} for p in timeline.parts.values()
     ]
@@ -138,7 +154,7 @@ def export_view(request, job_id: int):
     """The job, or [start_ns, end_ns) of it, as Chrome-trace JSON (opens in Perfetto)."""
     params = _params(ExportQuerySerializer, request)
     job = _job(job_id)
-    timeline = logic.job_timeline(job)
+    timeline = _timeline_of(job)
     chunks = chrome_trace(timeline, params.get("start_ns"), params.get("end_ns"))
     response = StreamingHttpResponse(chunks, content_type="application/json")
     response["Content-Disposition"] = attachment(f"{job.name}-timeline.json")

@@ -1,4 +1,5 @@
-"""Web processes that open a part's timeline at once build its index once; none fails meanwhile."""
+"""Processes that index one store at once (a reprocess and the sweep) build it once; none that
+opens it meanwhile fails."""
 
 import shutil
 import threading
