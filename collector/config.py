@@ -120,8 +120,12 @@ class Config:
         # An argument left None ("not given", e.g. an optional command-line flag passed through)
         # never hides the environment's value.
         for f in fields(self):
-            if getattr(self, f.name) is None and "env" in f.metadata:
-                setattr(self, f.name, f.default_factory())  # type: ignore[misc]
+            if (
+                getattr(self, f.name) is None
+                and "env" in f.metadata
+                and callable(f.default_factory)
+            ):
+                setattr(self, f.name, f.default_factory())
         self.validate()
 
     def validate(self) -> None:
