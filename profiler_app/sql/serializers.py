@@ -31,7 +31,13 @@ class SqlViewSerializer(serializers.Serializer):
     columns = SqlColumnSerializer(many=True)
 
 
+class SqlExampleSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    query = serializers.CharField()
+
+
 class SqlSchemaSerializer(serializers.Serializer):
     views = SqlViewSerializer(many=True)
+    examples = SqlExampleSerializer(many=True)
     timeout_s = serializers.FloatField()
     max_rows = serializers.IntegerField()

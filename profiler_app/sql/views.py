@@ -9,8 +9,18 @@ from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.sql import logic
-from profiler_app.sql.serializers import SqlQuerySerializer, SqlResultSerializer, SqlSchemaSerializer
-from profiler_app.traces.sql_console import SCHEMA, QueryFailed, QueryRefused, QueryTimedOut
+from profiler_app.sql.serializers import (
+    SqlQuerySerializer,
+    SqlResultSerializer,
+    SqlSchemaSerializer,
+)
+from profiler_app.traces.sql_console import (
+    EXAMPLES,
+    SCHEMA,
+    QueryFailed,
+    QueryRefused,
+    QueryTimedOut,
+)
 
 
 class QueryTimeout(APIException):
@@ -66,11 +76,17 @@ def schema_view(request):
         {
             "name": name,
             "description": view["description"],
-            "columns": [
-                {"name": c, "type": t, "description": d} for c, t, d in view["columns"]
-            ],
+            "columns": [{"name": c, "type": t, "description": d} for c, t, d in view["columns"]],
         }
         for name, view in SCHEMA.items()
     ]
     limits = logic.limits()
-    return Response({"views": views, "timeout_s": limits.timeout_s, "max_rows": limits.max_rows})
+    examples = [{"name": name, "query": query} for name, query in EXAMPLES]
+    return Response(
+        {
+            "views": views,
+            "examples": examples,
+            "timeout_s": limits.timeout_s,
+            "max_rows": limits.max_rows,
+        }
+    )

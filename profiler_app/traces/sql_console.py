@@ -177,6 +177,47 @@ SCHEMA: dict[str, dict] = {
 }
 
 
+# Queries the console offers as buttons (name, SQL).
+EXAMPLES: list[tuple[str, str]] = [
+    (
+        "Events per rank and kind",
+        "SELECT rank, kind, count(*) AS events, sum(dur_ns) AS total_ns\n"
+        "FROM events\nGROUP BY rank, kind\nORDER BY rank, total_ns DESC",
+    ),
+    (
+        "Top kernels by total time",
+        "SELECT name, count(*) AS launches, sum(dur_ns) AS total_ns, avg(dur_ns) AS avg_ns\n"
+        "FROM kernels\nGROUP BY name\nORDER BY total_ns DESC\nLIMIT 20",
+    ),
+    (
+        "Kernels while rank 1 waited in all-reduce",
+        "-- Kernels on every rank that overlap rank 1's all-reduce calls (change the rank)\n"
+        "WITH waits AS (\n"
+        "  SELECT start_ns, end_ns FROM events\n"
+        "  WHERE rank = 1 AND kind IN ('cpu_op', 'user_annotation')\n"
+        "    AND name ILIKE '%all_reduce%'\n"
+        ")\n"
+        "SELECT k.rank, k.name, count(*) AS kernels, sum(k.dur_ns) AS total_ns\n"
+        "FROM kernels k JOIN waits w ON k.start_ns < w.end_ns AND k.end_ns > w.start_ns\n"
+        "GROUP BY k.rank, k.name\nORDER BY total_ns DESC",
+    ),
+    (
+        "Step times per rank",
+        "SELECT step, rank, dur_ns / 1e6 AS ms\nFROM steps\nORDER BY step, rank",
+    ),
+    (
+        "Longest CPU operators",
+        "SELECT rank, name, dur_ns, start_ns\nFROM events\nWHERE kind = 'cpu_op'\n"
+        "ORDER BY dur_ns DESC\nLIMIT 20",
+    ),
+    (
+        "Peak memory per device (jobs with memory events)",
+        "SELECT rank, device_type, device_id, max(total_allocated) AS peak_allocated_bytes\n"
+        "FROM memory\nGROUP BY ALL\nORDER BY ALL",
+    ),
+]
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 

@@ -100,9 +100,7 @@ def test_it_keeps_the_configuration_locked(stores):
     # A query() table function still answers only SELECTs, under the same lock.
     message = refused(stores, "select * from query('SET threads = 8')")
     assert "locked" in message or "SELECT" in message
-    assert run_query(stores, "select current_setting('enable_external_access')").rows == [
-        [False]
-    ]
+    assert run_query(stores, "select current_setting('enable_external_access')").rows == [[False]]
     assert run_query(stores, "select current_setting('lock_configuration')").rows == [[True]]
 
 
