@@ -60,7 +60,7 @@ function SqlConsole({ job }: { job: TrainingJob }) {
               </div>
             )}
           </section>
-          {run.isError && <ErrorAlert error={run.error} />}
+          {run.isError && <div className="sql-error"><ErrorAlert error={run.error} /></div>}
           {run.data && <Result result={run.data} jobName={job.name} />}
         </div>
         <aside className="sql-schema card" aria-label="Schema">
@@ -75,7 +75,7 @@ function SqlConsole({ job }: { job: TrainingJob }) {
 }
 
 function Result({ result, jobName }: { result: SqlResult; jobName: string }) {
-  const table = useMemo(() => resultTable(result.columns, result.rows), [result]);
+  const table = useMemo(() => resultTable(result.columns, result.types, result.rows), [result]);
   return (
     <>
       <p className="muted sql-status" role="status">
