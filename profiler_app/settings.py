@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "profiler_app.timeline",
     "profiler_app.reports",
     "profiler_app.cluster",
+    "profiler_app.sql",
 ]
 
 MIDDLEWARE = [
@@ -249,6 +250,13 @@ CACHES = {
     }
 }
 
+# SQL console (profiler_app.sql): each query's time, row, memory and thread bounds, and how
+# many run at once in one web process.
+SQL_TIMEOUT_S = envfloat("SQL_TIMEOUT_S", 10.0)
+SQL_MAX_ROWS = envint("SQL_MAX_ROWS", 10_000)
+SQL_MEMORY_LIMIT = envstr("SQL_MEMORY_LIMIT", "1GB")
+SQL_THREADS = envint("SQL_THREADS", 2)
+SQL_MAX_CONCURRENT = envint("SQL_MAX_CONCURRENT", 2)
 # Insights re-run this long after the last part of a burst arrives (one run per burst).
 INSIGHTS_DEBOUNCE_S = envfloat("INSIGHTS_DEBOUNCE_S", 3.0)
 

@@ -37,6 +37,10 @@ export const routes: RouteObject[] = [
         path: "compare",
         lazy: async () => ({ Component: (await import("./pages/compare/ComparePage")).ComparePage }),
       },
+      {
+        path: "sql",
+        lazy: async () => ({ Component: (await import("./pages/sql/SqlPage")).SqlPage }),
+      },
       { path: "info", element: <InfoPage /> },
       { path: "settings", element: <SettingsPage /> },
       { path: "*", element: <NotFoundPage /> },

@@ -9,6 +9,7 @@ const SECTIONS = [
   { to: "/insights", label: "Insights" },
   { to: "/cluster", label: "Cluster" },
   { to: "/compare", label: "Compare" },
+  { to: "/sql", label: "SQL" },
   { to: "/info", label: "Info" },
   { to: "/settings", label: "Settings" },
 ];

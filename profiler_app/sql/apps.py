@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SqlConfig(AppConfig):
+    name = "profiler_app.sql"
+    label = "sql"

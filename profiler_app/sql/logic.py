@@ -1,0 +1,50 @@
+"""The SQL console of a job: its parsed parts' stores, queried in a locked DuckDB."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from django.conf import settings
+
+from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.ingest.models import PartSummary
+from profiler_app.traces.sql_console import Limits, Result, StorePart, run_query
+
+# Queries running at once in this process: each may use SQL_MEMORY_LIMIT and SQL_THREADS.
+_running = threading.BoundedSemaphore(max(1, settings.SQL_MAX_CONCURRENT))
+
+
+class ConsoleBusy(Exception):
+    pass
+
+
+def job_parts(job: TrainingJob) -> list[StorePart]:
+    """The job's parsed parts (only these stores are visible to its queries)."""
+    summaries = (
+        PartSummary.objects.filter(job=job, part__state=PartState.DONE)
+        .select_related("node")
+        .order_by("part_id")
+    )
+    return [
+        StorePart(s.part_id, s.node.name, s.rank, Path(settings.MEDIA_ROOT) / s.store_path)
+        for s in summaries
+    ]
+
+
+def limits() -> Limits:
+    return Limits(
+        timeout_s=settings.SQL_TIMEOUT_S,
+        max_rows=settings.SQL_MAX_ROWS,
+        memory_limit=settings.SQL_MEMORY_LIMIT,
+        threads=settings.SQL_THREADS,
+    )
+
+
+def query_job(job: TrainingJob, query: str) -> Result:
+    if not _running.acquire(timeout=settings.SQL_TIMEOUT_S):
+        raise ConsoleBusy()
+    try:
+        return run_query(job_parts(job), query, limits())
+    finally:
+        _running.release()

@@ -1,0 +1,160 @@
+"""SQL console API on a two-rank job parsed by the real ingest, against the raw JSON."""
+
+from collections import Counter
+
+import pytest
+
+from profiler_app.traces.sql_console import EXAMPLES
+from tests.sql.raw import raw_events
+from tests.timeline.jobs import parse_job
+from tests.traces.expected import expected
+
+RANK0, RANK1 = "multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"
+
+
+@pytest.fixture
+def job(user):
+    return parse_job(user, "two-ranks", [("algo-1", 0, RANK0), ("algo-2", 1, RANK1)])
+
+
+def sql(client, job, query: str):
+    return client.post(f"/api/jobs/{job.id}/sql/", {"query": query}, format="json")
+
+
+@pytest.mark.django_db
+def test_it_counts_events_per_rank_as_the_raw_json_does(api, job):
+    body = sql(api, job, "select rank, node, count(*) from events group by all order by 1").json()
+    assert body["columns"] == ["rank", "node", "count_star()"]
+    assert body["types"] == ["INTEGER", "VARCHAR", "BIGINT"]
+    assert body["rows"] == [
+        [0, "algo-1", len(expected(RANK0).events)],
+        [1, "algo-2", len(expected(RANK1).events)],
+    ]
+    assert body["truncated"] is False and body["elapsed_ms"] > 0
+
+
+@pytest.mark.django_db
+def test_it_sums_a_kernels_time_on_one_rank_as_the_raw_json_does(api, job):
+    raw = expected(RANK1)
+    name = max(
+        (n for n in raw.kernel_count if not n.startswith(("Memcpy", "Memset"))),
+        key=lambda n: raw.kernel_total_ns[n],
+    )
+    quoted = name.replace("'", "''")
+    body = sql(
+        api,
+        job,
+        "select count(*) as n, sum(dur_ns) as total, min(dur_ns), max(dur_ns) from kernels "
+        f"where rank = 1 and name = '{quoted}'",
+    ).json()
+    assert body["rows"] == [
+        [raw.kernel_count[name], raw.kernel_total_ns[name], raw.kernel_min_ns[name],
+         raw.kernel_max_ns[name]]
+    ]  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_it_answers_the_all_reduce_example_as_the_raw_json_does(api, job):
+    [query] = [q for n, q in EXAMPLES if "all-reduce" in n]
+    waits = [
+        (e["start_ns"], e["start_ns"] + e["dur_ns"])
+        for e in raw_events(RANK1)
+        if e["cat"] in ("cpu_op", "user_annotation") and "all_reduce" in e["name"].lower()
+    ]
+    want: Counter = Counter()
+    total: Counter = Counter()
+    for rank, trace in ((0, RANK0), (1, RANK1)):
+        for e in raw_events(trace):
+            if e["cat"] != "kernel":
+                continue
+            end = e["start_ns"] + e["dur_ns"]
+            for lo, hi in waits:
+                if e["start_ns"] < hi and end > lo:
+                    want[rank, e["name"]] += 1
+                    total[rank, e["name"]] += e["dur_ns"]
+    body = sql(api, job, query).json()
+    assert body["columns"] == ["rank", "name", "kernels", "total_ns"]
+    assert len(body["rows"]) > 0
+    assert {(r, n): (k, t) for r, n, k, t in body["rows"]} == {
+        key: (want[key], total[key]) for key in want
+    }
+
+
+@pytest.mark.django_db
+def test_it_answers_every_example_but_memory_on_a_job_without_memory_events(api, job):
+    for name, query in EXAMPLES:
+        response = sql(api, job, query)
+        if "memory" in name.lower():
+            assert response.status_code == 400
+            assert "memory does not exist" in response.json()["detail"]
+        else:
+            assert response.status_code == 200, (name, response.json())
+            assert response.json()["rows"], name
+
+
+@pytest.mark.django_db
+def test_it_sends_epoch_nanoseconds_as_text(api, job):
+    body = sql(api, job, "select min(start_ns) as first from events where rank = 0").json()
+    assert body["rows"] == [[str(expected(RANK0).start_ns)]]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("DELETE FROM events", "Only SELECT queries can run here"),
+        ("INSERT INTO strings VALUES (1, 'a', 0, 0, 'x')", "Only SELECT queries can run here"),
+        ("select 1; select 2", "Send one statement at a time."),
+        ("select nope from events", 'column "nope" not found'),
+        ("select * from read_parquet('/etc/passwd')", "file system operations are disabled"),
+        ("", "This field may not be blank."),
+    ],
+)
+def test_it_answers_400_with_duckdbs_message(api, job, query, says):
+    response = sql(api, job, query)
+    assert response.status_code == 400
+    assert says in str(response.json())
+
+
+@pytest.mark.django_db
+def test_it_answers_408_past_the_time_limit(api, job, settings):
+    settings.SQL_TIMEOUT_S = 0.5
+    response = sql(
+        api,
+        job,
+        "select count(*) from events a, events b, range(1000) c where a.dur_ns + c.range = -b.dur_ns",
+    )
+    assert response.status_code == 408
+    assert response.json()["code"] == "query_timeout"
+    assert "longer than 0.5 s" in response.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_it_caps_the_rows_it_returns(api, job, settings):
+    settings.SQL_MAX_ROWS = 100
+    body = sql(api, job, "select name from events").json()
+    assert len(body["rows"]) == 100 and body["truncated"] is True and body["max_rows"] == 100
+
+
+@pytest.mark.django_db
+def test_it_lets_teammates_query_and_strangers_not(client_for, job, teammate):
+    assert sql(client_for(teammate), job, "select 1 as one").json()["rows"] == [[1]]
+    assert sql(client_for(None), job, "select 1").status_code == 401
+    assert client_for(None).get("/api/sql/schema/").status_code == 401
+    assert (
+        client_for(teammate).post("/api/jobs/999999/sql/", {"query": "select 1"}).status_code == 404
+    )
+
+
+@pytest.mark.django_db
+def test_it_documents_the_views(api):
+    body = api.get("/api/sql/schema/").json()
+    assert [v["name"] for v in body["views"]] == [
+        "events", "kernels", "steps", "tracks", "strings", "memory",
+    ]  # fmt: skip
+    events = next(v for v in body["views"] if v["name"] == "events")
+    start = next(c for c in events["columns"] if c["name"] == "start_ns")
+    assert start == {
+        "name": "start_ns", "type": "BIGINT", "description": "start, ns since the unix epoch",
+    }  # fmt: skip
+    assert [e["name"] for e in body["examples"]] == [n for n, _ in EXAMPLES]
