@@ -96,7 +96,9 @@ class OperatorArgs(CollectiveArgs, frozen=True, gc=False, rename=_arg_name):
     input_dims: msgspec.Raw = msgspec.Raw(b"")
 
 
-class MemoryEventArgs(msgspec.Struct, frozen=True, gc=False, rename=lambda f: f.replace("_", " ").title()):
+class MemoryEventArgs(
+    msgspec.Struct, frozen=True, gc=False, rename=lambda f: f.replace("_", " ").title()
+):
     """``args`` of Kineto's ``[memory]`` instants (``profile_memory=True``): one allocation
     (positive ``Bytes``) or free (negative) and the allocator's totals on that device after it."""
 

@@ -240,3 +240,60 @@ def _operators(dev: dict[str, np.ndarray], names: np.ndarray, peak: int) -> pd.D
         sums[sums["held_bytes"] > 0].nlargest(TOP_OPERATORS, "held_bytes").index
     )
     return sums.loc[top].sort_values("allocated_bytes", ascending=False, kind="stable")
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    min_bytes: int = 0  # by size: |bytes| at least this (frees count by what they free)
+    start_ns: int | None = None
+    end_ns: int | None = None
+    device: tuple[int, int] | None = None  # (device_type, device_id)
+
+
+def read_memory_events(
+    store_dir: Path, where: EventFilter, offset: int, limit: int
+) -> tuple[int, pd.DataFrame]:
+    """How many of a store's memory events match, and rows [offset, offset + limit) of them
+    in time order, with the operator's name and the thread's label. A store written before
+    memory events were kept has none."""
+    path = store_dir / MEMORY_FILE
+    if not path.exists():
+        return 0, pd.DataFrame(columns=[*MEMORY_SCHEMA.names, "thread"])
+    table = pq.read_table(path, filters=_filters(where) or None)
+    count = table.num_rows
+    frame = table.slice(offset, limit).to_pandas()
+    reader = TimelineReader(store_dir)
+    names = np.asarray([*reader.strings, NO_OPERATOR], dtype=object)
+    ids = frame["operator"].to_numpy()
+    frame["operator"] = names[np.where(ids >= 0, ids, len(names) - 1)]
+    labels = dict(zip(reader.tracks["track"], reader.tracks["label"], strict=True))
+    frame["thread"] = [labels.get(t, "") for t in frame["track"].tolist()]
+    return count, frame
+
+
+def _filters(where: EventFilter) -> list[tuple]:
+    out: list[tuple] = []
+    if where.min_bytes > 0:
+        # |bytes| >= min: two ranges, as Parquet filters in disjunctive normal form.
+        return [
+            [*conj, size]
+            for conj in [_filters(EventFilter(0, where.start_ns, where.end_ns, where.device))]
+            for size in (("bytes", ">=", where.min_bytes), ("bytes", "<=", -where.min_bytes))
+        ]
+    if where.start_ns is not None:
+        out.append(("time_ns", ">=", where.start_ns))
+    if where.end_ns is not None:
+        out.append(("time_ns", "<=", where.end_ns))
+    if where.device is not None:
+        out += [("device_type", "=", where.device[0]), ("device_id", "=", where.device[1])]
+    return out
+
+
+def parse_device(label: str) -> tuple[int, int] | None:
+    """(device_type, device_id) of a ``device_label``; None if it is not one."""
+    if label == "CPU":
+        return 0, -1
+    parts = label.split(" ")
+    if len(parts) == 2 and parts[0] == "GPU" and parts[1].isdigit():
+        return 1, int(parts[1])
+    return None
