@@ -89,15 +89,14 @@ def nvml_series(job: TrainingJob, node_id: int | None) -> list[dict]:
     rows = UtilizationPoint.objects.filter(job=job, metric=NVML_METRIC)
     if node_id is None:
         node_id = rows.order_by("node_id").values_list("node_id", flat=True).first()
-    points = np.asarray(
-        list(rows.filter(node_id=node_id).order_by("device", "time_ns")
-             .values_list("device", "time_ns", "value")),
-        dtype=np.float64,
-    ).reshape(-1, 3)  # fmt: skip
+    rows = rows.filter(node_id=node_id).order_by("device", "time_ns")
+    device_of, time_of, value_of = (
+        np.asarray(list(rows.values_list(field, flat=True)), dtype=dtype)
+        for field, dtype in (("device", np.int64), ("time_ns", np.int64), ("value", np.float64))
+    )
     out = []
-    for device in np.unique(points[:, 0]).tolist():
-        series = points[points[:, 0] == device]
-        times, values = series[:, 1].astype(np.int64), series[:, 2]
+    for device in np.unique(device_of).tolist():
+        times, values = time_of[device_of == device], value_of[device_of == device]
         if len(times) > NVML_POINTS:
             span = int(times[-1] - times[0]) + 1
             bucket = ((times - times[0]) * (NVML_POINTS / span)).astype(np.int64)
