@@ -310,6 +310,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{job_id}/memory/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["jobs_memory_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{job_id}/memory/events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["jobs_memory_events_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{job_id}/summary/": {
         parameters: {
             query?: never;
@@ -1017,6 +1049,79 @@ export interface components {
             username: string;
             password: string;
         };
+        Memory: {
+            job: number;
+            /** @description the part drawn */
+            part: number | null;
+            peaks: components["schemas"]["MemoryPeak"][];
+            devices: components["schemas"]["MemoryDevice"][];
+            nvml: components["schemas"]["NvmlSeries"][];
+        };
+        MemoryAllocator: {
+            name: string;
+            allocations: number;
+            allocated_bytes: number;
+            /** @description its allocations still held at the peak */
+            held_count: number;
+            held_bytes: number;
+        };
+        MemoryDevice: {
+            part: number;
+            node: string;
+            rank: number;
+            /** @description "CPU" or "GPU <index>" */
+            device: string;
+            device_type: number;
+            device_id: number;
+            /** @description when the peak was reached (unix ns) */
+            time_ns: number;
+            /** @description bytes allocated at the peak */
+            allocated: number;
+            /** @description bytes the allocator reserved then */
+            reserved: number;
+            /** @description memory events of this device */
+            events: number;
+            /** @description operators running at the peak, outermost first */
+            running: string[];
+            /** @description [time_ns, allocated, reserved] points, each time bucket's highest */
+            curve: number[][];
+            allocators: components["schemas"]["MemoryAllocator"][];
+        };
+        MemoryEvent: {
+            time_ns: number;
+            device: string;
+            /** @description allocated (positive) or freed (negative) */
+            bytes: number;
+            total_allocated: number;
+            total_reserved: number;
+            addr: number;
+            operator: string;
+            thread: string;
+        };
+        MemoryEvents: {
+            part: number | null;
+            count: number;
+            results: components["schemas"]["MemoryEvent"][];
+        };
+        MemoryPeak: {
+            part: number;
+            node: string;
+            rank: number;
+            /** @description "CPU" or "GPU <index>" */
+            device: string;
+            device_type: number;
+            device_id: number;
+            /** @description when the peak was reached (unix ns) */
+            time_ns: number;
+            /** @description bytes allocated at the peak */
+            allocated: number;
+            /** @description bytes the allocator reserved then */
+            reserved: number;
+            /** @description memory events of this device */
+            events: number;
+            /** @description operators running at the peak, outermost first */
+            running: string[];
+        };
         MetricPair: {
             metric: string;
             a: number | null;
@@ -1042,6 +1147,12 @@ export interface components {
         };
         /** @enum {unknown} */
         NullEnum: null;
+        NvmlSeries: {
+            device: string;
+            node: number;
+            /** @description [time_ns, bytes used] pairs sampled by NVML */
+            points: number[][];
+        };
         PaginatedProfilePartList: {
             /** @example 123 */
             count: number;
@@ -2723,6 +2834,135 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobKernels"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_memory_retrieve: {
+        parameters: {
+            query?: {
+                /** @description the node whose NVML samples are drawn */
+                node?: number;
+                /** @description the part drawn; left out: the highest peak */
+                part?: number;
+            };
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_memory_events_retrieve: {
+        parameters: {
+            query?: {
+                /** @description "CPU" or "GPU <index>" */
+                device?: string;
+                /** @description only events at or before (unix ns) */
+                end_ns?: number;
+                /** @description at most 1000 */
+                limit?: number;
+                /** @description only events of at least this size */
+                min_bytes?: number;
+                offset?: number;
+                /** @description left out: the part with the highest peak */
+                part?: number;
+                /** @description only events at or after (unix ns) */
+                start_ns?: number;
+            };
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryEvents"];
                 };
             };
             400: {
