@@ -53,7 +53,7 @@ function MemoryPanels({ data, jobId, choosePart }: { data: Memory; jobId: number
   }
   const origin = data.devices[0]?.curve[0]?.[0] ?? data.nvml[0]?.points[0]?.[0] ?? 0;
   return (
-    <div className="panel-grid">
+    <div className="memory-grid">
       {parts.length > 1 && (
         <label className="memory-part">
           Part{" "}
@@ -136,7 +136,7 @@ function EventsTable({ jobId, part, device, origin }: { jobId: number; part: num
   const reset = (set: (v: string) => void) => (e: React.ChangeEvent<HTMLInputElement>) => { set(e.target.value); setPage(1); };
   return (
     <DataTable title={`Memory events (${device})`} rows={rows} wide columns={EVENT_COLUMNS}
-      total={events.data?.count} fileName={`memory-events-${device}`}>
+      fileName={`memory-events-${device}`}>
       <div className="memory-filters">
         <label>At least <input type="number" min={0} value={minKb} onChange={reset(setMinKb)} aria-label="Minimum size (kB)" /> kB</label>
         <label>From <input type="number" value={fromS} onChange={reset(setFromS)} aria-label="From (s)" /> s</label>
