@@ -89,6 +89,8 @@ def nvml_series(job: TrainingJob, node_id: int | None) -> list[dict]:
     rows = UtilizationPoint.objects.filter(job=job, metric=NVML_METRIC)
     if node_id is None:
         node_id = rows.order_by("node_id").values_list("node_id", flat=True).first()
+    if node_id is None:
+        return []
     rows = rows.filter(node_id=node_id).order_by("device", "time_ns")
     device_of, time_of, value_of = (
         np.asarray(list(rows.values_list(field, flat=True)), dtype=dtype)

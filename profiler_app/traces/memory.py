@@ -271,7 +271,8 @@ def read_memory_events(
     return count, frame
 
 
-def _filters(where: EventFilter) -> list[tuple]:
+def _filters(where: EventFilter) -> list:
+    """Parquet filters: a list of conditions (all must hold), or a list of such lists."""
     out: list[tuple] = []
     if where.min_bytes > 0:
         # |bytes| >= min: two ranges, as Parquet filters in disjunctive normal form.

@@ -37,9 +37,7 @@ def memory_expected(trace: str = MEMORY_TRACE) -> MemoryExpected:
         for e in doc["traceEvents"]
         if e.get("ph") == "X" and e.get("cat") == "cpu_op"
     ]
-    memory = [
-        e for e in doc["traceEvents"] if e.get("ph") == "i" and e.get("name") == "[memory]"
-    ]
+    memory = [e for e in doc["traceEvents"] if e.get("ph") == "i" and e.get("name") == "[memory]"]
     memory.sort(key=lambda e: ns(e["ts"]))  # stable: equal times keep the file's order
 
     def enclosing(e) -> list:
