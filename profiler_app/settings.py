@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "profiler_app.timeline",
     "profiler_app.reports",
     "profiler_app.cluster",
+    "profiler_app.memory",
     "profiler_app.sql",
 ]
 

@@ -34,6 +34,10 @@ export const routes: RouteObject[] = [
         lazy: async () => ({ Component: (await import("./pages/cluster/ClusterPage")).ClusterPage }),
       },
       {
+        path: "memory",
+        lazy: async () => ({ Component: (await import("./pages/memory/MemoryPage")).MemoryPage }),
+      },
+      {
         path: "compare",
         lazy: async () => ({ Component: (await import("./pages/compare/ComparePage")).ComparePage }),
       },

@@ -32,7 +32,10 @@ from profiler_app.ingest.models import (
     GpuActivity,
     IngestRun,
     KernelStat,
+    MemoryAllocator,
     MemoryOperation,
+    MemoryPeak,
+    MemoryPoint,
     PartSummary,
     RankOverlap,
     Step,
@@ -65,6 +68,9 @@ AGGREGATE_TABLES = (
     StepBreakdown,
     CollectiveStat,
     RankOverlap,
+    MemoryPoint,
+    MemoryPeak,
+    MemoryAllocator,
 )
 PROGRESS_EVERY_S = 1.0
 ERROR_CHARS = 2000
@@ -358,6 +364,12 @@ def _insert(part: ProfilePart, result: IngestResult, store: Path, cluster: Clust
         if cut is not None:
             in_windows[~cut.before(frame[stamp].to_numpy())] = IN_WHOLE_TRACE
         _copy(model, common, frame.assign(windows=in_windows), [*columns, "windows"])
+    memory = result.memory
+    _copy(MemoryPoint, common, memory.curve, list(memory.curve.columns))
+    MemoryPeak.objects.bulk_create(
+        MemoryPeak(**common, **row) for row in memory.peaks.to_dict("records")
+    )
+    _copy(MemoryAllocator, common, memory.operators, list(memory.operators.columns))
 
 
 def _copy(model, common: dict, frame: pd.DataFrame, columns: list[str]) -> None:

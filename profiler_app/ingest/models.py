@@ -259,3 +259,60 @@ class RankOverlap(WindowedRows):
             # Cluster page per-rank table.
             models.Index(fields=["job"], name="overlap_job_idx"),
         ]
+
+
+# The allocator's view of a part (``profiler_app.traces.memory``), over the whole trace:
+# time-stamped peaks and events do not split into the complete-steps window.
+
+
+class MemoryPoint(PartRows):
+    """A down-sampled point of a device's allocated and reserved memory curve."""
+
+    device_type = models.SmallIntegerField()  # c10 DeviceType: 0 CPU, 1 CUDA
+    device_id = models.SmallIntegerField()
+    time_ns = models.BigIntegerField()
+    allocated = models.BigIntegerField()
+    reserved = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            # Memory page: one part's curves in time order.
+            models.Index(
+                fields=["part", "device_type", "device_id", "time_ns"], name="mempoint_part_idx"
+            ),
+        ]
+
+
+class MemoryPeak(PartRows):
+    """A device's highest allocated memory in one part, and the operators running then."""
+
+    device_type = models.SmallIntegerField()
+    device_id = models.SmallIntegerField()
+    time_ns = models.BigIntegerField()
+    allocated = models.BigIntegerField()
+    reserved = models.BigIntegerField()
+    events = models.BigIntegerField()  # [memory] events of this device
+    running = models.JSONField(default=list)  # operator names, outermost first
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["job", "allocated"], name="mempeak_job_idx"),
+            models.Index(fields=["part"], name="mempeak_part_idx"),
+        ]
+
+
+class MemoryAllocator(PartRows):
+    """An operator's allocations on one device, and what it still held at the peak."""
+
+    device_type = models.SmallIntegerField()
+    device_id = models.SmallIntegerField()
+    name = models.TextField()
+    allocations = models.BigIntegerField()
+    allocated_bytes = models.BigIntegerField()
+    held_count = models.BigIntegerField()
+    held_bytes = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["part", "device_type", "device_id"], name="memalloc_part_idx"),
+        ]

@@ -26,6 +26,7 @@ from profiler_app.traces.kineto_schema import (
     KERNEL_ARGS_DECODER,
     LAUNCH_ARGS_DECODER,
     MEMORY_ARGS_DECODER,
+    MEMORY_EVENT_ARGS_DECODER,
     METADATA_ARGS_DECODER,
     OPERATOR_ARGS_DECODER,
     Event,
@@ -46,6 +47,13 @@ from tracefmt.names import memcpy_kind
 PHASE_CODES = {"X": 1, "i": 2, "I": 2, "s": 3, "t": 4, "f": 5, "C": 6, "M": 7}
 _X, _INSTANT, _FLOW_START, _FLOW_END, _COUNTER, _META = 1, 2, 3, 5, 6, 7
 _PHASE_NAMES = {1: "X", 2: "i", 3: "s", 4: "t", 5: "f", 6: "C", 7: "M"}
+# Kineto's allocator events (``profile_memory=True``): instants of this name.
+MEMORY_EVENT_NAME = "[memory]"
+# Columns of the memory events a chunk yields ("track" holds codes into the chunk's tracks).
+MEMORY_EVENT_COLUMNS = (
+    "time_ns", "track", "device_type", "device_id", "addr", "bytes", "total_allocated",
+    "total_reserved",
+)  # fmt: skip
 _MEMCPY_DIRECTIONS = {"HtoD": 1, "DtoH": 2, "DtoD": 3, "HtoH": 4, "PtoP": 5}
 
 _DEVICE_KIND_TABLE = np.zeros(256, dtype=bool)
@@ -84,6 +92,7 @@ class DecodedChunk:
     flow_tracks: list[TrackKey]
     flow_categories: StringColumn
     counters: list[tuple[str, int | str, int, float]]  # (series, pid, time_ns, value)
+    memory: dict[str, np.ndarray]  # MEMORY_EVENT_COLUMNS; empty when the slice has none
     metadata: list[tuple[str, int | str, int | str, str]]  # (kind, pid, tid, value)
     phase_counts: dict[str, int]
     unknown_categories: dict[str, int]  # complete events of categories this reader does not know
@@ -223,7 +232,11 @@ def _track_keys(
 def _timed_columns(
     timed: list | tuple, phase: np.ndarray, numbers: np.ndarray
 ) -> tuple[
-    dict[str, np.ndarray], dict[str, StringColumn], list[TrackKey], tuple[dict[str, int], int]
+    dict[str, np.ndarray],
+    dict[str, StringColumn],
+    list[TrackKey],
+    tuple[dict[str, int], int],
+    dict[str, np.ndarray],
 ]:
     n = len(timed)
     cols: dict[str, np.ndarray] = {
@@ -239,7 +252,8 @@ def _timed_columns(
     cols["dur_ns"] = durations_to_ns(np.fromiter(map(_DUR, timed), np.float64, n), numbers)
     strings = {"name": _dictionary(list(map(_NAME, timed)))}
     _steps_recorded_as_operators(kind, strings["name"])
-    groups = _all_args(cols, list(map(_ARGS, timed)), kind, numbers)
+    raw_args = list(map(_ARGS, timed))
+    groups = _all_args(cols, raw_args, kind, numbers)
 
     on_device = _DEVICE_KIND_TABLE[kind]
     pids, tids = list(map(_PID, timed)), list(map(_TID, timed))
@@ -268,7 +282,26 @@ def _timed_columns(
     _copy_directions_from_names(cols, strings["name"])
     _launch_columns(cols, *groups["other"])
     _operator_columns(cols, strings, *groups["operator"])
-    return cols, strings, tracks, unrecognised
+    memory = _memory_events(cols, strings["name"], raw_args, numbers)
+    return cols, strings, tracks, unrecognised, memory
+
+
+def _memory_events(
+    cols: dict[str, np.ndarray], names: StringColumn, raw_args: list, numbers: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Kineto's ``[memory]`` instants with their allocator args (they stay instants on the
+    timeline too)."""
+    if MEMORY_EVENT_NAME not in names.values:
+        return {}
+    code = names.values.index(MEMORY_EVENT_NAME)
+    pos = np.flatnonzero((names.codes == code) & (cols["kind"] == EventKind.INSTANT))
+    if not len(pos):
+        return {}
+    decoded = _decode_args(MEMORY_EVENT_ARGS_DECODER, _pick(raw_args, pos), numbers[pos])
+    out = {"time_ns": cols["start_ns"][pos], "track": cols["track"][pos]}
+    for col in MEMORY_EVENT_COLUMNS[2:]:
+        out[col] = _ints(list(map(attrgetter(col), decoded)))[0]
+    return out
 
 
 def _steps_recorded_as_operators(kind: np.ndarray, names: StringColumn) -> None:
@@ -511,7 +544,7 @@ def decode_chunk(text: bytes | bytearray, first_event: int) -> DecodedChunk | Ch
     counts = np.bincount(phase, minlength=8)
     numbers = np.arange(first_event, first_event + len(events), dtype=np.int64)
     timed_idx = np.flatnonzero((phase == _X) | (phase == _INSTANT))
-    columns, strings, tracks, (unknown_categories, device_like) = _timed_columns(
+    columns, strings, tracks, (unknown_categories, device_like), memory = _timed_columns(
         _pick(events, timed_idx), phase[timed_idx], numbers[timed_idx]
     )
     if counts[_FLOW_START : _FLOW_END + 1].any():
@@ -527,6 +560,7 @@ def decode_chunk(text: bytes | bytearray, first_event: int) -> DecodedChunk | Ch
         flow_tracks=flow_tracks,
         flow_categories=flow_cats,
         counters=_counters(events, phase, numbers) if counts[_COUNTER] else [],
+        memory=memory,
         metadata=_metadata(events, phase) if counts[_META] else [],
         phase_counts=_phase_counts(events, counts),
         unknown_categories=unknown_categories,

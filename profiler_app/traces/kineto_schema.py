@@ -96,6 +96,20 @@ class OperatorArgs(CollectiveArgs, frozen=True, gc=False, rename=_arg_name):
     input_dims: msgspec.Raw = msgspec.Raw(b"")
 
 
+class MemoryEventArgs(
+    msgspec.Struct, frozen=True, gc=False, rename=lambda f: f.replace("_", " ").title()
+):
+    """``args`` of Kineto's ``[memory]`` instants (``profile_memory=True``): one allocation
+    (positive ``Bytes``) or free (negative) and the allocator's totals on that device after it."""
+
+    addr: int = 0
+    bytes: int = 0
+    total_allocated: int = -1
+    total_reserved: int = -1
+    device_type: int = -1
+    device_id: int = -1
+
+
 class MetadataArgs(msgspec.Struct, frozen=True, gc=False):
     """``args`` of "M" events: process/thread names and labels."""
 
@@ -120,6 +134,7 @@ LAUNCH_ARGS_DECODER = msgspec.json.Decoder(list[LaunchArgs])
 KERNEL_ARGS_DECODER = msgspec.json.Decoder(list[KernelArgs])
 MEMORY_ARGS_DECODER = msgspec.json.Decoder(list[MemoryArgs])
 OPERATOR_ARGS_DECODER = msgspec.json.Decoder(list[OperatorArgs])
+MEMORY_EVENT_ARGS_DECODER = msgspec.json.Decoder(list[MemoryEventArgs])
 METADATA_ARGS_DECODER = msgspec.json.Decoder(MetadataArgs)
 COUNTER_ARGS_DECODER = msgspec.json.Decoder(dict[str, float])
 HEADER_DECODER = msgspec.json.Decoder(Header)

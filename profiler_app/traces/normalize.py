@@ -45,6 +45,8 @@ class PartContext:
     phase_counts: Counter[str] = field(default_factory=Counter)
     unknown_categories: Counter[str] = field(default_factory=Counter)
     device_like_unknown: int = 0
+    # Kineto's [memory] events (``kineto_chunk.MEMORY_EVENT_COLUMNS``, global track ids).
+    memory: list[dict[str, np.ndarray]] = field(default_factory=list)
 
     def _global_strings(self, column: StringColumn) -> np.ndarray:
         ids = self.strings.intern_many(column.values)
@@ -67,6 +69,10 @@ class PartContext:
         for col, strings in chunk.strings.items():
             cols[col] = self._global_strings(strings)
         cols["track"] = self._global_tracks(cols["track"], chunk.tracks)
+        if chunk.memory:
+            memory = dict(chunk.memory)
+            memory["track"] = self._global_tracks(memory["track"], chunk.tracks)
+            self.memory.append(memory)
         for kind, pid, tid, value in chunk.metadata:
             if kind == "process_name" and isinstance(pid, int):
                 self.process_names[pid] = value

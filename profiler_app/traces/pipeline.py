@@ -26,6 +26,7 @@ from profiler_app.traces.aggregate import AGGREGATED_COLUMNS, Aggregator, PartAg
 from profiler_app.traces.decompress import ReadProgress
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.kineto import KinetoFile, iter_chunks
+from profiler_app.traces.memory import MemorySummary, build_memory
 from profiler_app.traces.model import EventBatch, FlowBatch
 from profiler_app.traces.normalize import PartContext
 from profiler_app.traces.recognition import read_warning
@@ -64,6 +65,8 @@ class IngestResult:
     # both windows are the whole part), and the part's aggregates over that window.
     cut: StepCut | None = None
     complete_steps: PartAggregates | None = None
+    # The allocator's curve, peak and top allocators (whole trace) from [memory] events.
+    memory: MemorySummary = field(default_factory=MemorySummary.empty)
 
 
 @contextmanager
@@ -124,8 +127,12 @@ class _Sink:
         aggregates = self.aggregator.finish(self.context.strings, offset_ns)
         store = self.writer.finish(offset_ns, self.context.strings.strings, tracks)
         self._write_flows(offset_ns)
+        memory = build_memory(self.store_dir, self.context.memory, offset_ns, self.context.strings)
+        self.context.memory = []
         cut, complete_steps = complete_steps_aggregates(self.store_dir, self.context.strings)
-        return IngestResult(aggregates, store, cut=cut, complete_steps=complete_steps)
+        return IngestResult(
+            aggregates, store, cut=cut, complete_steps=complete_steps, memory=memory
+        )
 
     def _write_flows(self, offset_ns: int) -> None:
         columns: dict[str, np.ndarray] = {}

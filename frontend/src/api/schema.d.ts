@@ -310,20 +310,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/jobs/{job_id}/sql/": {
+    "/api/jobs/{job_id}/memory/": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        get: operations["jobs_memory_retrieve"];
         put?: never;
-        /**
-         * @description Runs one read-only SELECT over the job's views (see /api/sql/schema/). Every signed-in
-         *     user may query every job (the team shares them).
-         */
-        post: operations["jobs_sql_create"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{job_id}/memory/events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["jobs_memory_events_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -581,23 +593,6 @@ export interface paths {
         };
         get: operations["settings_retrieve"];
         put: operations["settings_update"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/sql/schema/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The views a query can read, their columns, types and meaning (times in ns). */
-        get: operations["sql_schema_retrieve"];
-        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -1054,6 +1049,79 @@ export interface components {
             username: string;
             password: string;
         };
+        Memory: {
+            job: number;
+            /** @description the part drawn */
+            part: number | null;
+            peaks: components["schemas"]["MemoryPeak"][];
+            devices: components["schemas"]["MemoryDevice"][];
+            nvml: components["schemas"]["NvmlSeries"][];
+        };
+        MemoryAllocator: {
+            name: string;
+            allocations: number;
+            allocated_bytes: number;
+            /** @description its allocations still held at the peak */
+            held_count: number;
+            held_bytes: number;
+        };
+        MemoryDevice: {
+            part: number;
+            node: string;
+            rank: number;
+            /** @description "CPU" or "GPU <index>" */
+            device: string;
+            device_type: number;
+            device_id: number;
+            /** @description when the peak was reached (unix ns) */
+            time_ns: number;
+            /** @description bytes allocated at the peak */
+            allocated: number;
+            /** @description bytes the allocator reserved then */
+            reserved: number;
+            /** @description memory events of this device */
+            events: number;
+            /** @description operators running at the peak, outermost first */
+            running: string[];
+            /** @description [time_ns, allocated, reserved] points, each time bucket's highest */
+            curve: number[][];
+            allocators: components["schemas"]["MemoryAllocator"][];
+        };
+        MemoryEvent: {
+            time_ns: number;
+            device: string;
+            /** @description allocated (positive) or freed (negative) */
+            bytes: number;
+            total_allocated: number;
+            total_reserved: number;
+            addr: number;
+            operator: string;
+            thread: string;
+        };
+        MemoryEvents: {
+            part: number | null;
+            count: number;
+            results: components["schemas"]["MemoryEvent"][];
+        };
+        MemoryPeak: {
+            part: number;
+            node: string;
+            rank: number;
+            /** @description "CPU" or "GPU <index>" */
+            device: string;
+            device_type: number;
+            device_id: number;
+            /** @description when the peak was reached (unix ns) */
+            time_ns: number;
+            /** @description bytes allocated at the peak */
+            allocated: number;
+            /** @description bytes the allocator reserved then */
+            reserved: number;
+            /** @description memory events of this device */
+            events: number;
+            /** @description operators running at the peak, outermost first */
+            running: string[];
+        };
         MetricPair: {
             metric: string;
             a: number | null;
@@ -1079,6 +1147,12 @@ export interface components {
         };
         /** @enum {unknown} */
         NullEnum: null;
+        NvmlSeries: {
+            device: string;
+            node: number;
+            /** @description [time_ns, bytes used] pairs sampled by NVML */
+            points: number[][];
+        };
         PaginatedProfilePartList: {
             /** @example 123 */
             count: number;
@@ -1309,42 +1383,6 @@ export interface components {
             mad_zero_ratio: number;
             /** Format: double */
             min_excess: number;
-        };
-        SqlColumn: {
-            name: string;
-            type: string;
-            description: string;
-        };
-        SqlExample: {
-            name: string;
-            query: string;
-        };
-        SqlQueryRequest: {
-            query: string;
-        };
-        SqlResult: {
-            columns: string[];
-            /** @description DuckDB types */
-            types: string[];
-            /** @description integers beyond 2**53 (epoch nanoseconds) come as strings */
-            rows: unknown[][];
-            /** @description more rows matched than came back */
-            truncated: boolean;
-            /** Format: double */
-            elapsed_ms: number;
-            max_rows: number;
-        };
-        SqlSchema: {
-            views: components["schemas"]["SqlView"][];
-            examples: components["schemas"]["SqlExample"][];
-            /** Format: double */
-            timeout_s: number;
-            max_rows: number;
-        };
-        SqlView: {
-            name: string;
-            description: string;
-            columns: components["schemas"]["SqlColumn"][];
         };
         /**
          * @description * `pending` - Pending
@@ -2834,29 +2872,28 @@ export interface operations {
             };
         };
     };
-    jobs_sql_create: {
+    jobs_memory_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the node whose NVML samples are drawn */
+                node?: number;
+                /** @description the part drawn; left out: the highest peak */
+                part?: number;
+            };
             header?: never;
             path: {
                 job_id: number;
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SqlQueryRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SqlQueryRequest"];
-                "multipart/form-data": components["schemas"]["SqlQueryRequest"];
-            };
-        };
+        requestBody?: never;
         responses: {
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlResult"];
+                    "application/json": components["schemas"]["Memory"];
                 };
             };
             400: {
@@ -2893,7 +2930,52 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: {
+        };
+    };
+    jobs_memory_events_retrieve: {
+        parameters: {
+            query?: {
+                /** @description "CPU" or "GPU <index>" */
+                device?: string;
+                /** @description only events at or before (unix ns) */
+                end_ns?: number;
+                /** @description at most 1000 */
+                limit?: number;
+                /** @description only events of at least this size */
+                min_bytes?: number;
+                offset?: number;
+                /** @description left out: the part with the highest peak */
+                part?: number;
+                /** @description only events at or after (unix ns) */
+                start_ns?: number;
+            };
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryEvents"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2901,7 +2983,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            415: {
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4113,51 +4203,6 @@ export interface operations {
                 };
             };
             415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    sql_schema_retrieve: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SqlSchema"];
-                };
-            };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,6 +6,7 @@ import { BarChart, type BarSeriesOption, HeatmapChart, type HeatmapSeriesOption,
   type LineSeriesOption, PieChart, type PieSeriesOption } from "echarts/charts";
 import { DataZoomInsideComponent, type DataZoomComponentOption, DataZoomSliderComponent,
   GridComponent, type GridComponentOption, LegendScrollComponent, type LegendComponentOption,
+  MarkPointComponent, type MarkPointComponentOption,
   TooltipComponent, type TooltipComponentOption, VisualMapContinuousComponent,
   type VisualMapComponentOption } from "echarts/components";
 import { type ComposeOption, use as registerEcharts } from "echarts/core";
@@ -20,6 +21,7 @@ registerEcharts([
   DataZoomSliderComponent,
   GridComponent,
   LegendScrollComponent,
+  MarkPointComponent,
   TooltipComponent,
   VisualMapContinuousComponent,
   SVGRenderer,
@@ -35,6 +37,7 @@ export type ChartOption = ComposeOption<
   | DataZoomComponentOption
   | GridComponentOption
   | LegendComponentOption
+  | MarkPointComponentOption
   | TooltipComponentOption
   | VisualMapComponentOption
 >;

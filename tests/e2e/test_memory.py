@@ -1,0 +1,35 @@
+"""The Memory page in headless Chromium, on the real CPU trace recorded with profile_memory."""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from profiler_app.core.models import LoadedProfile
+from tests.e2e.conftest import screenshot, sign_in
+from tests.timeline.jobs import parse_job
+from tests.traces.memory_expected import MEMORY_TRACE, memory_expected
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_it_shows_the_peak_the_top_allocators_and_the_events(tab: Page, live_server, user):
+    job = parse_job(user, "cpu-memory", [("algo-1", 0, MEMORY_TRACE)], status="completed")
+    LoadedProfile.objects.create(user=user, job=job)
+    raw = memory_expected()
+    sign_in(tab, live_server.url, "alice", "alice-password-1", "/memory")
+    expect(tab.get_by_role("heading", name="Memory", exact=True)).to_be_visible()
+    expect(tab.get_by_role("link", name="Memory")).to_be_visible()
+    peak = tab.get_by_label("Peak")
+    expect(peak).to_contain_text("Peak: 1.7 MB allocated")
+    for name in raw.running:
+        expect(peak).to_contain_text(name)
+    allocators = tab.get_by_role("table", name="Top allocating operators (CPU)")
+    expect(allocators.locator("tbody tr").first).to_contain_text("aten::convolution_backward")
+    expect(allocators.locator("tbody tr").first).to_contain_text("8.0 MB")
+    events = tab.get_by_role("table", name="Memory events (CPU)")
+    expect(tab.get_by_text(f"{len(raw.events)} events", exact=True)).to_be_visible()
+    screenshot(tab, "memory-page")
+    tab.get_by_label("Minimum size (kB)").fill("1000")
+    big = [e for e in raw.events if abs(e[1]) >= 1_000_000]
+    expect(tab.get_by_text(f"{len(big)} events", exact=True)).to_be_visible()
+    expect(events.locator("tbody tr")).to_have_count(len(big))
+    screenshot(tab, "memory-page-filtered")
