@@ -342,6 +342,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{job_id}/sql/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Runs one read-only SELECT over the job's views (see /api/sql/schema/). Every signed-in
+         *     user may query every job (the team shares them).
+         */
+        post: operations["jobs_sql_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{job_id}/summary/": {
         parameters: {
             query?: never;
@@ -593,6 +613,23 @@ export interface paths {
         };
         get: operations["settings_retrieve"];
         put: operations["settings_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sql/schema/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The views a query can read, their columns, types and meaning (times in ns). */
+        get: operations["sql_schema_retrieve"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -1383,6 +1420,42 @@ export interface components {
             mad_zero_ratio: number;
             /** Format: double */
             min_excess: number;
+        };
+        SqlColumn: {
+            name: string;
+            type: string;
+            description: string;
+        };
+        SqlExample: {
+            name: string;
+            query: string;
+        };
+        SqlQueryRequest: {
+            query: string;
+        };
+        SqlResult: {
+            columns: string[];
+            /** @description DuckDB types */
+            types: string[];
+            /** @description integers beyond 2**53 (epoch nanoseconds) come as strings */
+            rows: unknown[][];
+            /** @description more rows matched than came back */
+            truncated: boolean;
+            /** Format: double */
+            elapsed_ms: number;
+            max_rows: number;
+        };
+        SqlSchema: {
+            views: components["schemas"]["SqlView"][];
+            examples: components["schemas"]["SqlExample"][];
+            /** Format: double */
+            timeout_s: number;
+            max_rows: number;
+        };
+        SqlView: {
+            name: string;
+            description: string;
+            columns: components["schemas"]["SqlColumn"][];
         };
         /**
          * @description * `pending` - Pending
@@ -3001,6 +3074,83 @@ export interface operations {
             };
         };
     };
+    jobs_sql_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SqlQueryRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["SqlQueryRequest"];
+                "multipart/form-data": components["schemas"]["SqlQueryRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqlResult"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     jobs_summary_retrieve: {
         parameters: {
             query?: never;
@@ -4203,6 +4353,51 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sql_schema_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqlSchema"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
