@@ -27,6 +27,8 @@ def test_it_shows_the_peak_the_top_allocators_and_the_events(tab: Page, live_ser
     expect(allocators.locator("tbody tr").first).to_contain_text("8.0 MB")
     events = tab.get_by_role("table", name="Memory events (CPU)")
     expect(tab.get_by_text(f"{len(raw.events)} events", exact=True)).to_be_visible()
+    # The chart is drawn (its library loads lazily), the peak pinned on it.
+    expect(tab.locator("svg text", has_text="peak")).to_be_visible()
     screenshot(tab, "memory-page")
     tab.get_by_label("Minimum size (kB)").fill("1000")
     big = [e for e in raw.events if abs(e[1]) >= 1_000_000]
