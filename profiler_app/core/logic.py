@@ -140,8 +140,11 @@ def append_to_upload(upload: Upload, start: int, stream: BinaryIO, length: int) 
         received = (
             Upload.objects.select_for_update()
             .values_list("received_bytes", flat=True)
-            .get(pk=upload.pk)
+            .filter(pk=upload.pk)
+            .first()
         )
+        if received is None:
+            raise UploadRangeError("the upload was cancelled")
         if start != received:
             raise UploadRangeError(f"expected the range to start at byte {received}, got {start}")
         if start + length > upload.size_bytes:
@@ -179,11 +182,24 @@ def complete_upload(upload: Upload) -> tuple[ProfilePart, bool]:
         pid=upload.pid,
         hostname=upload.hostname,
     )
-    with path.open("rb") as stream:
+    try:
+        stream = path.open("rb")
+    except FileNotFoundError:
+        raise UploadRangeError("the upload was cancelled") from None
+    with stream:
         result = store_part(upload.job, source, stream)
     path.unlink(missing_ok=True)
     upload.delete()
     return result
+
+
+def abandon_upload(upload: Upload) -> None:
+    """The sender cancelled: its bytes and row go. The row lock waits for a range being
+    written, so no write lands after the file is gone."""
+    with transaction.atomic():
+        if Upload.objects.select_for_update().filter(pk=upload.pk).values_list("pk").first():
+            upload.temp_path().unlink(missing_ok=True)
+            Upload.objects.filter(pk=upload.pk).delete()
 
 
 def remove_abandoned_uploads() -> int:

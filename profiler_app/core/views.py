@@ -293,7 +293,8 @@ CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+)$")
 
 
 class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Resumable uploads: GET tells how many bytes arrived, PUT appends a range, complete stores."""
+    """Resumable uploads: GET tells how many bytes arrived, PUT appends a range, complete stores,
+    DELETE cancels."""
 
     serializer_class = UploadSerializer
     parser_classes = [FileUploadParser]
@@ -345,6 +346,12 @@ class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
             raise Conflict(str(err)) from None
         code = status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK
         return Response(ProfilePartSerializer(part).data, status=code)
+
+    @extend_schema(responses={204: None})
+    def destroy(self, request, pk=None):
+        """Cancels the upload: the bytes sent so far are removed and no part is stored."""
+        logic.abandon_upload(self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 def loaded_profile_data(loaded: LoadedProfile) -> dict:

@@ -308,3 +308,39 @@ def test_it_stores_a_ranged_upload_with_an_odd_file_name(api, job, filename):
     assert part.file.read() == raw
     assert "\\" not in part.file.name and ".." not in part.file.name
     assert not upload.temp_path().exists()
+
+
+def test_it_cancels_an_upload_and_removes_its_bytes(api, client_for, teammate, job):
+    raw = b'{"traceEvents": []}'
+    start = api.post(
+        f"/api/jobs/{job.id}/uploads/",
+        {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": "t.json",
+         "size_bytes": len(raw)},
+        format="json",
+    )  # fmt: skip
+    upload = Upload.objects.get(pk=start.json()["id"])
+    url = f"/api/uploads/{upload.pk}/"
+    api.generic("PUT", url, raw[:5], content_type="application/octet-stream",
+                HTTP_CONTENT_RANGE=f"bytes 0-4/{len(raw)}")  # fmt: skip
+    assert upload.temp_path().read_bytes() == raw[:5]
+
+    assert client_for(teammate).delete(url).status_code == 404  # not theirs to cancel
+    assert api.delete(url).status_code == 204
+    assert not Upload.objects.exists() and not upload.temp_path().exists()
+    assert api.post(f"{url}complete/").status_code == 404
+    assert api.delete(url).status_code == 404
+    assert not ProfilePart.objects.exists()
+
+
+def test_it_refuses_ranges_and_completion_of_a_cancelled_upload(user, job):
+    from profiler_app.core import logic
+
+    upload = Upload.objects.create(job=job, owner=user, node_name="algo-1", kind="kineto",
+                                   original_name="t.json", size_bytes=4)  # fmt: skip
+    logic.append_to_upload(upload, 0, io.BytesIO(b"AAAA"), 4)
+    logic.abandon_upload(upload)  # while the sender still held the row in hand
+    with pytest.raises(logic.UploadRangeError, match="the upload was cancelled"):
+        logic.append_to_upload(upload, 4, io.BytesIO(b""), 0)
+    with pytest.raises(logic.UploadRangeError, match="the upload was cancelled"):
+        logic.complete_upload(upload)
+    assert not ProfilePart.objects.exists()

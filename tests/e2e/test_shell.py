@@ -1,7 +1,11 @@
+import re
+
 import pytest
 from playwright.sync_api import expect
 
+from profiler_app.core.models import LoadedProfile, TrainingJob
 from tests.e2e.conftest import screenshot, sign_in
+from tests.timeline.jobs import parse_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -55,3 +59,31 @@ def test_it_logs_out(live_server, tab, user):
     expect(tab).to_have_url(live_server.url + "/login")
     tab.goto(live_server.url + "/profiles")
     expect(tab).to_have_url(live_server.url + "/login?next=%2Fprofiles")
+
+
+def test_it_names_the_job_a_link_shows_never_the_loaded_one(live_server, tab, user):
+    loaded = TrainingJob.objects.create(name="loaded-run", owner=user, status="completed")
+    LoadedProfile.objects.create(user=user, job=loaded)
+    shared = parse_job(
+        user, "shared-run", [("algo-1", 0, "amd_mi250_small.json.gz")], status="completed"
+    )
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path=f"/timeline?job={shared.id}")
+
+    expect(tab.get_by_role("heading", name=re.compile("shared-run"))).to_be_visible()
+    header = tab.get_by_test_id("topbar-profile")
+    expect(header).to_have_text("Viewing: shared-run not loaded")
+    expect(tab.locator("header.topbar")).not_to_contain_text("loaded-run")
+    notice = tab.get_by_test_id("not-loaded-notice")
+    expect(notice).to_contain_text(
+        "You are viewing shared-run, which is not the loaded profile (loaded-run is loaded)."
+    )
+    screenshot(tab, "header-viewing-not-loaded")
+
+    notice.get_by_role("button", name="Unload loaded-run and load shared-run").click()
+    expect(header).to_have_text("Loaded: shared-run")
+    expect(notice).to_have_count(0)
+    assert LoadedProfile.objects.get(user=user).job_id == shared.id
+    # Other pages show the loaded profile, which is now the one the link showed.
+    tab.get_by_role("navigation", name="Main").get_by_role("link", name="Info").click()
+    expect(tab.get_by_role("heading", name=re.compile("shared-run"))).to_be_visible()
+    expect(header).to_have_text("Loaded: shared-run")

@@ -644,12 +644,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Resumable uploads: GET tells how many bytes arrived, PUT appends a range, complete stores. */
+        /**
+         * @description Resumable uploads: GET tells how many bytes arrived, PUT appends a range, complete stores,
+         *     DELETE cancels.
+         */
         get: operations["uploads_retrieve"];
-        /** @description Resumable uploads: GET tells how many bytes arrived, PUT appends a range, complete stores. */
+        /**
+         * @description Resumable uploads: GET tells how many bytes arrived, PUT appends a range, complete stores,
+         *     DELETE cancels.
+         */
         put: operations["uploads_update"];
         post?: never;
-        delete?: never;
+        /** @description Cancels the upload: the bytes sent so far are removed and no part is stored. */
+        delete: operations["uploads_destroy"];
         options?: never;
         head?: never;
         patch?: never;
@@ -664,7 +671,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Resumable uploads: GET tells how many bytes arrived, PUT appends a range, complete stores. */
+        /**
+         * @description Resumable uploads: GET tells how many bytes arrived, PUT appends a range, complete stores,
+         *     DELETE cancels.
+         */
         post: operations["uploads_complete_create"];
         delete?: never;
         options?: never;
@@ -4533,6 +4543,61 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploads_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID string identifying this upload. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

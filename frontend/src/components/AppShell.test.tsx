@@ -1,7 +1,8 @@
-import { screen, waitFor } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { admin, FakeApi, page } from "../test/fakeApi";
+import type { TrainingJob } from "../api/types";
+import { admin, alice, FakeApi, loadedProfile, makeJob, page } from "../test/fakeApi";
 import { renderApp } from "../test/renderApp";
 
 const notAuthenticated = {
@@ -86,5 +87,66 @@ describe("app shell and login", () => {
 
     expect(await screen.findByRole("heading", { name: "No profile loaded" })).toBeInTheDocument();
     await waitFor(() => expect(screen.getByText("No profile loaded", { selector: "span" })).toBeInTheDocument());
+  });
+
+  describe("a page opened by a link to another job", () => {
+    const four = makeJob({ id: 4, name: "job-four" });
+    const six = makeJob({ id: 6, name: "job-six" });
+    const noTracks = { job: 6, origin_ns: "0", start_ns: "0", end_ns: "0", n_events: 0, parts: [], tracks: [], steps: [] };
+
+    function backend(initially: TrainingJob | null) {
+      let loaded = initially;
+      return new FakeApi()
+        .on("GET /api/auth/me/", { status: 200, body: alice })
+        .on("GET /api/loaded-profile/", () =>
+          loaded ? { status: 200, body: loadedProfile(loaded) } : { status: 404, body: { detail: "Not found." } })
+        .on("DELETE /api/loaded-profile/", () => {
+          loaded = null;
+          return { status: 204 };
+        })
+        .on("PUT /api/loaded-profile/", () => {
+          loaded = six;
+          return { status: 200, body: loadedProfile(six) };
+        })
+        .on("GET /api/jobs/4/", { status: 200, body: four })
+        .on("GET /api/jobs/6/", { status: 200, body: six })
+        .on("GET /api/jobs/4/timeline/tracks/", { status: 200, body: { ...noTracks, job: 4 } })
+        .on("GET /api/jobs/6/timeline/tracks/", { status: 200, body: noTracks });
+    }
+
+    it("names the job shown, never the loaded one, and offers to load it", async () => {
+      const api = backend(four);
+      renderApp("/timeline?job=6");
+
+      const header = await screen.findByTestId("topbar-profile");
+      await waitFor(() => expect(header).toHaveTextContent("Viewing: job-six not loaded"));
+      expect(header).not.toHaveTextContent("job-four");
+      const notice = await screen.findByTestId("not-loaded-notice");
+      expect(notice).toHaveTextContent(
+        "You are viewing job-six, which is not the loaded profile (job-four is loaded).",
+      );
+      await userEvent.click(within(notice).getByRole("button", { name: "Unload job-four and load job-six" }));
+
+      await waitFor(() => expect(header).toHaveTextContent("Loaded: job-six"));
+      expect(screen.queryByTestId("not-loaded-notice")).not.toBeInTheDocument();
+      expect(api.sent("DELETE /api/loaded-profile/")).toHaveLength(1);
+      expect(api.sent("PUT /api/loaded-profile/")[0]!.body).toEqual({ job: 6 });
+    });
+
+    it("offers to load it when nothing is loaded", async () => {
+      backend(null);
+      renderApp("/timeline?job=6");
+      const notice = await screen.findByTestId("not-loaded-notice");
+      expect(notice).toHaveTextContent("which is not the loaded profile (no profile is loaded)");
+      expect(within(notice).getByRole("button", { name: "Load job-six" })).toBeInTheDocument();
+    });
+
+    it("says nothing more when the link names the loaded job", async () => {
+      backend(four);
+      renderApp("/timeline?job=4");
+      expect(await screen.findByRole("heading", { name: /job-four/ })).toBeInTheDocument();
+      expect(screen.getByTestId("topbar-profile")).toHaveTextContent("Loaded: job-four");
+      expect(screen.queryByTestId("not-loaded-notice")).not.toBeInTheDocument();
+    });
   });
 });

@@ -1,6 +1,8 @@
 import { NavLink, Outlet, useNavigate } from "react-router";
 import { useLogout, useMe } from "../api/auth";
 import { useLoadedProfile } from "../api/loadedProfile";
+import { NotLoadedNotice, ShownJobProvider } from "./NotLoadedNotice";
+import { jobLabel, type ShownJob } from "./shownJobContext";
 
 const SECTIONS = [
   { to: "/profiles", label: "Profiles" },
@@ -16,11 +18,17 @@ const SECTIONS = [
 ];
 
 export function AppShell() {
+  return <ShownJobProvider>{(shown) => <Shell shown={shown} />}</ShownJobProvider>;
+}
+
+function Shell({ shown }: { shown: ShownJob | null }) {
   const me = useMe();
   const loaded = useLoadedProfile();
   const logout = useLogout();
   const navigate = useNavigate();
   const loadedName = loaded.data?.job_detail.name;
+  // A page opened by a link to another job: the header names that job, never the loaded one.
+  const other = shown !== null && !loaded.isPending && shown.id !== loaded.data?.job ? shown : null;
 
   return (
     <div className="app">
@@ -33,8 +41,13 @@ export function AppShell() {
             </NavLink>
           ))}
         </nav>
-        <span className="topbar-loaded" title="The profile the data views show">
-          {loadedName ? (
+        <span className="topbar-loaded" data-testid="topbar-profile"
+          title={other ? "This page shows a job that is not your loaded profile" : "The profile the data views show"}>
+          {other ? (
+            <>
+              Viewing: <strong>{jobLabel(other)}</strong> <span className="badge badge-partial">not loaded</span>
+            </>
+          ) : loadedName ? (
             <>
               Loaded: <strong>{loadedName}</strong>
             </>
@@ -52,6 +65,7 @@ export function AppShell() {
         </span>
       </header>
       <main className="page">
+        {other && <NotLoadedNotice shown={other} />}
         <Outlet />
       </main>
     </div>

@@ -10,6 +10,7 @@ import { DemoOffer } from "./DemoOffer";
 import { JobFilters } from "./JobFilters";
 import { LoadedProfileSection } from "./LoadedProfileSection";
 import { JobTable } from "./JobTable";
+import { UploadCard } from "./UploadCard";
 import { hasFilters, type ListState, readListState, toJobListQuery, writeListState } from "./listQuery";
 
 // The API's page size (REST_FRAMEWORK.PAGE_SIZE); the count of pages is derived from it.
@@ -68,6 +69,7 @@ export function ProfilesPage() {
       <h1>Profiles</h1>
       <LoadedProfileSection loadedJob={loadedJob} unloading={unload.isPending}
         unloadError={unload.error} onUnload={unloadCurrent} />
+      <UploadCard />
       <section className="card" aria-labelledby="jobs-heading">
         <div className="card-header">
           <h2 id="jobs-heading">Training jobs</h2>
@@ -101,8 +103,8 @@ export function ProfilesPage() {
             <EmptyState title="No training jobs yet">
               <p>
                 A job appears here as soon as a training script that runs the collector uploads its
-                first part, or when existing PyTorch profiler traces are uploaded with{" "}
-                <code>profiler-collect</code>.
+                first part, or when existing PyTorch profiler traces are dropped on{" "}
+                <strong>Upload traces</strong> above or uploaded with <code>profiler-collect</code>.
               </p>
               <DemoOffer onStarted={() => setDemoStartedAtMs(Date.now())} />
             </EmptyState>

@@ -7,6 +7,7 @@ import type { TrainingJob } from "../../api/types";
 import { PartialBadge, StatusBadge } from "../../components/Badges";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { useShowJob } from "../../components/shownJobContext";
 import { isPartial } from "../../lib/jobs";
 import { TimelineCanvas } from "../../timeline/TimelineCanvas";
 import { type Bounds, type View, centreOn, focusOn } from "../../timeline/coords";
@@ -44,6 +45,7 @@ export function TimelinePage() {
 
 function JobById({ jobId }: { jobId: number }) {
   const job = useJob(jobId);
+  useShowJob(job.isError ? null : { id: jobId, name: job.data?.name ?? null });
   if (job.isError) return <ErrorAlert error={job.error} />;
   if (!job.data) return <Loading what="the job" />;
   return <JobTimeline job={job.data} />;

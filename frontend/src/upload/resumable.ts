@@ -1,0 +1,227 @@
+/**
+ * One file to the server through the resumable ranged-upload API: `POST /api/jobs/{id}/uploads/`,
+ * then `PUT /api/uploads/{id}/` with `Content-Range` per chunk, then `POST …/complete/`.
+ *
+ * A range that fails (the network drops, the server answers 5xx, or it says the range does not
+ * continue the file) is retried after a growing pause, from the byte the server says it has:
+ * the upload resumes, it never starts again. Aborting the signal cancels it on the server too.
+ * `fetch` is passed in, so the whole protocol runs in tests without a browser.
+ */
+import type { components } from "../api/schema";
+import type { PartKind } from "./detect";
+
+export type ServerUpload = components["schemas"]["Upload"];
+export type StoredPart = components["schemas"]["ProfilePart"];
+export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
+
+export const CHUNK_BYTES = 8 * 1024 * 1024;
+export const MAX_ATTEMPTS = 8;
+
+export type ApiTransport = {
+  fetch: FetchFn;
+  /** Headers every unsafe request carries (the browser's CSRF token). */
+  headers: () => Record<string, string>;
+};
+
+export type PartFields = { node: string; rank: number; kind: PartKind; filename: string };
+
+export type UploadEvents = {
+  chunkBytes?: number;
+  maxAttempts?: number;
+  signal?: AbortSignal;
+  /** Bytes the server holds, after each range it accepted. */
+  onProgress?: (sentBytes: number) => void;
+  /** A request failed and is tried again after `delayMs`. */
+  onRetry?: (attempt: number, delayMs: number, error: Error) => void;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+};
+
+/** The API refused, or could not be reached: `retryable` says whether trying again may help. */
+export class UploadError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = "UploadError";
+  }
+}
+
+export class UploadCancelled extends Error {
+  constructor() {
+    super("Cancelled");
+    this.name = "UploadCancelled";
+  }
+}
+
+/** The next range to send: from the byte the server has, at most `chunkBytes` long. */
+export function nextRange(received: number, size: number, chunkBytes: number): { start: number; end: number } {
+  return { start: received, end: Math.min(size, received + chunkBytes) };
+}
+
+/** The Content-Range header of bytes [start, end) of a file of `total` bytes. */
+export function contentRange(start: number, end: number, total: number): string {
+  return `bytes ${start}-${end - 1}/${total}`;
+}
+
+/** The pause before try `attempt` (1-based): 0.5 s, doubling, at most 15 s. */
+export function backoffMs(attempt: number): number {
+  return Math.min(500 * 2 ** (attempt - 1), 15_000);
+}
+
+/**
+ * Uploads `file` as one part of the job; resolves with the stored part, or null when the server
+ * stored it but its answer was lost (a retried completion finds the upload already gone).
+ */
+export async function uploadFile(
+  transport: ApiTransport,
+  jobId: number,
+  file: Blob,
+  fields: PartFields,
+  events: UploadEvents = {},
+): Promise<StoredPart | null> {
+  const { signal, onProgress } = events;
+  const chunkBytes = events.chunkBytes ?? CHUNK_BYTES;
+  const call = <T>(method: string, url: string, body?: BodyInit, headers?: Record<string, string>) =>
+    request<T>(transport, method, url, signal, body, headers);
+
+  checkCancelled(signal);
+  const body = JSON.stringify({ ...fields, size_bytes: file.size });
+  const started = await withRetries(events, () =>
+    call<ServerUpload>("POST", `/api/jobs/${jobId}/uploads/`, body, { "Content-Type": "application/json" }),
+  );
+  const url = `/api/uploads/${started.id}/`;
+  try {
+    let received = started.received_bytes;
+    let failures = 0;
+    let known = true;
+    while (!known || received < file.size) {
+      try {
+        if (!known) {
+          // Resume from what the server holds: the failed range may have arrived in full or part.
+          received = (await call<ServerUpload>("GET", url)).received_bytes;
+          known = true;
+          onProgress?.(received);
+          continue;
+        }
+        const { start, end } = nextRange(received, file.size, chunkBytes);
+        const accepted = await call<ServerUpload>("PUT", url, file.slice(start, end), {
+          "Content-Type": "application/octet-stream",
+          "Content-Range": contentRange(start, end, file.size),
+        });
+        received = accepted.received_bytes;
+        failures = 0;
+        onProgress?.(received);
+      } catch (error) {
+        failures += 1;
+        await waitToRetry(error, failures, events);
+        known = false;
+      }
+    }
+    let tries = 0;
+    return await withRetries(events, async () => {
+      tries += 1;
+      try {
+        return await call<StoredPart>("POST", `${url}complete/`);
+      } catch (error) {
+        if (tries > 1 && error instanceof UploadError && error.status === 404) return null;
+        throw error;
+      }
+    });
+  } catch (error) {
+    if (signal?.aborted) {
+      // Best effort: what the server holds of a cancelled file goes (or goes after a day).
+      await request(transport, "DELETE", url).catch(() => undefined);
+      throw new UploadCancelled();
+    }
+    throw error;
+  }
+}
+
+async function withRetries<T>(events: UploadEvents, attempt: () => Promise<T>): Promise<T> {
+  for (let failures = 1; ; failures += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      await waitToRetry(error, failures, events);
+    }
+  }
+}
+
+/** Rethrows what retrying cannot mend; otherwise reports the retry and waits for it. */
+async function waitToRetry(error: unknown, failures: number, events: UploadEvents): Promise<void> {
+  checkCancelled(events.signal);
+  const maxAttempts = events.maxAttempts ?? MAX_ATTEMPTS;
+  if (!(error instanceof UploadError) || !error.retryable) throw error;
+  if (failures >= maxAttempts) {
+    throw new UploadError(`${error.message} Gave up after ${failures} tries.`, error.status, false);
+  }
+  const delayMs = backoffMs(failures);
+  events.onRetry?.(failures, delayMs, error);
+  await (events.sleep ?? pause)(delayMs, events.signal);
+  checkCancelled(events.signal);
+}
+
+async function request<T>(
+  transport: ApiTransport,
+  method: string,
+  url: string,
+  signal?: AbortSignal,
+  body?: BodyInit,
+  headers: Record<string, string> = {},
+): Promise<T> {
+  let response: Response;
+  try {
+    response = await transport.fetch(url, {
+      method,
+      body,
+      signal,
+      credentials: "same-origin",
+      headers: method === "GET" ? headers : { ...transport.headers(), ...headers },
+    });
+  } catch (error) {
+    checkCancelled(signal);
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UploadError(`The server could not be reached (${reason}).`, null, true);
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    const status = response.status;
+    // 409: the range did not continue the file (a retry of a range that did arrive): resync.
+    const retryable = status >= 500 || status === 408 || status === 409 || status === 429;
+    throw new UploadError(errorMessage(status, text), status, retryable);
+  }
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+function errorMessage(status: number, text: string): string {
+  try {
+    const body: unknown = JSON.parse(text);
+    if (body && typeof body === "object") {
+      const record = body as Record<string, unknown>;
+      if (typeof record.detail === "string") return record.detail;
+      const [field, messages] = Object.entries(record)[0] ?? [];
+      if (field && Array.isArray(messages)) return `${field}: ${String(messages[0])}`;
+    }
+  } catch {
+    // not JSON: a proxy's error page
+  }
+  return `The server answered ${status}.`;
+}
+
+function checkCancelled(signal?: AbortSignal): void {
+  if (signal?.aborted) throw new UploadCancelled();
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done);
+  });
+}
