@@ -4157,7 +4157,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A unique integer value identifying this api token. */
+                /** @description A unique integer value identifying this API token. */
                 id: number;
             };
             cookie?: never;
