@@ -350,9 +350,9 @@ class Server:
     def token(self) -> str:
         code = (
             "from django.contrib.auth import get_user_model;"
-            "from rest_framework.authtoken.models import Token;"
+            "from profiler_app.accounts.logic import issue_token;"
             "user = get_user_model().objects.create_user('soak', password=None);"
-            "print(Token.objects.create(user=user).key)"
+            "print(issue_token(user, 'soak')[1])"
         )
         done = subprocess.run(
             [sys.executable, "-m", "django", "shell", "-c", code],

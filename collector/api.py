@@ -109,11 +109,14 @@ class ApiClient:
             raise ServerUnreachable(f"{self.server_url} unreachable: {_short(exc)}") from exc
         if resp.status_code >= 400:
             retryable = resp.status_code >= 500 or resp.status_code in (408, 429)
-            raise ApiError(
-                f"{method} {path} -> {resp.status_code}: {_detail(resp)}",
-                resp.status_code,
-                retryable,
-            )
+            message = f"{method} {path} -> {resp.status_code}: {_detail(resp)}"
+            if resp.status_code == 401:
+                message += (
+                    " The server refused the API token (PROFILER_TOKEN or --token): it is "
+                    "missing, mistyped, revoked or expired. Create one on the server's API "
+                    f"tokens page, {self.server_url}/tokens"
+                )
+            raise ApiError(message, resp.status_code, retryable)
         return (resp.json() if resp.content else {}), resp.status_code
 
 

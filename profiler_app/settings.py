@@ -39,10 +39,11 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "django_filters",
     "drf_spectacular",
     "profiler_app.core",
+    "profiler_app.accounts",
     "profiler_app.ingest",
     "profiler_app.dashboard",
     "profiler_app.timeline",
@@ -143,7 +144,7 @@ TRACE_PARSE_PROCESSES = envint("TRACE_PARSE_PROCESSES", 0)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first, so anonymous callers get 401 with a WWW-Authenticate header.
-        "rest_framework.authentication.TokenAuthentication",
+        "profiler_app.accounts.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -170,6 +171,14 @@ REST_FRAMEWORK = {
         "export": envstr("THROTTLE_EXPORT", "60/hour"),
     },
 }
+
+# API tokens (django-rest-knox): stored as digests, sent as `Authorization: Token <key>`, and
+# valid until revoked unless their owner gave them an expiry.
+KNOX_TOKEN_MODEL = "accounts.ApiToken"
+REST_KNOX = {"TOKEN_TTL": None, "AUTH_HEADER_PREFIX": "Token"}
+# knox's migrations would create its own token table even though accounts.ApiToken replaces it,
+# and an unknown table that references auth_user keeps Django from flushing the database.
+MIGRATION_MODULES = {"knox": None}
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "profiler-app API",

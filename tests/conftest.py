@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from profiler_app.accounts.logic import issue_token
 from profiler_app.core.health import redis_client
 from profiler_app.testing import database_url
 
@@ -86,7 +86,7 @@ def api(user, client_for) -> APIClient:
 
 @pytest.fixture
 def api_token(user) -> str:
-    return Token.objects.create(user=user).key
+    return issue_token(user, "tests")[1]
 
 
 @pytest.fixture(scope="session")

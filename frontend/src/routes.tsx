@@ -7,6 +7,7 @@ import { LoginPage } from "./pages/LoginPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
 import { ProfilesPage } from "./pages/profiles/ProfilesPage";
 import { SettingsPage } from "./pages/settings/SettingsPage";
+import { TokensPage } from "./pages/tokens/TokensPage";
 
 export const routes: RouteObject[] = [
   { path: "/login", element: <LoginPage /> },
@@ -47,6 +48,7 @@ export const routes: RouteObject[] = [
       },
       { path: "info", element: <InfoPage /> },
       { path: "settings", element: <SettingsPage /> },
+      { path: "tokens", element: <TokensPage /> },
       { path: "*", element: <NotFoundPage /> },
     ],
   },

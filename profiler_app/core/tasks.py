@@ -1,4 +1,5 @@
 import logging
+from datetime import timedelta
 
 from celery import shared_task
 from celery.signals import worker_ready
@@ -27,15 +28,24 @@ def check_idle_shutdown() -> bool:
 
 @shared_task(acks_late=False)
 def run_demo_job(server_url: str, user_id: int, job_name: str) -> int:
-    """Trains the example CNN with the collector on; it uploads like any training job, with
-    the user's API token, looked up here so that no secret travels in the task message."""
-    from rest_framework.authtoken.models import Token
+    """Trains the example CNN with the collector on; it uploads like any training job, with an
+    API token of the user's made here (no secret travels in the task message) and revoked after
+    the run. The user sees it in their token list meanwhile, named after the job."""
+    from django.contrib.auth import get_user_model
+    from knox.models import get_token_model
 
     from profiler_app.core import demo
 
     try:
-        token, _ = Token.objects.get_or_create(user_id=user_id)
-        return demo.run_example(server_url, token.key, job_name).returncode
+        token, key = get_token_model().objects.create(
+            get_user_model().objects.get(pk=user_id),
+            expiry=timedelta(seconds=demo.RUNNING_TIMEOUT_SECONDS),
+            name=f"Demo job {job_name}",
+        )
+        try:
+            return demo.run_example(server_url, key, job_name).returncode
+        finally:
+            token.delete()
     finally:
         demo.release_run()
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.core import signals
 from django.db import close_old_connections
-from rest_framework.authtoken.models import Token
 
+from profiler_app.accounts.logic import issue_token
 from profiler_app.wsgi import application
 
 schemathesis = pytest.importorskip("schemathesis")  # a dev dependency (make install-dev)
@@ -51,7 +51,7 @@ def one_connection():
 
 @pytest.fixture
 def staff_token(staff) -> str:
-    return Token.objects.create(user=staff).key
+    return issue_token(staff, "fuzz")[1]
 
 
 @pytest.mark.django_db

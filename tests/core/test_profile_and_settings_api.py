@@ -1,10 +1,8 @@
 from datetime import timedelta
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from profiler_app.core.models import AppSettings, LoadedProfile, TrainingJob
 from profiler_app.core.tasks import check_idle_shutdown
@@ -188,19 +186,6 @@ def test_it_throttles_sign_in_attempts(user, settings):
     assert refused.json()["code"] == "throttled"
     assert refused.json()["detail"].startswith("Request was throttled.")
     assert int(refused["Retry-After"]) <= 60
-
-
-def test_it_authenticates_scripts_with_a_token(user, api_token):
-    scripted = Client(HTTP_AUTHORIZATION=f"Token {api_token}")
-    assert scripted.get("/api/auth/me/").json()["username"] == "alice"
-    forged = Client(HTTP_AUTHORIZATION="Token 0000")
-    assert forged.get("/api/jobs/").status_code == 401
-
-
-def test_it_prints_a_token_from_the_management_command(user, capsys):
-    call_command("drf_create_token", "alice")
-    out = capsys.readouterr().out
-    assert Token.objects.get(user=user).key in out
 
 
 def test_it_publishes_the_openapi_schema(api):

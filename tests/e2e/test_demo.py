@@ -1,6 +1,7 @@
 import pytest
 from playwright.sync_api import expect
 
+from profiler_app.accounts.models import ApiToken
 from profiler_app.core.models import TrainingJob
 from profiler_app.reports.models import JobInsights
 from tests.conftest import wait_for
@@ -35,6 +36,8 @@ def test_it_creates_a_demo_job_on_an_empty_server(live_server, tab, user, celery
 
     insights = wait_for(finished, timeout=240, interval=1)
     assert insights.status == "done", insights.error
+    # The token the demo uploaded with is revoked once the script has exited.
+    wait_for(lambda: not ApiToken.objects.filter(user=user).exists(), timeout=60)
     demo_row.get_by_role("checkbox").click()
     expect(demo_row.get_by_role("checkbox")).to_be_checked()
     tab.get_by_role("button", name="Load", exact=True).click()

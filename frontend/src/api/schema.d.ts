@@ -637,6 +637,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tokens/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The signed-in user's own API tokens: everyone, staff too, sees and revokes only theirs
+         *     here (an administrator revokes anyone's at /admin/).
+         */
+        get: operations["tokens_list"];
+        put?: never;
+        /**
+         * @description The signed-in user's own API tokens: everyone, staff too, sees and revokes only theirs
+         *     here (an administrator revokes anyone's at /admin/).
+         */
+        post: operations["tokens_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tokens/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * @description The signed-in user's own API tokens: everyone, staff too, sees and revokes only theirs
+         *     here (an administrator revokes anyone's at /admin/).
+         */
+        delete: operations["tokens_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/uploads/{id}/": {
         parameters: {
             query?: never;
@@ -763,6 +807,18 @@ export interface components {
             name: string;
             durations_ns: number[];
         };
+        ApiToken: {
+            readonly id: number;
+            readonly name: string;
+            /** @description The key's first characters, to recognise it (not secret). */
+            readonly prefix: string;
+            /** Format: date-time */
+            readonly created: string;
+            /** Format: date-time */
+            readonly last_used: string | null;
+            /** Format: date-time */
+            readonly expiry: string | null;
+        };
         AppSettings: {
             auto_shutdown_enabled?: boolean;
             /** Format: double */
@@ -826,6 +882,12 @@ export interface components {
             steps: components["schemas"]["StepPair"];
             metrics: components["schemas"]["MetricPair"][];
             ranks: components["schemas"]["RankPair"][];
+        };
+        CreateApiTokenRequest: {
+            /** @description What the token is for, e.g. the cluster or job that uses it. */
+            name: string;
+            /** @description Days until the token stops working; none (the default): it never expires. */
+            expires_in_days?: number | null;
         };
         CustomHistogram: {
             readonly id: number;
@@ -1173,6 +1235,20 @@ export interface components {
             metric: string;
             a: number | null;
             b: number | null;
+        };
+        NewApiToken: {
+            readonly id: number;
+            readonly name: string;
+            /** @description The key's first characters, to recognise it (not secret). */
+            readonly prefix: string;
+            /** Format: date-time */
+            readonly created: string;
+            /** Format: date-time */
+            readonly last_used: string | null;
+            /** Format: date-time */
+            readonly expiry: string | null;
+            /** @description The key, shown this once: the server keeps only its digest. */
+            readonly token: string;
         };
         Node: {
             readonly id: number;
@@ -4408,6 +4484,165 @@ export interface operations {
                 };
             };
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tokens_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiToken"][];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tokens_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiTokenRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["CreateApiTokenRequest"];
+                "multipart/form-data": components["schemas"]["CreateApiTokenRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewApiToken"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tokens_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this API token. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,3 +14,6 @@ export type AppSettingsRequest = Schemas["AppSettingsRequest"];
 export type Page<T> = { count: number; next?: string | null; previous?: string | null; results: T[] };
 export type JobWindow = Schemas["Window"];
 export type WindowKind = Schemas["TrainingJobWindowEnum"];
+export type ApiToken = Schemas["ApiToken"];
+export type NewApiToken = Schemas["NewApiToken"];
+export type CreateApiTokenRequest = Schemas["CreateApiTokenRequest"];

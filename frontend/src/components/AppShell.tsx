@@ -58,6 +58,7 @@ function Shell({ shown }: { shown: ShownJob | null }) {
         <span className="topbar-user">
           <span data-testid="current-user">{me.data?.username}</span>
           {me.data?.is_staff && <span className="badge badge-admin">admin</span>}
+          <NavLink to="/tokens" className="topbar-link">API tokens</NavLink>
           <button type="button" className="btn btn-small btn-inverse" disabled={logout.isPending}
             onClick={() => logout.mutate(undefined, { onSuccess: () => navigate("/login") })}>
             Log out

@@ -1,0 +1,35 @@
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from profiler_app.accounts import logic
+from profiler_app.accounts.models import ApiToken
+from profiler_app.accounts.serializers import (
+    ApiTokenSerializer,
+    CreateApiTokenSerializer,
+    NewApiTokenSerializer,
+)
+
+
+class ApiTokenViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
+    """The signed-in user's own API tokens: everyone, staff too, sees and revokes only theirs
+    here (an administrator revokes anyone's at /admin/)."""
+
+    serializer_class = ApiTokenSerializer
+    pagination_class = None
+    filter_backends = []
+
+    def get_queryset(self):
+        return ApiToken.objects.filter(user_id=self.request.user.pk).order_by("-created", "-id")
+
+    @extend_schema(request=CreateApiTokenSerializer, responses={201: NewApiTokenSerializer})
+    def create(self, request):
+        data = CreateApiTokenSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            token, key = logic.issue_token(request.user, **data.validated_data)
+        except logic.NameTaken as taken:
+            raise ValidationError({"name": [str(taken)]}) from taken
+        token.token = key
+        return Response(NewApiTokenSerializer(token).data, status=status.HTTP_201_CREATED)
