@@ -65,9 +65,7 @@ class Tree:
         return len(self.parent)
 
 
-def read_host_events(
-    store: str | Path, tracks: list[int], end_ns: int | None = None
-) -> Events:
+def read_host_events(store: str | Path, tracks: list[int], end_ns: int | None = None) -> Events:
     """The host events of ``tracks`` in a part's store, those starting before ``end_ns`` (the
     complete steps' cut) when given."""
     reader = TimelineReader(store)
