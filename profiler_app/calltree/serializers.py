@@ -63,14 +63,14 @@ class CallTreePartSerializer(serializers.Serializer):
 
 class CallTreeThreadSerializer(serializers.Serializer):
     track = serializers.IntegerField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
     events = serializers.IntegerField(help_text="host events (operators, annotations, …)")
 
 
 class CallTreeFramesSerializer(serializers.Serializer):
     """Frames as parallel arrays; a parent comes before its children."""
 
-    parent = serializers.ListField(child=serializers.IntegerField(), help_text="-1: a root")
+    parent = serializers.ListField(child=serializers.IntegerField(), help_text="-1: a root")  # type: ignore[assignment]
     name = serializers.ListField(child=serializers.IntegerField(), help_text="index in names")
     total_ns = serializers.ListField(child=serializers.IntegerField())
     self_ns = serializers.ListField(child=serializers.IntegerField())

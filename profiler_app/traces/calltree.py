@@ -103,7 +103,9 @@ def nest(
     n = len(row)
     depth = np.zeros(n, dtype=np.int64)
     end = start + dur
-    bounds = np.flatnonzero(np.r_[True, track[1:] != track[:-1], True]) if n else []
+    bounds: np.ndarray | list[int] = (
+        np.flatnonzero(np.r_[True, track[1:] != track[:-1], True]) if n else []
+    )
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         ended = np.searchsorted(np.sort(end[a:b]), start[a:b], side="right")
         depth[a:b] = np.maximum(np.arange(b - a) - ended, 0)
