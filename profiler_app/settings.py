@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "profiler_app.cluster",
     "profiler_app.memory",
     "profiler_app.sql",
+    "profiler_app.calltree",
 ]
 
 MIDDLEWARE = [

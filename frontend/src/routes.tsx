@@ -35,6 +35,10 @@ export const routes: RouteObject[] = [
         lazy: async () => ({ Component: (await import("./pages/cluster/ClusterPage")).ClusterPage }),
       },
       {
+        path: "calltree",
+        lazy: async () => ({ Component: (await import("./pages/calltree/CallTreePage")).CallTreePage }),
+      },
+      {
         path: "memory",
         lazy: async () => ({ Component: (await import("./pages/memory/MemoryPage")).MemoryPage }),
       },

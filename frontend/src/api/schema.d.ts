@@ -208,6 +208,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{job_id}/calltree/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The call tree of one part's host threads in the job's window, top-down or bottom-up. */
+        get: operations["jobs_calltree_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{job_id}/calltree/occurrences/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The events at one frame of the tree, in time order, each with its timeline link. */
+        get: operations["jobs_calltree_occurrences_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{job_id}/cluster/": {
         parameters: {
             query?: never;
@@ -830,6 +864,62 @@ export interface components {
             auto_shutdown_enabled?: boolean;
             /** Format: double */
             auto_shutdown_hours?: number;
+        };
+        CallTree: {
+            job: number;
+            part: number | null;
+            parts: components["schemas"]["CallTreePart"][];
+            threads: components["schemas"]["CallTreeThread"][];
+            selected: number[];
+            inverted: boolean;
+            window: string;
+            /** @description time of the roots, before pruning */
+            total_ns: number;
+            /** @description frames before pruning */
+            frames: number;
+            names: string[];
+            /** @description each name's id, for occurrence paths */
+            name_ids: number[];
+            tree: components["schemas"]["CallTreeFrames"];
+        };
+        /** @description Frames as parallel arrays; a parent comes before its children. */
+        CallTreeFrames: {
+            /** @description -1: a root */
+            parent: number[];
+            /** @description index in names */
+            name: number[];
+            total_ns: number[];
+            self_ns: number[];
+            count: number[];
+        };
+        CallTreeOccurrence: {
+            /** @description unix ns, as text (beyond 2^53) */
+            start_ns: string;
+            /** @description from the part's start */
+            offset_ns: number;
+            dur_ns: number;
+            self_ns: number;
+            track: number;
+            thread: string;
+            /** @description the timeline's event id */
+            event: string;
+            timeline_url: string;
+        };
+        CallTreeOccurrences: {
+            part: number | null;
+            count: number;
+            results: components["schemas"]["CallTreeOccurrence"][];
+        };
+        CallTreePart: {
+            id: number;
+            node: string;
+            rank: number;
+        };
+        CallTreeThread: {
+            track: number;
+            label: string;
+            /** @description host events (operators, annotations, …) */
+            events: number;
         };
         Cluster: {
             job: number;
@@ -2562,6 +2652,137 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnnotationDurations"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_calltree_retrieve: {
+        parameters: {
+            query?: {
+                /** @description bottom-up: frames with self time first */
+                inverted?: boolean;
+                /** @description frames with less total time are merged into their parent's "(other)" */
+                min_ns?: number;
+                /** @description left out: the job's first part (lowest rank) */
+                part?: number;
+                /** @description track ids, comma-separated; left out: every host thread */
+                threads?: string;
+            };
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallTree"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_calltree_occurrences_retrieve: {
+        parameters: {
+            query: {
+                /** @description bottom-up: frames with self time first */
+                inverted?: boolean;
+                limit?: number;
+                /** @description frames with less total time are merged into their parent's "(other)" */
+                min_ns?: number;
+                /** @description left out: the job's first part (lowest rank) */
+                part?: number;
+                /** @description the frame's name ids (``name_ids``) from the top of the tree, comma-separated */
+                path: string;
+                /** @description track ids, comma-separated; left out: every host thread */
+                threads?: string;
+            };
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallTreeOccurrences"];
                 };
             };
             400: {

@@ -10,6 +10,7 @@ const SECTIONS = [
   { to: "/timeline", label: "Timeline" },
   { to: "/insights", label: "Insights" },
   { to: "/cluster", label: "Cluster" },
+  { to: "/calltree", label: "Call tree" },
   { to: "/memory", label: "Memory" },
   { to: "/compare", label: "Compare" },
   { to: "/sql", label: "SQL" },

@@ -1,0 +1,176 @@
+import { useMemo, useState } from "react";
+import { Link } from "react-router";
+import { type CallTree, type CallTreeQuery, useCallTree, useOccurrences } from "../../api/calltree";
+import type { TrainingJob } from "../../api/types";
+import { ErrorAlert, Loading } from "../../components/Feedback";
+import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { Panel } from "../../components/Panel";
+import { formatDuration } from "../../lib/format";
+import { FlameGraph } from "./FlameGraph";
+import { childrenOf, matching, pathIds, rootsOf } from "./flame";
+import "./calltree.css";
+
+export function CallTreePage() {
+  return (
+    <>
+      <h1>Call tree</h1>
+      <LoadedJobGate page="call tree">{(job) => <JobCallTree job={job} />}</LoadedJobGate>
+    </>
+  );
+}
+
+function JobCallTree({ job }: { job: TrainingJob }) {
+  const [query, setQuery] = useState<CallTreeQuery>({ part: null, threads: null, inverted: false, min_ns: 0 });
+  const [search, setSearch] = useState("");
+  const [selected, setSelected] = useState<number | null>(null);
+  const tree = useCallTree(job.id, query);
+  const change = (q: Partial<CallTreeQuery>) => {
+    setSelected(null);
+    setQuery({ ...query, ...q });
+  };
+  const data = tree.data;
+  return (
+    <>
+      <h2 className="job-heading">{job.name}</h2>
+      {tree.isError && <ErrorAlert error={tree.error} />}
+      {tree.isPending && <Loading what="the call tree" />}
+      {data && (
+        <>
+          <div className="calltree-controls">
+            {data.parts.length > 1 && (
+              <label>
+                Part{" "}
+                <select aria-label="Part" value={data.part ?? ""} onChange={(e) => change({ part: Number(e.target.value), threads: null })}>
+                  {data.parts.map((p) => (
+                    <option key={p.id} value={p.id}>{`${p.node} rank ${p.rank} (part ${p.id})`}</option>
+                  ))}
+                </select>
+              </label>
+            )}
+            <label>
+              Thread{" "}
+              <select aria-label="Thread" value={query.threads === null ? "" : String(query.threads[0])}
+                onChange={(e) => change({ threads: e.target.value ? [Number(e.target.value)] : null })}>
+                <option value="">All host threads</option>
+                {data.threads.map((t) => (
+                  <option key={t.track} value={t.track}>{`${t.label} (${t.events} events)`}</option>
+                ))}
+              </select>
+            </label>
+            <fieldset className="calltree-direction">
+              <label><input type="radio" checked={!query.inverted} onChange={() => change({ inverted: false })} /> Top-down</label>
+              <label><input type="radio" checked={query.inverted} onChange={() => change({ inverted: true })} /> Bottom-up</label>
+            </fieldset>
+            <label>
+              Search <input type="search" aria-label="Search frames" value={search} onChange={(e) => setSearch(e.target.value)} />
+            </label>
+            <span>{`${data.frames} frames, ${formatDuration(data.total_ns)} (${data.window.replace("_", " ")})`}</span>
+          </div>
+          <Tree data={data} search={search} selected={selected} onSelect={setSelected} jobId={job.id} query={query} />
+        </>
+      )}
+    </>
+  );
+}
+
+type TreeProps = { data: CallTree; search: string; selected: number | null; onSelect: (f: number) => void; jobId: number; query: CallTreeQuery };
+
+function Tree({ data, search, selected, onSelect, jobId, query }: TreeProps) {
+  const frames = data.tree;
+  const matches = useMemo(() => matching(frames, data.names, search), [frames, data.names, search]);
+  if (frames.parent.length === 0) {
+    return <Panel title="Call tree" size="wide" emptyReason="no host events (operators, annotations, Python frames) in this part">{null}</Panel>;
+  }
+  return (
+    <>
+      <Panel title={query.inverted ? "Flame graph (bottom-up: frames with self time on top, callers below)" : "Flame graph"} size="wide">
+        <FlameGraph key={`${data.part}-${data.selected.join()}-${query.inverted}-${query.min_ns}`} frames={frames} names={data.names} matches={matches} selected={selected} onSelect={onSelect} />
+      </Panel>
+      {selected !== null && <Occurrences data={data} frame={selected} jobId={jobId} query={query} />}
+      <Panel title="Call tree" size="wide">
+        <TreeTable data={data} matches={matches} selected={selected} onSelect={onSelect} />
+      </Panel>
+    </>
+  );
+}
+
+function TreeTable({ data, matches, selected, onSelect }: { data: CallTree; matches: Set<number>; selected: number | null; onSelect: (f: number) => void }) {
+  const frames = data.tree;
+  const children = useMemo(() => childrenOf(frames), [frames]);
+  const [open, setOpen] = useState<Set<number>>(() => new Set(rootsOf(frames).slice(0, 1)));
+  const rows: { frame: number; depth: number }[] = [];
+  const walk = (list: number[], depth: number) => {
+    for (const f of list) {
+      rows.push({ frame: f, depth });
+      if (open.has(f) && rows.length < 2000) walk(children[f]!, depth + 1);
+    }
+  };
+  walk(rootsOf(frames), 0);
+  const total = data.total_ns || 1;
+  const toggle = (f: number) => {
+    const next = new Set(open);
+    if (next.has(f)) next.delete(f);
+    else next.add(f);
+    setOpen(next);
+  };
+  return (
+    <div className="calltree-scroll">
+      <table className="calltree-table" aria-label="Call tree">
+        <thead>
+          <tr><th>Frame</th><th>Total</th><th>Total %</th><th>Self</th><th>Self %</th><th>Calls</th></tr>
+        </thead>
+        <tbody>
+          {rows.map(({ frame, depth }) => (
+            <tr key={frame} className={frame === selected ? "selected" : undefined} onClick={() => onSelect(frame)}>
+              <td style={{ paddingLeft: depth * 14 + 4, fontWeight: matches.has(frame) ? 700 : undefined }}>
+                <button type="button" className="twisty" aria-label={open.has(frame) ? "Collapse" : "Expand"}
+                  disabled={children[frame]!.length === 0}
+                  onClick={(e) => { e.stopPropagation(); toggle(frame); }}>
+                  {children[frame]!.length === 0 ? "" : open.has(frame) ? "▾" : "▸"}
+                </button>
+                {data.names[frames.name[frame]!]!}
+              </td>
+              <td>{formatDuration(frames.total_ns[frame]!)}</td>
+              <td>{((100 * frames.total_ns[frame]!) / total).toFixed(1)}</td>
+              <td>{formatDuration(frames.self_ns[frame]!)}</td>
+              <td>{((100 * frames.self_ns[frame]!) / total).toFixed(1)}</td>
+              <td>{frames.count[frame]!}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Occurrences({ data, frame, jobId, query }: { data: CallTree; frame: number; jobId: number; query: CallTreeQuery }) {
+  const other = data.names[data.tree.name[frame]!]! === "(other)" && data.name_ids[data.tree.name[frame]!]! < 0;
+  const path = other ? null : pathIds(data.tree, data.name_ids, frame);
+  const found = useOccurrences(jobId, { ...query, part: data.part }, path);
+  const name = data.names[data.tree.name[frame]!]!;
+  return (
+    <Panel title={`Occurrences of ${name}`} size="wide">
+      {other && <p>“(other)” merges several small frames.</p>}
+      {found.isError && <ErrorAlert error={found.error} />}
+      {found.data && (
+        <>
+          <p>{`${found.data.count} occurrences${found.data.count > found.data.results.length ? `, the first ${found.data.results.length} listed` : ""}`}</p>
+          <table className="calltree-table" aria-label="Occurrences">
+            <thead><tr><th>At</th><th>Duration</th><th>Self</th><th>Thread</th><th>Timeline</th></tr></thead>
+            <tbody>
+              {found.data.results.map((o) => (
+                <tr key={o.event}>
+                  <td>{`${(o.offset_ns / 1e6).toFixed(3)} ms`}</td>
+                  <td>{formatDuration(o.dur_ns)}</td>
+                  <td>{formatDuration(o.self_ns)}</td>
+                  <td>{o.thread}</td>
+                  <td><Link to={o.timeline_url}>Show in timeline</Link></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </Panel>
+  );
+}

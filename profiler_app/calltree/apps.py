@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CalltreeConfig(AppConfig):
+    name = "profiler_app.calltree"
+    label = "calltree"

@@ -1,0 +1,168 @@
+"""The Call tree page's numbers: one part's host threads nested into frames, computed in the
+web process from the part's timeline store.
+
+On demand rather than at ingest: a tree depends on the threads chosen (any subset), the
+direction and the job's window, which can change after parsing; the nesting of a part's host
+events is the expensive step and it is kept in a bounded cache per (part, store, threads,
+window), so switching direction, pruning or listing occurrences reuses it.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+from cachetools import LRUCache, cached
+from cachetools.keys import hashkey
+from django.conf import settings
+
+from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.ingest.models import PartSummary, TimelineTrack
+from profiler_app.insights.report import timeline_url
+from profiler_app.insights.rules.base import TimeRange
+from profiler_app.traces import calltree
+from profiler_app.traces.timeline_read import TimelineReader
+from profiler_app.traces.window import COMPLETE_STEPS
+
+MAX_FRAMES = 20000
+OTHER_LABEL = "(other)"
+
+
+class UnknownPart(Exception):
+    pass
+
+
+class UnknownThreads(Exception):
+    pass
+
+
+def _summaries(job: TrainingJob):
+    return (
+        PartSummary.objects.filter(job=job, part__state=PartState.DONE)
+        .select_related("node")
+        .order_by("rank", "part_id")
+    )
+
+
+def _summary(job: TrainingJob, part_id: int | None) -> PartSummary | None:
+    summaries = _summaries(job)
+    if part_id is None:
+        return summaries.first()
+    found = summaries.filter(part_id=part_id).first()
+    if found is None:
+        raise UnknownPart(part_id)
+    return found
+
+
+def _store(summary: PartSummary) -> Path:
+    return Path(settings.MEDIA_ROOT) / summary.store_path
+
+
+def _cut(job: TrainingJob, summary: PartSummary) -> int | None:
+    """Complete steps leave out host events from the part's last profiler step on."""
+    return summary.last_step_start_ns if job.window == COMPLETE_STEPS else None
+
+
+@cached(
+    LRUCache(maxsize=getattr(settings, "CALLTREE_CACHED_EVENTS", 16)),
+    key=lambda store, signature, tracks, end_ns: hashkey(str(store), signature, tracks, end_ns),
+    lock=threading.Lock(),
+)
+def _events(store: Path, signature: int, tracks: tuple[int, ...], end_ns: int | None):
+    return calltree.read_host_events(store, list(tracks), end_ns)
+
+
+def _host_threads(summary: PartSummary) -> list[dict]:
+    rows = TimelineTrack.objects.filter(part_id=summary.part_id, on_device=False).order_by("track")
+    return [{"track": t.track, "label": t.label} for t in rows]
+
+
+def _selection(job, summary, threads: list[int] | None):
+    """The nested events of the chosen threads (all host threads by default), and the threads
+    listed with their host events."""
+    listed = _host_threads(summary)
+    every = tuple(t["track"] for t in listed)
+    store = _store(summary)
+    signature = (store / "events.parquet").stat().st_mtime_ns
+    end_ns = _cut(job, summary)
+    everything = _events(store, signature, every, end_ns)
+    counts = np.bincount(everything.track, minlength=max(every, default=0) + 1)
+    listed = [{**t, "events": int(counts[t["track"]])} for t in listed]
+    listed = [t for t in listed if t["events"]]
+    with_events = tuple(t["track"] for t in listed)
+    chosen = with_events if threads is None else tuple(sorted(set(threads)))
+    unknown = set(chosen) - set(with_events)
+    if unknown:
+        raise UnknownThreads(sorted(unknown))
+    events = everything if chosen == with_events else _events(store, signature, chosen, end_ns)
+    return events, listed, chosen
+
+
+def tree(job, part_id, threads, inverted: bool, min_ns: int) -> dict:
+    parts = [{"id": s.part_id, "node": s.node.name, "rank": s.rank} for s in _summaries(job)]
+    summary = _summary(job, part_id)
+    body = {
+        "job": job.id, "part": None, "parts": parts, "threads": [], "selected": [],
+        "inverted": inverted, "window": job.window, "total_ns": 0, "frames": 0,
+        "names": [], "name_ids": [],
+        "tree": {"parent": [], "name": [], "total_ns": [], "self_ns": [], "count": []},
+    }  # fmt: skip
+    if summary is None:
+        return body
+    events, listed, chosen = _selection(job, summary, threads)
+    full, _ = calltree.top_down(events)
+    if inverted:
+        full = calltree.bottom_up(full)
+    shown = calltree.prune(full, min_ns, MAX_FRAMES)
+    ids, local = np.unique(shown.name, return_inverse=True)
+    strings = _strings(summary, ids)
+    return {
+        **body,
+        "part": summary.part_id,
+        "threads": listed,
+        "selected": list(chosen),
+        "total_ns": int(full.total_ns[full.parent < 0].sum()),
+        "frames": len(full),
+        "names": strings,
+        "name_ids": ids.tolist(),
+        "tree": {
+            "parent": shown.parent.tolist(),
+            "name": local.ravel().tolist(),
+            "total_ns": shown.total_ns.tolist(),
+            "self_ns": shown.self_ns.tolist(),
+            "count": shown.count.tolist(),
+        },
+    }
+
+
+def _strings(summary: PartSummary, ids: np.ndarray) -> list[str]:
+    strings = TimelineReader(_store(summary)).strings
+    return [OTHER_LABEL if i == calltree.OTHER else strings[i] for i in ids.tolist()]
+
+
+def occurrences(job, part_id, threads, inverted: bool, path: list[int], limit: int) -> dict:
+    summary = _summary(job, part_id)
+    if summary is None:
+        return {"part": None, "count": 0, "results": []}
+    events, listed, _ = _selection(job, summary, threads)
+    found = calltree.occurrences(events, path, inverted)
+    labels = {t["track"]: t["label"] for t in listed}
+    results = []
+    for i in found[:limit].tolist():
+        start, dur = int(events.start[i]), int(events.dur[i])
+        event = f"{summary.part_id}:@{int(events.row[i])}"
+        where = TimeRange(start, start + dur, summary.node.name, -1, summary.rank, event)
+        results.append(
+            {
+                "start_ns": str(start),
+                "offset_ns": start - int(summary.start_ns or start),
+                "dur_ns": dur,
+                "self_ns": int(events.self_ns[i]),
+                "track": int(events.track[i]),
+                "thread": labels.get(int(events.track[i]), ""),
+                "event": event,
+                "timeline_url": timeline_url(where, job_id=job.id),
+            }
+        )
+    return {"part": summary.part_id, "count": len(found), "results": results}

@@ -1,0 +1,111 @@
+"""Query parameters and response shapes of the Call tree page's API."""
+
+from rest_framework import serializers
+
+MAX_OCCURRENCES = 1000
+
+
+def _ids(text: str, field: str) -> list[int]:
+    try:
+        return [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise serializers.ValidationError(
+            f"Give {field} as numbers separated by commas, e.g. 1,2."
+        ) from None
+
+
+class CallTreeQuerySerializer(serializers.Serializer):
+    part = serializers.IntegerField(
+        required=False, min_value=1, help_text="left out: the job's first part (lowest rank)"
+    )
+    threads = serializers.CharField(
+        required=False, help_text="track ids, comma-separated; left out: every host thread"
+    )
+    inverted = serializers.BooleanField(
+        required=False, default=False, help_text="bottom-up: frames with self time first"
+    )
+    min_ns = serializers.IntegerField(
+        required=False, default=0, min_value=0,
+        help_text='frames with less total time are merged into their parent\'s "(other)"',
+    )  # fmt: skip
+
+    def validate_threads(self, value: str) -> list[int]:
+        threads = _ids(value, "threads")
+        if not threads:
+            raise serializers.ValidationError("Choose at least one thread.")
+        return threads
+
+
+class CallTreeOccurrencesQuerySerializer(CallTreeQuerySerializer):
+    path = serializers.CharField(
+        help_text="the frame's name ids (``name_ids``) from the top of the tree, comma-separated"
+    )
+    limit = serializers.IntegerField(
+        required=False, default=100, min_value=1, max_value=MAX_OCCURRENCES
+    )
+
+    def validate_path(self, value: str) -> list[int]:
+        path = _ids(value, "path")
+        if not path:
+            raise serializers.ValidationError("Give the frame's path.")
+        if any(i < 0 for i in path):
+            raise serializers.ValidationError(
+                '"(other)" merges several small frames: lower the minimum time to list them.'
+            )
+        return path
+
+
+class CallTreePartSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    node = serializers.CharField()
+    rank = serializers.IntegerField()
+
+
+class CallTreeThreadSerializer(serializers.Serializer):
+    track = serializers.IntegerField()
+    label = serializers.CharField()  # type: ignore[assignment]
+    events = serializers.IntegerField(help_text="host events (operators, annotations, …)")
+
+
+class CallTreeFramesSerializer(serializers.Serializer):
+    """Frames as parallel arrays; a parent comes before its children."""
+
+    parent = serializers.ListField(child=serializers.IntegerField(), help_text="-1: a root")  # type: ignore[assignment]
+    name = serializers.ListField(child=serializers.IntegerField(), help_text="index in names")
+    total_ns = serializers.ListField(child=serializers.IntegerField())
+    self_ns = serializers.ListField(child=serializers.IntegerField())
+    count = serializers.ListField(child=serializers.IntegerField())
+
+
+class CallTreeSerializer(serializers.Serializer):
+    job = serializers.IntegerField()
+    part = serializers.IntegerField(allow_null=True)
+    parts = CallTreePartSerializer(many=True)
+    threads = CallTreeThreadSerializer(many=True)
+    selected = serializers.ListField(child=serializers.IntegerField())
+    inverted = serializers.BooleanField()
+    window = serializers.CharField()
+    total_ns = serializers.IntegerField(help_text="time of the roots, before pruning")
+    frames = serializers.IntegerField(help_text="frames before pruning")
+    names = serializers.ListField(child=serializers.CharField(allow_blank=True))
+    name_ids = serializers.ListField(
+        child=serializers.IntegerField(), help_text="each name's id, for occurrence paths"
+    )
+    tree = CallTreeFramesSerializer()
+
+
+class CallTreeOccurrenceSerializer(serializers.Serializer):
+    start_ns = serializers.CharField(help_text="unix ns, as text (beyond 2^53)")
+    offset_ns = serializers.IntegerField(help_text="from the part's start")
+    dur_ns = serializers.IntegerField()
+    self_ns = serializers.IntegerField()
+    track = serializers.IntegerField()
+    thread = serializers.CharField()
+    event = serializers.CharField(help_text="the timeline's event id")
+    timeline_url = serializers.CharField()
+
+
+class CallTreeOccurrencesSerializer(serializers.Serializer):
+    part = serializers.IntegerField(allow_null=True)
+    count = serializers.IntegerField()
+    results = CallTreeOccurrenceSerializer(many=True)

@@ -1,0 +1,60 @@
+"""Call tree API: one part's host threads as a tree of frames, and where a frame occurs."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from profiler_app.calltree import queries
+from profiler_app.calltree.serializers import (
+    CallTreeOccurrencesQuerySerializer,
+    CallTreeOccurrencesSerializer,
+    CallTreeQuerySerializer,
+    CallTreeSerializer,
+)
+from profiler_app.core.models import TrainingJob
+
+
+def _params(serializer_class, request) -> dict:
+    params = serializer_class(data=request.query_params)
+    params.is_valid(raise_exception=True)
+    return params.validated_data
+
+
+def _answer(compute):
+    try:
+        return compute()
+    except queries.UnknownPart as exc:
+        raise ValidationError({"part": f"No parsed part {exc.args[0]} in this job."}) from None
+    except queries.UnknownThreads as exc:
+        listed = ", ".join(map(str, exc.args[0]))
+        raise ValidationError({"threads": f"No host thread {listed} in this part."}) from None
+
+
+@extend_schema(parameters=[CallTreeQuerySerializer], responses=CallTreeSerializer)
+@api_view(["GET"])
+def calltree_view(request, job_id: int):
+    """The call tree of one part's host threads in the job's window, top-down or bottom-up."""
+    job = get_object_or_404(TrainingJob, pk=job_id)  # the team shares every job
+    p = _params(CallTreeQuerySerializer, request)
+    body = _answer(
+        lambda: queries.tree(job, p.get("part"), p.get("threads"), p["inverted"], p["min_ns"])
+    )
+    return Response(CallTreeSerializer(body).data)
+
+
+@extend_schema(
+    parameters=[CallTreeOccurrencesQuerySerializer], responses=CallTreeOccurrencesSerializer
+)
+@api_view(["GET"])
+def occurrences_view(request, job_id: int):
+    """The events at one frame of the tree, in time order, each with its timeline link."""
+    job = get_object_or_404(TrainingJob, pk=job_id)
+    p = _params(CallTreeOccurrencesQuerySerializer, request)
+    body = _answer(
+        lambda: queries.occurrences(
+            job, p.get("part"), p.get("threads"), p["inverted"], p["path"], p["limit"]
+        )
+    )
+    return Response(CallTreeOccurrencesSerializer(body).data)

@@ -1,0 +1,274 @@
+"""Call trees of a part's host threads: frames keyed by their path of names, with total time,
+self time and count, top-down (callers first) or bottom-up (each frame's self time, under the
+frame and then its callers).
+
+Nesting is the timeline's: events of a thread sorted by (start, longest first), an event's
+depth is its position minus the events ended by its start, and its parent is the last earlier
+event one level up (``nest``). Everything is numpy over whole arrays; the only Python loops run
+once per nesting level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from profiler_app.traces.timeline_read import TimelineReader
+from tracefmt.kinds import EventKind
+
+# What a thread's stack is made of: operators, annotations, Python frames and the runtime
+# calls they make (the leaves where launches spend their time).
+HOST_KINDS = (
+    EventKind.CPU_OP,
+    EventKind.USER_ANNOTATION,
+    EventKind.PYTHON_FUNCTION,
+    EventKind.CUDA_RUNTIME,
+    EventKind.CUDA_DRIVER,
+    EventKind.STEP,
+)
+OTHER = -1  # the name id of a pruned frame's "(other)"
+_COLUMNS = ["track", "kind", "name", "start_ns", "dur_ns"]
+
+
+@dataclass(frozen=True)
+class Events:
+    """Host events of some threads, sorted by (track, start, longest first), nested."""
+
+    row: np.ndarray  # row in the part's store
+    track: np.ndarray
+    name: np.ndarray
+    start: np.ndarray
+    dur: np.ndarray
+    parent: np.ndarray  # index of the enclosing event, -1 at a thread's top
+    self_ns: np.ndarray  # duration less the children's, never below 0
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+
+@dataclass(frozen=True)
+class Tree:
+    """Frames in creation order (a parent before its children); frame 0 is not a root: roots
+    have parent -1. ``name`` holds store string ids, or ``OTHER``."""
+
+    parent: np.ndarray
+    name: np.ndarray
+    total_ns: np.ndarray
+    self_ns: np.ndarray
+    count: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+
+def read_host_events(store: str | Path, tracks: list[int], end_ns: int | None = None) -> Events:
+    """The host events of ``tracks`` in a part's store, those starting before ``end_ns`` (the
+    complete steps' cut) when given."""
+    reader = TimelineReader(store)
+    info = reader.tracks.set_index("track")
+    pieces, rows = [], []
+    for track in sorted(set(tracks)):
+        if track not in info.index:
+            continue
+        first, n = int(info.at[track, "first_row"]), int(info.at[track, "n_rows"])
+        table = reader._rows(first, first + n, _COLUMNS)
+        keep = pc.is_in(table.column("kind"), value_set=pa.array(HOST_KINDS, pa.uint8()))
+        if end_ns is not None:
+            keep = pc.and_(keep, pc.less(table.column("start_ns"), end_ns))
+        mask = keep.to_numpy(zero_copy_only=False)
+        pieces.append(table.filter(keep))
+        rows.append(np.arange(first, first + n, dtype=np.int64)[mask])
+    if not pieces:
+        empty = np.empty(0, np.int64)
+        return nest(empty, empty, empty, empty, empty)
+    table = pa.concat_tables(pieces)
+    return nest(
+        np.concatenate(rows),
+        table.column("track").to_numpy().astype(np.int64),
+        table.column("name").to_numpy().astype(np.int64),
+        table.column("start_ns").to_numpy(),
+        table.column("dur_ns").to_numpy(),
+    )
+
+
+def nest(
+    row: np.ndarray, track: np.ndarray, name: np.ndarray, start: np.ndarray, dur: np.ndarray
+) -> Events:
+    order = np.lexsort((-dur, start, track))
+    row, track, name, start, dur = (a[order] for a in (row, track, name, start, dur))
+    n = len(row)
+    depth = np.zeros(n, dtype=np.int64)
+    end = start + dur
+    bounds: np.ndarray | list[int] = (
+        np.flatnonzero(np.r_[True, track[1:] != track[:-1], True]) if n else []
+    )
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        ended = np.searchsorted(np.sort(end[a:b]), start[a:b], side="right")
+        depth[a:b] = np.maximum(np.arange(b - a) - ended, 0)
+    parent = np.full(n, -1, dtype=np.int64)
+    for d in range(1, int(depth.max()) + 1 if n else 1):
+        children = np.flatnonzero(depth == d)
+        above = np.flatnonzero(depth == d - 1)
+        at = np.searchsorted(above, children) - 1
+        found = at >= 0
+        candidate = above[np.maximum(at, 0)]
+        found &= track[candidate] == track[children]
+        parent[children[found]] = candidate[found]
+    child_ns = np.bincount(parent[parent >= 0], weights=dur[parent >= 0], minlength=n)
+    self_ns = np.maximum(dur - child_ns.astype(np.int64), 0)
+    return Events(row, track, name, start, dur, parent, self_ns)
+
+
+def _chains(parent: np.ndarray, first: np.ndarray):
+    """For each of ``first``, its chain going up: yields (which of ``first`` are still going,
+    the item reached at that level)."""
+    idx = np.arange(len(first))
+    at = first
+    while len(at):
+        yield idx, at
+        up = parent[at]
+        keep = up >= 0
+        idx, at = idx[keep], up[keep]
+
+
+def _depth_order(events: Events) -> list[np.ndarray]:
+    """Event indexes level by level from the top (each level's parents in the one before)."""
+    levels, level = [], np.flatnonzero(events.parent < 0)
+    children_of = np.argsort(events.parent, kind="stable")
+    sorted_parent = events.parent[children_of]
+    while len(level):
+        levels.append(level)
+        lo = np.searchsorted(sorted_parent, level, side="left")
+        hi = np.searchsorted(sorted_parent, level, side="right")
+        counts = hi - lo
+        take = np.repeat(lo - np.cumsum(np.r_[0, counts[:-1]]), counts) + np.arange(counts.sum())
+        level = children_of[take]
+    return levels
+
+
+def top_down(events: Events) -> tuple[Tree, np.ndarray]:
+    """The tree of frames from the threads' tops down, and each event's frame."""
+    frame = np.full(len(events), -1, dtype=np.int64)
+    parents, names = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+    n_frames = 0
+    for level in _depth_order(events):
+        up = events.parent[level]
+        up_frame = np.where(up >= 0, frame[np.maximum(up, 0)], -1)
+        up_frame, name, inverse = _frames_of(up_frame, events.name[level])
+        frame[level] = n_frames + inverse
+        parents.append(up_frame)
+        names.append(name)
+        n_frames += len(name)
+    tree = _tree(np.concatenate(parents), np.concatenate(names), frame, events.dur, events.self_ns)
+    return tree, frame
+
+
+def _frames_of(up_frame: np.ndarray, name: np.ndarray):
+    """The distinct (parent frame, name) pairs of one level, and each event's pair."""
+    width = int(name.max()) + 2
+    keys, inverse = np.unique((up_frame + 1) * width + (name + 1), return_inverse=True)
+    return keys // width - 1, keys % width - 1, inverse.ravel()
+
+
+def bottom_up(tree: Tree) -> Tree:
+    """From a top-down tree: each frame's self time at the top, split under it by the chain
+    of its callers (a path repeated every step is walked once, not once per event)."""
+    spent = np.flatnonzero(tree.self_ns > 0)
+    frame_of = np.full(len(spent), -1, dtype=np.int64)
+    parents, names, frames, items = [], [], [], []
+    n_frames = 0
+    for idx, at in _chains(tree.parent, spent):
+        up_frame, name, inverse = _frames_of(frame_of[idx], tree.name[at])
+        frame_of[idx] = n_frames + inverse
+        parents.append(up_frame)
+        names.append(name)
+        frames.append(frame_of[idx])
+        items.append(spent[idx])
+        n_frames += len(name)
+    if not parents:
+        empty = np.empty(0, np.int64)
+        return Tree(empty, empty, empty, empty, empty)
+    parent, name = np.concatenate(parents), np.concatenate(names)
+    frame, item = np.concatenate(frames), np.concatenate(items)
+    total = np.bincount(frame, weights=tree.self_ns[item], minlength=n_frames).astype(np.int64)
+    count = np.bincount(frame, weights=tree.count[item], minlength=n_frames).astype(np.int64)
+    return Tree(parent, name, total, _self_of(parent, total), count)
+
+
+def _tree(parent, name, frame, dur, self_ns) -> Tree:
+    n = len(parent)
+    return Tree(
+        parent,
+        name,
+        np.bincount(frame, weights=dur, minlength=n).astype(np.int64),
+        np.bincount(frame, weights=self_ns, minlength=n).astype(np.int64),
+        np.bincount(frame, minlength=n).astype(np.int64),
+    )
+
+
+def _self_of(parent: np.ndarray, total: np.ndarray) -> np.ndarray:
+    has = parent >= 0
+    children = np.bincount(parent[has], weights=total[has], minlength=len(parent))
+    return np.maximum(total - children.astype(np.int64), 0)
+
+
+def prune(tree: Tree, min_ns: int, max_frames: int) -> Tree:
+    """Frames under ``min_ns`` (and past the ``max_frames`` largest) merged, per parent, into
+    one "(other)" frame; a frame whose parent goes goes too."""
+    if not len(tree):
+        return tree
+    keep = tree.total_ns >= max(min_ns, 1)
+    if keep.sum() > max_frames:
+        cut = np.sort(tree.total_ns)[::-1][max_frames - 1]
+        keep &= tree.total_ns > cut
+    child = tree.parent >= 0
+    while True:  # one pass per level at most
+        inherited = keep.copy()
+        inherited[child] &= keep[tree.parent[child]]
+        if (inherited == keep).all():
+            break
+        keep = inherited
+    # Dropped frames whose parent is kept make their parent's "(other)".
+    edge = ~keep & ((tree.parent < 0) | keep[np.maximum(tree.parent, 0)])
+    new_id = np.cumsum(keep) - 1
+    kept = np.flatnonzero(keep)
+    parent = np.where(tree.parent[kept] >= 0, new_id[np.maximum(tree.parent[kept], 0)], -1)
+    owners, inverse = np.unique(
+        np.where(tree.parent[edge] >= 0, new_id[np.maximum(tree.parent[edge], 0)], -1),
+        return_inverse=True,
+    )
+    other_total = np.bincount(inverse, weights=tree.total_ns[edge]).astype(np.int64)
+    other_count = np.bincount(inverse, weights=tree.count[edge]).astype(np.int64)
+    return Tree(
+        np.r_[parent, owners],
+        np.r_[tree.name[kept], np.full(len(owners), OTHER)],
+        np.r_[tree.total_ns[kept], other_total],
+        np.r_[tree.self_ns[kept], other_total],
+        np.r_[tree.count[kept], other_count],
+    )
+
+
+def occurrences(events: Events, path: list[int], inverted: bool) -> np.ndarray:
+    """Indexes of the events at frame ``path`` (name ids, from the top of the tree), in time
+    order. Top-down the path runs from a thread's top to the event; bottom-up from the event
+    (which spent self time) up through its callers."""
+    if not path or not len(events):
+        return np.empty(0, np.int64)
+    leaf = path[0] if inverted else path[-1]
+    callers = path[1:] if inverted else path[-2::-1]
+    found = np.flatnonzero(events.name == leaf)
+    if inverted:
+        found = found[events.self_ns[found] > 0]
+    at = found
+    for name in callers:
+        up = events.parent[at]
+        ok = up >= 0
+        ok[ok] = events.name[up[ok]] == name
+        found, at = found[ok], up[ok]
+    if not inverted:
+        found = found[events.parent[at] < 0]
+    return found[np.argsort(events.start[found], kind="stable")]

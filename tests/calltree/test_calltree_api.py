@@ -1,0 +1,94 @@
+"""The Call tree API over a job the real ingest parsed, against the raw JSON."""
+
+import pytest
+
+from profiler_app.core.models import TrainingJob
+from tests.calltree.raw import host_events, last_step_start, paths
+from tests.timeline.jobs import parse_job
+
+pytestmark = pytest.mark.django_db(transaction=True)
+TRACE = "gpu_training_rank0.pt.trace.json.gz"
+
+
+@pytest.fixture
+def job(user):
+    return parse_job(user, "calltree", [("algo-1", 0, TRACE)])
+
+
+def _main_thread(body) -> int:
+    return next(t["track"] for t in body["threads"] if "thread 1102" in t["label"])
+
+
+def _paths(body) -> dict:
+    tree, out, path = body["tree"], {}, []
+    for i, up in enumerate(tree["parent"]):
+        path.append((path[up] if up >= 0 else ()) + (body["names"][tree["name"][i]],))
+        out[path[i]] = (tree["total_ns"][i], tree["self_ns"][i], tree["count"][i])
+    return out
+
+
+def test_it_serves_a_threads_tree_with_names_and_occurrences(api, job):
+    body = api.get(f"/api/jobs/{job.id}/calltree/").json()
+    main = _main_thread(body)
+    body = api.get(f"/api/jobs/{job.id}/calltree/", {"threads": main}).json()
+    total, self_ns, count, by_name = paths(host_events(TRACE, 1102))
+    assert _paths(body) == {p: (total[p], self_ns[p], count[p]) for p in total}
+    assert body["selected"] == [main] and body["total_ns"] == sum(
+        v for p, v in total.items() if len(p) == 1
+    )
+    inverted = api.get(
+        f"/api/jobs/{job.id}/calltree/", {"threads": main, "inverted": "true"}
+    ).json()
+    roots = {p[0]: v[0] for p, v in _paths(inverted).items() if len(p) == 1}
+    assert roots == {n: ns for n, ns in by_name.items() if ns > 0}
+
+    path = max((p for p in total if len(p) == 2), key=lambda p: total[p])
+    ids = dict(zip(body["names"], body["name_ids"], strict=True))
+    query = {"threads": main, "path": ",".join(str(ids[n]) for n in path), "limit": 3}
+    found = api.get(f"/api/jobs/{job.id}/calltree/occurrences/", query).json()
+    assert found["count"] == count[path] and len(found["results"]) == min(3, count[path])
+    first = found["results"][0]
+    assert first["timeline_url"].startswith(f"/timeline?job={job.id}&t=")
+    assert f"sel={first['event']}" in first["timeline_url"]
+
+
+def test_complete_steps_drop_the_last_step(api, job):
+    job.window = "complete_steps"
+    job.save(update_fields=["window"])
+    body = api.get(f"/api/jobs/{job.id}/calltree/").json()
+    main = _main_thread(body)
+    body = api.get(f"/api/jobs/{job.id}/calltree/", {"threads": main}).json()
+    total, *_ = paths(host_events(TRACE, 1102, before_ns=last_step_start(TRACE)))
+    assert {p: v[0] for p, v in _paths(body).items()} == dict(total)
+
+
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ({"threads": "a,b"}, "threads"),
+        ({"threads": ","}, "threads"),
+        ({"threads": "999"}, "threads"),
+        ({"part": 999999}, "part"),
+        ({"min_ns": -1}, "min_ns"),
+        ({"inverted": "maybe"}, "inverted"),
+    ],
+)
+def test_it_explains_bad_parameters(api, job, query, field):
+    response = api.get(f"/api/jobs/{job.id}/calltree/", query)
+    assert response.status_code == 400
+    assert field in response.json()
+
+
+def test_occurrences_need_a_real_path(api, job):
+    url = f"/api/jobs/{job.id}/calltree/occurrences/"
+    assert "path" in api.get(url).json()
+    assert "path" in api.get(url, {"path": "-1"}).json()
+    assert api.get(url, {"path": "1", "limit": 5000}).status_code == 400
+
+
+def test_it_needs_a_signed_in_user_and_a_job(client_for, user):
+    job = TrainingJob.objects.create(name="empty", owner=user)
+    assert client_for(None).get(f"/api/jobs/{job.id}/calltree/").status_code == 401
+    body = client_for(user).get(f"/api/jobs/{job.id}/calltree/").json()
+    assert body["part"] is None and body["tree"]["parent"] == []
+    assert client_for(user).get("/api/jobs/999999/calltree/").status_code == 404

@@ -1,0 +1,40 @@
+"""The Call tree page in headless Chromium: search, click a frame, follow an occurrence into
+the timeline."""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from profiler_app.core.models import LoadedProfile
+from tests.e2e.conftest import screenshot, sign_in
+from tests.timeline.jobs import parse_job
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+TRACE = "gpu_training_rank0.pt.trace.json.gz"
+
+
+def test_it_opens_the_flame_graph_and_jumps_to_the_timeline(tab: Page, live_server, user):
+    job = parse_job(user, "calltree", [("algo-1", 0, TRACE)], status="completed")
+    LoadedProfile.objects.create(user=user, job=job)
+    sign_in(tab, live_server.url, "alice", "alice-password-1", "/calltree")
+    expect(tab.get_by_role("heading", name="Call tree", exact=True, level=1)).to_be_visible()
+    main = tab.get_by_label("Thread").locator("option", has_text="pt_main_thread")
+    tab.get_by_label("Thread").select_option(main.get_attribute("value"))
+    table = tab.get_by_role("table", name="Call tree")
+    expect(table.locator("tbody tr").first).to_contain_text("ProfilerStep#")
+    tab.get_by_label("Search frames").fill("forward")
+    flame = tab.locator('canvas[aria-label="Flame graph"]')
+    expect(flame).to_be_visible()
+    screenshot(tab, "calltree-search")
+    box = flame.bounding_box()
+    assert box
+    flame.click(position={"x": box["width"] * 0.3, "y": 9})  # a ProfilerStep at the top
+    occurrences = tab.get_by_role("table", name="Occurrences")
+    expect(occurrences.locator("tbody tr").first).to_be_visible()
+    screenshot(tab, "calltree-occurrences")
+    occurrences.get_by_role("link", name="Show in timeline").first.click()
+    expect(tab).to_have_url(re.compile(r"/timeline\?job=\d+&t=\d+_\d+&ranks=0&sel="))
+    expect(tab.get_by_role("heading", name="Timeline", exact=True)).to_be_visible()
+    tab.wait_for_timeout(1500)
+    screenshot(tab, "calltree-to-timeline")
