@@ -80,9 +80,7 @@ def _row_hits(ix: PartIndex, row: int, start_ns: int, end_ns: int) -> _Hits:
     ends = ix.start[before] + ix.dur[before]
     before = before[ends > start_ns]
     clipped_before = np.minimum(ends[ends > start_ns], end_ns) - start_ns
-    return _Hits(
-        np.concatenate([before, inside]), np.concatenate([clipped_before, clipped_inside])
-    )
+    return _Hits(np.concatenate([before, inside]), np.concatenate([clipped_before, clipped_inside]))
 
 
 def _children_time(ix: PartIndex, parent_row: int, parent: _Hits, child: _Hits, end_ns: int):
