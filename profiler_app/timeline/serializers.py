@@ -2,6 +2,7 @@ import re
 
 from rest_framework import serializers
 
+from profiler_app.timeline.ranges import MAX_EVENTS, MAX_TRACKS
 from profiler_app.timeline.viewport import MAX_BUCKETS
 
 
@@ -151,3 +152,55 @@ class EventDetailsSerializer(serializers.Serializer):
 class ExportQuerySerializer(serializers.Serializer):
     start_ns = NanosecondsField(required=False)
     end_ns = NanosecondsField(required=False)
+
+
+class RangeQuerySerializer(serializers.Serializer):
+    start_ns = NanosecondsField()
+    end_ns = NanosecondsField()
+    tracks = serializers.CharField(
+        help_text="Comma-separated track ids of the tree; a group stands for its lanes."
+    )
+
+    def validate(self, attrs):
+        if attrs["end_ns"] <= attrs["start_ns"]:
+            raise serializers.ValidationError({"end_ns": ["must be after start_ns"]})
+        ids = [t for t in attrs["tracks"].split(",") if t]
+        if not ids:
+            raise serializers.ValidationError({"tracks": ["name at least one track"]})
+        if len(ids) > MAX_TRACKS:
+            raise serializers.ValidationError(
+                {"tracks": [f"at most {MAX_TRACKS} tracks at once, not {len(ids)}"]}
+            )
+        attrs["track_ids"] = ids
+        return attrs
+
+
+class RangeEventsQuerySerializer(RangeQuerySerializer):
+    name = serializers.CharField(max_length=2000)
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_EVENTS, default=1000)
+
+
+class RangeRowSerializer(serializers.Serializer):
+    track = serializers.CharField()
+    name = serializers.CharField()
+    count = serializers.IntegerField()
+    total_ns = serializers.IntegerField(help_text="Summed durations, clipped to the range.")
+    self_ns = serializers.IntegerField(
+        allow_null=True, help_text="CPU threads only: less the events nested directly inside."
+    )
+    avg_ns = serializers.FloatField()
+    min_ns = serializers.IntegerField()
+    max_ns = serializers.IntegerField()
+    pct_of_range = serializers.FloatField()
+
+
+class RangeTotalsSerializer(serializers.Serializer):
+    start_ns = serializers.CharField()
+    end_ns = serializers.CharField()
+    tracks = serializers.ListField(child=serializers.CharField(), help_text="Event lanes counted.")
+    rows = RangeRowSerializer(many=True)
+
+
+class RangeEventsSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = FoundEventSerializer(many=True)

@@ -7,5 +7,11 @@ urlpatterns = [
     path("jobs/<int:job_id>/timeline/viewport/", views.viewport_view, name="timeline-viewport"),
     path("jobs/<int:job_id>/timeline/search/", views.search_view, name="timeline-search"),
     path("jobs/<int:job_id>/timeline/event/", views.event_view, name="timeline-event"),
+    path("jobs/<int:job_id>/timeline/range/", views.range_view, name="timeline-range"),
+    path(
+        "jobs/<int:job_id>/timeline/range/events/",
+        views.range_events_view,
+        name="timeline-range-events",
+    ),
     path("jobs/<int:job_id>/timeline/export/", views.export_view, name="timeline-export"),
 ]

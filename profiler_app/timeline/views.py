@@ -1,4 +1,5 @@
-"""Timeline API: the track tree, viewport queries (binary), search, event details, export."""
+"""Timeline API: the track tree, viewport queries (binary), search, event details, range totals,
+export."""
 
 import gzip
 import time
@@ -18,11 +19,16 @@ from profiler_app.timeline import logic, payload
 from profiler_app.timeline.details import UnknownEvent, event_details
 from profiler_app.timeline.export import chrome_trace
 from profiler_app.timeline.query import UnknownTrack
+from profiler_app.timeline.ranges import event_lanes, range_events, range_totals
 from profiler_app.timeline.search import search
 from profiler_app.timeline.serializers import (
     EventDetailsSerializer,
     EventQuerySerializer,
     ExportQuerySerializer,
+    RangeEventsQuerySerializer,
+    RangeEventsSerializer,
+    RangeQuerySerializer,
+    RangeTotalsSerializer,
     SearchQuerySerializer,
     SearchResultSerializer,
     TimelineTracksSerializer,
@@ -104,7 +110,7 @@ def viewport_view(request, job_id: int):
     try:
         view = timeline.viewport(window, ids, params["width_px"])
     except UnknownTrack as exc:
-        raise ValidationError({"tracks": [f"no track {exc.args[0]!r} in this job"]}) from exc
+        raise _unknown_track(exc) from exc
     body = payload.encode(timeline, view)
     query_ms = (time.perf_counter() - began) * 1000
     response = HttpResponse(content_type="application/octet-stream")
@@ -159,3 +165,59 @@ def export_view(request, job_id: int):
     response = StreamingHttpResponse(chunks, content_type="application/json")
     response["Content-Disposition"] = attachment(f"{job.name}-timeline.json")
     return response
+
+
+def _unknown_track(exc: UnknownTrack) -> ValidationError:
+    return ValidationError({"tracks": [f"no track {exc.args[0]!r} in this job"]})
+
+
+@extend_schema(parameters=[RangeQuerySerializer], responses=RangeTotalsSerializer)
+@api_view(["GET"])
+def range_view(request, job_id: int):
+    """The events of [start_ns, end_ns) on the tracks, per track and name: count, total, self
+    time (CPU threads), average, min, max and share of the range. Durations are clipped to the
+    range (see ``profiler_app/timeline/ranges.py``)."""
+    params = _params(RangeQuerySerializer, request)
+    timeline = _timeline(job_id)
+    start, end = params["start_ns"], params["end_ns"]
+    try:
+        lanes = event_lanes(timeline, params["track_ids"])
+        rows = range_totals(timeline, start, end, params["track_ids"])
+    except UnknownTrack as exc:
+        raise _unknown_track(exc) from exc
+    span = end - start
+    body = {
+        "start_ns": str(start),
+        "end_ns": str(end),
+        "tracks": [lane.id for lane in lanes],
+        "rows": [
+            {
+                **vars(r),
+                "avg_ns": r.total_ns / r.count,
+                "pct_of_range": r.total_ns / span * 100.0,
+            }
+            for r in rows
+        ],
+    }
+    return Response(RangeTotalsSerializer(body).data)
+
+
+@extend_schema(parameters=[RangeEventsQuerySerializer], responses=RangeEventsSerializer)
+@api_view(["GET"])
+def range_events_view(request, job_id: int):
+    """The events named ``name`` in the range on the tracks (the earliest ``limit``), to
+    highlight them."""
+    params = _params(RangeEventsQuerySerializer, request)
+    timeline = _timeline(job_id)
+    try:
+        count, events = range_events(
+            timeline,
+            params["start_ns"],
+            params["end_ns"],
+            params["track_ids"],
+            params["name"],
+            params["limit"],
+        )
+    except UnknownTrack as exc:
+        raise _unknown_track(exc) from exc
+    return Response(RangeEventsSerializer({"count": count, "results": events}).data)

@@ -39,6 +39,20 @@ def _int(value) -> int | None:
 
 
 def raw_timeline(trace: str) -> RawTimeline:
+    out = RawTimeline()
+    for key, e, _start, dur in _lane_events(trace, out):
+        out.count[key] += 1
+        out.busy_ns[key] += dur
+        out.names[e.get("name", "")] += 1
+    return out
+
+
+def raw_lane_events(trace: str) -> list[tuple[tuple, str, int, int]]:
+    """(lane key, name, start ns, duration ns) of every timed event of the raw trace."""
+    return [(k, e.get("name", ""), s, d) for k, e, s, d in _lane_events(trace, RawTimeline())]
+
+
+def _lane_events(trace: str, out: RawTimeline):
     with gzip.open(DATA / trace) as f:
         doc = json.load(f, parse_float=Decimal)
     offset = expected(trace).offset_ns
@@ -53,7 +67,7 @@ def raw_timeline(trace: str) -> RawTimeline:
         if e["ph"] == "X" and e.get("cat") in RUN_CATEGORIES and correlation is not None:
             runs.setdefault(int(correlation), e)
     launchers = set()
-    out = RawTimeline(n_events=len(timed))
+    out.n_events = len(timed)
     for e in timed:
         correlation = e.get("args", {}).get("correlation")
         if e["ph"] == "X" and e.get("cat") in LAUNCH_CATEGORIES and correlation is not None:
@@ -87,7 +101,5 @@ def raw_timeline(trace: str) -> RawTimeline:
             key = ("host", pid, tid)
         else:
             key = ("thread", pid if pid >= 0 else main_pid, tid)
-        out.count[key] += 1
-        out.busy_ns[key] += dur
-        out.names[e.get("name", "")] += 1
-    return out
+        start = ns(e["ts"]) + offset
+        yield key, e, start, dur

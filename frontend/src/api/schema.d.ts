@@ -447,6 +447,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{job_id}/timeline/range/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The events of [start_ns, end_ns) on the tracks, per track and name: count, total, self
+         *     time (CPU threads), average, min, max and share of the range. Durations are clipped to the
+         *     range (see ``profiler_app/timeline/ranges.py``).
+         */
+        get: operations["jobs_timeline_range_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{job_id}/timeline/range/events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The events named ``name`` in the range on the tracks (the earliest ``limit``), to
+         *     highlight them.
+         */
+        get: operations["jobs_timeline_range_events_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{job_id}/timeline/search/": {
         parameters: {
             query?: never;
@@ -1481,6 +1522,32 @@ export interface components {
             readonly started_at: string | null;
             /** Format: date-time */
             readonly finished_at: string | null;
+        };
+        RangeEvents: {
+            count: number;
+            results: components["schemas"]["FoundEvent"][];
+        };
+        RangeRow: {
+            track: string;
+            name: string;
+            count: number;
+            /** @description Summed durations, clipped to the range. */
+            total_ns: number;
+            /** @description CPU threads only: less the events nested directly inside. */
+            self_ns: number | null;
+            /** Format: double */
+            avg_ns: number;
+            min_ns: number;
+            max_ns: number;
+            /** Format: double */
+            pct_of_range: number;
+        };
+        RangeTotals: {
+            start_ns: string;
+            end_ns: string;
+            /** @description Event lanes counted. */
+            tracks: string[];
+            rows: components["schemas"]["RangeRow"][];
         };
         RankPair: {
             rank: number;
@@ -3628,6 +3695,128 @@ export interface operations {
                 };
             };
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_timeline_range_retrieve: {
+        parameters: {
+            query: {
+                end_ns: string;
+                start_ns: string;
+                /** @description Comma-separated track ids of the tree; a group stands for its lanes. */
+                tracks: string;
+            };
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RangeTotals"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_timeline_range_events_retrieve: {
+        parameters: {
+            query: {
+                end_ns: string;
+                limit?: number;
+                name: string;
+                start_ns: string;
+                /** @description Comma-separated track ids of the tree; a group stands for its lanes. */
+                tracks: string;
+            };
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RangeEvents"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

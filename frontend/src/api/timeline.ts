@@ -70,3 +70,41 @@ export function exportUrl(jobId: number, range?: { startNs: string; endNs: strin
   const query = range ? `?start_ns=${range.startNs}&end_ns=${range.endNs}` : "";
   return `/api/jobs/${jobId}/timeline/export/${query}`;
 }
+
+export type RangeTotals = Schemas["RangeTotals"];
+export type RangeEvents = Schemas["RangeEvents"];
+export type RangeQuery = { startNs: string; endNs: string; tracks: string[] };
+
+/** Totals per track and name of a range selection, computed by the server over every event. */
+export function useRangeTotals(jobId: number, range: RangeQuery | null) {
+  return useQuery({
+    queryKey: [...timelineKey, jobId, "range", range],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/jobs/{job_id}/timeline/range/", {
+          params: {
+            path: { job_id: jobId },
+            query: { start_ns: range!.startNs, end_ns: range!.endNs, tracks: range!.tracks.join(",") },
+          },
+        }),
+      ),
+    enabled: range !== null,
+  });
+}
+
+/** The events of one name in a range selection (the earliest thousand), to outline them. */
+export function useRangeEvents(jobId: number, range: RangeQuery | null, name: string | null) {
+  return useQuery({
+    queryKey: [...timelineKey, jobId, "range-events", range, name],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/jobs/{job_id}/timeline/range/events/", {
+          params: {
+            path: { job_id: jobId },
+            query: { start_ns: range!.startNs, end_ns: range!.endNs, tracks: range!.tracks.join(","), name: name! },
+          },
+        }),
+      ),
+    enabled: range !== null && name !== null,
+  });
+}

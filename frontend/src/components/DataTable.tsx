@@ -52,6 +52,9 @@ export interface DataTableProps {
   wide?: boolean;
   /** Controls shown above the table (a grouping toggle). */
   children?: ReactNode;
+  /** Clicking (or Enter on) a row calls this; ``isActive`` marks the picked row. */
+  onRowClick?: (row: DataRow) => void;
+  isActive?: (row: DataRow) => boolean;
 }
 
 const features = tableFeatures({
@@ -67,7 +70,9 @@ const ROW_HEIGHT_PX = 33;
 /** A card with a table of every row: sorted by clicking a header (again: the other way),
  * filtered by name, exported as CSV exactly as shown, and virtualised so that thousands of
  * rows scroll smoothly. */
-export function DataTable({ title, rows, columns, filterKey, defaultSort, total, fileName, wide = false, children }: DataTableProps) {
+export function DataTable({
+  title, rows, columns, filterKey, defaultSort, total, fileName, wide = false, children, onRowClick, isActive,
+}: DataTableProps) {  // prettier-ignore
   const [sorting, setSorting] = useState<SortingState>(
     defaultSort ? [{ id: defaultSort.key, desc: defaultSort.desc }] : [],
   );
@@ -125,13 +130,14 @@ export function DataTable({ title, rows, columns, filterKey, defaultSort, total,
           {total.toLocaleString("en-US")}; sorting, filtering and the CSV cover those.
         </p>
       )}
-      <VirtualRows table={table} columns={columns} numeric={numeric} title={title} />
+      <VirtualRows table={table} columns={columns} numeric={numeric} title={title} onRowClick={onRowClick} isActive={isActive} />
     </section>
   );
 }
 
-function VirtualRows({ table, columns, numeric, title }: {
+function VirtualRows({ table, columns, numeric, title, onRowClick, isActive }: {
   table: ReactTable<typeof features, DataRow>; columns: DataColumn[]; numeric: Set<string>; title: string;
+  onRowClick?: (row: DataRow) => void; isActive?: (row: DataRow) => boolean;
 }) {  // prettier-ignore
   const scrollRef = useRef<HTMLDivElement>(null);
   const rows = table.getRowModel().rows;
@@ -178,7 +184,12 @@ function VirtualRows({ table, columns, numeric, title }: {
           {items.map((item) => {
             const row = rows[item.index]!;
             return (
-              <tr key={row.id} data-index={item.index} ref={virtualizer.measureElement} aria-rowindex={item.index + 2}>
+              <tr key={row.id} data-index={item.index} ref={virtualizer.measureElement} aria-rowindex={item.index + 2}
+                className={[onRowClick ? "data-table-clickable" : "", isActive?.(row.original) ? "data-table-active" : ""].join(" ").trim() || undefined}
+                tabIndex={onRowClick ? 0 : undefined}
+                aria-selected={onRowClick ? Boolean(isActive?.(row.original)) : undefined}
+                onClick={onRowClick ? () => onRowClick(row.original) : undefined}
+                onKeyDown={onRowClick ? (event) => { if (event.key === "Enter") onRowClick(row.original); } : undefined}>
                 {row.getAllCells().map((cell) => {
                   const column = byKey.get(cell.column.id)!;
                   const value = row.original[column.key];

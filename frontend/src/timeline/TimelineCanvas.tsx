@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useRef } from "react";
 import { type Bounds, type View, panBy, pxToTime, spanNs, zoomAt } from "./coords";
 import { frameStats } from "./frameStats";
-import { HEADER_PX, type Hit, type Layout, hitTest } from "./layout";
+import { HEADER_PX, type Hit, type Layout, hitTest, rowsBetween } from "./layout";
 import { type Scene, TimelineRenderer } from "./renderer";
 
 type Props = {
@@ -24,7 +24,11 @@ type Props = {
   onSelect: (hit: Hit | null) => void;
   onFocusSelection: () => void;
   onToggleShortcuts: () => void;
+  /** A range selection made (times relative to the origin), or cleared (Escape). */
+  onArea: (area: Area | null) => void;
 };
+
+export type Area = { startNs: number; endNs: number; tracks: string[] };
 
 const ZOOM_PER_S = 3.0; // w/s: the span shrinks or grows e^3 ≈ 20 times per second held
 const PAN_PER_S = 0.8; // a/d: 80% of the span per second held
@@ -36,6 +40,16 @@ const KEYS_RIGHT = new Set(["d", "ArrowRight"]);
 
 function typingInField(target: EventTarget | null): boolean {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+type Mark = { t: number; y: number };
+
+/** The range between two places (time, height in the rows' content) and the tracks between. */
+function areaBetween(layout: Layout, a: Mark, b: Mark): Area | null {
+  const tracks = rowsBetween(layout, a.y, b.y + 1);
+  const startNs = Math.round(Math.min(a.t, b.t));
+  const endNs = Math.round(Math.max(a.t, b.t));
+  return tracks.length && endNs > startNs ? { startNs, endNs, tracks } : null;
 }
 
 export function TimelineCanvas(props: Props) {
@@ -50,6 +64,12 @@ export function TimelineCanvas(props: Props) {
   const held = useRef(new Set<string>());
   const lastTick = useRef(0);
   const drag = useRef<{ x: number; y: number; view: View; moved: boolean } | null>(null);
+  // Shift+drag selects a range: where it began (time, content height) and the range so far.
+  const areaDrag = useRef<{ t: number; y: number } | null>(null);
+  const draft = useRef<Area | null>(null);
+  // "m" marks the time and height under the pointer; a second "m" selects between the marks.
+  const pointer = useRef<{ x: number; y: number; width: number } | null>(null);
+  const mark = useRef<{ t: number; y: number } | null>(null);
 
   useEffect(() => {
     propsRef.current = props;
@@ -73,7 +93,8 @@ export function TimelineCanvas(props: Props) {
     const dpr = window.devicePixelRatio || 1;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     const { layout, scrollTop, scene } = propsRef.current;
-    renderer.current.render(ctx, layout, { view: viewRef.current, widthPx: width, heightPx: height, scrollTop }, scene);
+    const shown = draft.current ? { ...scene, area: draft.current } : scene;
+    renderer.current.render(ctx, layout, { view: viewRef.current, widthPx: width, heightPx: height, scrollTop }, shown);
     const took = performance.now() - began;
     frameStats.frames.push(took);
     if (frameStats.frames.length > 2000) frameStats.frames.splice(0, 1000);
@@ -175,8 +196,16 @@ export function TimelineCanvas(props: Props) {
         propsRef.current.onFocusSelection();
       } else if (key === "?") {
         propsRef.current.onToggleShortcuts();
+      } else if (key === "m" && pointer.current) {
+        const { x, y, width } = pointer.current;
+        const here = { t: pxToTime(viewRef.current, width, x), y: Math.max(y - HEADER_PX, 0) + propsRef.current.scrollTop };
+        const first = mark.current;
+        mark.current = first ? null : here;
+        if (first) propsRef.current.onArea(areaBetween(propsRef.current.layout, first, here));
       } else if (key === "Escape") {
+        mark.current = null;
         propsRef.current.onSelect(null);
+        propsRef.current.onArea(null);
       }
     };
     const onKeyUp = (event: KeyboardEvent) => {
@@ -199,6 +228,8 @@ export function TimelineCanvas(props: Props) {
     return { x: event.clientX - rect.left, y: event.clientY - rect.top, width: rect.width };
   };
 
+  const contentY = (y: number) => Math.max(y - HEADER_PX, 0) + propsRef.current.scrollTop;
+
   const hitAt = (x: number, y: number, width: number): Hit | null => {
     if (y < HEADER_PX) return null;
     const { layout, scene, scrollTop } = propsRef.current;
@@ -212,11 +243,22 @@ export function TimelineCanvas(props: Props) {
         data-testid="timeline-canvas"
         onMouseDown={(event) => {
           if (event.button !== 0) return;
-          const { x, y } = locate(event);
+          const { x, y, width } = locate(event);
+          if (event.shiftKey) {
+            areaDrag.current = { t: pxToTime(viewRef.current, width, x), y: contentY(y) };
+            return;
+          }
           drag.current = { x, y, view: viewRef.current, moved: false };
         }}
         onMouseMove={(event) => {
           const { x, y, width } = locate(event);
+          pointer.current = { x, y, width };
+          if (areaDrag.current && event.buttons & 1) {
+            draft.current = areaBetween(propsRef.current.layout, areaDrag.current, { t: pxToTime(viewRef.current, width, x), y: contentY(y) });
+            props.onHover(null, 0, 0);
+            schedule();
+            return;
+          }
           const dragging = drag.current;
           if (dragging && event.buttons & 1) {
             const dx = x - dragging.x;
@@ -234,6 +276,15 @@ export function TimelineCanvas(props: Props) {
           props.onHover(hitAt(x, y, width), event.clientX, event.clientY);
         }}
         onMouseUp={(event) => {
+          if (areaDrag.current) {
+            const { x, y, width } = locate(event);
+            const area = areaBetween(propsRef.current.layout, areaDrag.current, { t: pxToTime(viewRef.current, width, x), y: contentY(y) });
+            areaDrag.current = null;
+            draft.current = null;
+            if (area) props.onArea(area);
+            schedule();
+            return;
+          }
           const dragging = drag.current;
           drag.current = null;
           if (!dragging) return;

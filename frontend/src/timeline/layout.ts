@@ -208,3 +208,13 @@ export function hitTest(
 export function eventSpanPx(view: View, widthPx: number, startNs: number, durNs: number): [number, number] {
   return [timeToPx(view, widthPx, startNs), timeToPx(view, widthPx, startNs + durNs)];
 }
+
+/** Ids of the rows between two heights that hold events (a lane, or a collapsed group standing
+ * for the lanes below it): the tracks a range selection's vertical extent covers. */
+export function rowsBetween(layout: Layout, y0: number, y1: number): string[] {
+  const top = Math.min(y0, y1);
+  const bottom = Math.max(y0, y1);
+  return layout.rows
+    .filter((row) => row.y < bottom && row.y + row.height > top && (row.kind === "events" || row.kind === "aggregate"))
+    .map((row) => row.node.id);
+}

@@ -18,6 +18,10 @@ export type Scene = {
   steps: Step[];
   selection: Placed | null;
   arrows: { from: Placed; to: Placed }[];
+  /** The range selection (times relative to the origin) and the tracks it covers. */
+  area?: { startNs: number; endNs: number; tracks: string[] } | null;
+  /** Events outlined in the range selection (a row picked in its table). */
+  highlights?: Placed[];
 };
 
 const RULER_PX = 24;
@@ -83,6 +87,8 @@ export class TimelineRenderer {
     this.rects.fill(ctx);
     rows.forEach((row) => this.drawLabels(ctx, row, viewport, scene.data));
     this.drawStepGuides(ctx, viewport, scene.steps, scrollTop, layout.height);
+    if (scene.area) this.drawArea(ctx, layout, viewport, scene.area);
+    scene.highlights?.forEach((item) => this.drawHighlight(ctx, layout, viewport, item));
     if (scene.selection) this.drawSelection(ctx, layout, viewport, scene.selection);
     scene.arrows.forEach((arrow) => this.drawArrow(ctx, layout, viewport, arrow.from, arrow.to));
     ctx.restore();
@@ -250,6 +256,35 @@ export class TimelineRenderer {
     const at = this.placed(layout, viewport, selection);
     if (!at) return;
     ctx.strokeStyle = "#111827";
+    ctx.lineWidth = 2;
+    ctx.strokeRect(at.x0 - 1, at.y - LANE_ROW_PX / 2, Math.max(at.x1 - at.x0, 1) + 2, LANE_ROW_PX);
+  }
+
+  private drawArea(ctx: CanvasRenderingContext2D, layout: Layout, viewport: Viewport, area: NonNullable<Scene["area"]>) {
+    const x0 = Math.max(timeToPx(viewport.view, viewport.widthPx, area.startNs), -1);
+    const x1 = Math.min(timeToPx(viewport.view, viewport.widthPx, area.endNs), viewport.widthPx + 1);
+    if (x1 < 0 || x0 > viewport.widthPx) return;
+    const w = Math.max(x1 - x0, 1);
+    ctx.fillStyle = "rgba(37, 99, 235, 0.14)";
+    ctx.strokeStyle = "rgba(37, 99, 235, 0.9)";
+    ctx.lineWidth = 1;
+    for (const id of area.tracks) {
+      const row = layout.byId.get(id);
+      if (!row) continue;
+      ctx.fillRect(x0, row.y, w, row.height);
+    }
+    ctx.beginPath();
+    ctx.moveTo(x0 + 0.5, 0);
+    ctx.lineTo(x0 + 0.5, layout.height);
+    ctx.moveTo(x1 - 0.5, 0);
+    ctx.lineTo(x1 - 0.5, layout.height);
+    ctx.stroke();
+  }
+
+  private drawHighlight(ctx: CanvasRenderingContext2D, layout: Layout, viewport: Viewport, item: Placed) {
+    const at = this.placed(layout, viewport, item);
+    if (!at || at.x1 < 0 || at.x0 > viewport.widthPx) return;
+    ctx.strokeStyle = "#f59e0b";
     ctx.lineWidth = 2;
     ctx.strokeRect(at.x0 - 1, at.y - LANE_ROW_PX / 2, Math.max(at.x1 - at.x0, 1) + 2, LANE_ROW_PX);
   }

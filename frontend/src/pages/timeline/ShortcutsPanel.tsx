@@ -7,8 +7,10 @@ const SHORTCUTS: [string, string][] = [
   ["Shift + wheel", "Pan"],
   ["Drag", "Pan in time, scroll the tracks"],
   ["Click", "Select an event; a kernel shows an arrow from its launch"],
+  ["Shift + drag", "Select a time range over the tracks the drag spans; its totals open below"],
+  ["M, then M", "Select a range from the pointer's first place to its second (time and tracks)"],
   ["F", "Zoom to the selected event"],
-  ["Esc", "Clear the selection"],
+  ["Esc", "Clear the selection and the range"],
   ["?", "Show or hide this panel"],
 ];
 

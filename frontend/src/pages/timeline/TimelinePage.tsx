@@ -2,18 +2,21 @@ import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useSearchParams } from "react-router";
 import { useJob } from "../../api/jobs";
 import { useLoadedProfile } from "../../api/loadedProfile";
-import { type TimelineTracks, exportUrl, useTimelineEvent, useTimelineTracks } from "../../api/timeline";
+import {
+  type TimelineTracks, exportUrl, useRangeEvents, useRangeTotals, useTimelineEvent, useTimelineTracks,
+} from "../../api/timeline";  // prettier-ignore
 import type { TrainingJob } from "../../api/types";
 import { PartialBadge, StatusBadge } from "../../components/Badges";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { useShowJob } from "../../components/shownJobContext";
 import { isPartial } from "../../lib/jobs";
-import { TimelineCanvas } from "../../timeline/TimelineCanvas";
+import { type Area as CanvasArea, TimelineCanvas } from "../../timeline/TimelineCanvas";
 import { type Bounds, type View, centreOn, focusOn } from "../../timeline/coords";
 import { HEADER_PX, type Hit, layoutTracks, requestedIds, visibleRows } from "../../timeline/layout";
 import { type Step, type TrackNode, absoluteNs, eventId, nsBetween } from "../../timeline/model";
 import type { Placed, Scene } from "../../timeline/renderer";
+import { type PickedRow, RangePane } from "./RangePane";
 import { SearchBox, type SearchPick } from "./SearchBox";
 import { type Connection, SelectionPane } from "./SelectionPane";
 import { ShortcutsPanel } from "./ShortcutsPanel";
@@ -21,7 +24,7 @@ import { Tooltip } from "./Tooltip";
 import { TrackTree } from "./TrackTree";
 import "./timeline.css";
 import { ancestorsOf, defaultExpanded, rankFilter, ranksOf } from "./tree";
-import { parseTimelineUrl, writeTimelineUrl } from "./urlState";
+import { type Area, parseTimelineUrl, writeTimelineUrl } from "./urlState";
 import { useViewportData } from "./useViewportData";
 
 const URL_WRITE_MS = 400;
@@ -90,6 +93,8 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   const [expanded, setExpanded] = useState<Set<string>>(() => (initial.open ? new Set(initial.open) : defaultExpanded(roots)));
   const [ranks, setRanks] = useState<number[] | null>(initial.ranks);
   const [selection, setSelection] = useState<string | null>(initial.selection);
+  const [area, setArea] = useState<Area | null>(initial.area);
+  const [picked, setPicked] = useState<PickedRow | null>(null);
   const [showShortcuts, setShowShortcuts] = useState(false);
   const [scrollTop, setScrollTop] = useState(0);
   const startView = useMemo<View>(
@@ -113,6 +118,22 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   );
   const viewport = useViewportData(jobId, originNs, live?.view ?? null, live?.width ?? 0, ids);
   const details = useTimelineEvent(jobId, selection);
+  const totals = useRangeTotals(jobId, area);
+  const pickedArea = useMemo(() => (area && picked ? { ...area, tracks: [picked.track] } : null), [area, picked]);
+  const highlighted = useRangeEvents(jobId, pickedArea, picked?.name ?? null);
+  const onArea = useCallback(
+    (next: CanvasArea | null) => {
+      setPicked(null);
+      setArea(
+        next && {
+          startNs: absoluteNs(originNs, next.startNs),
+          endNs: absoluteNs(originNs, next.endNs),
+          tracks: next.tracks,
+        },
+      );
+    },
+    [originNs],
+  );
 
   const scene: Scene = useMemo(() => {
     const place = (e: { track: string; depth: number; start_ns: string; dur_ns: number }): Placed => ({
@@ -124,8 +145,12 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
       steps,
       selection: d ? place(d.event) : null,
       arrows: d?.launch && d.run ? [{ from: place(d.launch), to: place(d.run) }] : [],
+      area: area && {
+        startNs: nsBetween(originNs, area.startNs), endNs: nsBetween(originNs, area.endNs), tracks: area.tracks,
+      },
+      highlights: picked ? (highlighted.data?.results ?? []).map(place) : [],
     };
-  }, [viewport.data, steps, selection, details.data, originNs]);
+  }, [viewport.data, steps, selection, details.data, originNs, area, picked, highlighted.data]);
 
   // The URL follows the view, selection, filter and expansion, so the address bar is a link.
   const liveView = live?.view;
@@ -134,11 +159,11 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
       const range = liveView
         ? { startNs: absoluteNs(originNs, liveView.startNs), endNs: absoluteNs(originNs, liveView.endNs) }
         : initial.range;
-      const next = writeTimelineUrl({ job: jobId, ranks, range, selection, open: [...expanded] });
+      const next = writeTimelineUrl({ job: jobId, ranks, range, selection, open: [...expanded], area });
       if (next.toString() !== params.toString()) setParams(next, { replace: true });
     }, URL_WRITE_MS);
     return () => window.clearTimeout(timer);
-  }, [liveView, selection, expanded, ranks, jobId, originNs]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [liveView, selection, expanded, ranks, jobId, originNs, area]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const jumpTo = useCallback((view: View) => setTarget((t) => ({ view, version: t.version + 1 })), []);
   const reveal = useCallback(
@@ -246,12 +271,25 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
           onSelect={onSelect}
           onFocusSelection={onFocusSelection}
           onToggleShortcuts={() => setShowShortcuts((shown) => !shown)}
+          onArea={onArea}
         />
         {showShortcuts && <ShortcutsPanel onClose={() => setShowShortcuts(false)} />}
       </div>
       <p className="muted tl-status" aria-live="polite">
         {viewport.loading ? "Loading…" : `${tracks.n_events.toLocaleString("en-US")} events in ${tracks.parts.length} parts`}
       </p>
+      {area && (
+        <RangePane
+          startNs={nsBetween(originNs, area.startNs)}
+          endNs={nsBetween(originNs, area.endNs)}
+          totals={{ data: totals.data, error: totals.error, isLoading: totals.isLoading }}
+          trackLabel={trackLabel}
+          picked={picked}
+          onPick={setPicked}
+          onClear={() => onArea(null)}
+          highlighted={picked && highlighted.data ? { count: highlighted.data.count, shown: highlighted.data.results.length } : null}
+        />
+      )}
       <SelectionPane
         originNs={originNs}
         trackLabel={trackLabel}

@@ -11,7 +11,11 @@ export type TimelineUrlState = {
   selection: string | null;
   /** Expanded track ids; null means the default expansion. */
   open: string[] | null;
+  /** The range selection (shift+drag): its times and the tracks it covers. */
+  area: Area | null;
 };
+
+export type Area = { startNs: string; endNs: string; tracks: string[] };
 
 const INTEGER = /^-?\d+$/;
 
@@ -21,13 +25,18 @@ function integers(text: string | null): number[] | null {
   return values.length ? [...new Set(values)].sort((a, b) => a - b) : null;
 }
 
+function span(text: string | null): { startNs: string; endNs: string } | null {
+  const [startNs, endNs] = (text ?? "").split("_");
+  return startNs && endNs && INTEGER.test(startNs) && INTEGER.test(endNs) && BigInt(endNs) > BigInt(startNs)
+    ? { startNs, endNs }
+    : null;
+}
+
 export function parseTimelineUrl(params: URLSearchParams): TimelineUrlState {
   const job = params.get("job");
-  const [startNs, endNs] = (params.get("t") ?? "").split("_");
-  const range =
-    startNs && endNs && INTEGER.test(startNs) && INTEGER.test(endNs) && BigInt(endNs) > BigInt(startNs)
-      ? { startNs, endNs }
-      : null;
+  const range = span(params.get("t"));
+  const areaSpan = span(params.get("range"));
+  const areaTracks = (params.get("rtracks") ?? "").split(",").filter(Boolean);
   const selection = params.get("sel");
   const open = params.get("open");
   return {
@@ -37,6 +46,7 @@ export function parseTimelineUrl(params: URLSearchParams): TimelineUrlState {
     // "<part>:<index>", or "<part>:@<store row>" as insights findings link to an event.
     selection: selection && /^\d+:@?\d+$/.test(selection) ? selection : null,
     open: open === null ? null : open.split(",").filter(Boolean),
+    area: areaSpan && areaTracks.length ? { ...areaSpan, tracks: areaTracks } : null,
   };
 }
 
@@ -47,5 +57,9 @@ export function writeTimelineUrl(state: TimelineUrlState): URLSearchParams {
   if (state.range) params.set("t", `${state.range.startNs}_${state.range.endNs}`);
   if (state.selection) params.set("sel", state.selection);
   if (state.open) params.set("open", state.open.join(","));
+  if (state.area) {
+    params.set("range", `${state.area.startNs}_${state.area.endNs}`);
+    params.set("rtracks", state.area.tracks.join(","));
+  }
   return params;
 }

@@ -1,0 +1,219 @@
+"""Totals of a selected time range over some tracks (Perfetto's area selection), from the index.
+
+An event is in the range [start_ns, end_ns) when it overlaps it (an instant: when it lies in it).
+Every duration reported is the part of the event inside the range, as Perfetto's "wall
+duration" of an area selection counts it: ``total_ns`` is the summed clipped duration, ``min_ns``
+/``max_ns``/the average are over clipped durations, and ``pct_of_range`` is ``total_ns`` over the
+range's length. ``self_ns`` (CPU threads' lanes only: operators and Python functions) is the
+clipped duration minus that of the events nested directly inside, in the same lane; runtime
+calls a thread makes are drawn on its GPU host lane, so they are not subtracted.
+
+Per row (one depth of one lane) events are in start order: those starting inside the range are
+one slice (two binary searches), those starting before it and reaching into it come from the
+duration classes (as for a viewport). Counting is numpy's ``bincount`` over the slices' names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from profiler_app.timeline.index import PartIndex
+from profiler_app.timeline.lanes import THREAD
+from profiler_app.timeline.levels import CLASS_REACH_NS, N_CLASSES
+from profiler_app.timeline.query import JobTimeline, UnknownTrack
+from profiler_app.timeline.tree import TreeNode
+from profiler_app.timeline.viewport import _class_slices, _rel
+
+MAX_TRACKS = 2000
+MAX_EVENTS = 5000
+_MAX_STEP_BACK = 16
+
+
+@dataclass
+class RangeRow:
+    track: str
+    name: str
+    count: int
+    total_ns: int
+    self_ns: int | None
+    min_ns: int
+    max_ns: int
+
+
+@dataclass(frozen=True)
+class _Hits:
+    """Events of one row in the range: index positions and their clipped durations."""
+
+    idx: np.ndarray
+    clipped: np.ndarray
+
+
+def event_lanes(job: JobTimeline, ids: list[str]) -> list[TreeNode]:
+    """The event lanes the ids name: a group stands for every lane below it (once each)."""
+    out: dict[str, TreeNode] = {}
+    for track_id in ids:
+        node = job.nodes.get(track_id)
+        if node is None:
+            raise UnknownTrack(track_id)
+        for lane in node.walk():
+            if lane.data == "events":
+                out.setdefault(lane.id, lane)
+    return list(out.values())
+
+
+def _row_hits(ix: PartIndex, row: int, start_ns: int, end_ns: int) -> _Hits:
+    a, b = int(ix.row_off[row]), int(ix.row_off[row + 1])
+    starts = ix.start[a:b]
+    lo = a + int(np.searchsorted(starts, start_ns, side="left"))
+    hi = a + int(np.searchsorted(starts, end_ns, side="left"))
+    inside = np.arange(lo, hi, dtype=np.int64)
+    clipped_inside = np.minimum(ix.dur[lo:hi], end_ns - ix.start[lo:hi])
+    # Started before the range: a class-c event starts at most its longest duration earlier.
+    classes = np.arange(N_CLASSES)
+    reach = np.minimum(CLASS_REACH_NS[classes], max(start_ns, 0))
+    before = _class_slices(
+        ix, row, classes, _rel(ix, start_ns - reach), np.full(N_CLASSES, _rel(ix, start_ns))
+    )
+    before = before[ix.start[before] < start_ns]
+    ends = ix.start[before] + ix.dur[before]
+    before = before[ends > start_ns]
+    clipped_before = np.minimum(ends[ends > start_ns], end_ns) - start_ns
+    return _Hits(np.concatenate([before, inside]), np.concatenate([clipped_before, clipped_inside]))
+
+
+def _children_time(ix: PartIndex, parent_row: int, parent: _Hits, child: _Hits, end_ns: int):
+    """Per event of ``parent``: the clipped time of its direct children (the next row's events
+    that start inside it), summed by the parent's name (a bincount's weights)."""
+    if not len(child.idx) or not len(parent.idx):
+        return None
+    a, b = int(ix.row_off[parent_row]), int(ix.row_off[parent_row + 1])
+    child_start = ix.start[child.idx]
+    at = a + np.searchsorted(ix.start[a:b], child_start, side="right") - 1
+    # An instant recorded inside the parent sits in the parent's row (it nests nothing): step
+    # back over such events to the one that contains the child.
+    for _ in range(_MAX_STEP_BACK):
+        stray = (at >= a) & (ix.start[np.maximum(at, a)] + ix.dur[np.maximum(at, a)] <= child_start)
+        if not stray.any():
+            break
+        at[stray] -= 1
+    ok = at >= a
+    at, child_start, clipped = at[ok], child_start[ok], child.clipped[ok]
+    parent_end = np.minimum(ix.start[at] + ix.dur[at], end_ns)
+    # Children of sloppy traces may outlast their parent: only the overlap is the parent's.
+    overlap = np.clip(np.minimum(child_start + clipped, parent_end) - child_start, 0, None)
+    overlap = np.minimum(overlap, clipped)
+    return ix.name[at], overlap
+
+
+def _lane_totals(ix: PartIndex, lane: int, start_ns: int, end_ns: int, with_self: bool):
+    """(name id, count, total, self, min, max) arrays of one part lane in the range."""
+    rows = [int(r) for r in ix.lanes[lane]["rows"]]
+    hits = [_row_hits(ix, r, start_ns, end_ns) for r in rows]
+    idx = np.concatenate([h.idx for h in hits])
+    if not len(idx):
+        return None
+    clipped = np.concatenate([h.clipped for h in hits])
+    names = np.asarray(ix.name[idx], dtype=np.int64)
+    size = int(names.max()) + 1
+    count = np.bincount(names, minlength=size)
+    total = np.bincount(names, weights=clipped, minlength=size)
+    low = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
+    high = np.zeros(size, dtype=np.int64)
+    np.minimum.at(low, names, clipped)
+    np.maximum.at(high, names, clipped)
+    self_ns = None
+    if with_self:
+        children = np.zeros(size)
+        depth = ix.row_depth
+        for i in range(len(rows) - 1):
+            if int(depth[rows[i + 1]]) != int(depth[rows[i]]) + 1:
+                continue
+            found = _children_time(ix, rows[i], hits[i], hits[i + 1], end_ns)
+            if found is not None:
+                children += np.bincount(found[0], weights=found[1], minlength=size)[:size]
+        self_ns = total - children
+    ids = np.flatnonzero(count)
+    return (
+        ids,
+        count[ids],
+        np.rint(total[ids]).astype(np.int64),
+        None if self_ns is None else np.rint(self_ns[ids]).astype(np.int64),
+        low[ids],
+        high[ids],
+    )
+
+
+def range_totals(
+    job: JobTimeline, start_ns: int, end_ns: int, track_ids: list[str]
+) -> list[RangeRow]:
+    """Rows per (track, name) of the events in [start_ns, end_ns), largest total first."""
+    out: list[RangeRow] = []
+    for node in event_lanes(job, track_ids):
+        with_self = node.kind == THREAD
+        by_name: dict[str, RangeRow] = {}
+        for part, lane in node.members:
+            found = _lane_totals(part.index, lane, start_ns, end_ns, with_self)
+            if found is None:
+                continue
+            strings = part.index.strings
+            ids, count, total, self_ns, low, high = (
+                x.tolist() if x is not None else None for x in found
+            )
+            for j, name_id in enumerate(ids):
+                row = by_name.get(strings[name_id])
+                if row is None:
+                    by_name[strings[name_id]] = RangeRow(
+                        node.id,
+                        strings[name_id],
+                        count[j],
+                        total[j],
+                        self_ns[j] if self_ns is not None else None,
+                        low[j],
+                        high[j],
+                    )
+                    continue
+                row.count += count[j]
+                row.total_ns += total[j]
+                if row.self_ns is not None and self_ns is not None:
+                    row.self_ns += self_ns[j]
+                row.min_ns, row.max_ns = min(row.min_ns, low[j]), max(row.max_ns, high[j])
+        out.extend(by_name.values())
+    out.sort(key=lambda r: (-r.total_ns, r.track, r.name))
+    return out
+
+
+def range_events(
+    job: JobTimeline, start_ns: int, end_ns: int, track_ids: list[str], name: str, limit: int
+) -> tuple[int, list[dict]]:
+    """The events named ``name`` in the range: how many, and the earliest ``limit``."""
+    picked: list[tuple[int, str, int, int, str, int]] = []
+    total = 0
+    for node in event_lanes(job, track_ids):
+        for part, lane in node.members:
+            ix = part.index
+            try:
+                name_id = ix.strings.index(name)
+            except ValueError:
+                continue
+            for row in ix.lanes[lane]["rows"]:
+                hits = _row_hits(ix, int(row), start_ns, end_ns)
+                idx = hits.idx[ix.name[hits.idx] == name_id]
+                total += len(idx)
+                depth = int(ix.row_depth[row])
+                for i in idx[np.argsort(ix.start[idx], kind="stable")][:limit].tolist():
+                    picked.append((int(ix.start[i]), node.id, part.id, i, name, depth))
+    picked.sort()
+    events = [
+        {
+            "id": f"{part_id}:{i}",
+            "name": event_name,
+            "start_ns": str(start),
+            "dur_ns": int(job.parts[part_id].index.dur[i]),
+            "track": track,
+            "depth": depth,
+        }
+        for start, track, part_id, i, event_name, depth in picked[:limit]
+    ]
+    return total, events

@@ -1,0 +1,90 @@
+"""Range totals against a brute force over the raw trace's JSON: every event overlapping the
+range, its duration clipped to the range, per lane and name; self time from a stack walk."""
+
+from collections import defaultdict
+from functools import cache
+
+import pytest
+
+from profiler_app.timeline.ranges import range_events, range_totals
+from tests.timeline.raw import raw_lane_events
+from tests.timeline.test_viewport_totals import lane_keys
+
+TRACES = [
+    "gpu_training_rank0.pt.trace.json.gz",
+    "nccl_rank0.json.gz",
+    "resnet50_pt18_workers4.pt.trace.json.gz",
+]
+
+
+raw_events = cache(raw_lane_events)
+
+
+def brute_force(trace: str, key: tuple, start_ns: int, end_ns: int) -> dict[str, dict]:
+    events = [(s, d, n) for k, n, s, d in raw_events(trace) if k == key]
+    out: dict[str, dict] = defaultdict(lambda: {"count": 0, "total": 0, "self": 0, "clips": []})
+    clipped = {}
+    for i, (s, d, n) in enumerate(events):
+        if s < end_ns and (s + d > start_ns or (d == 0 and s >= start_ns)):
+            c = min(s + d, end_ns) - max(s, start_ns)
+            clipped[i] = c
+            row = out[n]
+            row["count"] += 1
+            row["total"] += c
+            row["self"] += c
+            row["clips"].append(c)
+    # Direct parent of each event: the innermost open one (events by start, longest first).
+    stack: list[int] = []
+    for i in sorted(range(len(events)), key=lambda i: (events[i][0], -events[i][1])):
+        s, d, _ = events[i]
+        while stack and events[stack[-1]][0] + events[stack[-1]][1] <= s:
+            stack.pop()
+        if stack and i in clipped and stack[-1] in clipped:
+            # Only the part of a sloppy child inside its parent is the parent's.
+            ps, pd, pn = events[stack[-1]]
+            inner = min(s + d, ps + pd, end_ns) - max(s, start_ns)
+            out[pn]["self"] -= max(inner, 0)
+        stack.append(i)
+    return out
+
+
+@pytest.mark.parametrize("trace", TRACES)
+def test_it_totals_a_range_like_the_raw_trace(trace, timeline_of):
+    timeline = timeline_of(trace)
+    keys = lane_keys(timeline)
+    span = timeline.end_ns - timeline.start_ns
+    start, end = timeline.start_ns + span // 3, timeline.start_ns + 2 * span // 3
+    lanes = [lane for lane, key in keys.items() if key[0] in ("thread", "stream")]
+    assert lanes
+    rows = range_totals(timeline, start, end, lanes)
+    checked = 0
+    for lane in lanes:
+        want = brute_force(trace, keys[lane], start, end)
+        got = {r.name: r for r in rows if r.track == lane}
+        assert set(got) == set(want), lane
+        for name, row in got.items():
+            w = want[name]
+            assert (row.count, row.total_ns) == (w["count"], w["total"]), name
+            assert (row.min_ns, row.max_ns) == (min(w["clips"]), max(w["clips"])), name
+            if keys[lane][0] == "thread":
+                assert row.self_ns == w["self"], name
+            else:
+                assert row.self_ns is None
+            checked += 1
+    assert checked > 10
+
+
+def test_it_lists_the_events_of_one_name_in_the_range(timeline_of):
+    trace = "gpu_training_rank0.pt.trace.json.gz"
+    timeline = timeline_of(trace)
+    span = timeline.end_ns - timeline.start_ns
+    start, end = timeline.start_ns + span // 4, timeline.start_ns + span // 2
+    lanes = list(lane_keys(timeline))
+    rows = range_totals(timeline, start, end, lanes)
+    top = rows[0]
+    total, events = range_events(timeline, start, end, [top.track], top.name, 5)
+    assert total == top.count
+    assert len(events) == min(5, top.count)
+    assert all(e["name"] == top.name and e["track"] == top.track for e in events)
+    starts = [int(e["start_ns"]) for e in events]
+    assert starts == sorted(starts)
