@@ -158,9 +158,10 @@ def range_totals(
             if found is None:
                 continue
             strings = part.index.strings
-            ids, count, total, self_ns, low, high = (
-                x.tolist() if x is not None else None for x in found
-            )
+            ids_a, count_a, total_a, self_a, low_a, high_a = found
+            ids, count, total = ids_a.tolist(), count_a.tolist(), total_a.tolist()
+            low, high = low_a.tolist(), high_a.tolist()
+            self_ns = self_a.tolist() if self_a is not None else None
             for j, name_id in enumerate(ids):
                 row = by_name.get(strings[name_id])
                 if row is None:
