@@ -512,9 +512,9 @@ class RetentionPreviewView(APIView):
         parameters=[
             OpenApiParameter(
                 name,
-                int,
+                str,
                 required=False,
-                description="Preview this day count instead of the saved one (empty: off).",
+                description="Preview this number of days instead of the saved one (empty: off).",
             )
             for name in ("retention_raw_days", "retention_jobs_days")
         ],

@@ -4216,10 +4216,10 @@ export interface operations {
     settings_retention_preview_retrieve: {
         parameters: {
             query?: {
-                /** @description Preview this day count instead of the saved one (empty: off). */
-                retention_jobs_days?: number;
-                /** @description Preview this day count instead of the saved one (empty: off). */
-                retention_raw_days?: number;
+                /** @description Preview this number of days instead of the saved one (empty: off). */
+                retention_jobs_days?: string;
+                /** @description Preview this number of days instead of the saved one (empty: off). */
+                retention_raw_days?: string;
             };
             header?: never;
             path?: never;
