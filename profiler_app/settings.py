@@ -230,6 +230,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "profiler_app.core.tasks.remove_abandoned_uploads",
         "schedule": 3600,
     },
+    # Retention (off until staff set day counts on the Settings page).
+    "retention": {
+        "task": "profiler_app.core.tasks.apply_retention",
+        "schedule": 24 * 3600,
+    },
     "ingest-sweep": {
         "task": "profiler_app.ingest.tasks.sweep_unfinished_parts",
         "schedule": envint("INGEST_SWEEP_SECONDS", 60),

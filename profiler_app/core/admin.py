@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from profiler_app.core import logic
 from profiler_app.core.models import AppSettings, LoadedProfile, Node, ProfilePart, TrainingJob
 
 
@@ -9,11 +10,26 @@ class TrainingJobAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["name"]
 
+    # Deleting here (one job, or the bulk action) is the API's deletion: files go too.
+    def delete_model(self, request, obj):
+        logic.delete_job(obj)
+
+    def delete_queryset(self, request, queryset):
+        for job in queryset:
+            logic.delete_job(job)
+
 
 @admin.register(ProfilePart)
 class ProfilePartAdmin(admin.ModelAdmin):
     list_display = ["original_name", "job", "node", "rank", "kind", "state", "size_bytes"]
     list_filter = ["state", "kind"]
+
+    def delete_model(self, request, obj):
+        logic.delete_part(obj)
+
+    def delete_queryset(self, request, queryset):
+        for part in queryset:
+            logic.delete_part(part)
 
 
 admin.site.register(Node)

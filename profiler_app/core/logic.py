@@ -18,6 +18,7 @@ from django.utils.text import get_valid_filename
 from kombu.exceptions import OperationalError
 
 from profiler_app.celery import app as celery_app
+from profiler_app.core import storage
 from profiler_app.core.models import (
     AppSettings,
     LoadedProfile,
@@ -214,7 +215,7 @@ def remove_abandoned_uploads() -> int:
         path.unlink(missing_ok=True)
         upload.delete()
         removed += 1
-    folder: Path = settings.DATA_DIR / "uploads"
+    folder = storage.uploads_dir()
     known = {str(pk) for pk in Upload.objects.values_list("pk", flat=True)}
     for path in folder.glob("*.part") if folder.exists() else []:
         if path.stem not in known and path.stat().st_mtime < cutoff.timestamp():
@@ -234,6 +235,42 @@ def reset_part_for_reprocess(part: ProfilePart) -> None:
         updated_at=timezone.now(),
     )
     enqueue_ingest(part.pk)
+
+
+def delete_job(job: TrainingJob) -> None:
+    """Deletes a job and everything of it: its rows cascade (its parts, nodes, unfinished
+    uploads, whoever had it loaded has it unloaded), and once that commits each app's receiver
+    of ``post_delete`` removes the files it keeps for them (core.receivers: the raw files and
+    unfinished uploads; ingest.receivers: the timeline stores). The admin deletes through here.
+    """
+    with transaction.atomic():
+        # A parse storing its results holds its part's lock while it writes rows of the job:
+        # wait for it here, or those rows would land after ours are gone (a foreign-key error).
+        list(ProfilePart.objects.select_for_update().filter(job=job).values_list("pk", flat=True))
+        job.delete()
+
+
+def delete_part(part: ProfilePart) -> None:
+    """Deletes one part (the admin's way); its files go as with a job (``delete_job``)."""
+    with transaction.atomic():
+        if ProfilePart.objects.select_for_update().filter(pk=part.pk).exists():
+            part.delete()
+
+
+def remove_raw_file(part: ProfilePart) -> bool:
+    """Deletes the raw file of a parsed part, keeping its parsed data (raw-upload retention).
+    A part being reprocessed meanwhile keeps its file; True when the file went."""
+    name = part.file.name
+    if not name:
+        return False
+    with transaction.atomic():
+        cleared = ProfilePart.objects.filter(pk=part.pk, state=PartState.DONE, file=name).update(
+            file=""
+        )
+        if cleared:
+            path = Path(part.file.path)
+            transaction.on_commit(lambda: storage.remove_file(path))
+    return bool(cleared)
 
 
 def load_profile(user, job: TrainingJob) -> LoadedProfile:

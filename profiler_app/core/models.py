@@ -2,11 +2,14 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from profiler_app.core.storage import RAW_FOLDER, uploads_dir
 from profiler_app.traces.window import WHOLE_TRACE, WINDOW_LABELS, WINDOWS
 
 
@@ -27,6 +30,11 @@ class TrainingJobQuerySet(models.QuerySet):
             parts_failed=models.Count("parts", filter=models.Q(parts__state=PartState.FAILED)),
             size_bytes=Coalesce(models.Sum("parts__size_bytes"), 0),
         )
+
+
+TAG_MAX_CHARS = 40
+MAX_TAGS = 20
+NOTES_MAX_CHARS = 10_000
 
 
 class TrainingJob(models.Model):
@@ -54,6 +62,14 @@ class TrainingJob(models.Model):
         help_text="The window every page of this job shows: the whole trace, or its complete "
         "steps (each trace without its last profiler step, which the profiler cuts short).",
     )
+    notes = models.TextField(blank=True, max_length=NOTES_MAX_CHARS)
+    # A few short labels per job, filtered on (jobs having all of the given tags) and counted
+    # for the filter's choices. An array on the row, not a Tag table: a job has at most
+    # MAX_TAGS, no tag carries anything but its text, and "has all of these" is one `@>`
+    # served by the GIN index below, with no join.
+    tags = ArrayField(
+        models.CharField(max_length=TAG_MAX_CHARS), default=list, blank=True, size=MAX_TAGS
+    )
 
     objects = TrainingJobQuerySet.as_manager()
 
@@ -63,10 +79,18 @@ class TrainingJob(models.Model):
             # Profiles page: newest first, filtered by status and creation range.
             models.Index(fields=["-created_at", "-id"], name="job_created_idx"),
             models.Index(fields=["status", "-created_at"], name="job_status_created_idx"),
+            # Profiles page: the tag filter (tags @> ARRAY[...]).
+            GinIndex(fields=["tags"], name="job_tags_gin"),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    def can_change(self, user) -> bool:
+        """Everyone signed in sees every job; only its owner or staff change or delete it."""
+        if not (user and user.is_authenticated):
+            return False
+        return bool(user.is_staff) or (self.owner_id is not None and self.owner_id == user.pk)
 
     @property
     def read_warnings(self) -> list[dict]:
@@ -111,7 +135,7 @@ class PartState(models.TextChoices):
 
 
 def part_upload_path(part: "ProfilePart", filename: str) -> str:
-    return f"parts/{part.job_id}/{part.sha256}-{filename}"
+    return f"{RAW_FOLDER}/{part.job_id}/{part.sha256}-{filename}"
 
 
 class ProfilePart(models.Model):
@@ -153,6 +177,12 @@ class ProfilePart(models.Model):
                 condition=models.Q(state__in=["pending", "processing"]),
                 name="part_unfinished_idx",
             ),
+            # Raw-upload retention: parsed parts that still keep their raw file, oldest first.
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(state="done") & ~models.Q(file=""),
+                name="part_raw_kept_idx",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -182,7 +212,7 @@ class Upload(models.Model):
         ]
 
     def temp_path(self):
-        return settings.DATA_DIR / "uploads" / f"{self.id}.part"
+        return uploads_dir() / f"{self.id}.part"
 
 
 class LoadedProfile(models.Model):
@@ -204,6 +234,15 @@ class AppSettings(models.Model):
         validators=[MinValueValidator(0.05), MaxValueValidator(MAX_SHUTDOWN_HOURS)],
     )
     last_activity_at = models.DateTimeField(default=timezone.now)
+    # Retention (null: off). Raw uploads: the uploaded file of a parsed part older than this
+    # many days is deleted (its parsed data stays). Jobs: a job whose last activity (its
+    # creation or its newest part's upload, whichever is later) is older than this is deleted.
+    retention_raw_days = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(36_500)]
+    )
+    retention_jobs_days = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(36_500)]
+    )
 
     @classmethod
     def load(cls) -> "AppSettings":

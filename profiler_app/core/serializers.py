@@ -1,7 +1,11 @@
+import re
+
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from profiler_app.core.models import (
+    MAX_TAGS,
+    TAG_MAX_CHARS,
     AppSettings,
     LoadedProfile,
     Node,
@@ -36,9 +40,31 @@ class ReadWarningSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
+TAG = re.compile(rf"[A-Za-z0-9_.:-]{{1,{TAG_MAX_CHARS}}}")
+
+
+def tag_problem(tag: str) -> str | None:
+    """Why ``tag`` is not a tag, in words for the person who typed it; None when it is one."""
+    if TAG.fullmatch(tag):
+        return None
+    if not tag:
+        return "A tag cannot be empty."
+    if len(tag) > TAG_MAX_CHARS:
+        return (
+            f"“{tag[:TAG_MAX_CHARS]}…” is too long: a tag has at most {TAG_MAX_CHARS} characters."
+        )
+    return f"“{tag}” is not a tag: use letters, digits and - _ . : only (no spaces)."
+
+
 class TrainingJobSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(
         source="owner.username", read_only=True, default=None, allow_null=True
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+        required=False,
+        help_text=f"Up to {MAX_TAGS} short labels: 1–{TAG_MAX_CHARS} letters, digits, "
+        "'-', '_', '.' or ':'.",
     )
     nodes = NodeSerializer(many=True, read_only=True)
     parts_total = serializers.IntegerField(read_only=True, default=0)
@@ -74,8 +100,20 @@ class TrainingJobSerializer(serializers.ModelSerializer):
             "size_bytes",
             "read_warnings",
             "window",
+            "notes",
+            "tags",
         ]
         read_only_fields = ["id", "created_at"]
+
+    def validate_tags(self, value: list[str]) -> list[str]:
+        tags = list(dict.fromkeys(value))  # a repeated tag counts once
+        for tag in tags:
+            problem = tag_problem(tag)
+            if problem:
+                raise serializers.ValidationError(problem)
+        if len(tags) > MAX_TAGS:
+            raise serializers.ValidationError(f"A job has at most {MAX_TAGS} tags.")
+        return tags
 
     def validate_hyperparameters(self, value):
         if not isinstance(value, dict):
@@ -165,19 +203,42 @@ class LoadedProfileSerializer(serializers.ModelSerializer):
         read_only_fields = ["loaded_at"]
 
 
+RETENTION_DAYS_ERRORS = {
+    "min_value": "Keep things at least 1 day, or leave the field empty to keep them forever.",
+    "max_value": "At most 36500 days (100 years); leave the field empty to keep them forever.",
+    "invalid": "Enter a whole number of days, or leave the field empty.",
+}
+
+
 class AppSettingsSerializer(serializers.ModelSerializer):
     class Meta:
         model = AppSettings
-        fields = ["auto_shutdown_enabled", "auto_shutdown_hours", "last_activity_at"]
+        fields = [
+            "auto_shutdown_enabled",
+            "auto_shutdown_hours",
+            "last_activity_at",
+            "retention_raw_days",
+            "retention_jobs_days",
+        ]
         read_only_fields = ["last_activity_at"]
         extra_kwargs = {
+            "retention_raw_days": {
+                "error_messages": RETENTION_DAYS_ERRORS,
+                "help_text": "Delete the raw uploaded file of a parsed part this many days after "
+                "its upload (its parsed data stays); null: keep raw files.",
+            },
+            "retention_jobs_days": {
+                "error_messages": RETENTION_DAYS_ERRORS,
+                "help_text": "Delete a whole job this many days after its last activity (its "
+                "creation or its newest part's upload, whichever is later); null: keep jobs.",
+            },
             "auto_shutdown_hours": {
                 "error_messages": {
                     "min_value": "The threshold must be more than 0 hours (at least 0.05 h).",
                     "max_value": f"The threshold can be at most {AppSettings.MAX_SHUTDOWN_HOURS} "
                     "hours (30 days).",
                 }
-            }
+            },
         }
 
 
@@ -191,3 +252,42 @@ class DemoSerializer(serializers.Serializer):
     available = serializers.BooleanField()
     reason = serializers.CharField()
     job_name = serializers.CharField()
+
+
+class TagCountSerializer(serializers.Serializer):
+    tag = serializers.CharField()
+    jobs = serializers.IntegerField(help_text="How many jobs carry the tag.")
+
+
+class DiskUseSerializer(serializers.Serializer):
+    raw_bytes = serializers.IntegerField(help_text="Raw uploaded files.")
+    stores_bytes = serializers.IntegerField(help_text="Timeline stores of parsed parts.")
+    uploads_bytes = serializers.IntegerField(help_text="Resumable uploads still arriving.")
+    total_bytes = serializers.IntegerField()
+    free_bytes = serializers.IntegerField(help_text="Free space on the data directory's disk.")
+    capacity_bytes = serializers.IntegerField(help_text="Size of the data directory's disk.")
+
+
+class RetentionJobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    owner = serializers.CharField(allow_null=True)
+    last_activity_at = serializers.DateTimeField()
+    bytes = serializers.IntegerField()
+
+
+class RetentionRawFileSerializer(serializers.Serializer):
+    part = serializers.IntegerField()
+    job = serializers.IntegerField()
+    job_name = serializers.CharField()
+    file = serializers.CharField(help_text="The file's name as uploaded.")
+    uploaded_at = serializers.DateTimeField()
+    bytes = serializers.IntegerField()
+
+
+class RetentionPreviewSerializer(serializers.Serializer):
+    retention_raw_days = serializers.IntegerField(allow_null=True)
+    retention_jobs_days = serializers.IntegerField(allow_null=True)
+    jobs = RetentionJobSerializer(many=True)
+    raw_files = RetentionRawFileSerializer(many=True)
+    total_bytes = serializers.IntegerField(help_text="The bytes all of it frees.")

@@ -4,7 +4,7 @@ from datetime import timedelta
 from celery import shared_task
 from celery.signals import worker_ready
 
-from profiler_app.core import health, logic
+from profiler_app.core import health, logic, retention
 from profiler_app.core.models import AppSettings
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,22 @@ def run_demo_job(server_url: str, user_id: int, job_name: str) -> int:
 def remove_abandoned_uploads() -> int:
     """Beat runs this every hour: resumable uploads nobody finished."""
     return logic.remove_abandoned_uploads()
+
+
+@shared_task(acks_late=False)
+def apply_retention() -> int:
+    """Beat runs this daily: deletes what the Settings page's retention preview lists (raw
+    uploads and whole jobs past their day counts; nothing while both are off). Returns the
+    bytes freed."""
+    plan = retention.apply()
+    if plan.jobs or plan.raw_files:
+        log.warning(
+            "Retention deleted %d jobs and %d raw files (%d bytes)",
+            len(plan.jobs),
+            len(plan.raw_files),
+            plan.total_bytes,
+        )
+    return plan.total_bytes
 
 
 @shared_task(acks_late=False)

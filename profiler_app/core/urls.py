@@ -15,6 +15,13 @@ urlpatterns = [
     path("auth/me/", views.me_view, name="me"),
     path("loaded-profile/", views.LoadedProfileView.as_view(), name="loaded-profile"),
     path("settings/", views.AppSettingsView.as_view(), name="settings"),
+    path("settings/disk-use/", views.DiskUseView.as_view(), name="disk-use"),
+    path(
+        "settings/retention/preview/",
+        views.RetentionPreviewView.as_view(),
+        name="retention-preview",
+    ),
+    path("tags/", views.tags_view, name="tags"),
     path("demo/", views.DemoView.as_view(), name="demo"),
     *router.urls,
 ]

@@ -2,12 +2,13 @@ import datetime as dt
 import re
 
 import django_filters
+from django import forms
 from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
-from django.http import FileResponse, Http404
+from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django_filters.fields import IsoDateTimeField
@@ -18,15 +19,16 @@ from rest_framework.decorators import action, api_view, permission_classes, thro
 from rest_framework.exceptions import (
     APIException,
     NotAuthenticated,
+    NotFound,
     PermissionDenied,
     ValidationError,
 )
 from rest_framework.parsers import FileUploadParser, MultiPartParser
-from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission, IsAuthenticated
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from profiler_app.core import demo, health, logic
+from profiler_app.core import demo, health, logic, queries, retention, storage
 from profiler_app.core.models import (
     AppSettings,
     JobStatus,
@@ -37,18 +39,23 @@ from profiler_app.core.models import (
     Upload,
 )
 from profiler_app.core.parsers import StrictJSONParser
+from profiler_app.core.permissions import IsOwnerOrStaffOrReadOnly, IsStaff, IsStaffOrReadOnly
 from profiler_app.core.serializers import (
     AppSettingsSerializer,
     DemoSerializer,
+    DiskUseSerializer,
     HealthSerializer,
     LoadedProfileSerializer,
     LoginSerializer,
     PartUploadSerializer,
     ProfilePartSerializer,
+    RetentionPreviewSerializer,
+    TagCountSerializer,
     TrainingJobSerializer,
     UploadSerializer,
     UploadStartSerializer,
     UserSerializer,
+    tag_problem,
 )
 from profiler_app.core.signals import job_window_changed
 from profiler_app.core.tasks import run_demo_job
@@ -72,13 +79,6 @@ def refuse_oversized(size: int) -> None:
             f"The file is {size:,} bytes; this server accepts profile files up to {limit:,} bytes "
             "(PROFILE_UPLOAD_MAX_BYTES)."
         )
-
-
-class IsStaffOrReadOnly(BasePermission):
-    def has_permission(self, request, view):
-        if not (request.user and request.user.is_authenticated):
-            return False
-        return request.method in SAFE_METHODS or request.user.is_staff
 
 
 @extend_schema(responses={200: HealthSerializer, 503: HealthSerializer})
@@ -146,16 +146,40 @@ class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
     field_class = UtcIsoDateTimeField
 
 
+class TagsField(forms.MultipleChoiceField):
+    """Any number of tags (``?tag=a&tag=b``), each of them a well-formed tag."""
+
+    default_error_messages = {
+        "invalid_choice": "“%(value)s” is not a tag: use letters, digits and - _ . : only.",
+    }
+
+    def valid_value(self, value):
+        return tag_problem(value) is None
+
+
+class TagsFilter(django_filters.MultipleChoiceFilter):
+    field_class = TagsField
+
+
 class JobFilter(django_filters.FilterSet):
     search = django_filters.CharFilter(field_name="name", lookup_expr="icontains")
     name = django_filters.CharFilter(field_name="name", lookup_expr="exact")
     status = django_filters.MultipleChoiceFilter(choices=JobStatus.choices)
     created_after = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
+    mine = django_filters.BooleanFilter(method="filter_mine", label="Only my jobs (I own them)")
+    tag = TagsFilter(method="filter_tags", label="Jobs that have all of these tags")
 
     class Meta:
         model = TrainingJob
-        fields = ["search", "name", "status", "created_after", "created_before"]
+        fields = ["search", "name", "status", "created_after", "created_before", "mine", "tag"]
+
+    def filter_mine(self, queryset, name, value):
+        return queryset.filter(owner_id=self.request.user.pk) if value else queryset
+
+    def filter_tags(self, queryset, name, value: list[str]):
+        # tags @> ARRAY[...]: the GIN index on tags serves it.
+        return queryset.filter(tags__contains=list(value)) if value else queryset
 
 
 class TrainingJobViewSet(
@@ -163,15 +187,18 @@ class TrainingJobViewSet(
     mixins.CreateModelMixin,
     mixins.RetrieveModelMixin,
     mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Training jobs are shared by the whole team: every signed-in user sees every job."""
+    """Training jobs are shared by the whole team: every signed-in user sees every job; its
+    owner or staff change it, add parts to it and delete it."""
 
     serializer_class = TrainingJobSerializer
+    permission_classes = [IsOwnerOrStaffOrReadOnly]
     filterset_class = JobFilter
     ordering_fields = ["created_at", "name", "status", "size_bytes", "parts_total"]
     ordering = ["-created_at", "-id"]
-    http_method_names = ["get", "post", "patch", "head", "options"]
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self):
         return (
@@ -192,6 +219,14 @@ class TrainingJobViewSet(
         job = serializer.save()
         if job.window != before:
             job_window_changed.send(sender=TrainingJob, job=job)
+
+    @extend_schema(responses={204: None})
+    def destroy(self, request, *args, **kwargs):
+        """Deletes the job with its parts and every file of it on the server's disk."""
+        return super().destroy(request, *args, **kwargs)
+
+    def perform_destroy(self, instance):
+        logic.delete_job(instance)
 
     def perform_create(self, serializer):
         # Ranks of one job start together and race to create it; the loser gets the same 400 the
@@ -266,16 +301,24 @@ class TrainingJobViewSet(
         return Response(UploadSerializer(upload).data, status=status.HTTP_201_CREATED)
 
 
+RAW_FILE_GONE = (
+    "The raw file of this part is no longer stored (the server's raw-upload retention removes "
+    "the uploaded files of parsed parts after some days; the parsed data stays). Upload the "
+    "file again to parse it anew."
+)
+
+
 class ProfilePartViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = ProfilePartSerializer
-    queryset = ProfilePart.objects.select_related("node").order_by("id")
+    permission_classes = [IsOwnerOrStaffOrReadOnly]
+    queryset = ProfilePart.objects.select_related("node", "job").order_by("id")
 
     @extend_schema(request=None, responses={202: ProfilePartSerializer, 409: None})
     @action(detail=True, methods=["post"], throttle_classes=[ReprocessThrottle])
     def reprocess(self, request, pk=None):
         part = self.get_object()
         if not part.file or not part.file.storage.exists(part.file.name):
-            raise Conflict("The raw file of this part is no longer stored; upload it again.")
+            raise Conflict(RAW_FILE_GONE, code="raw_file_gone")
         logic.reset_part_for_reprocess(part)
         part.refresh_from_db()
         return Response(ProfilePartSerializer(part).data, status=status.HTTP_202_ACCEPTED)
@@ -284,8 +327,8 @@ class ProfilePartViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["get"])
     def download(self, request, pk=None):
         part = self.get_object()
-        if not part.file:
-            raise Http404
+        if not part.file or not part.file.storage.exists(part.file.name):
+            raise NotFound(RAW_FILE_GONE, code="raw_file_gone")
         return FileResponse(part.file.open("rb"), as_attachment=True, filename=part.original_name)
 
 
@@ -298,6 +341,8 @@ class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
 
     serializer_class = UploadSerializer
     parser_classes = [FileUploadParser]
+    # Only on a job its sender may still change (they could when they started it).
+    permission_classes = [IsOwnerOrStaffOrReadOnly]
 
     def get_queryset(self):
         return Upload.objects.filter(owner_id=self.request.user.pk)
@@ -435,3 +480,58 @@ class AppSettingsView(APIView):
         data.is_valid(raise_exception=True)
         data.save()
         return Response(data.data)
+
+
+@extend_schema(responses=TagCountSerializer(many=True))
+@api_view(["GET"])
+def tags_view(request):
+    """The tags jobs carry, most used first, with how many jobs carry each (the tag filter)."""
+    return Response(TagCountSerializer(queries.tags_in_use(), many=True).data)
+
+
+class DiskUseView(APIView):
+    serializer_class = DiskUseSerializer
+
+    @extend_schema(responses=DiskUseSerializer)
+    def get(self, request):
+        """What the data directory holds (raw uploads, timeline stores, unfinished uploads) and
+        the free space on its disk."""
+        return Response(DiskUseSerializer(storage.disk_use()).data)
+
+
+def retention_days(request, name: str, saved: int | None) -> int | None:
+    """A day count from the query (empty: off), else the saved one."""
+    if name not in request.query_params:
+        return saved
+    value = request.query_params[name].strip()
+    if not value:
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= 36_500:
+        raise ValidationError({name: ["Enter a whole number of days from 1 to 36500, or nothing."]})
+    return int(value)
+
+
+class RetentionPreviewView(APIView):
+    permission_classes = [IsStaff]
+    serializer_class = RetentionPreviewSerializer
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                name,
+                str,
+                required=False,
+                description="Preview this number of days instead of the saved one (empty: off).",
+            )
+            for name in ("retention_raw_days", "retention_jobs_days")
+        ],
+        responses=RetentionPreviewSerializer,
+    )
+    def get(self, request):
+        """What retention would delete now (the daily task deletes exactly this selection)."""
+        saved = AppSettings.load()
+        plan = retention.select(
+            retention_days(request, "retention_raw_days", saved.retention_raw_days),
+            retention_days(request, "retention_jobs_days", saved.retention_jobs_days),
+        )
+        return Response(RetentionPreviewSerializer(plan).data)

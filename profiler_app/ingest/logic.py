@@ -24,6 +24,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from profiler_app.core import storage
 from profiler_app.core.logic import send_ingest
 from profiler_app.core.models import Node, PartState, ProfilePart
 from profiler_app.ingest.models import (
@@ -100,8 +101,29 @@ def limits() -> Limits:
 
 
 def store_directory(part: ProfilePart) -> Path:
-    """Where a part's timeline store lives (under MEDIA_ROOT, removed with the part's rows)."""
-    return Path(settings.MEDIA_ROOT) / "timeline" / str(part.job_id) / str(part.pk)
+    """Where a part's timeline store lives (removed with the part: ``ingest.receivers``)."""
+    return storage.stores_dir(part.job_id) / str(part.pk)
+
+
+def remove_store(job_id: int, part_id: int) -> None:
+    """A deleted part's store, whatever a parse or a swap left beside it (``<part>.incoming-*``,
+    ``<part>.retired-*``), and the job's stores folder once it is empty."""
+    folder = storage.stores_dir(job_id)
+    storage.remove_tree(folder / str(part_id))
+    for left in folder.glob(f"{part_id}.*"):
+        storage.remove_tree(left)
+    storage.remove_if_empty(folder)
+
+
+def discard(incoming: Path) -> None:
+    """What a parse wrote that is not kept. Its job's stores folder goes too once empty: the
+    part may have been deleted during the parse, which then wrote into a folder just removed."""
+    storage.remove_tree(incoming)
+    storage.remove_if_empty(incoming.parent)
+
+
+def part_exists(part_id: int) -> bool:
+    return ProfilePart.objects.filter(id=part_id).exists()
 
 
 def claim(part_id: int, task_id: str) -> bool:
@@ -173,7 +195,9 @@ def sweep_unfinished() -> list[int]:
 def parse_claimed_part(part_id: int, task_id: str) -> bool:
     """Parse a part this task has claimed; ends with the part "done" or "failed". True when its
     results were stored."""
-    part = ProfilePart.objects.select_related("node").get(id=part_id)
+    part = ProfilePart.objects.select_related("node").filter(id=part_id).first()
+    if part is None:  # deleted since the claim (with its job, say): nothing to parse
+        return False
     final = store_directory(part)
     # Per task: a part reprocessed while it is parsed has two parses writing at once.
     incoming = final.with_name(f"{final.name}.incoming-{task_id}")
@@ -199,24 +223,29 @@ def parse_claimed_part(part_id: int, task_id: str) -> bool:
             f"{settings.WORKER_MEMORY_LIMIT_MB:,} MB)."
         )
     except Exception:
-        log.exception("Parsing part %s failed", part_id)  # the details, for the admins
+        if part_exists(part_id):
+            log.exception("Parsing part %s failed", part_id)  # the details, for the admins
+        else:  # deleted during the parse, its files from under it: nothing went wrong
+            log.info("Part %s was deleted while it was parsed", part_id)
         failure = (
             "This file could not be parsed: the server met an unexpected problem with it "
             f"(part {part_id}; the worker's log has the details). Reprocess it to try again."
         )
     # Recorded here, past the except blocks: the parse's memory is freed with its traceback.
     if failure is not None:
-        shutil.rmtree(incoming, ignore_errors=True)
+        discard(incoming)
         mark_failed(part_id, task_id, failure)
         return False
     try:
-        save_result(part, task_id, result, incoming, cluster)
+        stored = save_result(part, task_id, result, incoming, cluster)
     except Exception as exc:  # the transaction rolled back: the part's old rows are intact
         log.exception("Storing the results of part %s failed", part_id)
-        shutil.rmtree(incoming, ignore_errors=True)
+        discard(incoming)
         mark_failed(part_id, task_id, store_failure_message(exc))
         return False
-    return True
+    if not stored:
+        discard(incoming)
+    return stored
 
 
 def store_failure_message(exc: Exception) -> str:
@@ -264,18 +293,18 @@ def mark_failed(part_id: int, task_id: str, message: str) -> None:
 
 def save_result(
     part: ProfilePart, task_id: str, result: IngestResult, incoming: Path, cluster: ClusterFrames
-) -> None:
+) -> bool:
     """Put the store parsed into ``incoming`` in place, replace the part's rows with
-    ``result`` and mark it done, in one transaction, if the part is still this task's."""
+    ``result`` and mark it done, in one transaction, if the part is still this task's (it may
+    have been reprocessed or deleted meanwhile: False, and ``incoming`` is the caller's)."""
     with transaction.atomic():
         locked = (
             ProfilePart.objects.select_for_update()
             .filter(id=part.pk, state=PartState.PROCESSING, ingest_run__task_id=task_id)
             .first()
         )
-        if locked is None:  # reprocessed meanwhile: the newer run writes store and rows
-            shutil.rmtree(incoming, ignore_errors=True)
-            return
+        if locked is None:  # reprocessed (the newer run writes store and rows), or deleted
+            return False
         store = store_directory(part)
         _replace_directory(incoming, store)
         delete_part_rows(part.pk)
@@ -288,6 +317,7 @@ def save_result(
             warning=storable(result.metadata.get("read_warning", "")),
             finished_at=timezone.now(),
         )
+    return True
 
 
 def _record_node_devices(node_id: int, metadata: dict) -> None:

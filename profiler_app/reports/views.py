@@ -10,6 +10,7 @@ from rest_framework.fields import ListField
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
+from profiler_app.core.permissions import require_can_change
 from profiler_app.reports import logic, queries
 from profiler_app.reports.serializers import (
     AnalysesSerializer,
@@ -31,12 +32,14 @@ def insights_view(request, job_id: int):
 )  # fmt: skip
 @extend_schema(
     methods=["PUT"], request=OpenApiTypes.OBJECT, responses=ParametersSerializer,
-    description='Replace the overrides, e.g. {"CPUBottleneck_threshold": 40}; re-runs the rules.',
+    description='Replace the overrides, e.g. {"CPUBottleneck_threshold": 40}; re-runs the '
+    "rules. The job's owner or staff only.",
 )  # fmt: skip
 @api_view(["GET", "PUT"])
 def parameters_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
     if request.method == "PUT":
+        require_can_change(request.user, job)
         if not isinstance(request.data, dict):
             raise ValidationError(
                 {"detail": 'Send an object such as {"CPUBottleneck_threshold": 40}.'}

@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from profiler_app.core.models import JobStatus, TrainingJob
+from profiler_app.core.models import JobStatus, LoadedProfile, TrainingJob
 
 pytestmark = pytest.mark.django_db
 
@@ -188,10 +188,102 @@ def test_it_updates_status_and_end_time(api, user):
     assert bad.status_code == 400
 
 
-def test_it_does_not_allow_deleting_jobs_over_the_api(api, user):
-    job = make_job("keep", user)
-    assert api.delete(f"{JOBS}{job.id}/").status_code == 405
-    assert TrainingJob.objects.filter(pk=job.pk).exists()
+def test_it_deletes_a_job_and_unloads_it(api, client_for, user, teammate):
+    job = make_job("gone", user)
+    other = make_job("kept", user)
+    LoadedProfile.objects.create(user=teammate, job=job)
+    assert api.delete(f"{JOBS}{job.id}/").status_code == 204
+    assert list(TrainingJob.objects.values_list("name", flat=True)) == ["kept"]
+    assert client_for(teammate).get("/api/loaded-profile/").status_code == 404
+    assert api.get(f"{JOBS}{job.id}/").status_code == 404
+    assert api.delete(f"{JOBS}{job.id}/").status_code == 404
+    assert TrainingJob.objects.get(pk=other.pk).name == "kept"
+
+
+def test_it_renames_and_edits_notes_and_tags(api, user):
+    job = make_job("resnet", user)
+    response = api.patch(
+        f"{JOBS}{job.id}/",
+        {"name": "resnet50-lr-sweep", "notes": "LR 0.1 diverges.", "tags": ["lr:0.1", "a100"]},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert (body["name"], body["notes"], body["tags"]) == (
+        "resnet50-lr-sweep",
+        "LR 0.1 diverges.",
+        ["lr:0.1", "a100"],
+    )
+    job.refresh_from_db()
+    assert (job.name, job.notes, job.tags) == (
+        "resnet50-lr-sweep",
+        "LR 0.1 diverges.",
+        ["lr:0.1", "a100"],
+    )
+    # A repeated tag counts once; an empty list removes them all.
+    twice = api.patch(f"{JOBS}{job.id}/", {"tags": ["a", "b", "a"]}, format="json")
+    assert twice.json()["tags"] == ["a", "b"]
+    assert api.patch(f"{JOBS}{job.id}/", {"tags": []}, format="json").json()["tags"] == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "errors"),
+    [
+        ({"tags": ["has space"]}, {"tags": ["“has space” is not a tag: use letters, digits and - _ . : only (no spaces)."]}),
+        ({"tags": ["x" * 41]}, {"tags": [f"“{'x' * 40}…” is too long: a tag has at most 40 characters."]}),
+        ({"tags": [""]}, {"tags": ["A tag cannot be empty."]}),
+        ({"tags": [f"t{i}" for i in range(21)]}, {"tags": ["A job has at most 20 tags."]}),
+        ({"tags": "a100"}, {"tags": ['Expected a list of items but got type "str".']}),
+        ({"tags": ["ok", {"a": 1}]}, {"tags": {"1": ["Not a valid string."]}}),
+        ({"notes": "n" * 10_001}, {"notes": ["Ensure this field has no more than 10000 characters."]}),
+        ({"name": ""}, {"name": ["This field may not be blank."]}),
+        ({"name": "taken"}, {"name": ["training job with this name already exists."]}),
+    ],
+)  # fmt: skip
+def test_it_refuses_bad_notes_tags_and_names(api, user, changes, errors):
+    make_job("taken", user)
+    job = make_job("mine", user)
+    response = api.patch(f"{JOBS}{job.id}/", changes, format="json")
+    assert (response.status_code, response.json()) == (400, errors)
+    job.refresh_from_db()
+    assert (job.name, job.notes, job.tags) == ("mine", "", [])
+
+
+def test_it_filters_by_owner_and_tags(client_for, user, teammate):
+    TrainingJob.objects.create(name="a-bert", owner=user, tags=["nlp", "a100"])
+    TrainingJob.objects.create(name="a-vit", owner=user, tags=["vision", "a100"])
+    TrainingJob.objects.create(name="b-gpt", owner=teammate, tags=["nlp", "h100"])
+    TrainingJob.objects.create(name="b-untagged", owner=teammate)
+    alice = client_for(user)
+    assert sorted(names(alice.get(JOBS, {"mine": "true"}))) == ["a-bert", "a-vit"]
+    assert sorted(names(client_for(teammate).get(JOBS, {"mine": "true"}))) == [
+        "b-gpt",
+        "b-untagged",
+    ]
+    assert len(names(alice.get(JOBS, {"mine": "false"}))) == 4
+    assert sorted(names(alice.get(f"{JOBS}?tag=nlp"))) == ["a-bert", "b-gpt"]
+    assert names(alice.get(f"{JOBS}?tag=nlp&tag=a100")) == ["a-bert"]
+    assert names(alice.get(f"{JOBS}?tag=nlp&tag=a100&mine=true")) == ["a-bert"]
+    assert names(alice.get(f"{JOBS}?tag=nlp&mine=true&tag=h100")) == []
+    row = alice.get(JOBS, {"name": "b-gpt"}).json()["results"][0]
+    assert (row["owner"], row["tags"]) == ("bob", ["nlp", "h100"])
+    bad = alice.get(f"{JOBS}?tag=no%20spaces")
+    assert (bad.status_code, bad.json()) == (
+        400,
+        {"tag": ["“no spaces” is not a tag: use letters, digits and - _ . : only."]},
+    )
+
+
+def test_it_lists_the_tags_in_use_with_counts(api, user):
+    TrainingJob.objects.create(name="j1", owner=user, tags=["nlp", "a100"])
+    TrainingJob.objects.create(name="j2", owner=user, tags=["nlp"])
+    TrainingJob.objects.create(name="j3", owner=user, tags=["vision", "a100", "nlp"])
+    TrainingJob.objects.create(name="j4", owner=user)
+    assert api.get("/api/tags/").json() == [
+        {"tag": "nlp", "jobs": 3},
+        {"tag": "a100", "jobs": 2},
+        {"tag": "vision", "jobs": 1},
+    ]
 
 
 def test_it_answers_an_unknown_api_url_in_json(api):

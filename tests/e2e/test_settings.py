@@ -16,22 +16,22 @@ def test_it_lets_an_admin_change_auto_shutdown(live_server, tab, staff):
     screenshot(tab, "settings-admin")
 
     hours.fill("0")
-    tab.get_by_role("button", name="Save").click()
+    tab.get_by_role("button", name="Save", exact=True).click()
     expect(tab.get_by_role("alert")).to_contain_text("The threshold must be more than 0 hours")
     hours.fill("100000")
-    tab.get_by_role("button", name="Save").click()
+    tab.get_by_role("button", name="Save", exact=True).click()
     expect(tab.get_by_role("alert")).to_contain_text("at most 720 hours")
     screenshot(tab, "settings-admin-invalid")
     assert AppSettings.load().auto_shutdown_hours == 2
 
     hours.fill("6.5")
-    tab.get_by_role("button", name="Save").click()
+    tab.get_by_role("button", name="Save", exact=True).click()
     expect(tab.get_by_text("Saved.")).to_be_visible()
     expect(summary).to_contain_text("Shuts down after 6.5 h idle")
     assert AppSettings.load().auto_shutdown_hours == 6.5
 
     tab.get_by_label("Enable application auto-shutdown").uncheck()
-    tab.get_by_role("button", name="Save").click()
+    tab.get_by_role("button", name="Save", exact=True).click()
     expect(summary).to_contain_text("Auto-shutdown is off")
     assert AppSettings.load().auto_shutdown_enabled is False
     tab.reload()
@@ -48,5 +48,5 @@ def test_it_shows_settings_read_only_to_others(live_server, tab, user):
     expect(tab.get_by_text("Only administrators can change these settings.")).to_be_visible()
     expect(tab.get_by_label("Enable application auto-shutdown")).to_be_disabled()
     expect(tab.get_by_label("Auto-shutdown threshold (hours)")).to_be_disabled()
-    expect(tab.get_by_role("button", name="Save")).to_have_count(0)
+    expect(tab.get_by_role("button", name="Save", exact=True)).to_have_count(0)
     screenshot(tab, "settings-read-only")

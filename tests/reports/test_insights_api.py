@@ -321,13 +321,23 @@ def test_everything_needs_a_login(user, client_for):
 
 
 @pytest.mark.django_db
-def test_teammates_share_a_jobs_insights(user, teammate, client_for):
-    """Profiles are team-shared: a teammate reads and tunes the rules of anyone's job."""
+def test_teammates_read_a_jobs_insights_but_only_its_owner_or_staff_tune_them(
+    user, teammate, staff, client_for
+):
+    """Profiles are team-shared to read; the rules' parameters are the job's owner's to tune."""
     job = TrainingJob.objects.create(name="shared", owner=user)
     url = f"/api/jobs/{job.id}/insights/parameters/"
-    saved = client_for(teammate).put(url, {"StepOutlier_stddev": 2}, format="json")
+    refused = client_for(teammate).put(url, {"StepOutlier_stddev": 2}, format="json")
+    assert (refused.status_code, refused.json()) == (
+        403,
+        {"detail": "Only the job's owner or a staff member can change it.", "code": "not_owner"},
+    )
+    assert client_for(teammate).get(url).json()["overrides"] == {}
+    saved = client_for(user).put(url, {"StepOutlier_stddev": 2}, format="json")
     assert saved.status_code == 200
-    assert client_for(user).get(url).json()["overrides"] == {"StepOutlier_stddev": 2}
+    by_staff = client_for(staff).put(url, {"StepOutlier_stddev": 3}, format="json")
+    assert by_staff.status_code == 200
+    assert client_for(teammate).get(url).json()["overrides"] == {"StepOutlier_stddev": 3}
 
 
 @pytest.mark.django_db

@@ -1,17 +1,20 @@
 import { keepPreviousData, type Query, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap } from "./client";
-import type { JobStatus, Page, TrainingJob, WindowKind } from "./types";
+import type { JobStatus, Page, TagCount, TrainingJob, WindowKind } from "./types";
 
 export type JobListQuery = {
   search?: string;
   status?: JobStatus[];
   created_after?: string;
   created_before?: string;
+  mine?: boolean;
+  tag?: string[];
   ordering?: string;
   page?: number;
 };
 
 export const jobsKey = ["jobs"] as const;
+export const tagsKey = ["tags"] as const;
 
 type JobPageQuery = Query<Page<TrainingJob>, Error, Page<TrainingJob>, readonly unknown[]>;
 
@@ -61,5 +64,13 @@ export function useSetJobWindow(jobId: number) {
         await api.PATCH("/api/jobs/{id}/", { params: { path: { id: jobId } }, body: { window } }),
       ),
     onSuccess: () => void queryClient.invalidateQueries(),
+  });
+}
+
+/** The tags jobs carry, most used first (the tag filter's choices). */
+export function useTags() {
+  return useQuery({
+    queryKey: tagsKey,
+    queryFn: async (): Promise<TagCount[]> => unwrap(await api.GET("/api/tags/")),
   });
 }

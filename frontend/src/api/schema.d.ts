@@ -165,10 +165,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Training jobs are shared by the whole team: every signed-in user sees every job. */
+        /**
+         * @description Training jobs are shared by the whole team: every signed-in user sees every job; its
+         *     owner or staff change it, add parts to it and delete it.
+         */
         get: operations["jobs_list"];
         put?: never;
-        /** @description Training jobs are shared by the whole team: every signed-in user sees every job. */
+        /**
+         * @description Training jobs are shared by the whole team: every signed-in user sees every job; its
+         *     owner or staff change it, add parts to it and delete it.
+         */
         post: operations["jobs_create"];
         delete?: never;
         options?: never;
@@ -299,7 +305,7 @@ export interface paths {
         };
         /** @description The rules' parameters with their defaults and this job's overrides. */
         get: operations["jobs_insights_parameters_retrieve"];
-        /** @description Replace the overrides, e.g. {"CPUBottleneck_threshold": 40}; re-runs the rules. */
+        /** @description Replace the overrides, e.g. {"CPUBottleneck_threshold": 40}; re-runs the rules. The job's owner or staff only. */
         put: operations["jobs_insights_parameters_update"];
         post?: never;
         delete?: never;
@@ -553,14 +559,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Training jobs are shared by the whole team: every signed-in user sees every job. */
+        /**
+         * @description Training jobs are shared by the whole team: every signed-in user sees every job; its
+         *     owner or staff change it, add parts to it and delete it.
+         */
         get: operations["jobs_retrieve"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** @description Deletes the job with its parts and every file of it on the server's disk. */
+        delete: operations["jobs_destroy"];
         options?: never;
         head?: never;
-        /** @description Training jobs are shared by the whole team: every signed-in user sees every job. */
+        /**
+         * @description Training jobs are shared by the whole team: every signed-in user sees every job; its
+         *     owner or staff change it, add parts to it and delete it.
+         */
         patch: operations["jobs_partial_update"];
         trace?: never;
     };
@@ -571,10 +584,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Training jobs are shared by the whole team: every signed-in user sees every job. */
+        /**
+         * @description Training jobs are shared by the whole team: every signed-in user sees every job; its
+         *     owner or staff change it, add parts to it and delete it.
+         */
         get: operations["jobs_parts_list"];
         put?: never;
-        /** @description Training jobs are shared by the whole team: every signed-in user sees every job. */
+        /**
+         * @description Training jobs are shared by the whole team: every signed-in user sees every job; its
+         *     owner or staff change it, add parts to it and delete it.
+         */
         post: operations["jobs_parts_create"];
         delete?: never;
         options?: never;
@@ -591,7 +610,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Training jobs are shared by the whole team: every signed-in user sees every job. */
+        /**
+         * @description Training jobs are shared by the whole team: every signed-in user sees every job; its
+         *     owner or staff change it, add parts to it and delete it.
+         */
         post: operations["jobs_uploads_create"];
         delete?: never;
         options?: never;
@@ -695,6 +717,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings/disk-use/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description What the data directory holds (raw uploads, timeline stores, unfinished uploads) and
+         *     the free space on its disk.
+         */
+        get: operations["settings_disk_use_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings/retention/preview/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What retention would delete now (the daily task deletes exactly this selection). */
+        get: operations["settings_retention_preview_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sql/schema/": {
         parameters: {
             query?: never;
@@ -704,6 +763,23 @@ export interface paths {
         };
         /** @description The views a query can read, their columns, types and meaning (times in ns). */
         get: operations["sql_schema_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tags/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The tags jobs carry, most used first, with how many jobs carry each (the tag filter). */
+        get: operations["tags_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -900,11 +976,19 @@ export interface components {
             auto_shutdown_hours?: number;
             /** Format: date-time */
             readonly last_activity_at: string;
+            /** @description Delete the raw uploaded file of a parsed part this many days after its upload (its parsed data stays); null: keep raw files. */
+            retention_raw_days?: number | null;
+            /** @description Delete a whole job this many days after its last activity (its creation or its newest part's upload, whichever is later); null: keep jobs. */
+            retention_jobs_days?: number | null;
         };
         AppSettingsRequest: {
             auto_shutdown_enabled?: boolean;
             /** Format: double */
             auto_shutdown_hours?: number;
+            /** @description Delete the raw uploaded file of a parsed part this many days after its upload (its parsed data stays); null: keep raw files. */
+            retention_raw_days?: number | null;
+            /** @description Delete a whole job this many days after its last activity (its creation or its newest part's upload, whichever is later); null: keep jobs. */
+            retention_jobs_days?: number | null;
         };
         CallTree: {
             job: number;
@@ -1090,6 +1174,19 @@ export interface components {
             changed: number;
             total_delta_ns: number;
             rows: components["schemas"]["DiffRow"][];
+        };
+        DiskUse: {
+            /** @description Raw uploaded files. */
+            raw_bytes: number;
+            /** @description Timeline stores of parsed parts. */
+            stores_bytes: number;
+            /** @description Resumable uploads still arriving. */
+            uploads_bytes: number;
+            total_bytes: number;
+            /** @description Free space on the data directory's disk. */
+            free_bytes: number;
+            /** @description Size of the data directory's disk. */
+            capacity_bytes: number;
         };
         Error: {
             detail: string;
@@ -1489,6 +1586,9 @@ export interface components {
              *     * `complete_steps` - complete steps
              */
             window?: components["schemas"]["TrainingJobWindowEnum"];
+            notes?: string;
+            /** @description Up to 20 short labels: 1–40 letters, digits, '-', '_', '.' or ':'. */
+            tags?: string[];
         };
         Precision: {
             empty_reason: string | null;
@@ -1611,6 +1711,32 @@ export interface components {
             issue_found: string[];
             no_issue: string[];
             not_evaluated: string[];
+        };
+        RetentionJob: {
+            id: number;
+            name: string;
+            owner: string | null;
+            /** Format: date-time */
+            last_activity_at: string;
+            bytes: number;
+        };
+        RetentionPreview: {
+            retention_raw_days: number | null;
+            retention_jobs_days: number | null;
+            jobs: components["schemas"]["RetentionJob"][];
+            raw_files: components["schemas"]["RetentionRawFile"][];
+            /** @description The bytes all of it frees. */
+            total_bytes: number;
+        };
+        RetentionRawFile: {
+            part: number;
+            job: number;
+            job_name: string;
+            /** @description The file's name as uploaded. */
+            file: string;
+            /** Format: date-time */
+            uploaded_at: string;
+            bytes: number;
         };
         RuleParameters: {
             rule: string;
@@ -1739,6 +1865,11 @@ export interface components {
             names: string[];
             durations_ns: number[];
         };
+        TagCount: {
+            tag: string;
+            /** @description How many jobs carry the tag. */
+            jobs: number;
+        };
         TimeRange: {
             start_ns: number;
             end_ns: number;
@@ -1819,6 +1950,9 @@ export interface components {
              *     * `complete_steps` - complete steps
              */
             window?: components["schemas"]["TrainingJobWindowEnum"];
+            notes?: string;
+            /** @description Up to 20 short labels: 1–40 letters, digits, '-', '_', '.' or ':'. */
+            tags?: string[];
         };
         TrainingJobRequest: {
             name: string;
@@ -1840,6 +1974,9 @@ export interface components {
              *     * `complete_steps` - complete steps
              */
             window?: components["schemas"]["TrainingJobWindowEnum"];
+            notes?: string;
+            /** @description Up to 20 short labels: 1–40 letters, digits, '-', '_', '.' or ':'. */
+            tags?: string[];
         };
         /**
          * @description * `whole_trace` - whole trace
@@ -2520,6 +2657,8 @@ export interface operations {
             query?: {
                 created_after?: string;
                 created_before?: string;
+                /** @description Only my jobs (I own them) */
+                mine?: boolean;
                 name?: string;
                 /** @description Which field to use when ordering the results. */
                 ordering?: string;
@@ -2534,6 +2673,8 @@ export interface operations {
                  *     * `stopping` - Stopping
                  */
                 status?: ("completed" | "failed" | "in_progress" | "stopped" | "stopping")[];
+                /** @description Jobs that have all of these tags */
+                tag?: string[];
             };
             header?: never;
             path?: never;
@@ -4056,6 +4197,61 @@ export interface operations {
             };
         };
     };
+    jobs_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this training job. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     jobs_partial_update: {
         parameters: {
             query?: never;
@@ -4858,6 +5054,109 @@ export interface operations {
             };
         };
     };
+    settings_disk_use_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiskUse"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    settings_retention_preview_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Preview this number of days instead of the saved one (empty: off). */
+                retention_jobs_days?: string;
+                /** @description Preview this number of days instead of the saved one (empty: off). */
+                retention_raw_days?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetentionPreview"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     sql_schema_retrieve: {
         parameters: {
             query?: never;
@@ -4873,6 +5172,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SqlSchema"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tags_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagCount"][];
                 };
             };
             400: {

@@ -1,5 +1,7 @@
+import { useMe } from "../api/auth";
 import { useSetJobWindow } from "../api/jobs";
 import type { JobWindow, TrainingJob, WindowKind } from "../api/types";
+import { canChange } from "../lib/jobs";
 import { ErrorAlert } from "./Feedback";
 import { useWindowCaption, windowSentence } from "../lib/window";
 import "./JobWindow.css";
@@ -22,14 +24,16 @@ export function WindowNote() {
 /** The job's window, and the switch between the whole trace and its complete steps. */
 export function WindowSwitch({ job, window }: { job: TrainingJob; window?: JobWindow | null }) {
   const setWindow = useSetJobWindow(job.id);
+  const me = useMe();
+  const mayChange = canChange(job, me.data);
   const current = setWindow.isPending ? setWindow.variables : (window?.window ?? job.window);
   return (
     <div className="window-switch">
-      <label title={WINDOW_HELP}>
+      <label title={mayChange ? WINDOW_HELP : `${WINDOW_HELP} Only the job's owner or an administrator can switch it.`}>
         Window{" "}
         <select
           value={current}
-          disabled={setWindow.isPending}
+          disabled={setWindow.isPending || !mayChange}
           onChange={(e) => setWindow.mutate(e.target.value as WindowKind)}
         >
           <option value="whole_trace">Whole trace</option>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isPartial, partsOutstanding, statusLabel } from "./jobs";
+import { canChange, isPartial, parseTags, partsOutstanding, statusLabel } from "./jobs";
 
 const finished = { status: "completed", parts_total: 4, parts_done: 3, parts_failed: 1 } as const;
 
@@ -19,5 +19,26 @@ describe("job progress", () => {
   it("labels statuses as the UI names them", () => {
     expect(statusLabel("in_progress")).toBe("In Progress");
     expect(statusLabel(undefined)).toBe("Unknown");
+  });
+});
+
+describe("who may change a job", () => {
+  const alice = { id: 2, username: "alice", is_staff: false };
+  const admin = { id: 1, username: "admin", is_staff: true };
+
+  it("lets its owner and staff change it, and nobody else", () => {
+    expect(canChange({ owner: "alice" }, alice)).toBe(true);
+    expect(canChange({ owner: "bob" }, alice)).toBe(false);
+    expect(canChange({ owner: "bob" }, admin)).toBe(true);
+    expect(canChange({ owner: null }, alice)).toBe(false);
+    expect(canChange({ owner: null }, admin)).toBe(true);
+    expect(canChange({ owner: "alice" }, null)).toBe(false);
+  });
+});
+
+describe("parseTags", () => {
+  it("splits on spaces and commas and keeps each tag once", () => {
+    expect(parseTags(" nlp, a100  lr:0.1,,nlp ")).toEqual(["nlp", "a100", "lr:0.1"]);
+    expect(parseTags("")).toEqual([]);
   });
 });

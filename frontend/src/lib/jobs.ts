@@ -1,4 +1,4 @@
-import type { JobStatus, PartState, TrainingJob } from "../api/types";
+import type { JobStatus, PartState, TrainingJob, User } from "../api/types";
 
 export const JOB_STATUSES: { value: JobStatus; label: string }[] = [
   { value: "in_progress", label: "In Progress" },
@@ -32,4 +32,22 @@ export function partsOutstanding(job: JobProgress): number {
  */
 export function isPartial(job: JobProgress): boolean {
   return job.status === "in_progress" || job.status === "stopping" || partsOutstanding(job) > 0;
+}
+
+/**
+ * Whether `user` may rename, tag, add to or delete `job`: its owner or staff. Everyone signed in
+ * sees every job; the server refuses the others' changes whatever the page shows.
+ */
+export function canChange(job: Pick<TrainingJob, "owner">, user: User | null | undefined): boolean {
+  if (!user) return false;
+  return user.is_staff || (job.owner !== null && job.owner === user.username);
+}
+
+/** A tag as the server accepts it: 1–40 letters, digits, "-", "_", "." or ":". */
+export const TAG_PATTERN = /^[A-Za-z0-9_.:-]{1,40}$/;
+export const MAX_TAGS = 20;
+
+/** Tags typed in one box, separated by spaces or commas; each once, in the order typed. */
+export function parseTags(text: string): string[] {
+  return [...new Set(text.split(/[\s,]+/).filter(Boolean))];
 }

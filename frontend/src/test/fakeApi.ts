@@ -47,6 +47,7 @@ export class FakeApi {
 
 export const admin: User = { id: 1, username: "admin", is_staff: true };
 export const alice: User = { id: 2, username: "alice", is_staff: false };
+export const bob: User = { id: 3, username: "bob", is_staff: false };
 
 export function makeJob(overrides: Partial<TrainingJob> & { id: number; name: string }): TrainingJob {
   return {
@@ -70,6 +71,8 @@ export function makeJob(overrides: Partial<TrainingJob> & { id: number; name: st
     parts_failed: 0,
     size_bytes: 12_500_000,
     read_warnings: [],
+    notes: "",
+    tags: [],
     ...overrides,
   };
 }
@@ -86,4 +89,15 @@ export const defaultSettings: AppSettings = {
   auto_shutdown_enabled: true,
   auto_shutdown_hours: 2,
   last_activity_at: "2025-06-02T09:00:00Z",
+  retention_raw_days: null,
+  retention_jobs_days: null,
+};
+
+export const diskUse = {
+  raw_bytes: 1_500_000_000,
+  stores_bytes: 2_250_000_000,
+  uploads_bytes: 0,
+  total_bytes: 3_750_000_000,
+  free_bytes: 120_000_000_000,
+  capacity_bytes: 500_000_000_000,
 };

@@ -75,7 +75,7 @@ function JobInsights({ job }: { job: TrainingJob }) {
           {data.report.rules.map((rule) => <RuleCard key={rule.rule} rule={rule} />)}
         </div>
       )}
-      {parameters.data && <ParametersForms jobId={job.id} parameters={parameters.data} />}
+      {parameters.data && <ParametersForms job={job} parameters={parameters.data} />}
       <h2>Trace analyses</h2>
       {analyses.isError && <ErrorAlert error={analyses.error} />}
       {analyses.data && (

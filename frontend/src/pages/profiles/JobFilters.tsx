@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "react";
 import type { JobStatus } from "../../api/types";
 import { JOB_STATUSES } from "../../lib/jobs";
 import { hasFilters, type ListState } from "./listQuery";
+import { TagFilter } from "./TagFilter";
 
 type Props = {
   state: ListState;
@@ -40,7 +41,7 @@ export function JobFilters({ state, onChange }: Props) {
   const clear = () => {
     window.clearTimeout(timer.current);
     setDraft("");
-    onChange({ search: "", statuses: [], fromDay: "", toDay: "" });
+    onChange({ search: "", statuses: [], fromDay: "", toDay: "", mine: false, tags: [] });
   };
 
   return (
@@ -70,6 +71,11 @@ export function JobFilters({ state, onChange }: Props) {
           </label>
         ))}
       </fieldset>
+      <label className={`chip ${state.mine ? "chip-on" : ""}`} title="Only the jobs you own">
+        <input type="checkbox" checked={state.mine} onChange={() => onChange({ mine: !state.mine })} />
+        Mine
+      </label>
+      <TagFilter chosen={state.tags} onChange={(tags) => onChange({ tags })} />
       {(hasFilters(state) || draft) && (
         <button type="button" className="btn btn-link" onClick={clear}>
           Clear filters

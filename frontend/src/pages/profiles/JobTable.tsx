@@ -4,7 +4,9 @@ import { ReadWarningBadge } from "../../components/ReadWarnings";
 import { ProcessingProgress } from "../../components/ProcessingProgress";
 import { formatBytes, formatDateTime } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
+import { JobActions } from "./JobActions";
 import { nextOrdering } from "./listQuery";
+import "./tags.css";
 
 type Props = {
   jobs: TrainingJob[];
@@ -13,6 +15,9 @@ type Props = {
   selectedId: number | null;
   onSelect: (id: number | null) => void;
   loadedId: number | null;
+  /** A tag was clicked: show only the jobs with it. */
+  onTag: (tag: string) => void;
+  onDeleted: (job: TrainingJob) => void;
 };
 
 const SORTABLE = [
@@ -21,7 +26,9 @@ const SORTABLE = [
   { field: "status", label: "Status" },
 ] as const;
 
-export function JobTable({ jobs, ordering, onOrdering, selectedId, onSelect, loadedId }: Props) {
+export function JobTable({
+  jobs, ordering, onOrdering, selectedId, onSelect, loadedId, onTag, onDeleted,
+}: Props) {
   const header = (field: string, label: string) => {
     const direction = ordering === field ? "ascending" : ordering === `-${field}` ? "descending" : "none";
     return (
@@ -42,9 +49,11 @@ export function JobTable({ jobs, ordering, onOrdering, selectedId, onSelect, loa
         <tr>
           <th className="col-select"><span className="visually-hidden">Select</span></th>
           {SORTABLE.map((column) => header(column.field, column.label))}
+          <th>Owner</th>
           <th>Nodes</th>
           {header("size_bytes", "Size")}
           <th>Processing</th>
+          <th><span className="visually-hidden">Actions</span></th>
         </tr>
       </thead>
       <tbody>
@@ -59,12 +68,25 @@ export function JobTable({ jobs, ordering, onOrdering, selectedId, onSelect, loa
               {job.id === loadedId && <span className="badge badge-loaded">loaded</span>}
               {isPartial(job) && <PartialBadge />}
               <ReadWarningBadge warnings={job.read_warnings} />
+              {job.tags && job.tags.length > 0 && (
+                <div className="job-tags">
+                  {job.tags.map((tag) => (
+                    <button key={tag} type="button" className="tag" onClick={() => onTag(tag)}
+                      title={`Show only the jobs tagged ${tag}`}>
+                      {tag}
+                    </button>
+                  ))}
+                </div>
+              )}
+              {job.notes && <div className="job-notes" title={job.notes}>{job.notes}</div>}
             </td>
             <td className="nowrap">{formatDateTime(job.created_at)}</td>
             <td><StatusBadge status={job.status} /></td>
+            <td className="nowrap">{job.owner ?? <span className="muted">—</span>}</td>
             <td title={job.nodes.map((node) => node.name).join(", ")}>{job.nodes.length}</td>
             <td className="nowrap">{job.parts_total ? formatBytes(job.size_bytes) : "—"}</td>
             <td><ProcessingProgress {...job} /></td>
+            <td><JobActions job={job} onDeleted={onDeleted} /></td>
           </tr>
         ))}
       </tbody>

@@ -15,6 +15,7 @@ function backend(initiallyLoaded: LoadedProfile | null = null) {
     .on("GET /api/jobs/", { status: 200, body: page([resnet, bert], 120) })
     .on("GET /api/jobs/1/", { status: 200, body: resnet })
     .on("GET /api/jobs/2/", { status: 200, body: bert })
+    .on("GET /api/tags/", { status: 200, body: [] })
     .on("GET /api/loaded-profile/", () =>
       loaded ? { status: 200, body: loaded } : { status: 404, body: { detail: "Not found." } },
     )
@@ -125,6 +126,7 @@ describe("Profiles page", () => {
     new FakeApi()
       .on("GET /api/auth/me/", { status: 200, body: alice })
       .on("GET /api/jobs/", { status: 200, body: page([]) })
+      .on("GET /api/tags/", { status: 200, body: [] })
       .on("GET /api/loaded-profile/", { status: 404, body: { detail: "Not found." } })
       .on("GET /api/demo/", { status: 200, body: { available: true, reason: "", job_name: "" } });
     renderApp("/profiles");
@@ -139,6 +141,7 @@ describe("Profiles page", () => {
     const api = new FakeApi()
       .on("GET /api/auth/me/", { status: 200, body: alice })
       .on("GET /api/jobs/", { status: 200, body: page([]) })
+      .on("GET /api/tags/", { status: 200, body: [] })
       .on("GET /api/loaded-profile/", { status: 404, body: { detail: "Not found." } })
       .on("GET /api/demo/", { status: 200, body: { available: true, reason: "", job_name: "" } })
       .on("POST /api/demo/", {
@@ -159,6 +162,7 @@ describe("Profiles page", () => {
     new FakeApi()
       .on("GET /api/auth/me/", { status: 200, body: alice })
       .on("GET /api/jobs/", { status: 200, body: page([]) })
+      .on("GET /api/tags/", { status: 200, body: [] })
       .on("GET /api/loaded-profile/", { status: 404, body: { detail: "Not found." } })
       .on("GET /api/demo/", {
         status: 200,

@@ -97,7 +97,7 @@ export function ProfilesPage() {
         {jobs.data && jobs.data.count === 0 && (
           hasFilters(state) ? (
             <EmptyState title="No jobs match these filters">
-              <p>Change the search text, the creation dates or the statuses, or clear the filters.</p>
+              <p>Change the search text, the dates, the statuses or the tags, or clear the filters.</p>
             </EmptyState>
           ) : (
             <EmptyState title="No training jobs yet">
@@ -116,7 +116,9 @@ export function ProfilesPage() {
               <JobTable jobs={jobs.data.results} ordering={state.ordering}
                 onOrdering={(ordering) => update({ ordering })}
                 selectedId={selectedId} onSelect={setSelectedId}
-                loadedId={loadedJob.loaded.data?.job ?? null} />
+                loadedId={loadedJob.loaded.data?.job ?? null}
+                onTag={(tag) => !state.tags.includes(tag) && update({ tags: [...state.tags, tag] })}
+                onDeleted={(job) => job.id === selectedId && setSelectedId(null)} />
             </div>
             <Pagination page={state.page} pageSize={PAGE_SIZE} count={jobs.data.count}
               onPage={(page) => update({ page })} />

@@ -1,9 +1,17 @@
 import { screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { admin, alice, defaultSettings, FakeApi } from "../../test/fakeApi";
+import { admin, alice, defaultSettings, diskUse, FakeApi } from "../../test/fakeApi";
 import { renderApp } from "../../test/renderApp";
 import { shutdownSummary } from "./summary";
+
+const emptyPreview = {
+  retention_raw_days: null,
+  retention_jobs_days: null,
+  jobs: [],
+  raw_files: [],
+  total_bytes: 0,
+};
 
 function backend(user = admin) {
   let stored = { ...defaultSettings };
@@ -11,9 +19,11 @@ function backend(user = admin) {
     .on("GET /api/auth/me/", { status: 200, body: user })
     .on("GET /api/loaded-profile/", { status: 404, body: { detail: "Not found." } })
     .on("GET /api/settings/", () => ({ status: 200, body: stored }))
+    .on("GET /api/settings/disk-use/", { status: 200, body: diskUse })
+    .on("GET /api/settings/retention/preview/", { status: 200, body: emptyPreview })
     .on("PUT /api/settings/", async (request) => {
       const body = (await request.json()) as typeof stored;
-      if ((body.auto_shutdown_hours ?? 0) < 0.05) {
+      if (body.auto_shutdown_hours !== undefined && (body.auto_shutdown_hours ?? 0) < 0.05) {
         return {
           status: 400,
           body: { auto_shutdown_hours: ["The threshold must be more than 0 hours (at least 0.05 h)."] },
@@ -88,5 +98,59 @@ describe("Settings page", () => {
     expect(screen.getByLabelText("Auto-shutdown threshold (hours)")).toBeDisabled();
     expect(screen.queryByRole("button", { name: "Save" })).not.toBeInTheDocument();
     expect(api.sent("PUT /api/settings/")).toHaveLength(0);
+  });
+
+  it("lets an admin preview and save retention, and shows the disk use", async () => {
+    const api = backend(admin).on("GET /api/settings/retention/preview/", (_request, url) => {
+      const jobsDays = url.searchParams.get("retention_jobs_days");
+      return {
+        status: 200,
+        body: {
+          ...emptyPreview,
+          retention_jobs_days: jobsDays ? Number(jobsDays) : null,
+          jobs: jobsDays
+            ? [{ id: 7, name: "old-sweep", owner: "bob", last_activity_at: "2024-01-02T10:00:00Z", bytes: 2_500_000 }]
+            : [],
+          total_bytes: jobsDays ? 2_500_000 : 0,
+        },
+      };
+    });
+    renderApp("/settings");
+
+    expect(await screen.findByTestId("disk-use")).toHaveTextContent("Total3.8 GB");
+    expect(await screen.findByTestId("retention-preview")).toHaveTextContent(
+      "Nothing: no data is old enough.",
+    );
+    await userEvent.type(screen.getByLabelText("Delete inactive jobs after (days)"), "90");
+    const preview = await screen.findByRole("table", { name: "Jobs to delete" });
+    expect(preview).toHaveTextContent("old-sweep");
+    expect(screen.getByTestId("retention-preview")).toHaveTextContent(
+      "1 job and 0 raw files, freeing 2.5 MB.",
+    );
+    expect(api.sent("GET /api/settings/retention/preview/").at(-1)!.url.search).toBe(
+      "?retention_raw_days=&retention_jobs_days=90",
+    );
+
+    await userEvent.click(screen.getByRole("button", { name: "Save retention" }));
+    await waitFor(() =>
+      expect(api.sent("PUT /api/settings/").at(-1)!.body).toEqual({
+        retention_raw_days: null,
+        retention_jobs_days: 90,
+      }),
+    );
+    expect(await screen.findByText("Saved.")).toBeInTheDocument();
+
+    await userEvent.type(screen.getByLabelText("Delete raw uploads after (days)"), "1.5");
+    await userEvent.click(screen.getByRole("button", { name: "Save retention" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("Enter a whole number of days");
+    expect(api.sent("PUT /api/settings/")).toHaveLength(1);
+  });
+
+  it("shows retention to admins only, and the disk use to everyone", async () => {
+    const api = backend(alice);
+    renderApp("/settings");
+    expect(await screen.findByTestId("disk-use")).toHaveTextContent("Free on the disk120 GB of 500 GB");
+    expect(screen.queryByRole("heading", { name: "Retention" })).not.toBeInTheDocument();
+    expect(api.sent("GET /api/settings/retention/preview/")).toHaveLength(0);
   });
 });

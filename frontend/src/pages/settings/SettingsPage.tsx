@@ -5,6 +5,8 @@ import { useAppSettings, useUpdateAppSettings } from "../../api/settings";
 import type { AppSettings } from "../../api/types";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { useNow } from "../../lib/useNow";
+import { DiskUse } from "./DiskUse";
+import { RetentionSettings } from "./RetentionSettings";
 import { shutdownSummary } from "./summary";
 
 export function SettingsPage() {
@@ -18,6 +20,8 @@ export function SettingsPage() {
       {settings.data && (
         <AutoShutdownSettings saved={settings.data} canEdit={Boolean(me.data?.is_staff)} />
       )}
+      {settings.data && me.data?.is_staff && <RetentionSettings saved={settings.data} />}
+      <DiskUse />
     </>
   );
 }

@@ -1,0 +1,34 @@
+import { useState } from "react";
+import { useMe } from "../../api/auth";
+import type { TrainingJob } from "../../api/types";
+import { canChange } from "../../lib/jobs";
+import { DeleteJobDialog } from "./DeleteJobDialog";
+import { EditJobDialog } from "./EditJobDialog";
+import "./jobActions.css";
+
+type Props = { job: TrainingJob; onDeleted: (job: TrainingJob) => void };
+
+/** Edit and Delete for the jobs the signed-in user may change (its owner, or staff); nothing
+ * for the others' jobs, which they may still read. */
+export function JobActions({ job, onDeleted }: Props) {
+  const me = useMe();
+  const [open, setOpen] = useState<"edit" | "delete" | null>(null);
+  if (!canChange(job, me.data)) return null;
+  return (
+    <span className="job-actions">
+      <button type="button" className="btn btn-small" aria-label={`Edit ${job.name}`}
+        onClick={() => setOpen("edit")}>
+        Edit
+      </button>
+      <button type="button" className="btn btn-small btn-danger-quiet" aria-label={`Delete ${job.name}`}
+        onClick={() => setOpen("delete")}>
+        Delete
+      </button>
+      {open === "edit" && <EditJobDialog job={job} onClose={() => setOpen(null)} />}
+      {open === "delete" && (
+        <DeleteJobDialog job={job} onClose={() => setOpen(null)}
+          onDeleted={() => { setOpen(null); onDeleted(job); }} />
+      )}
+    </span>
+  );
+}

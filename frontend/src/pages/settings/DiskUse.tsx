@@ -1,0 +1,31 @@
+import { useDiskUse } from "../../api/settings";
+import { ErrorAlert, Loading } from "../../components/Feedback";
+import { formatBytes } from "../../lib/format";
+
+/** What the server's data directory holds, and the room left on its disk. */
+export function DiskUse() {
+  const use = useDiskUse();
+  return (
+    <section className="card settings-card" aria-labelledby="disk-heading">
+      <h2 id="disk-heading">Disk use</h2>
+      {use.isPending && <Loading what="disk use" />}
+      {use.isError && <ErrorAlert error={use.error} />}
+      {use.data && (
+        <dl className="facts" data-testid="disk-use">
+          <dt>Raw uploads</dt>
+          <dd>{formatBytes(use.data.raw_bytes)}</dd>
+          <dt>Parsed timelines</dt>
+          <dd>{formatBytes(use.data.stores_bytes)}</dd>
+          <dt>Uploads in progress</dt>
+          <dd>{formatBytes(use.data.uploads_bytes)}</dd>
+          <dt>Total</dt>
+          <dd><strong>{formatBytes(use.data.total_bytes)}</strong></dd>
+          <dt>Free on the disk</dt>
+          <dd>
+            {formatBytes(use.data.free_bytes)} of {formatBytes(use.data.capacity_bytes)}
+          </dd>
+        </dl>
+      )}
+    </section>
+  );
+}

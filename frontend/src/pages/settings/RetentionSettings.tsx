@@ -1,0 +1,154 @@
+import { type FormEvent, useMemo, useState } from "react";
+import { ApiError } from "../../api/client";
+import { useRetentionPreview, useUpdateAppSettings } from "../../api/settings";
+import type { AppSettings, RetentionPreview } from "../../api/types";
+import { ErrorAlert } from "../../components/Feedback";
+import { formatBytes, formatDateTime } from "../../lib/format";
+import { useDebounced } from "../../lib/useDebounced";
+import "./retention.css";
+
+const PREVIEW_DELAY_MS = 400;
+const WHOLE_DAYS = /^\d+$/;
+
+function typed(days: number | null | undefined): string {
+  return days === null || days === undefined ? "" : String(days);
+}
+
+/** Staff: how long raw uploads and inactive jobs are kept, with what would go now. */
+export function RetentionSettings({ saved }: { saved: AppSettings }) {
+  const update = useUpdateAppSettings();
+  const [raw, setRaw] = useState(typed(saved.retention_raw_days));
+  const [jobs, setJobs] = useState(typed(saved.retention_jobs_days));
+  const [justSaved, setJustSaved] = useState(false);
+  const [notWhole, setNotWhole] = useState<string[]>([]);
+  const days = useMemo(() => ({ raw: raw.trim(), jobs: jobs.trim() }), [raw, jobs]);
+  const settled = useDebounced(days, PREVIEW_DELAY_MS);
+  const valid = [settled.raw, settled.jobs].every((value) => value === "" || WHOLE_DAYS.test(value));
+  const preview = useRetentionPreview(settled, valid);
+  const fieldErrors = update.error instanceof ApiError ? update.error.fieldErrors : {};
+  const rawErrors = notWhole.includes("raw") ? [WHOLE_MESSAGE] : (fieldErrors.retention_raw_days ?? []);
+  const jobsErrors = notWhole.includes("jobs") ? [WHOLE_MESSAGE] : (fieldErrors.retention_jobs_days ?? []);
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setJustSaved(false);
+    const wrong = (["raw", "jobs"] as const).filter((key) => days[key] !== "" && !WHOLE_DAYS.test(days[key]));
+    setNotWhole([...wrong]);
+    if (wrong.length) return;
+    const asDays = (value: string) => (value === "" ? null : Number(value));
+    update.mutate(
+      { retention_raw_days: asDays(days.raw), retention_jobs_days: asDays(days.jobs) },
+      { onSuccess: () => setJustSaved(true) },
+    );
+  };
+
+  const edit = (set: (value: string) => void) => (value: string) => {
+    set(value);
+    setJustSaved(false);
+    setNotWhole([]);
+  };
+
+  return (
+    <section className="card settings-card" aria-labelledby="retention-heading">
+      <h2 id="retention-heading">Retention</h2>
+      <p className="muted">
+        Frees disk space by deleting old data, once a day. Both are off until you enter a number of
+        days; leave a field empty to keep that kind of data forever.
+      </p>
+      <form onSubmit={submit} noValidate>
+        <label className="field field-narrow">
+          <span>Delete raw uploads after (days)</span>
+          <input type="number" name="retention_raw_days" min={1} step={1} inputMode="numeric"
+            value={raw} aria-invalid={rawErrors.length > 0}
+            onChange={(event) => edit(setRaw)(event.target.value)} />
+        </label>
+        <p className="muted field-note">
+          The uploaded trace files of parsed parts, that many days after their upload. Every page
+          still shows their data, but they can no longer be reprocessed or downloaded.
+        </p>
+        <FieldErrors messages={rawErrors} />
+        <label className="field field-narrow">
+          <span>Delete inactive jobs after (days)</span>
+          <input type="number" name="retention_jobs_days" min={1} step={1} inputMode="numeric"
+            value={jobs} aria-invalid={jobsErrors.length > 0}
+            onChange={(event) => edit(setJobs)(event.target.value)} />
+        </label>
+        <p className="muted field-note">
+          Whole jobs with all their data, once that many days have passed since the job was
+          created or last received an upload, whichever is later.
+        </p>
+        <FieldErrors messages={jobsErrors} />
+        {update.isError && !rawErrors.length && !jobsErrors.length && <ErrorAlert error={update.error} />}
+        <div className="form-actions">
+          <button type="submit" className="btn btn-primary" disabled={update.isPending}>
+            {update.isPending ? "Saving…" : "Save retention"}
+          </button>
+          {justSaved && <span className="text-success" role="status">Saved.</span>}
+        </div>
+      </form>
+      <h3 className="retention-preview-heading">What would be deleted now</h3>
+      {preview.isError && <ErrorAlert error={preview.error} />}
+      {preview.data && valid && <PreviewList preview={preview.data} />}
+    </section>
+  );
+}
+
+const WHOLE_MESSAGE = "Enter a whole number of days, or leave the field empty.";
+
+function PreviewList({ preview }: { preview: RetentionPreview }) {
+  const { jobs, raw_files: rawFiles } = preview;
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  return (
+    <div data-testid="retention-preview">
+      <p className="settings-summary">
+        {jobs.length || rawFiles.length
+          ? `${count(jobs.length, "job", "jobs")} and ${count(rawFiles.length, "raw file", "raw files")}, ` +
+            `freeing ${formatBytes(preview.total_bytes)}.`
+          : "Nothing: no data is old enough."}
+      </p>
+      {jobs.length > 0 && (
+        <table className="table table-compact retention-table" aria-label="Jobs to delete">
+          <thead>
+            <tr><th>Job</th><th>Owner</th><th>Last activity</th><th>Size</th></tr>
+          </thead>
+          <tbody>
+            {jobs.map((job) => (
+              <tr key={job.id}>
+                <td>{job.name}</td>
+                <td>{job.owner ?? "—"}</td>
+                <td className="nowrap">{formatDateTime(job.last_activity_at)}</td>
+                <td className="nowrap">{formatBytes(job.bytes)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {rawFiles.length > 0 && (
+        <table className="table table-compact retention-table" aria-label="Raw files to delete">
+          <thead>
+            <tr><th>Raw file</th><th>Job</th><th>Uploaded</th><th>Size</th></tr>
+          </thead>
+          <tbody>
+            {rawFiles.map((file) => (
+              <tr key={file.part}>
+                <td className="mono">{file.file}</td>
+                <td>{file.job_name}</td>
+                <td className="nowrap">{formatDateTime(file.uploaded_at)}</td>
+                <td className="nowrap">{formatBytes(file.bytes)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+function FieldErrors({ messages }: { messages: string[] }) {
+  if (!messages.length) return null;
+  return (
+    <ul className="field-errors" role="alert">
+      {messages.map((message) => <li key={message}>{message}</li>)}
+    </ul>
+  );
+}
