@@ -1,5 +1,6 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { type DragEvent, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
+import { useMe } from "../../api/auth";
 import { jobsKey, useJob, useJobParts, useJobs } from "../../api/jobs";
 import { StatusBadge } from "../../components/Badges";
 import { ErrorAlert } from "../../components/Feedback";
@@ -151,7 +152,9 @@ function JobChooser({ mode, onMode, name, onName, existing, onExisting }: {
   existing: Chosen | null;
   onExisting: (job: Chosen | null) => void;
 }) {
-  const jobs = useJobs({ ordering: "-created_at" });
+  // Only jobs this user may add parts to: their own (staff: every job).
+  const me = useMe();
+  const jobs = useJobs({ ordering: "-created_at", ...(me.data?.is_staff ? {} : { mine: true }) });
   return (
     <fieldset className="upload-job">
       <legend>Job</legend>
