@@ -25,3 +25,13 @@ export function Loading({ what }: { what: string }) {
     </p>
   );
 }
+
+/** The messages the API gave for one form field (DRF's 400 body), under the field. */
+export function FieldErrors({ messages }: { messages: string[] }) {
+  if (!messages.length) return null;
+  return (
+    <ul className="field-errors" role="alert">
+      {messages.map((message) => <li key={message}>{message}</li>)}
+    </ul>
+  );
+}

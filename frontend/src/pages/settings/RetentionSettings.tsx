@@ -2,7 +2,7 @@ import { type FormEvent, useMemo, useState } from "react";
 import { ApiError } from "../../api/client";
 import { useRetentionPreview, useUpdateAppSettings } from "../../api/settings";
 import type { AppSettings, RetentionPreview } from "../../api/types";
-import { ErrorAlert } from "../../components/Feedback";
+import { ErrorAlert, FieldErrors } from "../../components/Feedback";
 import { formatBytes, formatDateTime } from "../../lib/format";
 import { useDebounced } from "../../lib/useDebounced";
 import "./retention.css";
@@ -141,14 +141,5 @@ function PreviewList({ preview }: { preview: RetentionPreview }) {
         </table>
       )}
     </div>
-  );
-}
-
-function FieldErrors({ messages }: { messages: string[] }) {
-  if (!messages.length) return null;
-  return (
-    <ul className="field-errors" role="alert">
-      {messages.map((message) => <li key={message}>{message}</li>)}
-    </ul>
   );
 }

@@ -3,7 +3,7 @@ import { useMe } from "../../api/auth";
 import { ApiError } from "../../api/client";
 import { useAppSettings, useUpdateAppSettings } from "../../api/settings";
 import type { AppSettings } from "../../api/types";
-import { ErrorAlert, Loading } from "../../components/Feedback";
+import { ErrorAlert, FieldErrors, Loading } from "../../components/Feedback";
 import { useNow } from "../../lib/useNow";
 import { DiskUse } from "./DiskUse";
 import { RetentionSettings } from "./RetentionSettings";
@@ -100,14 +100,5 @@ function AutoShutdownSettings({ saved, canEdit }: { saved: AppSettings; canEdit:
         )}
       </form>
     </section>
-  );
-}
-
-function FieldErrors({ messages }: { messages: string[] }) {
-  if (!messages.length) return null;
-  return (
-    <ul className="field-errors" role="alert">
-      {messages.map((message) => <li key={message}>{message}</li>)}
-    </ul>
   );
 }

@@ -3,7 +3,7 @@ import { ApiError } from "../../api/client";
 import { useApiTokens, useCreateApiToken, useRevokeApiToken } from "../../api/tokens";
 import type { ApiToken, NewApiToken } from "../../api/types";
 import { CopyButton } from "../../components/CopyButton";
-import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
+import { EmptyState, ErrorAlert, FieldErrors, Loading } from "../../components/Feedback";
 import { formatAgo, formatDateTime } from "../../lib/format";
 import { useNow } from "../../lib/useNow";
 import { PYTHON_SNIPPET, shellSnippet } from "./snippets";
@@ -209,14 +209,5 @@ function TokenRow({ token, onRevoked }: { token: ApiToken; onRevoked: (id: numbe
         )}
       </td>
     </tr>
-  );
-}
-
-function FieldErrors({ messages }: { messages: string[] }) {
-  if (!messages.length) return null;
-  return (
-    <ul className="field-errors" role="alert">
-      {messages.map((message) => <li key={message}>{message}</li>)}
-    </ul>
   );
 }
