@@ -13,7 +13,7 @@ from cachetools.keys import hashkey
 from django.conf import settings
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.ingest.models import PartSummary, Step, UtilizationPoint
+from profiler_app.ingest.models import MemoryPoint, PartSummary, Step, UtilizationPoint
 from profiler_app.timeline.index import IndexNotBuilt, PartIndex, ensure_index, open_built_index
 from profiler_app.timeline.query import JobTimeline
 from profiler_app.timeline.series import Series, from_frame
@@ -22,6 +22,7 @@ from profiler_app.timeline.tree import Part
 # Sources drawn from samples; "kernel_busy" utilisation is recomputed from the index instead,
 # at the resolution of the view.
 SAMPLED_SOURCES = ("nvml", "psutil", "counter")
+CPU_DEVICE_TYPE = 0  # c10's DeviceType of [memory] events; the others are accelerators
 
 
 def store_dir(summary: PartSummary) -> Path:
@@ -75,7 +76,26 @@ def _series(job: TrainingJob) -> list[Series]:
         .values_list("node__name", "metric", "device", "name", "time_ns", "value")
     )
     columns = ["node", "metric", "device", "name", "time_ns", "value"]
-    return from_frame(pd.DataFrame(list(rows), columns=columns))
+    return from_frame(pd.DataFrame([*rows, *_memory_rows(job)], columns=columns))
+
+
+def _memory_rows(job: TrainingJob) -> list[tuple]:
+    """The memory view's curves (from [memory] events) as counter samples: per GPU, allocated
+    and reserved; the CPU's allocated per process. Down-sampled at ingest, peaks kept."""
+    rows: list[tuple] = []
+    points = (
+        MemoryPoint.objects.filter(job=job, part__state=PartState.DONE)
+        .order_by()
+        .values_list("node__name", "rank", "device_type", "device_id", "time_ns", "allocated",
+                     "reserved")
+    )  # fmt: skip
+    for node, rank, device_type, device_id, time_ns, allocated, reserved in points:
+        if device_type == CPU_DEVICE_TYPE:
+            rows.append((node, "torch_cpu_allocated_bytes", -1, f"rank {rank}", time_ns, allocated))
+        else:
+            rows.append((node, "torch_allocated_bytes", device_id, "", time_ns, allocated))
+            rows.append((node, "torch_reserved_bytes", device_id, "", time_ns, reserved))
+    return rows
 
 
 def job_timeline(job: TrainingJob) -> JobTimeline:

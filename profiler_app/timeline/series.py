@@ -22,6 +22,13 @@ GPU_METRICS = {
     "gpu_util_pct": ("utilisation", "%"),
     "gpu_mem_used_bytes": ("memory used", "B"),
     "gpu_mem_util_pct": ("memory utilisation", "%"),
+    # From the trace's [memory] events (profile_memory=True): the memory view's curves.
+    "torch_allocated_bytes": ("memory allocated (PyTorch)", "B"),
+    "torch_reserved_bytes": ("memory reserved (PyTorch)", "B"),
+}
+# One series per process (named "rank <n>"): several ranks of a node each have their own.
+PROCESS_METRICS = {
+    "torch_cpu_allocated_bytes": ("CPU memory allocated (PyTorch)", "B"),
 }
 COUNTER_METRIC = "counter"
 PER_CORE_METRIC = "cpu_util_pct"

@@ -23,6 +23,7 @@ from profiler_app.timeline.series import (
     CPU_METRICS,
     GPU_METRICS,
     PER_CORE_METRIC,
+    PROCESS_METRICS,
     Series,
     combine,
     mean_of,
@@ -235,6 +236,14 @@ def _cpu(name: str, samples: dict) -> TreeNode:
             cpu.children.append(
                 TreeNode(f"{name}/cpu/{metric}", label, "counter", "counter",
                          info={"unit": unit}, series=found)
+            )  # fmt: skip
+    for (metric, process), found in sorted(samples.items(), key=lambda kv: str(kv[0][1])):
+        if metric in PROCESS_METRICS:
+            label, unit = PROCESS_METRICS[metric]
+            cpu.children.append(
+                TreeNode(f"{name}/cpu/{metric}/{zlib.crc32(str(process).encode()):08x}",
+                         f"{label}, {process}", "counter", "counter", info={"unit": unit},
+                         series=found)
             )  # fmt: skip
     for (metric, counter), found in sorted(samples.items(), key=lambda kv: str(kv[0][1])):
         if metric == COUNTER_METRIC:

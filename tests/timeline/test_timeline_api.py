@@ -10,7 +10,7 @@ import pytest
 
 from profiler_app.timeline.payload import decode
 from tests.timeline.raw import raw_timeline
-from tests.traces.expected import expected
+from tests.traces.expected import DATA, expected
 
 pytestmark = [pytest.mark.django_db]
 
@@ -248,3 +248,19 @@ def test_it_draws_nothing_for_a_job_without_parsed_parts(api, user):
     empty = TrainingJob.objects.create(name="empty", owner=user)
     body = api.get(f"/api/jobs/{empty.id}/timeline/tracks/").json()
     assert body["tracks"] == [] and body["n_events"] == 0 and body["steps"] == []
+
+
+def test_it_draws_the_memory_curve_as_a_counter_track(api, parsed_job):
+    """A profile_memory trace: the CPU's allocated memory per process is a counter track whose
+    highest point is the raw trace's peak (the down-sampled curve keeps each bucket's high)."""
+    job = parsed_job("memory-track", [("algo-1", 0, "cpu_memory_profile.json.gz")])
+    with gzip.open(DATA / "cpu_memory_profile.json.gz") as f:
+        events = json.load(f)["traceEvents"]
+    peak = max(e["args"]["Total Allocated"] for e in events if e.get("name") == "[memory]")
+    body = tree_of(api, job)
+    [track] = [n for n in nodes(body) if n["label"] == "CPU memory allocated (PyTorch), rank 0"]
+    assert (track["data"], track["info"]["unit"]) == ("counter", "B")
+    header, arrays = decode(viewport(api, job, body, 2000, [track["id"]]).content)
+    strip = header["strip"]["n_buckets"]
+    assert float(np.nanmax(arrays["ct_high"][:strip])) == pytest.approx(peak, rel=1e-6)
+    assert peak == 1_723_440

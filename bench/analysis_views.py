@@ -1,0 +1,144 @@
+"""Analysis views benchmark: range totals, the call tree and a SQL group-by on a >= 10M-event job,
+each measured through the HTTP API (Django: auth, validation, query, encoding).
+
+Builds, in a fresh database, the same 16-rank job as ``bench/timeline.py`` (every rank's part the
+largest shared trace replicated ``--copies`` times, parsed by the real ingest, which indexes it).
+Then:
+
+* range totals: ``GET …/timeline/range/`` over every track (the tree's roots stand for all their
+  lanes) for random ranges, from a microsecond to the whole job; p50/p95;
+* call tree: ``GET …/calltree/?part=…`` of every host thread of a part, the first request for
+  each of ``--trees`` parts (nothing cached: each part read and nested afresh); the worst;
+* SQL: ``POST …/sql/`` with ``SELECT name, count(*), sum(dur_ns) FROM events GROUP BY name`` over
+  all the job's events; the median of ``--queries`` runs.
+
+    .venv/bin/python bench/analysis_views.py [--ranks 16] [--copies 14]
+
+Last line: RESULT range_totals_p95_ms=<n> call_tree_ms=<n> sql_group_by_ms=<n> events=<n>
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ingest import DATA, LARGEST_SHARED, ROOT, database_env, synthesize  # noqa: E402
+from timeline import ingest_job, percentile  # noqa: E402
+
+GROUP_BY = "SELECT name, count(*) AS n, sum(dur_ns) AS total_ns FROM events GROUP BY name"
+
+
+def timed(call) -> tuple[float, object]:
+    began = time.perf_counter()
+    response = call()
+    elapsed = (time.perf_counter() - began) * 1000
+    assert response.status_code == 200, response.content[:500]
+    return elapsed, response
+
+
+def range_totals(client, job, body: dict, requests: int, rng: random.Random) -> list[float]:
+    start, end = int(body["start_ns"]), int(body["end_ns"])
+    tracks = ",".join(root["id"] for root in body["tracks"])
+    times = []
+    for _ in range(requests):
+        width = int(10 ** rng.uniform(3, math.log10(end - start)))
+        lo = rng.randint(start, max(start, end - width))
+        elapsed, response = timed(
+            lambda lo=lo, width=width: client.get(
+                f"/api/jobs/{job.id}/timeline/range/",
+                {"start_ns": lo, "end_ns": lo + width, "tracks": tracks},
+            )
+        )
+        times.append(elapsed)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranks", type=int, default=16)
+    parser.add_argument("--copies", type=int, default=14, help="copies of the trace per rank")
+    parser.add_argument("--requests", type=int, default=40, help="random range requests")
+    parser.add_argument("--trees", type=int, default=3, help="parts whose call tree is asked")
+    parser.add_argument("--queries", type=int, default=5, help="SQL group-by runs")
+    parser.add_argument("--work", type=Path, default=ROOT / "var" / "bench")
+    args = parser.parse_args()
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    synthetic = synthesize(
+        DATA / LARGEST_SHARED, args.copies, args.work / f"synthetic-x{args.copies}.pt.trace.json.gz"
+    )
+    env, drop = database_env("profiler_bench_views")
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.db import connections
+    from django.test import Client
+
+    from profiler_app.core.models import TrainingJob
+    from profiler_app.ingest.models import PartSummary
+
+    try:
+        user = get_user_model().objects.create_user("bench", password="bench-password-1")
+        job = TrainingJob.objects.create(name="synthetic-16-ranks", owner=user, status="completed")
+        print(f"ingesting a {args.ranks}-rank job, {synthetic.name} per rank …", flush=True)
+        ingest_job(job, synthetic, args.ranks)
+        client = Client()
+        client.force_login(user)
+        body = client.get(f"/api/jobs/{job.id}/timeline/tracks/").json()
+        events = body["n_events"]
+        rng = random.Random(7)
+
+        ranges = range_totals(client, job, body, args.requests, rng)
+        print(
+            f"\nrange totals over all {len(body['tracks'])} root tracks ({events:,} events), "
+            f"{len(ranges)} random ranges: p50 {percentile(ranges, 50):.0f} ms, "
+            f"p95 {percentile(ranges, 95):.0f} ms, max {max(ranges):.0f} ms"
+        )
+
+        parts = list(PartSummary.objects.filter(job=job).order_by("rank"))[: args.trees]
+        trees = []
+        for summary in parts:
+            elapsed, response = timed(
+                lambda s=summary: client.get(f"/api/jobs/{job.id}/calltree/", {"part": s.part_id})
+            )
+            trees.append(elapsed)
+            print(
+                f"call tree of rank {summary.rank} ({summary.n_events:,} events), first request: "
+                f"{elapsed:.0f} ms, {response.json()['frames']:,} frames"
+            )
+        call_tree = max(trees)
+
+        sql = []
+        for _ in range(args.queries):
+            elapsed, response = timed(
+                lambda: client.post(
+                    f"/api/jobs/{job.id}/sql/", {"query": GROUP_BY}, content_type="application/json"
+                )
+            )
+            sql.append(elapsed)
+        rows = len(response.json()["rows"])
+        print(
+            f"SQL group-by over {events:,} events ({rows:,} names): "
+            f"{', '.join(f'{t:.0f}' for t in sql)} ms; median {statistics.median(sql):.0f} ms"
+        )
+        print(
+            f"RESULT range_totals_p95_ms={percentile(ranges, 95):.0f} call_tree_ms={call_tree:.0f} "
+            f"sql_group_by_ms={statistics.median(sql):.0f} events={events}"
+        )
+    finally:
+        connections.close_all()
+        drop()
+
+
+if __name__ == "__main__":
+    main()
