@@ -78,6 +78,10 @@ OTHER_WRITES = {
     ("PUT", "/api/settings/"): "staff only (test_profile_and_settings_api)",
     ("PUT", "/api/uploads/{id}/"): "the sender's own upload, begun on a job they may change",
     ("POST", "/api/uploads/{id}/complete/"): "the sender's own upload, as above",
+    ("DELETE", "/api/uploads/{id}/"): "cancels the sender's own upload (test_parts_api)",
+    ("POST", "/api/tokens/"): "creates a token of the caller's own (tests/accounts)",
+    ("DELETE", "/api/tokens/{id}/"): "revokes the caller's own token; others' are 404",
+    ("POST", "/api/jobs/{job_id}/sql/"): "a read-only query; every teammate reads (tests/sql)",
 }
 
 
