@@ -77,17 +77,16 @@ def ingest_job(job, path: Path, ranks: int) -> None:
 
 
 def build_indexes(job) -> list[float]:
-    """What the worker does after parsing each part, before the part is done: its timeline index
-    (seconds each)."""
+    """How long the worker's indexing after each parse takes (seconds each): each part's timeline
+    index built once more, as the parse built it."""
     from profiler_app.ingest.models import PartSummary
     from profiler_app.timeline.index import INDEX_DIR_NAME
     from profiler_app.timeline.index_build import build_index
-    from profiler_app.timeline.logic import store_dir
 
     took = []
     for summary in PartSummary.objects.filter(job=job).order_by("rank"):
         started = time.perf_counter()
-        build_index(store_dir(summary), store_dir(summary) / INDEX_DIR_NAME)
+        build_index(summary.store_dir, summary.store_dir / INDEX_DIR_NAME)
         took.append(time.perf_counter() - started)
     return took
 

@@ -55,10 +55,6 @@ def _summary(job: TrainingJob, part_id: int | None) -> PartSummary | None:
     return found
 
 
-def _store(summary: PartSummary) -> Path:
-    return Path(settings.MEDIA_ROOT) / summary.store_path
-
-
 def _cut(job: TrainingJob, summary: PartSummary) -> int | None:
     """Complete steps leave out host events from the part's last profiler step on."""
     return summary.last_step_start_ns if job.window == COMPLETE_STEPS else None
@@ -83,7 +79,7 @@ def _selection(job, summary, threads: list[int] | None):
     listed with their host events."""
     listed = _host_threads(summary)
     every = tuple(t["track"] for t in listed)
-    store = _store(summary)
+    store = summary.store_dir
     signature = (store / "events.parquet").stat().st_mtime_ns
     end_ns = _cut(job, summary)
     everything = _events(store, signature, every, end_ns)
@@ -137,7 +133,7 @@ def tree(job, part_id, threads, inverted: bool, min_ns: int) -> dict:
 
 
 def _strings(summary: PartSummary, ids: np.ndarray) -> list[str]:
-    strings = TimelineReader(_store(summary)).strings
+    strings = TimelineReader(summary.store_dir).strings
     return [OTHER_LABEL if i == calltree.OTHER else strings[i] for i in ids.tolist()]
 
 

@@ -4,8 +4,11 @@ Every row belongs to one part (so re-parsing replaces exactly that part's rows) 
 job, node and rank it belongs to, so the pages that read a whole job filter on one index.
 """
 
+from pathlib import Path
+
 from django.db import models
 
+from profiler_app.core import storage
 from profiler_app.core.models import Node, ProfilePart, TrainingJob
 from profiler_app.traces.window import IN_BOTH
 
@@ -55,6 +58,11 @@ class PartSummary(PartRows):
     # Where the part's complete steps end (its last profiler step's start); null when it has
     # fewer than two profiler steps and both windows are the whole part.
     last_step_start_ns = models.BigIntegerField(null=True)
+
+    @property
+    def store_dir(self) -> Path:
+        """The timeline store's directory on this machine."""
+        return storage.media_root() / self.store_path
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["part"], name="summary_one_per_part")]

@@ -7,10 +7,7 @@ device) and draws one part at a time, by default the one with the highest peak.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-from django.conf import settings
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.ingest.models import (
@@ -135,9 +132,7 @@ def events(
     summary = PartSummary.objects.filter(job=job, part_id=part_id).first()
     if summary is None:
         return {"part": part_id, "count": 0, "results": []}
-    count, frame = read_memory_events(
-        Path(settings.MEDIA_ROOT) / summary.store_path, where, offset, limit
-    )
+    count, frame = read_memory_events(summary.store_dir, where, offset, limit)
     results = [
         {
             "time_ns": int(r.time_ns),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -204,8 +203,8 @@ def rank_traces(job: TrainingJob) -> list[RankTrace]:
     by_rank: dict[int, list[RankTrace]] = defaultdict(list)
     summaries = PartSummary.objects.filter(job=job, part__state=PartState.DONE, n_events__gt=0)
     for summary in summaries.order_by("rank", "part_id"):
-        store = Path(settings.MEDIA_ROOT) / summary.store_path
-        by_rank[summary.rank].append(RankTrace.from_store(summary.rank, store, summary.part_id))
+        trace = RankTrace.from_store(summary.rank, summary.store_dir, summary.part_id)
+        by_rank[summary.rank].append(trace)
     return [merge(rank, parts) for rank, parts in sorted(by_rank.items())]
 
 

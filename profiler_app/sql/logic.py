@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 from django.conf import settings
 
@@ -26,10 +25,7 @@ def job_parts(job: TrainingJob) -> list[StorePart]:
         .select_related("node")
         .order_by("part_id")
     )
-    return [
-        StorePart(s.part_id, s.node.name, s.rank, Path(settings.MEDIA_ROOT) / s.store_path)
-        for s in summaries
-    ]
+    return [StorePart(s.part_id, s.node.name, s.rank, s.store_dir) for s in summaries]
 
 
 def limits() -> Limits:

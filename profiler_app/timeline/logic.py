@@ -25,10 +25,6 @@ SAMPLED_SOURCES = ("nvml", "psutil", "counter")
 CPU_DEVICE_TYPE = 0  # c10's DeviceType of [memory] events; the others are accelerators
 
 
-def store_dir(summary: PartSummary) -> Path:
-    return Path(settings.MEDIA_ROOT) / summary.store_path
-
-
 def on_store_written(sender, part_id: int, store_dir: Path, **kwargs) -> None:
     """The ingest wrote a part's store: index it now, in the worker, before the part is done."""
     ensure_index(store_dir)
@@ -39,7 +35,7 @@ def index_missing() -> list[int]:
     of an older index version); the parts indexed. Beat runs this (timeline.tasks)."""
     built = []
     for summary in PartSummary.objects.filter(part__state=PartState.DONE, n_events__gt=0):
-        directory = store_dir(summary)
+        directory = summary.store_dir
         if (directory / "events.parquet").exists() and ensure_index(directory):
             built.append(summary.part_id)
     return built
@@ -56,14 +52,14 @@ class TimelineNotReady(Exception):
 )
 def _open_part_index(summary: PartSummary, signature: int) -> PartIndex:
     try:
-        return open_built_index(store_dir(summary))
+        return open_built_index(summary.store_dir)
     except IndexNotBuilt:
         raise TimelineNotReady(summary.part_id) from None
 
 
 def part_index(summary: PartSummary) -> PartIndex:
     """The part's index as the worker built it (reopened when the part was parsed again)."""
-    signature = (store_dir(summary) / "events.parquet").stat().st_mtime_ns
+    signature = (summary.store_dir / "events.parquet").stat().st_mtime_ns
     return _open_part_index(summary, signature)
 
 
