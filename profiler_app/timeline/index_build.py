@@ -25,6 +25,7 @@ from profiler_app.timeline.levels import (
     class_keys,
     duration_class,
 )
+from profiler_app.traces.nesting import nesting_depths
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
 from tracefmt.kinds import EventKind
@@ -38,21 +39,6 @@ def store_signature(store_dir: Path) -> str:
     """Changes whenever ingest rewrites the store, so a stale index is rebuilt."""
     stat = (store_dir / "events.parquet").stat()
     return f"{stat.st_size}-{stat.st_mtime_ns}"
-
-
-def _depths(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Nesting depth of each event, for events sorted by (lane, start, longest first).
-
-    In a properly nested lane the earlier events still open at an event's start are its
-    ancestors, and every event that has ended by then came earlier: depth = position minus the
-    number of events ended by the start.
-    """
-    depth = np.zeros(len(lane), dtype=np.int64)
-    bounds = np.flatnonzero(np.r_[True, lane[1:] != lane[:-1], True])
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        ended = np.searchsorted(np.sort(end[a:b]), start[a:b], side="right")
-        depth[a:b] = np.arange(b - a) - ended
-    return np.clip(depth, 0, MAX_DEPTH)
 
 
 def _partners(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:
@@ -168,7 +154,9 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
 
     nested = np.lexsort((-c["dur_ns"], c["start_ns"], lane))
     depth = np.empty(len(lane), dtype=np.int64)
-    depth[nested] = _depths(lane[nested], c["start_ns"][nested], end[nested])
+    depth[nested] = np.minimum(
+        nesting_depths(lane[nested], c["start_ns"][nested], end[nested]), MAX_DEPTH
+    )
     row_key = lane * (MAX_DEPTH + 1) + depth
     order = np.lexsort((-c["dur_ns"], c["start_ns"], row_key))
     row_key = row_key[order]

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from profiler_app.traces.nesting import nesting_depths
 from profiler_app.traces.timeline_read import TimelineReader
 from tracefmt.kinds import EventKind
 
@@ -101,14 +102,7 @@ def nest(
     order = np.lexsort((-dur, start, track))
     row, track, name, start, dur = (a[order] for a in (row, track, name, start, dur))
     n = len(row)
-    depth = np.zeros(n, dtype=np.int64)
-    end = start + dur
-    bounds: np.ndarray | list[int] = (
-        np.flatnonzero(np.r_[True, track[1:] != track[:-1], True]) if n else []
-    )
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        ended = np.searchsorted(np.sort(end[a:b]), start[a:b], side="right")
-        depth[a:b] = np.maximum(np.arange(b - a) - ended, 0)
+    depth = nesting_depths(track, start, start + dur)
     parent = np.full(n, -1, dtype=np.int64)
     for d in range(1, int(depth.max()) + 1 if n else 1):
         children = np.flatnonzero(depth == d)
