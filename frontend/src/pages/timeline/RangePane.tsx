@@ -5,6 +5,7 @@ import type { RangeTotals } from "../../api/timeline";
 import { type DataColumn, type DataRow, DataTable } from "../../components/DataTable";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { formatOffset } from "./format";
+import { withoutSharedPrefix } from "./tree";
 
 const ms = (value: number) => (value / 1e6).toLocaleString("en-US", { maximumFractionDigits: 3 });
 
@@ -34,7 +35,11 @@ export function RangePane(props: {
 }) {
   const { totals, trackLabel, picked, onPick } = props;
   const rows: DataRow[] = useMemo(
-    () => (totals.data?.rows ?? []).map((r) => ({ ...r, trackId: r.track, track: trackLabel(r.track) })),
+    () => {
+      const found = totals.data?.rows ?? [];
+      const paths = withoutSharedPrefix(found.map((r) => trackLabel(r.track)));
+      return found.map((r, i) => ({ ...r, trackId: r.track, track: paths[i]! }));
+    },
     [totals.data, trackLabel],
   );
   return (

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TrackNode } from "../../timeline/model";
 import tracks from "../../timeline/testdata/amd_mi250_tracks.json";
-import { ancestorsOf, defaultExpanded, rankFilter, ranksOf } from "./tree";
+import { ancestorsOf, defaultExpanded, rankFilter, ranksOf, withoutSharedPrefix } from "./tree";
 
 const process = (id: string, ranks: number[], children: TrackNode[] = []): TrackNode => ({
   id, label: id, kind: "process", data: null, info: { ranks, pid: 1 }, children,
@@ -43,5 +43,18 @@ describe("rank filter and ancestors", () => {
   it("lists the groups to open to reveal a track", () => {
     expect(ancestorsOf(roots, "p1/s7")).toEqual(["algo-1", "algo-1/gpus", "p1", "p1/gpu1/device"]);
     expect(ancestorsOf(roots, "nowhere")).toEqual([]);
+  });
+});
+
+describe("withoutSharedPrefix", () => {
+  it("drops the steps every path shares, never a path's own last step", () => {
+    expect(withoutSharedPrefix([
+      "algo-1 › GPUs › HOST-0 › GPU-0 host › thread 1262",
+      "algo-1 › GPUs › HOST-0 › GPU-0 device › stream 7",
+    ])).toEqual(["GPU-0 host › thread 1262", "GPU-0 device › stream 7"]);
+    expect(withoutSharedPrefix(["algo-1 › a › x", "algo-2 › a › x"])).toEqual(["algo-1 › a › x", "algo-2 › a › x"]);
+    expect(withoutSharedPrefix(["algo-1 › a › x", "algo-1 › a › x"])).toEqual(["x", "x"]);
+    expect(withoutSharedPrefix(["algo-1", "algo-1 › a"])).toEqual(["algo-1", "algo-1 › a"]);
+    expect(withoutSharedPrefix([])).toEqual([]);
   });
 });

@@ -56,3 +56,17 @@ export function ancestorsOf(roots: TrackNode[], id: string): string[] {
   };
   return roots.some(find) ? path : [];
 }
+
+const PATH_SEPARATOR = " › ";
+
+/** Track paths without the leading steps every one of them shares: the range table's rows of
+ * one rank read "GPU-0 host › thread 1262", of several ranks keep what tells them apart. */
+export function withoutSharedPrefix(paths: string[]): string[] {
+  const split = paths.map((path) => path.split(PATH_SEPARATOR));
+  if (!split.length) return [];
+  let shared = split.reduce((least, steps) => Math.min(least, steps.length - 1), Infinity);
+  for (let i = 0; i < shared; i++) {
+    if (split.some((steps) => steps[i] !== split[0]![i])) shared = i;
+  }
+  return split.map((steps) => steps.slice(shared).join(PATH_SEPARATOR));
+}
