@@ -184,8 +184,7 @@ def open_index(store_dir: str | Path, index_dir: str | Path | None = None) -> Pa
     """The index of a store, built first when missing or older than the store."""
     store_dir = Path(store_dir)
     index_dir = Path(index_dir) if index_dir else store_dir / INDEX_DIR_NAME
-    if not _fresh(store_dir, index_dir):
-        ensure_index(store_dir, index_dir)
+    ensure_index(store_dir, index_dir)
     return PartIndex(store_dir, index_dir)
 
 
@@ -206,6 +205,8 @@ def ensure_index(store_dir: str | Path, index_dir: str | Path | None = None) -> 
     """Builds the store's index unless a fresh one exists; True when it built one."""
     store_dir = Path(store_dir)
     index_dir = Path(index_dir) if index_dir else store_dir / INDEX_DIR_NAME
+    if _fresh(store_dir, index_dir):  # the sweep's usual answer: no lock taken
+        return False
     # Two workers may index one store at once (a reprocess, a sweep): one builds it, under a
     # lock the other waits on, because swapping in a second build would take the files from
     # under a process opening the first.
