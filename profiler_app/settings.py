@@ -127,6 +127,19 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 MEDIA_ROOT = envpath("PROFILER_MEDIA_ROOT", DATA_DIR / "media")
+# Where profiles live (profiler_app.core.storage): unset, under MEDIA_ROOT; "s3://bucket/prefix",
+# in that S3-compatible bucket (endpoint, region and credentials from the usual AWS_* variables),
+# each process keeping the store files it reads in a size-bounded cache of its own.
+STORAGE_URL = envstr("PROFILER_STORAGE_URL")
+STORE_CACHE_DIR = envpath("PROFILER_CACHE_DIR", DATA_DIR / "cache")
+STORE_CACHE_BYTES = envint("PROFILER_CACHE_MB", 20480) * 1024**2
+if STORAGE_URL:
+    from profiler_app.lib.bucket_url import django_storage_options
+
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": django_storage_options(STORAGE_URL),
+    }
 MEDIA_URL = "/media/"
 
 # Uploads: anything larger than this streams to a temp file instead of memory.

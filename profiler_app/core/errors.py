@@ -2,10 +2,20 @@
 
 from django.http import JsonResponse
 from django.views import defaults
+from rest_framework.exceptions import APIException
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from profiler_app.core.storage import StorageError
+
+
+class StorageUnavailable(APIException):
+    status_code = 503
+    default_code = "storage_unavailable"
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, StorageError):  # the bucket refused or is out of reach: try later
+        exc = StorageUnavailable(str(exc))
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -152,18 +152,10 @@ def append_to_upload(upload: Upload, start: int, stream: BinaryIO, length: int) 
             raise UploadRangeError(
                 f"range ends at byte {start + length}, beyond the declared size {upload.size_bytes}"
             )
-        path = upload.temp_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("r+b" if path.exists() else "wb") as out:
-            out.seek(start)
-            remaining = length
-            while remaining > 0:
-                chunk = stream.read(min(COPY_CHUNK_BYTES, remaining))
-                if not chunk:
-                    raise UploadRangeError(f"the request ended {remaining} bytes early")
-                out.write(chunk)
-                remaining -= len(chunk)
-            out.truncate()
+        try:
+            storage.write_upload_range(upload.pk, start, stream, length)
+        except storage.RangeEndedEarly as exc:
+            raise UploadRangeError(str(exc)) from None
         Upload.objects.filter(pk=upload.pk).update(received_bytes=start + length)
     upload.received_bytes = start + length
     return upload.received_bytes
@@ -174,7 +166,6 @@ def complete_upload(upload: Upload) -> tuple[ProfilePart, bool]:
         raise UploadRangeError(
             f"only {upload.received_bytes} of {upload.size_bytes} bytes have arrived"
         )
-    path = upload.temp_path()
     source = PartSource(
         node_name=upload.node_name,
         rank=upload.rank,
@@ -184,12 +175,11 @@ def complete_upload(upload: Upload) -> tuple[ProfilePart, bool]:
         hostname=upload.hostname,
     )
     try:
-        stream = path.open("rb")
+        with storage.upload_on_disk(upload.pk, upload.size_bytes) as stream:
+            result = store_part(upload.job, source, stream)
     except FileNotFoundError:
         raise UploadRangeError("the upload was cancelled") from None
-    with stream:
-        result = store_part(upload.job, source, stream)
-    path.unlink(missing_ok=True)
+    storage.remove_upload(upload.pk)
     upload.delete()
     return result
 
@@ -199,7 +189,7 @@ def abandon_upload(upload: Upload) -> None:
     written, so no write lands after the file is gone."""
     with transaction.atomic():
         if Upload.objects.select_for_update().filter(pk=upload.pk).values_list("pk").first():
-            upload.temp_path().unlink(missing_ok=True)
+            storage.remove_upload(upload.pk)
             Upload.objects.filter(pk=upload.pk).delete()
 
 
@@ -208,18 +198,18 @@ def remove_abandoned_uploads() -> int:
     files, and temp files left without a row. Returns how many files and rows went."""
     cutoff = timezone.now() - timedelta(hours=settings.UPLOAD_ABANDON_HOURS)
     removed = 0
+    stored = storage.stored_uploads()
     for upload in Upload.objects.filter(created_at__lt=cutoff).order_by("created_at"):
-        path = upload.temp_path()
-        if path.exists() and path.stat().st_mtime >= cutoff.timestamp():
+        if stored.get(str(upload.pk), 0.0) >= cutoff.timestamp():
             continue  # bytes arrived lately: still going
-        path.unlink(missing_ok=True)
+        storage.remove_upload(upload.pk)
+        stored.pop(str(upload.pk), None)
         upload.delete()
         removed += 1
-    folder = storage.uploads_dir()
     known = {str(pk) for pk in Upload.objects.values_list("pk", flat=True)}
-    for path in folder.glob("*.part") if folder.exists() else []:
-        if path.stem not in known and path.stat().st_mtime < cutoff.timestamp():
-            path.unlink(missing_ok=True)
+    for upload_id, last_write in stored.items():
+        if upload_id not in known and last_write < cutoff.timestamp():
+            storage.remove_upload(upload_id)
             removed += 1
     return removed
 
@@ -268,8 +258,7 @@ def remove_raw_file(part: ProfilePart) -> bool:
             file=""
         )
         if cleared:
-            path = Path(part.file.path)
-            transaction.on_commit(lambda: storage.remove_file(path))
+            transaction.on_commit(lambda: storage.remove_raw_file(name))
     return bool(cleared)
 
 

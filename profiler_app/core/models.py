@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from profiler_app.core.storage import RAW_FOLDER, uploads_dir
+from profiler_app.core.storage import RAW_FOLDER
 from profiler_app.traces.window import WHOLE_TRACE, WINDOW_LABELS, WINDOWS
 
 
@@ -210,9 +210,6 @@ class Upload(models.Model):
             # The abandoned-upload cleanup: the oldest uploads first.
             models.Index(fields=["created_at"], name="upload_created_idx"),
         ]
-
-    def temp_path(self):
-        return uploads_dir() / f"{self.id}.part"
 
 
 class LoadedProfile(models.Model):

@@ -2,8 +2,6 @@
 upload, a job's raw folder with the job. Removed once the deletion commits (a deletion that
 rolls back keeps them), whichever way the rows went: the API, the admin, a cascade."""
 
-from pathlib import Path
-
 from django.db import transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
@@ -14,18 +12,18 @@ from profiler_app.core.models import ProfilePart, TrainingJob, Upload
 
 @receiver(post_delete, sender=ProfilePart, dispatch_uid="core-part-raw-file")
 def remove_raw_file(sender, instance: ProfilePart, **kwargs) -> None:
-    if instance.file.name:
-        path = Path(instance.file.path)
-        transaction.on_commit(lambda: storage.remove_file(path))
+    name = instance.file.name
+    if name:
+        transaction.on_commit(lambda: storage.remove_raw_file(name))
 
 
 @receiver(post_delete, sender=Upload, dispatch_uid="core-upload-temp-file")
 def remove_upload_file(sender, instance: Upload, **kwargs) -> None:
-    path = instance.temp_path()
-    transaction.on_commit(lambda: path.unlink(missing_ok=True))
+    upload_id = instance.pk
+    transaction.on_commit(lambda: storage.remove_upload(upload_id))
 
 
 @receiver(post_delete, sender=TrainingJob, dispatch_uid="core-job-raw-folder")
 def remove_raw_folder(sender, instance: TrainingJob, **kwargs) -> None:
-    folder = storage.raw_dir(instance.pk)
-    transaction.on_commit(lambda: storage.remove_tree(folder))
+    job_id = instance.pk
+    transaction.on_commit(lambda: storage.remove_job_raw_files(job_id))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from django.db.models import Max
 from django.db.models.functions import Coalesce, Greatest
@@ -61,9 +60,9 @@ def job_bytes(job_id: int) -> int:
     """What deleting the job frees: its raw files, timeline stores and unfinished uploads."""
     uploads = Upload.objects.filter(job_id=job_id).values_list("pk", flat=True)
     return (
-        storage.tree_bytes(storage.raw_dir(job_id))
-        + storage.tree_bytes(storage.stores_dir(job_id))
-        + sum(storage.file_bytes(storage.uploads_dir() / f"{pk}.part") for pk in uploads)
+        storage.job_raw_bytes(job_id)
+        + storage.job_store_bytes(job_id)
+        + sum(storage.upload_bytes(pk) for pk in uploads)
     )
 
 
@@ -114,7 +113,7 @@ def select(
                 job_name=part.job.name,
                 file=part.original_name,
                 uploaded_at=part.created_at,
-                bytes=storage.file_bytes(Path(part.file.path)),
+                bytes=storage.raw_file_bytes(part.file.name),
             )
             for part in parts
         ]

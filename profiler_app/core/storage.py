@@ -1,10 +1,20 @@
-"""The data directory's layout: where each kind of file of a job lives, and what it weighs.
+"""Where a job's files live, and what they weigh: the data directory (the default) or an
+S3-compatible bucket (PROFILER_STORAGE_URL=s3://bucket/prefix). Everything else reaches the
+files through here, so web and worker processes on several hosts need no shared disk.
 
-Core names the places (the Settings page measures them, retention previews what it frees);
-each app removes its own files once their rows are deleted: core the raw uploads and the
+The same relative keys in both:
+
+* ``parts/<job id>/<sha256>-<name>``: the files as uploaded (the ProfilePart's FileField; in a
+  bucket through django-storages);
+* ``uploads/<upload id>.part``, or in a bucket ``uploads/<upload id>/<first byte>``: resumable
+  uploads still arriving (a bucket has no append: each byte range is an object);
+* ``timeline/<job id>/<part id>``, or in a bucket ``timeline/<job id>/<part id>/<parse>``: each
+  parsed part's timeline store and its index. A store in a bucket is never rewritten (a new
+  parse writes a new key), so each process's cache of its files (``store_cache``) is never stale.
+
+Each app removes its own files once their rows are deleted: core the raw uploads and the
 unfinished uploads (``core.receivers``), the ingest the timeline stores (``ingest.receivers``).
-Sizes are the files' lengths in bytes (what a deletion gives back, give or take the blocks of
-the folders themselves).
+Sizes are the files' lengths in bytes.
 """
 
 from __future__ import annotations
@@ -12,15 +22,43 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from django.conf import settings
+from django.core.files.storage import default_storage
 
-# MEDIA_ROOT/parts/<job id>/<sha256>-<name>: the files as uploaded.
+from profiler_app.core import store_cache
+from profiler_app.core.bucket import Bucket, StorageError, bucket
+from profiler_app.traces.store_files import StoreFiles
+
+__all__ = ["StorageError"]
+
 RAW_FOLDER = "parts"
-# MEDIA_ROOT/timeline/<job id>/<part id>/: each parsed part's timeline store and its index.
 STORES_FOLDER = "timeline"
+UPLOADS_FOLDER = "uploads"
+COPY_CHUNK_BYTES = 4 * 1024 * 1024
+# A byte range bound for the bucket waits in memory up to this, then in a temp file.
+RANGE_SPOOL_BYTES = 16 * 1024 * 1024
+
+
+def in_bucket() -> bool:
+    return bool(settings.STORAGE_URL)
+
+
+def _bucket() -> Bucket:
+    return bucket(settings.STORAGE_URL)
+
+
+def scratch_dir() -> Path:
+    """This machine's room for files on their way (never shared, never kept)."""
+    path = Path(settings.FILE_UPLOAD_TEMP_DIR)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def media_root() -> Path:
@@ -36,8 +74,269 @@ def stores_dir(job_id: int) -> Path:
 
 
 def uploads_dir() -> Path:
-    """Resumable uploads still arriving, one ``<upload id>.part`` file each."""
-    return Path(settings.DATA_DIR) / "uploads"
+    """Resumable uploads still arriving, one ``<upload id>.part`` file each (data directory)."""
+    return Path(settings.DATA_DIR) / UPLOADS_FOLDER
+
+
+# --- Raw uploads (the FileField's storage holds them; these cover what it does not) ---------
+
+
+@contextlib.contextmanager
+def raw_file_on_disk(name: str) -> Iterator[Path]:
+    """The raw file ``name`` as a path on this machine: where it lies, or fetched from the
+    bucket into the scratch folder for as long as the caller needs it."""
+    if not in_bucket():
+        yield media_root() / name
+        return
+    folder = Path(tempfile.mkdtemp(prefix="raw-", dir=scratch_dir()))
+    try:
+        path = folder / Path(name).name
+        _bucket().get_file(name, path)
+        yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def raw_file_bytes(name: str) -> int:
+    if not name:
+        return 0
+    try:
+        return default_storage.size(name)
+    except (FileNotFoundError, OSError):
+        return 0
+    except Exception:  # a bucket's client error for a missing key
+        return 0
+
+
+def remove_raw_file(name: str) -> None:
+    """Deletes a raw file, and its job's folder once that is empty (data directory)."""
+    default_storage.delete(name)
+    if not in_bucket():
+        remove_if_empty((media_root() / name).parent)
+
+
+def remove_job_raw_files(job_id: int) -> None:
+    if in_bucket():
+        _bucket().delete_prefix(f"{RAW_FOLDER}/{job_id}/")
+    else:
+        remove_tree(raw_dir(job_id))
+
+
+# --- Resumable uploads ------------------------------------------------------------------------
+
+
+class RangeEndedEarly(Exception):
+    def __init__(self, remaining: int) -> None:
+        super().__init__(f"the request ended {remaining} bytes early")
+        self.remaining = remaining
+
+
+def _copy_exactly(stream: BinaryIO, out: BinaryIO, length: int) -> None:
+    remaining = length
+    while remaining > 0:
+        chunk = stream.read(min(COPY_CHUNK_BYTES, remaining))
+        if not chunk:
+            raise RangeEndedEarly(remaining)
+        out.write(chunk)
+        remaining -= len(chunk)
+
+
+def _upload_path(upload_id) -> Path:
+    return uploads_dir() / f"{upload_id}.part"
+
+
+def _range_key(upload_id, start: int) -> str:
+    # Zero-padded so that the bucket lists an upload's ranges in byte order.
+    return f"{UPLOADS_FOLDER}/{upload_id}/{start:020d}"
+
+
+def write_upload_range(upload_id, start: int, stream: BinaryIO, length: int) -> None:
+    """Stores ``length`` bytes of ``stream`` as the upload's bytes from ``start`` on, dropping
+    what an earlier failed try wrote past them. RangeEndedEarly when the stream ends first."""
+    if in_bucket():
+        with tempfile.SpooledTemporaryFile(RANGE_SPOOL_BYTES, dir=scratch_dir()) as spool:
+            _copy_exactly(stream, spool, length)
+            spool.seek(0)
+            _bucket().put_stream(_range_key(upload_id, start), spool)
+        return
+    path = _upload_path(upload_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("r+b" if path.exists() else "wb") as out:
+        out.seek(start)
+        _copy_exactly(stream, out, length)
+        out.truncate()
+
+
+@contextlib.contextmanager
+def upload_on_disk(upload_id, size: int) -> Iterator[BinaryIO]:
+    """The upload's ``size`` bytes as one open file on this machine; FileNotFoundError when
+    they are gone (cancelled). In a bucket the ranges are joined in a scratch file."""
+    if not in_bucket():
+        with _upload_path(upload_id).open("rb") as stream:
+            yield stream
+        return
+    store = _bucket()
+    ranges = {
+        int(item.key.rsplit("/", 1)[1]): item.key
+        for item in store.list(f"{UPLOADS_FOLDER}/{upload_id}/")
+    }
+    with tempfile.TemporaryFile(dir=scratch_dir()) as joined:
+        # The ranges that tile [0, size): one that an earlier failed try left is skipped.
+        while joined.tell() < size:
+            key = ranges.get(joined.tell())
+            if key is None:
+                raise FileNotFoundError(f"upload {upload_id} lacks bytes from {joined.tell()}")
+            store.copy_to(key, joined)
+        joined.truncate(size)
+        joined.seek(0)
+        yield joined
+
+
+def remove_upload(upload_id) -> None:
+    if in_bucket():
+        _bucket().delete_prefix(f"{UPLOADS_FOLDER}/{upload_id}/")
+    else:
+        _upload_path(upload_id).unlink(missing_ok=True)
+
+
+def upload_bytes(upload_id) -> int:
+    if in_bucket():
+        return _bucket().prefix_bytes(f"{UPLOADS_FOLDER}/{upload_id}/")
+    return file_bytes(_upload_path(upload_id))
+
+
+def upload_last_write(upload_id) -> float | None:
+    """When bytes last reached the upload (seconds since the epoch); None when none did."""
+    if in_bucket():
+        times = [item.modified for item in _bucket().list(f"{UPLOADS_FOLDER}/{upload_id}/")]
+        return max(times, default=None)
+    try:
+        return _upload_path(upload_id).stat().st_mtime
+    except FileNotFoundError:
+        return None
+
+
+def stored_uploads() -> dict[str, float]:
+    """Every upload with bytes in storage, and when bytes last reached it."""
+    found: dict[str, float] = {}
+    if in_bucket():
+        for item in _bucket().list(f"{UPLOADS_FOLDER}/"):
+            upload_id = item.key.split("/")[1]
+            found[upload_id] = max(found.get(upload_id, 0.0), item.modified)
+        return found
+    folder = uploads_dir()
+    for path in folder.glob("*.part") if folder.exists() else []:
+        with contextlib.suppress(FileNotFoundError):
+            found[path.stem] = path.stat().st_mtime
+    return found
+
+
+# --- Timeline stores --------------------------------------------------------------------------
+
+
+def store_key(job_id: int, part_id: int, parse_id: str) -> str:
+    """Where a parse's store is kept: in the data directory in the part's place (a new parse
+    replaces it), in a bucket under a key of its own."""
+    if in_bucket():
+        return f"{STORES_FOLDER}/{job_id}/{part_id}/{parse_id}"
+    return f"{STORES_FOLDER}/{job_id}/{part_id}"
+
+
+def new_store_folder(job_id: int, part_id: int, parse_id: str) -> Path:
+    """Where a parse writes its store: beside the part's place in the data directory (moved in
+    with a rename), in the cache for a bucket (kept there once put in the bucket)."""
+    root = store_cache.root() if in_bucket() else media_root()
+    return root / STORES_FOLDER / str(job_id) / f"{part_id}.incoming-{parse_id}"
+
+
+def stage_store(incoming: Path, key: str) -> None:
+    """Puts a parsed store where readers will find it once its rows commit: in a bucket, its
+    files (before the transaction: this takes a while); in the data directory, nothing yet."""
+    if in_bucket():
+        _bucket().put_tree(key, incoming)
+
+
+def place_store(incoming: Path, key: str) -> None:
+    """Within the transaction that stores the part's rows: the parse's store becomes the part's."""
+    if in_bucket():
+        store_cache.adopt(incoming, key)
+        return
+    final = media_root() / key
+    final.parent.mkdir(parents=True, exist_ok=True)
+    # Two renames, so that readers of the old one find a whole store at ``final`` but for an
+    # instant (files they have open stay readable).
+    retired = final.with_name(f"{final.name}.retired-{uuid.uuid4().hex}")
+    if final.exists():
+        final.rename(retired)
+    incoming.rename(final)
+    shutil.rmtree(retired, ignore_errors=True)
+
+
+def remove_older_stores(job_id: int, part_id: int, keep: str) -> None:
+    """In a bucket, the stores of the part's earlier parses (once the new one is committed)."""
+    if not in_bucket():
+        return
+    prefix = f"{STORES_FOLDER}/{job_id}/{part_id}/"
+    _bucket().delete(i.key for i in _bucket().list(prefix) if not i.key.startswith(f"{keep}/"))
+    for older in (store_cache.root() / prefix).glob("*"):
+        if older != store_cache.folder_of(keep):
+            shutil.rmtree(older, ignore_errors=True)
+
+
+def discard_store(incoming: Path, staged: str | None = None) -> None:
+    """What a parse wrote that is not kept (and put in the bucket, if it got that far). Its
+    job's stores folder goes too once empty: the part may have been deleted during the parse,
+    which then wrote into a folder just removed."""
+    remove_tree(incoming)
+    remove_if_empty(incoming.parent)
+    if staged and in_bucket():
+        _bucket().delete_prefix(f"{staged}/")
+
+
+def remove_part_stores(job_id: int, part_id: int) -> None:
+    """A deleted part's store, whatever a parse or a swap left beside it (``<part>.incoming-*``,
+    ``<part>.retired-*``), and the job's stores folder once it is empty."""
+    if in_bucket():
+        _bucket().delete_prefix(f"{STORES_FOLDER}/{job_id}/{part_id}/")
+        store_cache.forget(f"{STORES_FOLDER}/{job_id}/{part_id}")
+        return
+    folder = stores_dir(job_id)
+    remove_tree(folder / str(part_id))
+    for left in folder.glob(f"{part_id}.*"):
+        remove_tree(left)
+    remove_if_empty(folder)
+
+
+def remove_job_stores(job_id: int) -> None:
+    if in_bucket():
+        _bucket().delete_prefix(f"{STORES_FOLDER}/{job_id}/")
+        store_cache.forget(f"{STORES_FOLDER}/{job_id}")
+    else:
+        remove_tree(stores_dir(job_id))
+
+
+class BucketStoreFiles(StoreFiles):
+    """A store kept in the bucket, its files fetched into this machine's cache as they are
+    asked for: ``folder()`` brings the store's own files, ``file()`` one file (of its index,
+    say: a view reads a few of the index's arrays, not all)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(store_cache.folder_of(key))
+        self.key = key
+
+    def folder(self) -> Path:
+        return store_cache.folder(self.key)
+
+    def file(self, name: str) -> Path:
+        return store_cache.file(self.key, name)
+
+
+def store_files(key: str) -> StoreFiles:
+    """The store kept at ``key``, as files on this machine."""
+    return BucketStoreFiles(key) if in_bucket() else StoreFiles(media_root() / key)
+
+
+# --- Sizes ------------------------------------------------------------------------------------
 
 
 def file_bytes(path: Path) -> int:
@@ -65,14 +364,20 @@ def tree_bytes(path: Path) -> int:
     return total
 
 
+def job_raw_bytes(job_id: int) -> int:
+    if in_bucket():
+        return _bucket().prefix_bytes(f"{RAW_FOLDER}/{job_id}/")
+    return tree_bytes(raw_dir(job_id))
+
+
+def job_store_bytes(job_id: int) -> int:
+    if in_bucket():
+        return _bucket().prefix_bytes(f"{STORES_FOLDER}/{job_id}/")
+    return tree_bytes(stores_dir(job_id))
+
+
 def remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
-
-
-def remove_file(path: Path) -> None:
-    """Removes a file, and its folder once that is empty (a job's raw folder, say)."""
-    path.unlink(missing_ok=True)
-    remove_if_empty(path.parent)
 
 
 def remove_if_empty(folder: Path) -> None:
@@ -82,16 +387,28 @@ def remove_if_empty(folder: Path) -> None:
 
 @dataclass(frozen=True)
 class DiskUse:
+    where: str  # "data directory" or the bucket's URL
     raw_bytes: int
     stores_bytes: int
     uploads_bytes: int
     total_bytes: int
-    free_bytes: int
-    capacity_bytes: int
+    # The room left where the files are; None for a bucket (it has no fixed size).
+    free_bytes: int | None
+    capacity_bytes: int | None
+    cache_bytes: int  # this machine's cached copies of stores kept in a bucket
 
 
 def disk_use() -> DiskUse:
-    """What the data directory holds, by kind, and the room left on its file system."""
+    """What the storage holds, by kind, and the room left."""
+    if in_bucket():
+        store = _bucket()
+        raw = store.prefix_bytes(f"{RAW_FOLDER}/")
+        stores = store.prefix_bytes(f"{STORES_FOLDER}/")
+        uploads = store.prefix_bytes(f"{UPLOADS_FOLDER}/")
+        return DiskUse(
+            settings.STORAGE_URL, raw, stores, uploads, raw + stores + uploads, None, None,
+            store_cache.size(),
+        )  # fmt: skip
     raw = tree_bytes(media_root() / RAW_FOLDER)
     stores = tree_bytes(media_root() / STORES_FOLDER)
     uploads = tree_bytes(uploads_dir())
@@ -99,10 +416,12 @@ def disk_use() -> DiskUse:
     root.mkdir(parents=True, exist_ok=True)
     system = shutil.disk_usage(root)
     return DiskUse(
+        where="data directory",
         raw_bytes=raw,
         stores_bytes=stores,
         uploads_bytes=uploads,
         total_bytes=raw + stores + uploads,
         free_bytes=system.free,
         capacity_bytes=system.total,
+        cache_bytes=0,
     )

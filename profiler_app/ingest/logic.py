@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import shutil
 import time
-import uuid
 from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 from pathlib import Path
@@ -101,25 +99,9 @@ def limits() -> Limits:
 
 
 def store_directory(part: ProfilePart) -> Path:
-    """Where a part's timeline store lives (removed with the part: ``ingest.receivers``)."""
+    """Where a part's store lies in the data directory (removed with the part:
+    ``ingest.receivers``); in a bucket each parse has a key of its own (``storage.store_key``)."""
     return storage.stores_dir(part.job_id) / str(part.pk)
-
-
-def remove_store(job_id: int, part_id: int) -> None:
-    """A deleted part's store, whatever a parse or a swap left beside it (``<part>.incoming-*``,
-    ``<part>.retired-*``), and the job's stores folder once it is empty."""
-    folder = storage.stores_dir(job_id)
-    storage.remove_tree(folder / str(part_id))
-    for left in folder.glob(f"{part_id}.*"):
-        storage.remove_tree(left)
-    storage.remove_if_empty(folder)
-
-
-def discard(incoming: Path) -> None:
-    """What a parse wrote that is not kept. Its job's stores folder goes too once empty: the
-    part may have been deleted during the parse, which then wrote into a folder just removed."""
-    storage.remove_tree(incoming)
-    storage.remove_if_empty(incoming.parent)
 
 
 def part_exists(part_id: int) -> bool:
@@ -198,23 +180,29 @@ def parse_claimed_part(part_id: int, task_id: str) -> bool:
     part = ProfilePart.objects.select_related("node").filter(id=part_id).first()
     if part is None:  # deleted since the claim (with its job, say): nothing to parse
         return False
-    final = store_directory(part)
     # Per task: a part reprocessed while it is parsed has two parses writing at once.
-    incoming = final.with_name(f"{final.name}.incoming-{task_id}")
+    incoming = storage.new_store_folder(part.job_id, part_id, task_id)
+    key = storage.store_key(part.job_id, part_id, task_id)
     executor, processes = decode_pool()
     failure = None
     try:
-        result = ingest_trace(
-            part.file.path,
-            part.kind,
-            incoming,
-            limits(),
-            progress=_progress_writer(part_id),
-            executor=executor,
-            workers=processes,
-        )
+        with storage.raw_file_on_disk(part.file.name) as raw:
+            result = ingest_trace(
+                raw,
+                part.kind,
+                incoming,
+                limits(),
+                progress=_progress_writer(part_id),
+                executor=executor,
+                workers=processes,
+            )
         cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
         store_written.send(sender=ProfilePart, part_id=part_id, store_dir=incoming)
+        storage.stage_store(incoming, key)
+    except storage.StorageError as exc:
+        failure = f"{exc} Nothing of this part was changed; reprocess it to try again."
+    except FileNotFoundError as exc:
+        failure = storage_gone_message(part_id, exc)
     except TraceFormatError as exc:
         failure = f"This file could not be read: {exc}"
     except MemoryError:
@@ -233,19 +221,28 @@ def parse_claimed_part(part_id: int, task_id: str) -> bool:
         )
     # Recorded here, past the except blocks: the parse's memory is freed with its traceback.
     if failure is not None:
-        discard(incoming)
+        storage.discard_store(incoming, key)
         mark_failed(part_id, task_id, failure)
         return False
     try:
-        stored = save_result(part, task_id, result, incoming, cluster)
+        stored = save_result(part, task_id, result, incoming, key, cluster)
     except Exception as exc:  # the transaction rolled back: the part's old rows are intact
         log.exception("Storing the results of part %s failed", part_id)
-        discard(incoming)
+        storage.discard_store(incoming, key)
         mark_failed(part_id, task_id, store_failure_message(exc))
         return False
     if not stored:
-        discard(incoming)
+        storage.discard_store(incoming, key)
     return stored
+
+
+def storage_gone_message(part_id: int, exc: FileNotFoundError) -> str:
+    if part_exists(part_id):  # else deleted during the parse: the failure is never shown
+        log.warning("Part %s: a file went missing while it was parsed (%s)", part_id, exc)
+    return (
+        "The uploaded file is no longer in the server's storage (removed by retention, or "
+        "by hand), so this part cannot be parsed. Upload the file again."
+    )
 
 
 def store_failure_message(exc: Exception) -> str:
@@ -274,17 +271,6 @@ def _progress_writer(part_id: int):
     return write
 
 
-def _replace_directory(incoming: Path, final: Path) -> None:
-    """Put the new store in place with two renames, so that readers of the old one find a
-    whole store at ``final`` but for an instant (files they have open stay readable)."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    retired = final.with_name(f"{final.name}.retired-{uuid.uuid4().hex}")
-    if final.exists():
-        final.rename(retired)
-    incoming.rename(final)
-    shutil.rmtree(retired, ignore_errors=True)
-
-
 def mark_failed(part_id: int, task_id: str, message: str) -> None:
     ProfilePart.objects.filter(
         id=part_id, state=PartState.PROCESSING, ingest_run__task_id=task_id
@@ -292,11 +278,17 @@ def mark_failed(part_id: int, task_id: str, message: str) -> None:
 
 
 def save_result(
-    part: ProfilePart, task_id: str, result: IngestResult, incoming: Path, cluster: ClusterFrames
+    part: ProfilePart,
+    task_id: str,
+    result: IngestResult,
+    incoming: Path,
+    key: str,
+    cluster: ClusterFrames,
 ) -> bool:
-    """Put the store parsed into ``incoming`` in place, replace the part's rows with
-    ``result`` and mark it done, in one transaction, if the part is still this task's (it may
-    have been reprocessed or deleted meanwhile: False, and ``incoming`` is the caller's)."""
+    """Put the store parsed into ``incoming`` (and staged at ``key``) in place, replace the
+    part's rows with ``result`` and mark it done, in one transaction, if the part is still this
+    task's (it may have been reprocessed or deleted meanwhile: False, and ``incoming`` is the
+    caller's)."""
     with transaction.atomic():
         locked = (
             ProfilePart.objects.select_for_update()
@@ -305,10 +297,9 @@ def save_result(
         )
         if locked is None:  # reprocessed (the newer run writes store and rows), or deleted
             return False
-        store = store_directory(part)
-        _replace_directory(incoming, store)
+        storage.place_store(incoming, key)
         delete_part_rows(part.pk)
-        _insert(part, result, store, cluster)
+        _insert(part, result, key, cluster)
         _record_node_devices(part.node_id, result.metadata)
         ProfilePart.objects.filter(id=part.pk).update(
             state=PartState.DONE,
@@ -317,6 +308,8 @@ def save_result(
             warning=storable(result.metadata.get("read_warning", "")),
             finished_at=timezone.now(),
         )
+        job_id, part_id = part.job_id, part.pk
+        transaction.on_commit(lambda: storage.remove_older_stores(job_id, part_id, key))
     return True
 
 
@@ -335,7 +328,7 @@ def delete_part_rows(part_id: int) -> None:
         model.objects.filter(part_id=part_id).delete()
 
 
-def _insert(part: ProfilePart, result: IngestResult, store: Path, cluster: ClusterFrames) -> None:
+def _insert(part: ProfilePart, result: IngestResult, key: str, cluster: ClusterFrames) -> None:
     agg, cut = result.aggregates, result.cut
     common = {"job_id": part.job_id, "part_id": part.pk, "node_id": part.node_id, "rank": part.rank}
     PartSummary.objects.create(
@@ -345,7 +338,7 @@ def _insert(part: ProfilePart, result: IngestResult, store: Path, cluster: Clust
         n_events=result.store.n_events,
         event_counts=agg.event_counts,
         metadata=clean_json(_jsonable(result.metadata)),
-        store_path=str(store.relative_to(settings.MEDIA_ROOT)),
+        store_path=key,
         last_step_start_ns=None if cut is None else cut.last_step_start_ns,
     )
     tracks = result.store.tracks

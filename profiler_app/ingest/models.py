@@ -10,6 +10,7 @@ from django.db import models
 
 from profiler_app.core import storage
 from profiler_app.core.models import Node, ProfilePart, TrainingJob
+from profiler_app.traces.store_files import StoreFiles
 from profiler_app.traces.window import IN_BOTH
 
 
@@ -60,9 +61,14 @@ class PartSummary(PartRows):
     last_step_start_ns = models.BigIntegerField(null=True)
 
     @property
+    def store(self) -> StoreFiles:
+        """The timeline store's files, on this machine when asked for (fetched from a bucket)."""
+        return storage.store_files(self.store_path)
+
+    @property
     def store_dir(self) -> Path:
-        """The timeline store's directory on this machine."""
-        return storage.media_root() / self.store_path
+        """The timeline store's folder on this machine, with the store's own files."""
+        return self.store.folder()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["part"], name="summary_one_per_part")]

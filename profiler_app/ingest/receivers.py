@@ -1,6 +1,6 @@
 """A part's timeline store goes with its part; a job's stores folder with the job. Removed once
 the deletion commits, whichever way the rows went (the API, the admin, a cascade). A parse of
-the part still running meanwhile removes what it was writing itself (``logic.discard``)."""
+the part still running meanwhile removes what it was writing itself (``storage.discard_store``)."""
 
 from django.db import transaction
 from django.db.models.signals import post_delete
@@ -8,16 +8,15 @@ from django.dispatch import receiver
 
 from profiler_app.core import storage
 from profiler_app.core.models import ProfilePart, TrainingJob
-from profiler_app.ingest import logic
 
 
 @receiver(post_delete, sender=ProfilePart, dispatch_uid="ingest-part-store")
 def remove_store(sender, instance: ProfilePart, **kwargs) -> None:
     job_id, part_id = instance.job_id, instance.pk
-    transaction.on_commit(lambda: logic.remove_store(job_id, part_id))
+    transaction.on_commit(lambda: storage.remove_part_stores(job_id, part_id))
 
 
 @receiver(post_delete, sender=TrainingJob, dispatch_uid="ingest-job-stores")
 def remove_stores(sender, instance: TrainingJob, **kwargs) -> None:
-    folder = storage.stores_dir(instance.pk)
-    transaction.on_commit(lambda: storage.remove_tree(folder))
+    job_id = instance.pk
+    transaction.on_commit(lambda: storage.remove_job_stores(job_id))

@@ -17,17 +17,27 @@ from __future__ import annotations
 import fcntl
 import json
 import mmap
+import shutil
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from profiler_app.timeline.activity import ActivityLevel
-from profiler_app.timeline.index_build import INDEX_VERSION, build_index, store_signature
+from profiler_app.timeline.index_build import INDEX_VERSION, build_index, signature_matches
+from profiler_app.traces.store_files import StoreFiles
 from profiler_app.traces.timeline_read import TimelineReader
+from profiler_app.traces.timeline_store import STRINGS_FILE
 
-INDEX_DIR_NAME = "timeline-index"
+# Versioned: a store in a bucket never changes, so a newer index goes beside the older one
+# (whose files other machines may have cached) instead of over it.
+INDEX_DIR_NAME = f"timeline-index-v{INDEX_VERSION}"
+# Where indexes of this version were built before the folder carried it (data directory).
+LEGACY_INDEX_DIR_NAME = "timeline-index"
+# Read when the index is opened; the per-event arrays are read (fetched) when first used.
+_TABLES = ("level_table", "act_table", "util_table")
 _PYRAMID = ("table", "bucket", "count", "busy", "span_off", "span_start", "span_end")
 _ARRAYS = (
     "start",
@@ -62,18 +72,13 @@ class LevelSlice:
 
 
 class PartIndex:
-    def __init__(self, store_dir: Path, index_dir: Path) -> None:
-        self.store_dir = store_dir
-        self.meta = json.loads((index_dir / "meta.json").read_text())
+    def __init__(self, store: StoreFiles, folder: str = INDEX_DIR_NAME) -> None:
+        self.store = store
+        self.folder = folder
+        self.meta = json.loads(store.file(f"{folder}/meta.json").read_text())
         self.origin_ns: int = self.meta["origin_ns"]
         self.lanes: list[dict] = self.meta["lanes"]
         self._maps: list[mmap.mmap] = []
-        for name in _ARRAYS:
-            mapped = np.load(index_dir / f"{name}.npy", mmap_mode="r")
-            if mapped._mmap is not None:  # an empty array maps nothing
-                self._maps.append(mapped._mmap)
-            # Plain views of the maps: slicing a np.memmap costs ten times more.
-            setattr(self, name, np.asarray(mapped))
         table = np.asarray(self.level_table)
         self._levels = {
             (int(r), int(k)): LevelSlice(int(o), int(n), int(k)) for r, k, o, n, _ in table
@@ -88,6 +93,18 @@ class PartIndex:
             }
             for prefix in ("act", "util")
         }
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        """An index array, memory-mapped when first used (fetched first from a bucket)."""
+        if name not in _ARRAYS:
+            raise AttributeError(name)
+        mapped = np.load(self.store.file(f"{self.folder}/{name}.npy"), mmap_mode="r")
+        if mapped._mmap is not None:  # an empty array maps nothing
+            self._maps.append(mapped._mmap)
+        # A plain view of the map: slicing a np.memmap costs ten times more.
+        array = np.asarray(mapped)
+        setattr(self, name, array)
+        return array
 
     start: np.ndarray
     dur: np.ndarray
@@ -162,11 +179,11 @@ class PartIndex:
 
     @cached_property
     def reader(self) -> TimelineReader:
-        return TimelineReader(self.store_dir)
+        return TimelineReader(self.store.folder())
 
     @cached_property
     def strings(self) -> list[str]:
-        return self.reader.strings
+        return pq.read_table(self.store.file(STRINGS_FILE)).column("value").to_pylist()
 
     @cached_property
     def group_starts(self) -> np.ndarray:
@@ -180,32 +197,31 @@ class PartIndex:
         return [s.lower() for s in self.strings]
 
 
-def open_index(store_dir: str | Path, index_dir: str | Path | None = None) -> PartIndex:
+def open_index(store: StoreFiles | str | Path) -> PartIndex:
     """The index of a store, built first when missing or older than the store."""
-    store_dir = Path(store_dir)
-    index_dir = Path(index_dir) if index_dir else store_dir / INDEX_DIR_NAME
-    ensure_index(store_dir, index_dir)
-    return PartIndex(store_dir, index_dir)
+    store = store if isinstance(store, StoreFiles) else StoreFiles(store)
+    ensure_index(store.folder())
+    return open_built_index(store)
 
 
-def open_built_index(store_dir: str | Path) -> PartIndex:
+def open_built_index(store: StoreFiles) -> PartIndex:
     """The index the worker built; IndexNotBuilt when it is missing or older than the store."""
-    store_dir = Path(store_dir)
-    index_dir = store_dir / INDEX_DIR_NAME
-    if not _fresh(store_dir, index_dir):
-        raise IndexNotBuilt(store_dir)
-    return PartIndex(store_dir, index_dir)
+    folder = _built_folder(store)
+    if folder is None:
+        raise IndexNotBuilt(store)
+    return PartIndex(store, folder)
 
 
 class IndexNotBuilt(Exception):
     """A store from before indexes were built at ingest (or before this index version)."""
 
 
-def ensure_index(store_dir: str | Path, index_dir: str | Path | None = None) -> bool:
-    """Builds the store's index unless a fresh one exists; True when it built one."""
-    store_dir = Path(store_dir)
-    index_dir = Path(index_dir) if index_dir else store_dir / INDEX_DIR_NAME
-    if _fresh(store_dir, index_dir):  # the sweep's usual answer: no lock taken
+def ensure_index(store_dir: str | Path) -> bool:
+    """Builds the index of the store in the folder ``store_dir`` unless a fresh one exists;
+    True when it built one."""
+    store = StoreFiles(store_dir)
+    index_dir = store.local / INDEX_DIR_NAME
+    if _built_folder(store):  # the sweep's usual answer: no lock taken
         return False
     # Two workers may index one store at once (a reprocess, a sweep): one builds it, under a
     # lock the other waits on, because swapping in a second build would take the files from
@@ -213,17 +229,31 @@ def ensure_index(store_dir: str | Path, index_dir: str | Path | None = None) -> 
     lock_path = index_dir.with_name(f".{index_dir.name}.lock")
     with lock_path.open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _fresh(store_dir, index_dir):
+        if _fresh(store, INDEX_DIR_NAME):
             return False
-        build_index(store_dir, index_dir)
+        build_index(store.local, index_dir)
+        shutil.rmtree(store.local / LEGACY_INDEX_DIR_NAME, ignore_errors=True)
         return True
 
 
-def _fresh(store_dir: Path, index_dir: Path) -> bool:
-    meta_path = index_dir / "meta.json"
-    if not meta_path.exists():
+def index_built(store: StoreFiles) -> bool:
+    return _built_folder(store) is not None
+
+
+def _built_folder(store: StoreFiles) -> str | None:
+    """The store's folder holding a fresh index, if any."""
+    for folder in (INDEX_DIR_NAME, LEGACY_INDEX_DIR_NAME):
+        if _fresh(store, folder):
+            return folder
+    return None
+
+
+def _fresh(store: StoreFiles, folder: str) -> bool:
+    try:
+        meta = json.loads(store.file(f"{folder}/meta.json").read_text())
+    except FileNotFoundError:
         return False
-    meta = json.loads(meta_path.read_text())
-    return meta.get("version") == INDEX_VERSION and meta.get("signature") == store_signature(
-        store_dir
-    )
+    if meta.get("version") != INDEX_VERSION:
+        return False
+    # A store kept in a bucket never changes once its index is built beside it.
+    return store.key is not None or signature_matches(meta.get("signature"), store.local)

@@ -36,9 +36,14 @@ _COLUMNS = ["track", "kind", "name", "start_ns", "dur_ns", "correlation", "devic
 
 
 def store_signature(store_dir: Path) -> str:
-    """Changes whenever ingest rewrites the store, so a stale index is rebuilt."""
-    stat = (store_dir / "events.parquet").stat()
-    return f"{stat.st_size}-{stat.st_mtime_ns}"
+    """Changes whenever ingest rewrites the store, so a stale index is rebuilt: the events
+    file's size (its time does not survive a copy; indexes built before recorded
+    ``<size>-<time>``, read by ``signature_matches``)."""
+    return str((store_dir / "events.parquet").stat().st_size)
+
+
+def signature_matches(recorded: str | None, store_dir: Path) -> bool:
+    return (recorded or "").split("-")[0] == store_signature(store_dir)
 
 
 def _partners(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:

@@ -12,9 +12,17 @@ from cachetools import LRUCache, cached
 from cachetools.keys import hashkey
 from django.conf import settings
 
+from profiler_app.core import storage
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest.models import MemoryPoint, PartSummary, Step, UtilizationPoint
-from profiler_app.timeline.index import IndexNotBuilt, PartIndex, ensure_index, open_built_index
+from profiler_app.timeline.index import (
+    INDEX_DIR_NAME,
+    IndexNotBuilt,
+    PartIndex,
+    ensure_index,
+    index_built,
+    open_built_index,
+)
 from profiler_app.timeline.query import JobTimeline
 from profiler_app.timeline.series import Series, from_frame
 from profiler_app.timeline.tree import Part
@@ -35,8 +43,13 @@ def index_missing() -> list[int]:
     of an older index version); the parts indexed. Beat runs this (timeline.tasks)."""
     built = []
     for summary in PartSummary.objects.filter(part__state=PartState.DONE, n_events__gt=0):
-        directory = summary.store_dir
+        store = summary.store
+        if index_built(store):  # asks for the index's meta only: no store is fetched
+            continue
+        directory = store.folder()
         if (directory / "events.parquet").exists() and ensure_index(directory):
+            if store.key is not None:  # kept in a bucket: the index goes beside the store
+                storage.stage_store(directory / INDEX_DIR_NAME, f"{store.key}/{INDEX_DIR_NAME}")
             built.append(summary.part_id)
     return built
 
@@ -47,20 +60,16 @@ class TimelineNotReady(Exception):
 
 @cached(
     LRUCache(maxsize=getattr(settings, "TIMELINE_OPEN_PARTS", 512)),
-    key=lambda summary, signature: hashkey(summary.part_id, signature),
+    # A parse writes a new summary row: a part parsed again is opened again.
+    key=lambda summary: hashkey(summary.pk, summary.store_path),
     lock=threading.Lock(),
 )
-def _open_part_index(summary: PartSummary, signature: int) -> PartIndex:
+def part_index(summary: PartSummary) -> PartIndex:
+    """The part's index as the worker built it."""
     try:
-        return open_built_index(summary.store_dir)
+        return open_built_index(summary.store)
     except IndexNotBuilt:
         raise TimelineNotReady(summary.part_id) from None
-
-
-def part_index(summary: PartSummary) -> PartIndex:
-    """The part's index as the worker built it (reopened when the part was parsed again)."""
-    signature = (summary.store_dir / "events.parquet").stat().st_mtime_ns
-    return _open_part_index(summary, signature)
 
 
 def _series(job: TrainingJob) -> list[Series]:

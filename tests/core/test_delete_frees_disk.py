@@ -20,12 +20,19 @@ from profiler_app.core.models import (
     TrainingJob,
     Upload,
 )
+from profiler_app.core.storage import uploads_dir
 from profiler_app.ingest import logic as ingest_logic
 from profiler_app.ingest.models import IngestRun, KernelStat, PartSummary
 from profiler_app.ingest.signals import store_written
 from profiler_app.ingest.tasks import ingest_part
 from tests.conftest import DATA_DIR, wait_for
 from tests.core.disk import data_bytes, data_files
+
+
+def upload_file(upload):
+    """Where an unfinished upload's bytes lie in the data directory."""
+    return uploads_dir() / f"{upload.pk}.part"
+
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -84,7 +91,7 @@ def test_deleting_a_job_gives_back_its_disk_space(celery_worker_process, user, c
         content_type="application/octet-stream",
         HTTP_CONTENT_RANGE="bytes 0-3/8",
     )
-    temp = Upload.objects.get().temp_path()
+    temp = upload_file(Upload.objects.get())
     assert temp.read_bytes() == b"half"
     owner.put("/api/loaded-profile/", {"job": job.id}, format="json")
 

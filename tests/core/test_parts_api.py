@@ -14,7 +14,14 @@ from django.db import connection
 from django.utils import timezone
 
 from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob, Upload
+from profiler_app.core.storage import uploads_dir
 from tests.conftest import DATA_DIR
+
+
+def upload_file(upload):
+    """Where an unfinished upload's bytes lie in the data directory."""
+    return uploads_dir() / f"{upload.pk}.part"
+
 
 pytestmark = pytest.mark.django_db
 
@@ -246,7 +253,7 @@ def test_it_accepts_one_of_two_concurrent_sends_of_a_range(user, job):
         "first": "accepted",
         "retry": "expected the range to start at byte 4, got 0",
     }
-    assert upload.temp_path().read_bytes() == b"AAAA"
+    assert upload_file(upload).read_bytes() == b"AAAA"
     assert Upload.objects.get(pk=upload.pk).received_bytes == 4
 
 
@@ -259,22 +266,22 @@ def test_it_removes_uploads_nobody_finished(api, job, settings):
     def started(name: str, sent: bytes) -> Upload:
         body = {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": name, "size_bytes": 10}
         upload = Upload.objects.get(pk=api.post(f"/api/jobs/{job.id}/uploads/", body).json()["id"])
-        upload.temp_path().parent.mkdir(parents=True, exist_ok=True)
-        upload.temp_path().write_bytes(sent)
+        upload_file(upload).parent.mkdir(parents=True, exist_ok=True)
+        upload_file(upload).write_bytes(sent)
         return upload
 
     abandoned, slow, fresh = started("a", b"12"), started("s", b"34"), started("f", b"56")
     long_ago = timezone.now() - timedelta(hours=25)
     Upload.objects.filter(pk__in=[abandoned.pk, slow.pk]).update(created_at=long_ago)
-    os.utime(abandoned.temp_path(), (day_ago, day_ago))  # slow's bytes arrived just now
-    orphan = abandoned.temp_path().with_name("0badc0de.part")
+    os.utime(upload_file(abandoned), (day_ago, day_ago))  # slow's bytes arrived just now
+    orphan = upload_file(abandoned).with_name("0badc0de.part")
     orphan.write_bytes(b"left behind")
     os.utime(orphan, (day_ago, day_ago))
 
     assert remove_abandoned_uploads.apply().get() == 2
     assert set(Upload.objects.values_list("pk", flat=True)) == {slow.pk, fresh.pk}
-    assert not abandoned.temp_path().exists() and not orphan.exists()
-    assert slow.temp_path().read_bytes() == b"34" and fresh.temp_path().exists()
+    assert not upload_file(abandoned).exists() and not orphan.exists()
+    assert upload_file(slow).read_bytes() == b"34" and upload_file(fresh).exists()
 
 
 def test_it_downloads_the_raw_file(api, job):
@@ -307,7 +314,7 @@ def test_it_stores_a_ranged_upload_with_an_odd_file_name(api, job, filename):
     part = ProfilePart.objects.get(pk=done.json()["id"])
     assert part.file.read() == raw
     assert "\\" not in part.file.name and ".." not in part.file.name
-    assert not upload.temp_path().exists()
+    assert not upload_file(upload).exists()
 
 
 def test_it_cancels_an_upload_and_removes_its_bytes(api, client_for, teammate, job):
@@ -322,11 +329,11 @@ def test_it_cancels_an_upload_and_removes_its_bytes(api, client_for, teammate, j
     url = f"/api/uploads/{upload.pk}/"
     api.generic("PUT", url, raw[:5], content_type="application/octet-stream",
                 HTTP_CONTENT_RANGE=f"bytes 0-4/{len(raw)}")  # fmt: skip
-    assert upload.temp_path().read_bytes() == raw[:5]
+    assert upload_file(upload).read_bytes() == raw[:5]
 
     assert client_for(teammate).delete(url).status_code == 404  # not theirs to cancel
     assert api.delete(url).status_code == 204
-    assert not Upload.objects.exists() and not upload.temp_path().exists()
+    assert not Upload.objects.exists() and not upload_file(upload).exists()
     assert api.post(f"{url}complete/").status_code == 404
     assert api.delete(url).status_code == 404
     assert not ProfilePart.objects.exists()

@@ -43,7 +43,7 @@ def test_a_part_without_an_index_waits_for_the_sweep_not_a_request(api, parsed_j
         meta_path = index_dir(job) / "meta.json"
         meta = json.loads(meta_path.read_text())
         meta_path.write_text(json.dumps({**meta, "version": INDEX_VERSION - 1}))
-    logic._open_part_index.cache_clear()
+    logic.part_index.cache_clear()
 
     refused = api.get(f"/api/jobs/{job.id}/timeline/tracks/")
     assert refused.status_code == 503

@@ -1,0 +1,165 @@
+"""An S3-compatible bucket (PROFILER_STORAGE_URL=s3://bucket/prefix) through boto3: the few
+operations the storage needs, each failure turned into a StorageError a user can read.
+
+Keys are given relative to the prefix. One client per process (boto3 clients are thread-safe;
+a forked Celery child makes its own)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import BinaryIO
+
+import boto3
+from boto3.s3.transfer import TransferConfig
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from profiler_app.lib.bucket_url import client_config, endpoint_url, parse
+
+# Parallel transfers: a store is a few dozen files; a raw upload is one big multipart object.
+TRANSFER_THREADS = 8
+TRANSFER = TransferConfig(
+    multipart_threshold=64 * 1024**2, multipart_chunksize=32 * 1024**2, max_concurrency=8
+)
+DELETE_BATCH = 1000  # DeleteObjects' limit per request
+
+
+class StorageError(Exception):
+    """The object store refused or could not be reached; the message says which, for users."""
+
+
+@dataclass(frozen=True)
+class Listed:
+    key: str  # relative to the prefix
+    size: int
+    modified: float  # seconds since the epoch
+
+
+def _describe(exc: Exception, action: str, key: str) -> StorageError:
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        reason = f"{error.get('Code', 'error')}: {error.get('Message', '')}".strip(": ")
+    else:
+        reason = str(exc) or type(exc).__name__
+    return StorageError(f"The object store could not {action} {key} ({reason}).")
+
+
+class Bucket:
+    def __init__(self, url: str) -> None:
+        where = parse(url)
+        self.name, self.prefix = where.bucket, where.prefix
+        self._key = where.key
+        session = boto3.session.Session()
+        self.client = session.client(
+            "s3", endpoint_url=endpoint_url(), config=Config(**client_config())
+        )
+
+    def key(self, relative: str) -> str:
+        return self._key(relative)
+
+    def _relative(self, key: str) -> str:
+        return key[len(self.prefix) + 1 :] if self.prefix else key
+
+    def put_file(self, relative: str, path: Path) -> None:
+        try:
+            self.client.upload_file(str(path), self.name, self.key(relative), Config=TRANSFER)
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise _describe(exc, "save", relative) from None
+
+    def put_stream(self, relative: str, stream: BinaryIO) -> None:
+        try:
+            self.client.upload_fileobj(stream, self.name, self.key(relative), Config=TRANSFER)
+        except (BotoCoreError, ClientError, OSError) as exc:
+            raise _describe(exc, "save", relative) from None
+
+    def put_tree(self, relative: str, folder: Path) -> list[str]:
+        """Every file under ``folder`` to ``relative/…``, in parallel; the keys written."""
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        keys = [f"{relative}/{p.relative_to(folder).as_posix()}" for p in files]
+        with ThreadPoolExecutor(TRANSFER_THREADS) as pool:
+            list(pool.map(self.put_file, keys, files))
+        return keys
+
+    def get_file(self, relative: str, dest: Path) -> None:
+        """Downloads to ``dest`` whole or not at all (a temp name renamed in place)."""
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        temp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex}.part")
+        try:
+            self.client.download_file(self.name, self.key(relative), str(temp), Config=TRANSFER)
+            os.replace(temp, dest)
+        except (BotoCoreError, ClientError, OSError) as exc:
+            temp.unlink(missing_ok=True)
+            if isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in (
+                "404",
+                "NoSuchKey",
+            ):
+                raise FileNotFoundError(relative) from None
+            raise _describe(exc, "read", relative) from None
+
+    def copy_to(self, relative: str, out: BinaryIO) -> None:
+        """Streams an object into an open file."""
+        try:
+            body = self.client.get_object(Bucket=self.name, Key=self.key(relative))["Body"]
+            shutil.copyfileobj(body, out, 8 * 1024**2)
+        except (BotoCoreError, ClientError) as exc:
+            raise _describe(exc, "read", relative) from None
+
+    def list(self, relative_prefix: str) -> Iterator[Listed]:
+        paginator = self.client.get_paginator("list_objects_v2")
+        try:
+            for page in paginator.paginate(Bucket=self.name, Prefix=self.key(relative_prefix)):
+                for item in page.get("Contents", ()):
+                    yield Listed(
+                        self._relative(item["Key"]),
+                        int(item["Size"]),
+                        item["LastModified"].timestamp(),
+                    )
+        except (BotoCoreError, ClientError) as exc:
+            raise _describe(exc, "list", relative_prefix) from None
+
+    def prefix_bytes(self, relative_prefix: str) -> int:
+        return sum(item.size for item in self.list(relative_prefix))
+
+    def delete(self, keys: Iterable[str]) -> None:
+        batch: list[str] = []
+        for relative in keys:
+            batch.append(relative)
+            if len(batch) == DELETE_BATCH:
+                self._delete_batch(batch)
+                batch = []
+        if batch:
+            self._delete_batch(batch)
+
+    def delete_prefix(self, relative_prefix: str) -> None:
+        self.delete(item.key for item in self.list(relative_prefix))
+
+    def _delete_batch(self, keys: list[str]) -> None:
+        try:
+            self.client.delete_objects(
+                Bucket=self.name,
+                Delete={"Objects": [{"Key": self.key(k)} for k in keys], "Quiet": True},
+            )
+        except (BotoCoreError, ClientError) as exc:
+            raise _describe(exc, "delete", keys[0]) from None
+
+
+_lock = threading.Lock()
+
+
+def bucket(url: str) -> Bucket:
+    """This process's client of the bucket at ``url``."""
+    with _lock:
+        return _bucket(url, endpoint_url(), os.getpid())
+
+
+@cache
+def _bucket(url: str, endpoint: str | None, pid: int) -> Bucket:
+    return Bucket(url)

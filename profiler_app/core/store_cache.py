@@ -1,0 +1,152 @@
+"""This machine's cache of timeline-store files kept in the bucket (STORE_CACHE_DIR), bounded
+to STORE_CACHE_BYTES, least recently used stores evicted first.
+
+A store in the bucket never changes (a new parse writes a new one under a new key), so a cached
+file is never stale. Each cached store is a folder named by its key with a ``.used`` file whose
+time is the store's last use; every process of the machine shares the folder. A file arrives
+whole (downloaded to a temp name, then renamed), so a reader never sees half of one. A store
+used within the last GRACE_S is never evicted: a reader may be about to open its files (an
+evicted file it already opened stays readable).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.conf import settings
+
+from profiler_app.core.bucket import bucket
+
+USED = ".used"
+COMPLETE = ".complete"  # the store's own files (not its subfolders') are all here
+GRACE_S = 120.0
+TOUCH_EVERY_S = 10.0
+FETCH_THREADS = 8
+
+_touched: dict[Path, float] = {}
+_evict_lock = threading.Lock()
+
+
+def root() -> Path:
+    return Path(settings.STORE_CACHE_DIR)
+
+
+def folder_of(key: str) -> Path:
+    return root() / key
+
+
+def touch(entry: Path) -> None:
+    """Marks the store used now (at most every TOUCH_EVERY_S per process: a viewport opens
+    every part's store)."""
+    now = time.time()
+    if now - _touched.get(entry, 0.0) < TOUCH_EVERY_S:
+        return
+    entry.mkdir(parents=True, exist_ok=True)
+    (entry / USED).touch()
+    _touched[entry] = now
+
+
+def file(key: str, name: str) -> Path:
+    """One file of the store ``key``, fetched when this machine lacks it."""
+    entry = folder_of(key)
+    path = entry / name
+    touch(entry)
+    if not path.exists():
+        bucket(settings.STORAGE_URL).get_file(f"{key}/{name}", path)
+        evict()
+    return path
+
+
+def folder(key: str) -> Path:
+    """The store ``key`` with its own files here (its subfolders' files come through ``file``
+    as they are read: a timeline view needs a few of its index's arrays, not all)."""
+    entry = folder_of(key)
+    touch(entry)
+    if (entry / COMPLETE).exists():
+        return entry
+    listed = [
+        item.key[len(key) + 1 :]
+        for item in bucket(settings.STORAGE_URL).list(f"{key}/")
+        if "/" not in item.key[len(key) + 1 :]
+    ]
+    missing = [name for name in listed if not (entry / name).exists()]
+    if missing:
+        _fetch(key, missing)
+    (entry / COMPLETE).touch()
+    evict()
+    return entry
+
+
+def _fetch(key: str, names: Iterable[str]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = bucket(settings.STORAGE_URL)
+    entry = folder_of(key)
+    with ThreadPoolExecutor(FETCH_THREADS) as pool:
+        list(pool.map(lambda n: store.get_file(f"{key}/{n}", entry / n), names))
+
+
+def adopt(incoming: Path, key: str) -> None:
+    """A store this process wrote (and put in the bucket) becomes its cached copy: the worker
+    that parsed a part has it at hand for the insights that follow."""
+    entry = folder_of(key)
+    shutil.rmtree(entry, ignore_errors=True)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(incoming, entry)
+    (entry / COMPLETE).touch()
+    (entry / USED).touch()
+    evict()
+
+
+def forget(prefix: str) -> None:
+    """Drops the cached stores under ``prefix`` (a deleted part's or job's)."""
+    shutil.rmtree(root() / prefix, ignore_errors=True)
+
+
+def _entries() -> list[tuple[float, int, Path]]:
+    found = []
+    for dirpath, _dirnames, filenames in os.walk(root()):
+        if USED not in filenames:
+            continue
+        entry = Path(dirpath)
+        size = 0
+        for sub, _d, names in os.walk(entry):
+            for name in names:
+                try:
+                    size += os.stat(os.path.join(sub, name)).st_size
+                except FileNotFoundError:
+                    continue
+        try:
+            used = (entry / USED).stat().st_mtime
+        except FileNotFoundError:
+            continue
+        found.append((used, size, entry))
+    return found
+
+
+def evict() -> int:
+    """Removes least recently used stores until the cache fits its bound; the bytes freed."""
+    limit = settings.STORE_CACHE_BYTES
+    with _evict_lock:
+        entries = sorted(_entries())
+        total = sum(size for _, size, _ in entries)
+        freed = 0
+        now = time.time()
+        for used, size, entry in entries:
+            if total - freed <= limit:
+                break
+            if now - used < GRACE_S:
+                break  # sorted by use: the rest are in use too
+            shutil.rmtree(entry, ignore_errors=True)
+            _touched.pop(entry, None)
+            freed += size
+        return freed
+
+
+def size() -> int:
+    return sum(size for _, size, _ in _entries())

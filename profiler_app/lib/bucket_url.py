@@ -1,0 +1,67 @@
+"""PROFILER_STORAGE_URL's bucket and prefix, and the S3 client settings the storage and
+django-storages share. Endpoint, region and credentials come from the usual AWS variables
+(boto3 reads the credentials itself); a custom endpoint (MinIO, say) is addressed path-style."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from profiler_app.lib.env import BadSetting
+
+# Each S3 request gives up after these, so a dead endpoint fails a part instead of hanging it.
+CONNECT_TIMEOUT_S = 10
+READ_TIMEOUT_S = 60
+ATTEMPTS = 4
+
+
+@dataclass(frozen=True)
+class BucketUrl:
+    bucket: str
+    prefix: str  # without slashes at either end; "" for the bucket's root
+
+    def key(self, relative: str) -> str:
+        return f"{self.prefix}/{relative}" if self.prefix else relative
+
+
+def parse(url: str) -> BucketUrl:
+    parts = urlsplit(url)
+    if parts.scheme != "s3" or not parts.netloc:
+        raise BadSetting(
+            f"PROFILER_STORAGE_URL={url!r}: expected s3://<bucket>/<prefix> (or leave it unset "
+            "to keep profiles in the data directory)"
+        )
+    return BucketUrl(parts.netloc, parts.path.strip("/"))
+
+
+def endpoint_url() -> str | None:
+    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None
+
+
+def client_config() -> dict:
+    """Keyword arguments of botocore's Config for every client of the bucket."""
+    return {
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "read_timeout": READ_TIMEOUT_S,
+        "retries": {"max_attempts": ATTEMPTS, "mode": "standard"},
+        "max_pool_connections": 32,
+        "s3": {"addressing_style": "path"} if endpoint_url() else {},
+    }
+
+
+def django_storage_options(url: str) -> dict:
+    """django-storages' S3Storage options: raw uploads under the prefix, never overwritten."""
+    where = parse(url)
+    from botocore.config import Config
+
+    return {
+        "bucket_name": where.bucket,
+        "location": where.prefix,
+        "endpoint_url": endpoint_url(),
+        "region_name": os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"),
+        "file_overwrite": False,
+        "default_acl": None,
+        "querystring_auth": False,
+        "client_config": Config(**client_config()),
+    }

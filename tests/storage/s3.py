@@ -1,0 +1,88 @@
+"""A real S3 API on loopback for the object-storage tests and benchmarks: moto's standalone
+server, one per test session, a fresh bucket per test."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import boto3
+import requests
+
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "profiler-tests",
+    "AWS_SECRET_ACCESS_KEY": "profiler-tests-secret",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def moto_server(log_path: Path):
+    """moto's S3 server on a free loopback port; yields its endpoint URL."""
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    requests.get(f"{endpoint}/moto-api/data.json", timeout=1)
+                    break
+                except requests.ConnectionError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"moto server did not start:\n{log_path.read_text()}")
+                    time.sleep(0.1)
+            yield endpoint
+        finally:
+            process.terminate()
+            process.wait(10)
+
+
+def client(endpoint: str):
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        region_name=CREDENTIALS["AWS_DEFAULT_REGION"],
+    )
+
+
+def new_bucket(endpoint: str) -> str:
+    name = f"profiles-{uuid.uuid4().hex[:12]}"
+    client(endpoint).create_bucket(Bucket=name)
+    return name
+
+
+def storage_env(endpoint: str, bucket: str, prefix: str = "profiles") -> dict[str, str]:
+    """The environment of a process keeping its profiles in ``bucket``."""
+    return {
+        **CREDENTIALS,
+        "PROFILER_STORAGE_URL": f"s3://{bucket}/{prefix}",
+        "AWS_ENDPOINT_URL": endpoint,
+    }
+
+
+def keys(endpoint: str, bucket: str, prefix: str = "") -> list[str]:
+    found = []
+    for page in (
+        client(endpoint).get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    ):
+        found += [item["Key"] for item in page.get("Contents", ())]
+    return sorted(found)

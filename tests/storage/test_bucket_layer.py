@@ -1,0 +1,130 @@
+"""Profiles kept in an S3 bucket (moto's real S3 API on loopback), this process as both web and
+worker: resumable upload ranges, a part parsed into the bucket, a timeline read from a cold
+cache fetching only what the view needs, and a deleted job leaving nothing in the bucket."""
+
+import hashlib
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.files import File
+
+from profiler_app.core import logic, storage, store_cache
+from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob
+from profiler_app.ingest import logic as ingest
+from profiler_app.ingest.models import KernelStat, PartSummary
+from profiler_app.timeline import logic as timeline
+from profiler_app.timeline.index import INDEX_DIR_NAME
+from tests.conftest import DATA_DIR
+from tests.storage import s3
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TRACE = DATA_DIR / "multirank_sampled" / "rank-0.json.gz"
+
+
+def test_upload_ranges_are_objects_joined_in_order(in_bucket, s3_endpoint, bucket):
+    data = bytes(range(256)) * 1000
+    upload_id = "5a1d0c4e-0000-4000-8000-000000000001"
+    storage.write_upload_range(upload_id, 0, io.BytesIO(data), 100_000)
+    # A try that sent its range but never got it counted leaves an object the next try's
+    # range does not line up with: it is not part of the file.
+    storage.write_upload_range(upload_id, 150_000, io.BytesIO(b"x" * 10), 10)
+    storage.write_upload_range(upload_id, 100_000, io.BytesIO(data[100_000:]), 156_000)
+    with pytest.raises(storage.RangeEndedEarly):
+        storage.write_upload_range(upload_id, 256_000, io.BytesIO(b"short"), 50)
+
+    assert storage.upload_bytes(upload_id) > len(data)
+    assert upload_id in storage.stored_uploads()
+    with storage.upload_on_disk(upload_id, len(data)) as joined:
+        assert joined.read() == data
+    storage.remove_upload(upload_id)
+    assert s3.keys(s3_endpoint, bucket, "profiles/uploads/") == []
+    with pytest.raises(FileNotFoundError), storage.upload_on_disk(upload_id, len(data)):
+        pass
+
+
+def parsed_in_bucket(user, name: str) -> ProfilePart:
+    """A part whose raw file went to the bucket, parsed by this process as a worker would
+    (no task queued: a worker of another test's storage must not take it)."""
+    job = TrainingJob.objects.create(name=name, owner=user)
+    node = Node.objects.create(job=job, name="algo-1")
+    raw = TRACE.read_bytes()
+    part = ProfilePart(
+        job=job, node=node, rank=0, kind="kineto", original_name=TRACE.name,
+        size_bytes=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
+    )  # fmt: skip
+    part.file.save(TRACE.name, File(io.BytesIO(raw)), save=True)
+    assert ingest.claim(part.pk, "bucket-task")
+    assert ingest.parse_claimed_part(part.pk, "bucket-task")
+    part.refresh_from_db()
+    assert part.state == PartState.DONE, part.error
+    return part
+
+
+def test_a_part_parsed_into_the_bucket_is_read_back_from_a_cold_cache(
+    in_bucket, s3_endpoint, bucket, user, api, settings
+):
+    part = parsed_in_bucket(user, "in-bucket")
+    summary = PartSummary.objects.get(part=part)
+    key = f"timeline/{part.job_id}/{part.pk}/bucket-task"
+    assert summary.store_path == key
+    stored = s3.keys(s3_endpoint, bucket, "profiles/")
+    assert f"profiles/parts/{part.job_id}/{part.sha256}-{TRACE.name}" in stored
+    assert f"profiles/{key}/events.parquet" in stored
+    assert f"profiles/{key}/{INDEX_DIR_NAME}/meta.json" in stored
+    assert not (Path(settings.MEDIA_ROOT) / "parts" / str(part.job_id)).exists()
+    assert storage.job_raw_bytes(part.job_id) == TRACE.stat().st_size
+
+    # Another machine: nothing cached. The timeline opens from the index's meta and the few
+    # arrays a whole-job view reads; the events file stays in the bucket.
+    shutil.rmtree(store_cache.root())
+    timeline.part_index.cache_clear()
+    tree = api.get(f"/api/jobs/{part.job_id}/timeline/tracks/").json()
+    view = api.get(
+        f"/api/jobs/{part.job_id}/timeline/viewport/",
+        {
+            "start_ns": tree["start_ns"],
+            "end_ns": str(int(tree["end_ns"]) + 1),
+            "width_px": 1000,
+            "tracks": ",".join(root["id"] for root in tree["tracks"]),
+        },
+    )
+    assert view.status_code == 200, view.content
+    cached = store_cache.folder_of(key)
+    assert (cached / INDEX_DIR_NAME / "meta.json").exists()
+    assert not (cached / "events.parquet").exists()
+    fetched = sorted(p.name for p in (cached / INDEX_DIR_NAME).iterdir())
+    assert len(fetched) < len(
+        list(s3.keys(s3_endpoint, bucket, f"profiles/{key}/{INDEX_DIR_NAME}/"))
+    )
+
+    # The kernels table and a store-wide read (the folder) agree with what the parse stored.
+    kernels = KernelStat.objects.filter(part=part).count()
+    assert kernels > 0
+    assert (summary.store_dir / "events.parquet").exists()
+
+
+def test_deleting_a_job_empties_its_keys_and_cache(in_bucket, s3_endpoint, bucket, user):
+    part = parsed_in_bucket(user, "to-delete")
+    job_id = part.job_id
+    assert s3.keys(s3_endpoint, bucket, f"profiles/timeline/{job_id}/")
+    logic.delete_job(TrainingJob.objects.get(pk=job_id))
+    assert s3.keys(s3_endpoint, bucket, "profiles/") == []
+    assert not (store_cache.root() / "timeline" / str(job_id)).exists()
+
+
+def test_a_reprocessed_part_replaces_its_store_and_drops_the_old_one(
+    in_bucket, s3_endpoint, bucket, user
+):
+    part = parsed_in_bucket(user, "reprocessed")
+    first = PartSummary.objects.get(part=part).store_path
+    # Queued again without a task (a worker of another test's storage must not take it).
+    ProfilePart.objects.filter(pk=part.pk).update(state=PartState.PENDING)
+    assert ingest.claim(part.pk, "second-task")
+    assert ingest.parse_claimed_part(part.pk, "second-task")
+    second = PartSummary.objects.get(part=part).store_path
+    assert second != first
+    assert s3.keys(s3_endpoint, bucket, f"profiles/{first}/") == []
+    assert s3.keys(s3_endpoint, bucket, f"profiles/{second}/")
