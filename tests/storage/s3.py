@@ -46,7 +46,9 @@ def moto_server(log_path: Path):
                     break
                 except requests.ConnectionError:
                     if process.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"moto server did not start:\n{log_path.read_text()}")
+                        raise RuntimeError(
+                            f"moto server did not start:\n{log_path.read_text()}"
+                        ) from None
                     time.sleep(0.1)
             yield endpoint
         finally:
