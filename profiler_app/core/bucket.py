@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 import boto3
+from boto3.exceptions import Boto3Error
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
@@ -32,6 +33,9 @@ TRANSFER = TransferConfig(
 DELETE_BATCH = 1000  # DeleteObjects' limit per request
 
 
+_FAILURES = (BotoCoreError, ClientError, Boto3Error, OSError)
+
+
 class StorageError(Exception):
     """The object store refused or could not be reached; the message says which, for users."""
 
@@ -44,6 +48,8 @@ class Listed:
 
 
 def _describe(exc: Exception, action: str, key: str) -> StorageError:
+    if isinstance(exc, Boto3Error) and isinstance(exc.__context__, ClientError):
+        exc = exc.__context__  # a transfer's failure wraps the request's
     if isinstance(exc, ClientError):
         error = exc.response.get("Error", {})
         reason = f"{error.get('Code', 'error')}: {error.get('Message', '')}".strip(": ")
@@ -71,13 +77,13 @@ class Bucket:
     def put_file(self, relative: str, path: Path) -> None:
         try:
             self.client.upload_file(str(path), self.name, self.key(relative), Config=TRANSFER)
-        except (BotoCoreError, ClientError, OSError) as exc:
+        except _FAILURES as exc:
             raise _describe(exc, "save", relative) from None
 
     def put_stream(self, relative: str, stream: BinaryIO) -> None:
         try:
             self.client.upload_fileobj(stream, self.name, self.key(relative), Config=TRANSFER)
-        except (BotoCoreError, ClientError, OSError) as exc:
+        except _FAILURES as exc:
             raise _describe(exc, "save", relative) from None
 
     def put_tree(self, relative: str, folder: Path) -> list[str]:
@@ -95,7 +101,7 @@ class Bucket:
         try:
             self.client.download_file(self.name, self.key(relative), str(temp), Config=TRANSFER)
             os.replace(temp, dest)
-        except (BotoCoreError, ClientError, OSError) as exc:
+        except _FAILURES as exc:
             temp.unlink(missing_ok=True)
             if isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in (
                 "404",
@@ -109,7 +115,7 @@ class Bucket:
         try:
             body = self.client.get_object(Bucket=self.name, Key=self.key(relative))["Body"]
             shutil.copyfileobj(body, out, 8 * 1024**2)
-        except (BotoCoreError, ClientError) as exc:
+        except _FAILURES as exc:
             raise _describe(exc, "read", relative) from None
 
     def list(self, relative_prefix: str) -> Iterator[Listed]:
@@ -122,7 +128,7 @@ class Bucket:
                         int(item["Size"]),
                         item["LastModified"].timestamp(),
                     )
-        except (BotoCoreError, ClientError) as exc:
+        except _FAILURES as exc:
             raise _describe(exc, "list", relative_prefix) from None
 
     def prefix_bytes(self, relative_prefix: str) -> int:
@@ -147,7 +153,7 @@ class Bucket:
                 Bucket=self.name,
                 Delete={"Objects": [{"Key": self.key(k)} for k in keys], "Quiet": True},
             )
-        except (BotoCoreError, ClientError) as exc:
+        except _FAILURES as exc:
             raise _describe(exc, "delete", keys[0]) from None
 
 
