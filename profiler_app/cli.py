@@ -151,10 +151,10 @@ def up(host: str, port: int) -> int:
     import django
 
     django.setup()
-    from django.conf import settings
 
-    shutdown_file: Path = settings.SHUTDOWN_REQUEST_FILE
-    shutdown_file.unlink(missing_ok=True)
+    from profiler_app.core.logic import take_shutdown_request
+
+    take_shutdown_request()  # one left from the last run
     run_file = root / "run.json"
     stopping = False
 
@@ -188,8 +188,9 @@ def up(host: str, port: int) -> int:
             say(f"the server did not become healthy; see the log above and {base_url}/api/health/")
         while not stopping:
             time.sleep(0.5)
-            if shutdown_file.exists():
-                say(f"idle auto-shutdown: {shutdown_file.read_text().strip()}")
+            reason = take_shutdown_request()
+            if reason is not None:
+                say(f"idle auto-shutdown: {reason}")
                 say("all data is kept; start again with `make run`")
                 break
             for child in children:
@@ -232,17 +233,17 @@ def run_role(role: str, host: str, port: int) -> int:
     import django
 
     django.setup()
-    from django.conf import settings
 
     process = subprocess.Popen(role_command(role, host, port))
     signal.signal(signal.SIGTERM, lambda *_: process.terminate())
     signal.signal(signal.SIGINT, lambda *_: process.terminate())
-    shutdown_file: Path = settings.SHUTDOWN_REQUEST_FILE
+    from profiler_app.core.logic import take_shutdown_request
+
     while process.poll() is None:
         time.sleep(1)
-        if role == "web" and shutdown_file.exists():
-            print(f"idle auto-shutdown: {shutdown_file.read_text().strip()}", flush=True)
-            shutdown_file.unlink(missing_ok=True)
+        reason = take_shutdown_request() if role == "web" else None
+        if reason is not None:
+            print(f"idle auto-shutdown: {reason}", flush=True)
             process.terminate()
             process.wait()
             return 0

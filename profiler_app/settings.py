@@ -289,9 +289,6 @@ SQL_MAX_CONCURRENT = envint("SQL_MAX_CONCURRENT", 2)
 # Insights re-run this long after the last part of a burst arrives (one run per burst).
 INSIGHTS_DEBOUNCE_S = envfloat("INSIGHTS_DEBOUNCE_S", 3.0)
 
-# profiler-app up writes this file when the idle auto-shutdown fires; the launcher watches it.
-SHUTDOWN_REQUEST_FILE = DATA_DIR / "shutdown-requested"
-
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from profiler_app.core.logic import take_shutdown_request
 from profiler_app.core.models import AppSettings, LoadedProfile, TrainingJob
 from profiler_app.core.tasks import check_idle_shutdown
 
@@ -98,13 +99,12 @@ def test_it_rejects_bad_thresholds(client_for, staff, hours, message):
     assert AppSettings.load().auto_shutdown_hours == 2.0
 
 
-def test_it_asks_for_shutdown_only_past_the_idle_threshold(settings, tmp_path):
-    settings.SHUTDOWN_REQUEST_FILE = tmp_path / "shutdown-requested"
+def test_it_asks_for_shutdown_only_past_the_idle_threshold():
     current = AppSettings.load()
     current.last_activity_at = timezone.now() - timedelta(hours=1, minutes=59)
     current.save()
     assert check_idle_shutdown() is False
-    assert not settings.SHUTDOWN_REQUEST_FILE.exists()
+    assert take_shutdown_request() is None
 
     current.last_activity_at = timezone.now() - timedelta(hours=2, minutes=1)
     current.save()
@@ -115,7 +115,8 @@ def test_it_asks_for_shutdown_only_past_the_idle_threshold(settings, tmp_path):
     current.auto_shutdown_enabled = True
     current.save()
     assert check_idle_shutdown() is True
-    assert "threshold 2 h" in settings.SHUTDOWN_REQUEST_FILE.read_text()
+    assert "threshold 2 h" in take_shutdown_request()
+    assert take_shutdown_request() is None  # taken once
 
 
 def test_it_counts_people_but_not_collectors_as_activity(user, api_token):
