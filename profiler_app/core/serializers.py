@@ -260,12 +260,22 @@ class TagCountSerializer(serializers.Serializer):
 
 
 class DiskUseSerializer(serializers.Serializer):
+    where = serializers.CharField(
+        help_text='Where profiles are kept: "data directory", or the bucket\'s s3:// URL.'
+    )
     raw_bytes = serializers.IntegerField(help_text="Raw uploaded files.")
     stores_bytes = serializers.IntegerField(help_text="Timeline stores of parsed parts.")
     uploads_bytes = serializers.IntegerField(help_text="Resumable uploads still arriving.")
     total_bytes = serializers.IntegerField()
-    free_bytes = serializers.IntegerField(help_text="Free space on the data directory's disk.")
-    capacity_bytes = serializers.IntegerField(help_text="Size of the data directory's disk.")
+    free_bytes = serializers.IntegerField(
+        allow_null=True, help_text="Free space on the data directory's disk (null: a bucket)."
+    )
+    capacity_bytes = serializers.IntegerField(
+        allow_null=True, help_text="Size of the data directory's disk (null: a bucket)."
+    )
+    cache_bytes = serializers.IntegerField(
+        help_text="This server's cached copies of timeline stores kept in a bucket."
+    )
 
 
 class RetentionJobSerializer(serializers.Serializer):

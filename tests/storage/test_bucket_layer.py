@@ -4,7 +4,9 @@ cache fetching only what the view needs, and a deleted job leaving nothing in th
 
 import hashlib
 import io
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -128,3 +130,57 @@ def test_a_reprocessed_part_replaces_its_store_and_drops_the_old_one(
     assert second != first
     assert s3.keys(s3_endpoint, bucket, f"profiles/{first}/") == []
     assert s3.keys(s3_endpoint, bucket, f"profiles/{second}/")
+
+
+def test_the_sweep_indexes_a_store_in_the_bucket_that_lacks_one(
+    in_bucket, s3_endpoint, bucket, user, api
+):
+    part = parsed_in_bucket(user, "needs-index")
+    key = PartSummary.objects.get(part=part).store_path
+    index_keys = s3.keys(s3_endpoint, bucket, f"profiles/{key}/{INDEX_DIR_NAME}/")
+    client = s3.client(s3_endpoint)
+    for gone in index_keys:  # a store from before this index version
+        client.delete_object(Bucket=bucket, Key=gone)
+    shutil.rmtree(store_cache.root())
+    timeline.part_index.cache_clear()
+
+    assert api.get(f"/api/jobs/{part.job_id}/timeline/tracks/").status_code == 503
+    assert timeline.index_missing() == [part.pk]
+    assert s3.keys(s3_endpoint, bucket, f"profiles/{key}/{INDEX_DIR_NAME}/") == index_keys
+    assert timeline.index_missing() == []  # fresh: asked for its meta only
+    shutil.rmtree(store_cache.root())  # another machine reads the index from the bucket
+    timeline.part_index.cache_clear()
+    assert api.get(f"/api/jobs/{part.job_id}/timeline/tracks/").status_code == 200
+
+
+def test_disk_use_names_the_bucket_and_this_servers_cache(in_bucket, user, client_for, staff):
+    part = parsed_in_bucket(user, "weighed")
+    body = client_for(staff).get("/api/settings/disk-use/").json()
+    assert body["where"] == in_bucket["PROFILER_STORAGE_URL"]
+    assert body["raw_bytes"] == TRACE.stat().st_size
+    assert body["stores_bytes"] == storage.job_store_bytes(part.job_id) > 0
+    assert body["free_bytes"] is None and body["capacity_bytes"] is None
+    assert body["cache_bytes"] == store_cache.size() > 0
+
+
+def test_the_cache_evicts_the_least_recently_used_stores_beyond_its_bound(
+    in_bucket, settings, monkeypatch
+):
+    monkeypatch.setattr(store_cache, "GRACE_S", 0.0)
+    monkeypatch.setattr(store_cache, "TOUCH_EVERY_S", 0.0)
+    stores = []
+    for n, used in enumerate((300.0, 100.0, 200.0)):  # seconds ago
+        entry = store_cache.folder_of(f"timeline/1/{n}/parse")
+        entry.mkdir(parents=True)
+        (entry / "events.parquet").write_bytes(b"x" * 1000)
+        (entry / store_cache.USED).touch()
+        stamp = time.time() - used
+        os.utime(entry / store_cache.USED, (stamp, stamp))
+        stores.append(entry)
+    settings.STORE_CACHE_BYTES = 2500
+    assert store_cache.evict() == 1000
+    assert [s.exists() for s in stores] == [False, True, True]  # the oldest use went
+    store_cache.touch(stores[1])  # used now: the other one is the oldest
+    settings.STORE_CACHE_BYTES = 1500
+    assert store_cache.evict() == 1000
+    assert [s.exists() for s in stores] == [False, True, False]

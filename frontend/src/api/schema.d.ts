@@ -1176,6 +1176,8 @@ export interface components {
             rows: components["schemas"]["DiffRow"][];
         };
         DiskUse: {
+            /** @description Where profiles are kept: "data directory", or the bucket's s3:// URL. */
+            where: string;
             /** @description Raw uploaded files. */
             raw_bytes: number;
             /** @description Timeline stores of parsed parts. */
@@ -1183,10 +1185,12 @@ export interface components {
             /** @description Resumable uploads still arriving. */
             uploads_bytes: number;
             total_bytes: number;
-            /** @description Free space on the data directory's disk. */
-            free_bytes: number;
-            /** @description Size of the data directory's disk. */
-            capacity_bytes: number;
+            /** @description Free space on the data directory's disk (null: a bucket). */
+            free_bytes: number | null;
+            /** @description Size of the data directory's disk (null: a bucket). */
+            capacity_bytes: number | null;
+            /** @description This server's cached copies of timeline stores kept in a bucket. */
+            cache_bytes: number;
         };
         Error: {
             detail: string;

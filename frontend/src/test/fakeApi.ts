@@ -94,10 +94,12 @@ export const defaultSettings: AppSettings = {
 };
 
 export const diskUse = {
+  where: "data directory",
   raw_bytes: 1_500_000_000,
   stores_bytes: 2_250_000_000,
   uploads_bytes: 0,
   total_bytes: 3_750_000_000,
   free_bytes: 120_000_000_000,
   capacity_bytes: 500_000_000_000,
+  cache_bytes: 0,
 };

@@ -153,4 +153,16 @@ describe("Settings page", () => {
     expect(screen.queryByRole("heading", { name: "Retention" })).not.toBeInTheDocument();
     expect(api.sent("GET /api/settings/retention/preview/")).toHaveLength(0);
   });
+
+  it("names the bucket and this server's cache when profiles are kept in object storage", async () => {
+    backend(alice).on("GET /api/settings/disk-use/", {
+      status: 200,
+      body: { ...diskUse, where: "s3://team-profiles/prod", free_bytes: null, capacity_bytes: null, cache_bytes: 4_000_000_000 },
+    });
+    renderApp("/settings");
+    const use = await screen.findByTestId("disk-use");
+    expect(use).toHaveTextContent("Kept ins3://team-profiles/prod");
+    expect(use).toHaveTextContent("Cached on this server4.0 GB");
+    expect(use).not.toHaveTextContent("Free on the disk");
+  });
 });
