@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 import boto3
 from boto3.exceptions import Boto3Error
@@ -80,7 +80,7 @@ class Bucket:
         except _FAILURES as exc:
             raise _describe(exc, "save", relative) from None
 
-    def put_stream(self, relative: str, stream: BinaryIO) -> None:
+    def put_stream(self, relative: str, stream: IO[bytes]) -> None:
         try:
             self.client.upload_fileobj(stream, self.name, self.key(relative), Config=TRANSFER)
         except _FAILURES as exc:
@@ -118,7 +118,7 @@ class Bucket:
         except _FAILURES as exc:
             raise _describe(exc, "read", relative) from None
 
-    def list(self, relative_prefix: str) -> Iterator[Listed]:
+    def listing(self, relative_prefix: str) -> Iterator[Listed]:
         paginator = self.client.get_paginator("list_objects_v2")
         try:
             for page in paginator.paginate(Bucket=self.name, Prefix=self.key(relative_prefix)):
@@ -132,7 +132,7 @@ class Bucket:
             raise _describe(exc, "list", relative_prefix) from None
 
     def prefix_bytes(self, relative_prefix: str) -> int:
-        return sum(item.size for item in self.list(relative_prefix))
+        return sum(item.size for item in self.listing(relative_prefix))
 
     def delete(self, keys: Iterable[str]) -> None:
         batch: list[str] = []
@@ -145,7 +145,7 @@ class Bucket:
             self._delete_batch(batch)
 
     def delete_prefix(self, relative_prefix: str) -> None:
-        self.delete(item.key for item in self.list(relative_prefix))
+        self.delete(item.key for item in self.listing(relative_prefix))
 
     def _delete_batch(self, keys: list[str]) -> None:
         try:

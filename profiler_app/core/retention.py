@@ -113,7 +113,7 @@ def select(
                 job_name=part.job.name,
                 file=part.original_name,
                 uploaded_at=part.created_at,
-                bytes=storage.raw_file_bytes(part.file.name),
+                bytes=storage.raw_file_bytes(part.file.name or ""),
             )
             for part in parts
         ]

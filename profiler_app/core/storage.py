@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from django.conf import settings
 from django.core.files.storage import default_storage
@@ -131,7 +131,7 @@ class RangeEndedEarly(Exception):
         self.remaining = remaining
 
 
-def _copy_exactly(stream: BinaryIO, out: BinaryIO, length: int) -> None:
+def _copy_exactly(stream: BinaryIO, out: IO[bytes], length: int) -> None:
     remaining = length
     while remaining > 0:
         chunk = stream.read(min(COPY_CHUNK_BYTES, remaining))
@@ -154,7 +154,7 @@ def write_upload_range(upload_id, start: int, stream: BinaryIO, length: int) -> 
     """Stores ``length`` bytes of ``stream`` as the upload's bytes from ``start`` on, dropping
     what an earlier failed try wrote past them. RangeEndedEarly when the stream ends first."""
     if in_bucket():
-        with tempfile.SpooledTemporaryFile(RANGE_SPOOL_BYTES, dir=scratch_dir()) as spool:
+        with tempfile.SpooledTemporaryFile(RANGE_SPOOL_BYTES, dir=str(scratch_dir())) as spool:
             _copy_exactly(stream, spool, length)
             spool.seek(0)
             _bucket().put_stream(_range_key(upload_id, start), spool)
@@ -178,7 +178,7 @@ def upload_on_disk(upload_id, size: int) -> Iterator[BinaryIO]:
     store = _bucket()
     ranges = {
         int(item.key.rsplit("/", 1)[1]): item.key
-        for item in store.list(f"{UPLOADS_FOLDER}/{upload_id}/")
+        for item in store.listing(f"{UPLOADS_FOLDER}/{upload_id}/")
     }
     with tempfile.TemporaryFile(dir=scratch_dir()) as joined:
         # The ranges that tile [0, size): one that an earlier failed try left is skipped.
@@ -208,7 +208,7 @@ def upload_bytes(upload_id) -> int:
 def upload_last_write(upload_id) -> float | None:
     """When bytes last reached the upload (seconds since the epoch); None when none did."""
     if in_bucket():
-        times = [item.modified for item in _bucket().list(f"{UPLOADS_FOLDER}/{upload_id}/")]
+        times = [item.modified for item in _bucket().listing(f"{UPLOADS_FOLDER}/{upload_id}/")]
         return max(times, default=None)
     try:
         return _upload_path(upload_id).stat().st_mtime
@@ -220,7 +220,7 @@ def stored_uploads() -> dict[str, float]:
     """Every upload with bytes in storage, and when bytes last reached it."""
     found: dict[str, float] = {}
     if in_bucket():
-        for item in _bucket().list(f"{UPLOADS_FOLDER}/"):
+        for item in _bucket().listing(f"{UPLOADS_FOLDER}/"):
             upload_id = item.key.split("/")[1]
             found[upload_id] = max(found.get(upload_id, 0.0), item.modified)
         return found
@@ -277,7 +277,7 @@ def remove_older_stores(job_id: int, part_id: int, keep: str) -> None:
     if not in_bucket():
         return
     prefix = f"{STORES_FOLDER}/{job_id}/{part_id}/"
-    _bucket().delete(i.key for i in _bucket().list(prefix) if not i.key.startswith(f"{keep}/"))
+    _bucket().delete(i.key for i in _bucket().listing(prefix) if not i.key.startswith(f"{keep}/"))
     for older in (store_cache.root() / prefix).glob("*"):
         if older != store_cache.folder_of(keep):
             shutil.rmtree(older, ignore_errors=True)
@@ -322,13 +322,13 @@ class BucketStoreFiles(StoreFiles):
 
     def __init__(self, key: str) -> None:
         super().__init__(store_cache.folder_of(key))
-        self.key = key
+        self.key = self.bucket_key = key
 
     def folder(self) -> Path:
-        return store_cache.folder(self.key)
+        return store_cache.folder(self.bucket_key)
 
     def file(self, name: str) -> Path:
-        return store_cache.file(self.key, name)
+        return store_cache.file(self.bucket_key, name)
 
 
 def store_files(key: str) -> StoreFiles:

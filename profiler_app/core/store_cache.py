@@ -71,7 +71,7 @@ def folder(key: str) -> Path:
         return entry
     listed = [
         item.key[len(key) + 1 :]
-        for item in bucket(settings.STORAGE_URL).list(f"{key}/")
+        for item in bucket(settings.STORAGE_URL).listing(f"{key}/")
         if "/" not in item.key[len(key) + 1 :]
     ]
     missing = [name for name in listed if not (entry / name).exists()]

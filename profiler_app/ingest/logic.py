@@ -98,12 +98,6 @@ def limits() -> Limits:
     return Limits(max_decompressed_bytes=settings.TRACE_MAX_DECOMPRESSED_BYTES)
 
 
-def store_directory(part: ProfilePart) -> Path:
-    """Where a part's store lies in the data directory (removed with the part:
-    ``ingest.receivers``); in a bucket each parse has a key of its own (``storage.store_key``)."""
-    return storage.stores_dir(part.job_id) / str(part.pk)
-
-
 def part_exists(part_id: int) -> bool:
     return ProfilePart.objects.filter(id=part_id).exists()
 
@@ -186,7 +180,7 @@ def parse_claimed_part(part_id: int, task_id: str) -> bool:
     executor, processes = decode_pool()
     failure = None
     try:
-        with storage.raw_file_on_disk(part.file.name) as raw:
+        with storage.raw_file_on_disk(part.file.name or "") as raw:
             result = ingest_trace(
                 raw,
                 part.kind,

@@ -21,6 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from profiler_app.cluster.logic import save_collective_waits
+from profiler_app.core import storage
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest.figures import in_window, window_info
 from profiler_app.ingest.models import PartSummary, Step, UtilizationPoint
@@ -137,6 +138,13 @@ def _ns(moment) -> int | None:
     return None if moment is None else int(moment.timestamp() * 1_000_000_000)
 
 
+def _chunk_samples(name: str) -> dict:
+    """A collector chunk's utilisation samples, read from its raw file (fetched when it is
+    kept in a bucket)."""
+    with storage.raw_file_on_disk(name) as path:
+        return {n.removeprefix("s_"): c for n, c in read_chunk(path).samples.items()}
+
+
 def job_data(job: TrainingJob, traces: list[RankTrace]) -> JobData:
     collector_parts = list(
         ProfilePart.objects.filter(job=job, kind=PartKind.COLLECTOR, state=PartState.DONE)
@@ -144,11 +152,9 @@ def job_data(job: TrainingJob, traces: list[RankTrace]) -> JobData:
         .order_by("id")
     )
     metrics = [
-        metrics_from_samples(
-            {n.removeprefix("s_"): c for n, c in read_chunk(p.file.path).samples.items()},
-            p.node.name,
-        )
+        metrics_from_samples(_chunk_samples(p.file.name), p.node.name)
         for p in collector_parts
+        if p.file.name  # a raw file removed by retention took its samples with it
     ]
     measured = pd.concat(metrics, ignore_index=True) if metrics else JobData.empty().metrics
     derived = _kernel_busy_gpu_utilization(job, measured)

@@ -145,7 +145,7 @@ def test_deleting_a_part_through_the_admin_removes_its_store(
     owner = client_for(user)
     job = parsed_job(owner, user, "two-parts")
     first, second = job.parts.order_by("id")
-    first_store = ingest_logic.store_directory(first)
+    first_store = storage.stores_dir(first.job_id) / str(first.pk)
     assert first_store.is_dir() and first.file.path
     admin = Client()
     admin.force_login(django_user_model.objects.create_superuser("root", password="root-pass-1"))
@@ -154,7 +154,7 @@ def test_deleting_a_part_through_the_admin_removes_its_store(
     assert not first_store.exists() and not storage.file_bytes(
         storage.media_root() / first.file.name
     )
-    assert ingest_logic.store_directory(second).is_dir()
+    assert (storage.stores_dir(second.job_id) / str(second.pk)).is_dir()
     assert storage.file_bytes(storage.media_root() / second.file.name) == second.size_bytes
 
 

@@ -24,6 +24,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
+from profiler_app.core import storage
 from profiler_app.core.logic import PartSource, reset_part_for_reprocess, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic
@@ -264,7 +265,7 @@ def test_it_stores_names_postgres_would_refuse(user):
 def test_it_writes_the_timeline_store_privately(user):
     job = TrainingJob.objects.create(name="private-store", owner=user)
     part = parsed_here(stored(job, {"traceEvents": [EVENT]}))
-    store = logic.store_directory(part)
+    store = storage.stores_dir(part.job_id) / str(part.pk)
     modes = {stat.S_IMODE(p.stat().st_mode) for p in store.rglob("*") if p.is_file()}
     folders = {stat.S_IMODE(p.stat().st_mode) for p in [store, *store.rglob("*")] if p.is_dir()}
     assert (modes, folders) == ({0o600}, {0o700})
@@ -436,7 +437,11 @@ def test_a_part_reprocessed_while_it_is_parsed_ends_parsed_once(user, tmp_path):
 
     first = threading.Thread(target=parse, args=("first",))
     first.start()
-    wait_for(lambda: any(logic.store_directory(part).parent.glob("*.incoming*")), 30, 0.01)
+    wait_for(
+        lambda: any(storage.stores_dir(part.job_id).glob("*.incoming*")),
+        30,
+        0.01,
+    )
     with broker_down():
         reset_part_for_reprocess(part)
     assert logic.claim(part.id, "second")
@@ -450,7 +455,7 @@ def test_a_part_reprocessed_while_it_is_parsed_ends_parsed_once(user, tmp_path):
     assert sum(kernels.values_list("count", flat=True)) == 2 * sum(
         expected("gpu_training_rank0.pt.trace.json.gz").kernel_count.values()
     )
-    store = logic.store_directory(part)
+    store = storage.stores_dir(part.job_id) / str(part.pk)
     assert sorted(p.name for p in store.parent.iterdir()) == [store.name]
 
 
