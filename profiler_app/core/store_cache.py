@@ -30,6 +30,9 @@ FETCH_THREADS = 8
 
 _touched: dict[Path, float] = {}
 _evict_lock = threading.Lock()
+# Bytes this process fetched since it last looked at the cache's size: looking walks every
+# cached file, so it waits for a twentieth of the bound to arrive (a view fetches many files).
+_fetched = [0]
 
 
 def root() -> Path:
@@ -58,7 +61,8 @@ def file(key: str, name: str) -> Path:
     touch(entry)
     if not path.exists():
         bucket(settings.STORAGE_URL).get_file(f"{key}/{name}", path)
-        evict()
+        (entry / USED).touch()  # the entry may have been evicted and begun again
+        _arrived(path.stat().st_size)
     return path
 
 
@@ -77,9 +81,15 @@ def folder(key: str) -> Path:
     missing = [name for name in listed if not (entry / name).exists()]
     if missing:
         _fetch(key, missing)
+        _arrived(sum((entry / name).stat().st_size for name in missing))
     (entry / COMPLETE).touch()
-    evict()
     return entry
+
+
+def _arrived(size: int) -> None:
+    _fetched[0] += size
+    if _fetched[0] >= settings.STORE_CACHE_BYTES // 20:
+        evict()
 
 
 def _fetch(key: str, names: Iterable[str]) -> None:
@@ -100,7 +110,7 @@ def adopt(incoming: Path, key: str) -> None:
     os.replace(incoming, entry)
     (entry / COMPLETE).touch()
     (entry / USED).touch()
-    evict()
+    _arrived(sum(p.stat().st_size for p in entry.rglob("*") if p.is_file()))
 
 
 def forget(prefix: str) -> None:
@@ -133,6 +143,7 @@ def evict() -> int:
     """Removes least recently used stores until the cache fits its bound; the bytes freed."""
     limit = settings.STORE_CACHE_BYTES
     with _evict_lock:
+        _fetched[0] = 0
         entries = sorted(_entries())
         total = sum(size for _, size, _ in entries)
         freed = 0
