@@ -95,26 +95,28 @@ class Bucket:
         return keys
 
     def get_file(self, relative: str, dest: Path) -> None:
-        """Downloads to ``dest`` whole or not at all (a temp name renamed in place)."""
+        """Downloads to ``dest`` whole or not at all (a temp name renamed in place). One GET
+        (a transfer manager would ask for the size first, doubling the wait for a small file);
+        FileNotFoundError when there is no such object."""
         dest.parent.mkdir(parents=True, exist_ok=True)
         temp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex}.part")
         try:
-            self.client.download_file(self.name, self.key(relative), str(temp), Config=TRANSFER)
+            with temp.open("wb") as out:
+                self.copy_to(relative, out)
             os.replace(temp, dest)
-        except _FAILURES as exc:
+        except BaseException:
             temp.unlink(missing_ok=True)
-            if isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in (
-                "404",
-                "NoSuchKey",
-            ):
-                raise FileNotFoundError(relative) from None
-            raise _describe(exc, "read", relative) from None
+            raise
 
     def copy_to(self, relative: str, out: BinaryIO) -> None:
-        """Streams an object into an open file."""
+        """Streams an object into an open file; FileNotFoundError when there is none."""
         try:
             body = self.client.get_object(Bucket=self.name, Key=self.key(relative))["Body"]
             shutil.copyfileobj(body, out, 8 * 1024**2)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey"):
+                raise FileNotFoundError(relative) from None
+            raise _describe(exc, "read", relative) from None
         except _FAILURES as exc:
             raise _describe(exc, "read", relative) from None
 

@@ -330,6 +330,9 @@ class BucketStoreFiles(StoreFiles):
     def file(self, name: str) -> Path:
         return store_cache.file(self.bucket_key, name)
 
+    def fetch(self, names: list[str]) -> None:
+        store_cache.files(self.bucket_key, names)
+
 
 def store_files(key: str) -> StoreFiles:
     """The store kept at ``key``, as files on this machine."""

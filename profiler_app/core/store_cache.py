@@ -16,6 +16,8 @@ import shutil
 import threading
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
 
 from django.conf import settings
@@ -26,7 +28,7 @@ USED = ".used"
 COMPLETE = ".complete"  # the store's own files (not its subfolders') are all here
 GRACE_S = 120.0
 TOUCH_EVERY_S = 10.0
-FETCH_THREADS = 8
+FETCH_THREADS = 16
 
 _touched: dict[Path, float] = {}
 _evict_lock = threading.Lock()
@@ -92,13 +94,31 @@ def _arrived(size: int) -> None:
         evict()
 
 
-def _fetch(key: str, names: Iterable[str]) -> None:
-    from concurrent.futures import ThreadPoolExecutor
+def files(key: str, names: Iterable[str]) -> None:
+    """Several files of the store ``key`` fetched at once (those this machine lacks): a view
+    that opens every part of a job would otherwise wait for each in turn."""
+    entry = folder_of(key)
+    missing = [name for name in names if not (entry / name).exists()]
+    if len(missing) > 1:
+        list(_pool().map(lambda name: file(key, name), missing))
+    elif missing:
+        file(key, missing[0])
 
+
+def _fetch(key: str, names: Iterable[str]) -> None:
     store = bucket(settings.STORAGE_URL)
     entry = folder_of(key)
-    with ThreadPoolExecutor(FETCH_THREADS) as pool:
-        list(pool.map(lambda n: store.get_file(f"{key}/{n}", entry / n), names))
+    list(_pool().map(lambda n: store.get_file(f"{key}/{n}", entry / n), names))
+
+
+@cache
+def _pool_of(pid: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(FETCH_THREADS, thread_name_prefix="store-fetch")
+
+
+def _pool() -> ThreadPoolExecutor:
+    """This process's fetching threads (a forked child makes its own)."""
+    return _pool_of(os.getpid())
 
 
 def adopt(incoming: Path, key: str) -> None:

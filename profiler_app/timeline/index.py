@@ -36,8 +36,17 @@ from profiler_app.traces.timeline_store import STRINGS_FILE
 INDEX_DIR_NAME = f"timeline-index-v{INDEX_VERSION}"
 # Where indexes of this version were built before the folder carried it (data directory).
 LEGACY_INDEX_DIR_NAME = "timeline-index"
-# Read when the index is opened; the per-event arrays are read (fetched) when first used.
-_TABLES = ("level_table", "act_table", "util_table")
+# Fetched together (from a bucket) when the index is opened: what every view of the part reads,
+# its rows' activity and its GPUs' utilisation.
+_ON_OPEN = (
+    "level_table", "act_table", "util_table", "row_off", "util_device",
+    "act_bucket", "act_count", "act_busy", "util_bucket", "util_count", "util_busy",
+)  # fmt: skip
+# Fetched together when a view first draws the part's events (an expanded row).
+_EVENTS = (
+    "start", "dur", "name", "kind", "cum", "partner", "row_lane", "row_depth", "ckey", "cidx",
+    "level_bucket", "level_count", "level_busy", "level_name",
+)  # fmt: skip
 _PYRAMID = ("table", "bucket", "count", "busy", "span_off", "span_start", "span_end")
 _ARRAYS = (
     "start",
@@ -76,6 +85,7 @@ class PartIndex:
         self.store = store
         self.folder = folder
         self.meta = json.loads(store.file(f"{folder}/meta.json").read_text())
+        store.fetch([STRINGS_FILE, *(self._path(name) for name in _ON_OPEN)])
         self.origin_ns: int = self.meta["origin_ns"]
         self.lanes: list[dict] = self.meta["lanes"]
         self._maps: list[mmap.mmap] = []
@@ -98,13 +108,18 @@ class PartIndex:
         """An index array, memory-mapped when first used (fetched first from a bucket)."""
         if name not in _ARRAYS:
             raise AttributeError(name)
-        mapped = np.load(self.store.file(f"{self.folder}/{name}.npy"), mmap_mode="r")
+        if name in _EVENTS:
+            self.store.fetch([self._path(n) for n in _EVENTS])
+        mapped = np.load(self.store.file(self._path(name)), mmap_mode="r")
         if mapped._mmap is not None:  # an empty array maps nothing
             self._maps.append(mapped._mmap)
         # A plain view of the map: slicing a np.memmap costs ten times more.
         array = np.asarray(mapped)
         setattr(self, name, array)
         return array
+
+    def _path(self, name: str) -> str:
+        return f"{self.folder}/{name}.npy"
 
     start: np.ndarray
     dur: np.ndarray

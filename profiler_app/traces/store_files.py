@@ -20,5 +20,8 @@ class StoreFiles:
     def file(self, name: str) -> Path:
         return self.local / name
 
+    def fetch(self, names: list[str]) -> None:
+        """Brings several files to this machine at once, ahead of their use (here already)."""
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.key or str(self.local)!r})"
