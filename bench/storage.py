@@ -134,7 +134,7 @@ class BucketCalls:
     def installed(self):
         from profiler_app.core.bucket import Bucket
 
-        get_file, listing = Bucket.get_file, Bucket.list
+        get_file, listing = Bucket.get_file, Bucket.listing
 
         def timed_get(bucket, relative, dest):
             began = time.perf_counter()
@@ -151,11 +151,11 @@ class BucketCalls:
             self.calls.append(("LIST", relative_prefix, time.perf_counter() - began, 0))
             yield from items
 
-        Bucket.get_file, Bucket.list = timed_get, timed_list
+        Bucket.get_file, Bucket.listing = timed_get, timed_list
         try:
             yield self
         finally:
-            Bucket.get_file, Bucket.list = get_file, listing
+            Bucket.get_file, Bucket.listing = get_file, listing
 
     def take(self) -> list[tuple[str, str, float, int]]:
         taken, self.calls = self.calls, []
