@@ -60,7 +60,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import DATA, LARGEST_SHARED, ROOT, database_env, synthesize  # noqa: E402
-from timeline import WIDTH_PX, opening_tracks, percentile, report_server, server_side  # noqa: E402
+from timeline import (  # noqa: E402
+    WIDTH_PX,
+    opening_tracks,
+    percentile,
+    report_server,
+    server_side,
+    store_parts,
+)
 
 sys.path.insert(0, str(ROOT))
 from tests.storage import s3  # noqa: E402
@@ -189,32 +196,6 @@ class BucketCalls:
                 f"    {name:42} {len(found):5d} {sum(s for _, s in found) / 2**20:7.2f} "
                 f"{sum(t for t, _ in found) * 1000:7.0f}"
             )
-
-
-def store_parts(job, path: Path, ranks: int) -> list[int]:
-    """The file stored once (through the default storage: the data directory or the bucket),
-    each rank's part (pid 1000 + rank) pointing at it. No Celery task is queued: this process
-    parses them. Returns the parts' ids."""
-    from django.core.files import File
-
-    from profiler_app.core.models import Node, ProfilePart
-
-    stored, ids = None, []
-    for rank in range(ranks):
-        node, _ = Node.objects.get_or_create(job=job, name=f"algo-{rank // 8 + 1}")
-        part = ProfilePart(
-            job=job, node=node, rank=rank, pid=1000 + rank, kind="kineto", original_name=path.name,
-            size_bytes=path.stat().st_size, sha256=f"{rank:064d}",
-        )  # fmt: skip
-        if stored is None:
-            with path.open("rb") as f:
-                part.file.save(path.name, File(f), save=True)
-            stored = part.file.name
-        else:
-            part.file = stored
-            part.save()
-        ids.append(part.id)
-    return ids
 
 
 def parse_parts(label: str, part_ids: list[int], splits: Splits) -> tuple[float, list[dict]]:

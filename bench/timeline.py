@@ -46,15 +46,15 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
-def ingest_job(job, path: Path, ranks: int) -> None:
-    """The file stored once, parsed by the real ingest as each rank's part (pid 1000 + rank).
-    Parts are created without queueing a Celery task: this process parses them."""
+def store_parts(job, path: Path, ranks: int) -> list[int]:
+    """The file stored once (through the default storage: the data directory or the bucket),
+    each rank's part (pid 1000 + rank) pointing at it. No Celery task is queued: this process
+    parses them. Returns the parts' ids."""
     from django.core.files import File
 
     from profiler_app.core.models import Node, ProfilePart
-    from profiler_app.ingest import logic
 
-    stored = None
+    stored, ids = None, []
     for rank in range(ranks):
         node, _ = Node.objects.get_or_create(job=job, name=f"algo-{rank // 8 + 1}")
         part = ProfilePart(
@@ -68,10 +68,20 @@ def ingest_job(job, path: Path, ranks: int) -> None:
         else:
             part.file = stored
             part.save()
+        ids.append(part.id)
+    return ids
+
+
+def ingest_job(job, path: Path, ranks: int) -> None:
+    """Each rank's part (``store_parts``) parsed by the real ingest in this process."""
+    from profiler_app.core.models import ProfilePart
+    from profiler_app.ingest import logic
+
+    for rank, part_id in enumerate(store_parts(job, path, ranks)):
         started = time.perf_counter()
-        assert logic.claim(part.id, "bench")
-        logic.parse_claimed_part(part.id, "bench")
-        part.refresh_from_db()
+        assert logic.claim(part_id, "bench")
+        logic.parse_claimed_part(part_id, "bench")
+        part = ProfilePart.objects.get(pk=part_id)
         assert part.state == "done", part.error
         print(f"  parsed rank {rank} in {time.perf_counter() - started:.1f}s", flush=True)
 

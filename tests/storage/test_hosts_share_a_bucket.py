@@ -27,6 +27,7 @@ from profiler_app.testing import database_url
 from profiler_app.timeline.payload import decode
 from tests.conftest import DATA_DIR, wait_for
 from tests.storage import s3
+from tests.timeline.drawn import drawn_totals
 from tests.timeline.raw import raw_timeline
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -195,19 +196,7 @@ def viewport_totals(http, web: str, job_id: int) -> tuple[int, int]:
               "width_px": 2000, "tracks": ",".join(lanes)}  # fmt: skip
     response = http.get(f"{web}/api/jobs/{job_id}/timeline/viewport/", params=params)
     assert response.status_code == 200, response.text
-    header, arrays = decode(response.content)
-    window_start = int(header["start_ns"]) - int(header["origin_ns"])
-    count = busy = 0
-    for track in header["tracks"]:
-        for row in track["rows"]:
-            lo, n = row["events"]
-            own = arrays["ev_start"][lo : lo + n] >= window_start
-            count += int(own.sum())
-            busy += int(arrays["ev_dur"][lo : lo + n][own].sum())
-            lo, n = row["blocks"]
-            count += int(arrays["bl_count"][lo : lo + n].sum())
-            busy += int(arrays["bl_busy"][lo : lo + n].sum())
-    return count, busy
+    return drawn_totals(*decode(response.content))
 
 
 def parsed_by(worker: subprocess.Popen) -> int:

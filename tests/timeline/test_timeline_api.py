@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from profiler_app.timeline.payload import decode
+from tests.timeline.drawn import drawn_totals
 from tests.timeline.raw import raw_timeline
 from tests.traces.expected import DATA, expected
 
@@ -84,18 +85,7 @@ def test_it_answers_a_viewport_that_adds_up_to_the_trace(api, job, width_px):
     assert response.status_code == 200
     assert response["Content-Type"] == "application/octet-stream"
     header, arrays = decode(response.content)
-    origin = int(header["origin_ns"])
-    window_start = int(header["start_ns"]) - origin
-    count = busy = 0
-    for track in header["tracks"]:
-        for row in track["rows"]:
-            lo, n = row["events"]
-            own = arrays["ev_start"][lo : lo + n] >= window_start
-            count += int(own.sum())
-            busy += int(arrays["ev_dur"][lo : lo + n][own].sum())
-            lo, n = row["blocks"]
-            count += int(arrays["bl_count"][lo : lo + n].sum())
-            busy += int(arrays["bl_busy"][lo : lo + n].sum())
+    count, busy = drawn_totals(header, arrays)
     raws = [raw_timeline(trace) for _, _, trace in PARTS]
     assert count == sum(r.n_events for r in raws)
     assert busy == sum(sum(r.busy_ns.values()) for r in raws)
