@@ -20,7 +20,6 @@ Sizes are the files' lengths in bytes.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import tempfile
 import uuid
@@ -29,14 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
+from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.core.files.storage import default_storage
 
 from profiler_app.core import store_cache
 from profiler_app.core.bucket import Bucket, StorageError, bucket
+from profiler_app.lib.disk import file_bytes, tree_bytes
 from profiler_app.traces.store_files import StoreFiles
 
-__all__ = ["StorageError"]
+__all__ = ["StorageError", "file_bytes", "tree_bytes"]
 
 RAW_FOLDER = "parts"
 STORES_FOLDER = "timeline"
@@ -102,9 +103,7 @@ def raw_file_bytes(name: str) -> int:
         return 0
     try:
         return default_storage.size(name)
-    except (FileNotFoundError, OSError):
-        return 0
-    except Exception:  # a bucket's client error for a missing key
+    except (OSError, BotoCoreError, ClientError):  # gone (a bucket answers 404 with a ClientError)
         return 0
 
 
@@ -203,17 +202,6 @@ def upload_bytes(upload_id) -> int:
     if in_bucket():
         return _bucket().prefix_bytes(f"{UPLOADS_FOLDER}/{upload_id}/")
     return file_bytes(_upload_path(upload_id))
-
-
-def upload_last_write(upload_id) -> float | None:
-    """When bytes last reached the upload (seconds since the epoch); None when none did."""
-    if in_bucket():
-        times = [item.modified for item in _bucket().listing(f"{UPLOADS_FOLDER}/{upload_id}/")]
-        return max(times, default=None)
-    try:
-        return _upload_path(upload_id).stat().st_mtime
-    except FileNotFoundError:
-        return None
 
 
 def stored_uploads() -> dict[str, float]:
@@ -340,31 +328,6 @@ def store_files(key: str) -> StoreFiles:
 
 
 # --- Sizes ------------------------------------------------------------------------------------
-
-
-def file_bytes(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
-
-
-def tree_bytes(path: Path) -> int:
-    """The bytes of the files under ``path`` (0 when it does not exist); links not followed."""
-    total = 0
-    try:
-        entries = list(os.scandir(path))
-    except (FileNotFoundError, NotADirectoryError):
-        return file_bytes(path) if path.is_file() else 0
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                total += tree_bytes(Path(entry.path))
-            elif entry.is_file(follow_symlinks=False):
-                total += entry.stat(follow_symlinks=False).st_size
-        except FileNotFoundError:  # removed while we looked
-            continue
-    return total
 
 
 def job_raw_bytes(job_id: int) -> int:

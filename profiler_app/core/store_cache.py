@@ -23,6 +23,7 @@ from pathlib import Path
 from django.conf import settings
 
 from profiler_app.core.bucket import bucket
+from profiler_app.lib.disk import tree_bytes
 
 USED = ".used"
 COMPLETE = ".complete"  # the store's own files (not its subfolders') are all here
@@ -75,15 +76,8 @@ def folder(key: str) -> Path:
     touch(entry)
     if (entry / COMPLETE).exists():
         return entry
-    listed = [
-        item.key[len(key) + 1 :]
-        for item in bucket(settings.STORAGE_URL).listing(f"{key}/")
-        if "/" not in item.key[len(key) + 1 :]
-    ]
-    missing = [name for name in listed if not (entry / name).exists()]
-    if missing:
-        _fetch(key, missing)
-        _arrived(sum((entry / name).stat().st_size for name in missing))
+    names = (item.key[len(key) + 1 :] for item in bucket(settings.STORAGE_URL).listing(f"{key}/"))
+    files(key, [name for name in names if "/" not in name])
     (entry / COMPLETE).touch()
     return entry
 
@@ -105,12 +99,6 @@ def files(key: str, names: Iterable[str]) -> None:
         file(key, missing[0])
 
 
-def _fetch(key: str, names: Iterable[str]) -> None:
-    store = bucket(settings.STORAGE_URL)
-    entry = folder_of(key)
-    list(_pool().map(lambda n: store.get_file(f"{key}/{n}", entry / n), names))
-
-
 @cache
 def _pool_of(pid: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(FETCH_THREADS, thread_name_prefix="store-fetch")
@@ -130,7 +118,7 @@ def adopt(incoming: Path, key: str) -> None:
     os.replace(incoming, entry)
     (entry / COMPLETE).touch()
     (entry / USED).touch()
-    _arrived(sum(p.stat().st_size for p in entry.rglob("*") if p.is_file()))
+    _arrived(tree_bytes(entry))
 
 
 def forget(prefix: str) -> None:
@@ -140,22 +128,16 @@ def forget(prefix: str) -> None:
 
 def _entries() -> list[tuple[float, int, Path]]:
     found = []
-    for dirpath, _dirnames, filenames in os.walk(root()):
+    for dirpath, dirnames, filenames in os.walk(root()):
         if USED not in filenames:
             continue
+        dirnames.clear()  # a store's own folders hold no store
         entry = Path(dirpath)
-        size = 0
-        for sub, _d, names in os.walk(entry):
-            for name in names:
-                try:
-                    size += os.stat(os.path.join(sub, name)).st_size
-                except FileNotFoundError:
-                    continue
         try:
             used = (entry / USED).stat().st_mtime
         except FileNotFoundError:
             continue
-        found.append((used, size, entry))
+        found.append((used, tree_bytes(entry), entry))
     return found
 
 

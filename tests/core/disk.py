@@ -5,6 +5,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from profiler_app.core.storage import uploads_dir
+
 WORKER_LOG = "celery-worker.log"
 
 
@@ -19,3 +21,8 @@ def data_files() -> dict[str, int]:
 
 def data_bytes() -> int:
     return sum(data_files().values())
+
+
+def upload_file(upload) -> Path:
+    """Where an unfinished upload's bytes lie in the data directory."""
+    return uploads_dir() / f"{upload.pk}.part"

@@ -20,19 +20,12 @@ from profiler_app.core.models import (
     TrainingJob,
     Upload,
 )
-from profiler_app.core.storage import uploads_dir
 from profiler_app.ingest import logic as ingest_logic
 from profiler_app.ingest.models import IngestRun, KernelStat, PartSummary
 from profiler_app.ingest.signals import store_written
 from profiler_app.ingest.tasks import ingest_part
 from tests.conftest import DATA_DIR, wait_for
-from tests.core.disk import data_bytes, data_files
-
-
-def upload_file(upload):
-    """Where an unfinished upload's bytes lie in the data directory."""
-    return uploads_dir() / f"{upload.pk}.part"
-
+from tests.core.disk import data_bytes, data_files, upload_file
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,14 +14,8 @@ from django.db import connection
 from django.utils import timezone
 
 from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob, Upload
-from profiler_app.core.storage import uploads_dir
 from tests.conftest import DATA_DIR
-
-
-def upload_file(upload):
-    """Where an unfinished upload's bytes lie in the data directory."""
-    return uploads_dir() / f"{upload.pk}.part"
-
+from tests.core.disk import upload_file
 
 pytestmark = pytest.mark.django_db
 

@@ -12,15 +12,9 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from profiler_app.core.models import JobStatus, PartState, ProfilePart, TrainingJob, Upload
-from profiler_app.core.storage import uploads_dir
 from tests.conftest import DATA_DIR
+from tests.core.disk import upload_file
 from tests.e2e.conftest import screenshot, sign_in
-
-
-def upload_file(upload):
-    """Where an unfinished upload's bytes lie in the data directory."""
-    return uploads_dir() / f"{upload.pk}.part"
-
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -1,0 +1,29 @@
+"""Sizes of files and folders on this machine."""
+
+import os
+from pathlib import Path
+
+
+def file_bytes(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def tree_bytes(path: Path) -> int:
+    """The bytes of the files under ``path`` (0 when it does not exist); links not followed."""
+    total = 0
+    try:
+        entries = list(os.scandir(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return file_bytes(path) if path.is_file() else 0
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                total += tree_bytes(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                total += entry.stat(follow_symlinks=False).st_size
+        except FileNotFoundError:  # removed while we looked
+            continue
+    return total
