@@ -184,3 +184,14 @@ def test_the_cache_evicts_the_least_recently_used_stores_beyond_its_bound(
     settings.STORE_CACHE_BYTES = 1500
     assert store_cache.evict() == 1000
     assert [s.exists() for s in stores] == [False, True, False]
+
+
+def test_a_bucket_out_of_reach_answers_503_with_the_reason(
+    in_bucket, staff, client_for, monkeypatch
+):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{s3.free_port()}")  # nobody there
+    response = client_for(staff).get("/api/settings/disk-use/")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["code"] == "storage_unavailable"
+    assert body["detail"].startswith("The object store could not list parts/ (")
