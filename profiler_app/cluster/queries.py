@@ -22,6 +22,7 @@ from profiler_app.ingest.models import (
     UtilizationPoint,
 )
 from profiler_app.insights.analyses import cluster as analysis
+from profiler_app.traces.figures import KERNEL_TYPES, gpu_figures
 
 BREAKDOWN = ["dur_ns", "gap_ns", "compute_ns", "tail_ns", "comm_ns", "sync_wait_ns"]
 # Per-rank values the slow-rank rule looks at.
@@ -178,17 +179,20 @@ def collective_ranks(job: TrainingJob) -> list[dict]:
 
 
 def devices(job: TrainingJob) -> list[dict]:
-    """Per rank and GPU: kernel time by category, peak memory where sampled, device name."""
-    table: dict[tuple, dict] = {}
+    """Per rank and GPU: kernel time (kernels only, as ``FIGURES`` defines it) and its
+    computation and communication parts, memory operation time, peak memory where sampled,
+    device name."""
+    table: dict[tuple, dict[str, dict[str, int]]] = {}
     kernels = (
         in_window(KernelStat, job)
         .values("rank", "node__name", "device", "category")
-        .annotate(total_ns=Sum("total_ns"))
+        .annotate(runs=Sum("count"), total_ns=Sum("total_ns"))
     )
     for row in kernels:
         key = (row["rank"], row["node__name"], row["device"])
-        entry = table.setdefault(key, {"COMP": 0, "COMM": 0, "MEM": 0, "OTHER": 0})
-        entry[row["category"]] = entry.get(row["category"], 0) + row["total_ns"]
+        entry = table.setdefault(key, {"runs": {}, "ns": {}})
+        entry["runs"][row["category"]] = row["runs"]
+        entry["ns"][row["category"]] = row["total_ns"]
     peaks = {
         (r["node__name"], r["device"]): r["peak"]
         for r in in_window(UtilizationPoint, job)
@@ -199,7 +203,7 @@ def devices(job: TrainingJob) -> list[dict]:
     properties = _device_properties(job)
     out = []
     for (rank, node, device), by_category in sorted(table.items()):
-        total = sum(by_category.values())
+        figures = gpu_figures(by_category["runs"], by_category["ns"])
         props = properties.get((rank, device), {})
         peak = peaks.get((node, device))
         out.append(
@@ -210,10 +214,7 @@ def devices(job: TrainingJob) -> list[dict]:
                 "name": str(props.get("name", "")),
                 "memory_bytes": props.get("totalGlobalMem"),
                 "peak_memory_bytes": None if peak is None else int(peak),
-                "kernel_ns": total,
-                "compute_ns": by_category["COMP"],
-                "comm_ns": by_category["COMM"],
-                "memory_ns": by_category["MEM"],
+                **{k: figures[k] for k in ("kernel_ns", "compute_ns", "comm_ns", "memory_ns")},
                 "flops": None,
             }
         )
@@ -236,7 +237,7 @@ def _rounded(value: float | None) -> float | None:
 def compare(a: TrainingJob, b: TrainingJob) -> dict:
     """What changed from job A to job B: kernels and annotations (added, removed, time and count
     change), step time, headline metrics, and per-rank step breakdown."""
-    kernels = analysis.diff(_named(KernelStat, a), _named(KernelStat, b))
+    kernels = analysis.diff(_kernels(a), _kernels(b))
     annotations = analysis.diff(_annotations(a), _annotations(b))
     return {
         "a": {"id": a.id, "name": a.name, "window": window_info(a)},
@@ -249,9 +250,13 @@ def compare(a: TrainingJob, b: TrainingJob) -> dict:
     }
 
 
-def _named(model, job: TrainingJob) -> pd.DataFrame:
+def _kernels(job: TrainingJob) -> pd.DataFrame:
+    """Kernels only (no copies or sets), so the panel's total change is that of "Kernel time"."""
     rows = (
-        in_window(model, job).values("name").annotate(count=Sum("count"), total_ns=Sum("total_ns"))
+        in_window(KernelStat, job)
+        .filter(category__in=KERNEL_TYPES)
+        .values("name")
+        .annotate(count=Sum("count"), total_ns=Sum("total_ns"))
     )
     return pd.DataFrame.from_records(list(rows), columns=["name", "count", "total_ns"])
 

@@ -80,10 +80,10 @@ class DeviceRowSerializer(serializers.Serializer):
     name = serializers.CharField()
     memory_bytes = serializers.IntegerField(allow_null=True)
     peak_memory_bytes = serializers.IntegerField(allow_null=True)
-    kernel_ns = serializers.IntegerField()
+    kernel_ns = serializers.IntegerField(help_text="kernel time: kernels only, no copies or sets")
     compute_ns = serializers.IntegerField()
     comm_ns = serializers.IntegerField()
-    memory_ns = serializers.IntegerField()
+    memory_ns = serializers.IntegerField(help_text="time in memory copies and sets")
     flops = serializers.IntegerField(allow_null=True)
 
 

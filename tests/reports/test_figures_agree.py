@@ -15,6 +15,7 @@ from decimal import Decimal
 
 import pytest
 
+from profiler_app.core.models import TrainingJob
 from profiler_app.reports import logic as insights
 from profiler_app.reports.models import InsightsStatus, JobInsights
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE, WINDOWS
@@ -113,7 +114,7 @@ def test_every_page_states_the_same_figures(api, user, traces, window):
     assert dashboard["kernel_time"]["total_ns"] == totals["kernel_ns"]
     # The Cluster page's devices.
     devices = cluster["devices"]
-    assert sum(d["kernel_ns"] for d in devices) == totals["gpu_op_ns"]
+    assert sum(d["kernel_ns"] for d in devices) == totals["kernel_ns"]
     for column, figure in (("compute_ns", "compute_ns"), ("comm_ns", "comm_ns"),
                            ("memory_ns", "memory_ns")):  # fmt: skip
         assert sum(d[column] for d in devices) == totals[figure]
@@ -122,6 +123,11 @@ def test_every_page_states_the_same_figures(api, user, traces, window):
     for figure in ("kernel_runs", "kernel_ns", "gpu_op_runs", "compute_ns", "comm_ns",
                    "memory_ns", "sync_ns"):  # fmt: skip
         assert metrics[figure] == totals[figure]
+    # Compare's Kernels panel counts what "Kernel time" counts: kernels, no copies or sets.
+    empty = TrainingJob.objects.create(name="empty", owner=user, status="completed", window=window)
+    against = api.get("/api/compare/", {"a": job.id, "b": empty.id}).json()
+    assert against["kernels"]["total_delta_ns"] == -totals["kernel_ns"]
+    assert against["kernels"]["removed"] == len({r["name"] for r in rows if r["category"] != "MEM"})
     # Insights, computed from the events rather than the aggregates.
     assert {f: analyses["totals"][f] for f in FIGURES} == {f: totals[f] for f in FIGURES}
 

@@ -1151,9 +1151,11 @@ export interface components {
             name: string;
             memory_bytes: number | null;
             peak_memory_bytes: number | null;
+            /** @description kernel time: kernels only, no copies or sets */
             kernel_ns: number;
             compute_ns: number;
             comm_ns: number;
+            /** @description time in memory copies and sets */
             memory_ns: number;
             flops: number | null;
         };

@@ -98,7 +98,7 @@ function ClusterPanels({ data, jobId }: { data: Cluster; jobId: number }) {
             label="Heat map of communication time, rank by collective" />
         </Panel>
         <Panel title="Devices" size="wide" emptyReason={data.devices.length ? null : "no GPU kernels in this profile"}
-          note="Kernel time per GPU and its share by kernel type; peak memory where the collector sampled it.">
+          note="Kernel time per GPU (kernels only, as on the Dashboard) and its share by kernel type; time in memory copies and sets beside it; peak memory where the collector sampled it.">
           <DevicesTable data={data} />
         </Panel>
       </div>
@@ -247,7 +247,7 @@ function DevicesTable({ data }: { data: Cluster }) {
               <td>{formatDuration(row.kernel_ns)}</td>
               <td>{formatPercent(row.compute_ns, row.kernel_ns)}</td>
               <td>{formatPercent(row.comm_ns, row.kernel_ns)}</td>
-              <td>{formatPercent(row.memory_ns, row.kernel_ns)}</td>
+              <td>{formatDuration(row.memory_ns)}</td>
               <td>{row.peak_memory_bytes === null ? "not sampled" : formatBytes(row.peak_memory_bytes)}
                 {row.memory_bytes ? ` of ${formatBytes(row.memory_bytes)}` : ""}</td>
               <td>{row.flops === null ? "not recorded" : formatCount(row.flops)}</td>
