@@ -221,12 +221,16 @@ def merge(rank: int, parts: list[RankTrace]) -> RankTrace:
         return parts[0]
     table: dict[str, int] = {}
     frames_: list[pd.DataFrame] = []
+    offset = 0
     for part in parts:
         new_id = np.array([table.setdefault(s, len(table)) for s in part.strings] or [-1])
         events = part.events.copy()
         for column in STRING_COLUMNS:
             ids = events[column].to_numpy()
             events[column] = np.where(ids >= 0, new_id[np.maximum(ids, 0)], ids).astype(ids.dtype)
+        parent = events["parent"].to_numpy()  # a row of the part: a label of the merged trace
+        events["parent"] = np.where(parent >= 0, parent + offset, -1)
+        offset += len(events)
         frames_.append(events)
     parts_ = tuple(p for part in parts for p in part.parts)
     return RankTrace(rank, pd.concat(frames_, ignore_index=True), list(table), parts_)

@@ -2,7 +2,8 @@
 
 Events are ordered by row, then start; a row is one nesting depth of one lane. Per event:
 ``start``, ``dur``, ``name`` (the store's string id), ``kind``, ``store_row`` (its row in the
-store's ``events.parquet``, for details and export) and ``partner`` (its launch or run). ``cum``
+store's ``events.parquet``, for details and export), ``partner`` (its launch or run), and the
+event model's ``parent`` (its position here) and ``self_ns``. ``cum``
 is the running sum of durations, so the summed duration of any index range is one subtraction.
 
 ``ckey``/``cidx`` order each row's events by (duration class, start): the events of a row that
@@ -54,6 +55,8 @@ _ARRAYS = (
     "name",
     "kind",
     "store_row",
+    "parent",
+    "self_ns",
     "cum",
     "partner",
     "row_lane",
@@ -126,6 +129,8 @@ class PartIndex:
     name: np.ndarray
     kind: np.ndarray
     store_row: np.ndarray
+    parent: np.ndarray
+    self_ns: np.ndarray
     cum: np.ndarray
     partner: np.ndarray
     row_lane: np.ndarray

@@ -25,14 +25,24 @@ from profiler_app.timeline.levels import (
     class_keys,
     duration_class,
 )
-from profiler_app.traces.nesting import nesting_depths
+from profiler_app.traces.nesting import nest
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
 from tracefmt.kinds import EventKind
 
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 MAX_DEPTH = 63
-_COLUMNS = ["track", "kind", "name", "start_ns", "dur_ns", "correlation", "device"]
+_COLUMNS = [
+    "track",
+    "kind",
+    "name",
+    "start_ns",
+    "dur_ns",
+    "correlation",
+    "device",
+    "parent",
+    "self_ns",
+]
 
 
 def store_signature(store_dir: Path) -> str:
@@ -157,11 +167,9 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
     lanes = lanes_mod.assign_lanes(reader.tracks, c["track"], c["kind"], devices)
     lane = lanes.event_lane.astype(np.int64)
 
-    nested = np.lexsort((-c["dur_ns"], c["start_ns"], lane))
-    depth = np.empty(len(lane), dtype=np.int64)
-    depth[nested] = np.minimum(
-        nesting_depths(lane[nested], c["start_ns"][nested], end[nested]), MAX_DEPTH
-    )
+    # A lane draws its events stacked as they nest in it (a thread's runtime calls have a
+    # lane of their own, so they sit at its top).
+    depth = np.minimum(nest(lane, c["start_ns"], end)[1], MAX_DEPTH)
     row_key = lane * (MAX_DEPTH + 1) + depth
     order = np.lexsort((-c["dur_ns"], c["start_ns"], row_key))
     row_key = row_key[order]
@@ -182,6 +190,10 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
         "name": name,
         "kind": kind,
         "store_row": order.astype(np.int32),
+        # The event model's nesting (on the event's thread, whatever lane draws it): the
+        # parent's position here (-1: none) and the self time.
+        "parent": _positions(c["parent"][order], order),
+        "self_ns": c["self_ns"][order],
         "cum": np.r_[0, np.cumsum(dur)].astype(np.int64),
         "partner": _partners(kind, c["correlation"][order]),
         "row_lane": (keys // (MAX_DEPTH + 1)).astype(np.int64),
@@ -205,6 +217,13 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
     }
     _write(index_dir, arrays, meta)
     return index_dir
+
+
+def _positions(store_rows: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Index positions of store rows (-1 stays -1); ``order`` maps positions to store rows."""
+    where = np.empty(len(order), dtype=np.int64)
+    where[order] = np.arange(len(order))
+    return np.where(store_rows >= 0, where[np.maximum(store_rows, 0)], -1).astype(np.int64)
 
 
 def _lane_meta(table: pd.DataFrame, arrays: dict[str, np.ndarray], start, dur) -> list[dict]:

@@ -28,7 +28,6 @@ from profiler_app.timeline.viewport import _class_slices, _rel
 
 MAX_TRACKS = 2000
 MAX_EVENTS = 5000
-_MAX_STEP_BACK = 16
 
 
 @dataclass
@@ -83,28 +82,36 @@ def _row_hits(ix: PartIndex, row: int, start_ns: int, end_ns: int) -> _Hits:
     return _Hits(np.concatenate([before, inside]), np.concatenate([clipped_before, clipped_inside]))
 
 
-def _children_time(ix: PartIndex, parent_row: int, parent: _Hits, child: _Hits, end_ns: int):
-    """Per event of ``parent``: the clipped time of its direct children (the next row's events
-    that start inside it), summed by the parent's name (a bincount's weights)."""
-    if not len(child.idx) or not len(parent.idx):
-        return None
-    a, b = int(ix.row_off[parent_row]), int(ix.row_off[parent_row + 1])
-    child_start = ix.start[child.idx]
-    at = a + np.searchsorted(ix.start[a:b], child_start, side="right") - 1
-    # An instant recorded inside the parent sits in the parent's row (it nests nothing): step
-    # back over such events to the one that contains the child.
-    for _ in range(_MAX_STEP_BACK):
-        stray = (at >= a) & (ix.start[np.maximum(at, a)] + ix.dur[np.maximum(at, a)] <= child_start)
-        if not stray.any():
-            break
-        at[stray] -= 1
-    ok = at >= a
-    at, child_start, clipped = at[ok], child_start[ok], child.clipped[ok]
-    parent_end = np.minimum(ix.start[at] + ix.dur[at], end_ns)
-    # Children of sloppy traces may outlast their parent: only the overlap is the parent's.
-    overlap = np.clip(np.minimum(child_start + clipped, parent_end) - child_start, 0, None)
-    overlap = np.minimum(overlap, clipped)
-    return ix.name[at], overlap
+def _clipped_self(ix: PartIndex, hits: _Hits, start_ns: int, end_ns: int) -> np.ndarray:
+    """The self time (``traces.nesting.self_times``) of each hit within the range: the stored
+    one for events wholly inside it; for the few cut by its edges, their clipped duration less
+    the part of the range their children cover."""
+    idx = hits.idx
+    begin, stop = ix.start[idx], ix.start[idx] + ix.dur[idx]
+    inside = (begin >= start_ns) & (stop <= end_ns)
+    own = np.where(inside, ix.self_ns[idx], hits.clipped).astype(np.int64)
+    cut = np.flatnonzero(~inside)
+    if not len(cut):
+        return own
+    cut_idx = np.sort(idx[cut])
+    parent = np.asarray(ix.parent)
+    at = np.minimum(np.searchsorted(cut_idx, parent), len(cut_idx) - 1)
+    children = np.flatnonzero(cut_idx[at] == parent)
+    if len(children):
+        up = parent[children]
+        lo = np.maximum.reduce([ix.start[children], ix.start[up], np.full(len(up), start_ns)])
+        hi = np.minimum.reduce(
+            [
+                ix.start[children] + ix.dur[children],
+                ix.start[up] + ix.dur[up],
+                np.full(len(up), end_ns),
+            ]
+        )
+        covered = np.bincount(
+            np.searchsorted(cut_idx, up), weights=np.clip(hi - lo, 0, None), minlength=len(cut_idx)
+        )
+        own[cut] -= covered[np.searchsorted(cut_idx, idx[cut])].astype(np.int64)
+    return np.maximum(own, 0)
 
 
 def _lane_totals(ix: PartIndex, lane: int, start_ns: int, end_ns: int, with_self: bool):
@@ -125,15 +132,8 @@ def _lane_totals(ix: PartIndex, lane: int, start_ns: int, end_ns: int, with_self
     np.maximum.at(high, names, clipped)
     self_ns = None
     if with_self:
-        children = np.zeros(size)
-        depth = ix.row_depth
-        for i in range(len(rows) - 1):
-            if int(depth[rows[i + 1]]) != int(depth[rows[i]]) + 1:
-                continue
-            found = _children_time(ix, rows[i], hits[i], hits[i + 1], end_ns)
-            if found is not None:
-                children += np.bincount(found[0], weights=found[1], minlength=size)[:size]
-        self_ns = total - children
+        own = np.concatenate([_clipped_self(ix, h, start_ns, end_ns) for h in hits])
+        self_ns = np.bincount(names, weights=own, minlength=size)
     ids = np.flatnonzero(count)
     return (
         ids,

@@ -2,10 +2,9 @@
 self time and count, top-down (callers first) or bottom-up (each frame's self time, under the
 frame and then its callers).
 
-Nesting is the timeline's: events of a thread sorted by (start, longest first), an event's
-depth is its position minus the events ended by its start, and its parent is the last earlier
-event one level up (``nest``). Everything is numpy over whole arrays; the only Python loops run
-once per nesting level.
+Nesting and self times are the store's event model (``traces.event_model``), as the timeline,
+the operator table and range totals read them. Everything is numpy over whole arrays; the only
+Python loops run once per nesting level.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from profiler_app.traces.nesting import nesting_depths
 from profiler_app.traces.timeline_read import TimelineReader
 from tracefmt.kinds import EventKind
 
@@ -32,7 +30,7 @@ HOST_KINDS = (
     EventKind.STEP,
 )
 OTHER = -1  # the name id of a pruned frame's "(other)"
-_COLUMNS = ["track", "kind", "name", "start_ns", "dur_ns"]
+_COLUMNS = ["track", "kind", "name", "start_ns", "dur_ns", "parent", "self_ns"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,7 @@ class Events:
     start: np.ndarray
     dur: np.ndarray
     parent: np.ndarray  # index of the enclosing event, -1 at a thread's top
-    self_ns: np.ndarray  # duration less the children's, never below 0
+    self_ns: np.ndarray  # the event model's (``traces.nesting.self_times``)
 
     def __len__(self) -> int:
         return len(self.row)
@@ -68,53 +66,38 @@ class Tree:
 
 def read_host_events(store: str | Path, tracks: list[int], end_ns: int | None = None) -> Events:
     """The host events of ``tracks`` in a part's store, those starting before ``end_ns`` (the
-    complete steps' cut) when given."""
+    complete steps' cut) when given, with the event model's nesting and self times."""
     reader = TimelineReader(store)
     info = reader.tracks.set_index("track")
-    pieces, rows = [], []
+    pieces = []
     for track in sorted(set(tracks)):
         if track not in info.index:
             continue
         first, n = int(info.at[track, "first_row"]), int(info.at[track, "n_rows"])
         table = reader._rows(first, first + n, _COLUMNS)
+        table = table.append_column("row", pa.array(np.arange(first, first + n, dtype=np.int64)))
         keep = pc.is_in(table.column("kind"), value_set=pa.array(HOST_KINDS, pa.uint8()))
         if end_ns is not None:
             keep = pc.and_(keep, pc.less(table.column("start_ns"), end_ns))
-        mask = keep.to_numpy(zero_copy_only=False)
         pieces.append(table.filter(keep))
-        rows.append(np.arange(first, first + n, dtype=np.int64)[mask])
     if not pieces:
         empty = np.empty(0, np.int64)
-        return nest(empty, empty, empty, empty, empty)
-    table = pa.concat_tables(pieces)
-    return nest(
-        np.concatenate(rows),
-        table.column("track").to_numpy().astype(np.int64),
-        table.column("name").to_numpy().astype(np.int64),
-        table.column("start_ns").to_numpy(),
-        table.column("dur_ns").to_numpy(),
+        return Events(empty, empty, empty, empty, empty, empty, empty)
+    c = {name: column.to_numpy() for name, column in zip(pieces[0].column_names,
+         pa.concat_tables(pieces).columns, strict=True)}  # fmt: skip
+    # Store rows are in (track, start) order; the parent's row becomes its index here. A
+    # parent outside the selection (not a host event) leaves the event at its thread's top.
+    at = np.minimum(np.searchsorted(c["row"], c["parent"]), len(c["row"]) - 1)
+    parent = np.where((c["parent"] >= 0) & (c["row"][at] == c["parent"]), at, -1)
+    return Events(
+        c["row"],
+        c["track"].astype(np.int64),
+        c["name"].astype(np.int64),
+        c["start_ns"],
+        c["dur_ns"],
+        parent,
+        c["self_ns"],
     )
-
-
-def nest(
-    row: np.ndarray, track: np.ndarray, name: np.ndarray, start: np.ndarray, dur: np.ndarray
-) -> Events:
-    order = np.lexsort((-dur, start, track))
-    row, track, name, start, dur = (a[order] for a in (row, track, name, start, dur))
-    n = len(row)
-    depth = nesting_depths(track, start, start + dur)
-    parent = np.full(n, -1, dtype=np.int64)
-    for d in range(1, int(depth.max()) + 1 if n else 1):
-        children = np.flatnonzero(depth == d)
-        above = np.flatnonzero(depth == d - 1)
-        at = np.searchsorted(above, children) - 1
-        found = at >= 0
-        candidate = above[np.maximum(at, 0)]
-        found &= track[candidate] == track[children]
-        parent[children[found]] = candidate[found]
-    child_ns = np.bincount(parent[parent >= 0], weights=dur[parent >= 0], minlength=n)
-    self_ns = np.maximum(dur - child_ns.astype(np.int64), 0)
-    return Events(row, track, name, start, dur, parent, self_ns)
 
 
 def _chains(parent: np.ndarray, first: np.ndarray):

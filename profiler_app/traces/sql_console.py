@@ -21,6 +21,8 @@ from pathlib import Path
 
 import duckdb
 
+from profiler_app.traces.event_model import MODEL_FILE, write_event_model
+from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import EVENTS_FILE, STRINGS_FILE, TRACKS_FILE
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import KIND_NAMES, MEMCPY_KIND_NAMES
@@ -121,6 +123,15 @@ SCHEMA: dict[str, dict] = {
             ("out_nelems", "BIGINT", "collective output elements"),
             ("group_size", "INTEGER", "collective process-group size"),
             ("process_group", "VARCHAR", "collective process group"),
+            ("depth", "INTEGER", "nesting depth on its thread or stream (0: top)"),
+            (
+                "parent_row",
+                "BIGINT",
+                "row (within the part) of the enclosing event; NULL at the top",
+            ),
+            ("self_ns", "BIGINT", "duration less what its direct children cover (glossary)"),
+            ("step", "BIGINT", "the training step it belongs to (NULL: none)"),
+            ("captured", "BOOLEAN", "recorded by Kineto (a collector job's captured steps)"),
         ],
     },
     "kernels": {
@@ -131,7 +142,7 @@ SCHEMA: dict[str, dict] = {
         "description": "Training steps: 'ProfilerStep#N' / 'step_N' annotations and step events.",
         "columns": [
             *_PART_COLUMNS,
-            ("step", "BIGINT", "step number (NULL when the name carries none)"),
+            ("step", "BIGINT", "step number"),
             *_TIMED_COLUMNS,
         ],
     },
@@ -245,15 +256,26 @@ def _event_columns(strings: str) -> str:
             out.append(f"{_nullable(column)} AS {column}")
         if column == "dur_ns":
             out.append("e.start_ns + e.dur_ns AS end_ns")
+    out += [
+        "e.depth::INTEGER AS depth",
+        "NULLIF(e.parent, -1) AS parent_row",
+        "e.self_ns AS self_ns",
+        "NULLIF(e.step, -1)::BIGINT AS step",
+        "e.captured AS captured",
+        "e.is_step AS _is_step",
+    ]
     return ", ".join(out)
 
 
 def _part_events(part: StorePart) -> str:
     events = _quote(str(part.directory / EVENTS_FILE))
+    model = _quote(str(part.directory / MODEL_FILE))
     strings = f"(SELECT v FROM _strings_list WHERE part = {part.part})"
+    # The event model's file holds the same rows in the same order.
+    store = f"(SELECT * FROM read_parquet({events}) POSITIONAL JOIN read_parquet({model}))"
     return (
         f"SELECT {part.part} AS part, {_quote(part.node)} AS node, {part.rank} AS rank, "
-        f"{_event_columns('_s.v')} FROM read_parquet({events}) e "
+        f"{_event_columns('_s.v')} FROM {store} e "
         f"CROSS JOIN {strings} _s "
         "LEFT JOIN _kinds ON _kinds.id = e.kind LEFT JOIN _copies ON _copies.id = e.memcpy_kind"
     )
@@ -304,14 +326,24 @@ def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> lis
     )
     con.execute("CREATE VIEW strings AS SELECT * FROM _strings")
     with_events = [p for p in parts if (p.directory / EVENTS_FILE).exists()]
+    for part in with_events:
+        if not (part.directory / MODEL_FILE).exists():  # a store from before the event model
+            write_event_model(part.directory, TimelineReader(part.directory).strings)
     if with_events:
         events = _union([_part_events(p) for p in with_events])
         tracks = _union([_part_tracks(p) for p in with_events])
-        files += [str(p.directory / f) for p in with_events for f in (EVENTS_FILE, TRACKS_FILE)]
+        files += [
+            str(p.directory / f)
+            for p in with_events
+            for f in (EVENTS_FILE, MODEL_FILE, TRACKS_FILE)
+        ]
     else:  # no parsed part: the views exist, empty
-        events = "SELECT * FROM (SELECT NULL::INTEGER AS part) WHERE false"
-        tracks = events
-    con.execute(f"CREATE VIEW events AS {events}")
+        tracks = "SELECT * FROM (SELECT NULL::INTEGER AS part) WHERE false"
+        events = (
+            "SELECT * FROM (SELECT NULL::INTEGER AS part, NULL::BOOLEAN AS _is_step) WHERE false"
+        )
+    con.execute(f"CREATE VIEW _events AS {events}")
+    con.execute("CREATE VIEW events AS SELECT * EXCLUDE (_is_step) FROM _events")
     con.execute(f"CREATE VIEW tracks AS {tracks}")
     kernel_columns = [c for c, _, _ in SCHEMA["kernels"]["columns"]]
     step_columns = [c for c, _, _ in SCHEMA["steps"]["columns"] if c != "step"]
@@ -321,10 +353,8 @@ def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> lis
             "WHERE kind = 'kernel'"
         )
         con.execute(
-            "CREATE VIEW steps AS SELECT "
-            "TRY_CAST(regexp_extract(name, '^(?:ProfilerStep#|step_)(\\d+)$', 1) AS BIGINT) "
-            f"AS step, {', '.join(step_columns)} FROM events WHERE kind = 'step' OR "
-            "(kind = 'user_annotation' AND regexp_full_match(name, '(?:ProfilerStep#|step_)\\d+'))"
+            f"CREATE VIEW steps AS SELECT step, {', '.join(step_columns)} FROM _events "
+            "WHERE _is_step"
         )
     else:
         con.execute("CREATE VIEW kernels AS SELECT * FROM events")

@@ -10,6 +10,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from profiler_app.traces.event_model import (
+    MODEL_COLUMNS,
+    MODEL_FILE,
+    MODEL_SCHEMA,
+    write_event_model,
+)
 from profiler_app.traces.lod import LEVEL_WIDTHS_NS
 from profiler_app.traces.timeline_store import (
     EVENTS_FILE,
@@ -21,9 +27,13 @@ from profiler_app.traces.timeline_store import (
 
 
 class TimelineReader:
+    """The store's events with the event model's columns (``traces.event_model``) beside them:
+    any column of either file can be asked for."""
+
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         self.events = pq.ParquetFile(self.directory / EVENTS_FILE, memory_map=True)
+        self._model: pq.ParquetFile | None = None
         self.tracks: pd.DataFrame = pq.read_table(self.directory / TRACKS_FILE).to_pandas()
         self.strings: list[str] = (
             pq.read_table(self.directory / STRINGS_FILE).column("value").to_pylist()
@@ -37,8 +47,39 @@ class TimelineReader:
     def n_events(self) -> int:
         return int(self._group_starts[-1])
 
+    @property
+    def model(self) -> pq.ParquetFile:
+        if self._model is None:
+            path = self.directory / MODEL_FILE
+            if not path.exists():  # a store written before the event model
+                write_event_model(self.directory, self.strings)
+            self._model = pq.ParquetFile(path, memory_map=True)
+        return self._model
+
+    def _read(self, groups: list[int] | None, columns: list[str] | None) -> pa.Table:
+        """Row groups (None: all) of ``columns`` (None: every event column) from both files."""
+        wanted = columns if columns is not None else self.events.schema_arrow.names
+        own = [c for c in wanted if c not in MODEL_COLUMNS]
+        modelled = [c for c in wanted if c in MODEL_COLUMNS]
+
+        def read(file: pq.ParquetFile, names: list[str]) -> pa.Table:
+            if groups is None:
+                return file.read(columns=names, use_threads=False)
+            return file.read_row_groups(groups, columns=names, use_threads=False)
+
+        table = read(self.events, own)
+        if modelled:
+            extra = read(self.model, modelled)
+            for name in modelled:
+                table = table.append_column(name, extra.column(name))
+        return table.select(wanted)
+
+    def _empty(self, columns: list[str]) -> pa.Table:
+        schema = pa.unify_schemas([self.events.schema_arrow, MODEL_SCHEMA])
+        return schema.empty_table().select(columns)
+
     def read_all(self, columns: list[str] | None = None) -> pa.Table:
-        return self.events.read(columns=columns, use_threads=False)
+        return self._read(None, columns)
 
     def read_kinds(self, kinds: list[int], columns: list[str]) -> pa.Table:
         """Only the events of ``kinds``, one row group at a time: memory follows what is kept,
@@ -47,19 +88,19 @@ class TimelineReader:
         needed = list(dict.fromkeys([*columns, "kind"]))
         pieces = []
         for group in range(self.events.metadata.num_row_groups):
-            table = self.events.read_row_group(group, columns=needed, use_threads=False)
+            table = self._read([group], needed)
             pieces.append(table.filter(pc.is_in(table.column("kind"), value_set=wanted)))
         if not pieces:
-            return self.events.schema_arrow.empty_table().select(columns)
+            return self._empty(columns)
         return pa.concat_tables(pieces).select(columns)
 
     def _rows(self, first: int, stop: int, columns: list[str]) -> pa.Table:
         """Rows [first, stop) of the file, reading only the row groups that hold them."""
         if stop <= first:
-            return self.events.schema_arrow.empty_table().select(columns)
+            return self._empty(columns)
         lo = int(np.searchsorted(self._group_starts, first, side="right") - 1)
         hi = int(np.searchsorted(self._group_starts, stop, side="left"))
-        table = self.events.read_row_groups(list(range(lo, hi)), columns=columns)
+        table = self._read(list(range(lo, hi)), columns)
         return table.slice(first - int(self._group_starts[lo]), stop - first)
 
     def window(
@@ -68,7 +109,7 @@ class TimelineReader:
         """Events of ``track`` overlapping [start_ns, end_ns), in start order."""
         info = self.tracks.loc[self.tracks["track"] == track]
         if info.empty or int(info["n_rows"].iloc[0]) == 0:
-            return self.events.schema_arrow.empty_table()
+            return self._empty(columns or self.events.schema_arrow.names)
         first = int(info["first_row"].iloc[0])
         stop = first + int(info["n_rows"].iloc[0])
         # An event that starts up to max_dur before the window can still reach into it.

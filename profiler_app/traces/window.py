@@ -9,12 +9,12 @@ fewer than two profiler steps is the same in both windows.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from tracefmt.kinds import GPU_OP_KINDS
+from tracefmt.names import PROFILER_STEP_RE
 
 WHOLE_TRACE = "whole_trace"
 COMPLETE_STEPS = "complete_steps"
@@ -27,8 +27,6 @@ IN_COMPLETE_STEPS = 2
 IN_BOTH = IN_WHOLE_TRACE | IN_COMPLETE_STEPS
 ROWS_IN = {WHOLE_TRACE: (IN_WHOLE_TRACE, IN_BOTH), COMPLETE_STEPS: (IN_COMPLETE_STEPS, IN_BOTH)}
 
-# Names of the profiler's step annotations (any kind: Kineto also projects them onto the GPU).
-PROFILER_STEP_RE = re.compile(r"ProfilerStep")
 _IS_GPU_OP = np.zeros(256, dtype=bool)
 _IS_GPU_OP[list(GPU_OP_KINDS)] = True
 

@@ -17,7 +17,7 @@ from profiler_app.insights.analyses.counters import (
     queue_length_series,
     queue_length_summary,
 )
-from profiler_app.insights.analyses.events import RankTrace, drop_last_step
+from profiler_app.insights.analyses.events import RankTrace, captured_only, drop_last_step
 from profiler_app.insights.analyses.gpu_time import (
     DURATION_RATIO,
     NUM_KERNELS,
@@ -132,6 +132,7 @@ class TraceAnalyses:
     operators: pd.DataFrame
     operators_by_shape: pd.DataFrame  # one row per input shape too, when recorded
     window: tuple[RankTrace, ...] = ()  # the ranks' events the GPU analyses covered
+    runtime_cutoff_ns: int = RUNTIME_CUTOFF_NS  # the launch cut-off the short kernels used
 
 
 def analyze(
@@ -151,8 +152,9 @@ def analyze(
     consecutive_kernel_delay_ns = round(idle_params.consecutive_kernel_delay_us * 1000)
     runtime_cutoff_ns = launch.runtime_cutoff * 1000
     launch_delay_cutoff_ns = launch.launch_delay_cutoff * 1000
-    ranks = list(traces)
     rows_in(window)  # an unknown window is an error, not the whole trace
+    # A collector job's trace figures cover the steps Kineto recorded (``captured_only``).
+    ranks = [captured_only(t) for t in traces]
     gpu = [drop_last_step(t) for t in ranks] if window == COMPLETE_STEPS else ranks
     idle, idle_intervals = idle_time_breakdown(gpu, consecutive_kernel_delay_ns)
     bandwidth = memory_bandwidth_series(gpu)
@@ -179,4 +181,5 @@ def analyze(
         operators=merge_input_shapes(by_shape),
         operators_by_shape=by_shape,
         window=tuple(gpu),
+        runtime_cutoff_ns=runtime_cutoff_ns,
     )

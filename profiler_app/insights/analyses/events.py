@@ -24,9 +24,8 @@ from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import step_cut
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import GPU_OP_KINDS, EventKind
-from tracefmt.names import COMM, COMP, MEM, OTHER, kernel_category, step_number
+from tracefmt.names import COMM, COMP, MEM, OTHER, kernel_category
 
-STEP_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
 # Host-side events that enqueue GPU work; they share a correlation id with the GPU op.
 LAUNCH_KINDS = (int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
 
@@ -67,6 +66,13 @@ ANALYSIS_COLUMNS = [
     "bandwidth_gbps",
     "input_dims",
     "collective",
+    # The event model (``traces.event_model``); ``parent`` is an index label of ``events``.
+    "parent",
+    "depth",
+    "self_ns",
+    "step",
+    "is_step",
+    "captured",
 ]
 # The columns holding ids into the strings table (-1: none).
 STRING_COLUMNS = ("name", "input_dims", "collective")
@@ -81,6 +87,18 @@ class RankTrace:
     events: pd.DataFrame
     strings: Sequence[str]
     parts: tuple[tuple[int, int], ...] = ()
+    # A collector job's ranges Kineto recorded, as (k, 2) [start, end) rows (``captured_only``);
+    # None: the trace is one recording. ``scope`` names them for evidence and captions.
+    windows: np.ndarray | None = None
+    scope: str = ""
+
+    def window_of(self, times: np.ndarray) -> np.ndarray:
+        """Which of ``windows`` each time lies in (-1: none; 0 for all without windows)."""
+        if self.windows is None:
+            return np.zeros(len(times), dtype=np.int64)
+        at = np.searchsorted(self.windows[:, 0], times, side="right") - 1
+        inside = (at >= 0) & (times < self.windows[np.maximum(at, 0), 1])
+        return np.where(inside, at, -1)
 
     @classmethod
     def from_store(cls, rank: int, directory: str | Path, part_id: int = -1) -> RankTrace:
@@ -88,7 +106,7 @@ class RankTrace:
         reader = TimelineReader(directory)
         events = reader.read_all(ANALYSIS_COLUMNS).to_pandas()
         for column in ANALYSIS_COLUMNS:  # a store written before the column existed
-            if column not in events:
+            if column not in events and column in EVENT_COLUMNS:
                 dtype, absent = EVENT_COLUMNS[column]
                 events[column] = np.full(len(events), absent, dtype=dtype)
         return cls(rank, events[ANALYSIS_COLUMNS], reader.strings, ((part_id, len(events)),))
@@ -127,12 +145,13 @@ class RankTrace:
 
     @cached_property
     def step_events(self) -> pd.DataFrame:
-        """The rank's step annotations ("ProfilerStep#<n>", the collector's "step_<n>")."""
-        events = self.events
-        ids = np.unique(events["name"].to_numpy())
-        steps = ids[[i >= 0 and step_number(str(self.names[i])) is not None for i in ids]]
-        rows = events["kind"].isin(STEP_KINDS).to_numpy() & np.isin(events["name"], steps)
-        return events[rows]
+        """The rank's steps ("ProfilerStep#<n>", the collector's "step_<n>"), as the event
+        model marks them."""
+        return rows_where(self.events, self.events["is_step"].to_numpy())
+
+    def positions(self, labels: np.ndarray) -> np.ndarray:
+        """Positions in ``events`` of index labels (a ``parent``, say); -1 where absent."""
+        return self.events.index.get_indexer(labels)
 
     @cached_property
     def gpu_ops(self) -> pd.DataFrame:
@@ -219,6 +238,37 @@ def merge_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.
     new[1:] = start[1:] > reach[:-1]
     first = np.flatnonzero(new)
     return start[first], np.maximum.reduceat(end, first)
+
+
+def captured_only(trace: RankTrace) -> RankTrace:
+    """The rank's events in the ranges Kineto recorded, and the steps it recorded: a collector
+    job's trace figures are taken over those steps (an imported trace is captured whole). The
+    ranges are the runs of consecutive captured steps."""
+    captured = trace.events["captured"].to_numpy()
+    if captured.all():
+        return trace
+    all_steps = trace.step_events
+    steps = all_steps[all_steps["captured"].to_numpy()].sort_values("start_ns", kind="stable")
+    number = steps["step"].to_numpy()
+    first = np.flatnonzero(np.r_[True, number[1:] != number[:-1] + 1]) if len(steps) else number
+    last = np.r_[first[1:], len(number)] - 1
+    start = steps["start_ns"].to_numpy()
+    end = start + steps["dur_ns"].to_numpy()
+    windows = (
+        np.stack([start[first], np.maximum.reduceat(end, first)], axis=1)
+        if len(first)
+        else np.empty((0, 2), dtype=np.int64)
+    )
+    runs = ", ".join(
+        f"{number[a]}" if a == b else f"{number[a]}–{number[b]}"
+        for a, b in zip(first.tolist(), last.tolist(), strict=True)
+    )
+    scope = (
+        f"captured steps {runs} ({len(steps)} of {len(all_steps)})"
+        if len(steps)
+        else (f"no captured steps (0 of {len(all_steps)})")
+    )
+    return replace(trace, events=rows_where(trace.events, captured), windows=windows, scope=scope)
 
 
 def drop_last_step(trace: RankTrace) -> RankTrace:

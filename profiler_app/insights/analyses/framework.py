@@ -1,7 +1,6 @@
 """The rules' inputs (``insights.frames``) from parsed traces and samples.
 
-Steps are the ``ProfilerStep#<n>`` annotations of Kineto traces and the collector's step
-annotations (``step_<n>``, or events of kind STEP). Framework phases are read from annotation
+Steps, nesting and self times are the store's event model (``traces.event_model``). Framework phases are read from annotation
 names (PyTorch's own ones and common user ones); CPU operators and GPU work are phases of
 their own.
 """
@@ -15,11 +14,10 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.insights import frames
-from profiler_app.insights.analyses.events import RankTrace, rows_where
-from profiler_app.insights.analyses.operators import nesting
+from profiler_app.insights.analyses.events import RankTrace
+from profiler_app.traces.nesting import nearest
 from tracefmt.kinds import GPU_OP_KINDS, SAMPLE_KIND_NAMES, EventKind
 
-_STEP_NAME = re.compile(r"(?:ProfilerStep#|step[_#: ]?)(\d+)$", re.IGNORECASE)
 # First match wins: "DistributedDataParallel.forward" is forward, "Optimizer.zero_grad#..." is
 # optimizer, "enumerate(DataLoader)#...__next__" is data loading.
 _PHASE_PATTERNS = (
@@ -38,27 +36,15 @@ _PHASE_PATTERNS = (
 ANNOTATION_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
 
 
-def _step_number(name: str) -> int | None:
-    found = _STEP_NAME.search(name)
-    return int(found.group(1)) if found else None
-
-
 def steps_from_events(trace: RankTrace, node: str) -> pd.DataFrame:
-    """The rank's steps: host annotations named like a step, or events of kind STEP."""
-    events = trace.events[trace.events["kind"].isin(ANNOTATION_KINDS)]
-    unique, inverse = np.unique(events["name"].to_numpy(), return_inverse=True)
-    numbers = [_step_number(str(trace.names[i])) for i in unique]
-    per_name = np.array([-1 if n is None else n for n in numbers], dtype=np.int64)
-    number = per_name[inverse.reshape(-1)]
-    is_step = (number >= 0) | (events["kind"] == EventKind.STEP).to_numpy()
-    steps = events[is_step]
+    """The rank's steps, as the event model marks them (``traces.event_model``)."""
+    steps = trace.step_events
     names = trace.names[steps["name"].to_numpy()].astype(str)
-    step = number[is_step]
     mode = np.where(np.char.find(np.char.lower(names), "eval") >= 0, frames.EVAL, frames.TRAIN)
     return frames.steps_frame(
         np.full(len(steps), trace.rank),
         np.full(len(steps), node, dtype=object),
-        step,
+        steps["step"].to_numpy(),
         names,
         steps["start_ns"].to_numpy(),
         steps["dur_ns"].to_numpy(),
@@ -73,54 +59,43 @@ def phase_of(name: str) -> str:
     return "other"
 
 
-def exclusive_ns(events: pd.DataFrame) -> np.ndarray:
-    """Each event's duration less the part of it its nested events (same track) cover."""
-    track = events["track"].to_numpy()
-    start = events["start_ns"].to_numpy()
-    end = start + events["dur_ns"].to_numpy()
-    parent, _ = nesting(track, start, end)
-    child = np.flatnonzero(parent >= 0)
-    inside = np.minimum(end[child], end[parent[child]]) - start[child]
-    covered = np.bincount(parent[child], weights=inside, minlength=len(start))
-    return np.maximum(end - start - covered.astype(np.int64), 0)
-
-
 def framework_from_events(trace: RankTrace) -> pd.DataFrame:
-    """Exclusive time per (name, phase) of the rank: annotations by phase, CPU operators, GPU
-    work.
+    """Time per (name, phase) of the rank: annotations by phase, CPU operators, GPU work.
 
     Annotations nest (DDP's forward inside the model's "## forward ##", a step around both);
-    each instant of a thread counts once, for its innermost annotation, and likewise for CPU
-    operators. GPU ops count whole.
+    each instant of a thread counts once, for its innermost annotation: the self time
+    (``traces.event_model``) of every event whose closest annotation, itself included, is that
+    one. A CPU operator counts its self time; GPU ops count whole.
     """
-    events = trace.events[["kind", "name", "track", "start_ns", "dur_ns"]]
+    events = trace.events
     kind = events["kind"].to_numpy()
-    annotations = rows_where(events, np.isin(kind, ANNOTATION_KINDS))
-    operators = rows_where(events, kind == EventKind.CPU_OP)
-    gpu = rows_where(events, np.isin(kind, GPU_OP_KINDS))
-    picked = pd.DataFrame(
+    self_ns = events["self_ns"].to_numpy()
+    parent = trace.positions(events["parent"].to_numpy())
+    annotated = np.isin(kind, ANNOTATION_KINDS)
+    owner = nearest(annotated, parent, events["depth"].to_numpy())
+    has_owner = owner >= 0
+    by_owner = np.bincount(owner[has_owner], weights=self_ns[has_owner], minlength=len(kind))
+    operators = kind == EventKind.CPU_OP
+    gpu = np.isin(kind, GPU_OP_KINDS)
+    picked = annotated | operators | gpu
+    time_ns = np.where(annotated, by_owner, np.where(operators, self_ns, events["dur_ns"]))
+    per_event = pd.DataFrame(
         {
-            "kind": np.concatenate([annotations["kind"], operators["kind"], gpu["kind"]]).astype(
-                np.int64
-            ),
-            "name": np.concatenate([annotations["name"], operators["name"], gpu["name"]]),
-            "dur_ns": np.concatenate(
-                [exclusive_ns(annotations), exclusive_ns(operators), gpu["dur_ns"]]
-            ).astype(np.int64),
+            "kind": kind[picked].astype(np.int64),
+            "name": events["name"].to_numpy()[picked],
+            "dur_ns": time_ns[picked].astype(np.int64),
+            # Steps are the rules' other input; counting them as a phase would hide the rest.
+            "is_step": events["is_step"].to_numpy()[picked],
         }
     )
-    totals = picked.groupby(["kind", "name"], sort=False)["dur_ns"].sum().reset_index()
+    per_event = per_event[~per_event["is_step"].to_numpy()]
+    totals = per_event.groupby(["kind", "name"], sort=False)["dur_ns"].sum().reset_index()
     names = trace.names[totals["name"].to_numpy()].astype(str)
     kinds = totals["kind"].to_numpy()
     phase = np.where(kinds == EventKind.CPU_OP, "cpu", "gpu").astype(object)
-    annotated = np.isin(kinds, ANNOTATION_KINDS)
-    phase[annotated] = [phase_of(n) for n in names[annotated]]
-    # Steps are the rules' other input; counting them as a phase would hide everything else.
-    is_step = annotated & (
-        (kinds == EventKind.STEP) | np.array([_step_number(n) is not None for n in names])
-    )
-    keep = ~is_step
-    return frames.framework_frame(names[keep], phase[keep], totals["dur_ns"].to_numpy()[keep])
+    is_annotation = np.isin(kinds, ANNOTATION_KINDS)
+    phase[is_annotation] = [phase_of(n) for n in names[is_annotation]]
+    return frames.framework_frame(names, phase, totals["dur_ns"].to_numpy())
 
 
 def metrics_from_samples(columns: Mapping[str, np.ndarray], node: str) -> pd.DataFrame:

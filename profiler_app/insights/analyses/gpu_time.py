@@ -43,7 +43,7 @@ def temporal_breakdown(traces: Iterable[RankTrace]) -> pd.DataFrame:
         if len(ops) == 0:
             continue
         durations = trace.state_ns
-        span = int(ops["end_ns"].max() - ops["start_ns"].iloc[0])
+        span = _span_ns(trace, ops)
         idle = span - float(durations[1:].sum())
         compute = _with_bits(durations, COMP)
         rows.append(
@@ -61,6 +61,19 @@ def temporal_breakdown(traces: Iterable[RankTrace]) -> pd.DataFrame:
     for part in ("idle", "compute", "non_compute"):
         frame[f"{part}_pct"] = 100.0 * frame[f"{part}_ns"] / frame["span_ns"]
     return frame
+
+
+def _span_ns(trace: RankTrace, ops: pd.DataFrame) -> int:
+    """From the first GPU op's start to the last one's end; in a collector job, that within
+    each range Kineto recorded, summed (the time between them was not recorded)."""
+    start, end = ops["start_ns"].to_numpy(), ops["end_ns"].to_numpy()
+    window = trace.window_of(start)
+    inside = window >= 0
+    if not inside.any():
+        return 0
+    frame = pd.DataFrame({"window": window[inside], "start": start[inside], "end": end[inside]})
+    spans = frame.groupby("window").agg(start=("start", "min"), end=("end", "max"))
+    return int((spans["end"] - spans["start"]).sum())
 
 
 def kernel_type_breakdown(traces: Iterable[RankTrace]) -> pd.DataFrame:

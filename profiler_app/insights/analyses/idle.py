@@ -53,6 +53,9 @@ def idle_intervals(
     launched = launch_starts(trace, ops["correlation"].to_numpy()[order])
     follows = np.zeros(len(order), dtype=bool)
     follows[1:] = stream[1:] == stream[:-1]
+    # Between two ranges Kineto recorded (a collector job) the stream was not watched.
+    window = trace.window_of(start)
+    follows[1:] &= window[1:] == window[:-1]
     # Ops of one stream can overlap (parts merged into a rank, several devices' streams with one
     # id): the stream is busy until the latest end so far, not the previous op's end.
     reach = pd.Series(end).groupby(stream, sort=False).cummax().to_numpy()

@@ -43,6 +43,14 @@ def launches(traces: Iterable[RankTrace]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
+def short_kernels(table: pd.DataFrame, runtime_cutoff_ns: int = RUNTIME_CUTOFF_NS) -> np.ndarray:
+    """Which rows of a ``launches`` table are short kernels, HTA's rule and the only one: the
+    launch call took at most ``runtime_cutoff_ns`` (it is not a runtime outlier) and the op ran
+    shorter on the GPU than that call took. Every count of short kernels comes from here."""
+    cpu = table["cpu_dur_ns"].to_numpy()
+    return (cpu <= runtime_cutoff_ns) & (table["gpu_dur_ns"].to_numpy() < cpu)
+
+
 @dataclass(frozen=True)
 class LaunchSummary:
     """Per rank: distributions and the three kinds of finding of HTA's launch statistics."""
@@ -56,22 +64,21 @@ def summarize_launches(
     runtime_cutoff_ns: int = RUNTIME_CUTOFF_NS,
     launch_delay_cutoff_ns: int = LAUNCH_DELAY_CUTOFF_NS,
 ) -> LaunchSummary:
-    """Short kernels are launched by a call of at most ``runtime_cutoff_ns`` (not an outlier)
-    and run shorter on the GPU than that call took (HTA's rule); runtime outliers are launch
-    calls longer than ``runtime_cutoff_ns``; delay outliers started more than
-    ``launch_delay_cutoff_ns`` after their launch returned."""
+    """Per rank: the launches, their short kernels (``short_kernels``), runtime outliers
+    (launch calls longer than ``runtime_cutoff_ns``) and delay outliers (ops that started more
+    than ``launch_delay_cutoff_ns`` after their launch returned)."""
     stats = []
     findings = []
     for rank, part in table.groupby("rank", sort=True):
         for measure in ("cpu_dur_ns", "gpu_dur_ns", "launch_delay_ns"):
             values = part[measure].to_numpy(dtype=np.float64)
             stats.append({"rank": rank, "measure": measure, **describe(values)})
-        cpu, gpu = part["cpu_dur_ns"], part["gpu_dur_ns"]
+        cpu = part["cpu_dur_ns"]
         findings.append(
             {
                 "rank": rank,
                 "launches": len(part),
-                "short_kernels": int(((cpu <= runtime_cutoff_ns) & (gpu < cpu)).sum()),
+                "short_kernels": int(short_kernels(part, runtime_cutoff_ns).sum()),
                 "runtime_outliers": int((cpu > runtime_cutoff_ns).sum()),
                 "delay_outliers": int((part["launch_delay_ns"] > launch_delay_cutoff_ns).sum()),
             }

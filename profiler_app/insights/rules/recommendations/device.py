@@ -145,7 +145,7 @@ def evaluate_host_to_device_copies(
         small = copies[(copies["bytes"] >= 0) & (copies["bytes"] < params.small_copy_bytes)]
         evidence: dict[str, Any] = {
             "steps": n_steps,
-            "window": window_label(n_steps),
+            "window": window_label(trace, n_steps),
             "copies": len(copies),
             "pageable_copies": len(pageable),
             "pageable_bytes": int(pageable["bytes"].clip(lower=0).sum()),
@@ -210,7 +210,7 @@ def evaluate_communication(analyses: TraceAnalyses, params: CommunicationParams)
         overlapped = float(overlap.at[trace.rank, "overlap_pct"]) if comm_ns else 0.0
         ranks[str(trace.rank)] = {
             "steps": n_steps,
-            "window": window_label(n_steps),
+            "window": window_label(trace, n_steps),
             "step_ns": step_ns,
             "comm_ns": comm_ns,
             "comm_pct_of_steps": share_pct(comm_ns, step_ns),

@@ -11,6 +11,7 @@ import pandas as pd
 
 from profiler_app.insights.analyses import TraceAnalyses
 from profiler_app.insights.analyses.events import RankTrace
+from profiler_app.insights.analyses.launch import short_kernels
 from profiler_app.insights.rules.base import (
     RuleResult,
     RuleSpec,
@@ -71,7 +72,7 @@ def _time_in(
     busy_ns = covered_ns(events)
     figures = {
         "steps": n_steps,
-        "window": window_label(n_steps),
+        "window": window_label(trace, n_steps),
         "step_ns": step_ns,
         key: busy_ns,
         "share_pct": share_pct(busy_ns, step_ns),
@@ -204,7 +205,7 @@ def evaluate_synchronization(analyses: TraceAnalyses, params: SynchronizationPar
 
 @dataclass(frozen=True)
 class LaunchOverheadParams:
-    short_kernel_pct: float = 50  # of launches whose GPU run is shorter than the launch call
+    short_kernel_pct: float = 50  # of launches that are short kernels (``short_kernels``)
     gpu_idle_pct: float = 20  # of the GPU's span spent idle
     min_launches: int = 100
 
@@ -247,7 +248,7 @@ def evaluate_launch_overhead(analyses: TraceAnalyses, params: LaunchOverheadPara
     bound: list = []
     ranges: list[TimeRange] = []
     for rank, group in table.groupby("rank", sort=True):
-        short = group["gpu_dur_ns"].to_numpy() < group["cpu_dur_ns"].to_numpy()
+        short = short_kernels(group, analyses.runtime_cutoff_ns)
         idle = float(temporal.at[rank, "idle_pct"]) if rank in temporal.index else 0.0
         names = group["op"][short].value_counts().head(5)
         ranks[str(rank)] = {
@@ -300,6 +301,7 @@ LAUNCH_OVERHEAD = RuleSpec(
     "LaunchOverhead",
     LaunchOverheadParams,
     evaluate_launch_overhead,  # type: ignore[arg-type]
-    "Launch-bound steps: more than short_kernel_pct of the kernels run shorter than their "
-    "launch call while the GPU is idle more than gpu_idle_pct of its span.",
+    "Launch-bound steps: more than short_kernel_pct of the kernels are short (launched by a "
+    "call within the runtime cut-off and shorter on the GPU than that call) while the GPU is "
+    "idle more than gpu_idle_pct of its span.",
 )

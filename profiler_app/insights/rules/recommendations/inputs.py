@@ -46,7 +46,10 @@ def step_time_ns(trace: RankTrace) -> tuple[int, int]:
     return 0, int(end - events["start_ns"].min())
 
 
-def window_label(n_steps: int) -> str:
+def window_label(trace: RankTrace, n_steps: int) -> str:
+    """What the rank's figures cover: the captured steps of a collector job, else its steps."""
+    if trace.scope:
+        return trace.scope
     return "annotated steps" if n_steps else "the whole profile (no steps annotated)"
 
 
