@@ -148,6 +148,19 @@ def test_launch_overhead_stays_quiet_for_long_kernels(tmp_path):
     assert found.evidence["ranks"]["0"]["short_kernels"] == 0
 
 
+def test_launch_overhead_counts_short_kernels_by_the_jobs_runtime_cutoff(tmp_path):
+    # 10 µs launch calls are runtime outliers under a 5 µs cut-off, so none is a short kernel,
+    # as the launch findings count them.
+    trace = launch_trace(kernel_us=2, call_us=10, gap_us=10)
+    found = trace.judge(tmp_path, overrides={"KernelLaunchStatistics_runtime_cutoff": 5})
+    launch = found["LaunchOverhead"]
+    assert not launch.triggered
+    assert (
+        launch.evidence["ranks"]["0"]["launches"],
+        launch.evidence["ranks"]["0"]["short_kernels"],
+    ) == (150, 0)
+
+
 def matmul_trace(gemm: str) -> Trace:
     trace = Trace().steps(3)
     for i in range(4):
