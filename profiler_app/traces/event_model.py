@@ -132,7 +132,9 @@ def _nest_by_tracks(
     n = len(track)
     parent = np.full(n, -1, dtype=np.int64)
     depth = np.zeros(n, dtype=np.int64)
-    track_first = np.flatnonzero(np.r_[True, track[1:] != track[:-1]]) if n else track
+    if not n:
+        return parent, depth
+    track_first = np.flatnonzero(np.r_[True, track[1:] != track[:-1]])
     cuts = np.unique(
         track_first[np.searchsorted(track_first, np.arange(0, n, _BATCH_ROWS), "right") - 1]
     )
