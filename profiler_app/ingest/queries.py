@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 from django.db.models import Count, Max, Min, Q, Sum
@@ -10,6 +9,7 @@ from django.db.models import Count, Max, Min, Q, Sum
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest.figures import in_window
 from profiler_app.ingest.models import KernelStat, PartSummary
+from profiler_app.traces.figures import duration_std_ns
 
 
 def job_summary(job: TrainingJob) -> dict:
@@ -88,8 +88,8 @@ def job_kernels(
 
 def _finish(k: dict) -> dict:
     mean = k["total_ns"] / k["count"]
-    variance = max(k.pop("sq") / k["count"] - mean * mean, 0.0)
+    std = duration_std_ns(k["count"], k["total_ns"], k.pop("sq"))
     # A name launched with several dtypes is labelled by the one it spent most time in.
     by_precision = k.pop("by_precision")
     precision = max(sorted(by_precision), key=lambda p: by_precision[p])
-    return {**k, "mean_ns": mean, "std_ns": math.sqrt(variance), "precision": precision}
+    return {**k, "mean_ns": mean, "std_ns": std, "precision": precision}

@@ -34,7 +34,9 @@ class KernelSerializer(serializers.Serializer):
     min_ns = serializers.IntegerField()
     max_ns = serializers.IntegerField()
     mean_ns = serializers.FloatField()
-    std_ns = serializers.FloatField()
+    std_ns = serializers.FloatField(
+        help_text="sample standard deviation of the runs' durations (n − 1; 0 for one run)"
+    )
     category = serializers.CharField(help_text="COMP, COMM, MEM or OTHER (HTA's rules)")
     precision = serializers.CharField(help_text='FP32, FP16, BF16, … or "unknown"')
 

@@ -3,6 +3,7 @@ kernel table both count through it, so they cannot define a figure two ways)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from tracefmt.names import COMM, COMP, MEM, OTHER
@@ -28,3 +29,14 @@ def gpu_figures(runs: Mapping[str, int], ns: Mapping[str, int]) -> dict[str, int
         "memory_ns": total(ns, MEM),
         "other_ns": total(ns, OTHER),
     }
+
+
+def duration_std_ns(count: int, sum_ns: float, sum_sq_ns2: float) -> float:
+    """Kernel std: the sample standard deviation of run durations (divided by n − 1, as pandas'
+    ``std()`` and HTA give it; 0 for a single run), from their count, sum and sum of squares.
+    The Kernels table takes it from the aggregates through here; the Insights kernel tables
+    compute the same by pandas' ``std()`` over the runs."""
+    if count < 2:
+        return 0.0
+    variance = (sum_sq_ns2 - sum_ns * sum_ns / count) / (count - 1)
+    return math.sqrt(max(variance, 0.0))

@@ -130,6 +130,12 @@ def test_every_page_states_the_same_figures(api, user, traces, window):
     assert against["kernels"]["removed"] == len({r["name"] for r in rows if r["category"] != "MEM"})
     # Insights, computed from the events rather than the aggregates.
     assert {f: analyses["totals"][f] for f in FIGURES} == {f: totals[f] for f in FIGURES}
+    # Kernel std: one definition (the sample standard deviation), the Kernels table's from the
+    # aggregates' sums and Insights' from the runs; per name on a one-rank job.
+    if len(traces) == 1:
+        table = {r["name"]: r for r in rows}
+        for row in analyses["kernels"]:
+            assert row["std_ns"] == pytest.approx(table[row["name"]]["std_ns"], rel=1e-6, abs=1e-3)
 
     # Steps: the Dashboard's histogram, Compare's statistics and the Cluster page's ranks.
     steps = len(dashboard["steps"]["durations_ns"])

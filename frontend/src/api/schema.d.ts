@@ -1334,7 +1334,10 @@ export interface components {
             max_ns: number;
             /** Format: double */
             mean_ns: number;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description sample standard deviation of the runs' durations (n − 1; 0 for one run)
+             */
             std_ns: number;
             /** @description COMP, COMM, MEM or OTHER (HTA's rules) */
             category: string;

@@ -100,7 +100,8 @@ def kernel_type_breakdown(traces: Iterable[RankTrace]) -> pd.DataFrame:
 def kernel_stats(traces: Iterable[RankTrace]) -> pd.DataFrame:
     """Per rank and GPU op name: type, count, sum, min, max, mean and std of the durations.
 
-    ``std_ns`` is the sample standard deviation (0 for a single run); ``share_of_type_pct`` is
+    ``std_ns`` is the kernel std of docs/glossary.md: the sample standard deviation (n − 1, 0
+    for a single run), as ``figures.duration_std_ns`` gives it from sums; ``share_of_type_pct`` is
     the op's part of its type's total on that rank, for "top kernels per type".
     """
     frames = []
