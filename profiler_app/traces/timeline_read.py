@@ -16,14 +16,7 @@ from profiler_app.traces.event_model import (
     MODEL_SCHEMA,
     write_event_model,
 )
-from profiler_app.traces.lod import LEVEL_WIDTHS_NS
-from profiler_app.traces.timeline_store import (
-    EVENTS_FILE,
-    LOD_SCHEMA,
-    STRINGS_FILE,
-    TRACKS_FILE,
-    lod_file,
-)
+from profiler_app.traces.timeline_store import EVENTS_FILE, STRINGS_FILE, TRACKS_FILE
 
 
 class TimelineReader:
@@ -123,19 +116,3 @@ class TimelineReader:
         ends = pc.add(table.column("start_ns"), table.column("dur_ns"))
         table = table.filter(pc.greater(ends, start_ns))
         return table.select(wanted)
-
-    def lod(self, level: int, track: int, start_ns: int, end_ns: int) -> pa.Table:
-        """Summary buckets of ``track`` at ``level`` (width LEVEL_WIDTHS_NS[level]) in a window."""
-        path = self.directory / lod_file(level)
-        if not path.exists():
-            return LOD_SCHEMA.empty_table()
-        width = LEVEL_WIDTHS_NS[level]
-        return pq.read_table(
-            path,
-            memory_map=True,
-            filters=[
-                ("track", "=", track),
-                ("bucket_start_ns", ">=", start_ns - start_ns % width),
-                ("bucket_start_ns", "<", end_ns),
-            ],
-        )

@@ -3,7 +3,6 @@
 Layout of a store directory::
 
     events.parquet      every event, all model columns, sorted by (track, start_ns)
-    lod-<level>.parquet level-of-detail summaries (see ``lod``), sorted by (track, bucket)
     tracks.parquet      one row per track: label, first row, row count, time range, longest
     strings.parquet     the part's interned strings (``name`` and other string columns)
 
@@ -23,7 +22,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from profiler_app.traces.lod import LOD_COLUMNS, LodBuilder
 from profiler_app.traces.model import EventBatch
 from tracefmt.columns import EVENT_COLUMNS
 
@@ -40,25 +38,7 @@ _WINDOW_ROWS = 262144
 EVENT_SCHEMA = pa.schema(
     [(c, pa.from_numpy_dtype(np.dtype(t))) for c, (t, _) in EVENT_COLUMNS.items()]
 )
-LOD_SCHEMA = pa.schema(
-    [
-        ("track", pa.int32()),
-        ("level", pa.int8()),
-        ("bucket_start_ns", pa.int64()),
-        ("count", pa.int64()),
-        ("first_start_ns", pa.int64()),
-        ("last_end_ns", pa.int64()),
-        ("busy_ns", pa.int64()),
-        ("longest_ns", pa.int64()),
-        ("longest_name", pa.int32()),
-    ]
-)
-assert tuple(LOD_SCHEMA.names) == LOD_COLUMNS
 _START = EVENT_SCHEMA.get_field_index("start_ns")
-
-
-def lod_file(level: int) -> str:
-    return f"lod-{level}.parquet"
 
 
 @dataclass(frozen=True)
@@ -143,16 +123,6 @@ class TimelineWriter:
         self, offset_ns: int, strings: list[str], track_labels: pd.DataFrame
     ) -> StoreSummary:
         """Merge the runs into the final files; ``offset_ns`` moves times onto the unix epoch."""
-        lod_writers: dict[int, pq.ParquetWriter] = {}
-
-        def emit_lod(level: int, columns: dict[str, np.ndarray]) -> None:
-            if level not in lod_writers:
-                lod_writers[level] = pq.ParquetWriter(
-                    self.directory / lod_file(level), LOD_SCHEMA, **PARQUET_OPTIONS
-                )
-            lod_writers[level].write_table(pa.table(columns, schema=LOD_SCHEMA))
-
-        lod = LodBuilder(emit_lod)
         track_rows = []
         written = 0
         with pq.ParquetWriter(
@@ -164,17 +134,8 @@ class TimelineWriter:
                     window = _shifted(window, offset_ns)
                     events.write_table(window, row_group_size=ROW_GROUP_ROWS)
                     stats.add(window)
-                    lod.feed(
-                        track,
-                        window.column("start_ns").to_numpy(),
-                        window.column("dur_ns").to_numpy(),
-                        window.column("name").to_numpy(),
-                    )
                     written += window.num_rows
                 track_rows.append(stats.row())
-            lod.close()
-        for writer in lod_writers.values():
-            writer.close()
         # A part may hold samples but no events (a chunk cut before any annotation ended).
         columns = ["track", "first_row", "n_rows", "start_ns", "end_ns", "max_dur_ns"]
         tracks = pd.DataFrame(track_rows, columns=columns).merge(

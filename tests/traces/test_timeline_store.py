@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from profiler_app.traces import TimelineReader
-from profiler_app.traces.lod import LEVEL_WIDTHS_NS
 from profiler_app.traces.model import EventBatch
 from profiler_app.traces.timeline_store import TimelineWriter
 from tests.traces.expected import TRACES, expected
@@ -72,21 +71,6 @@ def union_ns(start: np.ndarray, end: np.ndarray) -> int:
         elif e > reach:
             total, reach = total + (e - reach), e
     return total
-
-
-@pytest.mark.parametrize("level", range(len(LEVEL_WIDTHS_NS)))
-def test_it_summarises_every_event_at_every_level(level, ingested):
-    reader = TimelineReader(ingested("gpu_training_rank0.pt.trace.json.gz").store.directory)
-    events = reader.read_all(["track", "start_ns", "dur_ns"]).to_pandas()
-    for row in reader.tracks.itertuples():
-        lod = reader.lod(level, row.track, row.start_ns, row.end_ns + 1).to_pandas()
-        mine = events[events["track"] == row.track]
-        assert lod["count"].sum() == row.n_rows
-        assert lod["busy_ns"].sum() == union_ns(
-            mine["start_ns"].to_numpy(), (mine["start_ns"] + mine["dur_ns"]).to_numpy()
-        )
-        assert lod["longest_ns"].max() == row.max_dur_ns
-        assert lod["bucket_start_ns"].is_monotonic_increasing
 
 
 def test_it_merges_many_spilled_runs(tmp_path):
