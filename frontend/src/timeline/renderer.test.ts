@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { HEADER_PX, layoutTracks } from "./layout";
 import type { TrackNode } from "./model";
-import { TimelineRenderer, colourFor } from "./renderer";
+import { colourFor } from "../lib/colour";
+import { TimelineRenderer } from "./renderer";
 import { sampleData, sampleTracks as tracks } from "./testdata/fixture";
 
 /** A 2D context that records what is drawn. */

@@ -6,6 +6,7 @@
  */
 import { type View, rulerTicks, timeToPx } from "./coords";
 import { COUNTER_PX, HEADER_PX, LANE_ROW_PX, type Layout, type LayoutRow, depthCentre, visibleRows } from "./layout";
+import { colourFor } from "../lib/colour";
 import type { Step, ViewportData } from "./model";
 
 export type Viewport = { view: View; widthPx: number; heightPx: number; scrollTop: number };
@@ -27,23 +28,7 @@ export type Scene = {
 const RULER_PX = 24;
 const LABEL_MIN_PX = 36;
 const FONT = "11px system-ui, sans-serif";
-const PALETTE = [
-  "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
-  "#9c755f", "#5b8ff9", "#61ddaa", "#65789b", "#f6bd16", "#7262fd", "#78d3f8", "#9661bc",
-  "#f6903d", "#008685", "#f08bb4", "#3f8f5a",
-];
 const ARROW = "#00a6c8";
-
-function hash(text: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
-  return h >>> 0;
-}
-
-/** One colour per name, so a kernel looks the same in every row and at every zoom. */
-export function colourFor(name: string): string {
-  return PALETTE[hash(name) % PALETTE.length]!;
-}
 
 class RectBatch {
   private readonly byColour = new Map<string, number[]>();

@@ -1,14 +1,10 @@
+import { colourFor } from "../../lib/colour";
 import type { Rect } from "./flame";
 
 export const ROW_PX = 18;
 
 export type FlameStyle = { names: string[]; nameOf: (frame: number) => number; matches: Set<number>; selected: number | null };
 
-function colour(name: string, dim: boolean): string {
-  let h = 0;
-  for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
-  return `hsl(${20 + (h % 40)}, ${dim ? 20 : 75}%, ${dim ? 80 : 60 + (h % 15)}%)`;
-}
 
 /** Draws the rectangles on a canvas `width` CSS pixels wide. */
 export function drawFlame(ctx: CanvasRenderingContext2D, rects: Rect[], width: number, style: FlameStyle) {
@@ -22,8 +18,11 @@ export function drawFlame(ctx: CanvasRenderingContext2D, rects: Rect[], width: n
     const y = r.depth * ROW_PX;
     const name = style.names[style.nameOf(r.frame)]!;
     const hit = style.matches.has(r.frame);
-    ctx.fillStyle = hit ? "hsl(200, 85%, 55%)" : colour(name, searching);
+    // While searching, what does not match fades; a match stands out in its own colour.
+    ctx.globalAlpha = searching && !hit ? 0.3 : 1;
+    ctx.fillStyle = hit ? "hsl(200, 85%, 55%)" : colourFor(name);
     ctx.fillRect(x, y, w, ROW_PX - 1);
+    ctx.globalAlpha = 1;
     if (r.frame === style.selected) {
       ctx.strokeStyle = "#000";
       ctx.lineWidth = 2;

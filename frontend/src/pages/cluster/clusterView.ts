@@ -2,6 +2,7 @@
 import type { ChartOption } from "../../charts/echarts";
 import { escapeHtml } from "../../charts/options";
 import type { CollectiveRank, RankRow } from "../../api/cluster";
+import { colourFor } from "../../lib/colour";
 import { formatDuration } from "../../lib/format";
 
 export type RankSortKey = "rank" | "node" | "dur_ns" | "gap_ns" | "compute_ns" | "tail_ns" | "comm_ns"
@@ -19,9 +20,9 @@ export function sortRanks(rows: readonly RankRow[], sort: Sort): RankRow[] {
 }
 
 export const PARTS = [
-  { key: "gap_ns", label: "Iteration gap", color: "#f28e2b" },
-  { key: "compute_ns", label: "Forward + backward", color: "#4e79a7" },
-  { key: "tail_ns", label: "Iteration tail", color: "#e15759" },
+  { key: "gap_ns", label: "Iteration gap", color: colourFor("Iteration gap") },
+  { key: "compute_ns", label: "Forward + backward", color: colourFor("Forward + backward") },
+  { key: "tail_ns", label: "Iteration tail", color: colourFor("Iteration tail") },
 ] as const;
 
 /** Stacked bars across ranks: gap, compute and tail add up to the step time. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OTHER_COLOR } from "../../charts/palette";
+import { OTHER_COLOUR } from "../../lib/colour";
 import { LONG_KERNEL, makeDashboard } from "./fixtures";
 import { activeSlices, activitySlices, kernelCountSlices, kernelTimeSlices, memoryOpSlices, precisionSlices, utilizationLines } from "./slices";
 
@@ -31,7 +31,7 @@ describe("dashboard slices", () => {
       lines: ["Total time: 0.026304 s (26.3 ms)", "4.5% of the profile", "10.5% of all kernel time", "Launches: 405"],
     });
     // 250 ms of kernels less the top two (26.303973 + 22.668122 ms).
-    expect(slices[2]).toMatchObject({ value: 201_027_905, color: OTHER_COLOR, valueText: "0.201028 s", shareText: "34.7%" });
+    expect(slices[2]).toMatchObject({ value: 201_027_905, color: OTHER_COLOUR, valueText: "0.201028 s", shareText: "34.7%" });
     expect(slices[2]!.tip.lines).toContain("Launches: 3,915");
   });
 

@@ -3,7 +3,7 @@
  * Pure: the panels only draw what these return.
  */
 import type { ActiveShare, KernelTop, KindRow, PrecisionRow, Utilization } from "../../api/dashboard";
-import { ACTIVE_COLOR, OTHER_COLOR, paletteColor } from "../../charts/palette";
+import { ACTIVE_COLOUR, OTHER_COLOUR, colourFor } from "../../lib/colour";
 import type { LineSeries } from "../../charts/options";
 import type { LegendSlice } from "../../charts/PieChart";
 import { formatBytes, formatCount, formatPercent, formatSeconds, formatSecondsWithUnit, plural } from "../../lib/format";
@@ -29,8 +29,8 @@ export function activeSlices(share: ActiveShare, device: "GPU" | "CPU"): LegendS
     },
   });
   return [
-    slice("Active", share.active_points, ACTIVE_COLOR, "utilisation > 0%"),
-    slice("Idle", share.idle_points, OTHER_COLOR, "utilisation = 0%"),
+    slice("Active", share.active_points, ACTIVE_COLOUR, "utilisation > 0%"),
+    slice("Idle", share.idle_points, OTHER_COLOUR, "utilisation = 0%"),
   ].filter((s) => s.value > 0);
 }
 
@@ -40,11 +40,11 @@ type KernelSliceOptions = { k: number; withOther: boolean; profileNs: number };
 export function kernelTimeSlices(kernels: KernelTop, options: KernelSliceOptions): LegendSlice[] {
   const { k, withOther, profileNs } = options;
   const { slices, other } = topKWithOther(kernels.top, (row) => row.total_ns, kernels.total_ns, k);
-  const result: LegendSlice[] = slices.map(({ row }, index) => ({
+  const result: LegendSlice[] = slices.map(({ row }) => ({
     name: row.name,
     legendName: shortKernelName(row.name),
     value: row.total_ns,
-    color: paletteColor(index),
+    color: colourFor(row.name),
     valueText: formatSeconds(row.total_ns),
     shareText: formatPercent(row.total_ns, profileNs),
     tip: {
@@ -63,7 +63,7 @@ export function kernelTimeSlices(kernels: KernelTop, options: KernelSliceOptions
       name: "Other",
       legendName: "Other",
       value: other,
-      color: OTHER_COLOR,
+      color: OTHER_COLOUR,
       valueText: formatSeconds(other),
       shareText: formatPercent(other, profileNs),
       tip: {
@@ -84,11 +84,11 @@ export function kernelTimeSlices(kernels: KernelTop, options: KernelSliceOptions
 export function kernelCountSlices(kernels: KernelTop, options: Omit<KernelSliceOptions, "profileNs">): LegendSlice[] {
   const { k, withOther } = options;
   const { slices, other } = topKWithOther(kernels.top, (row) => row.count, kernels.total_count, k);
-  const result: LegendSlice[] = slices.map(({ row }, index) => ({
+  const result: LegendSlice[] = slices.map(({ row }) => ({
     name: row.name,
     legendName: shortKernelName(row.name),
     value: row.count,
-    color: paletteColor(index),
+    color: colourFor(row.name),
     valueText: formatCount(row.count),
     shareText: formatPercent(row.count, kernels.total_count),
     tip: {
@@ -105,7 +105,7 @@ export function kernelCountSlices(kernels: KernelTop, options: Omit<KernelSliceO
       name: "Other",
       legendName: "Other",
       value: other,
-      color: OTHER_COLOR,
+      color: OTHER_COLOUR,
       valueText: formatCount(other),
       shareText: formatPercent(other, kernels.total_count),
       tip: {
@@ -129,11 +129,11 @@ type TimedRow = { label: string; total_ns: number; count: number; extra?: string
 function timedSlices(rows: readonly TimedRow[], profileNs: number, whole: string, counted: string): LegendSlice[] {
   const sorted = rows.filter((row) => row.total_ns > 0).sort((a, b) => b.total_ns - a.total_ns);
   const totalNs = sorted.reduce((sum, row) => sum + row.total_ns, 0);
-  return sorted.map((row, index) => ({
+  return sorted.map((row) => ({
     name: row.label,
     legendName: row.label,
     value: row.total_ns,
-    color: paletteColor(index),
+    color: colourFor(row.label),
     valueText: formatSeconds(row.total_ns),
     shareText: formatPercent(row.total_ns, totalNs),
     tip: {
@@ -184,9 +184,9 @@ export function memoryOpSlices(rows: readonly KindRow[], profileNs: number): Leg
 export function utilizationLines(utilization: Utilization): LineSeries[] {
   const firsts = utilization.series.flatMap((s) => s.points[0]?.slice(0, 1) ?? []);
   const startNs = firsts.length ? Math.min(...firsts) : 0;
-  return utilization.series.map((s, index) => ({
+  return utilization.series.map((s) => ({
     name: s.node,
-    color: paletteColor(index),
+    color: colourFor(s.node),
     // Each point is a [time_ns, percent] pair.
     points: s.points.map((point) => [(point[0]! - startNs) / 1e9, point[1]!]),
   }));

@@ -2,7 +2,7 @@
 import type { LegendSlice } from "../../charts/PieChart";
 import type { LineSeries } from "../../charts/options";
 import type { DataColumn } from "../../components/DataTable";
-import { paletteColor } from "../../charts/palette";
+import { OTHER_COLOUR, colourFor } from "../../lib/colour";
 import { formatDuration } from "../../lib/format";
 
 export type Row = Record<string, unknown>;
@@ -24,14 +24,14 @@ export function withRank(rows: Row[], columns: DataColumn[]): DataColumn[] {
 export function temporalSlices(row: Row): LegendSlice[] {
   const span = num(row, "span_ns");
   const parts: [string, string][] = [["idle", "Idle"], ["compute", "Compute"], ["non_compute", "Non-compute"]];
-  return parts.map(([key, label], index) => {
+  return parts.map(([key, label]) => {
     const ns = num(row, `${key}_ns`);
     const share = span > 0 ? `${((100 * ns) / span).toFixed(1)}%` : "–";
     return {
       name: label,
       legendName: label,
       value: ns,
-      color: paletteColor(index),
+      color: key === "idle" ? OTHER_COLOUR : colourFor(label),
       valueText: formatDuration(ns),
       shareText: share,
       tip: { title: `Rank ${num(row, "rank")}: ${label}`, lines: [formatDuration(ns), share] },
@@ -56,9 +56,9 @@ export function relativeToFirstPoint(series: LineSeries[]): LineSeries[] {
 }
 
 function toLines(lines: Row[], name: (line: Row) => string): LineSeries[] {
-  return lines.map((line, index) => ({
+  return lines.map((line) => ({
     name: name(line),
-    color: paletteColor(index),
+    color: colourFor(name(line)),
     points: (line["points"] as [number, number][]).map(([t, v]) => [t, v]),
   }));
 }

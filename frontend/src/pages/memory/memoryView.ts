@@ -1,11 +1,12 @@
 import type { ChartOption } from "../../charts/echarts";
 import { tipHtml } from "../../charts/options";
+import { colourFor } from "../../lib/colour";
 import { formatBytes } from "../../lib/format";
 import type { MemoryDevice, NvmlSeries } from "../../api/memory";
 
-const ALLOCATED = "#2563eb";
-const RESERVED = "#f59e0b";
-const NVML = "#16a34a";
+const ALLOCATED = colourFor("Allocated");
+const RESERVED = colourFor("Reserved");
+const NVML = colourFor("NVML used");
 
 /** Seconds since `originNs`, for axes (times are unix ns, past what a double keeps exactly,
  * so differences are taken before converting). */
