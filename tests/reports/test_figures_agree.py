@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import dataclass
 from decimal import Decimal
 
 import pytest
@@ -38,9 +39,26 @@ FIGURES = ["kernel_runs", "kernel_ns", "gpu_op_runs", "gpu_op_ns", "compute_ns",
            "memory_ns", "other_ns"]  # fmt: skip
 
 
-def gpu_op_runs_in(trace: str, window: str) -> int:
-    """GPU ops of a trace's raw JSON in a window: the complete steps keep the ops whose launch
-    started before the last ProfilerStep (and ops without a launch id that started before)."""
+CALL_CATEGORIES = {"cuda_runtime", "cuda_driver"}
+RUNTIME_CUTOFF_NS = 50_000  # HTA's default runtime_cutoff (50 µs)
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A trace's figures in a window, counted from its raw JSON."""
+
+    gpu_op_runs: int
+    kernel_runs: int
+    kernel_ns: int
+    short_kernels: int
+
+
+def raw_figures(trace: str, window: str) -> Raw:
+    """The complete steps keep the GPU ops whose launch started before the last ProfilerStep
+    (and ops without a launch id that started before). Kernels are ``cat == "kernel"`` events
+    not named as copies or sets (``Memcpy…``, ``Memset…``, ``dma…``, which count as memory
+    operations); a short kernel is a GPU op whose launch call (same correlation id) took at most
+    the runtime cut-off and longer than the op ran (HTA's rule)."""
     with gzip.open(DATA / trace) as f:
         document = json.load(f, parse_float=Decimal)
     events = document["traceEvents"] if isinstance(document, dict) else document
@@ -53,22 +71,39 @@ def gpu_op_runs_in(trace: str, window: str) -> int:
     ops = [e for e in spans if category(e) in GPU_OP_CATEGORIES]
     step_starts = [ns(e["ts"]) for e in spans
                    if "ProfilerStep" in e.get("name", "") and category(e) not in GPU_OP_CATEGORIES]  # fmt: skip
-    if window == WHOLE_TRACE or len({e["name"] for e in spans if "ProfilerStep" in e["name"]}) < 2:
-        return len(ops)
-    last = max(step_starts)
-    launched = {
-        e["args"]["correlation"]
+    if (
+        window == COMPLETE_STEPS
+        and len({e["name"] for e in spans if "ProfilerStep" in e["name"]}) > 1
+    ):
+        last = max(step_starts)
+        launched = {
+            e["args"]["correlation"]
+            for e in spans
+            if category(e) not in GPU_OP_CATEGORIES
+            and ns(e["ts"]) < last
+            and "correlation" in e.get("args", {})
+        }
+
+        def kept(e: dict) -> bool:
+            correlation = e.get("args", {}).get("correlation", -1)
+            return correlation in launched if correlation >= 0 else ns(e["ts"]) < last
+
+        ops = [e for e in ops if kept(e)]
+    kernels = [e for e in ops if category(e) == "kernel"
+               and not e["name"].startswith(("Memcpy", "Memset", "dma"))]  # fmt: skip
+    calls = {
+        e["args"]["correlation"]: ns(e["dur"])
         for e in spans
-        if category(e) not in GPU_OP_CATEGORIES
-        and ns(e["ts"]) < last
-        and "correlation" in e.get("args", {})
+        if category(e) in CALL_CATEGORIES and "correlation" in e.get("args", {})
     }
-
-    def kept(e: dict) -> bool:
-        correlation = e.get("args", {}).get("correlation", -1)
-        return correlation in launched if correlation >= 0 else ns(e["ts"]) < last
-
-    return sum(1 for e in ops if kept(e))
+    pairs = [(calls[c], ns(e["dur"])) for e in ops
+             if (c := e.get("args", {}).get("correlation", -1)) in calls]  # fmt: skip
+    return Raw(
+        gpu_op_runs=len(ops),
+        kernel_runs=len(kernels),
+        kernel_ns=sum(ns(e["dur"]) for e in kernels),
+        short_kernels=sum(1 for cpu, gpu in pairs if cpu <= RUNTIME_CUTOFF_NS and gpu < cpu),
+    )
 
 
 @pytest.fixture(params=JOBS, ids=lambda traces: traces[0].split("/")[0])
@@ -87,6 +122,7 @@ def test_every_page_states_the_same_figures(api, user, traces, window):
     cluster = api.get(f"/api/jobs/{job.id}/cluster/").json()
     compare = api.get("/api/compare/", {"a": job.id, "b": job.id}).json()
     analyses = api.get(f"/api/jobs/{job.id}/analyses/").json()
+    rules = api.get(f"/api/jobs/{job.id}/insights/").json()["report"]
     report = api.get(f"/api/jobs/{job.id}/insights/report.html").content.decode()
     assert analyses["status"] == "done"
 
@@ -100,7 +136,8 @@ def test_every_page_states_the_same_figures(api, user, traces, window):
     totals = dashboard["totals"]
     assert kernels["totals"] == cluster["totals"] == totals
     # The raw JSON, a path of its own.
-    assert totals["gpu_op_runs"] == sum(gpu_op_runs_in(t, window) for t in traces)
+    raw = [raw_figures(t, window) for t in traces]
+    assert totals["gpu_op_runs"] == sum(r.gpu_op_runs for r in raw)
     if window == WHOLE_TRACE:
         assert totals["gpu_op_runs"] == sum(sum(expected(t).kernel_count.values()) for t in traces)
 
@@ -136,6 +173,36 @@ def test_every_page_states_the_same_figures(api, user, traces, window):
         table = {r["name"]: r for r in rows}
         for row in analyses["kernels"]:
             assert row["std_ns"] == pytest.approx(table[row["name"]]["std_ns"], rel=1e-6, abs=1e-3)
+
+    # One kernel time and one kernel count, everywhere, equal to the raw JSON's.
+    kernel_ns = sum(r.kernel_ns for r in raw)
+    assert (totals["kernel_runs"], totals["kernel_ns"]) == (
+        sum(r.kernel_runs for r in raw),
+        kernel_ns,
+    )
+    assert {
+        "dashboard": dashboard["kernel_time"]["total_ns"],
+        "cluster": sum(d["kernel_ns"] for d in devices),
+        "compare": metrics["kernel_ns"],
+        "compare kernels panel": -against["kernels"]["total_delta_ns"],
+        "insights": analyses["totals"]["kernel_ns"],
+    } == dict.fromkeys(
+        ("dashboard", "cluster", "compare", "compare kernels panel", "insights"), kernel_ns
+    )
+    # One short-kernel count per rank: Insights' launch findings, its LaunchOverhead verdict and
+    # the report, equal to the raw JSON's.
+    findings = {f["rank"]: f for f in analyses["launch_findings"]}
+    verdict = next(r for r in rules["recommendations"] if r["rule"] == "LaunchOverhead")
+    for rank, figures in enumerate(raw):
+        if not figures.short_kernels and rank not in findings:
+            continue  # no launches on this rank
+        short = findings[rank]["short_kernels"]
+        assert short == figures.short_kernels
+        assert verdict["evidence"]["ranks"][str(rank)]["short_kernels"] == short
+        assert (
+            f"<tr><td>{rank}</td><td>{findings[rank]['launches']:,}</td><td>{short:,}</td>"
+            in report
+        )
 
     # Steps: the Dashboard's histogram, Compare's statistics and the Cluster page's ranks.
     steps = len(dashboard["steps"]["durations_ns"])
