@@ -1,4 +1,5 @@
-"""Collector chunk format v1: a numpy ``.npz`` archive of columnar events and samples.
+"""Collector chunk format v2: a numpy ``.npz`` archive of columnar events and samples, plus the
+Kineto windows of the chunk as torch.profiler wrote them (gzipped JSON members).
 
 The collector writes it and the server reads it; both import this one module.
 ``docs/formats.md`` is the user-facing description; this module is the executable one.
@@ -18,7 +19,9 @@ import numpy as np
 from tracefmt.kinds import CHUNK_MAX_KIND, MemcpyKind, SampleKind
 
 FORMAT_NAME = "profiler-app-chunk"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Version 1 chunks carry Kineto's events as columns instead of members; they read the same way.
+READABLE_VERSIONS = (1, 2)
 FILE_SUFFIX = ".pcol"
 ZIP_MAGIC = b"PK\x03\x04"
 
@@ -93,11 +96,24 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
 
 
 # Keys a chunk may leave out (older collectors did not write them).
-_OPTIONAL_META_TYPES: dict[str, tuple[type, ...]] = {"cpu_count": (int, type(None))}
+_OPTIONAL_META_TYPES: dict[str, tuple[type, ...]] = {
+    "cpu_count": (int, type(None)),
+    "kineto_windows": (list,),
+}
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class ChunkFormatError(ValueError):
     """The bytes are not a valid chunk; the message is meant for the person who uploaded it."""
+
+
+@dataclass(frozen=True)
+class KinetoWindow:
+    """One Kineto window: its Chrome-trace JSON, gzipped, and the names of the collector's own
+    annotations that were inside it (Kineto recorded host copies of them)."""
+
+    data: bytes
+    annotations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,7 @@ class Chunk:
     strings: tuple[str, ...]
     events: dict[str, np.ndarray]
     samples: dict[str, np.ndarray]
+    kineto: tuple[KinetoWindow, ...] = ()
 
     @property
     def n_events(self) -> int:
@@ -153,27 +170,14 @@ def write_chunk(
     strings: list[str] | tuple[str, ...],
     events: dict[str, np.ndarray],
     samples: dict[str, np.ndarray],
+    kineto: list[KinetoWindow] | tuple[KinetoWindow, ...] = (),
 ) -> None:
     """Validate and write one chunk to ``path`` (a file name or a binary file object)."""
-    full_meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **meta}
-    _check_meta(full_meta)
-    strings = tuple(strings)
-    _check_strings(strings)
-    _check_columns("event", events, EVENT_COLUMNS)
-    _check_columns("sample", samples, SAMPLE_COLUMNS)
-    _check_values(strings, events, samples)
-    arrays = {
-        "meta": _json_bytes(full_meta),
-        "strings": _json_bytes(list(strings)),
-        **{col: events[col] for col in EVENT_COLUMNS},
-        **{col: samples[col] for col in SAMPLE_COLUMNS},
-    }
+    data = chunk_bytes(meta, strings, events, samples, kineto)
     if isinstance(path, str | Path):
-        # numpy appends ".npz" to a file name that lacks it; a file object keeps ours.
-        with open(path, "wb") as fh:
-            np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
+        Path(path).write_bytes(data)
     else:
-        np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
+        path.write(data)
 
 
 def chunk_bytes(
@@ -181,10 +185,40 @@ def chunk_bytes(
     strings: list[str] | tuple[str, ...],
     events: dict[str, np.ndarray],
     samples: dict[str, np.ndarray],
+    kineto: list[KinetoWindow] | tuple[KinetoWindow, ...] = (),
 ) -> bytes:
+    windows = [
+        {"member": kineto_member_name(i), "annotations": sorted(w.annotations)}
+        for i, w in enumerate(kineto)
+    ]
+    full_meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **meta}
+    full_meta["kineto_windows"] = windows
+    _check_meta(full_meta)
+    strings = tuple(strings)
+    _check_strings(strings)
+    _check_columns("event", events, EVENT_COLUMNS)
+    _check_columns("sample", samples, SAMPLE_COLUMNS)
+    _check_values(strings, events, samples)
+    for window in kineto:
+        if not window.data.startswith(GZIP_MAGIC):
+            raise ChunkFormatError("a Kineto window must be gzipped JSON")
+    arrays = {
+        "meta": _json_bytes(full_meta),
+        "strings": _json_bytes(list(strings)),
+        **{col: events[col] for col in EVENT_COLUMNS},
+        **{col: samples[col] for col in SAMPLE_COLUMNS},
+    }
     buf = io.BytesIO()
-    write_chunk(buf, meta, strings, events, samples)
+    np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
+    # gzip already compressed the windows: stored as they are, read back without inflating.
+    with zipfile.ZipFile(buf, "a", compression=zipfile.ZIP_STORED) as archive:
+        for i, window in enumerate(kineto):
+            archive.writestr(kineto_member_name(i), window.data)
     return buf.getvalue()
+
+
+def kineto_member_name(index: int) -> str:
+    return f"kineto-{index}.json.gz"
 
 
 def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
@@ -214,6 +248,13 @@ def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
                 raise ChunkFormatError(f"chunk is missing column(s): {', '.join(sorted(missing))}")
             events = {col: npz[col] for col in EVENT_COLUMNS}
             samples = {col: npz[col] for col in SAMPLE_COLUMNS}
+            windows = meta.get("kineto_windows", [])
+            absent = [w["member"] for w in windows if w["member"] not in names]
+            if absent:
+                raise ChunkFormatError(f"chunk is missing Kineto window(s): {', '.join(absent)}")
+            kineto = tuple(
+                KinetoWindow(npz.zip.read(w["member"]), tuple(w["annotations"])) for w in windows
+            )
     except ChunkFormatError:
         raise
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
@@ -227,7 +268,7 @@ def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
     _check_columns("event", events, EVENT_COLUMNS)
     _check_columns("sample", samples, SAMPLE_COLUMNS)
     _check_values(strings_t, events, samples)
-    return Chunk(meta=meta, strings=strings_t, events=events, samples=samples)
+    return Chunk(meta=meta, strings=strings_t, events=events, samples=samples, kineto=kineto)
 
 
 def _json_bytes(value: Any) -> np.ndarray:
@@ -248,10 +289,11 @@ def _check_meta(meta: Any) -> None:
         raise ChunkFormatError("chunk 'meta' must be a JSON object")
     if meta.get("format") != FORMAT_NAME:
         raise ChunkFormatError(f"not a profiler-app chunk: meta.format is {meta.get('format')!r}")
-    if meta.get("version") != FORMAT_VERSION:
+    if meta.get("version") not in READABLE_VERSIONS:
         raise ChunkFormatError(
-            f"unsupported chunk version {meta.get('version')!r}; this reader understands version "
-            f"{FORMAT_VERSION} (upgrade the server or the collector so they match)"
+            f"unsupported chunk version {meta.get('version')!r}; this reader understands versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))} (upgrade the server or the collector so "
+            "they match)"
         )
     for key, types in (_META_TYPES | _OPTIONAL_META_TYPES).items():
         if key not in meta:
@@ -267,6 +309,17 @@ def _check_meta(meta: Any) -> None:
         if not (isinstance(dev, dict) and {"index", "name", "total_memory_bytes"} <= dev.keys()):
             raise ChunkFormatError(
                 "each chunk meta device needs 'index', 'name' and 'total_memory_bytes'"
+            )
+    for i, window in enumerate(meta.get("kineto_windows", [])):
+        if not (
+            isinstance(window, dict)
+            and window.get("member") == kineto_member_name(i)
+            and isinstance(window.get("annotations"), list)
+            and all(isinstance(name, str) for name in window["annotations"])
+        ):
+            raise ChunkFormatError(
+                f"chunk meta kineto_windows[{i}] must be {{'member': "
+                f"'{kineto_member_name(i)}', 'annotations': [names]}}"
             )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import shutil
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
@@ -34,6 +35,8 @@ from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
 from profiler_app.traces.window import PROFILER_STEP_RE, StepCut, step_cut
 from tracefmt.columns import FLOW_COLUMNS
+from tracefmt.kinds import EventKind
+from tracefmt.names import PROFILER_STEP_RE as STEP_ANNOTATION_RE
 from tracefmt.strings import StringTable
 
 KINETO, COLLECTOR = "kineto", "collector"
@@ -262,7 +265,8 @@ def _ingest_collector(
 ) -> IngestResult:
     from tracefmt.chunk import ChunkFormatError, read_chunk
 
-    _check_archive_size(path, chunk_budget(path, limits))
+    budget = chunk_budget(path, limits)
+    _check_archive_size(path, budget)
     try:
         chunk = read_chunk(path)
     except ChunkFormatError as exc:
@@ -273,15 +277,27 @@ def _ingest_collector(
         sink.aggregator.add_events(events)
         sink.writer.add(events)
         sink.aggregator.add_samples(samples)
+    windows = _KinetoWindows(context, sink, limits, budget)
+    for window in chunk.kineto:
+        windows.add(window, store_dir)
+    if chunk.meta.get("hostname"):  # the host track's label, whatever Kineto named the process
+        context.process_names[int(chunk.meta["pid"])] = str(chunk.meta["hostname"])
     if progress is not None:
         progress(1.0)
     meta = chunk.meta
     result = sink.finish(0)
+    warning = read_warning(
+        context.unknown_categories,
+        windows.ignored_phases(),
+        context.device_like_unknown,
+        result.aggregates.event_counts,
+        windows.n_events,
+    )
     metadata = {
         "format": "collector",
         "clock": "unix",
         "base_time_ns": 0,
-        "events_in_file": chunk.n_events,
+        "events_in_file": chunk.n_events + windows.n_events,
         "samples_in_file": chunk.n_samples,
         "collector": {k: meta.get(k) for k in ("job", "node", "hostname", "rank", "pid", "seq")},
         "final": bool(meta.get("final")),
@@ -291,8 +307,126 @@ def _ingest_collector(
         "world_size": meta.get("world_size"),
         "gpu_count": _gpu_count(meta.get("devices"), result.aggregates),
         "cpu_count": meta.get("cpu_count"),
+        # What Kineto recorded, one [start, end] per window (see _KinetoWindows.add).
+        "captured_windows_ns": sorted(windows.spans),
+        "ignored_phases": windows.ignored_phases(),
+        "unknown_categories": dict(context.unknown_categories),
+        "device_like_unknown": context.device_like_unknown,
+        "read_warning": "; ".join(filter(None, [warning, *windows.failures])),
+        "distributed_info": windows.distributed_info,
     }
     return replace(result, metadata=metadata)
+
+
+class _KinetoWindows:
+    """A collector chunk's Kineto windows, read by the trace-file parser into the part.
+
+    The rules the collector applied when it converted windows itself: torch.profiler's
+    ``ProfilerStep#n`` ranges go (the chunk's steps are the collector's own) and so do host
+    ranges the collector recorded into the window itself (its rows are in the chunk's columns);
+    their GPU projections stay.
+    """
+
+    def __init__(self, context: PartContext, sink: _Sink, limits: Limits, budget: int) -> None:
+        self.context, self.sink, self.limits = context, sink, limits
+        self.budget = budget  # decompressed bytes left for the windows
+        self.n_events = 0
+        self.spans: list[list[int]] = []
+        self.failures: list[str] = []
+        self.distributed_info: dict | None = None
+
+    def ignored_phases(self) -> dict[str, int]:
+        counts = self.context.phase_counts
+        return {ph: n for ph, n in counts.items() if ph not in _USED_PHASES}
+
+    def add(self, window: Any, store_dir: Path) -> None:
+        """Parse one window; an unreadable one is reported in the part's read warning, the
+        rest of the chunk is kept."""
+        number = len(self.spans) + len(self.failures) + 1
+        memory_before = len(self.context.memory)
+        info = KinetoFile()
+        with tempfile.TemporaryDirectory(dir=store_dir.parent) as tmp:
+            trace = Path(tmp) / "window.json.gz"
+            trace.write_bytes(window.data)
+            try:
+                batches = [
+                    self.context.kineto_batches(decoded)
+                    for decoded in iter_chunks(
+                        trace, info, self.budget, chunk_bytes=self.limits.chunk_bytes
+                    )
+                ]
+                first = min((int(b[0].columns["start_ns"].min()) for b in batches if len(b[0])),
+                            default=None)  # fmt: skip
+                offset_ns, _ = _clock_offset(info, first)
+            except TraceFormatError as exc:
+                del self.context.memory[memory_before:]
+                self.failures.append(f"Kineto window {number} of this chunk was not read: {exc}")
+                return
+        self.budget -= info.decompressed_bytes
+        self.n_events += info.n_events
+        self.distributed_info = info.get("distributedInfo") or self.distributed_info
+        memory = self.context.memory
+        for i in range(memory_before, len(memory)):
+            memory[i] = {**memory[i], "time_ns": memory[i]["time_ns"] + offset_ns}
+        is_step, own = self._name_flags(window.annotations)
+        events = [_shifted(b[0], "start_ns", offset_ns) for b in batches]
+        span = _captured_span(events, is_step)
+        if span is not None:
+            self.spans.append(span)
+        for batch, (_, flows, samples) in zip(events, batches, strict=True):
+            kept = _without_collector_copies(batch, is_step, own)
+            self.sink.aggregator.add_events(kept)
+            self.sink.writer.add(kept)
+            if flows is not None:
+                self.sink.flows.append(_shifted(flows, "time_ns", offset_ns))
+            if samples is not None:
+                self.sink.aggregator.add_samples(_shifted(samples, "time_ns", offset_ns))
+
+    def _name_flags(self, own_names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Per string id of the part: a ``ProfilerStep#n`` name; a name the collector recorded."""
+        names = self.context.strings.strings
+        own = set(own_names)
+        is_step = np.fromiter((bool(STEP_ANNOTATION_RE.match(n)) for n in names), bool, len(names))
+        return is_step, np.fromiter((n in own for n in names), bool, len(names))
+
+
+def _shifted(batch: Any, column: str, offset_ns: int) -> Any:
+    return type(batch)({**batch.columns, column: batch.columns[column] + offset_ns})
+
+
+def _captured_span(events: list[EventBatch], is_step: np.ndarray) -> list[int] | None:
+    """From the start of the window's first ``ProfilerStep#n`` to the end of its last one;
+    the span of all its events when it has none; None when it has no events."""
+    starts, ends = [], []
+    for steps_only in (True, False):
+        for batch in events:
+            c = batch.columns
+            rows = np.ones(len(batch), dtype=bool)
+            if steps_only:
+                rows = (c["kind"] == EventKind.USER_ANNOTATION) & _flag(is_step, c["name"])
+            if rows.any():
+                starts.append(int(c["start_ns"][rows].min()))
+                ends.append(int((c["start_ns"][rows] + c["dur_ns"][rows]).max()))
+        if starts:
+            return [min(starts), max(ends)]
+    return None
+
+
+def _flag(flags: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """``flags[names]``, False for an absent name (-1)."""
+    return (names >= 0) & flags[np.maximum(names, 0)]
+
+
+def _without_collector_copies(
+    batch: EventBatch, is_step: np.ndarray, own: np.ndarray
+) -> EventBatch:
+    kind, name = batch.columns["kind"], batch.columns["name"]
+    annotation = kind == EventKind.USER_ANNOTATION
+    drop = (annotation | (kind == EventKind.GPU_USER_ANNOTATION)) & _flag(is_step, name)
+    drop |= annotation & _flag(own, name)
+    if not drop.any():
+        return batch
+    return EventBatch({col: values[~drop] for col, values in batch.columns.items()})
 
 
 def chunk_budget(path: Path, limits: Limits) -> int:

@@ -1,3 +1,4 @@
+import gzip
 import io
 import json
 import zipfile
@@ -8,6 +9,7 @@ import pytest
 from tracefmt.chunk import (
     EVENT_COLUMNS,
     ChunkFormatError,
+    KinetoWindow,
     chunk_bytes,
     empty_events,
     empty_samples,
@@ -63,7 +65,12 @@ def test_it_round_trips_events_samples_and_meta():
     strings = StringTable()
     data = chunk_bytes(META, strings.strings, two_events(strings), one_sample(strings))
     chunk = read_chunk(data)
-    assert chunk.meta == {"format": "profiler-app-chunk", "version": 1, **META}
+    assert chunk.meta == {
+        "format": "profiler-app-chunk",
+        "version": 2,
+        **META,
+        "kineto_windows": [],
+    }
     assert chunk.strings == ("", "cudaMemcpyAsync", "Memcpy HtoD", "page_faults")
     assert chunk.n_events == 2 and chunk.n_samples == 1
     assert list(chunk.event_names()) == ["cudaMemcpyAsync", "Memcpy HtoD"]
@@ -131,14 +138,16 @@ def test_it_names_the_version_it_reads():
             body = src.read(item)
             if item.filename == "meta.npy":
                 fake = np.frombuffer(
-                    json.dumps({**META, "format": "profiler-app-chunk", "version": 2}).encode(),
+                    json.dumps({**META, "format": "profiler-app-chunk", "version": 3}).encode(),
                     dtype=np.uint8,
                 )
                 out = io.BytesIO()
                 np.save(out, fake)
                 body = out.getvalue()
             dst.writestr(item, body)
-    with pytest.raises(ChunkFormatError, match="unsupported chunk version 2"):
+    with pytest.raises(
+        ChunkFormatError, match="unsupported chunk version 3; this reader understands versions 1, 2"
+    ):
         read_chunk(buf.getvalue())
 
 
@@ -153,3 +162,50 @@ def test_a_chunk_may_hold_only_samples():
     assert chunk.n_events == 0 and chunk.n_samples == 1
     assert chunk.events["ev_grid"].shape == (0, 3)
     assert chunk.event_names().tolist() == []
+
+
+def test_it_keeps_kineto_windows_as_stored_gzip_members():
+    strings = StringTable()
+    window = KinetoWindow(gzip.compress(b'{"traceEvents": []}'), ("Forward", "step_3"))
+    data = chunk_bytes(META, strings.strings, two_events(strings), empty_samples(), [window])
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        member = archive.getinfo("kineto-0.json.gz")
+        assert member.compress_type == zipfile.ZIP_STORED
+    chunk = read_chunk(data)
+    assert chunk.kineto == (window,)
+    assert chunk.meta["kineto_windows"] == [
+        {"member": "kineto-0.json.gz", "annotations": ["Forward", "step_3"]}
+    ]
+
+
+def test_it_refuses_a_window_that_is_not_gzipped_or_is_missing():
+    strings = StringTable()
+    with pytest.raises(ChunkFormatError, match="must be gzipped JSON"):
+        chunk_bytes(META, strings.strings, empty_events(), empty_samples(), [KinetoWindow(b"{}")])
+    data = chunk_bytes(
+        META, strings.strings, empty_events(), empty_samples(), [KinetoWindow(gzip.compress(b""))]
+    )
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(buf, "w") as dst:
+        for item in src.infolist():
+            if item.filename != "kineto-0.json.gz":
+                dst.writestr(item, src.read(item))
+    with pytest.raises(ChunkFormatError, match="missing Kineto window"):
+        read_chunk(buf.getvalue())
+
+
+def test_it_reads_a_version_1_chunk():
+    strings = StringTable()
+    data = chunk_bytes(META, strings.strings, two_events(strings), empty_samples())
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(buf, "w") as dst:
+        for item in src.infolist():
+            body = src.read(item)
+            if item.filename == "meta.npy":
+                out = io.BytesIO()
+                v1 = {**META, "format": "profiler-app-chunk", "version": 1}
+                np.save(out, np.frombuffer(json.dumps(v1).encode(), dtype=np.uint8))
+                body = out.getvalue()
+            dst.writestr(item, body)
+    chunk = read_chunk(buf.getvalue())
+    assert chunk.meta["version"] == 1 and chunk.kineto == () and chunk.n_events == 2
