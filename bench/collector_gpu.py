@@ -1,7 +1,8 @@
 """Collector on a real CUDA training loop: do kernels, launches, memcpys and NVML samples arrive?
 
 Trains ``examples/train_cnn.py`` on the GPU under the collector (spool only, no server), then
-reads back every chunk and checks what a user's dashboard and timeline will need:
+reads back every chunk the way the server does (``ingest_trace``: its Kineto windows through the
+one Kineto parser) and checks what a user's dashboard and timeline will need:
 
   - kernels with device, stream, grid/block and a correlation id,
   - a runtime or driver launch (cudaLaunchKernel, cuLaunchKernel) with the same correlation id for each kernel,
@@ -38,7 +39,8 @@ sys.path.insert(0, str(REPO))
 import collector  # noqa: E402
 from collector.profiler import Profiler  # noqa: E402
 from examples.train_cnn import Trainer  # noqa: E402
-from tracefmt.chunk import read_chunk  # noqa: E402
+from profiler_app.traces import TimelineReader, ingest_trace  # noqa: E402
+from tracefmt.chunk import Chunk, read_chunk  # noqa: E402
 from tracefmt.kinds import EventKind, MemcpyKind, SampleKind  # noqa: E402
 
 
@@ -78,6 +80,18 @@ def kineto_trace(trainer: Trainer, first_step: int, out: Path) -> None:
     raw.unlink()
 
 
+COLUMNS = ["kind", "name", "dur_ns", "device", "stream", "correlation", "bytes", "memcpy_kind",
+           "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]  # fmt: skip
+
+
+def stored_events(path: Path, store: Path) -> tuple[dict[str, np.ndarray], list[str]]:
+    """A chunk's events as the server stores them, and the store's strings."""
+    ingest_trace(path, "collector", store)
+    reader = TimelineReader(store)
+    table = reader.read_all(COLUMNS)
+    return {c: table.column(c).to_numpy() for c in COLUMNS}, reader.strings
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
@@ -95,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         spool = Path(tmp) / "spool"
         elapsed = train_under_collector(trainer, args.steps, spool)
         paths = sorted(spool.rglob("*.pcol"))
-        chunks = [read_chunk(p) for p in paths]
+        chunks: list[Chunk] = [read_chunk(p) for p in paths]
+        parts = [stored_events(p, Path(tmp) / f"store-{i}") for i, p in enumerate(paths)]
         if args.keep:
             args.keep.mkdir(parents=True, exist_ok=True)
             for i, path in enumerate(paths):
@@ -120,31 +135,30 @@ def main(argv: list[str] | None = None) -> int:
     bad_kernels = 0
     gpu_samples_per_device: Counter[int] = Counter()
     annotations: Counter[str] = Counter()
-    for chunk in chunks:
-        ev, s = chunk.events, chunk.samples
+    for chunk, (ev, strings) in zip(chunks, parts, strict=True):
+        s = chunk.samples
         for kind in EventKind:
-            kinds[kind.name] += int((ev["ev_kind"] == kind).sum())
+            kinds[kind.name] += int((ev["kind"] == kind).sum())
         for kind in SampleKind:
             sample_kinds[kind.name] += int((s["s_kind"] == kind).sum())
-        k = ev["ev_kind"] == EventKind.KERNEL
-        kernel_corr.append(ev["ev_correlation"][k])
+        k = ev["kind"] == EventKind.KERNEL
+        kernel_corr.append(ev["correlation"][k])
         # cuDNN launches some kernels through the driver API (cuLaunchKernel).
-        launch = (ev["ev_kind"] == EventKind.CUDA_RUNTIME) | (
-            ev["ev_kind"] == EventKind.CUDA_DRIVER
-        )
-        launch_corr.append(ev["ev_correlation"][launch])
+        launch = (ev["kind"] == EventKind.CUDA_RUNTIME) | (ev["kind"] == EventKind.CUDA_DRIVER)
+        launch_corr.append(ev["correlation"][launch])
+        geometry = np.stack([ev[f"{g}_{a}"][k] for g in ("grid", "block") for a in "xyz"])
         bad_kernels += int(
-            ((ev["ev_device"][k] < 0) | (ev["ev_stream"][k] < 0) | (ev["ev_dur_ns"][k] < 0)
-             | (ev["ev_grid"][k].min(axis=1) < 1) | (ev["ev_block"][k].min(axis=1) < 1)).sum()
+            ((ev["device"][k] < 0) | (ev["stream"][k] < 0) | (ev["dur_ns"][k] < 0)
+             | (geometry.min(axis=0) < 1)).sum()
         )  # fmt: skip
-        for dev, stream in zip(ev["ev_device"][k], ev["ev_stream"][k], strict=True):
+        for dev, stream in zip(ev["device"][k], ev["stream"][k], strict=True):
             streams.add((int(dev), int(stream)))
-        for name_id in ev["ev_name"][k]:
-            kernel_names[chunk.strings[name_id]] += 1
-        htod = (ev["ev_kind"] == EventKind.GPU_MEMCPY) & (ev["ev_memcpy_kind"] == MemcpyKind.HTOD)
-        memcpy_bytes += int(ev["ev_bytes"][htod].sum())
-        for name_id in ev["ev_name"][ev["ev_kind"] == EventKind.USER_ANNOTATION]:
-            name = chunk.strings[name_id]
+        for name_id in ev["name"][k]:
+            kernel_names[strings[name_id]] += 1
+        htod = (ev["kind"] == EventKind.GPU_MEMCPY) & (ev["memcpy_kind"] == MemcpyKind.HTOD)
+        memcpy_bytes += int(ev["bytes"][htod].sum())
+        for name_id in ev["name"][ev["kind"] == EventKind.USER_ANNOTATION]:
+            name = strings[name_id]
             annotations["step_<n>" if name.startswith("step_") else name] += 1
         util = s["s_kind"] == SampleKind.GPU_UTIL_PCT
         for dev in s["s_device"][util]:

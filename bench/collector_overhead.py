@@ -11,7 +11,9 @@ round by round so that drift in machine load hits every mode alike:
                   same kind of events
 
 Overhead is the increase of the median step time over "none", paired round by round. Bytes
-are what would be uploaded (chunks left in a scratch spool: no server needed). The last line
+are what would be uploaded (chunks left in a scratch spool: no server needed). A chunk's events
+are its own rows plus the complete events of its Kineto windows that the server keeps (not
+torch.profiler's ProfilerStep#n nor its copies of the collector's annotations). The last line
 is machine-readable:
 
   RESULT overhead_pct=<n> bytes_per_event=<n> torch_profiler_bytes_per_event=<n>
@@ -22,6 +24,7 @@ is machine-readable:
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib.util
 import json
 import statistics
@@ -38,7 +41,7 @@ sys.path.insert(0, str(REPO))
 
 import collector  # noqa: E402
 from collector.profiler import Profiler  # noqa: E402
-from tracefmt.chunk import read_chunk  # noqa: E402
+from tracefmt.chunk import KinetoWindow, read_chunk  # noqa: E402
 
 
 def load_example():
@@ -110,13 +113,25 @@ def run_collector(
     for path in spool.rglob("*.pcol"):
         chunk = read_chunk(path)
         mode.bytes_out += path.stat().st_size
-        mode.events += chunk.n_events
+        mode.events += chunk.n_events + sum(map(window_events, chunk.kineto))
         mode.extra["samples"] = mode.extra.get("samples", 0) + chunk.n_samples
         mode.extra["kernels"] = mode.extra.get("kernels", 0) + int(
             (chunk.events["ev_kind"] == 5).sum()
         )
         path.unlink()
     mode.steps_captured += steps
+
+
+def window_events(window: KinetoWindow) -> int:
+    """The complete events of a Kineto window that the server keeps."""
+    own = set(window.annotations)
+    return sum(
+        1
+        for e in json.loads(gzip.decompress(window.data))["traceEvents"]
+        if e.get("ph") == "X"
+        and not str(e.get("name", "")).startswith("ProfilerStep#")
+        and not (e.get("cat") == "user_annotation" and e.get("name") in own)
+    )
 
 
 def run_round(

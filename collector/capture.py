@@ -1,10 +1,10 @@
 """Kineto capture windows through ``torch.profiler`` on a step schedule.
 
 Each finished window is exported as a Chrome trace by Kineto's C++ writer into the spool's
-scratch folder and handed to the flusher thread, which converts it with ``kineto_convert``.
-Exporting and parsing JSON costs ~5 µs per event, about the same as walking
-``kineto_results.events()`` from Python, and it is the one path that carries every field we
-keep (memcpy bytes, grid/block, registers) and that is tested on real GPU traces.
+scratch folder and handed to the flusher thread, which gzips it into the next chunk as it is:
+the server reads it with the same parser as an uploaded trace file, so a collector job keeps
+everything such a file keeps (memory events, shapes, collective sizes, flows), and the training
+node never parses JSON (zlib releases the GIL; a Python JSON parse would hold it).
 
 torch is imported lazily: the package must import on machines without it (the server).
 """
@@ -144,7 +144,8 @@ class KinetoCapture:
             activities=acts,
             schedule=self._schedule,
             on_trace_ready=self._trace_ready,
-            record_shapes=False,
+            record_shapes=self.config.record_shapes,
+            profile_memory=self.config.profile_memory,
             with_stack=False,
         )
         _guard_owner = self

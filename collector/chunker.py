@@ -1,4 +1,8 @@
-"""Turns what the collector buffered (annotations, Kineto windows, samples) into one chunk."""
+"""Turns what the collector buffered (annotations, Kineto windows, samples) into one chunk.
+
+Kineto windows go in as torch.profiler wrote them (gzipped): the server parses them with the
+parser it uses for uploaded trace files.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,8 @@ from typing import Any
 import numpy as np
 
 from collector.identity import Identity
-from collector.kineto_convert import convert_events
 from collector.spool import chunk_file_name
-from tracefmt.chunk import chunk_bytes, concat_events, empty_events, empty_samples
-from tracefmt.kinds import EventKind
-from tracefmt.names import PROFILER_STEP_RE
+from tracefmt.chunk import KinetoWindow, chunk_bytes, empty_events, empty_samples
 from tracefmt.strings import StringTable
 
 # (kind, name, start_ns, dur_ns, tid) recorded by annotate()/step()
@@ -48,17 +49,13 @@ class ChunkBuilder:
     def build(
         self,
         annotations: list[Annotation],
-        kineto_traces: list[dict[str, Any]],
+        kineto: list[KinetoWindow],
         samples: list[SampleRow],
         sources: dict[str, str],
-        own_names: set[str],
         final: bool,
     ) -> BuiltChunk:
         strings = StringTable()
-        parts = [self._annotation_columns(annotations, strings)]
-        for trace in kineto_traces:
-            parts.append(self._kineto_columns(trace, strings, own_names))
-        events = concat_events(parts)
+        events = self._annotation_columns(annotations, strings)
         sample_cols = self._sample_columns(samples, strings)
         ident = self.identity
         meta = {
@@ -78,7 +75,7 @@ class ChunkBuilder:
             "cpu_count": os.cpu_count(),
             "sources": dict(sources),
         }
-        data = chunk_bytes(meta, strings.strings, events, sample_cols)
+        data = chunk_bytes(meta, strings.strings, events, sample_cols, kineto)
         name = chunk_file_name(self.job, ident, self.seq)
         self.seq += 1
         return BuiltChunk(name, data)
@@ -97,32 +94,6 @@ class ChunkBuilder:
         cols["ev_pid"][:] = self.identity.pid
         cols["ev_tid"] = np.asarray(tids, dtype=np.int64)
         return cols
-
-    def _kineto_columns(
-        self, trace: dict[str, Any], strings: StringTable, own_names: set[str]
-    ) -> dict[str, np.ndarray]:
-        """Kineto's rows minus what the collector records itself on every step.
-
-        Host-side ``annotate()`` ranges already arrive from the collector's own recorder (their
-        GPU projections stay), and ``ProfilerStep#n`` is torch.profiler's copy of our steps.
-        """
-        local = StringTable()
-        cols = convert_events(trace, local, pid=self.identity.pid)
-        profiler_step = np.fromiter(
-            (bool(PROFILER_STEP_RE.match(n)) for n in local.strings), dtype=bool
-        )
-        own = np.fromiter((n in own_names for n in local.strings), dtype=bool)
-        kind, name = cols["ev_kind"], cols["ev_name"]
-        drop = profiler_step[name] & (
-            (kind == EventKind.USER_ANNOTATION) | (kind == EventKind.GPU_USER_ANNOTATION)
-        )
-        drop |= own[name] & (kind == EventKind.USER_ANNOTATION)
-        kept = {col: arr[~drop] for col, arr in cols.items()}
-        remap = np.zeros(len(local), dtype=np.uint32)
-        for idx in np.unique(kept["ev_name"]):
-            remap[idx] = strings.intern(local.strings[idx])
-        kept["ev_name"] = remap[kept["ev_name"]]
-        return kept
 
     def _sample_columns(self, rows: list[SampleRow], strings: StringTable) -> dict[str, np.ndarray]:
         cols = empty_samples(len(rows))

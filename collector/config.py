@@ -78,6 +78,10 @@ class Config:
     enable_cuda: bool = _env("PROFILER_ENABLE_CUDA", envbool, True)
     # Record CPU operators (aten ops) in the Kineto windows; costs far more than GPU capture.
     cpu_operators: bool = _env("PROFILER_CPU_OPERATORS", envbool, False)
+    # With cpu_operators: record each operator's input shapes and types, and the allocator's
+    # [memory] events (torch.profiler's record_shapes and profile_memory; both cost time).
+    record_shapes: bool = _env("PROFILER_RECORD_SHAPES", envbool, False)
+    profile_memory: bool = _env("PROFILER_PROFILE_MEMORY", envbool, False)
     cpu_sampling: bool = _env("PROFILER_CPU_SAMPLING", envbool, True)
     gpu_sampling: bool = _env("PROFILER_GPU_SAMPLING", envbool, True)
     perf_counters: bool = _env("PROFILER_PERF_COUNTERS", envbool, True)
@@ -167,6 +171,8 @@ class Config:
 ALIASES = {
     "EnableCuda": "enable_cuda",
     "CpuOperators": "cpu_operators",
+    "RecordShapes": "record_shapes",
+    "ProfileMemory": "profile_memory",
     "CpuSampling": "cpu_sampling",
     "GpuSampling": "gpu_sampling",
     "PerfCounters": "perf_counters",
