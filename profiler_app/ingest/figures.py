@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from django.db.models import Count, Max, Min, QuerySet, Sum
 from django.db.models.functions import Coalesce
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.ingest.models import GpuActivity, KernelStat, PartSummary, Step
 from profiler_app.traces.figures import gpu_figures
-from profiler_app.traces.window import COMPLETE_STEPS, WINDOW_LABELS, WINDOWS, rows_in
+from profiler_app.traces.window import (
+    COMPLETE_STEPS,
+    WINDOW_LABELS,
+    WINDOWS,
+    captured_label,
+    rows_in,
+)
 
 
 @dataclass(frozen=True)
@@ -76,7 +83,9 @@ WINDOW_DEFINITIONS = {
     COMPLETE_STEPS: "Each trace without its last profiler step, which the profiler cuts "
     "short: host events from its start on are left out, and so is every GPU operation they "
     "launched (or whose launch is not in the trace), as Holistic Trace Analysis reads traces. "
-    "A trace with fewer than two profiler steps is whole in both windows.",
+    "What the trace holds before its first step stays in. A trace with fewer than two "
+    "profiler steps is whole in both windows. A collector job's trace figures cover the steps "
+    "Kineto recorded (its captured steps) in either window; its samples cover the whole job.",
 }
 
 
@@ -87,24 +96,37 @@ def in_window(model, job: TrainingJob, window: str | None = None) -> QuerySet:
 
 
 def window_info(job: TrainingJob) -> dict:
-    """The job's window and how a caption names it ("complete steps #1–#5 of 6")."""
+    """The job's window and how a caption names it, saying exactly what it holds ("complete
+    steps: from the trace's start to step #6's start (#1–#5, 5 of 6 steps)"; a collector job's
+    "captured steps 3–6, 53–56 (8 of 160)")."""
     window = job.window
     all_steps = Step.objects.filter(job=job).aggregate(n=Count("step", distinct=True))["n"]
     kept = in_window(Step, job, COMPLETE_STEPS).aggregate(
         n=Count("step", distinct=True), first=Min("step"), last=Max("step")
     )
     has_cut = PartSummary.objects.filter(job=job, last_step_start_ns__isnull=False).exists()
-    if window != COMPLETE_STEPS:
+    steps_kept = kept["n"] if window == COMPLETE_STEPS else all_steps
+    if Step.objects.filter(job=job, captured=False).exists():
+        # A collector job: its trace figures cover the steps Kineto recorded, whatever the
+        # window (its parts have no profiler steps to cut); its samples, the whole job.
+        captured = Step.objects.filter(job=job, captured=True).values_list("step", flat=True)
+        numbers = np.fromiter(captured.distinct(), np.int64)
+        label, steps_kept = captured_label(numbers, all_steps), len(numbers)
+    elif window != COMPLETE_STEPS:
         label = WINDOW_LABELS[window]
     elif not has_cut:
         label = "complete steps: the whole trace (fewer than two profiler steps)"
     else:
-        label = f"complete steps #{kept['first']}–#{kept['last']} ({kept['n']} of {all_steps})"
+        dropped = Step.objects.filter(job=job).aggregate(last=Max("step"))["last"]
+        label = (
+            f"complete steps: from the trace's start to step #{dropped}'s start "
+            f"(#{kept['first']}–#{kept['last']}, {kept['n']} of {all_steps} steps)"
+        )
     return {
         "window": window,
         "label": label,
         "steps_total": all_steps,
-        "steps_kept": kept["n"] if window == COMPLETE_STEPS else all_steps,
+        "steps_kept": steps_kept,
         "last_step_dropped": window == COMPLETE_STEPS and has_cut,
     }
 

@@ -371,7 +371,7 @@ def _insert(part: ProfilePart, result: IngestResult, key: str, cluster: ClusterF
         RankOverlap.objects.create(**rows, comm_ns=frames.comm_ns, overlap_ns=frames.overlap_ns)
     # Time-stamped rows: in both windows when before the cut, else in the whole trace only.
     for model, frame, stamp, columns in (
-        (Step, agg.steps, "start_ns", ["step", "name", "start_ns", "dur_ns"]),
+        (Step, agg.steps, "start_ns", ["step", "name", "start_ns", "dur_ns", "captured"]),
         (Annotation, agg.annotations, "start_ns", ["name", "start_ns", "dur_ns"]),
         (UtilizationPoint, agg.series, "time_ns",
          ["metric", "device", "source", "name", "time_ns", "value"]),

@@ -164,6 +164,8 @@ class Step(WindowedRows):
     name = models.CharField(max_length=255)
     start_ns = models.BigIntegerField()
     dur_ns = models.BigIntegerField()
+    # Recorded by Kineto: every step of a trace file, a collector job's captured steps.
+    captured = models.BooleanField(default=True)
 
     class Meta:
         indexes = [

@@ -1,6 +1,7 @@
 """The facts every view needs about an event, computed once when a part's store is written.
 
-Per event of ``events.parquet`` (same row order, same row groups) ``model.parquet`` holds:
+Beside the columns every input format fills (``tracefmt.columns``), each event of a store's
+``events.parquet`` gets:
 
 - ``depth`` and ``parent``: how the event nests among the events of its track (a CPU thread
   or a GPU stream), by ``traces.nesting.nest``; ``parent`` is a row of the store, -1 at the top;
@@ -20,6 +21,7 @@ re-derives them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,10 +30,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from profiler_app.traces.nesting import nest, self_times
+from profiler_app.traces.timeline_store import EVENTS_FILE, PARQUET_OPTIONS
 from tracefmt.kinds import DEVICE_KINDS, GPU_OP_KINDS, EventKind
 from tracefmt.names import step_number
 
-MODEL_FILE = "model.parquet"
 MODEL_SCHEMA = pa.schema(
     [
         ("depth", pa.int32()),
@@ -102,26 +104,37 @@ def build_event_model(
 
 def write_event_model(
     store_dir: str | Path, strings: Sequence[str], captured_windows_ns: Windows = None
-) -> None:
-    """Writes ``model.parquet`` beside the store's ``events.parquet``, row group for row group."""
-    store_dir = Path(store_dir)
-    events = pq.ParquetFile(store_dir / "events.parquet", memory_map=True)
+) -> np.ndarray:
+    """Adds the model's columns to the store's ``events.parquet`` (rewritten row group by row
+    group, so memory follows one group); returns the start times of the captured steps."""
+    path = Path(store_dir) / EVENTS_FILE
+    events = pq.ParquetFile(path, memory_map=True)
     table = events.read(columns=_INPUT_COLUMNS, use_threads=False)
     columns = {c: table.column(c).to_numpy() for c in _INPUT_COLUMNS}
     del table
     model = build_event_model(columns, strings, captured_windows_ns)
+    captured_steps = columns["start_ns"][model["is_step"] & model["captured"]]
     del columns
-    with pq.ParquetWriter(
-        store_dir / MODEL_FILE, MODEL_SCHEMA, compression="lz4", use_dictionary=False
-    ) as writer:
+    own = [name for name in events.schema_arrow.names if name not in MODEL_COLUMNS]
+    schema = pa.schema([*(events.schema_arrow.field(name) for name in own), *MODEL_SCHEMA])
+    staging = path.with_name(f".{path.name}.model")
+    with pq.ParquetWriter(staging, schema, **PARQUET_OPTIONS) as writer:
         first = 0
         for group in range(events.metadata.num_row_groups):
-            rows = events.metadata.row_group(group).num_rows
-            writer.write_table(
-                pa.table({c: v[first : first + rows] for c, v in model.items()}, MODEL_SCHEMA),
-                row_group_size=max(rows, 1),
-            )
+            table = events.read_row_group(group, columns=own, use_threads=False)
+            rows = table.num_rows
+            for name in MODEL_COLUMNS:
+                table = table.append_column(
+                    MODEL_SCHEMA.field(name), pa.array(model[name][first : first + rows])
+                )
+            writer.write_table(table, row_group_size=max(rows, 1))
             first += rows
+    os.replace(staging, path)
+    return captured_steps
+
+
+def has_event_model(events: pq.ParquetFile) -> bool:
+    return all(name in events.schema_arrow.names for name in MODEL_COLUMNS)
 
 
 def _nest_by_tracks(

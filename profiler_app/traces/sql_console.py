@@ -21,7 +21,6 @@ from pathlib import Path
 
 import duckdb
 
-from profiler_app.traces.event_model import MODEL_FILE, write_event_model
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import EVENTS_FILE, STRINGS_FILE, TRACKS_FILE
 from tracefmt.columns import EVENT_COLUMNS
@@ -269,13 +268,10 @@ def _event_columns(strings: str) -> str:
 
 def _part_events(part: StorePart) -> str:
     events = _quote(str(part.directory / EVENTS_FILE))
-    model = _quote(str(part.directory / MODEL_FILE))
     strings = f"(SELECT v FROM _strings_list WHERE part = {part.part})"
-    # The event model's file holds the same rows in the same order.
-    store = f"(SELECT * FROM read_parquet({events}) POSITIONAL JOIN read_parquet({model}))"
     return (
         f"SELECT {part.part} AS part, {_quote(part.node)} AS node, {part.rank} AS rank, "
-        f"{_event_columns('_s.v')} FROM {store} e "
+        f"{_event_columns('_s.v')} FROM read_parquet({events}) e "
         f"CROSS JOIN {strings} _s "
         "LEFT JOIN _kinds ON _kinds.id = e.kind LEFT JOIN _copies ON _copies.id = e.memcpy_kind"
     )
@@ -327,16 +323,11 @@ def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> lis
     con.execute("CREATE VIEW strings AS SELECT * FROM _strings")
     with_events = [p for p in parts if (p.directory / EVENTS_FILE).exists()]
     for part in with_events:
-        if not (part.directory / MODEL_FILE).exists():  # a store from before the event model
-            write_event_model(part.directory, TimelineReader(part.directory).strings)
+        TimelineReader(part.directory)  # adds the event model to a store from before it
     if with_events:
         events = _union([_part_events(p) for p in with_events])
         tracks = _union([_part_tracks(p) for p in with_events])
-        files += [
-            str(p.directory / f)
-            for p in with_events
-            for f in (EVENTS_FILE, MODEL_FILE, TRACKS_FILE)
-        ]
+        files += [str(p.directory / f) for p in with_events for f in (EVENTS_FILE, TRACKS_FILE)]
     else:  # no parsed part: the views exist, empty
         tracks = "SELECT * FROM (SELECT NULL::INTEGER AS part) WHERE false"
         events = (

@@ -10,27 +10,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from profiler_app.traces.event_model import (
-    MODEL_COLUMNS,
-    MODEL_FILE,
-    MODEL_SCHEMA,
-    write_event_model,
-)
+from profiler_app.traces.event_model import has_event_model, write_event_model
 from profiler_app.traces.timeline_store import EVENTS_FILE, STRINGS_FILE, TRACKS_FILE
 
 
 class TimelineReader:
-    """The store's events with the event model's columns (``traces.event_model``) beside them:
-    any column of either file can be asked for."""
+    """A store's events, with the event model's columns (``traces.event_model``)."""
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
-        self.events = pq.ParquetFile(self.directory / EVENTS_FILE, memory_map=True)
-        self._model: pq.ParquetFile | None = None
-        self.tracks: pd.DataFrame = pq.read_table(self.directory / TRACKS_FILE).to_pandas()
         self.strings: list[str] = (
             pq.read_table(self.directory / STRINGS_FILE).column("value").to_pylist()
         )
+        self.events = pq.ParquetFile(self.directory / EVENTS_FILE, memory_map=True)
+        if not has_event_model(self.events):  # a store written before the event model
+            write_event_model(self.directory, self.strings)
+            self.events = pq.ParquetFile(self.directory / EVENTS_FILE, memory_map=True)
+        self.tracks: pd.DataFrame = pq.read_table(self.directory / TRACKS_FILE).to_pandas()
         meta = self.events.metadata
         self._group_starts = np.cumsum(
             [0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
@@ -40,36 +36,14 @@ class TimelineReader:
     def n_events(self) -> int:
         return int(self._group_starts[-1])
 
-    @property
-    def model(self) -> pq.ParquetFile:
-        if self._model is None:
-            path = self.directory / MODEL_FILE
-            if not path.exists():  # a store written before the event model
-                write_event_model(self.directory, self.strings)
-            self._model = pq.ParquetFile(path, memory_map=True)
-        return self._model
-
     def _read(self, groups: list[int] | None, columns: list[str] | None) -> pa.Table:
-        """Row groups (None: all) of ``columns`` (None: every event column) from both files."""
-        wanted = columns if columns is not None else self.events.schema_arrow.names
-        own = [c for c in wanted if c not in MODEL_COLUMNS]
-        modelled = [c for c in wanted if c in MODEL_COLUMNS]
-
-        def read(file: pq.ParquetFile, names: list[str]) -> pa.Table:
-            if groups is None:
-                return file.read(columns=names, use_threads=False)
-            return file.read_row_groups(groups, columns=names, use_threads=False)
-
-        table = read(self.events, own)
-        if modelled:
-            extra = read(self.model, modelled)
-            for name in modelled:
-                table = table.append_column(name, extra.column(name))
-        return table.select(wanted)
+        """Row groups (None: all) of ``columns`` (None: all)."""
+        if groups is None:
+            return self.events.read(columns=columns, use_threads=False)
+        return self.events.read_row_groups(groups, columns=columns, use_threads=False)
 
     def _empty(self, columns: list[str]) -> pa.Table:
-        schema = pa.unify_schemas([self.events.schema_arrow, MODEL_SCHEMA])
-        return schema.empty_table().select(columns)
+        return self.events.schema_arrow.empty_table().select(columns)
 
     def read_all(self, columns: list[str] | None = None) -> pa.Table:
         return self._read(None, columns)

@@ -93,3 +93,24 @@ def rows_in(window: str) -> tuple[int, int]:
     if window not in ROWS_IN:
         raise ValueError(f"unknown window {window!r}; use one of {', '.join(WINDOWS)}")
     return ROWS_IN[window]
+
+
+def step_runs(numbers: np.ndarray) -> str:
+    """Step numbers as runs of consecutive ones: "3–6, 53–56"."""
+    number = np.unique(np.asarray(numbers, dtype=np.int64))
+    if not len(number):
+        return ""
+    first = np.flatnonzero(np.r_[True, number[1:] != number[:-1] + 1])
+    last = np.r_[first[1:], len(number)] - 1
+    return ", ".join(
+        f"{number[a]}" if a == b else f"{number[a]}–{number[b]}"
+        for a, b in zip(first.tolist(), last.tolist(), strict=True)
+    )
+
+
+def captured_label(captured: np.ndarray, total: int) -> str:
+    """How a caption names a collector job's captured steps: "captured steps 3–6, 53–56 (8 of
+    160)"."""
+    if not len(captured):
+        return f"no captured steps (0 of {total})"
+    return f"captured steps {step_runs(captured)} ({len(np.unique(captured))} of {total})"

@@ -342,7 +342,10 @@ def test_it_switches_every_panel_to_the_complete_steps(live_server, tab, user, a
     )
     tab.get_by_label("Window").select_option("complete_steps")
 
-    caption = f"complete steps #{steps[0]}–#{steps[-2]} ({len(steps) - 1} of {len(steps)})"
+    caption = (
+        f"complete steps: from the trace's start to step #{steps[-1]}'s start "
+        f"(#{steps[0]}–#{steps[-2]}, {len(steps) - 1} of {len(steps)} steps)"
+    )
     expect(tab.locator(".window-switch")).to_contain_text(f"Showing {caption}.")
     for title in PANELS[:-1]:
         expect(panel(tab, title).locator(".panel-window")).to_have_text(caption)

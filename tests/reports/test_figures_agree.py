@@ -232,7 +232,8 @@ def test_the_complete_steps_leave_out_the_last_step_and_say_so(api, user):
     numbers = sorted(s for s, _, _ in raw_steps)
     assert b["window"] == {
         "window": COMPLETE_STEPS,
-        "label": f"complete steps #{numbers[0]}–#{numbers[-2]} ({len(numbers) - 1} of {len(numbers)})",
+        "label": f"complete steps: from the trace's start to step #{numbers[-1]}'s start "
+        f"(#{numbers[0]}–#{numbers[-2]}, {len(numbers) - 1} of {len(numbers)} steps)",
         "steps_total": len(numbers),
         "steps_kept": len(numbers) - 1,
         "last_step_dropped": True,

@@ -21,13 +21,19 @@ raw_events = cache(raw_lane_events)
 
 
 def brute_force(trace: str, key: tuple, start_ns: int, end_ns: int) -> dict[str, dict]:
-    events = [(s, d, n) for k, n, s, d in raw_events(trace) if k == key]
+    """Rows of one lane; self time nests the lane's thread whole (a thread that launches GPU
+    work has its annotations and runtime calls on another lane: they are still the children
+    and parents of its operators)."""
+    thread = {key, ("host", *key[1:])} if key[0] == "thread" else {key}
+    events = [(s, d, n, k == key) for k, n, s, d in raw_events(trace) if k in thread]
     out: dict[str, dict] = defaultdict(lambda: {"count": 0, "total": 0, "self": 0, "clips": []})
     clipped = {}
-    for i, (s, d, n) in enumerate(events):
+    for i, (s, d, n, shown) in enumerate(events):
         if s < end_ns and (s + d > start_ns or (d == 0 and s >= start_ns)):
             c = min(s + d, end_ns) - max(s, start_ns)
             clipped[i] = c
+            if not shown:
+                continue
             row = out[n]
             row["count"] += 1
             row["total"] += c
@@ -36,15 +42,16 @@ def brute_force(trace: str, key: tuple, start_ns: int, end_ns: int) -> dict[str,
     # Direct parent of each event: the innermost open one (events by start, longest first).
     stack: list[int] = []
     for i in sorted(range(len(events)), key=lambda i: (events[i][0], -events[i][1])):
-        s, d, _ = events[i]
+        s, d, _, _ = events[i]
         while stack and events[stack[-1]][0] + events[stack[-1]][1] <= s:
             stack.pop()
-        if stack and i in clipped and stack[-1] in clipped:
+        if stack and i in clipped and stack[-1] in clipped and events[stack[-1]][3]:
             # Only the part of a sloppy child inside its parent is the parent's.
-            ps, pd, pn = events[stack[-1]]
+            ps, pd, pn, _ = events[stack[-1]]
             inner = min(s + d, ps + pd, end_ns) - max(s, start_ns)
             out[pn]["self"] -= max(inner, 0)
-        stack.append(i)
+        if d > 0:  # an instant holds nothing
+            stack.append(i)
     return out
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.traces.timeline_read import TimelineReader
-from profiler_app.traces.window import step_cut
+from profiler_app.traces.window import captured_label, step_cut
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import GPU_OP_KINDS, EventKind
 from tracefmt.names import COMM, COMP, MEM, OTHER, kernel_category
@@ -250,8 +250,8 @@ def captured_only(trace: RankTrace) -> RankTrace:
     all_steps = trace.step_events
     steps = all_steps[all_steps["captured"].to_numpy()].sort_values("start_ns", kind="stable")
     number = steps["step"].to_numpy()
-    first = np.flatnonzero(np.r_[True, number[1:] != number[:-1] + 1]) if len(steps) else number
-    last = np.r_[first[1:], len(number)] - 1
+    # Consecutive captured steps make one recorded range.
+    first = np.flatnonzero(np.r_[True, number[1:] != number[:-1] + 1]) if len(number) else number
     start = steps["start_ns"].to_numpy()
     end = start + steps["dur_ns"].to_numpy()
     windows = (
@@ -259,15 +259,7 @@ def captured_only(trace: RankTrace) -> RankTrace:
         if len(first)
         else np.empty((0, 2), dtype=np.int64)
     )
-    runs = ", ".join(
-        f"{number[a]}" if a == b else f"{number[a]}–{number[b]}"
-        for a, b in zip(first.tolist(), last.tolist(), strict=True)
-    )
-    scope = (
-        f"captured steps {runs} ({len(steps)} of {len(all_steps)})"
-        if len(steps)
-        else (f"no captured steps (0 of {len(all_steps)})")
-    )
+    scope = captured_label(number, len(np.unique(all_steps["step"].to_numpy())))
     return replace(trace, events=rows_where(trace.events, captured), windows=windows, scope=scope)
 
 
