@@ -16,7 +16,7 @@ from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -28,12 +28,13 @@ from profiler_app.traces.decompress import ReadProgress
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.kineto import KinetoFile, iter_chunks
 from profiler_app.traces.memory import MemorySummary, build_memory
-from profiler_app.traces.model import EventBatch, FlowBatch
+from profiler_app.traces.model import EventBatch, FlowBatch, SampleBatch
 from profiler_app.traces.normalize import PartContext
 from profiler_app.traces.recognition import read_warning
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
 from profiler_app.traces.window import PROFILER_STEP_RE, StepCut, step_cut
+from tracefmt.chunk import KinetoWindow
 from tracefmt.columns import FLOW_COLUMNS
 from tracefmt.kinds import EventKind
 from tracefmt.names import PROFILER_STEP_RE as STEP_ANNOTATION_RE
@@ -318,6 +319,9 @@ def _ingest_collector(
     return replace(result, metadata=metadata)
 
 
+_Batch = TypeVar("_Batch", EventBatch, FlowBatch, SampleBatch)
+
+
 class _KinetoWindows:
     """A collector chunk's Kineto windows, read by the trace-file parser into the part.
 
@@ -339,7 +343,7 @@ class _KinetoWindows:
         counts = self.context.phase_counts
         return {ph: n for ph, n in counts.items() if ph not in _USED_PHASES}
 
-    def add(self, window: Any, store_dir: Path) -> None:
+    def add(self, window: KinetoWindow, store_dir: Path) -> None:
         """Parse one window; an unreadable one is reported in the part's read warning, the
         rest of the chunk is kept."""
         number = len(self.spans) + len(self.failures) + 1
@@ -390,7 +394,7 @@ class _KinetoWindows:
         return is_step, np.fromiter((n in own for n in names), bool, len(names))
 
 
-def _shifted(batch: Any, column: str, offset_ns: int) -> Any:
+def _shifted(batch: _Batch, column: str, offset_ns: int) -> _Batch:
     return type(batch)({**batch.columns, column: batch.columns[column] + offset_ns})
 
 

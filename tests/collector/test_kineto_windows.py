@@ -13,7 +13,7 @@ import pytest
 
 from profiler_app.traces import TimelineReader, ingest_trace
 from profiler_app.traces.memory import MEMORY_FILE
-from profiler_app.traces.pipeline import FLOWS_FILE
+from profiler_app.traces.pipeline import FLOWS_FILE, Limits
 from tests.collector.helpers import spooled_chunks
 from tracefmt.chunk import KinetoWindow, empty_events, empty_samples, write_chunk
 from tracefmt.kinds import EventKind, MemcpyKind
@@ -238,3 +238,13 @@ def kept(result) -> dict[str, int]:
         "shapes": shapes,
         "flows": pq.read_table(store / FLOWS_FILE).num_rows,
     }
+
+
+def test_a_window_that_expands_past_the_chunks_budget_is_refused(tmp_path):
+    bomb = KinetoWindow(gzip.compress(b'{"traceEvents": [' + b" " * (8 << 20) + b"]}", 1))
+    chunk = chunk_with_windows(tmp_path / "c.pcol", bomb, KinetoWindow(MI250.read_bytes()))
+    limits = Limits(min_chunk_budget_bytes=4 << 20, max_chunk_expansion=2)
+    result = ingest_trace(chunk, "collector", tmp_path / "store", limits=limits)
+    assert "Kineto window 1 of this chunk was not read" in result.metadata["read_warning"]
+    assert "larger than" in result.metadata["read_warning"]
+    assert len(result.metadata["captured_windows_ns"]) == 1
