@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from profiler_app.traces.nesting import nearest
 from profiler_app.traces.timeline_read import TimelineReader
 from tracefmt.kinds import EventKind
 from tracefmt.strings import StringTable
@@ -130,36 +131,36 @@ def build_memory(
 
 
 def _cpu_operators(store_dir: Path, tracks: np.ndarray) -> dict[str, np.ndarray]:
-    """CPU operators of ``tracks`` sorted by (track, start, longest first), with parents."""
-    columns = ["kind", "track", "start_ns", "dur_ns", "name"]
+    """CPU operators of ``tracks`` sorted by (track, start, longest first), each with its
+    closest enclosing operator (``parent``, a row here) by the store's event model."""
+    columns = ["kind", "track", "start_ns", "dur_ns", "name", "parent", "depth"]
     reader = TimelineReader(store_dir)
+    info = reader.tracks.set_index("track")
     parts = []
-    for group in range(reader.events.metadata.num_row_groups):
-        table = reader.events.read_row_group(group, columns=columns, use_threads=False)
+    for track in sorted(set(tracks.tolist()) & set(info.index.tolist())):
+        first, n = int(info.at[track, "first_row"]), int(info.at[track, "n_rows"])
+        table = reader._rows(first, first + n, columns)
         c = {name: table.column(name).to_numpy() for name in columns}
-        keep = (c["kind"] == EventKind.CPU_OP) & np.isin(c["track"], tracks)
-        parts.append({name: a[keep] for name, a in c.items()})
-    ops = {name: np.concatenate([p[name] for p in parts]) for name in columns}
+        is_op = c["kind"] == EventKind.CPU_OP
+        # The parent column holds store rows; here they are rows of this track's slice.
+        parent = np.where(c["parent"] >= 0, c["parent"] - first, -1)
+        owner = nearest(is_op, parent, c["depth"])
+        up = np.where(parent >= 0, owner[np.maximum(parent, 0)], -1)
+        rows = np.flatnonzero(is_op)
+        parts.append({**{name: c[name][rows] for name in columns[1:5]},
+                      "row": rows + first, "op_parent": np.where(up[rows] >= 0, up[rows] + first, -1)})  # fmt: skip
+    if not parts:
+        empty = np.empty(0, np.int64)
+        return {"track": empty, "start_ns": empty, "dur_ns": empty, "name": empty,
+                "end_ns": empty, "parent": empty}  # fmt: skip
+    ops = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
     ops["end_ns"] = ops["start_ns"] + ops["dur_ns"]
     order = np.lexsort((-ops["end_ns"], ops["start_ns"], ops["track"]))
     ops = {name: a[order] for name, a in ops.items()}
-    ops["parent"] = _parents(ops["track"], ops["start_ns"], ops["end_ns"])
+    at = np.searchsorted(np.sort(ops["row"]), ops["op_parent"])
+    position = np.argsort(ops["row"])  # store row order -> position in ``ops``
+    ops["parent"] = np.where(ops["op_parent"] >= 0, position[np.minimum(at, len(at) - 1)], -1)
     return ops
-
-
-def _parents(track: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """The innermost operator still open when each one starts (-1: none), for operators
-    sorted by (track, start, longest first). One pass with a stack."""
-    parent = np.full(len(track), -1, dtype=np.int64)
-    stack: list[int] = []
-    tracks, starts, ends = track.tolist(), start.tolist(), end.tolist()
-    for i in range(len(tracks)):
-        while stack and (tracks[stack[-1]] != tracks[i] or ends[stack[-1]] < starts[i]):
-            stack.pop()
-        if stack:
-            parent[i] = stack[-1]
-        stack.append(i)
-    return parent
 
 
 def innermost_operator(

@@ -353,6 +353,8 @@ def frames_from_store(
     each window."""
     reader = TimelineReader(store_dir)
     events = reader.read_kinds(sorted(GPU_OP_KINDS), STORE_COLUMNS).to_pandas()
+    if "captured" in steps:  # a collector part: its GPU work is known in the captured steps
+        steps = steps[steps["captured"].to_numpy(dtype=bool)]
     whole = rank_frames(RankTrace(rank, events, reader.strings), steps)
     if cut is None:
         return ClusterFrames(whole, None)
