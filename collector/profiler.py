@@ -101,6 +101,9 @@ class Profiler:
         # Kineto's host copies of them are dropped on the server, the collector has its own.
         self._window_names: set[str] = set()
         self._kineto_files: deque[tuple[Path, frozenset[str]]] = deque()
+        # When the Kineto window being recorded began (None: none is): a chunk cut inside a
+        # window keeps that window's rows for the next chunk, the one its trace will be in.
+        self._window_start_ns: int | None = None
         self._tls = threading.local()
         self._warned: set[str] = set()
         self._builder: ChunkBuilder | None = None
@@ -158,6 +161,8 @@ class Profiler:
             self._capture = None
         self._setup_annotation_backends()
         self._recording = bool(self._capture and self._capture.recording and self._rf_enter)
+        if self._capture is not None and self._capture.recording:
+            self._window_start_ns = time.time_ns()
         self._stop_flusher.clear()
         self._flusher = threading.Thread(
             target=self._flush_loop, name="profiler-flusher", daemon=True
@@ -204,7 +209,7 @@ class Profiler:
         )  # fmt: skip
         self._step_n += 1
         self._step_start_ns = now
-        self._advance_kineto()
+        self._advance_kineto(now)
 
     def annotation_begin(self, name: str) -> None:
         token = self.begin(name)
@@ -251,7 +256,7 @@ class Profiler:
             self._drop_annotation_backends(exc)
         self._events.append((kind, name, start_ns, end_ns - start_ns, threading.get_native_id()))
         if kind == STEP:
-            self._advance_kineto()
+            self._advance_kineto(end_ns)
         if len(self._events) >= self._max_events:
             self._flush_wake.set()
 
@@ -263,6 +268,13 @@ class Profiler:
             if self._builder is None or self.uploader is None:
                 return
             events = _drain(self._events)
+            window_start = None if final else self._window_start_ns
+            # The rows of the window being recorded wait for the chunk its trace will be in
+            # (unless keeping them would pass max_buffered_events).
+            if window_start is not None and len(events) < self._max_events:
+                later = [e for e in events if e[2] >= window_start]
+                events = [e for e in events if e[2] < window_start]
+                self._events.extendleft(reversed(later))
             samples = self._sampler.drain() if self._sampler is not None else []
             windows = []
             for path, names in _drain(self._kineto_files):
@@ -281,6 +293,7 @@ class Profiler:
         """Kineto exported a window (on the thread that ended it): pair it with the names the
         collector recorded into it."""
         names, self._window_names = self._window_names, set()
+        self._window_start_ns = None
         self._kineto_files.append((path, frozenset(names)))
 
     def _flush_loop(self) -> None:
@@ -366,17 +379,22 @@ class Profiler:
             f"still recorded by the collector: {exc!r}",
         )
 
-    def _advance_kineto(self) -> None:
+    def _advance_kineto(self, step_end_ns: int) -> None:
         capture = self._capture
         if capture is None:
             return
         try:
             capture.step()
             self._recording = capture.recording and self._rf_enter is not None
+            if not capture.recording:
+                self._window_start_ns = None
+            elif self._window_start_ns is None:
+                self._window_start_ns = step_end_ns
             self.sources["kineto"] = capture.status
         except Exception as exc:  # noqa: BLE001
             self._capture = None
             self._recording = False
+            self._window_start_ns = None
             self.sources["kineto"] = f"failed: {exc!r}"
             self.warn_once("kineto", f"Kineto capture failed and is off from now on: {exc!r}")
         if self._kineto_files:

@@ -165,3 +165,24 @@ def test_kineto_windows_follow_the_schedule_without_duplicating_annotations(tmp_
         assert len(result.metadata["captured_windows_ns"]) == len(read_chunk(path).kineto)
     assert recorded == {"step_2", "step_3", "step_8", "step_9"}
     assert forward == 12
+
+
+def test_a_chunk_cut_inside_a_kineto_window_leaves_its_steps_to_the_windows_chunk(tmp_path):
+    prof = Profiler()
+    prof.configure(collector.Config(
+        job_name="split", spool_dir=str(tmp_path), exit_hooks=False, cpu_operators=True,
+        kineto_skip_first_steps=1, kineto_warmup_steps=1, kineto_active_steps=3,
+        kineto_wait_steps=10, flush_interval_s=3600,
+    ))  # fmt: skip
+    prof.start_profiling()
+    for i in range(8):
+        with collector.annotate(f"step_{i}"):
+            torch.nn.functional.relu(torch.randn(16, 16)).sum()
+        if i == 3:
+            prof.flush()  # inside the window of steps 2-4
+    prof.stop_profiling()
+
+    chunks = spooled_chunks(tmp_path)
+    [with_window] = [c for c in chunks if c.kineto]
+    assert set(step_names([with_window])) >= {"step_2", "step_3", "step_4"}
+    assert step_names(chunks) == [f"step_{i}" for i in range(8)]
