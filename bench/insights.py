@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.insights.analyses import RankTrace, analyze
-from profiler_app.insights.analyses.cluster import collective_waits
+from profiler_app.insights.analyses.cluster import collective_waits_by_window
 from profiler_app.insights.analyses.events import ANALYSIS_COLUMNS
 from profiler_app.insights.analyses.framework import framework_from_events, steps_from_events
 from profiler_app.insights.frames import JobData, metrics_frame
@@ -235,7 +235,7 @@ def synthetic_metrics(ranks: int, rng: np.random.Generator) -> pd.DataFrame:
 
 def ours(traces: list[RankTrace], metrics: pd.DataFrame) -> Any:
     result = analyze(traces)
-    collective_waits(traces)  # the insights task's cluster pass (no HTA equivalent)
+    collective_waits_by_window(traces)  # the insights task's cluster pass (no HTA equivalent)
     # The recommendations read from the trace, over the same complete-steps window.
     found = tuple(recommend(result, {}))
     steps = pd.concat(

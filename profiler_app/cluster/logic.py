@@ -7,13 +7,30 @@ from django.db import transaction
 from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import TrainingJob
 from profiler_app.insights.analyses import RankTrace
-from profiler_app.insights.analyses.cluster import collective_waits
+from profiler_app.insights.analyses.cluster import collective_waits_by_window
+from profiler_app.traces.window import (
+    COMPLETE_STEPS,
+    IN_BOTH,
+    IN_COMPLETE_STEPS,
+    IN_WHOLE_TRACE,
+    WHOLE_TRACE,
+)
 
 
 def save_collective_waits(job: TrainingJob, traces: list[RankTrace]) -> None:
-    """Replace the job's per-rank collective waits with those of ``traces`` (all its ranks)."""
-    waits = collective_waits(traces)
-    rows = [CollectiveWait(job=job, **row) for row in waits.to_dict("records")]
+    """Replace the job's per-rank collective waits with those of ``traces`` (all its ranks), in
+    each window: one row for both where the windows agree."""
+    waits = collective_waits_by_window(traces)
+    whole, complete = waits[WHOLE_TRACE], waits[COMPLETE_STEPS]
+    if whole.equals(complete):
+        by_bits = {IN_BOTH: whole}
+    else:
+        by_bits = {IN_WHOLE_TRACE: whole, IN_COMPLETE_STEPS: complete}
+    rows = [
+        CollectiveWait(job=job, windows=bits, **row)
+        for bits, table in by_bits.items()
+        for row in table.to_dict("records")
+    ]
     with transaction.atomic():
         CollectiveWait.objects.filter(job=job).delete()
         CollectiveWait.objects.bulk_create(rows)

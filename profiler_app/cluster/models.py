@@ -5,11 +5,14 @@ them (``profiler_app.ingest.models``)."""
 from django.db import models
 
 from profiler_app.core.models import TrainingJob
+from profiler_app.traces.window import IN_BOTH
 
 
 class CollectiveWait(models.Model):
     """How long one rank waited for the others in one collective, over the calls matched across
-    the job's ranks. A job-level result: rewritten whenever the job's insights are recomputed."""
+    the job's ranks in a window (``windows``, as the ingest's rows say it): the Cluster page reads
+    the job's window, so switching it needs no recomputation. A job-level result: rewritten
+    whenever the job's insights are recomputed."""
 
     job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="+")
     rank = models.IntegerField()
@@ -17,8 +20,11 @@ class CollectiveWait(models.Model):
     calls = models.BigIntegerField()
     wait_ns = models.BigIntegerField()
     max_wait_ns = models.BigIntegerField()
+    windows = models.PositiveSmallIntegerField(default=IN_BOTH)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["job", "rank", "collective"], name="wait_one_per_rank")
+            models.UniqueConstraint(
+                fields=["job", "windows", "rank", "collective"], name="wait_one_per_rank"
+            )
         ]

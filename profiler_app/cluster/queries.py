@@ -153,12 +153,13 @@ def collectives(job: TrainingJob) -> list[dict]:
 
 
 def collective_ranks(job: TrainingJob) -> list[dict]:
-    """Per rank and collective: calls, time, bytes, and the time spent waiting for the other
-    ranks (null where it is not derivable, see ``analysis.collective_waits``)."""
+    """Per rank and collective in the job's window: calls, time, bytes, and the time spent
+    waiting for the other ranks (null where it is not derivable, see
+    ``analysis.collective_waits_by_window``)."""
     waits = {
         (w.rank, w.collective): w
-        for w in CollectiveWait.objects.filter(job=job).only("rank", "collective", "wait_ns",
-                                                               "max_wait_ns")
+        for w in in_window(CollectiveWait, job).only("rank", "collective", "wait_ns",
+                                                     "max_wait_ns")
     }  # fmt: skip
     rows = []
     for found in (

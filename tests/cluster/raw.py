@@ -74,21 +74,31 @@ def write_scaled(trace: str, target: Path, scale: Decimal, rank: int) -> Path:
     return target
 
 
-def collective_waits(traces: list[str]) -> dict[int, tuple[int, int, int]]:
+def collective_waits(
+    traces: list[str | Path], complete_steps: bool = False
+) -> dict[int, tuple[int, int, int]]:
     """rank → (calls, wait_ns, max_wait_ns): the i-th NCCL kernel of every rank is one call, and
     each rank's kernel waits from its own start to the latest start of that call, at most for as
-    long as it runs."""
-    kernels = [
-        sorted(
-            (ns(e["ts"]), ns(e["dur"]))
-            for e in load(trace)["traceEvents"]
-            if e.get("cat") == "kernel" and e["name"].startswith("nccl")
-        )
-        for trace in traces
-    ]
+    long as it runs. ``complete_steps``: only the kernels launched (by a runtime call) before the
+    rank's last ProfilerStep starts."""
+    kernels = [sorted(_nccl_kernels(load(trace), complete_steps)) for trace in traces]
     latest = [max(start for start, _ in call) for call in zip(*kernels, strict=True)]
     waits = [
         [min(last - start, dur) for (start, dur), last in zip(mine, latest, strict=True)]
         for mine in kernels
     ]
     return {rank: (len(w), sum(w), max(w)) for rank, w in enumerate(waits)}
+
+
+def _nccl_kernels(doc: dict, complete_steps: bool) -> list[tuple[int, int]]:
+    events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    nccl = [e for e in events if e.get("cat") == "kernel" and e["name"].startswith("nccl")]
+    if complete_steps:
+        cut = max(ns(e["ts"]) for e in events if e["name"].startswith("ProfilerStep#"))
+        launched = {
+            e["args"]["correlation"]
+            for e in events
+            if e.get("cat") in ("cuda_runtime", "cuda_driver") and ns(e["ts"]) < cut
+        }
+        nccl = [e for e in nccl if e["args"]["correlation"] in launched]
+    return [(ns(e["ts"]), ns(e["dur"])) for e in nccl]

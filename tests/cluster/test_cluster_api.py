@@ -72,12 +72,33 @@ def test_it_measures_each_ranks_wait_in_the_collectives(api, user):
 
     # Run again (new parts, new parameters): the job's rows are replaced, not added to.
     save_collective_waits(job, rank_traces(job))
-    assert CollectiveWait.objects.filter(job=job).count() == 2
+    assert CollectiveWait.objects.filter(job=job).count() == 2 * 2  # a row per window
     # One rank alone has nobody to wait for: not derivable.
     single = parse_job(user, "one-rank", [("algo-1", 0, RANK0)])
     save_collective_waits(single, rank_traces(single))
     [row] = api.get(f"/api/jobs/{single.id}/cluster/").json()["collective_ranks"]
     assert row["wait_ns"] is None
+
+
+@pytest.mark.django_db
+def test_it_measures_the_waits_in_the_jobs_window(api, user):
+    job = parse_job(user, "two-ranks", [("algo-1", 0, RANK0), ("algo-2", 1, RANK1)])
+    save_collective_waits(job, rank_traces(job))
+    url = f"/api/jobs/{job.id}/cluster/"
+
+    def waits() -> dict[int, tuple[int, int, int]]:
+        rows = api.get(url).json()["collective_ranks"]
+        return {r["rank"]: (r["count"], r["wait_ns"], r["max_wait_ns"]) for r in rows}
+
+    assert waits() == raw.collective_waits([RANK0, RANK1])
+    assert api.patch(f"/api/jobs/{job.id}/", {"window": "complete_steps"}).status_code == 200
+    # Each rank without its last step: five calls each, and rank 1 joins every one last.
+    complete = raw.collective_waits([RANK0, RANK1], complete_steps=True)
+    assert complete == {0: (5, 144_490_000, 62_783_000), 1: (5, 0, 0)}
+    assert waits() == complete
+    # The switch needs no recomputation: both windows are stored.
+    assert api.patch(f"/api/jobs/{job.id}/", {"window": "whole_trace"}).status_code == 200
+    assert waits() == raw.collective_waits([RANK0, RANK1])
 
 
 @pytest.mark.django_db

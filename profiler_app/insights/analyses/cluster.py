@@ -23,10 +23,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.analyses.events import COMM, COMP, RankTrace, rows_where
+from profiler_app.insights.analyses.events import (
+    COMM,
+    COMP,
+    RankTrace,
+    captured_only,
+    drop_last_step,
+    rows_where,
+)
 from profiler_app.insights.analyses.gpu_time import comm_comp_overlap
 from profiler_app.traces.timeline_read import TimelineReader
-from profiler_app.traces.window import StepCut
+from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE, StepCut
 from tracefmt.kinds import GPU_OP_KINDS
 
 # The event columns the per-rank analysis reads from a timeline store.
@@ -279,6 +286,18 @@ def collective_waits(traces: list[RankTrace]) -> pd.DataFrame:
         calls=("wait_ns", "size"), wait_ns=("wait_ns", "sum"), max_wait_ns=("wait_ns", "max")
     )
     return table.reset_index()[columns]
+
+
+def collective_waits_by_window(traces: list[RankTrace]) -> dict[str, pd.DataFrame]:
+    """``collective_waits`` in each window (``traces.window``), over the steps Kineto recorded
+    (``captured_only``): the whole trace, and the complete steps, where each rank keeps the calls
+    launched before its last profiler step and the calls are matched among those (a collective
+    one rank's cut leaves a call fewer of is then not derivable)."""
+    ranks = [captured_only(trace) for trace in traces]
+    return {
+        WHOLE_TRACE: collective_waits(ranks),
+        COMPLETE_STEPS: collective_waits([drop_last_step(trace) for trace in ranks]),
+    }
 
 
 @dataclass(frozen=True)
