@@ -14,12 +14,17 @@ INTERVAL_NS = 100_000_000  # the collector's default sampling interval
 
 
 def series(
-    metric: str, values: Sequence[float], node: str = "algo-1", device: int = 0, offset_ns: int = 0
+    metric: str,
+    values: Sequence[float],
+    node: str = "algo-1",
+    device: int = 0,
+    offset_ns: int = 0,
+    interval_ns: int = INTERVAL_NS,
 ) -> pd.DataFrame:
-    """One device's samples, one every INTERVAL_NS from T0 (+ ``offset_ns``)."""
+    """One device's samples, one every ``interval_ns`` from T0 (+ ``offset_ns``)."""
     n = len(values)
     return metrics_frame(
-        T0 + offset_ns + np.arange(n, dtype=np.int64) * INTERVAL_NS,
+        T0 + offset_ns + np.arange(n, dtype=np.int64) * interval_ns,
         [node] * n,
         [device] * n,
         [metric] * n,

@@ -43,13 +43,20 @@ def test_it_does_not_trigger_at_exactly_the_threshold_share():
     assert result.recommendation == "No action needed."
 
 
-def test_it_waits_for_more_than_patience_datapoints():
-    assert evaluate_cpu_bottleneck(cpu_job(101, 101), cpu_params()).triggered
-    waiting = evaluate_cpu_bottleneck(cpu_job(100, 100), cpu_params())
+def test_it_judges_a_job_within_patience_once_over_its_snapshots():
+    assert (
+        evaluate_cpu_bottleneck(cpu_job(101, 101), cpu_params()).evidence.get("short_job") is None
+    )
+    short = evaluate_cpu_bottleneck(cpu_job(27, 53), cpu_params())  # 50.9 % of 53 snapshots
+    assert short.triggered and short.evaluated == 1
+    assert short.evidence["short_job"]["samples"] == 53
+    assert (short.evidence["bottlenecks"], short.evidence["datapoints"]) == (27, 53)
+    assert not evaluate_cpu_bottleneck(cpu_job(26, 53), cpu_params()).triggered  # 49.1 %
+    waiting = evaluate_cpu_bottleneck(cpu_job(9, 9), cpu_params())
     assert not waiting.triggered
     assert waiting.evaluated == 0
     assert waiting.not_evaluated_reason == (
-        "not evaluated: 100 snapshots with both GPU and CPU utilisation samples; the rule "
+        "not evaluated: 9 snapshots with both GPU and CPU utilisation samples; the rule "
         "waits for more than patience=100"
     )
 
@@ -65,7 +72,8 @@ def test_it_honours_overridden_thresholds():
     assert not evaluate_cpu_bottleneck(data, cpu_params(threshold=60)).triggered
     assert not evaluate_cpu_bottleneck(data, cpu_params(gpu_threshold=5)).triggered
     assert not evaluate_cpu_bottleneck(data, cpu_params(cpu_threshold=95)).triggered
-    assert not evaluate_cpu_bottleneck(data, cpu_params(patience=202)).triggered
+    # Past the job's data, patience waits no more: one verdict over its 202 snapshots.
+    assert evaluate_cpu_bottleneck(data, cpu_params(patience=202)).evidence["short_job"]
 
 
 def test_it_counts_one_busy_core_as_a_busy_cpu():
@@ -144,7 +152,7 @@ def test_it_triggers_io_bottleneck_past_its_defaults():
 
 def test_it_does_not_trigger_io_bottleneck_at_its_boundaries():
     assert not evaluate_io_bottleneck(io_job(500, 1000), io_params()).triggered  # 50 %
-    assert evaluate_io_bottleneck(io_job(1000, 1000), io_params()).not_evaluated_reason
+    assert evaluate_io_bottleneck(io_job(1000, 1000), io_params()).evidence["short_job"]
     assert not evaluate_io_bottleneck(io_job(1001, 1001, gpu_low=70.0), io_params()).triggered
     assert not evaluate_io_bottleneck(io_job(1001, 1001, io_high=50.0), io_params()).triggered
 

@@ -38,22 +38,29 @@ def test_it_does_not_flag_growth_of_exactly_increase_points():
     assert (result.evaluated, result.triggered) == (1, False)
 
 
-def test_it_needs_two_full_windows():
+def test_a_job_shorter_than_two_windows_is_judged_on_two_halves_of_its_samples():
     data = job(series(GPU_MEM_UTIL, [20.0] * 500 + [90.0] * 499))
     result = evaluate_gpu_memory_increase(data, memory_params())
-    assert result.not_evaluated_reason == (
-        "not evaluated: at most 999 GPU memory samples per GPU; the rule needs two windows "
+    assert result.triggered and result.evidence["short_job"]["samples"] == 999
+    assert "(patience=0, window=499)" in result.evidence["short_job"]["note"]
+    # The last 499 samples (all 90 %) against the 499 before them (all 20 %).
+    assert result.evidence["nodes"]["algo-1"]["0"]["max_increase"] == pytest.approx(70.0)
+    assert evaluate_gpu_memory_increase(data, memory_params(window=499)).triggered
+    flat = job(series(GPU_MEM_UTIL, [20.0] * 53))
+    assert not evaluate_gpu_memory_increase(flat, memory_params()).triggered
+    tiny = evaluate_gpu_memory_increase(job(series(GPU_MEM_UTIL, [20.0] * 9)), memory_params())
+    assert tiny.not_evaluated_reason == (
+        "not evaluated: at most 9 GPU memory samples per GPU; the rule needs two windows "
         "(2 x window=500) and more than patience=100"
     )
-    assert evaluate_gpu_memory_increase(data, memory_params(window=499)).triggered
 
 
 def test_it_ignores_growth_before_patience_runs_out():
     data = job(series(GPU_MEM_UTIL, [10.0] * 10 + [50.0] * 10))
     assert evaluate_gpu_memory_increase(data, memory_params(window=10, patience=19)).triggered
-    waiting = evaluate_gpu_memory_increase(data, memory_params(window=10, patience=20))
-    assert not waiting.triggered
-    assert waiting.not_evaluated_reason
+    longer = job(series(GPU_MEM_UTIL, [10.0] * 10 + [50.0] * 10 + [50.0] * 30))
+    waiting = evaluate_gpu_memory_increase(longer, memory_params(window=10, patience=30))
+    assert not waiting.triggered and waiting.not_evaluated_reason is None
 
 
 def test_it_does_not_flag_slow_growth_spread_over_the_windows():

@@ -11,6 +11,7 @@ from profiler_app.insights.frames import (
     CPU_UTIL,
     GPU_MEM_USED,
     GPU_UTIL,
+    KERNEL_BUSY,
     JobData,
     framework_frame,
 )
@@ -181,3 +182,25 @@ def test_it_scans_data_recorded_years_apart_in_bounded_time_and_memory():
     assert peak_bytes < 200 << 20
     assert results["LowGPUUtilization"].evaluated == MAX_SCANS + 1
     assert results["LowGPUUtilization"].triggered
+
+
+def test_its_percentiles_are_of_the_millisecond_points_not_of_one_mean():
+    # Kernel busy time in 1 ms buckets on two GPUs: busy (100 %) 4 ms out of 5, idle the rest.
+    rng = np.random.default_rng(3)
+    ms = 1_000_000
+    gpu0 = np.tile([100.0, 100.0, 100.0, 100.0, 0.0], 400)
+    gpu1 = rng.uniform(0, 100, len(gpu0))
+    data = job(
+        series(GPU_UTIL, gpu0, device=0, interval_ns=ms),
+        series(GPU_UTIL, gpu1, device=1, interval_ns=ms),
+        gpu_util_source=KERNEL_BUSY,
+    )
+    result = evaluate_overall_system_usage(data, params_from_overrides()["OverallSystemUsage"])
+    node = result.evidence["nodes"]["algo-1"][GPU_UTIL]
+    per_ms = (gpu0 + gpu1) / 2  # one node value per 1 ms point, the mean over its GPUs
+    assert result.datapoints == len(per_ms)
+    for name, q in (("p50", 50), ("p95", 95), ("p99", 99)):
+        assert node[name] == pytest.approx(float(np.percentile(per_ms, q)))
+    assert (node["min"], node["max"]) == (per_ms.min(), per_ms.max())
+    assert result.evidence["gpus"]["algo-1 GPU 0"]["p95"] == 100.0
+    assert node["p95"] > 70 and "lightly used" not in result.recommendation

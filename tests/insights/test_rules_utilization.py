@@ -40,14 +40,21 @@ def test_it_finds_a_small_batch_when_all_p95_are_below_70():
     assert "batch size" in result.recommendation
 
 
-def test_it_needs_more_samples_than_the_window():
+def test_it_judges_a_job_shorter_than_the_window_once_over_its_samples():
     result = evaluate_batch_size(batch_job(500), batch_params())
-    assert not result.triggered
-    assert result.not_evaluated_reason == (
-        "not evaluated: at most 500 CPU snapshots per node; the rule needs more than window=500 "
+    assert result.triggered and result.evaluated == 1
+    assert result.evidence["short_job"]["samples"] == 500
+    assert result.recommendation.startswith(
+        "Short job: patience=100, window=500 exceeds its data, so this verdict is taken once over "
+        "all of the 500 samples it has (patience=0, window=499)."
+    )
+    assert result.params["window"] == 500  # the job's parameters, as set
+    assert evaluate_batch_size(batch_job(500), batch_params(window=499)).triggered
+    too_short = evaluate_batch_size(batch_job(9), batch_params())
+    assert too_short.not_evaluated_reason == (
+        "not evaluated: at most 9 CPU snapshots per node; the rule needs more than window=500 "
         "and patience=100"
     )
-    assert evaluate_batch_size(batch_job(500), batch_params(window=499)).triggered
 
 
 def test_it_does_not_trigger_at_a_p95_of_exactly_70():
@@ -74,7 +81,8 @@ def test_it_honours_overridden_p95_thresholds():
     assert not evaluate_batch_size(data, batch_params(gpu_threshold_p95=60)).triggered
     assert not evaluate_batch_size(data, batch_params(cpu_threshold_p95=60)).triggered
     assert not evaluate_batch_size(data, batch_params(gpu_memory_threshold_p95=60)).triggered
-    assert not evaluate_batch_size(data, batch_params(patience=501)).triggered
+    waiting = evaluate_batch_size(data, batch_params(patience=501))
+    assert waiting.triggered and waiting.evidence["short_job"]["samples"] == 501
 
 
 def test_it_says_why_batch_size_is_not_evaluated():
@@ -124,10 +132,23 @@ def test_it_does_not_flag_dips_below_the_fifth_percentile():
     assert not evaluate_low_gpu_utilization(job(series(GPU_UTIL, values)), low_params()).triggered
 
 
-def test_it_waits_for_more_than_patience_samples_per_gpu():
-    result = evaluate_low_gpu_utilization(job(series(GPU_UTIL, [0.0] * 1000)), low_params())
+def test_it_judges_a_job_within_patience_once_and_says_on_how_many_samples():
+    # A 28 s job sampled every 0.5 s: 53 samples per GPU, patience 1000.
+    short = job(series(GPU_UTIL, [30.0] * 53))
+    result = evaluate_low_gpu_utilization(short, low_params())
+    assert result.triggered and result.evaluated == 1 and result.datapoints == 53
+    assert result.evidence["short_job"] == {
+        "samples": 53,
+        "note": "Short job: patience=1000 exceeds its data, so this verdict is taken once over "
+        "all of the 53 samples it has (patience=0).",
+    }
+    assert result.evidence["nodes"]["algo-1"]["0"]["window_p95"] == 30.0
+    assert evaluate_low_gpu_utilization(
+        job(series(GPU_UTIL, [95.0] * 53)), low_params()
+    ).recommendation.endswith("No action needed.")
+    result = evaluate_low_gpu_utilization(job(series(GPU_UTIL, [0.0] * 9)), low_params())
     assert result.not_evaluated_reason == (
-        "not evaluated: at most 1000 GPU utilisation samples per GPU; the rule waits for more "
+        "not evaluated: at most 9 GPU utilisation samples per GPU; the rule waits for more "
         "than patience=1000"
     )
     lowered = evaluate_low_gpu_utilization(

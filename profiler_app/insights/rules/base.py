@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
+import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
 from profiler_app.insights.frames import GPU_UTIL, KERNEL_BUSY, JobData
@@ -160,6 +161,49 @@ def not_evaluated(rule: str, params: Any, reason: str, datapoints: int = 0) -> R
     )
 
 
+# A job this short (samples per series) gets no verdict even with patience waived.
+SHORT_JOB_MIN_SAMPLES = 10
+# A scan interval no job's data outlasts: one scan over all of it.
+ONE_SCAN_US = 10**15
+
+
+def short_job_verdict(
+    evaluate: Callable[[JobData, Any], RuleResult],
+    job: JobData,
+    params: Any,
+    samples: int,
+    reason: str,
+    **relaxed: int,
+) -> RuleResult:
+    """A rule whose ``patience`` (or window) exceeds a short job: SageMaker's defaults wait for
+    100–1,000 samples, more than a run of a minute records. The verdict is then taken over the
+    samples the job has, in one scan (``relaxed``: the parameters that fit them), and says so: evidence
+    ``short_job`` and the recommendation name the samples it rests on. Not evaluated, with
+    ``reason``, when even that is impossible or under ``SHORT_JOB_MIN_SAMPLES`` samples."""
+    rule = type(params).__name__.removesuffix("Params")
+    fitted = replace(params, **relaxed, scan_interval_us=ONE_SCAN_US)
+    if samples < SHORT_JOB_MIN_SAMPLES or params.scan_interval_us == ONE_SCAN_US:
+        return not_evaluated(rule, params, reason, samples)
+    verdict = evaluate(job, fitted)
+    if verdict.not_evaluated_reason is not None:
+        return not_evaluated(rule, params, reason, samples)
+    waived = ", ".join(
+        f"{k}={getattr(params, k)}" for k in relaxed if getattr(params, k) != relaxed[k]
+    )
+    note = (
+        f"Short job: {waived} exceeds its data, so this verdict is taken once over all of the "
+        f"{samples} samples it has ({', '.join(f'{k}={v}' for k, v in relaxed.items())})."
+    )
+    return RuleResult(
+        **{
+            **vars(verdict),
+            "evidence": {**verdict.evidence, "short_job": {"samples": samples, "note": note}},
+            "recommendation": f"{note} {verdict.recommendation}",
+            "params": plain(vars(params)),
+        }
+    )
+
+
 @dataclass(frozen=True)
 class RuleSpec:
     """A rule: its name (as in ProfilerReport), parameter dataclass and evaluation."""
@@ -254,13 +298,40 @@ def percentiles(values: np.ndarray, points: Iterable[int] = (5, 25, 50, 75, 95))
     return stats
 
 
-def snapshot_ids(nodes: np.ndarray, times_ns: np.ndarray) -> np.ndarray:
-    """Snapshot number of each sample (rows sorted by node, then time)."""
+def series_of(rows: dict[str, np.ndarray]) -> np.ndarray:
+    """One id per (metric, device) of ``node_rows``' rows."""
+    return rows["metric"].astype(np.int64) * (1 << 16) + rows["device"].astype(np.int64)
+
+
+def snapshot_ids(
+    nodes: np.ndarray, times_ns: np.ndarray, series: np.ndarray | None = None
+) -> np.ndarray:
+    """Snapshot number of each sample (rows sorted by node, then time). A snapshot is the
+    samples of a node taken together: a new one starts at a gap longer than SNAPSHOT_GAP_NS,
+    or than half the node's sampling interval (the median interval between two samples of one
+    ``series``, a device of a metric) when that is shorter: 1 ms kernel-busy points are 1 ms
+    snapshots, not one snapshot of the whole trace."""
     if len(times_ns) == 0:
         return np.zeros(0, dtype=np.int64)
     new = np.ones(len(times_ns), dtype=bool)
-    new[1:] = (nodes[1:] != nodes[:-1]) | (np.diff(times_ns) > SNAPSHOT_GAP_NS)
+    gap = _snapshot_gaps(nodes, times_ns, series)
+    new[1:] = (nodes[1:] != nodes[:-1]) | (np.diff(times_ns) > gap[1:])
     return np.cumsum(new) - 1
+
+
+def _snapshot_gaps(
+    nodes: np.ndarray, times_ns: np.ndarray, series: np.ndarray | None
+) -> np.ndarray:
+    """Each sample's snapshot gap (``snapshot_ids``), by its node."""
+    series = np.zeros(len(nodes), dtype=np.int64) if series is None else series
+    order = np.lexsort((times_ns, series, nodes))
+    node, line, time = nodes[order], series[order], times_ns[order]
+    same = (node[1:] == node[:-1]) & (line[1:] == line[:-1])
+    intervals = pd.Series(np.diff(time)[same]).groupby(node[1:][same]).median()
+    gaps = np.minimum(SNAPSHOT_GAP_NS, intervals.to_numpy() / 2)
+    known = np.isin(nodes, intervals.index.to_numpy())
+    at = np.searchsorted(intervals.index.to_numpy(), nodes)
+    return np.where(known, gaps[np.minimum(at, max(len(gaps) - 1, 0))], SNAPSHOT_GAP_NS)
 
 
 def merge_ranges(ranges: Iterable[TimeRange]) -> list[TimeRange]:

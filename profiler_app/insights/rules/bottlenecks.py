@@ -36,6 +36,8 @@ from profiler_app.insights.rules.base import (
     result,
     runs,
     seen_by,
+    series_of,
+    short_job_verdict,
     snapshot_ids,
 )
 
@@ -94,7 +96,7 @@ def _starved_gpu(
     rows = node_rows(job, GPU_UTIL, busy_metric)
     nodes, times, values = rows["node"], rows["time_ns"], rows["value"]
     is_gpu = rows["metric"] == METRICS.index(GPU_UTIL)
-    snap = snapshot_ids(nodes, times)
+    snap = snapshot_ids(nodes, times, series_of(rows))
     n_snap = int(snap[-1]) + 1
 
     def any_per_snapshot(flags: np.ndarray) -> np.ndarray:
@@ -124,12 +126,14 @@ def _starved_gpu(
 
     datapoints = int(datapoint.sum())
     if not evaluated.any():
-        return not_evaluated(
-            rule,
+        return short_job_verdict(
+            lambda j, p: _starved_gpu(j, p, rule, busy_metric, busy_threshold, busy_label, advice),
+            job,
             params,
+            datapoints,
             f"{datapoints} snapshots with both GPU and {busy_label} samples; the rule waits for "
             f"more than patience={params.patience}",
-            datapoints,
+            patience=0,
         )
     per_node = {
         job.samples.nodes[node]: {

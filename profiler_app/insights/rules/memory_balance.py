@@ -24,6 +24,7 @@ from profiler_app.insights.rules.base import (
     percentiles,
     result,
     runs,
+    short_job_verdict,
 )
 
 # Utilisation histograms have 2-percent-point bins, as in SageMaker's rule.
@@ -105,12 +106,15 @@ def evaluate_gpu_memory_increase(job: JobData, params: GPUMemoryIncreaseParams) 
         }
 
     if not evaluated.any():
-        return not_evaluated(
-            rule,
+        return short_job_verdict(
+            evaluate_gpu_memory_increase,
+            job,
             params,
+            datapoints,
             f"at most {datapoints} GPU memory samples per GPU; the rule needs two windows "
             f"(2 x window={w}) and more than patience={params.patience}",
-            datapoints,
+            patience=0,
+            window=max(min(w, datapoints // 2), 1),
         )
     return result(
         rule,

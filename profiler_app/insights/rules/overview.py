@@ -11,7 +11,6 @@ from profiler_app.insights.frames import CPU_UTIL, CPU_UTIL_TOTAL, GPU_UTIL, MET
 from profiler_app.insights.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
     NEEDS_COLLECTOR,
-    SNAPSHOT_GAP_NS,
     RuleResult,
     RuleSpec,
     check_params,
@@ -21,6 +20,7 @@ from profiler_app.insights.rules.base import (
     pct,
     per_series,
     result,
+    snapshot_ids,
 )
 
 # Metrics summed over a node's devices rather than averaged: memory in use adds up.
@@ -55,9 +55,8 @@ def _node_usage(job: JobData) -> tuple[dict, int]:
     order = np.lexsort((samples.time_ns, samples.node, samples.metric))
     key = samples.metric[order].astype(np.int64) * len(samples.nodes) + samples.node[order]
     time_ns, value = samples.time_ns[order], samples.value[order]
-    new = np.ones(len(key), dtype=bool)
-    new[1:] = (key[1:] != key[:-1]) | (np.diff(time_ns) > SNAPSHOT_GAP_NS)
-    snap = np.cumsum(new) - 1
+    snap = snapshot_ids(key, time_ns, samples.device[order].astype(np.int64))
+    new = np.r_[True, snap[1:] != snap[:-1]]
     total = np.bincount(snap, weights=value)
     first = np.flatnonzero(new)
     snap_key = key[first]

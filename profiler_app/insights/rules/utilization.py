@@ -27,6 +27,8 @@ from profiler_app.insights.rules.base import (
     result,
     runs,
     seen_by,
+    series_of,
+    short_job_verdict,
     snapshot_ids,
     trailing_quantiles,
 )
@@ -91,7 +93,7 @@ def node_cpu_series(job: JobData) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     metric = CPU_UTIL if job.has_metric(CPU_UTIL) else CPU_UTIL_TOTAL
     rows = node_rows(job, metric)
     nodes, times = rows["node"], rows["time_ns"]
-    snap = snapshot_ids(nodes, times)
+    snap = snapshot_ids(nodes, times, series_of(rows))
     n_snap = int(snap[-1]) + 1 if len(snap) else 0
     mean = np.bincount(snap, weights=rows["value"], minlength=n_snap) / np.bincount(
         snap, minlength=n_snap
@@ -160,12 +162,16 @@ def evaluate_batch_size(job: JobData, params: BatchSizeParams) -> RuleResult:
 
     datapoints = sum(len(t) for t, _ in cpu.values())
     if not evaluated.any():
-        return not_evaluated(
-            rule,
+        fewest = min(len(t) for _, (t, _) in [*cpu.items(), *util.items(), *memory.items()])
+        return short_job_verdict(
+            evaluate_batch_size,
+            job,
             params,
+            fewest,
             f"at most {max(len(t) for t, _ in cpu.values())} CPU snapshots per node; the rule "
             f"needs more than window={w} and patience={params.patience}",
-            datapoints,
+            patience=0,
+            window=max(min(w, fewest - 1), 1),
         )
     return result(
         rule,
@@ -219,12 +225,14 @@ def evaluate_low_gpu_utilization(job: JobData, params: LowGPUUtilizationParams) 
         }
 
     if not evaluated.any():
-        return not_evaluated(
-            rule,
+        return short_job_verdict(
+            evaluate_low_gpu_utilization,
+            job,
             params,
+            datapoints,
             f"at most {datapoints} GPU utilisation samples per GPU; the rule waits for more "
             f"than patience={patience}",
-            datapoints,
+            patience=0,
         )
     advice = " ".join(
         text
