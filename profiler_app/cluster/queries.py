@@ -1,4 +1,4 @@
-"""The cluster page and the job comparison, read from the aggregates written at ingest."""
+"""The cluster page, read from the aggregates written at ingest (the job comparison: ``compare``)."""
 
 from __future__ import annotations
 
@@ -6,28 +6,25 @@ import math
 
 import numpy as np
 import pandas as pd
-from django.db.models import Avg, Count, Max, Min, Sum
+from django.db.models import Count, Max, Min, Sum
 
 from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import TrainingJob
-from profiler_app.ingest.figures import gpu_totals, in_window, span, window_info
+from profiler_app.ingest.figures import gpu_totals, in_window, window_info
 from profiler_app.ingest.models import (
-    Annotation,
     CollectiveStat,
     KernelStat,
     PartSummary,
     RankOverlap,
-    Step,
     StepBreakdown,
     UtilizationPoint,
 )
 from profiler_app.insights.analyses import cluster as analysis
-from profiler_app.traces.figures import KERNEL_TYPES, gpu_figures
+from profiler_app.traces.figures import gpu_figures
 
 BREAKDOWN = ["dur_ns", "gap_ns", "compute_ns", "tail_ns", "comm_ns", "sync_wait_ns"]
 # Per-rank values the slow-rank rule looks at.
 SLOW_METRICS = {"compute_ns": "compute", "gap_ns": "iteration gap"}
-DIFF_ROWS = 200
 
 
 def cluster(job: TrainingJob, step: int | None) -> dict:
@@ -233,115 +230,3 @@ def _device_properties(job: TrainingJob) -> dict[tuple[int, int], dict]:
 
 def _rounded(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else round(value, 4)
-
-
-def compare(a: TrainingJob, b: TrainingJob) -> dict:
-    """What changed from job A to job B: kernels and annotations (added, removed, time and count
-    change), step time, headline metrics, and per-rank step breakdown."""
-    kernels = analysis.diff(_kernels(a), _kernels(b))
-    annotations = analysis.diff(_annotations(a), _annotations(b))
-    return {
-        "a": {"id": a.id, "name": a.name, "window": window_info(a)},
-        "b": {"id": b.id, "name": b.name, "window": window_info(b)},
-        "kernels": _diff_section(kernels),
-        "annotations": _diff_section(annotations),
-        "steps": {"a": step_stats(a), "b": step_stats(b)},
-        "metrics": _metric_rows(metrics(a), metrics(b)),
-        "ranks": _rank_pairs(a, b),
-    }
-
-
-def _kernels(job: TrainingJob) -> pd.DataFrame:
-    """Kernels only (no copies or sets), so the panel's total change is that of "Kernel time"."""
-    rows = (
-        in_window(KernelStat, job)
-        .filter(category__in=KERNEL_TYPES)
-        .values("name")
-        .annotate(count=Sum("count"), total_ns=Sum("total_ns"))
-    )
-    return pd.DataFrame.from_records(list(rows), columns=["name", "count", "total_ns"])
-
-
-def _annotations(job: TrainingJob) -> pd.DataFrame:
-    rows = (
-        in_window(Annotation, job)
-        .values("name")
-        .annotate(count=Count("id"), total_ns=Sum("dur_ns"))
-    )
-    return pd.DataFrame.from_records(list(rows), columns=["name", "count", "total_ns"])
-
-
-def _diff_section(table: pd.DataFrame) -> dict:
-    counts = table["status"].value_counts()
-    changed = table[(table["status"] != "changed") | (table["delta_ns"] != 0)
-                    | (table["delta_count"] != 0)]  # fmt: skip
-    return {
-        "added": int(counts.get("added", 0)),
-        "removed": int(counts.get("removed", 0)),
-        "changed": int(((table["status"] == "changed") & (table["delta_ns"] != 0)).sum()),
-        "total_delta_ns": int(table["delta_ns"].sum()),
-        "rows": changed.head(DIFF_ROWS).to_dict("records"),
-    }
-
-
-def step_stats(job: TrainingJob) -> dict:
-    durations = np.array(in_window(Step, job).values_list("dur_ns", flat=True), np.int64)
-    if not len(durations):
-        return {"count": 0, "mean_ns": None, "p50_ns": None, "p95_ns": None, "min_ns": None,
-                "max_ns": None}  # fmt: skip
-    p50, p95 = np.percentile(durations, (50, 95))
-    return {
-        "count": len(durations),
-        "mean_ns": int(durations.mean()),
-        "p50_ns": int(p50),
-        "p95_ns": int(p95),
-        "min_ns": int(durations.min()),
-        "max_ns": int(durations.max()),
-    }
-
-
-def metrics(job: TrainingJob) -> dict[str, int | None]:
-    """The headline figures of a job (``ingest.figures``) in its window."""
-    events = PartSummary.objects.filter(job=job).aggregate(
-        events=Sum("n_events"), ranks=Count("rank", distinct=True)
-    )
-    start, end = span(job)
-    totals = gpu_totals(job)
-    return {
-        "ranks": events["ranks"],
-        "events": events["events"],
-        "profile_ns": end - start if start is not None and end is not None else None,
-        "kernel_runs": totals["kernel_runs"],
-        "kernel_ns": totals["kernel_ns"],
-        "gpu_op_runs": totals["gpu_op_runs"],
-        "compute_ns": totals["compute_ns"],
-        "comm_ns": totals["comm_ns"],
-        "memory_ns": totals["memory_ns"],
-        "sync_ns": totals["sync_ns"],
-        "step_mean_ns": step_stats(job)["mean_ns"],
-    }
-
-
-def _metric_rows(a: dict, b: dict) -> list[dict]:
-    return [{"metric": key, "a": a[key], "b": b[key]} for key in a]
-
-
-def _rank_pairs(a: TrainingJob, b: TrainingJob) -> list[dict]:
-    """Per rank both jobs have: mean step, gap, compute and tail."""
-    fields = ["dur_ns", "gap_ns", "compute_ns", "tail_ns"]
-
-    def per_rank(job: TrainingJob) -> dict[int, dict]:
-        rows = (
-            in_window(StepBreakdown, job)
-            .values("rank")
-            .annotate(**{f"mean_{f}": Avg(f) for f in fields})
-            .values_list("rank", *[f"mean_{f}" for f in fields])
-        )
-        return {row[0]: dict(zip(fields, map(int, row[1:]), strict=True)) for row in rows}
-
-    ra, rb = per_rank(a), per_rank(b)
-    return [
-        {"rank": rank, **{f"a_{k}": v for k, v in ra[rank].items()},
-         **{f"b_{k}": v for k, v in rb[rank].items()}}
-        for rank in sorted(ra.keys() & rb.keys())
-    ]  # fmt: skip

@@ -105,7 +105,13 @@ class ClusterSerializer(serializers.Serializer):
 class JobRefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
-    window = WindowSerializer()
+    window = WindowSerializer(help_text="the comparison's window, as this job's captions name it")
+    ranks = serializers.IntegerField()
+    steps = serializers.IntegerField(help_text="steps summed over the ranks, in the window")
+    rank_steps = serializers.IntegerField(
+        help_text="what the job's totals are divided by: its steps summed over its ranks, a rank "
+        "without steps counting as one"
+    )
 
 
 class DiffRowSerializer(serializers.Serializer):
@@ -117,6 +123,9 @@ class DiffRowSerializer(serializers.Serializer):
     total_ns_b = serializers.IntegerField()
     delta_ns = serializers.IntegerField()
     delta_count = serializers.IntegerField()
+    norm_ns_a = serializers.IntegerField(help_text="A's time per step per rank")
+    norm_ns_b = serializers.IntegerField(help_text="B's time per step per rank")
+    norm_delta_ns = serializers.IntegerField(help_text="change of the time per step per rank")
 
 
 class DiffSectionSerializer(serializers.Serializer):
@@ -124,11 +133,12 @@ class DiffSectionSerializer(serializers.Serializer):
     removed = serializers.IntegerField()
     changed = serializers.IntegerField()
     total_delta_ns = serializers.IntegerField()
-    rows = DiffRowSerializer(many=True)
+    norm_total_delta_ns = serializers.IntegerField(help_text="per step per rank")
+    rows = DiffRowSerializer(many=True, help_text="largest change per step per rank first")
 
 
 class StepStatsSerializer(serializers.Serializer):
-    count = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="steps summed over the ranks")
     mean_ns = serializers.IntegerField(allow_null=True)
     p50_ns = serializers.IntegerField(allow_null=True)
     p95_ns = serializers.IntegerField(allow_null=True)
@@ -143,8 +153,18 @@ class StepPairSerializer(serializers.Serializer):
 
 class MetricPairSerializer(serializers.Serializer):
     metric = serializers.CharField()
-    a = serializers.IntegerField(allow_null=True)
-    b = serializers.IntegerField(allow_null=True)
+    a = serializers.FloatField(allow_null=True, help_text="the job's total (or share)")
+    b = serializers.FloatField(allow_null=True)
+    norm_a = serializers.FloatField(
+        allow_null=True,
+        help_text="per step per rank; null where the figure is not a sum over ranks and steps",
+    )
+    norm_b = serializers.FloatField(allow_null=True)
+    better = serializers.ChoiceField(
+        choices=["lower"],
+        allow_null=True,
+        help_text="which way the normalised figure improves; null: no verdict",
+    )
 
 
 class RankPairSerializer(serializers.Serializer):
@@ -160,6 +180,8 @@ class RankPairSerializer(serializers.Serializer):
 
 
 class CompareSerializer(serializers.Serializer):
+    """Both jobs in one window (``a.window.window`` = ``b.window.window``)."""
+
     a = JobRefSerializer()
     b = JobRefSerializer()
     kernels = DiffSectionSerializer()

@@ -4,9 +4,10 @@ from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from profiler_app.cluster import queries
+from profiler_app.cluster import compare, queries
 from profiler_app.cluster.serializers import ClusterSerializer, CompareSerializer
 from profiler_app.core.models import TrainingJob
+from profiler_app.traces.window import WINDOWS
 
 
 def _integer(request, name: str, required: bool) -> int | None:
@@ -33,6 +34,9 @@ def cluster_view(request, job_id: int):
     parameters=[
         OpenApiParameter("a", int, required=True, description="the baseline job"),
         OpenApiParameter("b", int, required=True, description="the job compared with it"),
+        OpenApiParameter(
+            "window", str, enum=list(WINDOWS), description="both jobs' window; left out: A's"
+        ),
     ],
     responses=CompareSerializer,
 )
@@ -40,4 +44,7 @@ def cluster_view(request, job_id: int):
 def compare_view(request):
     a = get_object_or_404(TrainingJob, pk=_integer(request, "a", required=True))
     b = get_object_or_404(TrainingJob, pk=_integer(request, "b", required=True))
-    return Response(queries.compare(a, b))
+    window = request.query_params.get("window") or None
+    if window is not None and window not in WINDOWS:
+        raise ValidationError({"window": f"Use one of {', '.join(WINDOWS)}."})
+    return Response(compare.compare(a, b, window))

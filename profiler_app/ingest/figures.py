@@ -95,11 +95,11 @@ def in_window(model, job: TrainingJob, window: str | None = None) -> QuerySet:
     return model.objects.filter(job=job, windows__in=rows_in(window or job.window))
 
 
-def window_info(job: TrainingJob) -> dict:
-    """The job's window and how a caption names it, saying exactly what it holds ("complete
-    steps: from the trace's start to step #6's start (#1–#5, 5 of 6 steps)"; a collector job's
-    "captured steps 3–6, 53–56 (8 of 160)")."""
-    window = job.window
+def window_info(job: TrainingJob, window: str | None = None) -> dict:
+    """``window`` (the job's own by default) and how a caption names it, saying exactly what it
+    holds ("complete steps: from the trace's start to step #6's start (#1–#5, 5 of 6 steps)"; a
+    collector job's "captured steps 3–6, 53–56 (8 of 160)")."""
+    window = window or job.window
     all_steps = Step.objects.filter(job=job).aggregate(n=Count("step", distinct=True))["n"]
     kept = in_window(Step, job, COMPLETE_STEPS).aggregate(
         n=Count("step", distinct=True), first=Min("step"), last=Max("step")

@@ -91,8 +91,19 @@ def collective_waits(
 
 
 def _nccl_kernels(doc: dict, complete_steps: bool) -> list[tuple[int, int]]:
+    nccl = [
+        e
+        for e in _gpu_ops(doc, complete_steps)
+        if e["cat"] == "kernel" and e["name"].startswith("nccl")
+    ]
+    return [(ns(e["ts"]), ns(e["dur"])) for e in nccl]
+
+
+def _gpu_ops(doc: dict, complete_steps: bool) -> list[dict]:
+    """Kernels, copies and sets; ``complete_steps``: those a runtime call launched before the
+    trace's last ProfilerStep starts."""
     events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
-    nccl = [e for e in events if e.get("cat") == "kernel" and e["name"].startswith("nccl")]
+    ops = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
     if complete_steps:
         cut = max(ns(e["ts"]) for e in events if e["name"].startswith("ProfilerStep#"))
         launched = {
@@ -100,5 +111,31 @@ def _nccl_kernels(doc: dict, complete_steps: bool) -> list[tuple[int, int]]:
             for e in events
             if e.get("cat") in ("cuda_runtime", "cuda_driver") and ns(e["ts"]) < cut
         }
-        nccl = [e for e in nccl if e["args"]["correlation"] in launched]
-    return [(ns(e["ts"]), ns(e["dur"])) for e in nccl]
+        ops = [e for e in ops if e["args"]["correlation"] in launched]
+    return ops
+
+
+def gpu_times(trace: str | Path, complete_steps: bool = False) -> dict[str, int]:
+    """Kernel time and its computation and communication parts, and copy and set time."""
+    out = dict.fromkeys(["kernel_ns", "compute_ns", "comm_ns", "memory_ns"], 0)
+    for e in _gpu_ops(load(trace), complete_steps):
+        dur = ns(e["dur"])
+        if e["cat"] != "kernel":
+            out["memory_ns"] += dur
+            continue
+        out["kernel_ns"] += dur
+        if e["name"].startswith(("nccl", "rccl")):
+            out["comm_ns"] += dur
+        elif not NOT_COMPUTE.match(e["name"]):
+            out["compute_ns"] += dur
+    return out
+
+
+def step_times(trace: str | Path, complete_steps: bool = False) -> list[int]:
+    """Durations of the ProfilerStep annotations (without the last in complete steps)."""
+    steps = sorted(
+        (ns(e["ts"]), ns(e["dur"]))
+        for e in load(trace)["traceEvents"]
+        if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")
+    )
+    return [dur for _, dur in (steps[:-1] if complete_steps else steps)]

@@ -181,7 +181,7 @@ def test_it_compares_two_jobs(api, user):
         == rows[allreduce]["delta_ns"]
         == eb.kernel_total_ns[allreduce]
     )
-    deltas = [abs(r["delta_ns"]) for r in body["kernels"]["rows"]]
+    deltas = [abs(r["norm_delta_ns"]) for r in body["kernels"]["rows"]]
     assert deltas == sorted(deltas, reverse=True)
     assert body["kernels"]["total_delta_ns"] == sum(eb.kernel_total_ns[n] for n in kernels_b) - sum(
         ea.kernel_total_ns[n] for n in kernels_a

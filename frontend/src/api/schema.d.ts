@@ -990,6 +990,11 @@ export interface components {
             /** @description Delete a whole job this many days after its last activity (its creation or its newest part's upload, whichever is later); null: keep jobs. */
             retention_jobs_days?: number | null;
         };
+        /**
+         * @description * `lower` - lower
+         * @enum {string}
+         */
+        BetterEnum: "lower";
         CallTree: {
             job: number;
             part: number | null;
@@ -1089,6 +1094,7 @@ export interface components {
             /** Format: double */
             busbw_gbps: number | null;
         };
+        /** @description Both jobs in one window (``a.window.window`` = ``b.window.window``). */
         Compare: {
             a: components["schemas"]["JobRef"];
             b: components["schemas"]["JobRef"];
@@ -1169,12 +1175,21 @@ export interface components {
             total_ns_b: number;
             delta_ns: number;
             delta_count: number;
+            /** @description A's time per step per rank */
+            norm_ns_a: number;
+            /** @description B's time per step per rank */
+            norm_ns_b: number;
+            /** @description change of the time per step per rank */
+            norm_delta_ns: number;
         };
         DiffSection: {
             added: number;
             removed: number;
             changed: number;
             total_delta_ns: number;
+            /** @description per step per rank */
+            norm_total_delta_ns: number;
+            /** @description largest change per step per rank first */
             rows: components["schemas"]["DiffRow"][];
         };
         DiskUse: {
@@ -1304,7 +1319,13 @@ export interface components {
         JobRef: {
             id: number;
             name: string;
+            /** @description the comparison's window, as this job's captions name it */
             window: components["schemas"]["Window"];
+            ranks: number;
+            /** @description steps summed over the ranks, in the window */
+            steps: number;
+            /** @description what the job's totals are divided by: its steps summed over its ranks, a rank without steps counting as one */
+            rank_steps: number;
         };
         JobSummary: {
             job: number;
@@ -1470,8 +1491,26 @@ export interface components {
         };
         MetricPair: {
             metric: string;
+            /**
+             * Format: double
+             * @description the job's total (or share)
+             */
             a: number | null;
+            /** Format: double */
             b: number | null;
+            /**
+             * Format: double
+             * @description per step per rank; null where the figure is not a sum over ranks and steps
+             */
+            norm_a: number | null;
+            /** Format: double */
+            norm_b: number | null;
+            /**
+             * @description which way the normalised figure improves; null: no verdict
+             *
+             *     * `lower` - lower
+             */
+            better: (components["schemas"]["BetterEnum"] | components["schemas"]["NullEnum"]) | null;
         };
         NewApiToken: {
             readonly id: number;
@@ -1862,6 +1901,7 @@ export interface components {
             b: components["schemas"]["StepStats"];
         };
         StepStats: {
+            /** @description steps summed over the ranks */
             count: number;
             mean_ns: number | null;
             p50_ns: number | null;
@@ -2227,6 +2267,8 @@ export interface operations {
                 a: number;
                 /** @description the job compared with it */
                 b: number;
+                /** @description both jobs' window; left out: A's */
+                window?: "complete_steps" | "whole_trace";
             };
             header?: never;
             path?: never;
