@@ -32,29 +32,41 @@ def kernel_category(name: str) -> str:
 
 
 # Precision heuristic, in order; the first rule that matches wins.
-#  1. Explicit dtype tokens in the kernel name: cuBLAS/CUTLASS/xmma names spell the input type
-#     ("bf16", "fp16", "tf32", "i8816", "s1688gemm_fp16"), PyTorch templates spell the C++ type
-#     ("c10::BFloat16", "c10::Half", "float", "double", "long").
-#  2. BLAS prefixes: "sgemm"/"dgemm"/"hgemm"/"cgemm"/"zgemm" (single, double, half, complex).
-#  3. Otherwise the dtype of the first tensor input of the CPU operator that launched the kernel
+#  1. Type tokens in the kernel name, narrowest first: a mixed-precision GEMM names its input and
+#     its output ("e4m3bf16_e4m3f32", "bf16bf16_bf16f32") and its tensor cores run the input
+#     type. cuBLAS/cuDNN/xmma names spell the type ("bf16", "fp16", "tf32", "f16f16_f16f32"),
+#     CUTLASS spells its C++ type ("cutlass::half_t", "tfloat32_t", "float_e4m3_t"), PyTorch and
+#     cuBLASLt templates spell theirs ("c10::BFloat16", "__nv_bfloat16", "float", "double").
+#  2. Tensor-core MMA shapes: the first letter is the accumulator, the operand type follows from
+#     the shape ("h884"/"h1688"/"h16816": FP16, "s884": Volta's FP16 with an FP32 accumulator,
+#     "d884": FP64, "i8816"/"i16832": INT8).
+#  3. A tensor-op kernel that names no narrower type reads FP32 and multiplies in TF32: tensor
+#     cores have no FP32 mode ("cutlass_80_tensorop_s1688gemm_…", cuBLAS's TF32 GEMMs).
+#  4. BLAS and cuDNN prefixes: "sgemm"/"dgemm"/"scudnn" (single, double); xmma "f32f32_f32f32"
+#     FFMA kernels (no tensor op) are FP32.
+#  5. Otherwise the dtype of the first tensor input of the CPU operator that launched the kernel
 #     (linked by External id), when the trace recorded shapes.
-#  4. Otherwise "unknown". Memory copies and NCCL kernels take their dtype the same way.
-# Mixed-precision names (e.g. "bf16bf16_bf16f32") are classified by their first (input) type.
+#  6. Otherwise "unknown". Memory copies and NCCL kernels take their dtype the same way.
 UNKNOWN = "unknown"
 # A type word stands alone when no letter or digit touches it ("Sum_float(" counts).
 _W, _E = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
 _NAME_RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"bf16|bfloat16|c10::BFloat16|__nv_bfloat16", re.I), "BF16"),
-    (re.compile(r"tf32", re.I), "TF32"),
+    (re.compile(r"fp8|e4m3|e5m2|Float8", re.I), "FP8"),
+    (re.compile(r"bf16|bfloat16", re.I), "BF16"),
+    (re.compile(r"tf32|tfloat32", re.I), "TF32"),
     (
-        re.compile(rf"fp16|f16_|_f16|c10::Half|__half|{_W}half{_E}|h884|h1688|h16816|hgemm", re.I),
+        re.compile(
+            rf"fp16|f16_|_f16|c10::Half|__half|half_t|{_W}half{_E}|[hs]884|h1688|h16816|hgemm",
+            re.I,
+        ),
         "FP16",
     ),
-    (re.compile(r"fp8|e4m3|e5m2|Float8", re.I), "FP8"),
-    (re.compile(r"i8816|imma|int8|c10::qint8", re.I), "INT8"),
+    (re.compile(r"i8816|i16832|imma|int8|c10::qint8", re.I), "INT8"),
+    (re.compile(r"[dz]884|dmma", re.I), "FP64"),
+    (re.compile(r"tensorop|[cs]1688|[cs]16816", re.I), "TF32"),
     # float before double: a float kernel often takes a double scalar, rarely the reverse.
-    (re.compile(rf"fp32|{_W}float{_E}|sgemm|s884|s1688|f32|scudnn", re.I), "FP32"),
-    (re.compile(rf"fp64|{_W}double{_E}|dgemm|d884|f64", re.I), "FP64"),
+    (re.compile(rf"fp32|{_W}float{_E}|sgemm|f32|scudnn", re.I), "FP32"),
+    (re.compile(rf"fp64|{_W}double{_E}|dgemm|f64", re.I), "FP64"),
 ]
 # Integer types are not guessed from names: nearly every kernel signature has int parameters.
 
@@ -83,6 +95,19 @@ def precision_from_name(name: str) -> str:
         if pattern.search(name):
             return precision
     return UNKNOWN
+
+
+# Tensor-core kernels by name: a CUTLASS tensor-op kernel, an MMA instruction shape, an xmma
+# kernel (the generator behind cuBLAS's and cuDNN's tensor-core kernels) or a TF32 one, unless the
+# name says it runs on the FP32 cores ("_ffma_" xmma kernels, "simt" CUTLASS kernels).
+_TENSOR_CORE_RE = re.compile(
+    r"tensorop|xmma|imma|hmma|gmma|tf32|tfloat32|[hsdzc](?:884|1688|16816)|i8816|i16832", re.I
+)
+_SIMT_RE = re.compile(r"ffma|simt", re.I)
+
+
+def runs_on_tensor_cores(name: str) -> bool:
+    return bool(_TENSOR_CORE_RE.search(name)) and not _SIMT_RE.search(name)
 
 
 def precision_from_input_types(input_types_json: str) -> str:

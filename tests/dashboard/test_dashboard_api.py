@@ -166,3 +166,28 @@ def test_communication_kernels_are_no_compute_precision(api, user):
     rows = api.get(f"/api/jobs/{job.id}/dashboard/").json()["precision"]["rows"]
     assert sum(r["total_ns"] for r in rows) == compute_ns
     assert "INT8" not in {r["precision"] for r in rows}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tf32_tensor_op_kernels_are_tf32_in_the_precision_pie_and_the_kernels_table(api, user):
+    """cuBLAS's CUTLASS "tensorop_s1688gemm" kernels read FP32 and multiply in TF32, as cuDNN's
+    "tf32f32" xmma kernels and CUTLASS "tfloat32_t" convolutions (mangled names) do."""
+    trace = "nccl_rank0.json.gz"
+    job = parse_job(user, "tf32", [("algo-1", 0, trace)])
+    tf32 = [
+        e
+        for e in raw_events(trace)
+        if e.get("ph") == "X"
+        and e.get("cat") == "kernel"
+        and ("tensorop_s1688" in e["name"] or "tf32" in e["name"] or "tfloat32" in e["name"])
+    ]
+    names = {e["name"] for e in tf32}
+    assert any("cutlass_80_tensorop_s1688gemm" in n for n in names)
+
+    rows = api.get(f"/api/jobs/{job.id}/dashboard/").json()["precision"]["rows"]
+    [row] = [r for r in rows if r["precision"] == "TF32"]
+    assert (row["count"], row["total_ns"]) == (len(tf32), sum(ns(e["dur"]) for e in tf32))
+    assert (row["count"], row["total_ns"]) == (489, 38_611_252)
+
+    kernels = api.get(f"/api/jobs/{job.id}/kernels/").json()["kernels"]
+    assert {k["name"] for k in kernels if k["precision"] == "TF32"} == names
