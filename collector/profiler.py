@@ -267,8 +267,9 @@ class Profiler:
         with self._flush_lock:
             if self._builder is None or self.uploader is None:
                 return
-            events = _drain(self._events)
+            finished = _drain(self._kineto_files)
             window_start = None if final else self._window_start_ns
+            events = _drain(self._events)
             # The rows of the window being recorded wait for the chunk its trace will be in
             # (unless keeping them would pass max_buffered_events).
             if window_start is not None and len(events) < self._max_events:
@@ -277,7 +278,7 @@ class Profiler:
                 self._events.extendleft(reversed(later))
             samples = self._sampler.drain() if self._sampler is not None else []
             windows = []
-            for path, names in _drain(self._kineto_files):
+            for path, names in finished:
                 try:
                     windows.append(KinetoWindow(_gzip_file(path), tuple(names)))
                 except OSError as exc:
