@@ -272,7 +272,7 @@ def test_parameters_are_overridable_like_a_rules(tmp_path):
     assert found["HostToDeviceCopies"].params["pageable_pct"] == 15
 
 
-def test_a_trace_without_steps_is_judged_over_its_whole_span(tmp_path):
+def test_a_trace_without_steps_or_iterations_is_judged_over_its_whole_span(tmp_path):
     trace = Trace()  # torch.profiler without a schedule writes no ProfilerStep
     trace.host("cpu_op", "aten::conv2d", 0, 100_000)
     trace.host("cpu_op", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
@@ -281,6 +281,6 @@ def test_a_trace_without_steps_is_judged_over_its_whole_span(tmp_path):
     assert found.triggered
     rank = found.evidence["ranks"]["0"]
     assert (rank["steps"], rank["step_ns"], rank["window"]) == (
-        0, 125 * MS, "the whole profile (no steps annotated)"
+        0, 125 * MS, "the whole profile (no steps annotated, no repeating iteration found)"
     )  # fmt: skip
     assert rank["share_pct"] == pytest.approx(20.0)

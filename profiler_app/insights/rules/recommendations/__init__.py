@@ -2,7 +2,9 @@
 profiler's TensorBoard plugin: data loading, synchronisation, launch overhead, tensor cores,
 host-to-device copies and communication. Each is a rule with parameters (overridable per job
 like the system rules, ``DataLoading_threshold_pct``), evidence that links to the timeline,
-and a fix. They judge the complete steps, the window of the trace analyses."""
+and a fix. They judge the window of the trace analyses, and within it where each applies
+(``inputs.scope_of``): inside the steps, or, for a trace without step annotations, the steady
+state after the first iteration; their evidence names that scope."""
 
 from __future__ import annotations
 

@@ -20,12 +20,13 @@ from profiler_app.insights.rules.base import (
 from profiler_app.insights.rules.recommendations.inputs import (
     NO_STEPS,
     per_rank_result,
+    scope_of,
     share_pct,
     step_time_ns,
     top_ranges,
     window_label,
 )
-from tracefmt.kinds import EventKind, MemcpyKind
+from tracefmt.kinds import GPU_OP_KINDS, EventKind, MemcpyKind
 from tracefmt.names import memcpy_kind, precision_from_name
 
 # Matrix multiplications and convolutions: the work tensor cores speed up...
@@ -134,18 +135,22 @@ def evaluate_host_to_device_copies(
     flagged: list = []
     ranges: list = []
     for trace in analyses.window:
-        n_steps, step_ns = step_time_ns(trace)
-        ops = trace.gpu_ops
-        copies = ops[_directions(trace, ops) == MemcpyKind.HTOD]
+        scope = scope_of(trace)
+        n_steps, step_ns = scope.steps, scope.scope_ns
         if not step_ns:
             continue
+        ops = scope.events[scope.events["kind"].isin(GPU_OP_KINDS).to_numpy()]
+        copies = ops[_directions(trace, ops) == MemcpyKind.HTOD]
+        kernels_ns = int(ops.loc[ops["kind"].to_numpy() == EventKind.KERNEL, "dur_ns"].sum())
         names = trace.names
         pageable_ids = [i for i in np.unique(copies["name"]) if "Pageable" in str(names[i])]
         pageable = copies[copies["name"].isin(pageable_ids)]
         small = copies[(copies["bytes"] >= 0) & (copies["bytes"] < params.small_copy_bytes)]
         evidence: dict[str, Any] = {
             "steps": n_steps,
-            "window": window_label(trace, n_steps),
+            "window": scope.label,
+            "step_ns": step_ns,
+            "kernel_ns": kernels_ns,
             "copies": len(copies),
             "pageable_copies": len(pageable),
             "pageable_bytes": int(pageable["bytes"].clip(lower=0).sum()),

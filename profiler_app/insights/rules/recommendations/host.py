@@ -24,11 +24,10 @@ from profiler_app.insights.rules.recommendations.inputs import (
     covered_ns,
     events_named,
     per_rank_result,
+    scope_of,
     share_pct,
-    step_time_ns,
     top_events,
     top_ranges,
-    window_label,
 )
 from tracefmt.kinds import EventKind
 
@@ -63,19 +62,20 @@ DATA_LOADING_ADVICE = (
 def _time_in(
     trace: RankTrace, wanted: Callable[[str], bool], key: str
 ) -> tuple[dict[str, Any], pd.DataFrame] | None:
-    """The rank's host events ``wanted`` names, and the share of its steps they cover (nested
+    """The rank's host events ``wanted`` names inside its scope (``scope_of``: its steps, or
+    the steady state of a trace without them), and the share of the scope they cover (nested
     ones once) as ``key``; None for a rank without events."""
-    n_steps, step_ns = step_time_ns(trace)
-    if not step_ns:
+    scope = scope_of(trace)
+    if not scope.scope_ns:
         return None
-    events = events_named(trace, wanted, HOST_KINDS)
+    events = events_named(trace, wanted, HOST_KINDS, scope.events)
     busy_ns = covered_ns(events)
     figures = {
-        "steps": n_steps,
-        "window": window_label(trace, n_steps),
-        "step_ns": step_ns,
+        "steps": scope.steps,
+        "window": scope.label,
+        "step_ns": scope.scope_ns,
         key: busy_ns,
-        "share_pct": share_pct(busy_ns, step_ns),
+        "share_pct": share_pct(busy_ns, scope.scope_ns),
     }
     return figures, events
 
@@ -142,20 +142,20 @@ SYNC_ADVICE = (
 
 
 def _call_sites(trace: RankTrace, event: pd.Series) -> list[str]:
-    """What encloses a waiting call on its thread, outermost first: Python frames where the
-    trace recorded stacks, else CPU operators."""
+    """What encloses a waiting call on its thread (its ancestors in the event model),
+    outermost first: Python frames where the trace recorded stacks, else CPU operators."""
     events = trace.events
-    start, end = int(event["start_ns"]), int(event["start_ns"] + event["dur_ns"])
-    around = events[
-        (events["track"] == event["track"])
-        & (events["start_ns"] <= start)
-        & (events["start_ns"] + events["dur_ns"] >= end)
-        & (events.index != event.name)
-    ]
-    python = around[around["kind"] == EventKind.PYTHON_FUNCTION]
-    chosen = python if len(python) else around[around["kind"] == EventKind.CPU_OP]
-    ordered = chosen.sort_values(["start_ns", "dur_ns"], ascending=[True, False])
-    return [str(trace.names[i]) for i in ordered["name"]]
+    kind, name, parent = (events[c].to_numpy() for c in ("kind", "name", "parent"))
+    chain: list[int] = []
+    at = trace.positions(np.array([event["parent"]]))[0] if event["parent"] >= 0 else -1
+    while at >= 0:
+        chain.append(int(at))
+        up = parent[at]
+        at = trace.positions(np.array([up]))[0] if up >= 0 else -1
+    chain.reverse()
+    python = [i for i in chain if kind[i] == EventKind.PYTHON_FUNCTION]
+    chosen = python or [i for i in chain if kind[i] == EventKind.CPU_OP]
+    return [str(trace.names[name[i]]) for i in chosen]
 
 
 def evaluate_synchronization(analyses: TraceAnalyses, params: SynchronizationParams) -> RuleResult:
@@ -247,11 +247,18 @@ def evaluate_launch_overhead(analyses: TraceAnalyses, params: LaunchOverheadPara
     ranks: dict[str, dict[str, Any]] = {}
     bound: list = []
     ranges: list[TimeRange] = []
+    scopes = {rank: scope_of(trace) for rank, trace in traces.items()}
     for rank, group in table.groupby("rank", sort=True):
+        if rank in scopes:  # launches made inside the rank's steps (or steady state)
+            in_scope = scopes[rank].events["correlation"].to_numpy()
+            group = group[np.isin(group["correlation"].to_numpy(), in_scope[in_scope >= 0])]
+            if group.empty:
+                continue
         short = short_kernels(group, analyses.runtime_cutoff_ns)
         idle = float(temporal.at[rank, "idle_pct"]) if rank in temporal.index else 0.0
         names = group["op"][short].value_counts().head(5)
         ranks[str(rank)] = {
+            "window": scopes[rank].label if rank in scopes else "",
             "launches": len(group),
             "short_kernels": int(short.sum()),
             "short_pct": share_pct(short.sum(), len(group)),

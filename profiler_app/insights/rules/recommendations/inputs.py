@@ -4,16 +4,24 @@ covered (``TraceAnalyses.window``: each rank's complete steps). Pure: numpy and 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.analyses.events import RankTrace, merge_intervals
+from profiler_app.insights.analyses.events import LAUNCH_KINDS, RankTrace, merge_intervals
 from profiler_app.insights.rules.base import NO_ACTION, RuleResult, TimeRange, result
+from tracefmt.kinds import GPU_OP_KINDS, EventKind
 
 # Events listed as evidence, per finding.
 TOP_EVENTS = 5
 NO_STEPS = "no events in the profile"
+# Host events whose pattern marks a loop's iterations when no step is annotated.
+TOP_LEVEL_KINDS = (
+    int(EventKind.CPU_OP),
+    int(EventKind.USER_ANNOTATION),
+    int(EventKind.PYTHON_FUNCTION),
+)
 
 
 def name_ids(trace: RankTrace, wanted: Callable[[str], bool]) -> np.ndarray:
@@ -24,9 +32,13 @@ def name_ids(trace: RankTrace, wanted: Callable[[str], bool]) -> np.ndarray:
 
 
 def events_named(
-    trace: RankTrace, wanted: Callable[[str], bool], kinds: tuple[int, ...] | None = None
+    trace: RankTrace,
+    wanted: Callable[[str], bool],
+    kinds: tuple[int, ...] | None = None,
+    among: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    events = trace.events
+    """The events (of ``among``, by default all the rank's) whose name ``wanted`` accepts."""
+    events = trace.events if among is None else among
     rows = np.isin(events["name"].to_numpy(), name_ids(trace, wanted))
     if kinds is not None:
         rows &= events["kind"].isin(kinds).to_numpy()
@@ -51,6 +63,106 @@ def window_label(trace: RankTrace, n_steps: int) -> str:
     if trace.scope:
         return trace.scope
     return "annotated steps" if n_steps else "the whole profile (no steps annotated)"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a rank's recommendations are judged, and the events in it.
+
+    With step annotations: inside the steps, the events whose ``step`` (the event model's; GPU
+    work by its launch) is a step number, over the steps' summed duration. Without them: the
+    steady state, from the start of the second iteration to the end of the last one (see
+    ``steady_state``); the whole profile only when no iteration repeats."""
+
+    steps: int
+    scope_ns: int
+    label: str
+    events: pd.DataFrame  # the rank's events in the scope
+    start_ns: int = 0  # the steady state's bounds (0, 0 with steps)
+    end_ns: int = 0
+
+
+NO_ITERATION = "the whole profile (no steps annotated, no repeating iteration found)"
+
+
+def scope_of(trace: RankTrace) -> Scope:
+    steps = trace.step_events
+    events = trace.events
+    if len(steps):
+        inside = events[events["step"].to_numpy() >= 0]
+        return Scope(
+            len(steps), int(steps["dur_ns"].sum()), window_label(trace, len(steps)), inside
+        )
+    if events.empty:
+        return Scope(0, 0, NO_ITERATION, events)
+    found = steady_state(trace)
+    if found is None:
+        start = int(events["start_ns"].min())
+        end = int((events["start_ns"] + events["dur_ns"]).max())
+        return Scope(0, end - start, NO_ITERATION, events, start, end)
+    start, end, iterations = found
+    at = launch_times(trace)
+    inside = events[(at >= start) & (at < end)]
+    label = (
+        f"the steady state: iterations 2–{iterations} of {iterations} "
+        f"(no steps annotated; the first iteration is left out as warm-up)"
+    )
+    return Scope(0, end - start, label, inside, start, end)
+
+
+def launch_times(trace: RankTrace) -> np.ndarray:
+    """When each event happened for the host: its start, or for GPU work the start of the
+    call that launched it (same correlation id), as the event model places GPU work in steps."""
+    events = trace.events
+    at = events["start_ns"].to_numpy().copy()
+    kind = events["kind"].to_numpy()
+    correlation = events["correlation"].to_numpy()
+    gpu = np.flatnonzero(np.isin(kind, list(GPU_OP_KINDS)) & (correlation >= 0))
+    host = np.flatnonzero(np.isin(kind, LAUNCH_KINDS) & (correlation >= 0))
+    if not len(gpu) or not len(host):
+        return at
+    host = host[np.argsort(correlation[host], kind="stable")]
+    found = np.minimum(np.searchsorted(correlation[host], correlation[gpu]), len(host) - 1)
+    ok = correlation[host][found] == correlation[gpu]
+    at[gpu[ok]] = at[host[found[ok]]]
+    return at
+
+
+def steady_state(trace: RankTrace) -> tuple[int, int, int] | None:
+    """(start, end, iterations) of the steady state of a trace without step annotations.
+
+    The iterations are found on the main thread (the one whose top-level host events last
+    longest): most names recurring at its top level recur once per iteration, so the number of
+    iterations is the commonest count among top-level names seen more than once, and the first
+    top-level name seen that many times opens each iteration. The steady state runs from that
+    name's second occurrence to the end of the last top-level event of a name seen once per
+    iteration; what runs before (set-up, cuDNN autotuning, compilation) and after the loop (a
+    final synchronisation) is left out. None with fewer than two iterations."""
+    events = trace.events
+    top = events[
+        (events["depth"].to_numpy() == 0)
+        & events["kind"].isin(TOP_LEVEL_KINDS).to_numpy()
+        & (events["name"].to_numpy() >= 0)
+    ]
+    if top.empty:
+        return None
+    main = top.groupby("track")["dur_ns"].sum().idxmax()
+    top = top[top["track"] == main].sort_values("start_ns", kind="stable")
+    names = top["name"].to_numpy()
+    ids, counts = np.unique(names, return_counts=True)
+    recurring = counts[counts >= 2]
+    if not len(recurring):
+        return None
+    values, how_often = np.unique(recurring, return_counts=True)
+    iterations = int(values[np.argmax(how_often)])  # ties: the fewer iterations
+    per_iteration = ids[counts == iterations]
+    marks = np.isin(names, per_iteration)
+    opener = names[np.argmax(marks)]
+    starts = top["start_ns"].to_numpy()
+    start = int(starts[names == opener][1])
+    ends = starts + top["dur_ns"].to_numpy()
+    end = int(ends[marks].max())
+    return start, end, iterations
 
 
 def covered_ns(events: pd.DataFrame) -> int:
