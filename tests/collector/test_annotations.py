@@ -150,7 +150,8 @@ def test_kineto_windows_follow_the_schedule_without_duplicating_annotations(tmp_
     for n, path in enumerate(sorted(tmp_path.rglob("*.pcol"))):
         result = ingest_trace(path, "collector", tmp_path / f"store-{n}")
         reader = TimelineReader(tmp_path / f"store-{n}")
-        ev = {k: np.asarray(v) for k, v in reader.read_all(COLUMNS).to_pydict().items()}
+        table = reader.read_all(COLUMNS)
+        ev = {c: table.column(c).to_numpy() for c in COLUMNS}
         names = np.asarray(reader.strings, dtype=object)[ev["name"]]
         steps = ev["kind"] == EventKind.STEP
         ops = ev["start_ns"][ev["kind"] == EventKind.CPU_OP]
