@@ -1,17 +1,18 @@
 """The cluster page and the run comparison in headless Chromium, on real ingested traces."""
 
 import re
+import shutil
 from decimal import Decimal
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from profiler_app.cluster.logic import save_collective_waits
-from profiler_app.core.models import LoadedProfile
+from profiler_app.core.models import LoadedProfile, TrainingJob
 from profiler_app.reports.logic import rank_traces
 from tests.cluster import raw
 from tests.e2e.conftest import screenshot, sign_in
-from tests.timeline.jobs import parse_paths
+from tests.timeline.jobs import parse_job, parse_paths
 from tests.traces.expected import DATA
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -110,3 +111,64 @@ def test_it_compares_two_jobs_from_a_shareable_link(tab: Page, live_server, user
     tab.get_by_label("Select nccl-job").check()
     tab.get_by_role("button", name="Compare with loaded").click()
     expect(tab).to_have_url(live_server.url + url)
+
+
+def test_it_follows_the_window_in_the_collective_waits(tab: Page, live_server, user):
+    job = parse_job(user, "two-ranks", [("algo-1", 0, RANK0), ("algo-2", 1, RANK1)])
+    save_collective_waits(job, rank_traces(job))
+    LoadedProfile.objects.create(user=user, job=job)
+    sign_in(tab, live_server.url, "alice", "alice-password-1", "/cluster")
+    waits = tab.get_by_role("table", name="Collective waits per rank")
+
+    def wait_of(rank: int):
+        row = waits.locator("tbody tr").filter(
+            has=tab.locator("td:first-child", has_text=re.compile(f"^{rank}$"))
+        )
+        return row.locator("td").nth(5)
+
+    whole = raw.collective_waits([RANK0, RANK1])
+    expect(wait_of(0)).to_have_text(duration(whole[0][1]))
+    expect(wait_of(1)).to_have_text(duration(whole[1][1]))
+    tab.get_by_label("Window").select_option("complete_steps")
+    complete = raw.collective_waits([RANK0, RANK1], complete_steps=True)
+    expect(wait_of(0)).to_have_text(duration(complete[0][1]))  # 144.5 ms
+    expect(wait_of(1)).to_have_text("0 ns")
+    shutil.copy(screenshot(tab, "cluster-waits"), "/tmp/cluster-waits.png")
+
+
+def test_it_compares_per_step_and_rank_in_one_window(tab: Page, live_server, user):
+    two = parse_job(user, "two-ranks", [("algo-1", 0, RANK0), ("algo-2", 1, RANK1)])
+    one = parse_job(user, "one-rank", [("algo-1", 0, RANK0)])
+    for n in range(55):  # newer than both: neither is among the 50 newest
+        TrainingJob.objects.create(name=f"sweep-{n:02}", owner=user)
+    sign_in(tab, live_server.url, "alice", "alice-password-1", "/compare")
+    for side, job in (("Baseline (A)", two), ("Compared run (B)", one)):
+        tab.get_by_label(f"{side}: search").fill(job.name)
+        picker = tab.get_by_label(side, exact=True)
+        expect(picker.locator("option", has_text=job.name)).to_have_count(1)
+        picker.select_option(str(job.id))
+    expect(tab).to_have_url(f"{live_server.url}/compare?a={two.id}&b={one.id}")
+    expect(tab.get_by_role("heading", name="two-ranks → one-rank")).to_be_visible()
+
+    metrics = tab.get_by_role("table", name="Metrics side by side")
+    kernel = metrics.locator("tr[data-metric=kernel_ns] td")
+    k0, k1 = raw.gpu_times(RANK0)["kernel_ns"], raw.gpu_times(RANK1)["kernel_ns"]
+    per_a, per_b = (k0 + k1) / 4, k0 / 2
+    expect(kernel).to_have_text(
+        ["Kernel time", duration(per_a), duration(per_b), f"−{duration(per_a - per_b)}",
+         duration(k0 + k1), duration(k0), f"−{duration(k1)}"]
+    )  # fmt: skip
+    # Less kernel time per step per rank is better (green); the raw total is not judged.
+    expect(kernel.nth(3)).to_have_class("delta-down")
+    expect(kernel.nth(6)).not_to_have_class(re.compile("delta"))
+    expect(tab.get_by_text("A: two-ranks: whole trace; 2 ranks")).to_be_visible()
+
+    tab.get_by_label("Window of both jobs").select_option("complete_steps")
+    expect(tab).to_have_url(re.compile(r"window=complete_steps"))
+    note = tab.get_by_text("Both in one window.")
+    expect(note).to_contain_text("A: two-ranks: complete steps: from the trace's start")
+    expect(note).to_contain_text("B: one-rank: complete steps: from the trace's start")
+    c0, c1 = raw.gpu_times(RANK0, True)["kernel_ns"], raw.gpu_times(RANK1, True)["kernel_ns"]
+    expect(kernel.nth(1)).to_have_text(duration((c0 + c1) / 2))
+    expect(kernel.nth(2)).to_have_text(duration(c0))
+    shutil.copy(screenshot(tab, "compare-normalised"), "/tmp/compare.png")

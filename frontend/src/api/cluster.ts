@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "./client";
 import type { components } from "./schema";
+import type { WindowKind } from "./types";
 
 type Schemas = components["schemas"];
 
@@ -28,11 +29,16 @@ export function useCluster(jobId: number, step: number | null) {
   });
 }
 
-export function useComparison(a: number | null, b: number | null) {
+/** `window` null: job A's own window, for both jobs. */
+export function useComparison(a: number | null, b: number | null, window: WindowKind | null) {
   return useQuery({
-    queryKey: ["compare", a, b],
+    queryKey: ["compare", a, b, window],
     enabled: a !== null && b !== null,
     queryFn: async () =>
-      unwrap(await api.GET("/api/compare/", { params: { query: { a: a!, b: b! } } })),
+      unwrap(
+        await api.GET("/api/compare/", {
+          params: { query: { a: a!, b: b!, ...(window ? { window } : {}) } },
+        }),
+      ),
   });
 }
