@@ -8,6 +8,7 @@ device) and draws one part at a time, by default the one with the highest peak.
 from __future__ import annotations
 
 import numpy as np
+from django.db.models import Min
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.ingest.models import (
@@ -17,7 +18,12 @@ from profiler_app.ingest.models import (
     PartSummary,
     UtilizationPoint,
 )
-from profiler_app.traces.memory import EventFilter, device_label, read_memory_events
+from profiler_app.traces.memory import (
+    NOT_RECORDED,
+    EventFilter,
+    device_label,
+    read_memory_events,
+)
 
 NVML_METRIC = "gpu_mem_used_bytes"
 NVML_POINTS = 1000
@@ -37,7 +43,9 @@ def peaks(job: TrainingJob) -> list[dict]:
             "device_id": p.device_id,
             "time_ns": p.time_ns,
             "allocated": p.allocated,
-            "reserved": p.reserved,
+            "reserved": recorded(p.reserved),
+            # The allocator writes both totals or neither; without them allocated is rebuilt.
+            "totals_recorded": p.reserved != NOT_RECORDED,
             "events": p.events,
             "running": p.running,
         }
@@ -59,7 +67,7 @@ def overview(job: TrainingJob, part_id: int | None, node_id: int | None) -> dict
             devices.append(
                 {
                     **peak,
-                    "curve": [[p.time_ns, p.allocated, p.reserved] for p in curve],
+                    "curve": [[p.time_ns, p.allocated, recorded(p.reserved)] for p in curve],
                     "allocators": list(
                         allocators.values(
                             "name", "allocations", "allocated_bytes", "held_count", "held_bytes"
@@ -71,13 +79,32 @@ def overview(job: TrainingJob, part_id: int | None, node_id: int | None) -> dict
         node_id = (
             PartSummary.objects.filter(part_id=part_id).values_list("node_id", flat=True).first()
         )
+    nvml = nvml_series(job, node_id)
+    if node_id is None and nvml:
+        node_id = nvml[0]["node"]
     return {
         "job": job.id,
         "part": part_id,
+        "start_ns": trace_start(job, part_id, node_id),
         "peaks": all_peaks,
         "devices": devices,
-        "nvml": nvml_series(job, node_id),
+        "nvml": nvml,
     }
+
+
+def recorded(total: int) -> int | None:
+    return None if total == NOT_RECORDED else total
+
+
+def trace_start(job: TrainingJob, part_id: int | None, node_id: int | None) -> int | None:
+    """Where the page's times start: the drawn part's first event; without a part, the first
+    event of the node whose NVML samples are drawn."""
+    summaries = PartSummary.objects.filter(job=job)
+    if part_id is not None:
+        summaries = summaries.filter(part_id=part_id)
+    elif node_id is not None:
+        summaries = summaries.filter(node_id=node_id)
+    return summaries.aggregate(start=Min("start_ns"))["start"]
 
 
 def nvml_series(job: TrainingJob, node_id: int | None) -> list[dict]:
@@ -139,7 +166,7 @@ def events(
             "device": device_label(int(r.device_type), int(r.device_id)),
             "bytes": int(r.bytes),
             "total_allocated": int(r.total_allocated),
-            "total_reserved": int(r.total_reserved),
+            "total_reserved": recorded(int(r.total_reserved)),
             "addr": int(r.addr),
             "operator": r.operator,
             "thread": r.thread,

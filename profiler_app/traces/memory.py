@@ -6,6 +6,10 @@ at most ``CURVE_POINTS`` points (each time bucket keeps its highest point, so th
 drawn), the peak, the operators running at the peak and the allocations still held then, and
 the operators that allocate most.
 
+Older traces (PyTorch 1.9) carry no totals, only each event's bytes: a device whose events
+have none gets allocated rebuilt as the running sum of its bytes from its first event (memory
+held before profiling began is not counted), and reserved stays ``NOT_RECORDED``.
+
 An allocation belongs to the innermost CPU operator enclosing it on the same thread
 (``start <= time <= end``), as in the PyTorch profiler's memory view. The events themselves are
 written to the store's ``memory.parquet``, in time order, with that operator.
@@ -31,6 +35,8 @@ CURVE_POINTS = 2000
 TOP_OPERATORS = 50
 # The name allocations made outside every CPU operator are listed under.
 NO_OPERATOR = "(outside any operator)"
+# A total the trace does not carry (Kineto's default, kept in the store and the database rows).
+NOT_RECORDED = -1
 MEMORY_SCHEMA = pa.schema(
     [
         ("time_ns", pa.int64()),
@@ -39,8 +45,8 @@ MEMORY_SCHEMA = pa.schema(
         ("device_id", pa.int16()),
         ("addr", pa.int64()),
         ("bytes", pa.int64()),
-        ("total_allocated", pa.int64()),
-        ("total_reserved", pa.int64()),
+        ("total_allocated", pa.int64()),  # recorded, or the running sum of bytes
+        ("total_reserved", pa.int64()),  # NOT_RECORDED in traces without totals
         ("operator", pa.int32()),  # the store's string id of the enclosing operator; -1: none
     ]
 )
@@ -89,6 +95,8 @@ def build_memory(
     cols["time_ns"] = cols["time_ns"] + offset_ns
     order = np.argsort(cols["time_ns"], kind="stable")  # ties keep the file's order
     cols = {c: a[order] for c, a in cols.items()}
+    device_key = cols["device_type"] * 65536 + cols["device_id"]
+    cols["total_allocated"] = rebuilt_allocated(device_key, cols["bytes"], cols["total_allocated"])
     ops = _cpu_operators(store_dir, np.unique(cols["track"]))
     cols["operator"] = innermost_operator(ops, cols["track"], cols["time_ns"])
     operator_name = np.where(
@@ -103,7 +111,6 @@ def build_memory(
     names = np.asarray([*strings.strings, NO_OPERATOR], dtype=object)
     op_names = names[np.where(operator_name >= 0, operator_name, len(names) - 1)]
     curves, peaks, operators = [], [], []
-    device_key = cols["device_type"] * 65536 + cols["device_id"]
     for key in np.unique(device_key).tolist():
         rows = np.flatnonzero(device_key == key)
         dev = {c: a[rows] for c, a in cols.items()}
@@ -128,6 +135,19 @@ def build_memory(
         pd.DataFrame(peaks, columns=PEAK_COLUMNS),
         pd.concat(operators, ignore_index=True)[OPERATOR_COLUMNS],
     )
+
+
+def rebuilt_allocated(
+    device_key: np.ndarray, nbytes: np.ndarray, total_allocated: np.ndarray
+) -> np.ndarray:
+    """The allocator's totals; for a device whose events (in time order) carry none, the
+    running sum of their bytes."""
+    out = total_allocated.copy()
+    for key in np.unique(device_key).tolist():
+        rows = np.flatnonzero(device_key == key)
+        if (total_allocated[rows] == NOT_RECORDED).all():
+            out[rows] = np.cumsum(nbytes[rows])
+    return out
 
 
 def _cpu_operators(store_dir: Path, tracks: np.ndarray) -> dict[str, np.ndarray]:

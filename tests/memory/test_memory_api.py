@@ -1,12 +1,22 @@
 """The Memory page's API for real traces parsed by a real worker, against the raw JSON."""
 
+import gzip
+import json
+from decimal import Decimal
+
 import pytest
 
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest.models import UtilizationPoint
 from tests.conftest import DATA_DIR
 from tests.ingest.helpers import upload, wait_parsed
-from tests.traces.memory_expected import MEMORY_TRACE, memory_expected
+from tests.traces.expected import ns
+from tests.traces.memory_expected import (
+    MEMORY_TRACE,
+    memory_expected,
+    running_sum,
+    write_without_totals,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,6 +48,36 @@ def test_it_serves_the_curve_peak_and_top_allocators(api, memory_job):
     expected = sorted(raw.allocated_bytes.items(), key=lambda kv: -kv[1])[:3]
     assert [(a["name"], a["allocated_bytes"]) for a in top] == expected
     assert body["nvml"] == []
+    assert (peak["reserved"], peak["totals_recorded"]) == (raw.peak_reserved, True)
+    # The page's times start at the trace's first event, not at the first memory event.
+    assert body["start_ns"] == first_event_ns(DATA_DIR / MEMORY_TRACE) < raw.events[0][0]
+
+
+def first_event_ns(path) -> int:
+    with gzip.open(path) as f:
+        doc = json.load(f, parse_float=Decimal)
+    starts = (ns(e["ts"]) for e in doc["traceEvents"] if e.get("ph") in ("X", "i"))
+    return min(starts) + int(doc["baseTimeNanoseconds"])
+
+
+def test_it_rebuilds_the_curve_from_bytes_for_a_trace_without_totals(
+    api, user, celery_worker_process, tmp_path
+):
+    trace = write_without_totals(tmp_path / "bytes-only.json.gz")
+    job = TrainingJob.objects.create(name="pytorch-1.9", owner=user, status="completed")
+    [done] = wait_parsed(upload(api, job, trace)["id"])
+    assert done.state == PartState.DONE, done.error
+    raw = running_sum(trace)
+    body = api.get(f"/api/jobs/{job.id}/memory/").json()
+    [device] = body["devices"]
+    assert (device["time_ns"], device["allocated"]) == raw.peaks[(0, -1)]
+    assert (device["reserved"], device["totals_recorded"]) == (None, False)
+    assert device["curve"] == [[t, total, None] for t, total in raw.sums[(0, -1)]]
+    assert body["start_ns"] == first_event_ns(trace)
+    events = api.get(f"/api/jobs/{job.id}/memory/events/", {"limit": 1000}).json()["results"]
+    assert [(e["total_allocated"], e["total_reserved"]) for e in events] == [
+        (total, None) for _, total in raw.sums[(0, -1)]
+    ]
 
 
 def test_it_pages_and_filters_the_memory_events(api, memory_job):
@@ -76,7 +116,9 @@ def test_it_explains_bad_event_filters(api, user, query, field):
 def test_a_job_without_memory_events_has_an_empty_memory_page(api, user):
     job = TrainingJob.objects.create(name="empty", owner=user)
     body = api.get(f"/api/jobs/{job.id}/memory/").json()
-    assert body == {"job": job.id, "part": None, "peaks": [], "devices": [], "nvml": []}
+    assert body == {
+        "job": job.id, "part": None, "start_ns": None, "peaks": [], "devices": [], "nvml": [],
+    }  # fmt: skip
     events = api.get(f"/api/jobs/{job.id}/memory/events/").json()
     assert events == {"part": None, "count": 0, "results": []}
     assert api.get("/api/jobs/999999/memory/").status_code == 404

@@ -9,6 +9,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 
 from tests.traces.expected import DATA, ns
 
@@ -69,4 +70,43 @@ def memory_expected(trace: str = MEMORY_TRACE) -> MemoryExpected:
                 live.pop(e["args"]["Addr"], None)
     for name, nbytes in live.values():
         out.held_bytes[name] += nbytes
+    return out
+
+
+def write_without_totals(path: Path, trace: str = MEMORY_TRACE) -> Path:
+    """The trace as PyTorch 1.9 wrote it: its [memory] events without "Total Allocated" and
+    "Total Reserved", only each allocation's "Bytes"."""
+    with gzip.open(DATA / trace) as f:
+        doc = json.load(f)
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "i" and e.get("name") == "[memory]":
+            e["args"].pop("Total Allocated")
+            e["args"].pop("Total Reserved")
+    with gzip.open(path, "wt") as f:
+        json.dump(doc, f)
+    return path
+
+
+@dataclass
+class RunningSum:
+    sums: dict = field(default_factory=dict)  # (device type, id) -> [(time_ns, bytes so far)]
+    peaks: dict = field(
+        default_factory=dict
+    )  # (device type, id) -> (time_ns, bytes), first of equals
+
+
+def running_sum(path: Path) -> RunningSum:
+    """Allocated bytes per device as the running sum of the [memory] events' Bytes, in time order."""
+    with gzip.open(path) as f:
+        doc = json.load(f, parse_float=Decimal)
+    base = int(doc["baseTimeNanoseconds"])
+    memory = [e for e in doc["traceEvents"] if e.get("ph") == "i" and e.get("name") == "[memory]"]
+    memory.sort(key=lambda e: ns(e["ts"]))
+    out = RunningSum()
+    for e in memory:
+        device = (e["args"]["Device Type"], e["args"]["Device Id"])
+        points = out.sums.setdefault(device, [])
+        points.append((ns(e["ts"]) + base, (points[-1][1] if points else 0) + e["args"]["Bytes"]))
+    for device, points in out.sums.items():
+        out.peaks[device] = max(points, key=lambda p: p[1])  # max keeps the first of equals
     return out

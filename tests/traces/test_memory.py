@@ -8,9 +8,21 @@ import pyarrow.parquet as pq
 import pytest
 
 from profiler_app.traces import ingest_trace
-from profiler_app.traces.memory import MEMORY_FILE, EventFilter, downsample, read_memory_events
+from profiler_app.traces.memory import (
+    MEMORY_FILE,
+    NOT_RECORDED,
+    EventFilter,
+    downsample,
+    read_memory_events,
+    rebuilt_allocated,
+)
 from tests.traces.expected import DATA
-from tests.traces.memory_expected import MEMORY_TRACE, memory_expected
+from tests.traces.memory_expected import (
+    MEMORY_TRACE,
+    memory_expected,
+    running_sum,
+    write_without_totals,
+)
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +106,30 @@ def test_a_store_from_before_memory_events_reads_as_having_none(parsed, tmp_path
     (old / MEMORY_FILE).unlink()
     count, frame = read_memory_events(old, EventFilter(min_bytes=1), 0, 10)
     assert count == 0 and frame.empty
+
+
+def test_it_rebuilds_allocated_from_bytes_when_the_trace_has_no_totals(tmp_path):
+    """PyTorch 1.9 wrote [memory] events with Bytes only: allocated is their running sum."""
+    trace = write_without_totals(tmp_path / "bytes-only.json.gz")
+    result = ingest_trace(trace, "kineto", tmp_path / "store")
+    raw = running_sum(trace)
+    points = raw.sums[(0, -1)]  # the CPU allocator's, the trace's only device
+    [peak] = result.memory.peaks.to_dict("records")
+    assert (peak["time_ns"], peak["allocated"]) == raw.peaks[(0, -1)]
+    assert peak["allocated"] == 1_723_440
+    assert peak["reserved"] == NOT_RECORDED
+    assert peak["running"] == memory_expected().running
+    curve = result.memory.curve  # 425 events: every one a point
+    assert list(zip(curve["time_ns"], curve["allocated"], strict=True)) == points
+    assert set(curve["reserved"]) == {NOT_RECORDED}
+    table = pq.read_table(tmp_path / "store" / MEMORY_FILE)
+    assert table.column("total_allocated").to_pylist() == [total for _, total in points]
+
+
+def test_it_sums_bytes_per_device_and_keeps_recorded_totals():
+    device = np.array([1, 0, 1, 0, 1])
+    nbytes = np.array([100, 7, 50, -7, -120])
+    totals = np.full(5, NOT_RECORDED)
+    assert rebuilt_allocated(device, nbytes, totals).tolist() == [100, 7, 150, 0, 30]
+    recorded = np.array([900, 7, 950, 0, 830])
+    assert rebuilt_allocated(device, nbytes, recorded).tolist() == recorded.tolist()

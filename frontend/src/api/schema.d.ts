@@ -1420,6 +1420,8 @@ export interface components {
             job: number;
             /** @description the part drawn */
             part: number | null;
+            /** @description the trace's start (unix ns): the drawn part's first event, or without one the first event of the node whose NVML samples are drawn */
+            start_ns: number | null;
             peaks: components["schemas"]["MemoryPeak"][];
             devices: components["schemas"]["MemoryDevice"][];
             nvml: components["schemas"]["NvmlSeries"][];
@@ -1444,14 +1446,16 @@ export interface components {
             time_ns: number;
             /** @description bytes allocated at the peak */
             allocated: number;
-            /** @description bytes the allocator reserved then */
-            reserved: number;
+            /** @description bytes the allocator reserved then; null: not recorded */
+            reserved: number | null;
+            /** @description false: the trace's [memory] events carry no allocator totals (PyTorch 1.9), allocated is the running sum of their Bytes from the first event, reserved is unknown */
+            totals_recorded: boolean;
             /** @description memory events of this device */
             events: number;
             /** @description operators running at the peak, outermost first */
             running: string[];
-            /** @description [time_ns, allocated, reserved] points, each time bucket's highest */
-            curve: number[][];
+            /** @description [time_ns, allocated, reserved] points, each time bucket's highest; reserved null: not recorded */
+            curve: (number | null)[][];
             allocators: components["schemas"]["MemoryAllocator"][];
         };
         MemoryEvent: {
@@ -1459,8 +1463,10 @@ export interface components {
             device: string;
             /** @description allocated (positive) or freed (negative) */
             bytes: number;
+            /** @description after the event; the running sum of bytes where the trace has no totals */
             total_allocated: number;
-            total_reserved: number;
+            /** @description null: not recorded */
+            total_reserved: number | null;
             addr: number;
             operator: string;
             thread: string;
@@ -1482,8 +1488,10 @@ export interface components {
             time_ns: number;
             /** @description bytes allocated at the peak */
             allocated: number;
-            /** @description bytes the allocator reserved then */
-            reserved: number;
+            /** @description bytes the allocator reserved then; null: not recorded */
+            reserved: number | null;
+            /** @description false: the trace's [memory] events carry no allocator totals (PyTorch 1.9), allocated is the running sum of their Bytes from the first event, reserved is unknown */
+            totals_recorded: boolean;
             /** @description memory events of this device */
             events: number;
             /** @description operators running at the peak, outermost first */

@@ -51,7 +51,7 @@ function MemoryPanels({ data, jobId, choosePart }: { data: Memory; jobId: number
       </Panel>
     );
   }
-  const origin = data.devices[0]?.curve[0]?.[0] ?? data.nvml[0]?.points[0]?.[0] ?? 0;
+  const origin = data.start_ns ?? data.devices[0]?.curve[0]?.[0] ?? data.nvml[0]?.points[0]?.[0] ?? 0;
   return (
     <div className="memory-grid">
       {parts.length > 1 && (
@@ -94,13 +94,19 @@ function DevicePanels({ device, origin, nvml, jobId, part }: {
   return (
     <>
       <Panel title={`${device.device} memory over time`} size="wide"
-        note={<>Allocated and reserved bytes after each of the allocator's {formatCount(device.events)} events
-          (profile_memory), each time bucket drawn at its highest. Drag the slider to zoom.</>}>
+        note={device.totals_recorded
+          ? <>Allocated and reserved bytes after each of the allocator's {formatCount(device.events)} events
+            (profile_memory), each time bucket drawn at its highest. Drag the slider to zoom.</>
+          : <>This trace's {formatCount(device.events)} memory events carry each allocation's size but not the
+            allocator's totals (PyTorch 1.9): allocated is the running sum of those sizes from the first event
+            (memory held before profiling began is not counted), each time bucket drawn at its highest.
+            Reserved memory was not recorded. Drag the slider to zoom.</>}>
         <Chart option={option} height={300} label={`${device.device} allocated and reserved memory over time`} />
         <div className="memory-peak" aria-label="Peak">
           <p>
-            <strong>Peak: {formatBytes(device.allocated)}</strong> allocated ({formatBytes(device.reserved)} reserved)
-            at {secondsSince(origin, device.time_ns).toFixed(4)} s.
+            <strong>Peak: {formatBytes(device.allocated)}</strong> allocated
+            ({device.reserved === null ? "reserved not recorded" : `${formatBytes(device.reserved)} reserved`})
+            at {secondsSince(origin, device.time_ns).toFixed(4)} s after the trace's start.
           </p>
           <p>Operators running at the peak (outermost first):</p>
           {device.running.length ? (
@@ -150,9 +156,10 @@ function EventsTable({ jobId, part, device, origin }: { jobId: number; part: num
 }
 
 const EVENT_COLUMNS: DataColumn[] = [
-  { key: "time_s", label: "Time (s)", csv: "time_s", format: (s) => s.toFixed(6) },
+  { key: "time_s", label: "Time since the trace's start (s)", csv: "time_s", format: (s) => s.toFixed(6) },
   { key: "bytes", label: "Size", format: formatSignedBytes },
-  { key: "total_allocated", label: "Allocated after", format: formatBytes },
+  // A running sum of sizes (traces without totals) dips below zero after freeing older memory.
+  { key: "total_allocated", label: "Allocated after", format: (v) => (v < 0 ? formatSignedBytes(v) : formatBytes(v)) },
   { key: "total_reserved", label: "Reserved after", format: formatBytes },
   { key: "operator", label: "Operator", code: true },
   { key: "thread", label: "Thread" },

@@ -18,7 +18,10 @@ function formatSeconds(seconds: number): string {
   return `${Number(seconds.toFixed(4))} s`;
 }
 
-/** Allocated and reserved over time as steps, the peak marked; NVML samples beside them. */
+export const TIME_AXIS = "Time since the trace's start";
+
+/** Allocated and reserved (where recorded) over time as steps, the peak marked; NVML samples
+ * beside them. Times are seconds since `originNs`, the trace's start. */
 export function memoryChartOption(device: MemoryDevice | null, originNs: number, nvml: NvmlSeries | undefined): ChartOption {
   const at = (t: number) => secondsSince(originNs, t);
   const series: object[] = device === null ? [] : [
@@ -32,12 +35,14 @@ export function memoryChartOption(device: MemoryDevice | null, originNs: number,
         data: [{ name: "Peak", coord: [at(device.time_ns), device.allocated], value: device.allocated }],
       },
     },
-    {
+  ];
+  if (device !== null && device.reserved !== null) {
+    series.push({
       type: "line", name: "Reserved", step: "end", showSymbol: false, itemStyle: { color: RESERVED },
       lineStyle: { width: 1.2, type: "dashed" },
       data: device.curve.map(([t, , reserved]) => [at(t!), reserved]),
-    },
-  ];
+    });
+  }
   if (nvml) {
     series.push({
       type: "line", name: `NVML used (${nvml.device})`, showSymbol: true, symbolSize: 4, itemStyle: { color: NVML },
@@ -61,10 +66,14 @@ export function memoryChartOption(device: MemoryDevice | null, originNs: number,
       },
     },
     xAxis: {
-      type: "value", name: "Time since the first memory event", nameLocation: "middle", nameGap: 26, scale: true,
+      type: "value", name: TIME_AXIS, nameLocation: "middle", nameGap: 26, scale: true,
       axisLabel: { formatter: formatSeconds },
     },
-    yAxis: { type: "value", min: 0, axisLabel: { formatter: (v: number) => formatBytes(v) } },
+    // From zero, or below it where a running sum of sizes frees memory held before profiling.
+    yAxis: {
+      type: "value", min: (extent: { min: number }) => Math.min(0, extent.min),
+      axisLabel: { formatter: (v: number) => (v < 0 ? formatSignedBytes(v) : formatBytes(v)) },
+    },
     dataZoom: [
       { type: "inside", zoomOnMouseWheel: "shift", moveOnMouseWheel: false },
       { type: "slider", height: 16, bottom: 4 },
