@@ -5,8 +5,13 @@ from playwright.sync_api import Page, expect
 
 from profiler_app.core.models import LoadedProfile
 from tests.e2e.conftest import screenshot, sign_in
-from tests.timeline.jobs import parse_job
-from tests.traces.memory_expected import MEMORY_TRACE, memory_expected
+from tests.timeline.jobs import parse_job, parse_paths
+from tests.traces.memory_expected import (
+    MEMORY_TRACE,
+    memory_expected,
+    running_sum,
+    write_without_totals,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -35,3 +40,26 @@ def test_it_shows_the_peak_the_top_allocators_and_the_events(tab: Page, live_ser
     expect(tab.get_by_text(f"{len(big)} events", exact=True)).to_be_visible()
     expect(events.locator("tbody tr")).to_have_count(len(big))
     screenshot(tab, "memory-page-filtered")
+
+
+def test_it_draws_a_trace_without_totals_from_its_bytes(tab: Page, live_server, user, tmp_path):
+    """A PyTorch 1.9-style trace: the curve is the running sum of Bytes, reserved is unknown."""
+    trace = write_without_totals(tmp_path / "bytes-only.json.gz")
+    job = parse_paths(user, "pytorch-1.9", [("algo-1", 0, trace)], status="completed")
+    LoadedProfile.objects.create(user=user, job=job)
+    [(peak_time_ns, peak_bytes)] = running_sum(trace).peaks.values()
+    assert peak_bytes == 1_723_440
+    sign_in(tab, live_server.url, "alice", "alice-password-1", "/memory")
+    peak = tab.get_by_label("Peak")
+    expect(peak).to_contain_text("Peak: 1.7 MB allocated (reserved not recorded)")
+    expect(peak).to_contain_text("s after the trace's start")
+    expect(tab.get_by_text("running sum of those sizes", exact=False)).to_be_visible()
+    expect(tab.locator("svg text", has_text="peak")).to_be_visible()
+    expect(tab.locator("svg text", has_text="Time since the trace's start")).to_be_visible()
+    # Only the allocated curve is drawn: no "Reserved" legend entry.
+    expect(tab.locator("svg text", has_text="Allocated")).to_be_visible()
+    expect(tab.locator("svg text", has_text="Reserved")).to_have_count(0)
+    # The time axis starts at or after 0: no negative times.
+    labels = tab.locator("svg text").all_text_contents()
+    assert not [t for t in labels if t.startswith("-") and t.endswith(" s")], labels
+    screenshot(tab, "memory-page-bytes-only")

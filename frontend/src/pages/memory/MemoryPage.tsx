@@ -156,7 +156,7 @@ function EventsTable({ jobId, part, device, origin }: { jobId: number; part: num
 }
 
 const EVENT_COLUMNS: DataColumn[] = [
-  { key: "time_s", label: "Time since the trace's start (s)", csv: "time_s", format: (s) => s.toFixed(6) },
+  { key: "time_s", label: "Time from start (s)", csv: "time_s", format: (s) => s.toFixed(6) },
   { key: "bytes", label: "Size", format: formatSignedBytes },
   // A running sum of sizes (traces without totals) dips below zero after freeing older memory.
   { key: "total_allocated", label: "Allocated after", format: (v) => (v < 0 ? formatSignedBytes(v) : formatBytes(v)) },
