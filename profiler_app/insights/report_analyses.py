@@ -60,14 +60,21 @@ def _kernel_type_chart(rows: Sequence[Mapping[str, Any]]) -> str:
     return svg.bar_chart("GPU time by kernel type", labels, values, unit=" ms")
 
 
+def window_caption(window: Mapping[str, Any] | None) -> str:
+    """What the analyses cover, from the window they were computed in (``analyses_json``'s
+    ``window``, as every page names it): every table and chart, the operator table included."""
+    if not window or not window.get("label"):
+        return "Over the job's window at the time these analyses were computed."
+    return f"Every table and chart below covers the job's window: {window['label']}."
+
+
 def render_analyses(analyses: Mapping[str, Any]) -> str:
     """The "Trace analyses" section; "" when the job has none (no parsed trace)."""
     if not analyses:
         return ""
     parts = [
         "<h1>Trace analyses</h1>",
-        "<p>Over the complete steps of each rank (the last, truncated profiler step is left "
-        "out, as Holistic Trace Analysis does); the operator table covers the whole trace.</p>",
+        f"<p>{escape(window_caption(analyses.get('window')))}</p>",
         "<h2>Temporal breakdown</h2>",
         _temporal_charts(analyses.get("temporal", [])),
         _table(

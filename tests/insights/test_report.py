@@ -2,11 +2,13 @@
 
 import json
 import re
+from html import escape
 
 import pytest
 
 from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_UTIL, GPU_UTIL
 from profiler_app.insights.report import profiler_report, report_json, timeline_url
+from profiler_app.insights.report_analyses import render_analyses
 from profiler_app.insights.report_html import render_html
 from profiler_app.insights.rules.base import NONE_RECORDED, TimeRange
 from tests.insights.series import T0, job, series, steps
@@ -90,3 +92,19 @@ def test_it_imports_without_django():
     print(len(profiler_report(JobData.empty()).results))
     """
     assert run_without_django(code) == "10"
+
+
+@pytest.mark.parametrize(
+    ("window", "label"),
+    [
+        ("whole_trace", "whole trace"),
+        ("complete_steps", "complete steps: from the trace's start to step #6's start (#1–#5, 5 of 6 steps)"),
+        ("complete_steps", "captured steps 3–6, 53–56 (8 of 160)"),
+    ],
+)  # fmt: skip
+def test_its_analyses_caption_names_the_window_they_were_computed_in(window, label):
+    html = render_analyses({"window": {"window": window, "label": label}, "temporal": []})
+    caption = f"Every table and chart below covers the job's window: {label}."
+    assert f"<p>{escape(caption)}</p>" in html
+    assert "complete steps of each rank" not in html
+    assert "the operator table covers the whole trace" not in html

@@ -204,3 +204,18 @@ def test_its_percentiles_are_of_the_millisecond_points_not_of_one_mean():
     assert (node["min"], node["max"]) == (per_ms.min(), per_ms.max())
     assert result.evidence["gpus"]["algo-1 GPU 0"]["p95"] == 100.0
     assert node["p95"] > 70 and "lightly used" not in result.recommendation
+
+
+def test_a_rule_that_cannot_read_the_data_says_so_instead_of_raising():
+    def confused(job, params):
+        return None + 1  # what a trace from another tool once caused: a raw TypeError
+
+    spec = dataclasses.replace(RULES["OverallSystemUsage"], evaluate=confused)
+    found = spec.judge(JobData.empty(), params_from_overrides()["OverallSystemUsage"])
+    assert not found.triggered and found.evaluated == 0
+    assert found.not_evaluated_reason == (
+        "not evaluated: this data has a shape the rule cannot read (a trace from another tool, "
+        "or one it was not written for); the other rules are unaffected, and the worker's log "
+        "has the details"
+    )
+    assert "TypeError" not in found.not_evaluated_reason

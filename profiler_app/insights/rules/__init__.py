@@ -98,4 +98,4 @@ def params_from_overrides(overrides: Mapping[str, Any] | None = None) -> dict[st
 def evaluate_rules(job: JobData, params: Mapping[str, Any] | None = None) -> list[RuleResult]:
     """Every rule's result, in ProfilerReport order (``params`` from ``params_from_overrides``)."""
     chosen = params if params is not None else params_from_overrides()
-    return [spec.evaluate(job, chosen[name]) for name, spec in RULES.items()]
+    return [spec.judge(job, chosen[name]) for name, spec in RULES.items()]

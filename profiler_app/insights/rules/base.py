@@ -10,6 +10,7 @@ scans at which it found the issue.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -20,6 +21,8 @@ import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
 from profiler_app.insights.frames import GPU_UTIL, KERNEL_BUSY, JobData
+
+log = logging.getLogger(__name__)
 
 NS_PER_US = 1_000
 NS_PER_S = 1_000_000_000
@@ -204,6 +207,12 @@ def short_job_verdict(
     )
 
 
+UNREADABLE = (
+    "this data has a shape the rule cannot read (a trace from another tool, or one it was not "
+    "written for); the other rules are unaffected, and the worker's log has the details"
+)
+
+
 @dataclass(frozen=True)
 class RuleSpec:
     """A rule: its name (as in ProfilerReport), parameter dataclass and evaluation."""
@@ -212,6 +221,15 @@ class RuleSpec:
     params: type
     evaluate: Callable[[JobData, Any], RuleResult]
     summary: str
+
+    def judge(self, data: Any, params: Any) -> RuleResult:
+        """``evaluate``, or, when it fails on data it was not written for, "not evaluated" with
+        a message that says so: one rule's exception never costs the job its other insights."""
+        try:
+            return self.evaluate(data, params)
+        except (ArithmeticError, LookupError, TypeError, ValueError):
+            log.exception("Rule %s failed", self.name)
+            return not_evaluated(self.name, params, UNREADABLE)
 
 
 def scan_boundaries(start_ns: int, end_ns: int, scan_interval_us: int) -> np.ndarray:
@@ -328,6 +346,8 @@ def _snapshot_gaps(
     node, line, time = nodes[order], series[order], times_ns[order]
     same = (node[1:] == node[:-1]) & (line[1:] == line[:-1])
     intervals = pd.Series(np.diff(time)[same]).groupby(node[1:][same]).median()
+    if intervals.empty:  # one sample per series: nothing to go by
+        return np.full(len(nodes), SNAPSHOT_GAP_NS)
     gaps = np.minimum(SNAPSHOT_GAP_NS, intervals.to_numpy() / 2)
     known = np.isin(nodes, intervals.index.to_numpy())
     at = np.searchsorted(intervals.index.to_numpy(), nodes)

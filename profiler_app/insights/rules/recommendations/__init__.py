@@ -41,6 +41,6 @@ def recommend(analyses: TraceAnalyses, params: Mapping[str, Any]) -> list[RuleRe
     """Every recommendation over the events ``analyses`` covered (each rank's complete steps),
     with the parameter objects of ``params`` (defaults where absent)."""
     return [
-        spec.evaluate(analyses, params.get(name) or spec.params())  # type: ignore[arg-type]
+        spec.judge(analyses, params.get(name) or spec.params())
         for name, spec in RECOMMENDATIONS.items()
     ]
