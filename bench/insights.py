@@ -33,6 +33,7 @@ from profiler_app.insights.analyses.framework import framework_from_events, step
 from profiler_app.insights.frames import JobData, metrics_frame
 from profiler_app.insights.report import profiler_report
 from profiler_app.insights.rules.recommendations import recommend
+from profiler_app.traces.event_model import build_event_model
 from tracefmt.columns import empty_columns
 from tracefmt.kinds import EventKind
 
@@ -195,6 +196,10 @@ def synthetic_rank(rank: int, n_events: int, rng: np.random.Generator) -> pd.Dat
         ):
             columns[col][rows] = value
         at += size
+    # As a store holds them: by track and start, with the event model the ingest adds.
+    order = np.lexsort((columns["start_ns"], columns["track"]))
+    columns = {col: values[order] for col, values in columns.items()}
+    columns.update(build_event_model(columns, STRINGS))
     return pd.DataFrame(columns)
 
 
