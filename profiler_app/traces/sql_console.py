@@ -180,8 +180,17 @@ SCHEMA: dict[str, dict] = {
             ("device_id", "INTEGER", "device index (-1 for the CPU)"),
             ("addr", "BIGINT", "address of the block"),
             ("bytes", "BIGINT", "bytes allocated (> 0) or freed (< 0)"),
-            ("total_allocated", "BIGINT", "bytes allocated on the device after the event"),
-            ("total_reserved", "BIGINT", "bytes reserved by the allocator after the event"),
+            (
+                "total_allocated",
+                "BIGINT",
+                "bytes allocated on the device after it (no totals in "
+                "the trace: the running sum of bytes)",
+            ),
+            (
+                "total_reserved",
+                "BIGINT",
+                "bytes the allocator reserved after it (-1: not recorded)",
+            ),
         ],
     },
 }
