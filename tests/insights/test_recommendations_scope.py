@@ -12,7 +12,7 @@ from profiler_app.insights.rules import params_from_overrides
 from profiler_app.insights.rules.recommendations import recommend
 from profiler_app.traces import ingest_trace
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
-from tests.insights.raw_oracle import SYNC_NAMES, Scope, is_data_loading, ns, union_ns
+from tests.insights.raw_oracle import SYNC_NAMES, Scope, is_data_loading, is_gpu, ns, union_ns
 from tests.insights.test_recommendations import STEP_US, Trace, comm_trace, copy_trace
 
 DATA = "tests/data/"
@@ -350,3 +350,55 @@ def test_host_side_figures_on_real_traces_equal_the_raw_jsons(tmp_path, name, wi
         sum(ns(e["dur"]) for e in pageable), abs=len(pageable) + 1
     )
     assert copies["pageable_bytes"] == sum(e.get("args", {}).get("bytes", 0) for e in pageable)
+
+
+ENQUEUE = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+           "cudaMemcpyAsync", "cudaMemsetAsync", "hipLaunchKernel", "hipExtModuleLaunchKernel",
+           "hipModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream"}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_launch_figures_on_real_traces_equal_the_raw_jsons(tmp_path, name):
+    found = judge(DATA + name, tmp_path)["LaunchOverhead"]
+    scope = Scope(DATA + name)
+    calls = {
+        e["args"]["correlation"]: e
+        for e in scope.events
+        if e["name"] in ENQUEUE and "correlation" in e.get("args", {}) and scope.holds(e)
+    }
+    ops = [e for e in scope.events if is_gpu(e) and e.get("args", {}).get("correlation") in calls]
+    if not ops:
+        assert found.not_evaluated_reason or not found.evidence["ranks"]
+        return
+    call_ns = [ns(calls[e["args"]["correlation"]]["dur"]) for e in ops]
+    short = sum(c <= 50_000 and ns(e["dur"]) < c for e, c in zip(ops, call_ns, strict=True))
+    rank = found.evidence["ranks"]["0"]
+    assert (rank["launches"], rank["short_kernels"]) == (len(ops), short)
+    assert rank["short_pct"] == pytest.approx(100 * short / len(ops))
+    assert rank["window"] == "annotated steps" or rank["window"].startswith("the steady state")
+    assert found.triggered is (
+        len(ops) >= 100 and rank["short_pct"] > 50 and rank["gpu_idle_pct"] > 20
+    )
+
+
+def test_communication_on_a_real_nccl_trace_equals_the_raw_json(tmp_path):
+    found = judge(DATA + "nccl_rank0.json.gz", tmp_path)["Communication"]
+    scope = Scope(DATA + "nccl_rank0.json.gz")
+    kernels = scope.gpu("kernel")
+
+    def spans(chosen):
+        return [(ns(k["ts"]), ns(k["ts"]) + ns(k["dur"])) for k in chosen]
+
+    comm = spans(k for k in kernels if "nccl" in k["name"].lower())
+    comp = spans(
+        k for k in kernels
+        if "nccl" not in k["name"].lower() and "Memcpy" not in k["name"] and "Sync" not in k["name"]
+    )  # fmt: skip
+    comm_ns = union_ns(comm)
+    both = comm_ns + union_ns(comp) - union_ns(comm + comp)
+    rank = found.evidence["ranks"]["0"]
+    assert rank["comm_ns"] == pytest.approx(comm_ns, abs=len(comm))
+    assert rank["step_ns"] == pytest.approx(scope.scope_ns, abs=4)
+    assert rank["overlap_pct"] == pytest.approx(100 * both / comm_ns, abs=1e-3)
+    exposed = rank["comm_pct_of_steps"] > 5 and rank["overlap_pct"] < 50
+    assert found.triggered is exposed and exposed

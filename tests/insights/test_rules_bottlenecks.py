@@ -57,7 +57,7 @@ def test_it_judges_a_job_within_patience_once_over_its_snapshots():
     assert waiting.evaluated == 0
     assert waiting.not_evaluated_reason == (
         "not evaluated: 9 snapshots with both GPU and CPU utilisation samples; the rule "
-        "waits for more than patience=100"
+        "waits for more than patience=100; a shorter job is judged on its own samples from 10 on"
     )
 
 

@@ -51,7 +51,8 @@ def test_a_job_shorter_than_two_windows_is_judged_on_two_halves_of_its_samples()
     tiny = evaluate_gpu_memory_increase(job(series(GPU_MEM_UTIL, [20.0] * 9)), memory_params())
     assert tiny.not_evaluated_reason == (
         "not evaluated: at most 9 GPU memory samples per GPU; the rule needs two windows "
-        "(2 x window=500) and more than patience=100"
+        "(2 x window=500) and more than patience=100; a shorter job is judged on its own "
+        "samples from 10 on"
     )
 
 

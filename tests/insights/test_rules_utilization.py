@@ -53,7 +53,7 @@ def test_it_judges_a_job_shorter_than_the_window_once_over_its_samples():
     too_short = evaluate_batch_size(batch_job(9), batch_params())
     assert too_short.not_evaluated_reason == (
         "not evaluated: at most 9 CPU snapshots per node; the rule needs more than window=500 "
-        "and patience=100"
+        "and patience=100; a shorter job is judged on its own samples from 10 on"
     )
 
 
@@ -149,7 +149,7 @@ def test_it_judges_a_job_within_patience_once_and_says_on_how_many_samples():
     result = evaluate_low_gpu_utilization(job(series(GPU_UTIL, [0.0] * 9)), low_params())
     assert result.not_evaluated_reason == (
         "not evaluated: at most 9 GPU utilisation samples per GPU; the rule waits for more "
-        "than patience=1000"
+        "than patience=1000; a shorter job is judged on its own samples from 10 on"
     )
     lowered = evaluate_low_gpu_utilization(
         job(series(GPU_UTIL, [0.0] * 1000)), low_params(patience=999)

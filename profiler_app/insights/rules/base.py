@@ -185,7 +185,10 @@ def short_job_verdict(
     ``reason``, when even that is impossible or under ``SHORT_JOB_MIN_SAMPLES`` samples."""
     rule = type(params).__name__.removesuffix("Params")
     fitted = replace(params, **relaxed, scan_interval_us=ONE_SCAN_US)
-    if samples < SHORT_JOB_MIN_SAMPLES or params.scan_interval_us == ONE_SCAN_US:
+    if params.scan_interval_us == ONE_SCAN_US:
+        return not_evaluated(rule, params, reason, samples)
+    if samples < SHORT_JOB_MIN_SAMPLES:
+        reason += f"; a shorter job is judged on its own samples from {SHORT_JOB_MIN_SAMPLES} on"
         return not_evaluated(rule, params, reason, samples)
     verdict = evaluate(job, fitted)
     if verdict.not_evaluated_reason is not None:
