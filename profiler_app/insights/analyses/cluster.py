@@ -17,7 +17,7 @@ step annotations is one inferred step spanning its GPU work.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +28,7 @@ from profiler_app.insights.analyses.events import (
     COMP,
     RankTrace,
     captured_only,
-    drop_last_step,
+    complete_steps_rows,
     rows_where,
 )
 from profiler_app.insights.analyses.gpu_time import comm_comp_overlap
@@ -293,11 +293,16 @@ def collective_waits_by_window(traces: list[RankTrace]) -> dict[str, pd.DataFram
     (``captured_only``): the whole trace, and the complete steps, where each rank keeps the calls
     launched before its last profiler step and the calls are matched among those (a collective
     one rank's cut leaves a call fewer of is then not derivable)."""
-    ranks = [captured_only(trace) for trace in traces]
-    return {
-        WHOLE_TRACE: collective_waits(ranks),
-        COMPLETE_STEPS: collective_waits([drop_last_step(trace) for trace in ranks]),
-    }
+    whole, complete = [], []
+    for trace in map(captured_only, traces):
+        # Only the GPU ops count here: copy those rows, not the whole trace, per window.
+        events = trace.events
+        gpu = events["kind"].isin(GPU_OP_KINDS).to_numpy()
+        kept = complete_steps_rows(trace)
+        columns = [c for c in STORE_COLUMNS if c in events]
+        whole.append(replace(trace, events=rows_where(events[columns], gpu)))
+        complete.append(replace(trace, events=rows_where(events[columns], gpu & kept)))
+    return {WHOLE_TRACE: collective_waits(whole), COMPLETE_STEPS: collective_waits(complete)}
 
 
 @dataclass(frozen=True)

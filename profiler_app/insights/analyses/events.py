@@ -266,6 +266,14 @@ def captured_only(trace: RankTrace) -> RankTrace:
 def drop_last_step(trace: RankTrace) -> RankTrace:
     """The trace in the complete-steps window (``traces.window``): each of its parts without
     its last profiler step, as Holistic Trace Analysis reads each trace file."""
+    keep = complete_steps_rows(trace)
+    if keep.all():
+        return trace
+    return replace(trace, events=rows_where(trace.events, keep))
+
+
+def complete_steps_rows(trace: RankTrace) -> np.ndarray:
+    """Which of the trace's events are in the complete-steps window."""
     events = trace.events
     kind = events["kind"].to_numpy()
     name = events["name"].to_numpy()
@@ -277,9 +285,7 @@ def drop_last_step(trace: RankTrace) -> RankTrace:
         cut = step_cut(kind[rows], name[rows], trace.names, start[rows], correlation[rows])
         if cut is not None:
             keep[rows] = cut.keeps(kind[rows], start[rows], correlation[rows])
-    if keep.all():
-        return trace
-    return replace(trace, events=rows_where(events, keep))
+    return keep
 
 
 def rows_where(events: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
