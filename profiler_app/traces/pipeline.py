@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from profiler_app.traces.aggregate import AGGREGATED_COLUMNS, Aggregator, PartAggregates
 from profiler_app.traces.decompress import ReadProgress
 from profiler_app.traces.errors import TraceFormatError
+from profiler_app.traces.event_model import FROM_KINETO_EVENTS, Windows, write_event_model
 from profiler_app.traces.kineto import KinetoFile, iter_chunks
 from profiler_app.traces.memory import MemorySummary, build_memory
 from profiler_app.traces.model import EventBatch, FlowBatch, SampleBatch
@@ -33,11 +34,11 @@ from profiler_app.traces.normalize import PartContext
 from profiler_app.traces.recognition import read_warning
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
-from profiler_app.traces.window import PROFILER_STEP_RE, StepCut, step_cut
+from profiler_app.traces.window import StepCut, step_cut
 from tracefmt.chunk import KinetoWindow
 from tracefmt.columns import FLOW_COLUMNS
 from tracefmt.kinds import EventKind
-from tracefmt.names import PROFILER_STEP_RE as STEP_ANNOTATION_RE
+from tracefmt.names import PROFILER_STEP_RE
 from tracefmt.strings import StringTable
 
 KINETO, COLLECTOR = "kineto", "collector"
@@ -106,10 +107,12 @@ def ingest_trace(
     try:
         with _gc_paused():
             if kind == KINETO:
-                return _ingest_kineto(Path(path), store_dir, limits, progress, executor, workers)
-            if kind == COLLECTOR:
-                return _ingest_collector(Path(path), store_dir, limits, progress)
-            raise TraceFormatError(f"unknown part kind {kind!r}")
+                result = _ingest_kineto(Path(path), store_dir, limits, progress, executor, workers)
+            elif kind == COLLECTOR:
+                result = _ingest_collector(Path(path), store_dir, limits, progress)
+            else:
+                raise TraceFormatError(f"unknown part kind {kind!r}")
+            return result
     except BaseException:
         shutil.rmtree(store_dir, ignore_errors=True)
         raise
@@ -125,11 +128,20 @@ class _Sink:
         self.flows: list[FlowBatch] = []
         self.store_dir = store_dir
 
-    def finish(self, offset_ns: int) -> IngestResult:
-        """The part's aggregates and store; the caller adds the metadata they decide."""
+    def finish(self, offset_ns: int, captured_windows_ns: Windows = None) -> IngestResult:
+        """The part's aggregates and store (with its event model: ``captured_windows_ns`` are
+        the ranges a collector part's Kineto recorded; None for a trace recorded whole); the
+        caller adds the metadata they decide."""
         tracks = self.context.track_frame()
         aggregates = self.aggregator.finish(self.context.strings, offset_ns)
         store = self.writer.finish(offset_ns, self.context.strings.strings, tracks)
+        captured = write_event_model(
+            self.store_dir, self.context.strings.strings, captured_windows_ns
+        )
+        # Each step says whether Kineto recorded it.
+        steps = aggregates.steps
+        steps = steps.assign(captured=np.isin(steps["start_ns"].to_numpy(), captured))
+        aggregates = replace(aggregates, steps=steps)
         self._write_flows(offset_ns)
         memory = build_memory(self.store_dir, self.context.memory, offset_ns, self.context.strings)
         self.context.memory = []
@@ -286,7 +298,8 @@ def _ingest_collector(
     if progress is not None:
         progress(1.0)
     meta = chunk.meta
-    result = sink.finish(0)
+    # Kineto's windows; a chunk of the first format holds Kineto's events converted instead.
+    result = sink.finish(0, sorted(windows.spans) or FROM_KINETO_EVENTS)
     warning = read_warning(
         context.unknown_categories,
         windows.ignored_phases(),
@@ -390,7 +403,7 @@ class _KinetoWindows:
         """Per string id of the part: a ``ProfilerStep#n`` name; a name the collector recorded."""
         names = self.context.strings.strings
         own = set(own_names)
-        is_step = np.fromiter((bool(STEP_ANNOTATION_RE.match(n)) for n in names), bool, len(names))
+        is_step = np.fromiter((bool(PROFILER_STEP_RE.match(n)) for n in names), bool, len(names))
         return is_step, np.fromiter((n in own for n in names), bool, len(names))
 
 
