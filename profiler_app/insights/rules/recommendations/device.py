@@ -26,7 +26,7 @@ from profiler_app.insights.rules.recommendations.inputs import (
     top_ranges,
     window_label,
 )
-from tracefmt.kinds import GPU_OP_KINDS, EventKind, MemcpyKind
+from tracefmt.kinds import EventKind, MemcpyKind
 from tracefmt.names import memcpy_kind, precision_from_name
 
 # Matrix multiplications and convolutions: the work tensor cores speed up...
@@ -139,7 +139,8 @@ def evaluate_host_to_device_copies(
         n_steps, step_ns = scope.steps, scope.scope_ns
         if not step_ns:
             continue
-        ops = scope.events[scope.events["kind"].isin(GPU_OP_KINDS).to_numpy()]
+        ops = trace.gpu_ops
+        ops = ops[scope.rows[trace.positions(ops.index.to_numpy())]]
         copies = ops[_directions(trace, ops) == MemcpyKind.HTOD]
         kernels_ns = int(ops.loc[ops["kind"].to_numpy() == EventKind.KERNEL, "dur_ns"].sum())
         names = trace.names

@@ -68,7 +68,7 @@ def _time_in(
     scope = scope_of(trace)
     if not scope.scope_ns:
         return None
-    events = events_named(trace, wanted, HOST_KINDS, scope.events)
+    events = events_named(trace, wanted, HOST_KINDS, scope.rows)
     busy_ns = covered_ns(events)
     figures = {
         "steps": scope.steps,
@@ -250,7 +250,7 @@ def evaluate_launch_overhead(analyses: TraceAnalyses, params: LaunchOverheadPara
     scopes = {rank: scope_of(trace) for rank, trace in traces.items()}
     for rank, group in table.groupby("rank", sort=True):
         if rank in scopes:  # launches made inside the rank's steps (or steady state)
-            in_scope = scopes[rank].events["correlation"].to_numpy()
+            in_scope = traces[rank].events["correlation"].to_numpy()[scopes[rank].rows]
             group = group[np.isin(group["correlation"].to_numpy(), in_scope[in_scope >= 0])]
             if group.empty:
                 continue

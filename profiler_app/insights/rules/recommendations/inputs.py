@@ -35,11 +35,14 @@ def events_named(
     trace: RankTrace,
     wanted: Callable[[str], bool],
     kinds: tuple[int, ...] | None = None,
-    among: pd.DataFrame | None = None,
+    among: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """The events (of ``among``, by default all the rank's) whose name ``wanted`` accepts."""
-    events = trace.events if among is None else among
+    """The events (those ``among`` selects, by default all the rank's) whose name ``wanted``
+    accepts."""
+    events = trace.events
     rows = np.isin(events["name"].to_numpy(), name_ids(trace, wanted))
+    if among is not None:
+        rows &= among
     if kinds is not None:
         rows &= events["kind"].isin(kinds).to_numpy()
     return events[rows]
@@ -77,7 +80,7 @@ class Scope:
     steps: int
     scope_ns: int
     label: str
-    events: pd.DataFrame  # the rank's events in the scope
+    rows: np.ndarray  # which of the rank's events lie in the scope
     start_ns: int = 0  # the steady state's bounds (0, 0 with steps)
     end_ns: int = 0
 
@@ -89,20 +92,21 @@ def scope_of(trace: RankTrace) -> Scope:
     steps = trace.step_events
     events = trace.events
     if len(steps):
-        inside = events[events["step"].to_numpy() >= 0]
+        inside = events["step"].to_numpy() >= 0
         return Scope(
             len(steps), int(steps["dur_ns"].sum()), window_label(trace, len(steps)), inside
         )
+    everything = np.ones(len(events), dtype=bool)
     if events.empty:
-        return Scope(0, 0, NO_ITERATION, events)
+        return Scope(0, 0, NO_ITERATION, everything)
     found = steady_state(trace)
     if found is None:
         start = int(events["start_ns"].min())
         end = int((events["start_ns"] + events["dur_ns"]).max())
-        return Scope(0, end - start, NO_ITERATION, events, start, end)
+        return Scope(0, end - start, NO_ITERATION, everything, start, end)
     start, end, iterations = found
     at = launch_times(trace)
-    inside = events[(at >= start) & (at < end)]
+    inside = (at >= start) & (at < end)
     label = (
         f"the steady state: iterations 2–{iterations} of {iterations} "
         f"(no steps annotated; the first iteration is left out as warm-up)"
