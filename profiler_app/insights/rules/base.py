@@ -343,18 +343,18 @@ def snapshot_ids(
 def _snapshot_gaps(
     nodes: np.ndarray, times_ns: np.ndarray, series: np.ndarray | None
 ) -> np.ndarray:
-    """Each sample's snapshot gap (``snapshot_ids``), by its node."""
+    """Each sample's snapshot gap (``snapshot_ids``), by its node: a series' interval is its
+    span over its samples less one, grouped by hashing (no sort of the samples)."""
     series = np.zeros(len(nodes), dtype=np.int64) if series is None else series
-    order = np.lexsort((times_ns, series, nodes))
-    node, line, time = nodes[order], series[order], times_ns[order]
-    same = (node[1:] == node[:-1]) & (line[1:] == line[:-1])
-    intervals = pd.Series(np.diff(time)[same]).groupby(node[1:][same]).median()
-    if intervals.empty:  # one sample per series: nothing to go by
+    key = nodes.astype(np.int64) * (1 << 40) + series
+    spans = pd.Series(times_ns).groupby(key, sort=False).agg(["min", "max", "count"])
+    spans = spans[spans["count"] > 1]
+    if spans.empty:  # one sample per series: nothing to go by
         return np.full(len(nodes), SNAPSHOT_GAP_NS)
-    gaps = np.minimum(SNAPSHOT_GAP_NS, intervals.to_numpy() / 2)
-    known = np.isin(nodes, intervals.index.to_numpy())
-    at = np.searchsorted(intervals.index.to_numpy(), nodes)
-    return np.where(known, gaps[np.minimum(at, max(len(gaps) - 1, 0))], SNAPSHOT_GAP_NS)
+    interval = (spans["max"] - spans["min"]) / (spans["count"] - 1)
+    per_node = interval.groupby(spans.index.to_numpy() >> 40).median()
+    gaps = pd.Series(np.minimum(SNAPSHOT_GAP_NS, per_node.to_numpy() / 2), index=per_node.index)
+    return gaps.reindex(nodes.astype(np.int64), fill_value=SNAPSHOT_GAP_NS).to_numpy()
 
 
 def merge_ranges(ranges: Iterable[TimeRange]) -> list[TimeRange]:
