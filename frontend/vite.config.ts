@@ -22,5 +22,7 @@ export default defineConfig(({ command }) => ({
     environment: "jsdom",
     setupFiles: ["src/test/setup.ts"],
     css: false,
+    // A loaded machine (CI beside other work) must not fail a test by the clock.
+    testTimeout: 60_000,
   },
 }));

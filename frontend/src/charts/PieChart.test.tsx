@@ -23,7 +23,7 @@ describe("pie chart with a legend table", () => {
         slice("reduce_kernel<float>", 40, "#f28e2b"),
       ]} />,
     );
-    const chart = await screen.findByRole("img", { name: "Kernel time" }, { timeout: 5000 });
+    const chart = await screen.findByRole("img", { name: "Kernel time" });
     await waitFor(() => expect(chart.querySelectorAll("path[fill='#4e79a7'], path[fill='#f28e2b']")).toHaveLength(2));
 
     const row = within(container).getByTitle("gemm_kernel<float, 128>").closest("tr")!;

@@ -1,6 +1,10 @@
 import "@testing-library/jest-dom/vitest";
-import { cleanup } from "@testing-library/react";
+import { cleanup, configure } from "@testing-library/react";
 import { afterEach, vi } from "vitest";
+
+// Pages render in a second on an idle machine and several on a loaded one: every findBy/waitFor
+// waits for the data, not for a fixed second (testing-library's default).
+configure({ asyncUtilTimeout: 30_000 });
 
 afterEach(() => {
   cleanup();

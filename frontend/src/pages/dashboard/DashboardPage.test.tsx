@@ -45,7 +45,6 @@ function serve(dashboard: Dashboard, histograms: CustomHistogram[] = []) {
 }
 
 // Thirteen charts render their SVG in jsdom, which takes seconds when test files run in parallel.
-const SLOW = { timeout: 8000 };
 
 // By heading text rather than by role: computing accessible names across the charts' SVG is slow.
 function panel(title: string): HTMLElement {
@@ -53,7 +52,7 @@ function panel(title: string): HTMLElement {
 }
 
 async function findPanel(title: string): Promise<HTMLElement> {
-  return (await screen.findByText(title, { selector: ".panel h3" }, SLOW)).closest("section")!;
+  return (await screen.findByText(title, { selector: ".panel h3" })).closest("section")!;
 }
 
 function legendRows(title: string): HTMLElement[] {
@@ -80,7 +79,7 @@ describe("Dashboard page", () => {
     ]);
     expect(within(panel("CPU active time")).getByText("No CPU samples in an imported trace.")).toBeInTheDocument();
     expect(within(panel("CPU utilisation over time")).getByText("No CPU samples in an imported trace.")).toBeInTheDocument();
-    expect(await within(panel("GPU utilisation over time")).findByRole("img", {}, SLOW)).toBeInTheDocument();
+    expect(await within(panel("GPU utilisation over time")).findByRole("img", {})).toBeInTheDocument();
 
     const kernels = legendRows("Time spent by all GPU kernels");
     expect(kernels).toHaveLength(16); // the top 15 and Other
@@ -107,7 +106,7 @@ describe("Dashboard page", () => {
     serve(makeDashboard());
     renderApp("/dashboard");
 
-    const k = await screen.findByLabelText("Time spent by all GPU kernels: kernels shown (k)", {}, SLOW);
+    const k = await screen.findByLabelText("Time spent by all GPU kernels: kernels shown (k)", {});
     await userEvent.clear(k);
     await userEvent.type(k, "3");
     expect(legendRows("Time spent by all GPU kernels").map((row) => row.textContent)).toEqual([
@@ -133,7 +132,7 @@ describe("Dashboard page", () => {
 
     const create = await findPanel("Create new histogram");
     const select = within(create).getByLabelText("Annotation");
-    await waitFor(() => expect(select).toBeEnabled(), SLOW);
+    await waitFor(() => expect(select).toBeEnabled());
     expect(within(select).getAllByRole("option").map((o) => o.textContent)).toEqual([
       "Choose an annotation…", "## backward ##", "## forward ##", "## optimizer ##",
     ]);
@@ -142,7 +141,7 @@ describe("Dashboard page", () => {
 
     const forward = await findPanel("## forward ## durations");
     expect(api.sent("POST /api/histograms/")[0]!.body).toEqual({ job: 7, annotation_name: "## forward ##" });
-    expect(await within(forward).findByText("3 occurrences", {}, SLOW)).toBeInTheDocument();
+    expect(await within(forward).findByText("3 occurrences", {})).toBeInTheDocument();
     expect(within(forward).getByText("6 ms")).toBeInTheDocument(); // mean of 4, 5 and 9 ms
     const [durations] = api.sent("GET /api/jobs/7/annotations/durations/");
     expect(durations!.url.searchParams.get("name")).toBe("## forward ##");
@@ -150,7 +149,7 @@ describe("Dashboard page", () => {
     expect(within(select).queryByRole("option", { name: "## forward ##" })).toBeNull();
 
     await userEvent.click(within(forward).getByRole("button", { name: "Remove the ## forward ## histogram" }));
-    await waitFor(() => expect(screen.queryByText("## forward ## durations")).toBeNull(), SLOW);
+    await waitFor(() => expect(screen.queryByText("## forward ## durations")).toBeNull());
     expect(api.sent("DELETE /api/histograms/40/")).toHaveLength(1);
   });
 
@@ -160,7 +159,7 @@ describe("Dashboard page", () => {
     renderApp("/dashboard");
 
     const backward = await findPanel("## backward ## durations");
-    expect(await within(backward).findByText("3 occurrences", {}, SLOW)).toBeInTheDocument();
+    expect(await within(backward).findByText("3 occurrences", {})).toBeInTheDocument();
     expect(api.sent("GET /api/histograms/")[0]!.url.searchParams.get("job")).toBe("7");
   });
 
