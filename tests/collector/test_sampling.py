@@ -10,9 +10,18 @@ from tracefmt.kinds import SampleKind
 def test_it_samples_every_core_io_wait_and_memory():
     sampler = Sampler(20, cpu=True, gpu=False, perf=False, node_level=True)
     sampler.start()
-    time.sleep(0.2)
+    samples: list = []
+    deadline = time.monotonic() + 60
+    # Until a full round of samples arrived (a loaded machine takes longer than 20 ms).
+    while time.monotonic() < deadline and not {
+        SampleKind.CPU_UTIL_TOTAL_PCT,
+        SampleKind.CPU_IOWAIT_PCT,
+        SampleKind.HOST_MEM_USED_BYTES,
+    } <= {s[0] for s in samples}:
+        time.sleep(0.05)
+        samples += sampler.drain()
     sampler.stop()
-    samples = sampler.drain()
+    samples += sampler.drain()
     assert sampler.sources["psutil"] == "ok"
     assert sampler.sources["nvml"] == "off (gpu_sampling disabled)"
     per_core = [s for s in samples if s[0] == SampleKind.CPU_UTIL_PCT]

@@ -1,6 +1,7 @@
 """Real headless Chromium against pytest-django's live server, driven by Python Playwright."""
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,17 @@ SCREENSHOTS = Path(settings.BASE_DIR) / "test-artifacts" / "screenshots"
 VIEWPORT = {"width": 1366, "height": 800}  # a common laptop screen
 
 expect.set_options(timeout=10_000)
+# What a condition a page draws (not a locator: pixels of a canvas, say) may take to come true.
+WAIT_UNTIL_S = 30
+
+
+def wait_until(condition, what: str) -> None:
+    """Polls ``condition`` until it holds: a loaded machine draws later, never wrongly."""
+    deadline = time.monotonic() + WAIT_UNTIL_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from profiler_app.core.models import LoadedProfile
-from tests.e2e.conftest import screenshot, sign_in
+from tests.e2e.conftest import screenshot, sign_in, wait_until
 from tests.timeline.jobs import parse_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -102,8 +102,7 @@ def test_it_zooms_selects_a_kernel_and_shows_its_launch(live_server, tab, job):
     )
     expect(pane.get_by_label("Connected launch")).to_contain_text("cudaLaunchKernel")
     expect(pane.get_by_label("Latency")).to_contain_text("Launch latency")
-    tab.wait_for_timeout(300)
-    assert arrow_pixels(tab) > 40
+    wait_until(lambda: arrow_pixels(tab) > 40, "the arrow to be drawn")
     screenshot(tab, "timeline-kernel-selected")
 
     tab.mouse.move(canvas["x"] + canvas["width"] / 2, row["y"] + 11)

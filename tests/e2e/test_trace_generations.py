@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from profiler_app.core.models import LoadedProfile
-from tests.e2e.conftest import screenshot, sign_in
+from tests.e2e.conftest import screenshot, sign_in, wait_until
 from tests.e2e.test_dashboard import drawn_chart
 from tests.e2e.test_timeline import arrow_pixels, wait_for_paint
 from tests.timeline.jobs import parse_job, parse_paths
@@ -56,8 +56,7 @@ def test_a_pytorch_18_trace_shows_its_gpu_work_on_every_page(live_server, tab, o
     pane = tab.get_by_role("region", name="Selection details")
     expect(pane.get_by_label("Selected")).to_contain_text(KERNEL)
     expect(pane.get_by_label("Connected launch")).to_contain_text("cudaLaunchKernel")
-    tab.wait_for_timeout(300)
-    assert arrow_pixels(tab) > 40
+    wait_until(lambda: arrow_pixels(tab) > 40, "the arrow to be drawn")
     screenshot(tab, "pt18-timeline-kernel-selected")
 
 
