@@ -99,9 +99,8 @@ def build_memory(
     cols["total_allocated"] = rebuilt_allocated(device_key, cols["bytes"], cols["total_allocated"])
     ops = _cpu_operators(store_dir, np.unique(cols["track"]))
     cols["operator"] = innermost_operator(ops, cols["track"], cols["time_ns"])
-    operator_name = np.where(
-        cols["operator"] >= 0, ops["name"][np.maximum(cols["operator"], 0)], -1
-    ).astype(np.int32)
+    # -1 (outside every operator) reads the appended -1: a thread may have no operators at all.
+    operator_name = np.r_[ops["name"], -1][cols["operator"]].astype(np.int32)
     table = pa.Table.from_arrays(
         [pa.array(cols[f.name] if f.name != "operator" else operator_name, f.type)
          for f in MEMORY_SCHEMA],

@@ -1,6 +1,7 @@
 """The memory view's numbers for a real CPU training loop recorded with profile_memory=True,
 against the raw JSON (``memory_expected``)."""
 
+import json
 import shutil
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from profiler_app.traces import ingest_trace
 from profiler_app.traces.memory import (
     MEMORY_FILE,
+    NO_OPERATOR,
     NOT_RECORDED,
     EventFilter,
     downsample,
@@ -133,3 +135,23 @@ def test_it_sums_bytes_per_device_and_keeps_recorded_totals():
     assert rebuilt_allocated(device, nbytes, totals).tolist() == [100, 7, 150, 0, 30]
     recorded = np.array([900, 7, 950, 0, 830])
     assert rebuilt_allocated(device, nbytes, recorded).tolist() == recorded.tolist()
+
+
+def test_memory_events_on_a_thread_without_operators_belong_to_none(tmp_path):
+    """Allocations with no operator around them (a thread that ran none) are listed as outside
+    every operator, not a failed parse."""
+    memory = {"Device Type": 0, "Device Id": -1, "Addr": 1, "Total Reserved": 4096}
+    events = [
+        {"ph": "C", "name": "counter", "pid": 1, "tid": 1, "ts": 1, "args": {"v": 1}},
+        {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 2,
+         "s": "t", "args": {**memory, "Bytes": 100, "Total Allocated": 100}},
+        {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 3,
+         "s": "t", "args": {**memory, "Bytes": -40, "Total Allocated": 60}},
+    ]  # fmt: skip
+    trace = tmp_path / "no-operators.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    result = ingest_trace(trace, "kineto", tmp_path / "store")
+    [peak] = result.memory.peaks.to_dict("records")
+    assert (peak["allocated"], peak["running"]) == (100, [])
+    [row] = result.memory.operators.to_dict("records")
+    assert (row["name"], row["allocations"], row["allocated_bytes"]) == (NO_OPERATOR, 1, 100)
