@@ -27,12 +27,11 @@ from profiler_app.insights.rules.recommendations.inputs import (
     window_label,
 )
 from tracefmt.kinds import EventKind, MemcpyKind
-from tracefmt.names import memcpy_kind, precision_from_name
+from tracefmt.names import memcpy_kind, precision_from_name, runs_on_tensor_cores
 
-# Matrix multiplications and convolutions: the work tensor cores speed up...
+# Matrix multiplications and convolutions: the work tensor cores speed up (unless they already
+# run on them: ``tracefmt.names.runs_on_tensor_cores``, the precision labels' own vocabulary).
 _MATMUL = re.compile(r"gemm|conv|wgrad|dgrad|fprop|winograd|scudnn|matmul", re.I)
-# ...unless they already run on them: CUTLASS/xmma "tensorop" kernels, and Ampere's TF32 shapes.
-_ON_TENSOR_CORES = re.compile(r"tensorop|s1688|s16816|tf32|xmma", re.I)
 NO_GPU = "no GPU kernels in this profile"
 
 
@@ -56,7 +55,7 @@ TENSOR_CORE_ADVICE = (
 def _is_fp32_matmul(name: str) -> bool:
     return (
         bool(_MATMUL.search(name))
-        and not _ON_TENSOR_CORES.search(name)
+        and not runs_on_tensor_cores(name)
         and precision_from_name(name) == "FP32"
     )
 
