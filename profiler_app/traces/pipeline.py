@@ -309,6 +309,8 @@ def _ingest_collector(
     )
     metadata = {
         "format": "collector",
+        # Version-1 chunks hold Kineto's events converted into columns, with no windows.
+        "chunk_version": meta.get("version"),
         "clock": "unix",
         "base_time_ns": 0,
         "events_in_file": chunk.n_events + windows.n_events,

@@ -161,6 +161,7 @@ def test_an_unreadable_window_is_reported_and_the_rest_is_kept(tmp_path):
 def test_a_chunk_without_windows_captured_nothing(tmp_path):
     result, _ = ingest(tmp_path)
     assert result.metadata["captured_windows_ns"] == []
+    assert result.metadata["chunk_version"] == 2
     assert pq.read_table(tmp_path / "store" / FLOWS_FILE).num_rows == 0
 
 
