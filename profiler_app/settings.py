@@ -233,6 +233,7 @@ CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("WORKER_RECYCLE_MB", 2048) * 1024  #
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 # How often beat counts the workers (anonymous health checks read that count).
 HEALTH_WORKERS_SECONDS = envint("HEALTH_WORKERS_SECONDS", 30)
+INGEST_SWEEP_SECONDS = envfloat("INGEST_SWEEP_SECONDS", 15.0)
 CELERY_BEAT_SCHEDULE = {
     "auto-shutdown-check": {
         "task": "profiler_app.core.tasks.check_idle_shutdown",
@@ -251,9 +252,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "profiler_app.core.tasks.apply_retention",
         "schedule": 24 * 3600,
     },
+    # Lost parses and insights runs are queued again within a minute of their fault ending; a
+    # sweep not run within its period is dropped (the next one does its work).
     "ingest-sweep": {
         "task": "profiler_app.ingest.tasks.sweep_unfinished_parts",
-        "schedule": envint("INGEST_SWEEP_SECONDS", 60),
+        "schedule": INGEST_SWEEP_SECONDS,
+        "options": {"expires": INGEST_SWEEP_SECONDS},
     },
     "timeline-index-sweep": {
         "task": "profiler_app.timeline.tasks.index_missing_parts",
@@ -261,13 +265,15 @@ CELERY_BEAT_SCHEDULE = {
     },
     "insights-sweep": {
         "task": "profiler_app.reports.tasks.queue_missing_insights",
-        "schedule": envint("INGEST_SWEEP_SECONDS", 60),
+        "schedule": INGEST_SWEEP_SECONDS,
+        "options": {"expires": INGEST_SWEEP_SECONDS},
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-# A part pending or processing with no sign of life for this long is queued again (its
-# queueing was lost, or its worker died); a parse reports progress about every second.
-INGEST_STALL_SECONDS = envint("INGEST_STALL_SECONDS", 900)
+# A part (or insights run) with no sign of life for this long is queued again: its queueing
+# was lost, or its worker died. A running task stamps its row every INGEST_HEARTBEAT_SECONDS.
+INGEST_STALL_SECONDS = envfloat("INGEST_STALL_SECONDS", 30.0)
+INGEST_HEARTBEAT_SECONDS = envfloat("INGEST_HEARTBEAT_SECONDS", 1.0)
 # A resumable upload that no byte reached for this long is removed with its temp file.
 UPLOAD_ABANDON_HOURS = envfloat("UPLOAD_ABANDON_HOURS", 24.0)
 # A part whose parse killed its worker this many times fails instead of being retried.

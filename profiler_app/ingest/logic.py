@@ -7,24 +7,30 @@ its timeline store into media storage.
 
 from __future__ import annotations
 
+import errno
 import logging
 import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import psycopg
+from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
+from botocore.exceptions import ConnectionError as BucketConnectionError
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from profiler_app.core import storage
 from profiler_app.core.logic import send_ingest
 from profiler_app.core.models import Node, PartState, ProfilePart
+from profiler_app.ingest.broker import waiting_part_ids
+from profiler_app.ingest.heartbeat import Heartbeat, close_connection
 from profiler_app.ingest.models import (
     Annotation,
     CollectiveStat,
@@ -106,9 +112,9 @@ def claim(part_id: int, task_id: str) -> bool:
     """Atomically take a pending part for this task; True if this task should parse it.
 
     A task redelivered after its worker died (same task id, part still "processing") takes the
-    part again, so a killed worker's part is redone rather than stuck. Each take counts: a part
-    whose parse keeps killing its worker (out of memory, say) fails after
-    ``INGEST_MAX_PARSE_ATTEMPTS`` tries instead of looping.
+    part again, so a killed worker's part is redone rather than stuck (the sweep queues it again
+    when the broker does not). Each take counts: a part whose parse keeps killing its worker
+    (out of memory, say) fails after ``INGEST_MAX_PARSE_ATTEMPTS`` tries instead of looping.
     """
     now = timezone.now()
     fields = {
@@ -137,40 +143,66 @@ def claim(part_id: int, task_id: str) -> bool:
         mark_failed(
             part_id,
             task_id,
-            f"The worker died while parsing this part {deaths} times (out of memory, or "
-            "stopped), so it is not tried again. Reprocess it to try once more.",
+            f"The parse of this part was cut short {deaths} times (its worker died: out of "
+            "memory, or stopped; or it lost the database), so it is not tried again. Reprocess "
+            "it to try once more.",
         )
         return False
     return True
 
 
 def sweep_unfinished() -> list[int]:
-    """Queue again the parts left pending or processing with no sign of life for
-    ``INGEST_STALL_SECONDS``: their queueing was lost (broker down) or their worker died
-    without the broker redelivering its task. Returns the ids queued.
+    """Queue again the parts whose task was lost; returns their ids.
 
-    A worker that is merely slow loses nothing but time: its results are refused (the part is
-    no longer its claim) and the new task parses the part again.
+    A part "processing" whose heartbeat is older than ``INGEST_STALL_SECONDS`` lost its worker
+    (killed, or its parse met an outage). A part "pending" that long whose task is not waiting
+    in the ingest queue lost its message (queued while the broker was down, or the broker lost
+    it); one still waiting counts as alive and is looked at again a stall period later.
+
+    A worker that is merely cut off from the database meanwhile loses nothing but time: its
+    results are refused (the part is no longer its claim) and the new task parses it again.
     """
     now = timezone.now()
     stale = now - timedelta(seconds=settings.INGEST_STALL_SECONDS)
     with transaction.atomic():
-        ids = list(
+        rows = list(
             ProfilePart.objects.select_for_update(skip_locked=True)
             .filter(state__in=(PartState.PENDING, PartState.PROCESSING), updated_at__lt=stale)
             .order_by("updated_at")
-            .values_list("id", flat=True)[:SWEEP_BATCH]
+            .values_list("id", "state")[:SWEEP_BATCH]
         )
-        ProfilePart.objects.filter(id__in=ids).update(state=PartState.PENDING, updated_at=now)
-    for part_id in ids:
-        log.warning("Part %s showed no progress since %s: queued again", part_id, stale)
+        pending = any(state == PartState.PENDING for _, state in rows)
+        # Unreadable broker: each is sent again (a copy of a waiting one is harmless).
+        waiting = (waiting_part_ids() or set()) if pending else set()
+        lost = [(i, s) for i, s in rows if s == PartState.PROCESSING or i not in waiting]
+        ProfilePart.objects.filter(id__in=[i for i, _ in rows]).update(updated_at=now)
+        ProfilePart.objects.filter(id__in=[i for i, _ in lost]).update(state=PartState.PENDING)
+    for part_id, state in lost:
+        log.warning("Part %s (%s) showed no sign of life since %s: queued again", part_id,
+                    state, stale)  # fmt: skip
         send_ingest(part_id)
-    return ids
+    return [i for i, _ in lost]
+
+
+def stamp_part(part_id: int, task_id: str) -> int:
+    """The parse's heartbeat: 1 while the part is still this task's claim, else 0."""
+    return ProfilePart.objects.filter(
+        id=part_id, state=PartState.PROCESSING, ingest_run__task_id=task_id
+    ).update(updated_at=timezone.now())
+
+
+class ClaimLost(Exception):
+    """The part stopped being this parse's (reprocessed, deleted, or swept as dead)."""
 
 
 def parse_claimed_part(part_id: int, task_id: str) -> bool:
-    """Parse a part this task has claimed; ends with the part "done" or "failed". True when its
-    results were stored."""
+    """Parse a part this task has claimed; ends with the part "done" or "failed" (or "pending"
+    again when the database went away meanwhile). True when its results were stored."""
+    with Heartbeat(partial(stamp_part, part_id, task_id), f"part {part_id}") as beat:
+        return _parse(part_id, task_id, beat)
+
+
+def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
     part = ProfilePart.objects.select_related("node").filter(id=part_id).first()
     if part is None:  # deleted since the claim (with its job, say): nothing to parse
         return False
@@ -179,6 +211,7 @@ def parse_claimed_part(part_id: int, task_id: str) -> bool:
     key = storage.store_key(part.job_id, part_id, task_id)
     executor, processes = decode_pool()
     failure = None
+    outage = False
     try:
         with storage.raw_file_on_disk(part.file.name or "") as raw:
             result = ingest_trace(
@@ -186,15 +219,19 @@ def parse_claimed_part(part_id: int, task_id: str) -> bool:
                 part.kind,
                 incoming,
                 limits(),
-                progress=_progress_writer(part_id),
+                progress=_progress_writer(part_id, beat),
                 executor=executor,
                 workers=processes,
             )
         cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
         store_written.send(sender=ProfilePart, part_id=part_id, store_dir=incoming)
         storage.stage_store(incoming, key)
+    except ClaimLost:
+        log.info("Part %s is no longer this parse's (%s): stopped", part_id, task_id)
+        discard(incoming, key)
+        return False
     except storage.StorageError as exc:
-        failure = f"{exc} Nothing of this part was changed; reprocess it to try again."
+        failure = storage_failure_message(exc)
     except FileNotFoundError as exc:
         failure = storage_gone_message(part_id, exc)
     except TraceFormatError as exc:
@@ -204,30 +241,126 @@ def parse_claimed_part(part_id: int, task_id: str) -> bool:
             "This part needs more memory than a worker may use (WORKER_MEMORY_LIMIT_MB = "
             f"{settings.WORKER_MEMORY_LIMIT_MB:,} MB)."
         )
-    except Exception:
-        if part_exists(part_id):
-            log.exception("Parsing part %s failed", part_id)  # the details, for the admins
-        else:  # deleted during the parse, its files from under it: nothing went wrong
-            log.info("Part %s was deleted while it was parsed", part_id)
-        failure = (
-            "This file could not be parsed: the server met an unexpected problem with it "
-            f"(part {part_id}; the worker's log has the details). Reprocess it to try again."
-        )
+    except Exception as exc:
+        outage = database_lost(exc)
+        if outage:
+            log.warning("Part %s lost the database while it was parsed: %s", part_id, exc)
+        else:
+            failure = unexpected_failure_message(part_id, exc)
     # Recorded here, past the except blocks: the parse's memory is freed with its traceback.
-    if failure is not None:
-        storage.discard_store(incoming, key)
-        mark_failed(part_id, task_id, failure)
+    if outage or failure is not None:
+        discard(incoming, key)
+        if failure is None:
+            requeue(part_id, task_id)
+        else:
+            mark_failed(part_id, task_id, failure)
         return False
     try:
         stored = save_result(part, task_id, result, incoming, key, cluster)
     except Exception as exc:  # the transaction rolled back: the part's old rows are intact
-        log.exception("Storing the results of part %s failed", part_id)
-        storage.discard_store(incoming, key)
-        mark_failed(part_id, task_id, store_failure_message(exc))
+        discard(incoming, key)
+        if database_lost(exc):
+            log.warning("Part %s lost the database while its results were stored", part_id)
+            requeue(part_id, task_id)
+        else:
+            log.exception("Storing the results of part %s failed", part_id)
+            mark_failed(part_id, task_id, store_failure_message(exc))
         return False
     if not stored:
-        storage.discard_store(incoming, key)
+        discard(incoming, key)
     return stored
+
+
+def unexpected_failure_message(part_id: int, exc: Exception) -> str:
+    if disk_full(exc):
+        log.warning("Part %s: the disk is full (%s)", part_id, exc)
+        return (
+            "This part could not be parsed: the server's disk is full. Nothing of this part was "
+            "changed; free some space (or ask an administrator to), then reprocess it."
+        )
+    if part_exists(part_id):
+        log.exception("Parsing part %s failed", part_id)  # the details, for the admins
+    else:  # deleted during the parse, its files from under it: nothing went wrong
+        log.info("Part %s was deleted while it was parsed", part_id)
+    return (
+        "This file could not be parsed: the server met an unexpected problem with it "
+        f"(part {part_id}; the worker's log has the details). Reprocess it to try again."
+    )
+
+
+def _causes(exc: BaseException):
+    """The exception and those it was raised from or while handling (a wrapper's cause)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def database_lost(exc: BaseException) -> bool:
+    """The connection to PostgreSQL broke (an outage, a restart), as opposed to a refusal."""
+    if not isinstance(exc, OperationalError | InterfaceError | psycopg.OperationalError
+                      | psycopg.InterfaceError):  # fmt: skip
+        return False
+    try:
+        usable = connection.connection is not None and connection.is_usable()
+    except DatabaseError:
+        usable = False
+    if not usable:
+        close_connection()  # the next query connects afresh
+    return not usable
+
+
+def disk_full(exc: BaseException) -> bool:
+    return any(
+        isinstance(e, OSError)
+        and (e.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(e))
+        for e in _causes(exc)
+    )
+
+
+def storage_unreachable(exc: BaseException) -> bool:
+    """The bucket did not answer (refused, timed out), as opposed to refusing a request."""
+    kinds = (BucketConnectionError, ReadTimeoutError, ConnectionClosedError)
+    return any(isinstance(e, kinds) for e in _causes(exc))
+
+
+def storage_failure_message(exc: storage.StorageError) -> str:
+    if storage_unreachable(exc):
+        return (
+            f"The server's storage is unreachable, so this part could not be parsed ({exc}) "
+            "Nothing of this part was changed; reprocess it once the storage is back."
+        )
+    if disk_full(exc):
+        return (
+            "This part could not be parsed: the server's disk is full. Nothing of this part was "
+            "changed; free some space (or ask an administrator to), then reprocess it."
+        )
+    return f"{exc} Nothing of this part was changed; reprocess it to try again."
+
+
+def discard(incoming: Path, key: str) -> None:
+    """What the parse wrote, removed if it can be: a cleanup that fails (the bucket is down)
+    is logged and never keeps the part from being marked."""
+    try:
+        storage.discard_store(incoming, key)
+    except (storage.StorageError, OSError) as exc:
+        log.warning("The store of a parse at %s could not be removed: %s", key, exc)
+
+
+def requeue(part_id: int, task_id: str) -> None:
+    """The parse met a database outage: the part goes back to "pending" and its task to the
+    queue now if the database is back, else the sweep does both once it is."""
+    try:
+        released = ProfilePart.objects.filter(
+            id=part_id, state=PartState.PROCESSING, ingest_run__task_id=task_id
+        ).update(state=PartState.PENDING, updated_at=timezone.now())
+    except DatabaseError as exc:
+        log.warning("Part %s is left for the ingest sweep (the database is down: %s)", part_id, exc)
+        return
+    if released:
+        send_ingest(part_id)
 
 
 def storage_gone_message(part_id: int, exc: FileNotFoundError) -> str:
@@ -240,6 +373,16 @@ def storage_gone_message(part_id: int, exc: FileNotFoundError) -> str:
 
 
 def store_failure_message(exc: Exception) -> str:
+    if any(isinstance(e, psycopg.errors.DiskFull) for e in _causes(exc)):
+        return (
+            "This file was read, but its results could not be stored: the database's disk is "
+            "full. Free some space (or ask an administrator to), then reprocess it."
+        )
+    if disk_full(exc):
+        return (
+            "This file was read, but its results could not be stored: the server's disk is "
+            "full. Free some space (or ask an administrator to), then reprocess it."
+        )
     # COPY runs on psycopg's own cursor, whose errors Django does not wrap.
     if isinstance(exc, DatabaseError | psycopg.Error):
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -250,17 +393,22 @@ def store_failure_message(exc: Exception) -> str:
     return f"This file was read, but its results could not be stored ({type(exc).__name__})."
 
 
-def _progress_writer(part_id: int):
+def _progress_writer(part_id: int, beat: Heartbeat):
     last = [0.0]
 
     def write(fraction: float) -> None:
+        if beat.lost:
+            raise ClaimLost(part_id)
         now = time.monotonic()
         if now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            # Parsing reaches 95%; storing the results is the rest. updated_at: a sign of life.
-            ProfilePart.objects.filter(id=part_id).update(
-                progress=round(fraction * 0.95, 3), updated_at=timezone.now()
-            )
+            # Parsing reaches 95%; storing the results is the rest.
+            try:
+                ProfilePart.objects.filter(id=part_id).update(
+                    progress=round(fraction * 0.95, 3), updated_at=timezone.now()
+                )
+            except DatabaseError:  # an outage: the parse goes on, the heartbeat says so
+                close_connection()
 
     return write
 

@@ -21,7 +21,7 @@ def ingest_part(self, part_id: int) -> None:
 
 @shared_task(acks_late=False)
 def sweep_unfinished_parts() -> int:
-    """Beat runs this every minute: parts stuck pending or processing are queued again."""
+    """Beat runs this every INGEST_SWEEP_SECONDS: parts whose task was lost are queued again."""
     return len(logic.sweep_unfinished())
 
 

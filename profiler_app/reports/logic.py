@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,11 +21,13 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core import storage
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest.figures import in_window, window_info
+from profiler_app.ingest.heartbeat import Heartbeat
 from profiler_app.ingest.models import PartSummary, Step, UtilizationPoint
 from profiler_app.ingest.text import clean_json, storable
 from profiler_app.insights import frames
@@ -43,6 +47,8 @@ log = logging.getLogger(__name__)
 
 TASK_NAME = "profiler_app.reports.tasks.run_insights"
 ERROR_CHARS = 2000
+# Runs the insights sweep queues again at most per run (the rest wait for the next run).
+SWEEP_BATCH = 500
 
 
 def debounce_s() -> float:
@@ -53,20 +59,53 @@ def debounce_s() -> float:
 def request_run(job_id: int, delay_s: float | None = None) -> int:
     """Queue a computation of the job's insights; returns its generation. Earlier queued
     ones that have not started yet then do nothing."""
+    countdown = debounce_s() if delay_s is None else delay_s
     with transaction.atomic():
         insights, _ = JobInsights.objects.select_for_update().get_or_create(job_id=job_id)
+        now = timezone.now()
         JobInsights.objects.filter(pk=insights.pk).update(
             generation=F("generation") + 1,
             status=InsightsStatus.QUEUED,
-            requested_at=timezone.now(),
+            requested_at=now,
+            heartbeat_at=now + timedelta(seconds=countdown),
+            attempts=0,
         )
         generation = insights.generation + 1
-        countdown = debounce_s() if delay_s is None else delay_s
-        # The task name, not its function: tasks.py imports this module.
-        transaction.on_commit(
-            lambda: current_app.send_task(TASK_NAME, (job_id, generation), countdown=countdown)
-        )
+        transaction.on_commit(lambda: send_run(job_id, generation, countdown))
     return generation
+
+
+def send_run(job_id: int, generation: int, countdown: float = 0) -> None:
+    """Queue the run now; with the broker down the insights sweep queues it later."""
+    try:
+        # The task name, not its function: tasks.py imports this module.
+        current_app.send_task(TASK_NAME, (job_id, generation), countdown=countdown)
+    except OperationalError as exc:
+        log.warning("Could not queue the insights of job %s (the sweep will): %s", job_id, exc)
+
+
+def requeue_lost() -> list[int]:
+    """Queue again the runs whose task was lost (queued while the broker was down, or held
+    by a worker that died): queued or running with no sign of life for INGEST_STALL_SECONDS.
+    The same generation is sent again, so a copy of a task that still arrives does nothing
+    (only one task starts a generation). Returns the jobs."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.INGEST_STALL_SECONDS)
+    with transaction.atomic():
+        lost = list(
+            JobInsights.objects.select_for_update(skip_locked=True)
+            .filter(status__in=(InsightsStatus.QUEUED, InsightsStatus.RUNNING))
+            .filter(heartbeat_at__lt=stale)
+            .order_by("heartbeat_at")
+            .values_list("job_id", "generation", "status")[:SWEEP_BATCH]
+        )
+        JobInsights.objects.filter(job_id__in=[job for job, _, _ in lost]).update(
+            status=InsightsStatus.QUEUED, heartbeat_at=now
+        )
+    for job_id, generation, status in lost:
+        log.warning("Insights of job %s (%s) showed no sign of life: queued again", job_id, status)
+        send_run(job_id, generation)
+    return [job for job, _, _ in lost]
 
 
 def queue_missing() -> list[int]:
@@ -96,11 +135,34 @@ def on_window_changed(sender, job: TrainingJob, **kwargs) -> None:
 
 def compute(job_id: int, generation: int) -> None:
     """Run the rules and analyses and store them, if ``generation`` is still the latest."""
-    started = JobInsights.objects.filter(job_id=job_id, generation=generation).update(
-        status=InsightsStatus.RUNNING
-    )
+    # The claim: one task starts a generation (a copy the sweep sent, or a redelivery, finds
+    # it running or done and leaves it).
+    started = JobInsights.objects.filter(
+        job_id=job_id, generation=generation, status=InsightsStatus.QUEUED
+    ).update(status=InsightsStatus.RUNNING, heartbeat_at=timezone.now(), attempts=F("attempts") + 1)
     if not started:
         return
+    deaths = JobInsights.objects.values_list("attempts", flat=True).get(job_id=job_id) - 1
+    if deaths >= settings.INGEST_MAX_PARSE_ATTEMPTS:
+        JobInsights.objects.filter(job_id=job_id, generation=generation).update(
+            status=InsightsStatus.FAILED,
+            computed_at=timezone.now(),
+            error=f"The insights run was cut short {deaths} times (its worker died: out of "
+            "memory, or stopped), so it is not tried again; a new part or a change of the "
+            "job's window or rule parameters runs it once more.",
+        )
+        return
+    with Heartbeat(partial(_stamp, job_id, generation), f"insights of job {job_id}"):
+        _compute(job_id, generation)
+
+
+def _stamp(job_id: int, generation: int) -> int:
+    return JobInsights.objects.filter(
+        job_id=job_id, generation=generation, status=InsightsStatus.RUNNING
+    ).update(heartbeat_at=timezone.now())
+
+
+def _compute(job_id: int, generation: int) -> None:
     job = TrainingJob.objects.get(pk=job_id)
     try:
         traces = rank_traces(job)

@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from profiler_app.core.models import TrainingJob
 
@@ -30,6 +31,21 @@ class JobInsights(models.Model):
     report = models.JSONField(default=dict)
     analyses = models.JSONField(default=dict)
     error = models.TextField(blank=True)
+    # A sign of life: when a queued run is due, stamped every second while it runs. The
+    # insights sweep queues again a run queued or running without one for a stall period.
+    heartbeat_at = models.DateTimeField(default=timezone.now)
+    # Runs of this generation started: more than one means a worker died running it.
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        indexes = [
+            # The insights sweep: runs queued or running, oldest sign of life first.
+            models.Index(
+                fields=["heartbeat_at"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="insights_unfinished_idx",
+            ),
+        ]
 
 
 class RuleOverrides(models.Model):

@@ -13,5 +13,6 @@ def run_insights(job_id: int, generation: int) -> None:
 
 @shared_task(acks_late=False)
 def queue_missing_insights() -> int:
-    """Beat runs this every few minutes: jobs parsed before insights existed get them."""
-    return len(logic.queue_missing())
+    """Beat runs this every INGEST_SWEEP_SECONDS: jobs parsed before insights existed get
+    them, and runs whose task was lost are queued again."""
+    return len(logic.queue_missing()) + len(logic.requeue_lost())

@@ -315,8 +315,9 @@ def test_it_fails_a_part_that_killed_its_worker_too_often(user, settings):
     part.refresh_from_db()
     assert part.state == PartState.FAILED
     assert part.error == (
-        "The worker died while parsing this part 3 times (out of memory, or stopped), so it is "
-        "not tried again. Reprocess it to try once more."
+        "The parse of this part was cut short 3 times (its worker died: out of memory, or "
+        "stopped; or it lost the database), so it is not tried again. Reprocess it to try once "
+        "more."
     )
 
 
