@@ -17,9 +17,12 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.timeline import lanes as lanes_mod
+from profiler_app.timeline.activity import MAX_K as ACTIVITY_MAX_K
+from profiler_app.timeline.activity import MIN_RATIO as ACTIVITY_MIN_RATIO
 from profiler_app.timeline.activity import ActivityLevel, build_activity
 from profiler_app.timeline.levels import (
     MAX_REL_NS,
+    MIN_RATIO,
     N_CLASSES,
     build_levels,
     class_keys,
@@ -84,7 +87,12 @@ class _Pyramids:
 
     def add(self, subject: int, starts: np.ndarray, span_start, span_end) -> None:
         merged = merge_intervals(span_start, span_end)
-        for level in build_activity(np.sort(starts), *merged):
+        self.add_levels(subject, build_activity(np.sort(starts), *merged), merged)
+
+    def add_levels(
+        self, subject: int, levels: list[ActivityLevel], merged: tuple[np.ndarray, np.ndarray]
+    ) -> None:
+        for level in levels:
             self.table.append((subject, level.k, self.size, len(level.bucket)))
             self.levels.append(level)
             self.size += len(level.bucket)
@@ -115,8 +123,14 @@ def _activity_arrays(arrays: dict[str, np.ndarray], n_lanes: int, device) -> dic
     row_off, row_lane = arrays["row_off"], arrays["row_lane"]
     lane_lo = np.searchsorted(row_lane, np.arange(n_lanes), side="left")
     lane_hi = np.searchsorted(row_lane, np.arange(n_lanes), side="right")
+    first, stop = row_off[lane_lo], row_off[lane_hi]
+    few = stop - first < ACTIVITY_MIN_RATIO
+    few_levels = iter(_few_events_activity(first[few], stop[few], start, start + dur))
     for lane in range(n_lanes):
-        a, b = row_off[lane_lo[lane]], row_off[lane_hi[lane]]
+        if few[lane]:
+            lanes.add_levels(lane, *next(few_levels))
+            continue
+        a, b = first[lane], stop[lane]
         lanes.add(lane, start[a:b], start[a:b], start[a:b] + dur[a:b])
     # One more subject, the whole part: what a collapsed process or node draws.
     lanes.add(n_lanes, start, start, start + dur)
@@ -129,10 +143,75 @@ def _activity_arrays(arrays: dict[str, np.ndarray], n_lanes: int, device) -> dic
     return {**lanes.arrays(), **gpus.arrays(), "util_device": devices}
 
 
+def _few_events_activity(
+    first: np.ndarray, stop: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> list[tuple[list[ActivityLevel], tuple[np.ndarray, np.ndarray]]]:
+    """``build_activity`` and ``merge_intervals`` of many subjects at once, each holding the
+    events [first, stop) and fewer than ``ACTIVITY_MIN_RATIO`` of them (a trace of 200,000
+    one-event threads has 200,000 such lanes). Such a subject keeps only the coarsest level:
+    every finer one has at least one entry, so is not ``ACTIVITY_MIN_RATIO`` times smaller."""
+    n_each = (stop - first).astype(np.int64)
+    total = int(n_each.sum())
+    offsets = np.r_[0, np.cumsum(n_each)[:-1]].astype(np.int64)
+    subject = np.repeat(np.arange(len(first)), n_each)
+    position = np.arange(total) - np.repeat(offsets, n_each)
+    rows = np.repeat(first, n_each) + position
+    s, e = start[rows], end[rows]
+    order = np.lexsort((s, subject))  # stable, as merge_intervals sorts
+    s, e = s[order], e[order]
+    # Merged intervals per subject: the running reach restarts at each subject's first event.
+    reach = e.copy()
+    for p in range(1, int(n_each.max(initial=0))):
+        at = np.flatnonzero(position == p)
+        reach[at] = np.maximum(reach[at - 1], e[at])
+    new = position == 0
+    new[1:] |= s[1:] > reach[:-1]
+    merged_first = np.flatnonzero(new)
+    merged_last = np.r_[merged_first[1:] - 1, total - 1]
+    span_start, span_end = s[merged_first], reach[merged_last]
+    span_subject = subject[merged_first]
+    # Level MAX_K as ``activity.summarise`` builds it: events starting per bucket, and the
+    # merged spans' time per bucket (``utilization.busy_per_bucket``).
+    width = 1 << ACTIVITY_MAX_K
+    lo, hi = span_start // width, (span_end - 1) // width
+    spans = np.maximum(hi - lo + 1, 1)
+    piece = np.arange(int(spans.sum())) - np.repeat(np.cumsum(spans) - spans, spans)
+    piece_bucket = np.repeat(lo, spans) + piece
+    piece_busy = np.maximum(
+        np.minimum(np.repeat(span_end, spans), (piece_bucket + 1) * width)
+        - np.maximum(np.repeat(span_start, spans), piece_bucket * width),
+        0,
+    )
+    keys_subject = np.r_[subject, np.repeat(span_subject, spans)]
+    keys_bucket = np.r_[s >> ACTIVITY_MAX_K, piece_bucket]
+    count = np.r_[np.ones(total, np.int64), np.zeros(len(piece_bucket), np.int64)]
+    busy = np.r_[np.zeros(total, np.int64), piece_busy]
+    by_key = np.lexsort((keys_bucket, keys_subject))
+    keys_subject, keys_bucket = keys_subject[by_key], keys_bucket[by_key]
+    group = (
+        np.flatnonzero(np.r_[True, (np.diff(keys_subject) != 0) | (np.diff(keys_bucket) != 0)])
+        if len(by_key)
+        else by_key
+    )
+    bucket = keys_bucket[group]
+    count = np.add.reduceat(count[by_key], group) if len(group) else count
+    busy = np.add.reduceat(busy[by_key], group) if len(group) else busy
+    level_off = np.searchsorted(keys_subject[group], np.arange(len(first) + 1))
+    span_off = np.searchsorted(span_subject, np.arange(len(first) + 1))
+    out = []
+    for i in range(len(first)):
+        a, b = level_off[i], level_off[i + 1]
+        c, d = span_off[i], span_off[i + 1]
+        level = ActivityLevel(ACTIVITY_MAX_K, bucket[a:b], count[a:b], busy[a:b])
+        out.append(([level], (span_start[c:d], span_end[c:d])))
+    return out
+
+
 def _level_arrays(rows_off: np.ndarray, start, dur, name) -> dict[str, np.ndarray]:
     table, buckets, counts, busy, names = [], [], [], [], []
     offset = 0
-    for r in range(len(rows_off) - 1):
+    # A row of fewer than MIN_RATIO events keeps no level (each summarises at least that many).
+    for r in np.flatnonzero(np.diff(rows_off) >= MIN_RATIO).tolist():
         a, b = rows_off[r], rows_off[r + 1]
         for level in build_levels(start[a:b], dur[a:b], name[a:b]):
             n = len(level.bucket)
@@ -227,11 +306,16 @@ def _positions(store_rows: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 
 def _lane_meta(table: pd.DataFrame, arrays: dict[str, np.ndarray], start, dur) -> list[dict]:
+    """Per lane of ``table``: its rows (contiguous: rows sort by lane) and events' extent."""
+    off, row_lane = arrays["row_off"], arrays["row_lane"]
+    lane = table["lane"].to_numpy().astype(np.int64)
+    row_lo = np.searchsorted(row_lane, lane, side="left")
+    row_hi = np.searchsorted(row_lane, lane, side="right")
+    lo, hi = off[row_lo], off[row_hi]
+    start_ns = np.minimum.reduceat(start, lo) if len(lo) else lo
+    end_ns = np.maximum.reduceat(start + dur, lo) if len(lo) else lo
     out = []
-    off = arrays["row_off"]
-    for info in table.itertuples():
-        rows = np.flatnonzero(arrays["row_lane"] == info.lane)
-        lo, hi = int(off[rows[0]]), int(off[rows[-1] + 1])
+    for i, info in enumerate(table.itertuples()):
         out.append(
             {
                 "lane": int(info.lane),
@@ -241,10 +325,10 @@ def _lane_meta(table: pd.DataFrame, arrays: dict[str, np.ndarray], start, dur) -
                 "pid": int(info.pid),
                 "tid": int(info.tid),
                 "label": info.label,
-                "rows": [int(r) for r in rows],
-                "n_events": hi - lo,
-                "start_ns": int(start[lo:hi].min()),
-                "end_ns": int((start[lo:hi] + dur[lo:hi]).max()),
+                "rows": list(range(int(row_lo[i]), int(row_hi[i]))),
+                "n_events": int(hi[i] - lo[i]),
+                "start_ns": int(start_ns[i]),
+                "end_ns": int(end_ns[i]),
             }
         )
     return out

@@ -67,38 +67,39 @@ def launch_devices(
 def assign_lanes(
     tracks: pd.DataFrame, track: np.ndarray, kind: np.ndarray, devices: dict[int, int]
 ) -> Lanes:
-    """Lanes for the events of one part (``tracks`` is the store's tracks table)."""
-    rows: list[dict] = []
-    lane_of: dict[tuple[int, str], int] = {}
-
-    def lane(store_track: int, lane_kind: str, **fields) -> int:
-        key = (store_track, lane_kind)
-        if key not in lane_of:
-            lane_of[key] = len(rows)
-            rows.append({"lane": len(rows), "kind": lane_kind, **fields})
-        return lane_of[key]
-
-    host = _kind_mask(kind, HOST_KINDS)
-    event_lane = np.full(len(track), -1, dtype=np.int32)
-    present = set(np.unique(track).tolist())
-    for info in tracks.sort_values("track").itertuples():
-        t = int(info.track)
-        if t not in present:
-            continue
-        mine = track == t
-        pid, tid, label = int(info.pid), int(info.tid), str(info.label)
-        if info.on_device:
-            event_lane[mine] = lane(t, STREAM, device=pid, stream=tid, pid=-1, tid=-1, label=label)
-        elif pid < 0 and tid < 0:
-            event_lane[mine] = lane(t, OTHER, device=-1, stream=-1, pid=-1, tid=-1, label=label)
-        elif t in devices:
-            fields = {"device": devices[t], "stream": -1, "pid": pid, "tid": tid, "label": label}
-            on_host = mine & host
-            event_lane[on_host] = lane(t, HOST, **fields)
-            rest = mine & ~host
-            if rest.any():
-                event_lane[rest] = lane(t, THREAD, **fields)
-        else:
-            event_lane[mine] = lane(t, THREAD, device=-1, stream=-1, pid=pid, tid=tid, label=label)
-    columns = ["lane", "kind", "device", "stream", "pid", "tid", "label"]
-    return Lanes(pd.DataFrame(rows, columns=columns), event_lane)
+    """Lanes for the events of one part (``tracks`` is the store's tracks table), in track
+    order; a thread that drives a GPU has its host lane before its thread lane."""
+    info = tracks.sort_values("track")
+    info = info[np.isin(info["track"].to_numpy(), np.unique(track))]
+    t = info["track"].to_numpy().astype(np.int64)
+    pid, tid = info["pid"].to_numpy().astype(np.int64), info["tid"].to_numpy().astype(np.int64)
+    on_device = info["on_device"].to_numpy().astype(bool)
+    other = ~on_device & (pid < 0) & (tid < 0)
+    device = np.asarray([devices.get(x, -1) for x in t.tolist()], dtype=np.int64)
+    drives = ~on_device & ~other & (device >= 0)
+    device = np.where(drives, device, -1)
+    # Per event: its track's position in ``info`` (-1: a track the table lacks), and whether
+    # it goes to the second lane of its track (the thread lane of a thread that drives a GPU).
+    at = np.minimum(np.searchsorted(t, track), len(t) - 1)
+    at = np.where(t[at] == track, at, -1) if len(t) else np.full(len(track), -1)
+    second = (at >= 0) & drives[at] & ~_kind_mask(kind, HOST_KINDS)
+    has_second = np.zeros(len(t), dtype=bool)
+    has_second[at[second]] = True
+    # Lane numbers: one per track, two for a driving thread with events off its host lane.
+    first_lane = np.r_[0, np.cumsum(1 + has_second)[:-1]].astype(np.int64)
+    event_lane = np.where(at >= 0, first_lane[np.maximum(at, 0)] + second, -1).astype(np.int32)
+    kinds = np.where(on_device, STREAM, np.where(other, OTHER, np.where(drives, HOST, THREAD)))
+    first = pd.DataFrame(
+        {
+            "lane": first_lane,
+            "kind": kinds,
+            "device": np.where(on_device, pid, device),
+            "stream": np.where(on_device, tid, -1),
+            "pid": np.where(on_device | other, -1, pid),
+            "tid": np.where(on_device | other, -1, tid),
+            "label": info["label"].astype(str).to_numpy(),
+        }
+    )
+    threads = first[has_second].assign(lane=first_lane[has_second] + 1, kind=THREAD)
+    table = pd.concat([first, threads]).sort_values("lane", kind="stable")
+    return Lanes(table.reset_index(drop=True), event_lane)

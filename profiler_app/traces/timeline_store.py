@@ -7,7 +7,9 @@ Layout of a store directory::
     strings.parquet     the part's interned strings (``name`` and other string columns)
 
 Writing never holds the whole part: batches are sorted and spilled as Arrow IPC "runs" of at
-most ``run_rows`` events, and ``finish`` merges the runs track by track in bounded windows.
+most ``run_rows`` events, and ``finish`` merges the runs in bounded windows. Windows and row
+groups run across tracks, so a track costs one row of ``tracks.parquet`` and nothing more: a
+trace of 200,000 one-event threads is as cheap as one thread of 200,000 events.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ _WINDOW_ROWS = 262144
 EVENT_SCHEMA = pa.schema(
     [(c, pa.from_numpy_dtype(np.dtype(t))) for c, (t, _) in EVENT_COLUMNS.items()]
 )
+_TRACK = EVENT_SCHEMA.get_field_index("track")
 _START = EVENT_SCHEMA.get_field_index("start_ns")
 
 
@@ -48,11 +51,10 @@ class StoreSummary:
     tracks: pd.DataFrame  # track, first_row, n_rows, start_ns, end_ns, max_dur_ns (+ labels)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Run:
     path: Path
-    track_bounds: np.ndarray  # row where each track id starts in this run (len = tracks + 1)
-    batch_rows: int
+    rows: int
 
 
 class TimelineWriter:
@@ -75,72 +77,56 @@ class TimelineWriter:
         if self._buffered >= self.run_rows:
             self._spill()
 
-    def _sorted_buffer(self) -> tuple[pa.Table, np.ndarray]:
-        """The buffered events sorted by (track, start), and where each track begins."""
+    def _sorted_buffer(self) -> pa.Table:
+        """The buffered events sorted by (track, start)."""
         track = np.concatenate([b["track"] for b in self._buffer])
         start = np.concatenate([b["start_ns"] for b in self._buffer])
         order = np.lexsort((start, track))
-        del start
+        del start, track
         arrays = []
         for col in EVENT_COLUMNS:
             column = np.concatenate([b[col] for b in self._buffer])
             arrays.append(pa.array(column[order]))
             del column
         self._buffer, self._buffered = [], 0
-        bounds = np.searchsorted(track[order], np.arange(self._max_track + 2), side="left")
-        return pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA), bounds
+        return pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA)
 
     def _spill(self) -> None:
         if not self._buffer:
             return
-        table, bounds = self._sorted_buffer()
+        table = self._sorted_buffer()
         self.spill.mkdir(exist_ok=True)
         path = self.spill / f"run-{len(self._runs):05d}.arrow"
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, EVENT_SCHEMA) as writer:
             writer.write_table(table, max_chunksize=_RUN_BATCH_ROWS)
-        self._runs.append(_Run(path, bounds, _RUN_BATCH_ROWS))
+        self._runs.append(_Run(path, table.num_rows))
 
-    def _windows(self) -> Iterator[tuple[int, Iterator[pa.Table]]]:
-        """Per track, its events in start order, in bounded windows."""
-        n_tracks = self._max_track + 1
+    def _windows(self) -> Iterator[pa.Table]:
+        """All events in (track, start) order, in bounded windows."""
         if not self._runs:
             # Everything fit in one run: sort it in memory, no spill files.
             if self._buffer:
-                table, bounds = self._sorted_buffer()
-                for track in range(n_tracks):
-                    yield track, _slices(table, int(bounds[track]), int(bounds[track + 1]))
+                table = self._sorted_buffer()
+                for first in range(0, table.num_rows, _WINDOW_ROWS):
+                    yield table.slice(first, _WINDOW_ROWS)
             return
         self._spill()
-        for run in self._runs:  # runs spilled before later tracks appeared
-            run.track_bounds = np.r_[
-                run.track_bounds,
-                np.repeat(run.track_bounds[-1], n_tracks + 1 - len(run.track_bounds)),
-            ]
-        for track in range(n_tracks):
-            yield track, _merge_track(self._runs, track)
+        yield from _merge_runs(self._runs)
 
     def finish(
         self, offset_ns: int, strings: list[str], track_labels: pd.DataFrame
     ) -> StoreSummary:
         """Merge the runs into the final files; ``offset_ns`` moves times onto the unix epoch."""
-        track_rows = []
-        written = 0
+        stats = _TrackStats(self._max_track + 1)
         with pq.ParquetWriter(
             self.directory / EVENTS_FILE, EVENT_SCHEMA, **PARQUET_OPTIONS
         ) as events:
-            for track, windows in self._windows():
-                stats = _TrackStats(track, written)
-                for window in windows:
-                    window = _shifted(window, offset_ns)
-                    events.write_table(window, row_group_size=ROW_GROUP_ROWS)
-                    stats.add(window)
-                    written += window.num_rows
-                track_rows.append(stats.row())
+            for window in self._windows():
+                window = _shifted(window, offset_ns)
+                events.write_table(window, row_group_size=ROW_GROUP_ROWS)
+                stats.add(window)
         # A part may hold samples but no events (a chunk cut before any annotation ended).
-        columns = ["track", "first_row", "n_rows", "start_ns", "end_ns", "max_dur_ns"]
-        tracks = pd.DataFrame(track_rows, columns=columns).merge(
-            track_labels, on="track", how="left"
-        )
+        tracks = stats.frame().merge(track_labels, on="track", how="left")
         pq.write_table(
             pa.Table.from_pandas(tracks, preserve_index=False), self.directory / TRACKS_FILE
         )
@@ -148,59 +134,68 @@ class TimelineWriter:
             pa.table({"value": pa.array(strings, pa.string())}), self.directory / STRINGS_FILE
         )
         shutil.rmtree(self.spill, ignore_errors=True)
-        return StoreSummary(self.directory, written, tracks)
-
-
-def _slices(table: pa.Table, lo: int, hi: int) -> Iterator[pa.Table]:
-    for first in range(lo, hi, _WINDOW_ROWS):
-        yield table.slice(first, min(hi, first + _WINDOW_ROWS) - first)
+        return StoreSummary(self.directory, int(stats.n_rows.sum()), tracks)
 
 
 def _shifted(window: pa.Table, offset_ns: int) -> pa.Table:
     if not offset_ns:
         return window
-    index = window.schema.get_field_index("start_ns")
-    start = window.column(index).to_numpy() + np.int64(offset_ns)
-    return window.set_column(index, "start_ns", pa.array(start))
+    start = window.column(_START).to_numpy() + np.int64(offset_ns)
+    return window.set_column(_START, "start_ns", pa.array(start))
 
 
 class _TrackStats:
-    def __init__(self, track: int, first_row: int) -> None:
-        self.track, self.first_row, self.n_rows = track, first_row, 0
-        self.start_ns: int | None = None
-        self.end_ns: int | None = None
-        self.max_dur_ns = 0
+    """Per track: row count, time range and longest event, from windows in store order."""
+
+    def __init__(self, n_tracks: int) -> None:
+        self.n_rows = np.zeros(n_tracks, dtype=np.int64)
+        self.start_ns = np.zeros(n_tracks, dtype=np.int64)
+        self.end_ns = np.zeros(n_tracks, dtype=np.int64)
+        self.max_dur_ns = np.zeros(n_tracks, dtype=np.int64)
 
     def add(self, window: pa.Table) -> None:
+        if not window.num_rows:
+            return
+        track = window.column("track").to_numpy()
         start = window.column("start_ns").to_numpy()
         dur = window.column("dur_ns").to_numpy()
-        if self.start_ns is None:
-            self.start_ns = int(start[0])
-        end = int((start + dur).max())
-        self.end_ns = end if self.end_ns is None else max(self.end_ns, end)
-        self.max_dur_ns = max(self.max_dur_ns, int(dur.max()))
-        self.n_rows += window.num_rows
+        first = np.flatnonzero(np.r_[True, track[1:] != track[:-1]])
+        ids = track[first].astype(np.int64)
+        new = self.n_rows[ids] == 0  # a track's first rows: its earliest start
+        self.start_ns[ids[new]] = start[first[new]]
+        self.end_ns[ids] = np.maximum(
+            np.where(new, np.iinfo(np.int64).min, self.end_ns[ids]),
+            np.maximum.reduceat(start + dur, first),
+        )
+        self.max_dur_ns[ids] = np.maximum(self.max_dur_ns[ids], np.maximum.reduceat(dur, first))
+        self.n_rows[ids] += np.diff(np.r_[first, len(track)])
 
-    def row(self) -> dict[str, int | None]:
-        return {
-            "track": self.track,
-            "first_row": self.first_row,
-            "n_rows": self.n_rows,
-            "start_ns": self.start_ns,
-            "end_ns": self.end_ns,
-            "max_dur_ns": self.max_dur_ns,
-        }
+    def frame(self) -> pd.DataFrame:
+        """One row per track; an empty track has no time range (NaN)."""
+        empty = self.n_rows == 0
+        frame = pd.DataFrame(
+            {
+                "track": np.arange(len(self.n_rows), dtype=np.int64),
+                "first_row": np.cumsum(self.n_rows) - self.n_rows,
+                "n_rows": self.n_rows,
+                "start_ns": self.start_ns,
+                "end_ns": self.end_ns,
+                "max_dur_ns": self.max_dur_ns,
+            }
+        )
+        if empty.any():
+            for column in ("start_ns", "end_ns"):
+                frame[column] = frame[column].where(~empty)
+        return frame
 
 
 class _RunCursor:
-    """Reads one track's rows of one run, a record batch at a time."""
+    """Reads one run from a row on, a record batch at a time."""
 
-    def __init__(self, run: _Run, track: int) -> None:
-        self.run = run
-        self.pos = int(run.track_bounds[track])
-        self.end = int(run.track_bounds[track + 1])
-        self._reader: pa.ipc.RecordBatchFileReader | None = None
-        self._file: pa.OSFile | None = None
+    def __init__(self, run: _Run) -> None:
+        self._file = pa.OSFile(str(run.path), "rb")
+        self._reader = pa.ipc.open_file(self._file)
+        self.pos, self.end = 0, run.rows
         self._batch_index = -1
         self._batch: pa.RecordBatch | None = None
 
@@ -208,30 +203,33 @@ class _RunCursor:
         return self.end - self.pos
 
     def _load(self, row: int) -> pa.RecordBatch:
-        index = row // self.run.batch_rows
+        index = row // _RUN_BATCH_ROWS
         if index != self._batch_index:
-            if self._reader is None:
-                self._file = pa.OSFile(str(self.run.path), "rb")
-                self._reader = pa.ipc.open_file(self._file)
             self._batch = self._reader.get_batch(index)
             self._batch_index = index
         assert self._batch is not None
         return self._batch
 
-    def start_at(self, row: int) -> int:
+    def key_at(self, row: int) -> tuple[int, int]:
+        """(track, start_ns) of a row."""
         batch = self._load(row)
-        return int(batch.column(_START)[row % self.run.batch_rows].as_py())
+        at = row % _RUN_BATCH_ROWS
+        return int(batch.column(_TRACK)[at].as_py()), int(batch.column(_START)[at].as_py())
 
-    def take_until(self, limit_ns: int, max_rows: int) -> pa.Table:
-        """Rows from the cursor with start_ns <= limit_ns (at most max_rows)."""
+    def take_until(self, limit: tuple[int, int], max_rows: int) -> pa.Table:
+        """Rows from the cursor with (track, start_ns) <= ``limit`` (at most max_rows)."""
+        limit_track, limit_ns = limit
         pieces = []
         stop = min(self.end, self.pos + max_rows)
         while self.pos < stop:
             batch = self._load(self.pos)
-            lo = self.pos % self.run.batch_rows
+            lo = self.pos % _RUN_BATCH_ROWS
             hi = min(len(batch), lo + (stop - self.pos))
-            starts = batch.column(_START).to_numpy()[lo:hi]
-            n = int(np.searchsorted(starts, limit_ns, side="right"))
+            tracks = batch.column(_TRACK).to_numpy()[lo:hi]
+            below = int(np.searchsorted(tracks, limit_track, side="left"))
+            same = int(np.searchsorted(tracks, limit_track, side="right"))
+            starts = batch.column(_START).to_numpy()[lo + below : lo + same]
+            n = below + int(np.searchsorted(starts, limit_ns, side="right"))
             if n:
                 pieces.append(batch.slice(lo, n))
                 self.pos += n
@@ -240,30 +238,38 @@ class _RunCursor:
         return pa.Table.from_batches(pieces, EVENT_SCHEMA) if pieces else EVENT_SCHEMA.empty_table()
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
+        self._file.close()
 
 
-def _merge_track(runs: list[_Run], track: int, window_rows: int = _WINDOW_ROWS):
-    """The track's events from all runs in (start_ns, run order), in bounded windows.
+def _merge_runs(runs: list[_Run], window_rows: int = _WINDOW_ROWS) -> Iterator[pa.Table]:
+    """The events of all runs in (track, start_ns, run) order, in bounded windows.
 
-    Each round takes, from every run, the rows up to the smallest "look-ahead" start among the
-    runs (the start ``step`` rows ahead), so no row can be emitted before an earlier one.
+    Each round takes, from every run, the rows up to the smallest "look-ahead" key among the
+    runs (the (track, start) ``step`` rows ahead), so no row can be emitted before an earlier
+    one.
     """
-    cursors = [c for c in (_RunCursor(r, track) for r in runs) if c.remaining()]
+    cursors = [_RunCursor(r) for r in runs]
     step = max(window_rows // max(len(cursors), 1), 1024)
     try:
+        cursors = _open(cursors)
         while cursors:
-            horizon = min(c.start_at(min(c.pos + step, c.end) - 1) for c in cursors)
+            horizon = min(c.key_at(min(c.pos + step, c.end) - 1) for c in cursors)
             parts = [p for p in (c.take_until(horizon, step) for c in cursors) if p.num_rows]
             window = pa.concat_tables(parts)
             if len(parts) > 1:
-                order = np.argsort(window.column("start_ns").to_numpy(), kind="stable")
+                track = window.column(_TRACK).to_numpy()
+                order = np.lexsort((window.column(_START).to_numpy(), track))  # stable
                 window = window.take(pa.array(order))
             yield window
-            for c in [c for c in cursors if not c.remaining()]:
-                c.close()
-            cursors = [c for c in cursors if c.remaining()]
+            cursors = _open(cursors)
     finally:
         for c in cursors:
             c.close()
+
+
+def _open(cursors: list[_RunCursor]) -> list[_RunCursor]:
+    """The cursors with rows left (the others closed)."""
+    for c in cursors:
+        if not c.remaining():
+            c.close()
+    return [c for c in cursors if c.remaining()]
