@@ -288,11 +288,14 @@ CACHES = {
     }
 }
 
-# SQL console (profiler_app.sql): each query's time, row, memory and thread bounds, and how
-# many run at once in one web process.
+# SQL console (profiler_app.sql): each query's time, row, answer size, memory and thread
+# bounds, and how many run at once in one web process. The memory limit is DuckDB's (nothing
+# spills); a web process peaks at about its base + SQL_MAX_CONCURRENT x (it + a batch), see
+# docs/sql.md.
 SQL_TIMEOUT_S = envfloat("SQL_TIMEOUT_S", 10.0)
 SQL_MAX_ROWS = envint("SQL_MAX_ROWS", 10_000)
-SQL_MEMORY_LIMIT = envstr("SQL_MEMORY_LIMIT", "1GB")
+SQL_MAX_BYTES = envint("SQL_MAX_BYTES", 16 * 2**20)
+SQL_MEMORY_LIMIT = envstr("SQL_MEMORY_LIMIT", "256MB")
 SQL_THREADS = envint("SQL_THREADS", 2)
 SQL_MAX_CONCURRENT = envint("SQL_MAX_CONCURRENT", 2)
 # Insights re-run this long after the last part of a burst arrives (one run per burst).

@@ -8,7 +8,8 @@ from django.conf import settings
 
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest.models import PartSummary
-from profiler_app.traces.sql_console import Limits, Result, StorePart, run_query
+from profiler_app.traces.sql_answer import Answer
+from profiler_app.traces.sql_console import Limits, StorePart, open_query
 
 # Queries running at once in this process: each may use SQL_MEMORY_LIMIT and SQL_THREADS.
 _running = threading.BoundedSemaphore(max(1, settings.SQL_MAX_CONCURRENT))
@@ -32,15 +33,20 @@ def limits() -> Limits:
     return Limits(
         timeout_s=settings.SQL_TIMEOUT_S,
         max_rows=settings.SQL_MAX_ROWS,
+        max_bytes=settings.SQL_MAX_BYTES,
         memory_limit=settings.SQL_MEMORY_LIMIT,
         threads=settings.SQL_THREADS,
     )
 
 
-def query_job(job: TrainingJob, query: str) -> Result:
+def query_job(job: TrainingJob, query: str) -> Answer:
+    """The query's answer, to stream; it counts as running until it is closed."""
     if not _running.acquire(timeout=settings.SQL_TIMEOUT_S):
         raise ConsoleBusy()
     try:
-        return run_query(job_parts(job), query, limits())
-    finally:
+        answer = open_query(job_parts(job), query, limits())
+    except BaseException:
         _running.release()
+        raise
+    answer.on_close.append(_running.release)
+    return answer

@@ -14,9 +14,17 @@ class SqlResultSerializer(serializers.Serializer):
         child=serializers.ListField(child=serializers.JSONField()),
         help_text="integers beyond 2**53 (epoch nanoseconds) come as strings",
     )
-    truncated = serializers.BooleanField(help_text="more rows matched than came back")
+    truncated = serializers.BooleanField(help_text="the answer was cut: not every row came back")
+    truncated_by = serializers.ChoiceField(
+        choices=["rows", "bytes", "time", "error"],
+        allow_null=True,
+        help_text="why it was cut: more than max_rows rows, more than max_bytes bytes of rows, "
+        "the time limit or an error while the rows were sent (null: not cut)",
+    )
+    note = serializers.CharField(allow_blank=True, help_text="why it was cut, in words")
     elapsed_ms = serializers.FloatField()
     max_rows = serializers.IntegerField()
+    max_bytes = serializers.IntegerField(help_text="bytes of JSON rows at most")
 
 
 class SqlColumnSerializer(serializers.Serializer):
@@ -41,3 +49,4 @@ class SqlSchemaSerializer(serializers.Serializer):
     examples = SqlExampleSerializer(many=True)
     timeout_s = serializers.FloatField()
     max_rows = serializers.IntegerField()
+    max_bytes = serializers.IntegerField()

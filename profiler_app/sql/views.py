@@ -1,5 +1,6 @@
 """SQL console API: one read-only query over a job's events, and the schema it can read."""
 
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -50,12 +51,13 @@ class QueryError(APIException):
 @api_view(["POST"])
 def query_view(request, job_id: int):
     """Runs one read-only SELECT over the job's views (see /api/sql/schema/). Every signed-in
-    user may query every job (the team shares them)."""
+    user may query every job (the team shares them). The rows stream; an answer past
+    SQL_MAX_ROWS rows or SQL_MAX_BYTES bytes is cut, and ``truncated_by`` and ``note`` say so."""
     job = get_object_or_404(TrainingJob, pk=job_id)
     params = SqlQuerySerializer(data=request.data)
     params.is_valid(raise_exception=True)
     try:
-        result = logic.query_job(job, params.validated_data["query"])
+        answer = logic.query_job(job, params.validated_data["query"])
     except QueryRefused as error:
         raise QueryError(str(error), "query_refused") from None
     except QueryFailed as error:
@@ -64,8 +66,7 @@ def query_view(request, job_id: int):
         raise QueryTimeout(str(error)) from None
     except logic.ConsoleBusy:
         raise ConsoleBusy() from None
-    body = {**result.__dict__, "max_rows": logic.limits().max_rows}
-    return Response(body)
+    return StreamingHttpResponse(answer, content_type="application/json")
 
 
 @extend_schema(responses=SqlSchemaSerializer)
@@ -88,5 +89,6 @@ def schema_view(request):
             "examples": examples,
             "timeout_s": limits.timeout_s,
             "max_rows": limits.max_rows,
+            "max_bytes": limits.max_bytes,
         }
     )

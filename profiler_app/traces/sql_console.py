@@ -4,23 +4,22 @@ Every query gets a fresh connection whose views (``SCHEMA``) read the job's Parq
 place. Before the user's text runs, the connection may read exactly those files and nothing
 else (``allowed_paths`` with external access off: no other file, no network, no ATTACH/COPY),
 loads no extension, and its configuration is locked. Only one SELECT statement is accepted
-(DuckDB's own parser decides), it is interrupted after ``timeout_s`` and at most ``max_rows``
-rows come back.
+(DuckDB's own parser decides), it is interrupted after ``timeout_s``, and its answer streams
+within ``max_rows`` and ``max_bytes`` (``sql_answer``).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
-import math
+import json
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
+from profiler_app.traces.sql_answer import Answer
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import EVENTS_FILE, STRINGS_FILE, TRACKS_FILE
 from tracefmt.columns import EVENT_COLUMNS
@@ -29,8 +28,6 @@ from tracefmt.kinds import KIND_NAMES, MEMCPY_KIND_NAMES
 # Kineto's allocator events, when the part recorded them (``profile_memory=True``).
 MEMORY_FILE = "memory.parquet"
 MAX_QUERY_CHARS = 20_000
-# JavaScript numbers are exact up to 2**53; larger integers (epoch nanoseconds) go as text.
-_SAFE_INTEGER = 2**53
 
 # Columns holding ids into the part's strings.
 _STRING_COLUMNS = ("name", "input_types", "input_dims", "collective", "dtype", "process_group")
@@ -49,7 +46,8 @@ class StorePart:
 class Limits:
     timeout_s: float = 10.0
     max_rows: int = 10_000
-    memory_limit: str = "1GB"
+    max_bytes: int = 16 * 2**20
+    memory_limit: str = "256MB"
     threads: int = 2
 
 
@@ -59,6 +57,8 @@ class Result:
     types: list[str]
     rows: list[list]
     truncated: bool
+    truncated_by: str | None
+    note: str
     elapsed_ms: float
 
 
@@ -401,30 +401,6 @@ def only_select(query: str) -> str:
     return statement.query
 
 
-def _jsonable(value):
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, int):
-        return str(value) if abs(value) > _SAFE_INTEGER else value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, decimal.Decimal):
-        return float(value) if value.is_finite() else None
-    if isinstance(value, dt.date | dt.time | dt.datetime):
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return value.total_seconds()
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).hex()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    return str(value)
-
-
 def connect(parts: list[StorePart], limits: Limits) -> duckdb.DuckDBPyConnection:
     """A connection with the views over ``parts``, already locked."""
     con = duckdb.connect(":memory:", config={"autoload_known_extensions": False})
@@ -437,8 +413,10 @@ def connect(parts: list[StorePart], limits: Limits) -> duckdb.DuckDBPyConnection
     return con
 
 
-def run_query(parts: list[StorePart], query: str, limits: Limits | None = None) -> Result:
-    """Runs ``query`` (one SELECT) over the views of ``parts`` in a locked connection."""
+def open_query(parts: list[StorePart], query: str, limits: Limits | None = None) -> Answer:
+    """Starts ``query`` (one SELECT) over the views of ``parts`` in a locked connection; the
+    caller reads the answer and closes it. Refusals, errors and time-outs before the first
+    rows raise here."""
     limits = limits or Limits()
     statement = only_select(query)
     started = time.monotonic()
@@ -452,23 +430,41 @@ def run_query(parts: list[StorePart], query: str, limits: Limits | None = None) 
     timer = threading.Timer(limits.timeout_s, interrupt)
     timer.start()
     try:
-        cursor = con.execute(statement)
-        description = cursor.description or []
-        rows = cursor.fetchmany(limits.max_rows + 1)
-    except duckdb.Error as error:
+        answer = Answer(
+            con,
+            con.sql(statement),
+            max_rows=limits.max_rows,
+            max_bytes=limits.max_bytes,
+            timeout_s=limits.timeout_s,
+            started=started,
+            timed_out=timed_out,
+        )
+    except (duckdb.Error, pa.ArrowException, OSError) as error:
+        timer.cancel()
+        con.close()
         if timed_out.is_set():
             raise QueryTimedOut(
                 f"The query ran longer than {limits.timeout_s:g} s and was stopped; narrow it "
                 "(a WHERE on rank, name or time) or aggregate."
             ) from None
         raise QueryFailed(str(error)) from None
+    answer.on_close.append(timer.cancel)
+    return answer
+
+
+def run_query(parts: list[StorePart], query: str, limits: Limits | None = None) -> Result:
+    """The whole answer of ``query`` at once (the API streams it instead)."""
+    answer = open_query(parts, query, limits)
+    try:
+        rows = json.loads(b"[" + b",".join(answer.json_rows()) + b"]")
     finally:
-        timer.cancel()
-        con.close()
+        answer.close()
     return Result(
-        columns=[d[0] for d in description],
-        types=[str(d[1]) for d in description],
-        rows=[[_jsonable(v) for v in row] for row in rows[: limits.max_rows]],
-        truncated=len(rows) > limits.max_rows,
-        elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+        columns=answer.columns,
+        types=answer.types,
+        rows=rows,
+        truncated=answer.truncated_by is not None,
+        truncated_by=answer.truncated_by,
+        note=answer.note,
+        elapsed_ms=answer.elapsed_ms,
     )

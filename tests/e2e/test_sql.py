@@ -58,3 +58,17 @@ def test_it_says_why_a_query_was_refused(tab: Page, live_server, two_ranks):
     editor.press("Control+Enter")
     expect(tab.get_by_role("alert")).to_contain_text("file system operations are disabled")
     screenshot(tab, "sql-refused")
+
+
+def test_it_says_the_answer_was_cut_and_why(tab: Page, live_server, two_ranks, settings):
+    settings.SQL_MAX_BYTES = 20_000
+    sign_in(tab, live_server.url, "alice", "alice-password-1", "/sql")
+    editor = tab.get_by_label("SQL query")
+    editor.fill("select * from events")
+    editor.press("Control+Enter")
+    expect(tab.get_by_role("status").filter(has_text="the answer was cut")).to_be_visible()
+    cut = tab.get_by_role("note", name="Answer cut")
+    expect(cut).to_contain_text("The answer reached 20,000 bytes after")
+    expect(cut).to_contain_text("(SQL_MAX_BYTES)")
+    expect(tab.get_by_role("table", name="Result").locator("tbody tr").first).to_be_visible()
+    screenshot(tab, "sql-capped")

@@ -5,13 +5,23 @@ import json
 from collections import Counter
 
 import pytest
+from django.conf import settings as django_settings
+from drf_spectacular.generators import SchemaGenerator
+from openapi_schema_validator import OAS30Validator
 
+from profiler_app.sql import logic
 from profiler_app.traces.sql_console import EXAMPLES
 from tests.sql.raw import raw_events
 from tests.timeline.jobs import parse_job
 from tests.traces.expected import DATA, expected
 
 RANK0, RANK1 = "multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"
+SQL_MAX_CONCURRENT = django_settings.SQL_MAX_CONCURRENT
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return SchemaGenerator().get_schema(request=None, public=True)
 
 
 @pytest.fixture
@@ -20,7 +30,12 @@ def job(user):
 
 
 def sql(client, job, query: str):
-    return client.post(f"/api/jobs/{job.id}/sql/", {"query": query}, format="json")
+    """The answer; a streamed one read to its end (``.json()`` parses it, as for the others)."""
+    response = client.post(f"/api/jobs/{job.id}/sql/", {"query": query}, format="json")
+    if response.streaming:
+        body = b"".join(response.streaming_content)  # the test client closes it at the end
+        response.json = lambda: json.loads(body)
+    return response
 
 
 @pytest.mark.django_db
@@ -144,6 +159,38 @@ def test_it_caps_the_rows_it_returns(api, job, settings):
     settings.SQL_MAX_ROWS = 100
     body = sql(api, job, "select name from events").json()
     assert len(body["rows"]) == 100 and body["truncated"] is True and body["max_rows"] == 100
+    assert body["truncated_by"] == "rows" and "only the first 100 came back" in body["note"]
+
+
+@pytest.mark.django_db
+def test_it_cuts_an_answer_past_the_byte_bound_and_says_why(api, job, settings, schema):
+    settings.SQL_MAX_BYTES = 50_000
+    response = sql(api, job, "select * from events")
+    assert response.status_code == 200 and response.streaming
+    body = response.json()
+    assert body["truncated"] is True and body["truncated_by"] == "bytes"
+    assert body["max_bytes"] == 50_000 and 0 < len(body["rows"]) < 1000
+    assert len(json.dumps(body["rows"], separators=(",", ":"), ensure_ascii=False)) <= 50_002
+    assert body["note"].startswith(
+        f"The answer reached 50,000 bytes after {len(body['rows'])} rows"
+    )
+    content = schema["paths"]["/api/jobs/{job_id}/sql/"]["post"]["responses"]["200"]["content"]
+    validator = OAS30Validator(
+        {**content["application/json"]["schema"], "components": schema["components"]}
+    )
+    assert not list(validator.iter_errors(body))
+
+
+@pytest.mark.django_db
+def test_it_frees_its_query_slot_when_the_answer_is_closed(job, settings):
+    settings.SQL_TIMEOUT_S = 0.5
+    for _ in range(SQL_MAX_CONCURRENT + 1):  # read in part, then closed: the client has gone
+        answer = logic.query_job(job, "select * from events")
+        next(iter(answer))
+        answer.close()  # what the server does once the response ends, read out or not
+    answer = logic.query_job(job, "select 1 as one")
+    assert b'"rows":[[1]]' in b"".join(answer)
+    answer.close()
 
 
 @pytest.mark.django_db

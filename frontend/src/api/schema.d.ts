@@ -393,7 +393,8 @@ export interface paths {
         put?: never;
         /**
          * @description Runs one read-only SELECT over the job's views (see /api/sql/schema/). Every signed-in
-         *     user may query every job (the team shares them).
+         *     user may query every job (the team shares them). The rows stream; an answer past
+         *     SQL_MAX_ROWS rows or SQL_MAX_BYTES bytes is cut, and ``truncated_by`` and ``note`` say so.
          */
         post: operations["jobs_sql_create"];
         delete?: never;
@@ -1864,11 +1865,24 @@ export interface components {
             types: string[];
             /** @description integers beyond 2**53 (epoch nanoseconds) come as strings */
             rows: unknown[][];
-            /** @description more rows matched than came back */
+            /** @description the answer was cut: not every row came back */
             truncated: boolean;
+            /**
+             * @description why it was cut: more than max_rows rows, more than max_bytes bytes of rows, the time limit or an error while the rows were sent (null: not cut)
+             *
+             *     * `rows` - rows
+             *     * `bytes` - bytes
+             *     * `time` - time
+             *     * `error` - error
+             */
+            truncated_by: (components["schemas"]["TruncatedByEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description why it was cut, in words */
+            note: string;
             /** Format: double */
             elapsed_ms: number;
             max_rows: number;
+            /** @description bytes of JSON rows at most */
+            max_bytes: number;
         };
         SqlSchema: {
             views: components["schemas"]["SqlView"][];
@@ -1876,6 +1890,7 @@ export interface components {
             /** Format: double */
             timeout_s: number;
             max_rows: number;
+            max_bytes: number;
         };
         SqlView: {
             name: string;
@@ -2041,6 +2056,14 @@ export interface components {
          * @enum {string}
          */
         TrainingJobWindowEnum: "whole_trace" | "complete_steps";
+        /**
+         * @description * `rows` - rows
+         *     * `bytes` - bytes
+         *     * `time` - time
+         *     * `error` - error
+         * @enum {string}
+         */
+        TruncatedByEnum: "rows" | "bytes" | "time" | "error";
         Upload: {
             /** Format: uuid */
             readonly id: string;

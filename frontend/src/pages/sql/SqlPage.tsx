@@ -4,6 +4,7 @@ import type { TrainingJob } from "../../api/types";
 import { DataTable } from "../../components/DataTable";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { formatBytes } from "../../lib/format";
 import { isRunShortcut, resultTable } from "./sqlView";
 import "./sql.css";
 
@@ -45,7 +46,7 @@ function SqlConsole({ job }: { job: TrainingJob }) {
                 {run.isPending ? "Running…" : "Run"}
               </button>
               <span className="muted">Ctrl+Enter runs · one read-only SELECT over this job's events
-                {schema.data && ` · at most ${schema.data.max_rows.toLocaleString("en-US")} rows, ${schema.data.timeout_s} s`}
+                {schema.data && ` · at most ${schema.data.max_rows.toLocaleString("en-US")} rows, ${formatBytes(schema.data.max_bytes)}, ${schema.data.timeout_s} s`}
               </span>
             </div>
             {schema.data && (
@@ -81,8 +82,9 @@ function Result({ result, jobName }: { result: SqlResult; jobName: string }) {
       <p className="muted sql-status" role="status">
         {result.rows.length.toLocaleString("en-US")} {result.rows.length === 1 ? "row" : "rows"} in{" "}
         {Math.round(result.elapsed_ms).toLocaleString("en-US")} ms
-        {result.truncated && ` — more rows matched; only the first ${result.max_rows.toLocaleString("en-US")} came back (add a LIMIT or aggregate)`}
+        {result.truncated && " — the answer was cut"}
       </p>
+      {result.truncated && <p className="alert alert-warning sql-cut" role="note" aria-label="Answer cut">{result.note}</p>}
       {result.rows.length === 0 ? (
         <p className="muted">The query returned no rows.</p>
       ) : (
