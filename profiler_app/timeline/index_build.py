@@ -11,6 +11,8 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +21,7 @@ import pandas as pd
 from profiler_app.timeline import lanes as lanes_mod
 from profiler_app.timeline.activity import MAX_K as ACTIVITY_MAX_K
 from profiler_app.timeline.activity import MIN_RATIO as ACTIVITY_MIN_RATIO
-from profiler_app.timeline.activity import ActivityLevel, build_activity
+from profiler_app.timeline.activity import build_activity
 from profiler_app.timeline.levels import (
     MAX_REL_NS,
     MIN_RATIO,
@@ -76,43 +78,64 @@ def _partners(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:
 
 
 class _Pyramids:
-    """Activity levels of many subjects (lanes, GPUs), concatenated, with their merged spans."""
+    """Activity levels of many subjects (lanes, GPUs), concatenated, with their merged spans.
+
+    Subjects may come in any order and in blocks (``add_block``); ``arrays`` puts them in
+    subject order, each subject's levels coarsest first."""
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
-        self.table: list[tuple[int, int, int, int]] = []
-        self.levels: list[ActivityLevel] = []
-        self.size = 0
-        self.spans: list[tuple[np.ndarray, np.ndarray]] = []
+        self.entries: list[np.ndarray] = []  # (subject, k, n buckets) per level
+        self.data: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # bucket, count, busy
+        self.spans: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # subject, start, end
+        self.n_subjects = 0
 
     def add(self, subject: int, starts: np.ndarray, span_start, span_end) -> None:
         merged = merge_intervals(span_start, span_end)
-        self.add_levels(subject, build_activity(np.sort(starts), *merged), merged)
+        levels = build_activity(np.sort(starts), *merged)
+        self.add_block(
+            np.asarray([(subject, lv.k, len(lv.bucket)) for lv in levels], np.int64).reshape(-1, 3),
+            (
+                _cat([lv.bucket for lv in levels]),
+                _cat([lv.count for lv in levels]),
+                _cat([lv.busy_ns for lv in levels]),
+            ),
+            (np.full(len(merged[0]), subject, dtype=np.int64), *merged),
+        )
 
-    def add_levels(
-        self, subject: int, levels: list[ActivityLevel], merged: tuple[np.ndarray, np.ndarray]
-    ) -> None:
-        for level in levels:
-            self.table.append((subject, level.k, self.size, len(level.bucket)))
-            self.levels.append(level)
-            self.size += len(level.bucket)
-        self.spans.append(merged)
+    def add_block(self, entries: np.ndarray, data: tuple, spans: tuple) -> None:
+        self.entries.append(entries)
+        self.data.append(data)
+        self.spans.append(spans)
+        if len(entries):
+            self.n_subjects = max(self.n_subjects, int(entries[:, 0].max()) + 1)
 
     def arrays(self) -> dict[str, np.ndarray]:
         p = self.prefix
-
-        def cat(parts: list[np.ndarray]) -> np.ndarray:
-            return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64)
-
+        entries = _cat(self.entries).reshape(-1, 3)
+        bucket, count, busy = (_cat([d[i] for d in self.data]) for i in range(3))
+        span_subject, span_start, span_end = (_cat([s[i] for s in self.spans]) for i in range(3))
+        # Levels in subject order (stable: coarsest first), their buckets moved with them.
+        n = entries[:, 2]
+        order = np.argsort(entries[:, 0], kind="stable")
+        was_at, n = (np.cumsum(n) - n)[order], n[order]
+        now_at = np.cumsum(n) - n
+        gather = np.repeat(was_at - now_at, n) + np.arange(int(n.sum()))
+        by_subject = np.argsort(span_subject, kind="stable")
+        span_off = np.searchsorted(span_subject[by_subject], np.arange(self.n_subjects + 1))
         return {
-            f"{p}_table": np.asarray(self.table, dtype=np.int64).reshape(-1, 4),
-            f"{p}_bucket": cat([lv.bucket for lv in self.levels]),
-            f"{p}_count": cat([lv.count for lv in self.levels]),
-            f"{p}_busy": cat([lv.busy_ns for lv in self.levels]),
-            f"{p}_span_off": np.r_[0, np.cumsum([len(s) for s, _ in self.spans])].astype(np.int64),
-            f"{p}_span_start": cat([s for s, _ in self.spans]),
-            f"{p}_span_end": cat([e for _, e in self.spans]),
+            f"{p}_table": np.column_stack([entries[order, :2], now_at, n]).astype(np.int64),
+            f"{p}_bucket": bucket[gather],
+            f"{p}_count": count[gather],
+            f"{p}_busy": busy[gather],
+            f"{p}_span_off": span_off.astype(np.int64),
+            f"{p}_span_start": span_start[by_subject],
+            f"{p}_span_end": span_end[by_subject],
         }
+
+
+def _cat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64)
 
 
 def _activity_arrays(arrays: dict[str, np.ndarray], n_lanes: int, device) -> dict[str, np.ndarray]:
@@ -125,11 +148,10 @@ def _activity_arrays(arrays: dict[str, np.ndarray], n_lanes: int, device) -> dic
     lane_hi = np.searchsorted(row_lane, np.arange(n_lanes), side="right")
     first, stop = row_off[lane_lo], row_off[lane_hi]
     few = stop - first < ACTIVITY_MIN_RATIO
-    few_levels = iter(_few_events_activity(first[few], stop[few], start, start + dur))
-    for lane in range(n_lanes):
-        if few[lane]:
-            lanes.add_levels(lane, *next(few_levels))
-            continue
+    lanes.add_block(
+        *_few_events_activity(np.flatnonzero(few), first[few], stop[few], start, start + dur)
+    )
+    for lane in np.flatnonzero(~few).tolist():
         a, b = first[lane], stop[lane]
         lanes.add(lane, start[a:b], start[a:b], start[a:b] + dur[a:b])
     # One more subject, the whole part: what a collapsed process or node draws.
@@ -144,15 +166,16 @@ def _activity_arrays(arrays: dict[str, np.ndarray], n_lanes: int, device) -> dic
 
 
 def _few_events_activity(
-    first: np.ndarray, stop: np.ndarray, start: np.ndarray, end: np.ndarray
-) -> list[tuple[list[ActivityLevel], tuple[np.ndarray, np.ndarray]]]:
-    """``build_activity`` and ``merge_intervals`` of many subjects at once, each holding the
-    events [first, stop) and fewer than ``ACTIVITY_MIN_RATIO`` of them (a trace of 200,000
-    one-event threads has 200,000 such lanes). Such a subject keeps only the coarsest level:
-    every finer one has at least one entry, so is not ``ACTIVITY_MIN_RATIO`` times smaller."""
+    subjects: np.ndarray, first: np.ndarray, stop: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> tuple[np.ndarray, tuple, tuple]:
+    """``build_activity`` and ``merge_intervals`` of many subjects at once, as
+    ``_Pyramids.add_block`` takes them: each holds the events [first, stop), fewer than
+    ``ACTIVITY_MIN_RATIO`` of them (a trace of 200,000 one-event threads has 200,000 such
+    lanes). Such a subject keeps only the coarsest level: every finer one has at least one
+    entry, so is not ``ACTIVITY_MIN_RATIO`` times smaller than the events."""
     n_each = (stop - first).astype(np.int64)
     total = int(n_each.sum())
-    offsets = np.r_[0, np.cumsum(n_each)[:-1]].astype(np.int64)
+    offsets = np.cumsum(n_each) - n_each
     subject = np.repeat(np.arange(len(first)), n_each)
     position = np.arange(total) - np.repeat(offsets, n_each)
     rows = np.repeat(first, n_each) + position
@@ -167,7 +190,7 @@ def _few_events_activity(
     new = position == 0
     new[1:] |= s[1:] > reach[:-1]
     merged_first = np.flatnonzero(new)
-    merged_last = np.r_[merged_first[1:] - 1, total - 1]
+    merged_last = np.r_[merged_first[1:] - 1, total - 1][: len(merged_first)]
     span_start, span_end = s[merged_first], reach[merged_last]
     span_subject = subject[merged_first]
     # Level MAX_K as ``activity.summarise`` builds it: events starting per bucket, and the
@@ -196,15 +219,18 @@ def _few_events_activity(
     bucket = keys_bucket[group]
     count = np.add.reduceat(count[by_key], group) if len(group) else count
     busy = np.add.reduceat(busy[by_key], group) if len(group) else busy
-    level_off = np.searchsorted(keys_subject[group], np.arange(len(first) + 1))
-    span_off = np.searchsorted(span_subject, np.arange(len(first) + 1))
-    out = []
-    for i in range(len(first)):
-        a, b = level_off[i], level_off[i + 1]
-        c, d = span_off[i], span_off[i + 1]
-        level = ActivityLevel(ACTIVITY_MAX_K, bucket[a:b], count[a:b], busy[a:b])
-        out.append(([level], (span_start[c:d], span_end[c:d])))
-    return out
+    entries = np.column_stack(
+        [
+            subjects,
+            np.full(len(subjects), ACTIVITY_MAX_K),
+            np.diff(np.searchsorted(keys_subject[group], np.arange(len(first) + 1))),
+        ]
+    ).astype(np.int64)
+    return (
+        entries,
+        (bucket, count, busy),
+        (subjects[span_subject], span_start, span_end),
+    )
 
 
 def _level_arrays(rows_off: np.ndarray, start, dur, name) -> dict[str, np.ndarray]:
@@ -291,10 +317,9 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
         "signature": store_signature(store_dir),
         "origin_ns": origin,
         "n_events": len(start),
-        "lanes": _lane_meta(lanes.table, arrays, start, dur),
         "n_classes": N_CLASSES,
     }
-    _write(index_dir, arrays, meta)
+    _write(index_dir, arrays, meta, _lane_meta(lanes.table, arrays, start, dur))
     return index_dir
 
 
@@ -305,7 +330,7 @@ def _positions(store_rows: np.ndarray, order: np.ndarray) -> np.ndarray:
     return np.where(store_rows >= 0, where[np.maximum(store_rows, 0)], -1).astype(np.int64)
 
 
-def _lane_meta(table: pd.DataFrame, arrays: dict[str, np.ndarray], start, dur) -> list[dict]:
+def _lane_meta(table: pd.DataFrame, arrays: dict[str, np.ndarray], start, dur) -> Iterator[dict]:
     """Per lane of ``table``: its rows (contiguous: rows sort by lane) and events' extent."""
     off, row_lane = arrays["row_off"], arrays["row_lane"]
     lane = table["lane"].to_numpy().astype(np.int64)
@@ -314,34 +339,50 @@ def _lane_meta(table: pd.DataFrame, arrays: dict[str, np.ndarray], start, dur) -
     lo, hi = off[row_lo], off[row_hi]
     start_ns = np.minimum.reduceat(start, lo) if len(lo) else lo
     end_ns = np.maximum.reduceat(start + dur, lo) if len(lo) else lo
-    out = []
-    for i, info in enumerate(table.itertuples()):
-        out.append(
-            {
-                "lane": int(info.lane),
-                "kind": info.kind,
-                "device": int(info.device),
-                "stream": int(info.stream),
-                "pid": int(info.pid),
-                "tid": int(info.tid),
-                "label": info.label,
-                "rows": list(range(int(row_lo[i]), int(row_hi[i]))),
-                "n_events": int(hi[i] - lo[i]),
-                "start_ns": int(start_ns[i]),
-                "end_ns": int(end_ns[i]),
-            }
+    columns = ("lane", "kind", "device", "stream", "pid", "tid", "label")
+    ints = ("lane", "device", "stream", "pid", "tid")
+    values = [
+        table[c].to_numpy().astype(np.int64).tolist() if c in ints else table[c].tolist()
+        for c in columns
+    ]
+    return (
+        {
+            **dict(zip(columns, lane_values, strict=True)),
+            "rows": list(range(a, b)),
+            "n_events": n,
+            "start_ns": first_ns,
+            "end_ns": last_ns,
+        }
+        for lane_values, a, b, n, first_ns, last_ns in zip(
+            zip(*values, strict=True),
+            row_lo.tolist(),
+            row_hi.tolist(),
+            (hi - lo).tolist(),
+            start_ns.tolist(),
+            end_ns.tolist(),
+            strict=True,
         )
-    return out
+    )
 
 
-def _write(index_dir: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
-    """Write to a sibling folder, then swap it in, so readers never see half an index."""
+def _write(
+    index_dir: Path, arrays: dict[str, np.ndarray], meta: dict, lanes: Iterator[dict]
+) -> None:
+    """Write to a sibling folder, then swap it in, so readers never see half an index.
+    ``meta.json`` gets ``meta`` and its ``lanes`` list, written a few thousand lanes at a time
+    (a trace of 200,000 threads has as many lanes: their dicts together would take 0.3 GB)."""
     staging = index_dir.with_name(f".{index_dir.name}-{uuid.uuid4().hex}")
     staging.mkdir(parents=True)
     try:
         for key, value in arrays.items():
             np.save(staging / f"{key}.npy", np.ascontiguousarray(value))
-        (staging / "meta.json").write_text(json.dumps(meta))
+        with (staging / "meta.json").open("w") as out:
+            out.write(json.dumps(meta)[:-1] + ', "lanes": [')
+            separator = ""
+            while batch := list(islice(lanes, 4096)):
+                out.write(separator + json.dumps(batch)[1:-1])
+                separator = ", "
+            out.write("]}")
         if index_dir.exists():
             retired = index_dir.with_name(f".{index_dir.name}-old-{uuid.uuid4().hex}")
             os.replace(index_dir, retired)

@@ -220,12 +220,18 @@ def _track_keys(
         combined = combined * len(uniq) + inverse.reshape(-1)
     codes, inverse = np.unique(combined, return_inverse=True)
     (pid_u, _), (tid_u, _), (hint_u, _) = parts
-    tracks = []
-    for code in codes.tolist():
-        rest, h = divmod(code, len(hint_u))
-        rest, t = divmod(rest, len(tid_u))
-        d, p = divmod(rest, len(pid_u))
-        tracks.append(TrackKey(bool(d), int(pid_u[p]), int(tid_u[t]), hint_texts[int(hint_u[h])]))
+    rest, h = np.divmod(codes, len(hint_u))
+    rest, t = np.divmod(rest, len(tid_u))
+    d, p = np.divmod(rest, len(pid_u))
+    tracks = list(
+        map(
+            TrackKey,
+            (d != 0).tolist(),
+            pid_u[p].tolist(),
+            tid_u[t].tolist(),
+            [hint_texts[i] for i in hint_u[h].tolist()],
+        )
+    )
     return inverse.astype(np.int32).reshape(-1), tracks
 
 

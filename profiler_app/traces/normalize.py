@@ -146,23 +146,22 @@ class PartContext:
         return ids[inverse.reshape(-1)]
 
     def track_frame(self) -> pd.DataFrame:
-        rows = []
-        for track_id, key in enumerate(self.tracks.tracks):
-            if key.on_device:
-                label = f"GPU {key.pid} stream {key.tid}"
-            elif key.label_hint:
-                label = key.label_hint
-            else:
-                process = self.process_names.get(key.pid) or f"process {key.pid}"
-                thread = self.thread_names.get((key.pid, key.tid)) or f"thread {key.tid}"
-                label = f"{process} / {thread}"
-            rows.append(
-                {
-                    "track": track_id,
-                    "on_device": key.on_device,
-                    "pid": key.pid,
-                    "tid": key.tid,
-                    "label": label,
-                }
-            )
-        return pd.DataFrame(rows, columns=["track", "on_device", "pid", "tid", "label"])
+        keys = self.tracks.tracks
+        return pd.DataFrame(
+            {
+                "track": np.arange(len(keys), dtype=np.int64),
+                "on_device": np.fromiter((k.on_device for k in keys), bool, len(keys)),
+                "pid": np.fromiter((k.pid for k in keys), np.int64, len(keys)),
+                "tid": np.fromiter((k.tid for k in keys), np.int64, len(keys)),
+                "label": [self._label(k) for k in keys],
+            }
+        )
+
+    def _label(self, key: TrackKey) -> str:
+        if key.on_device:
+            return f"GPU {key.pid} stream {key.tid}"
+        if key.label_hint:
+            return key.label_hint
+        process = self.process_names.get(key.pid) or f"process {key.pid}"
+        thread = self.thread_names.get((key.pid, key.tid)) or f"thread {key.tid}"
+        return f"{process} / {thread}"
