@@ -3,7 +3,8 @@ sweep tells a dead task from a slow one by the stamp's age, never by how long ag
 (a parse writing its results, or a store on its way to a bucket, reports no progress).
 
 The stamp is an UPDATE that only matches while the row is still the task's claim: once it
-matches nothing (reprocessed, swept, deleted), ``lost`` is set and the task may stop early.
+matches nothing (reprocessed, swept, deleted), ``lost`` is set and the task may stop early,
+after checking on its own connection (a test's transaction hides its rows from this one).
 """
 
 from __future__ import annotations
@@ -59,9 +60,7 @@ class Heartbeat:
         try:
             while not self._stop.wait(settings.INGEST_HEARTBEAT_SECONDS):
                 try:
-                    if self.stamp() == 0:
-                        self.lost = True
-                        return
+                    self.lost = self.stamp() == 0
                 except DatabaseError as exc:  # an outage: the task goes on, the stamp retries
                     if not failing:
                         log.warning("Heartbeat of %s cannot reach the database: %s", self.what, exc)

@@ -219,7 +219,7 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
                 part.kind,
                 incoming,
                 limits(),
-                progress=_progress_writer(part_id, beat),
+                progress=_progress_writer(part_id, task_id, beat),
                 executor=executor,
                 workers=processes,
             )
@@ -393,11 +393,11 @@ def store_failure_message(exc: Exception) -> str:
     return f"This file was read, but its results could not be stored ({type(exc).__name__})."
 
 
-def _progress_writer(part_id: int, beat: Heartbeat):
+def _progress_writer(part_id: int, task_id: str, beat: Heartbeat):
     last = [0.0]
 
     def write(fraction: float) -> None:
-        if beat.lost:
+        if beat.lost and not stamp_part(part_id, task_id):
             raise ClaimLost(part_id)
         now = time.monotonic()
         if now - last[0] >= PROGRESS_EVERY_S:
