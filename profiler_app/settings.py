@@ -31,7 +31,7 @@ ALLOWED_HOSTS = envstr("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver").
 CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS").split(",") if o]
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "profiler_app.accounts.apps.AdminConfig",  # django.contrib.admin, its sign-in throttled
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -179,7 +179,10 @@ REST_FRAMEWORK = {
     # front (X-Forwarded-For is trusted that far only; a client could forge the rest).
     "NUM_PROXIES": envint("NUM_PROXIES", 0),
     "DEFAULT_THROTTLE_RATES": {
-        "login": envstr("THROTTLE_LOGIN", "10/min"),
+        # Wrong passwords, API and admin form alike (core/throttles.py): per account, and per
+        # address a bound a whole team behind one NAT does not reach.
+        "login_account": envstr("THROTTLE_LOGIN_ACCOUNT", "10/hour"),
+        "login_address": envstr("THROTTLE_LOGIN_ADDRESS", "100/hour"),
         "demo": envstr("THROTTLE_DEMO", "6/hour"),
         "reprocess": envstr("THROTTLE_REPROCESS", "300/hour"),
         "export": envstr("THROTTLE_EXPORT", "60/hour"),

@@ -1,6 +1,24 @@
 from django.contrib import admin
+from django.http import HttpResponse
 
 from profiler_app.accounts.models import ApiToken
+from profiler_app.core.throttles import login_refusal
+
+
+class ThrottledAdminSite(admin.AdminSite):
+    """The admin, whose sign-in form refuses what the API's sign-in refuses (too many wrong
+    passwords for the account or from the address) with the same 429 and Retry-After."""
+
+    def login(self, request, extra_context=None):
+        if request.method == "POST":
+            refused = login_refusal(request, request.POST.get("username", ""))
+            if refused:
+                response = HttpResponse(
+                    refused.detail, status=429, content_type="text/plain; charset=utf-8"
+                )
+                response["Retry-After"] = str(refused.wait_s)
+                return response
+        return super().login(request, extra_context)
 
 
 @admin.register(ApiToken)

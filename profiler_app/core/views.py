@@ -12,15 +12,16 @@ from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django_filters.fields import IsoDateTimeField
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.decorators import action, api_view, permission_classes, throttle_classes
+from rest_framework.decorators import action, api_view, permission_classes
 from rest_framework.exceptions import (
     APIException,
     NotAuthenticated,
     NotFound,
     PermissionDenied,
+    Throttled,
     ValidationError,
 )
 from rest_framework.parsers import FileUploadParser, MultiPartParser
@@ -59,7 +60,7 @@ from profiler_app.core.serializers import (
 )
 from profiler_app.core.signals import job_window_changed
 from profiler_app.core.tasks import run_demo_job
-from profiler_app.core.throttles import DemoThrottle, LoginThrottle, ReprocessThrottle
+from profiler_app.core.throttles import DemoThrottle, ReprocessThrottle, login_refusal
 
 
 class PayloadTooLarge(APIException):
@@ -96,16 +97,27 @@ def health_view(request):
     return Response(report.as_dict(), status=code)
 
 
-@extend_schema(request=LoginSerializer, responses=UserSerializer)
+@extend_schema(
+    request=LoginSerializer,
+    responses={
+        200: UserSerializer,
+        429: OpenApiResponse(
+            description="too many wrong passwords for this account or from this address "
+            "(core/throttles.py); Retry-After says when to try again"
+        ),
+    },
+)
 @api_view(["POST"])
 @permission_classes([AllowAny])
-@throttle_classes([LoginThrottle])
 def login_view(request):
     # DRF exempts views from CSRF and checks it only for signed-in sessions; a login form
     # needs the check too, or another site could sign a visitor into an attacker's account.
     SessionAuthentication().enforce_csrf(request)
     data = LoginSerializer(data=request.data)
     data.is_valid(raise_exception=True)
+    refused = login_refusal(request, data.validated_data["username"])
+    if refused:
+        raise Throttled(wait=refused.wait_s, detail=refused.detail)
     user = authenticate(request, **data.validated_data)
     if user is None:
         raise ValidationError({"detail": "Wrong user name or password."}, code="bad_credentials")
