@@ -4,12 +4,13 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework.decorators import api_view
+from rest_framework.decorators import api_view, content_negotiation_class
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.fields import ListField
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
+from profiler_app.core.negotiation import JsonErrors
 from profiler_app.core.permissions import require_can_change
 from profiler_app.reports import logic, queries
 from profiler_app.reports.serializers import (
@@ -53,6 +54,7 @@ def parameters_view(request, job_id: int):
 
 @extend_schema(responses={(200, "text/html"): OpenApiTypes.STR})
 @api_view(["GET"])
+@content_negotiation_class(JsonErrors)
 def report_html_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
     html = queries.report_page(job, base_url=request.build_absolute_uri("/"))

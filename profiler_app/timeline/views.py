@@ -7,12 +7,14 @@ import time
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.decorators import api_view, throttle_classes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.decorators import api_view, content_negotiation_class, throttle_classes
 from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
+from profiler_app.core.negotiation import JsonErrors
 from profiler_app.core.throttles import ExportThrottle
 from profiler_app.lib.filenames import attachment
 from profiler_app.timeline import logic, payload
@@ -150,12 +152,31 @@ def event_view(request, job_id: int):
     return Response(EventDetailsSerializer(details).data)
 
 
-@extend_schema(
-    parameters=[ExportQuerySerializer],
-    responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.BINARY)},
+# What the export streams (profiler_app/timeline/export.py): Chrome's trace-event JSON.
+CHROME_TRACE = inline_serializer(
+    "ChromeTrace",
+    fields={
+        "displayTimeUnit": serializers.CharField(),
+        "otherData": inline_serializer(
+            "ChromeTraceRange",
+            fields={
+                "origin_ns": serializers.CharField(help_text="ts 0, ns since the unix epoch"),
+                "start_ns": serializers.CharField(),
+                "end_ns": serializers.CharField(),
+            },
+        ),
+        "traceEvents": serializers.ListField(
+            child=serializers.DictField(),
+            help_text="Chrome trace events (ph M, X, s, f); ts and dur in µs from origin_ns",
+        ),
+    },
 )
+
+
+@extend_schema(parameters=[ExportQuerySerializer], responses={200: CHROME_TRACE})
 @api_view(["GET"])
 @throttle_classes([ExportThrottle])
+@content_negotiation_class(JsonErrors)
 def export_view(request, job_id: int):
     """The job, or [start_ns, end_ns) of it, as Chrome-trace JSON (opens in Perfetto)."""
     params = _params(ExportQuerySerializer, request)

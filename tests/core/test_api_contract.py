@@ -1,6 +1,8 @@
 """Every GET endpoint's answer, on a real parsed two-rank job with its insights, validates against
 the published OpenAPI schema, so the TypeScript client generated from it tells the truth."""
 
+import json
+
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 from openapi_schema_validator import OAS30Validator
@@ -69,20 +71,53 @@ def test_every_get_answer_matches_the_schema(api, user, job, schema):
             ids["id"] = job.id
         url = path.format(**ids)
         response = api.get(url, query_for(path, api, job))
-        documented = operation["responses"]
-        assert str(response.status_code) in documented, (url, response.status_code)
-        content = documented[str(response.status_code)].get("content", {})
-        if "application/json" not in content or response.streaming or not response.content:
-            continue  # files (a streamed export, a download) are not JSON documents
-        body = response.json()
-        validator = OAS30Validator(
-            {**content["application/json"]["schema"], "components": schema["components"]}
-        )
-        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in
-                  validator.iter_errors(body)][:5]  # fmt: skip
-        assert not errors, (url, errors)
-        checked.append(path)
+        if conforms(response, operation, schema, url):
+            checked.append(path)
     assert len(checked) >= 20, checked
+    assert {"/api/jobs/{job_id}/timeline/export/"} <= set(checked)  # streamed, parsed whole
+
+
+def conforms(response, operation, schema, url) -> bool:
+    """The answer's status and media type are documented; a JSON body (streamed or not) matches
+    its schema. False when there was no JSON body to check."""
+    documented = operation["responses"]
+    assert str(response.status_code) in documented, (url, response.status_code)
+    content = documented[str(response.status_code)].get("content", {})
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    if not body:
+        return False
+    media = response["Content-Type"].split(";")[0].strip()
+    if "application/octet-stream" not in content:  # documented as a file of any type
+        assert media in content, (url, response.status_code, media, list(content))
+    if media != "application/json":
+        return False  # a page or a file: its media type is what is documented
+    validator = OAS30Validator(
+        {**content["application/json"]["schema"], "components": schema["components"]}
+    )
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in
+              validator.iter_errors(json.loads(body))][:5]  # fmt: skip
+    assert not errors, (url, errors)
+    return True
+
+
+def test_the_downloads_answer_as_documented_whatever_the_client_accepts(api, user, job, schema):
+    # A browser asks for text/html first: the report page comes as HTML, and errors (a report
+    # not computed yet, a bad range) still as the JSON the schema documents.
+    html = {"HTTP_ACCEPT": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    report = "/api/jobs/{job_id}/insights/report.html"
+    export = "/api/jobs/{job_id}/timeline/export/"
+    fresh = TrainingJob.objects.create(name="no-report", owner=user)
+    answers = [
+        (report, api.get(report.format(job_id=job.id), **html), 200, "text/html"),
+        (report, api.get(report.format(job_id=fresh.id), **html), 404, "application/json"),
+        (export, api.get(export.format(job_id=job.id), **html), 200, "application/json"),
+        (export, api.get(export.format(job_id=job.id), {"start_ns": "x"}, **html), 400,
+         "application/json"),
+    ]  # fmt: skip
+    for path, response, status, media in answers:
+        assert response.status_code == status, (path, response.status_code)
+        assert response["Content-Type"].split(";")[0] == media, (path, response["Content-Type"])
+        conforms(response, schema["paths"][path]["get"], schema, path)
 
 
 def test_a_created_job_answer_matches_the_schema(api, schema):

@@ -1052,6 +1052,20 @@ export interface components {
             /** @description host events (operators, annotations, …) */
             events: number;
         };
+        ChromeTrace: {
+            displayTimeUnit: string;
+            otherData: components["schemas"]["ChromeTraceRange"];
+            /** @description Chrome trace events (ph M, X, s, f); ts and dur in µs from origin_ns */
+            traceEvents: {
+                [key: string]: unknown;
+            }[];
+        };
+        ChromeTraceRange: {
+            /** @description ts 0, ns since the unix epoch */
+            origin_ns: string;
+            start_ns: string;
+            end_ns: string;
+        };
         Cluster: {
             job: number;
             window: components["schemas"]["Window"];
@@ -3880,7 +3894,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/json": components["schemas"]["ChromeTrace"];
                 };
             };
             400: {
