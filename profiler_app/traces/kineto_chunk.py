@@ -59,6 +59,9 @@ _MEMCPY_DIRECTIONS = {"HtoD": 1, "DtoH": 2, "DtoD": 3, "HtoH": 4, "PtoP": 5}
 _DEVICE_KIND_TABLE = np.zeros(256, dtype=bool)
 _DEVICE_KIND_TABLE[[int(k) for k in DEVICE_KINDS]] = True
 _NONE = np.empty(0, dtype=np.int64)
+# Decoding a slice takes up to 10 times its bytes (measured: events without args, each on a
+# thread of its own); 3-4 times on real traces.
+_DECODE_BYTES_PER_BYTE = 16
 _AT_INDEX = re.compile(r"`\$\[(\d+)\]((?:\.[\w.\[\]]+)?)`")
 
 _PH = attrgetter("ph")
@@ -534,6 +537,9 @@ def decode_chunk(text: bytes | bytearray, first_event: int) -> DecodedChunk | Ch
 
     Event numbers in messages count from ``first_event``.
     """
+    # msgspec crashes the process (SIGSEGV) where an allocation fails part way through a
+    # decode; asked for first, the memory a decode takes fails cleanly with a MemoryError.
+    np.empty(len(text) * _DECODE_BYTES_PER_BYTE, dtype=np.uint8)
     try:
         events = EVENTS_DECODER.decode(text)
     except msgspec.ValidationError as exc:
