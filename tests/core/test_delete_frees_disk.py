@@ -204,8 +204,8 @@ def test_a_parse_whose_job_is_deleted_while_it_reads_ends_quietly(user, quiet, m
     part = stored_part(job)
     writer = ingest_logic._progress_writer
 
-    def delete_on_first_progress(part_id):
-        write = writer(part_id)
+    def delete_on_first_progress(*args):
+        write = writer(*args)
 
         def progress(fraction):
             if TrainingJob.objects.filter(pk=job.pk).exists():
