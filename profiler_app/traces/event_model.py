@@ -21,16 +21,13 @@ re-derives them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from profiler_app.traces.nesting import nest, self_times
-from profiler_app.traces.timeline_store import EVENTS_FILE, PARQUET_OPTIONS
 from tracefmt.kinds import DEVICE_KINDS, GPU_OP_KINDS, EventKind
 from tracefmt.names import step_number
 
@@ -45,7 +42,8 @@ MODEL_SCHEMA = pa.schema(
     ]
 )
 MODEL_COLUMNS = tuple(MODEL_SCHEMA.names)
-_INPUT_COLUMNS = ["track", "kind", "name", "start_ns", "dur_ns", "correlation"]
+# What the model is computed from.
+MODEL_INPUT_COLUMNS = ("track", "kind", "name", "start_ns", "dur_ns", "correlation")
 # Host-side kinds a step annotation may have (GPU projections of it are not steps).
 _STEP_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
 _BATCH_ROWS = 1 << 21
@@ -71,7 +69,7 @@ def build_event_model(
     strings: Sequence[str],
     captured_windows_ns: Windows = None,
 ) -> dict[str, np.ndarray]:
-    """The model columns of a part's events (``_INPUT_COLUMNS``, in store order). The
+    """The model columns of a part's events (``MODEL_INPUT_COLUMNS``, in store order). The
     captured windows: None for a part recorded whole, ``FROM_KINETO_EVENTS`` for a collector
     part that does not list them (its steps in which Kineto's events start)."""
     track, kind, name = columns["track"], columns["kind"], columns["name"]
@@ -79,7 +77,7 @@ def build_event_model(
     end = start + dur
     parent, depth = _nest_by_tracks(track, start, end)
     numbers = np.r_[step_ids(strings), -1]  # id -1 (no name) reads the last entry
-    named_step = numbers[np.where(name >= 0, name, len(numbers) - 1)]
+    named_step = numbers[np.where((name >= 0) & (name < len(strings)), name, len(strings))]
     is_step = (np.isin(kind, _STEP_KINDS) & (named_step >= 0)) | (kind == EventKind.STEP)
     at_ns = _launch_times(kind, start, correlation)
     step = _step_of(at_ns, start[is_step], end[is_step], named_step[is_step])
@@ -100,37 +98,6 @@ def build_event_model(
         "is_step": is_step,
         "captured": captured,
     }
-
-
-def write_event_model(
-    store_dir: str | Path, strings: Sequence[str], captured_windows_ns: Windows = None
-) -> np.ndarray:
-    """Adds the model's columns to the store's ``events.parquet`` (rewritten row group by row
-    group, so memory follows one group); returns the start times of the captured steps."""
-    path = Path(store_dir) / EVENTS_FILE
-    events = pq.ParquetFile(path, memory_map=True)
-    table = events.read(columns=_INPUT_COLUMNS, use_threads=False)
-    columns = {c: table.column(c).to_numpy() for c in _INPUT_COLUMNS}
-    del table
-    model = build_event_model(columns, strings, captured_windows_ns)
-    captured_steps = columns["start_ns"][model["is_step"] & model["captured"]]
-    del columns
-    own = [name for name in events.schema_arrow.names if name not in MODEL_COLUMNS]
-    schema = pa.schema([*(events.schema_arrow.field(name) for name in own), *MODEL_SCHEMA])
-    staging = path.with_name(f".{path.name}.model")
-    with pq.ParquetWriter(staging, schema, **PARQUET_OPTIONS) as writer:
-        first = 0
-        for group in range(events.metadata.num_row_groups):
-            table = events.read_row_group(group, columns=own, use_threads=False)
-            rows = table.num_rows
-            for name in MODEL_COLUMNS:
-                table = table.append_column(
-                    MODEL_SCHEMA.field(name), pa.array(model[name][first : first + rows])
-                )
-            writer.write_table(table, row_group_size=max(rows, 1))
-            first += rows
-    os.replace(staging, path)
-    return captured_steps
 
 
 def has_event_model(events: pq.ParquetFile) -> bool:

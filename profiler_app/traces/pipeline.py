@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from profiler_app.traces.aggregate import AGGREGATED_COLUMNS, Aggregator, PartAggregates
 from profiler_app.traces.decompress import ReadProgress
 from profiler_app.traces.errors import TraceFormatError
-from profiler_app.traces.event_model import FROM_KINETO_EVENTS, Windows, write_event_model
+from profiler_app.traces.event_model import FROM_KINETO_EVENTS, Windows
 from profiler_app.traces.kineto import KinetoFile, iter_chunks
 from profiler_app.traces.memory import MemorySummary, build_memory
 from profiler_app.traces.model import EventBatch, FlowBatch, SampleBatch
@@ -134,13 +134,12 @@ class _Sink:
         caller adds the metadata they decide."""
         tracks = self.context.track_frame()
         aggregates = self.aggregator.finish(self.context.strings, offset_ns)
-        store = self.writer.finish(offset_ns, self.context.strings.strings, tracks)
-        captured = write_event_model(
-            self.store_dir, self.context.strings.strings, captured_windows_ns
-        )
+        strings = self.context.strings.strings
+        store = self.writer.finish(offset_ns, strings, tracks, captured_windows_ns)
         # Each step says whether Kineto recorded it.
         steps = aggregates.steps
-        steps = steps.assign(captured=np.isin(steps["start_ns"].to_numpy(), captured))
+        captured = np.isin(steps["start_ns"].to_numpy(), store.captured_step_starts)
+        steps = steps.assign(captured=captured)
         aggregates = replace(aggregates, steps=steps)
         self._write_flows(offset_ns)
         memory = build_memory(self.store_dir, self.context.memory, offset_ns, self.context.strings)

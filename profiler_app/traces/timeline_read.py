@@ -10,8 +10,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from profiler_app.traces.event_model import has_event_model, write_event_model
-from profiler_app.traces.timeline_store import EVENTS_FILE, STRINGS_FILE, TRACKS_FILE
+from profiler_app.traces.event_model import has_event_model
+from profiler_app.traces.timeline_store import (
+    EVENTS_FILE,
+    STRINGS_FILE,
+    TRACKS_FILE,
+    add_event_model,
+)
 
 
 class TimelineReader:
@@ -24,7 +29,7 @@ class TimelineReader:
         )
         self.events = pq.ParquetFile(self.directory / EVENTS_FILE, memory_map=True)
         if not has_event_model(self.events):  # a store written before the event model
-            write_event_model(self.directory, self.strings)
+            add_event_model(self.directory, self.strings)
             self.events = pq.ParquetFile(self.directory / EVENTS_FILE, memory_map=True)
         self.tracks: pd.DataFrame = pq.read_table(self.directory / TRACKS_FILE).to_pandas()
         meta = self.events.metadata

@@ -14,6 +14,7 @@ trace of 200,000 one-event threads is as cheap as one thread of 200,000 events.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +25,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from profiler_app.traces.event_model import (
+    MODEL_COLUMNS,
+    MODEL_INPUT_COLUMNS,
+    MODEL_SCHEMA,
+    Windows,
+    build_event_model,
+)
 from profiler_app.traces.model import EventBatch
 from tracefmt.columns import EVENT_COLUMNS
 
@@ -40,8 +48,12 @@ _WINDOW_ROWS = 262144
 EVENT_SCHEMA = pa.schema(
     [(c, pa.from_numpy_dtype(np.dtype(t))) for c, (t, _) in EVENT_COLUMNS.items()]
 )
+# What ``events.parquet`` holds: every input format's columns, then the event model's.
+STORE_SCHEMA = pa.schema([*EVENT_SCHEMA, *MODEL_SCHEMA])
 _TRACK = EVENT_SCHEMA.get_field_index("track")
 _START = EVENT_SCHEMA.get_field_index("start_ns")
+_DUR = EVENT_SCHEMA.get_field_index("dur_ns")
+_ORDER = ("track", "start_ns", "dur_ns")
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,47 @@ class StoreSummary:
     directory: Path
     n_events: int
     tracks: pd.DataFrame  # track, first_row, n_rows, start_ns, end_ns, max_dur_ns (+ labels)
+    captured_step_starts: np.ndarray  # start of each step Kineto recorded (the event model's)
+
+
+def store_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """The order of events in a store: by track, start, the longer first among equal starts
+    (the outer one, as ``traces.nesting`` nests them), then as they came (stable)."""
+    order = np.lexsort((start, track))
+    # Few events share a (track, start): order only those by duration.
+    track_sorted, start_sorted = track[order], start[order]
+    tie = np.flatnonzero(
+        (track_sorted[1:] == track_sorted[:-1]) & (start_sorted[1:] == start_sorted[:-1])
+    )
+    if len(tie):
+        members = np.union1d(tie, tie + 1)
+        rows = order[members]
+        order[members] = rows[
+            np.lexsort((-dur[rows], start_sorted[members], track_sorted[members]))
+        ]
+    return order
+
+
+def add_event_model(directory: str | Path, strings: list[str]) -> None:
+    """Adds the event model's columns to a store written before it (rewritten row group by
+    row group); its parts were recorded whole (``traces.event_model``)."""
+    path = Path(directory) / EVENTS_FILE
+    events = pq.ParquetFile(path, memory_map=True)
+    table = events.read(columns=list(MODEL_INPUT_COLUMNS), use_threads=False)
+    model = build_event_model({c: table.column(c).to_numpy() for c in MODEL_INPUT_COLUMNS}, strings)
+    del table
+    own = [name for name in events.schema_arrow.names if name not in MODEL_COLUMNS]
+    staging = path.with_name(f".{path.name}.model")
+    with pq.ParquetWriter(staging, STORE_SCHEMA, **PARQUET_OPTIONS) as writer:
+        first = 0
+        for group in range(events.metadata.num_row_groups):
+            table = events.read_row_group(group, columns=own, use_threads=False)
+            rows = slice(first, first + table.num_rows)
+            for name in MODEL_COLUMNS:
+                table = table.append_column(MODEL_SCHEMA.field(name), pa.array(model[name][rows]))
+            writer.write_table(table.select(STORE_SCHEMA.names), row_group_size=ROW_GROUP_ROWS)
+            first += table.num_rows
+    os.replace(staging, path)
 
 
 @dataclass(frozen=True)
@@ -78,11 +131,8 @@ class TimelineWriter:
             self._spill()
 
     def _sorted_buffer(self) -> pa.Table:
-        """The buffered events sorted by (track, start)."""
-        track = np.concatenate([b["track"] for b in self._buffer])
-        start = np.concatenate([b["start_ns"] for b in self._buffer])
-        order = np.lexsort((start, track))
-        del start, track
+        """The buffered events in store order (``store_order``)."""
+        order = store_order(*(np.concatenate([b[c] for b in self._buffer]) for c in _ORDER))
         arrays = []
         for col in EVENT_COLUMNS:
             column = np.concatenate([b[col] for b in self._buffer])
@@ -101,30 +151,57 @@ class TimelineWriter:
             writer.write_table(table, max_chunksize=_RUN_BATCH_ROWS)
         self._runs.append(_Run(path, table.num_rows))
 
-    def _windows(self) -> Iterator[pa.Table]:
-        """All events in (track, start) order, in bounded windows."""
+    def _windows_and_model_input(self) -> tuple[Iterator[pa.Table], dict[str, np.ndarray]]:
+        """All events in store order, in bounded windows, and the event model's input columns
+        in that same order (read from the spilled runs, not from the written file)."""
         if not self._runs:
             # Everything fit in one run: sort it in memory, no spill files.
-            if self._buffer:
-                table = self._sorted_buffer()
-                for first in range(0, table.num_rows, _WINDOW_ROWS):
-                    yield table.slice(first, _WINDOW_ROWS)
-            return
+            table = self._sorted_buffer() if self._buffer else EVENT_SCHEMA.empty_table()
+            windows = (table.slice(f, _WINDOW_ROWS) for f in range(0, table.num_rows, _WINDOW_ROWS))
+            return windows, {c: table.column(c).to_numpy() for c in MODEL_INPUT_COLUMNS}
         self._spill()
-        yield from _merge_runs(self._runs)
+        pieces: dict[str, list[np.ndarray]] = {c: [] for c in MODEL_INPUT_COLUMNS}
+        for run in self._runs:
+            with pa.memory_map(str(run.path)) as source:
+                table = pa.ipc.open_file(source).read_all()
+                for column in MODEL_INPUT_COLUMNS:
+                    pieces[column].append(table.column(column).to_numpy())
+                del table
+        columns = {c: np.concatenate(p) for c, p in pieces.items()}
+        order = store_order(*(columns[c] for c in _ORDER))
+        return _merge_runs(self._runs), {c: a[order] for c, a in columns.items()}
 
     def finish(
-        self, offset_ns: int, strings: list[str], track_labels: pd.DataFrame
+        self,
+        offset_ns: int,
+        strings: list[str],
+        track_labels: pd.DataFrame,
+        captured_windows_ns: Windows = None,
     ) -> StoreSummary:
-        """Merge the runs into the final files; ``offset_ns`` moves times onto the unix epoch."""
+        """Merge the runs into the final files, with the event model's columns
+        (``traces.event_model``: ``captured_windows_ns`` as it takes them); ``offset_ns`` moves
+        times onto the unix epoch."""
         stats = _TrackStats(self._max_track + 1)
+        windows, columns = self._windows_and_model_input()
+        columns["start_ns"] = columns["start_ns"] + np.int64(offset_ns)
+        model = build_event_model(columns, strings, captured_windows_ns)
+        captured_steps = columns["start_ns"][model["is_step"] & model["captured"]]
+        written = 0
         with pq.ParquetWriter(
-            self.directory / EVENTS_FILE, EVENT_SCHEMA, **PARQUET_OPTIONS
+            self.directory / EVENTS_FILE, STORE_SCHEMA, **PARQUET_OPTIONS
         ) as events:
-            for window in self._windows():
+            for window in windows:
                 window = _shifted(window, offset_ns)
+                rows = slice(written, written + window.num_rows)
+                if not np.array_equal(window.column(_START).to_numpy(), columns["start_ns"][rows]):
+                    raise RuntimeError("the runs merged in another order than the model's")
+                for name in MODEL_COLUMNS:
+                    window = window.append_column(
+                        MODEL_SCHEMA.field(name), pa.array(model[name][rows])
+                    )
                 events.write_table(window, row_group_size=ROW_GROUP_ROWS)
                 stats.add(window)
+                written += window.num_rows
         # A part may hold samples but no events (a chunk cut before any annotation ended).
         tracks = stats.frame().merge(track_labels, on="track", how="left")
         pq.write_table(
@@ -134,7 +211,7 @@ class TimelineWriter:
             pa.table({"value": pa.array(strings, pa.string())}), self.directory / STRINGS_FILE
         )
         shutil.rmtree(self.spill, ignore_errors=True)
-        return StoreSummary(self.directory, int(stats.n_rows.sum()), tracks)
+        return StoreSummary(self.directory, int(stats.n_rows.sum()), tracks, captured_steps)
 
 
 def _shifted(window: pa.Table, offset_ns: int) -> pa.Table:
@@ -216,9 +293,11 @@ class _RunCursor:
         at = row % _RUN_BATCH_ROWS
         return int(batch.column(_TRACK)[at].as_py()), int(batch.column(_START)[at].as_py())
 
-    def take_until(self, limit: tuple[int, int], max_rows: int) -> pa.Table:
-        """Rows from the cursor with (track, start_ns) <= ``limit`` (at most max_rows)."""
+    def take_until(self, limit: tuple[int, int], max_rows: int, below: bool = False) -> pa.Table:
+        """Rows from the cursor with (track, start_ns) <= ``limit`` (< ``limit`` when
+        ``below``), at most max_rows."""
         limit_track, limit_ns = limit
+        side = "left" if below else "right"
         pieces = []
         stop = min(self.end, self.pos + max_rows)
         while self.pos < stop:
@@ -226,10 +305,10 @@ class _RunCursor:
             lo = self.pos % _RUN_BATCH_ROWS
             hi = min(len(batch), lo + (stop - self.pos))
             tracks = batch.column(_TRACK).to_numpy()[lo:hi]
-            below = int(np.searchsorted(tracks, limit_track, side="left"))
+            under = int(np.searchsorted(tracks, limit_track, side="left"))
             same = int(np.searchsorted(tracks, limit_track, side="right"))
-            starts = batch.column(_START).to_numpy()[lo + below : lo + same]
-            n = below + int(np.searchsorted(starts, limit_ns, side="right"))
+            starts = batch.column(_START).to_numpy()[lo + under : lo + same]
+            n = under + int(np.searchsorted(starts, limit_ns, side=side))
             if n:
                 pieces.append(batch.slice(lo, n))
                 self.pos += n
@@ -242,11 +321,13 @@ class _RunCursor:
 
 
 def _merge_runs(runs: list[_Run], window_rows: int = _WINDOW_ROWS) -> Iterator[pa.Table]:
-    """The events of all runs in (track, start_ns, run) order, in bounded windows.
+    """The events of all runs in store order (``store_order`` over the runs one after the
+    other), in bounded windows.
 
-    Each round takes, from every run, the rows up to the smallest "look-ahead" key among the
-    runs (the (track, start) ``step`` rows ahead), so no row can be emitted before an earlier
-    one.
+    Each round takes, from every run, the rows before the smallest "look-ahead" (track,
+    start) among the runs (the one ``step`` rows ahead), so no row can be emitted before an
+    earlier one and the events of one (track, start) are never split between windows; when
+    every run is at that key, the round takes all its rows.
     """
     cursors = [_RunCursor(r) for r in runs]
     step = max(window_rows // max(len(cursors), 1), 1024)
@@ -254,11 +335,14 @@ def _merge_runs(runs: list[_Run], window_rows: int = _WINDOW_ROWS) -> Iterator[p
         cursors = _open(cursors)
         while cursors:
             horizon = min(c.key_at(min(c.pos + step, c.end) - 1) for c in cursors)
-            parts = [p for p in (c.take_until(horizon, step) for c in cursors) if p.num_rows]
+            parts = [
+                p for p in (c.take_until(horizon, step, below=True) for c in cursors) if p.num_rows
+            ]
+            if not parts:  # every run is at the horizon: the events of that (track, start)
+                parts = [p for p in (c.take_until(horizon, 1 << 62) for c in cursors) if p.num_rows]
             window = pa.concat_tables(parts)
             if len(parts) > 1:
-                track = window.column(_TRACK).to_numpy()
-                order = np.lexsort((window.column(_START).to_numpy(), track))  # stable
+                order = store_order(*(window.column(i).to_numpy() for i in (_TRACK, _START, _DUR)))
                 window = window.take(pa.array(order))
             yield window
             cursors = _open(cursors)

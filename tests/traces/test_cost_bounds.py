@@ -132,8 +132,9 @@ def test_it_merges_runs_of_many_tracks(tmp_path):
     summary = writer.finish(0, [], labels)
     stored = pd.read_parquet(tmp_path / "events.parquet", columns=["track", "start_ns", "name"])
     want = pd.DataFrame(cols)[["track", "start_ns", "name"]]
-    want = want.iloc[np.lexsort((want["start_ns"], want["track"]))].reset_index(drop=True)
-    assert stored.equals(want.astype(stored.dtypes))  # in (track, start, input) order
+    order = np.lexsort((-cols["dur_ns"], cols["start_ns"], cols["track"]))
+    want = want.iloc[order].reset_index(drop=True)
+    assert stored.equals(want.astype(stored.dtypes))  # by track, start, longer first, input
     frame = pd.DataFrame(cols).assign(end_ns=lambda f: f["start_ns"] + f["dur_ns"])
     per_track = frame.groupby("track").agg(
         n_rows=("name", "size"), start_ns=("start_ns", "min"), end_ns=("end_ns", "max"),
