@@ -18,6 +18,8 @@ export const routes: RouteObject[] = [
         <AppShell />
       </RequireAuth>
     ),
+    // What shows while a page's code (loaded on first use) arrives on a direct visit.
+    hydrateFallbackElement: <p className="page-loading">Loading…</p>,
     children: [
       { index: true, element: <Navigate to="/profiles" replace /> },
       { path: "profiles", element: <ProfilesPage /> },

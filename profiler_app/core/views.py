@@ -9,7 +9,6 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import Prefetch
 from django.http import FileResponse
-from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -426,9 +425,12 @@ def loaded_profile_data(loaded: LoadedProfile) -> dict:
 class LoadedProfileView(APIView):
     serializer_class = LoadedProfileSerializer
 
-    @extend_schema(responses={200: LoadedProfileSerializer, 404: None})
+    @extend_schema(responses={200: LoadedProfileSerializer, 204: None})
     def get(self, request):
-        loaded = get_object_or_404(LoadedProfile, user=request.user)
+        """The job this user has loaded; 204 (no content, not an error) when none is."""
+        loaded = LoadedProfile.objects.filter(user=request.user).first()
+        if loaded is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(loaded_profile_data(loaded))
 
     @extend_schema(request=LoadedProfileSerializer, responses={200: LoadedProfileSerializer})

@@ -17,7 +17,7 @@ def jobs(user):
 
 
 def test_it_loads_one_profile_per_user(api, jobs):
-    assert api.get("/api/loaded-profile/").status_code == 404
+    assert api.get("/api/loaded-profile/").status_code == 204
     loaded = api.put("/api/loaded-profile/", {"job": jobs[0].id}, format="json")
     assert loaded.status_code == 200
     assert loaded.json()["job"] == jobs[0].id

@@ -5,13 +5,13 @@ import type { LoadedProfile } from "./types";
 
 export const loadedProfileKey = ["loaded-profile"] as const;
 
-/** The job this user has loaded, or null: the API answers 404 when none is loaded. */
+/** The job this user has loaded, or null: the API answers 204 when none is loaded. */
 export function useLoadedProfile() {
   return useQuery({
     queryKey: loadedProfileKey,
     queryFn: async (): Promise<LoadedProfile | null> => {
       const result = await api.GET("/api/loaded-profile/");
-      if (result.response.status === 404) return null;
+      if (result.response.status === 204 || result.response.status === 404) return null;
       return unwrap(result);
     },
   });

@@ -629,6 +629,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description The job this user has loaded; 204 (no content, not an error) when none is. */
         get: operations["loaded_profile_retrieve"];
         put: operations["loaded_profile_update"];
         post?: never;
@@ -4657,6 +4658,13 @@ export interface operations {
                     "application/json": components["schemas"]["LoadedProfile"];
                 };
             };
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4676,14 +4684,6 @@ export interface operations {
                 };
             };
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
