@@ -25,7 +25,8 @@ from profiler_app.traces.sql_console import (
 
 
 class QueryTimeout(APIException):
-    status_code = status.HTTP_408_REQUEST_TIMEOUT
+    # Not 408: browsers send a request that got 408 again, running the query twice.
+    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
     default_code = "query_timeout"
 
 
@@ -45,7 +46,7 @@ class QueryError(APIException):
     responses={
         200: SqlResultSerializer,
         400: OpenApiResponse(description="not one SELECT statement, or DuckDB refused it"),
-        408: OpenApiResponse(description="the query ran past the time limit"),
+        422: OpenApiResponse(description="the query ran past the time limit (it stopped)"),
     },
 )
 @api_view(["POST"])

@@ -3745,7 +3745,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            408: {
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3753,7 +3753,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            415: {
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
