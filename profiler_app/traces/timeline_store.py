@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -297,7 +298,7 @@ class _RunCursor:
         """Rows from the cursor with (track, start_ns) <= ``limit`` (< ``limit`` when
         ``below``), at most max_rows."""
         limit_track, limit_ns = limit
-        side = "left" if below else "right"
+        side: Literal["left", "right"] = "left" if below else "right"
         pieces = []
         stop = min(self.end, self.pos + max_rows)
         while self.pos < stop:

@@ -142,7 +142,9 @@ def test_it_answers_400_with_duckdbs_message(api, job, query, says):
 
 
 @pytest.mark.django_db
-def test_it_answers_once_past_the_time_limit_with_a_status_browsers_do_not_resend(api, job, settings):
+def test_it_answers_once_past_the_time_limit_with_a_status_browsers_do_not_resend(
+    api, job, settings
+):
     settings.SQL_TIMEOUT_S = 0.5
     response = sql(
         api,
