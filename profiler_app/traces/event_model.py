@@ -79,7 +79,7 @@ def build_event_model(
     numbers = np.r_[step_ids(strings), -1]  # id -1 (no name) reads the last entry
     named_step = numbers[np.where((name >= 0) & (name < len(strings)), name, len(strings))]
     is_step = (np.isin(kind, _STEP_KINDS) & (named_step >= 0)) | (kind == EventKind.STEP)
-    at_ns = _launch_times(kind, start, correlation)
+    at_ns = launch_times(kind, start, correlation)
     step = _step_of(at_ns, start[is_step], end[is_step], named_step[is_step])
     step[is_step] = named_step[is_step]
     if captured_windows_ns == FROM_KINETO_EVENTS:
@@ -125,7 +125,7 @@ def _nest_by_tracks(
     return parent, depth
 
 
-def _launch_times(kind: np.ndarray, start: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+def launch_times(kind: np.ndarray, start: np.ndarray, correlation: np.ndarray) -> np.ndarray:
     """When each event happened for the host: its start, or for GPU work the start of the
     call that launched it (same correlation id) when the trace holds that call."""
     at = start.copy()

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.analyses.events import LAUNCH_KINDS, RankTrace, merge_intervals
+from profiler_app.insights.analyses.events import RankTrace, merge_intervals
 from profiler_app.insights.rules.base import NO_ACTION, RuleResult, TimeRange, result
-from tracefmt.kinds import GPU_OP_KINDS, EventKind
+from profiler_app.traces.event_model import launch_times as event_launch_times
+from tracefmt.kinds import EventKind
 
 # Events listed as evidence, per finding.
 TOP_EVENTS = 5
@@ -115,21 +116,12 @@ def scope_of(trace: RankTrace) -> Scope:
 
 
 def launch_times(trace: RankTrace) -> np.ndarray:
-    """When each event happened for the host: its start, or for GPU work the start of the
-    call that launched it (same correlation id), as the event model places GPU work in steps."""
+    """When each event happened for the host (``traces.event_model.launch_times``: GPU work
+    at its launch, as the event model places it in steps)."""
     events = trace.events
-    at = events["start_ns"].to_numpy().copy()
-    kind = events["kind"].to_numpy()
-    correlation = events["correlation"].to_numpy()
-    gpu = np.flatnonzero(np.isin(kind, list(GPU_OP_KINDS)) & (correlation >= 0))
-    host = np.flatnonzero(np.isin(kind, LAUNCH_KINDS) & (correlation >= 0))
-    if not len(gpu) or not len(host):
-        return at
-    host = host[np.argsort(correlation[host], kind="stable")]
-    found = np.minimum(np.searchsorted(correlation[host], correlation[gpu]), len(host) - 1)
-    ok = correlation[host][found] == correlation[gpu]
-    at[gpu[ok]] = at[host[found[ok]]]
-    return at
+    return event_launch_times(
+        events["kind"].to_numpy(), events["start_ns"].to_numpy(), events["correlation"].to_numpy()
+    )
 
 
 def steady_state(trace: RankTrace) -> tuple[int, int, int] | None:
