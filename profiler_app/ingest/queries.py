@@ -21,8 +21,10 @@ def job_summary(job: TrainingJob) -> dict:
     ends: list[int] = []
     ranks: set[int] = set()
     nodes: set[str] = set()
+    world_sizes: set[int] = set()
     n_events = 0
     for summary in summaries:
+        world_sizes.update(_world_size(summary.metadata))
         counts.update(summary.event_counts)
         n_events += summary.n_events
         ranks.add(summary.rank)
@@ -44,11 +46,35 @@ def job_summary(job: TrainingJob) -> dict:
         "end_ns": end,
         "span_ns": end - start if start is not None and end is not None else 0,
         "ranks": sorted(ranks),
+        "world_size": max(world_sizes, default=None),
+        "missing_ranks": missing_rank_ranges(max(world_sizes, default=0), ranks),
         "nodes": sorted(nodes),
         "parts": {**parts, "total": total},
         "progress": progress / total if total else 0.0,
         "read_warnings": job.read_warnings,
     }
+
+
+def _world_size(metadata: dict) -> set[int]:
+    """The job's size as a part says it: Kineto's ``distributedInfo`` (a trace, or a collector
+    chunk's windows) or the collector's own ``world_size``."""
+    info = metadata.get("distributed_info") or {}
+    sizes = (info.get("world_size") if isinstance(info, dict) else None, metadata.get("world_size"))
+    return {int(size) for size in sizes if isinstance(size, int) and size > 0}
+
+
+def missing_rank_ranges(world_size: int, ranks: set[int]) -> list[list[int]]:
+    """The ranks below ``world_size`` that sent nothing, as inclusive ``[first, last]`` ranges
+    (a 128-rank job with only rank 0 is ``[[1, 127]]``, not 127 numbers)."""
+    ranges: list[list[int]] = []
+    after = 0  # the first rank not yet accounted for
+    for rank in sorted(r for r in ranks if 0 <= r < world_size):
+        if rank > after:
+            ranges.append([after, rank - 1])
+        after = rank + 1
+    if after < world_size:
+        ranges.append([after, world_size - 1])
+    return ranges
 
 
 def job_kernels(

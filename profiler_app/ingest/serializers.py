@@ -109,6 +109,15 @@ class JobSummarySerializer(serializers.Serializer):
     end_ns = serializers.IntegerField(allow_null=True)
     span_ns = serializers.IntegerField()
     ranks = serializers.ListField(child=serializers.IntegerField())
+    world_size = serializers.IntegerField(
+        allow_null=True,
+        help_text="The ranks the job ran on, as its traces say (distributedInfo or the "
+        "collector); null when none says",
+    )
+    missing_ranks = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
+        help_text="Ranks below world_size that sent no parsed part, as [first, last] ranges",
+    )
     nodes = serializers.ListField(child=serializers.CharField())
     parts = PartStatesSerializer()
     progress = serializers.FloatField(help_text="Mean progress of the job's parts, 0 to 1")
