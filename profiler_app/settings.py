@@ -279,6 +279,9 @@ INGEST_STALL_SECONDS = envfloat("INGEST_STALL_SECONDS", 30.0)
 INGEST_HEARTBEAT_SECONDS = envfloat("INGEST_HEARTBEAT_SECONDS", 1.0)
 # A resumable upload that no byte reached for this long is removed with its temp file.
 UPLOAD_ABANDON_HOURS = envfloat("UPLOAD_ABANDON_HOURS", 24.0)
+# An unfinished upload that no byte reached for this long shows as interrupted: its owner may
+# finish or abandon it (a sender's retries wait far less between tries).
+UPLOAD_STALL_SECONDS = envfloat("UPLOAD_STALL_SECONDS", 120.0)
 # A part whose parse killed its worker this many times fails instead of being retried.
 INGEST_MAX_PARSE_ATTEMPTS = envint("INGEST_MAX_PARSE_ATTEMPTS", 3)
 

@@ -21,6 +21,7 @@ from profiler_app.celery import app as celery_app
 from profiler_app.core import storage
 from profiler_app.core.models import (
     AppSettings,
+    JobStatus,
     LoadedProfile,
     Node,
     PartState,
@@ -156,7 +157,9 @@ def append_to_upload(upload: Upload, start: int, stream: BinaryIO, length: int) 
             storage.write_upload_range(upload.pk, start, stream, length)
         except storage.RangeEndedEarly as exc:
             raise UploadRangeError(str(exc)) from None
-        Upload.objects.filter(pk=upload.pk).update(received_bytes=start + length)
+        Upload.objects.filter(pk=upload.pk).update(
+            received_bytes=start + length, last_byte_at=timezone.now()
+        )
     upload.received_bytes = start + length
     return upload.received_bytes
 
@@ -191,6 +194,52 @@ def abandon_upload(upload: Upload) -> None:
         if Upload.objects.select_for_update().filter(pk=upload.pk).values_list("pk").first():
             storage.remove_upload(upload.pk)
             Upload.objects.filter(pk=upload.pk).delete()
+
+
+@dataclass(frozen=True)
+class UploadsEnded:
+    """What ending a job's unfinished uploads did: parts stored and uploads dropped."""
+
+    stored: int
+    dropped: int
+
+
+def finish_uploads(job: TrainingJob) -> UploadsEnded:
+    """The owner ends a job whose uploads stopped: each upload whose every byte arrived becomes
+    a part (a trace cut short is no trace, so the others are dropped), and a job still marked
+    as being sent is marked as ended (Completed when it has parts, else Stopped)."""
+    stored = dropped = 0
+    for upload in Upload.objects.filter(job=job).order_by("created_at"):
+        try:
+            complete_upload(upload)
+            stored += 1
+        except UploadRangeError:
+            abandon_upload(upload)
+            dropped += 1
+    has_parts = ProfilePart.objects.filter(job=job).exists()
+    end_sending(job, JobStatus.COMPLETED if has_parts else JobStatus.STOPPED)
+    return UploadsEnded(stored=stored, dropped=dropped)
+
+
+def abandon_uploads(job: TrainingJob) -> UploadsEnded:
+    """The owner gives up a job's unfinished uploads: what arrived of them is deleted, and a
+    job still marked as being sent is marked Stopped."""
+    dropped = 0
+    for upload in Upload.objects.filter(job=job):
+        abandon_upload(upload)
+        dropped += 1
+    end_sending(job, JobStatus.STOPPED)
+    return UploadsEnded(stored=0, dropped=dropped)
+
+
+def end_sending(job: TrainingJob, status: str) -> None:
+    """Marks a job still being sent as ended; a status the sender set is kept."""
+    sending = [JobStatus.IN_PROGRESS, JobStatus.STOPPING]
+    ended = TrainingJob.objects.filter(pk=job.pk, status__in=sending).update(
+        status=status, ended_at=timezone.now()
+    )
+    if ended:
+        job.status = status
 
 
 def remove_abandoned_uploads() -> int:

@@ -21,14 +21,59 @@ class JobStatus(models.TextChoices):
     STOPPING = "stopping", "Stopping"
 
 
+class JobState(models.TextChoices):
+    """What the catalog shows: the job's declared status checked against its parts and uploads."""
+
+    IN_PROGRESS = "in_progress", "In Progress"
+    COMPLETED = "completed", "Completed"
+    PARTIAL = "partial", "Partly failed"
+    FAILED = "failed", "Failed"
+    STOPPED = "stopped", "Stopped"
+    STOPPING = "stopping", "Stopping"
+    INTERRUPTED = "interrupted", "Upload interrupted"
+
+
+def upload_stalled_before():
+    """An unfinished upload that no byte reached since then has stopped (its sender is gone)."""
+    return timezone.now() - timedelta(seconds=settings.UPLOAD_STALL_SECONDS)
+
+
 class TrainingJobQuerySet(models.QuerySet):
     def with_part_counts(self) -> "TrainingJobQuerySet":
-        """Adds parts_total/done/failed and size_bytes, as the job list shows them."""
-        return self.annotate(
+        """Adds parts_total/done/failed and size_bytes, as the job list shows them, the
+        interrupted uploads (count, bytes arrived, bytes declared) and the job's ``state``."""
+        stalled = Upload.objects.filter(
+            job=models.OuterRef("pk"), last_byte_at__lt=upload_stalled_before()
+        ).values("job")
+
+        def stalled_sum(expression) -> Coalesce:
+            sums = stalled.annotate(total=expression).values("total")
+            return Coalesce(models.Subquery(sums), 0)
+
+        jobs = self.annotate(
             parts_total=models.Count("parts"),
             parts_done=models.Count("parts", filter=models.Q(parts__state=PartState.DONE)),
             parts_failed=models.Count("parts", filter=models.Q(parts__state=PartState.FAILED)),
             size_bytes=Coalesce(models.Sum("parts__size_bytes"), 0),
+            uploads_interrupted=stalled_sum(models.Count("pk")),
+            interrupted_received_bytes=stalled_sum(models.Sum("received_bytes")),
+            interrupted_size_bytes=stalled_sum(models.Sum("size_bytes")),
+        )
+        still_sending = models.Q(status__in=[JobStatus.IN_PROGRESS, JobStatus.STOPPING])
+        return jobs.annotate(
+            state=models.Case(
+                models.When(uploads_interrupted__gt=0, then=models.Value(JobState.INTERRUPTED)),
+                # The collector still sends parts: one failing does not end the job.
+                models.When(still_sending, then=models.F("status")),
+                models.When(
+                    parts_total__gt=0,
+                    parts_failed=models.F("parts_total"),
+                    then=models.Value(JobState.FAILED),
+                ),
+                models.When(parts_failed__gt=0, then=models.Value(JobState.PARTIAL)),
+                default=models.F("status"),
+                output_field=models.CharField(max_length=16, choices=JobState.choices),
+            )
         )
 
 
@@ -204,11 +249,15 @@ class Upload(models.Model):
     size_bytes = models.BigIntegerField()
     received_bytes = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
+    # Each range stamps it: an upload still unfinished long after it has been interrupted.
+    last_byte_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         indexes = [
             # The abandoned-upload cleanup: the oldest uploads first.
             models.Index(fields=["created_at"], name="upload_created_idx"),
+            # The job list's interrupted uploads, per job.
+            models.Index(fields=["job", "last_byte_at"], name="upload_job_last_byte_idx"),
         ]
 
 

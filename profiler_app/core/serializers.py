@@ -7,6 +7,7 @@ from profiler_app.core.models import (
     MAX_TAGS,
     TAG_MAX_CHARS,
     AppSettings,
+    JobState,
     LoadedProfile,
     Node,
     PartKind,
@@ -71,6 +72,16 @@ class TrainingJobSerializer(serializers.ModelSerializer):
     parts_done = serializers.IntegerField(read_only=True, default=0)
     parts_failed = serializers.IntegerField(read_only=True, default=0)
     size_bytes = serializers.IntegerField(read_only=True, default=0)
+    state = serializers.ChoiceField(
+        choices=JobState.choices,
+        read_only=True,
+        default=JobState.IN_PROGRESS,
+        help_text="The status checked against the parts and uploads: failed when every part "
+        "failed, partial when some did, interrupted when an upload stopped before its end.",
+    )
+    uploads_interrupted = serializers.IntegerField(read_only=True, default=0)
+    interrupted_received_bytes = serializers.IntegerField(read_only=True, default=0)
+    interrupted_size_bytes = serializers.IntegerField(read_only=True, default=0)
     read_warnings = ReadWarningSerializer(
         many=True,
         read_only=True,
@@ -98,6 +109,10 @@ class TrainingJobSerializer(serializers.ModelSerializer):
             "parts_done",
             "parts_failed",
             "size_bytes",
+            "state",
+            "uploads_interrupted",
+            "interrupted_received_bytes",
+            "interrupted_size_bytes",
             "read_warnings",
             "window",
             "notes",
@@ -191,6 +206,11 @@ class UploadSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = fields
+
+
+class UploadsEndedSerializer(serializers.Serializer):
+    stored = serializers.IntegerField(help_text="Uploads whose every byte arrived: now parts.")
+    dropped = serializers.IntegerField(help_text="Uploads cut short: what arrived is deleted.")
 
 
 class LoadedProfileSerializer(serializers.ModelSerializer):

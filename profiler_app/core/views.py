@@ -31,7 +31,7 @@ from rest_framework.views import APIView
 from profiler_app.core import demo, health, logic, queries, retention, storage
 from profiler_app.core.models import (
     AppSettings,
-    JobStatus,
+    JobState,
     LoadedProfile,
     Node,
     ProfilePart,
@@ -52,6 +52,7 @@ from profiler_app.core.serializers import (
     RetentionPreviewSerializer,
     TagCountSerializer,
     TrainingJobSerializer,
+    UploadsEndedSerializer,
     UploadSerializer,
     UploadStartSerializer,
     UserSerializer,
@@ -179,7 +180,11 @@ class TagsFilter(django_filters.MultipleChoiceFilter):
 class JobFilter(django_filters.FilterSet):
     search = django_filters.CharFilter(field_name="name", lookup_expr="icontains")
     name = django_filters.CharFilter(field_name="name", lookup_expr="exact")
-    status = django_filters.MultipleChoiceFilter(choices=JobStatus.choices)
+    status = django_filters.MultipleChoiceFilter(
+        choices=JobState.choices,
+        method="filter_state",
+        label="Jobs in any of these states (as the list shows them); failed includes partly failed",
+    )
     created_after = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
     mine = django_filters.BooleanFilter(method="filter_mine", label="Only my jobs (I own them)")
@@ -188,6 +193,12 @@ class JobFilter(django_filters.FilterSet):
     class Meta:
         model = TrainingJob
         fields = ["search", "name", "status", "created_after", "created_before", "mine", "tag"]
+
+    def filter_state(self, queryset, name, value: list[str]):
+        states = set(value)
+        if JobState.FAILED in states:
+            states.add(JobState.PARTIAL)
+        return queryset.filter(state__in=sorted(states)) if states else queryset
 
     def filter_mine(self, queryset, name, value):
         return queryset.filter(owner_id=self.request.user.pk) if value else queryset
@@ -211,7 +222,7 @@ class TrainingJobViewSet(
     serializer_class = TrainingJobSerializer
     permission_classes = [IsOwnerOrStaffOrReadOnly]
     filterset_class = JobFilter
-    ordering_fields = ["created_at", "name", "status", "size_bytes", "parts_total"]
+    ordering_fields = ["created_at", "name", "status", "state", "size_bytes", "parts_total"]
     ordering = ["-created_at", "-id"]
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
@@ -314,6 +325,22 @@ class TrainingJobViewSet(
             size_bytes=fields["size_bytes"],
         )
         return Response(UploadSerializer(upload).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: UploadsEndedSerializer})
+    @action(detail=True, methods=["post"], url_path="uploads/finish")
+    def finish_uploads(self, request, pk=None):
+        """Ends the job's stopped uploads: those whose every byte arrived become parts, the
+        others are dropped; a job still marked In Progress becomes Completed."""
+        ended = logic.finish_uploads(self.get_object())
+        return Response(UploadsEndedSerializer(ended).data)
+
+    @extend_schema(request=None, responses={200: UploadsEndedSerializer})
+    @action(detail=True, methods=["post"], url_path="uploads/abandon")
+    def abandon_uploads(self, request, pk=None):
+        """Deletes what arrived of the job's unfinished uploads; a job still marked In Progress
+        becomes Stopped."""
+        ended = logic.abandon_uploads(self.get_object())
+        return Response(UploadsEndedSerializer(ended).data)
 
 
 RAW_FILE_GONE = (

@@ -53,6 +53,14 @@ JOB_WRITES = {
         ),
         201,
     ),
+    ("POST", "/api/jobs/{id}/uploads/finish/"): (
+        lambda c, job: c.post(f"/api/jobs/{job.id}/uploads/finish/"),
+        200,
+    ),
+    ("POST", "/api/jobs/{id}/uploads/abandon/"): (
+        lambda c, job: c.post(f"/api/jobs/{job.id}/uploads/abandon/"),
+        200,
+    ),
     ("POST", "/api/parts/{id}/reprocess/"): (
         lambda c, job: c.post(f"/api/parts/{stored_part(job).id}/reprocess/"),
         202,

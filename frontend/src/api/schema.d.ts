@@ -622,6 +622,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{id}/uploads/abandon/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Deletes what arrived of the job's unfinished uploads; a job still marked In Progress
+         *     becomes Stopped.
+         */
+        post: operations["jobs_uploads_abandon_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{id}/uploads/finish/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Ends the job's stopped uploads: those whose every byte arrived become parts, the
+         *     others are dropped; a job still marked In Progress becomes Completed.
+         */
+        post: operations["jobs_uploads_finish_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/loaded-profile/": {
         parameters: {
             query?: never;
@@ -1353,6 +1393,10 @@ export interface components {
             end_ns: number | null;
             span_ns: number;
             ranks: number[];
+            /** @description The ranks the job ran on, as its traces say (distributedInfo or the collector); null when none says */
+            world_size: number | null;
+            /** @description Ranks below world_size that sent no parsed part, as [first, last] ranges */
+            missing_ranks: number[][];
             nodes: string[];
             parts: components["schemas"]["PartStates"];
             /**
@@ -1681,7 +1725,7 @@ export interface components {
             readonly original_name: string;
             readonly size_bytes: number;
             readonly sha256: string;
-            readonly state: components["schemas"]["StateEnum"];
+            readonly state: components["schemas"]["ProfilePartStateEnum"];
             readonly error: string;
             readonly warning: string;
             /** Format: double */
@@ -1695,6 +1739,14 @@ export interface components {
             /** Format: date-time */
             readonly finished_at: string | null;
         };
+        /**
+         * @description * `pending` - Pending
+         *     * `processing` - Processing
+         *     * `done` - Done
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        ProfilePartStateEnum: "pending" | "processing" | "done" | "failed";
         RangeEvents: {
             count: number;
             results: components["schemas"]["FoundEvent"][];
@@ -1913,14 +1965,6 @@ export interface components {
             columns: components["schemas"]["SqlColumn"][];
         };
         /**
-         * @description * `pending` - Pending
-         *     * `processing` - Processing
-         *     * `done` - Done
-         *     * `failed` - Failed
-         * @enum {string}
-         */
-        StateEnum: "pending" | "processing" | "done" | "failed";
-        /**
          * @description * `in_progress` - In Progress
          *     * `completed` - Completed
          *     * `failed` - Failed
@@ -2028,6 +2072,25 @@ export interface components {
             readonly parts_failed: number;
             /** @default 0 */
             readonly size_bytes: number;
+            /**
+             * @description The status checked against the parts and uploads: failed when every part failed, partial when some did, interrupted when an upload stopped before its end.
+             *
+             *     * `in_progress` - In Progress
+             *     * `completed` - Completed
+             *     * `partial` - Partly failed
+             *     * `failed` - Failed
+             *     * `stopped` - Stopped
+             *     * `stopping` - Stopping
+             *     * `interrupted` - Upload interrupted
+             * @default in_progress
+             */
+            readonly state: components["schemas"]["TrainingJobStateEnum"];
+            /** @default 0 */
+            readonly uploads_interrupted: number;
+            /** @default 0 */
+            readonly interrupted_received_bytes: number;
+            /** @default 0 */
+            readonly interrupted_size_bytes: number;
             /** @description Parts with events the server did not recognise: the profile may be incomplete. */
             readonly read_warnings: components["schemas"]["ReadWarning"][];
             /**
@@ -2066,6 +2129,17 @@ export interface components {
             tags?: string[];
         };
         /**
+         * @description * `in_progress` - In Progress
+         *     * `completed` - Completed
+         *     * `partial` - Partly failed
+         *     * `failed` - Failed
+         *     * `stopped` - Stopped
+         *     * `stopping` - Stopping
+         *     * `interrupted` - Upload interrupted
+         * @enum {string}
+         */
+        TrainingJobStateEnum: "in_progress" | "completed" | "partial" | "failed" | "stopped" | "stopping" | "interrupted";
+        /**
          * @description * `whole_trace` - whole trace
          *     * `complete_steps` - complete steps
          * @enum {string}
@@ -2102,6 +2176,12 @@ export interface components {
             kind: components["schemas"]["KindEnum"];
             filename: string;
             size_bytes: number;
+        };
+        UploadsEnded: {
+            /** @description Uploads whose every byte arrived: now parts. */
+            stored: number;
+            /** @description Uploads cut short: what arrived is deleted. */
+            dropped: number;
         };
         User: {
             readonly id: number;
@@ -2763,13 +2843,17 @@ export interface operations {
                 page?: number;
                 search?: string;
                 /**
-                 * @description * `in_progress` - In Progress
+                 * @description Jobs in any of these states (as the list shows them); failed includes partly failed
+                 *
+                 *     * `in_progress` - In Progress
                  *     * `completed` - Completed
+                 *     * `partial` - Partly failed
                  *     * `failed` - Failed
                  *     * `stopped` - Stopped
                  *     * `stopping` - Stopping
+                 *     * `interrupted` - Upload interrupted
                  */
-                status?: ("completed" | "failed" | "in_progress" | "stopped" | "stopping")[];
+                status?: ("completed" | "failed" | "in_progress" | "interrupted" | "partial" | "stopped" | "stopping")[];
                 /** @description Jobs that have all of these tags */
                 tag?: string[];
             };
@@ -4624,6 +4708,134 @@ export interface operations {
                 };
             };
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_uploads_abandon_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this training job. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadsEnded"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_uploads_finish_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this training job. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadsEnded"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
