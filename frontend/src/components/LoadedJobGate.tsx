@@ -1,6 +1,8 @@
-import type { ReactNode } from "react";
+import { useQueryClient } from "@tanstack/react-query";
+import { type ReactNode, useEffect } from "react";
 import { Link } from "react-router";
-import { useLoadedJob } from "../api/loadedProfile";
+import { ApiError } from "../api/client";
+import { loadedProfileKey, useLoadedJob } from "../api/loadedProfile";
 import type { TrainingJob } from "../api/types";
 import { EmptyState, ErrorAlert, Loading } from "./Feedback";
 
@@ -21,7 +23,23 @@ export function LoadedJobGate({ page, children }: {
       </EmptyState>
     );
   }
+  if (job.error instanceof ApiError && job.error.status === 404) return <JobDeleted />;
   if (job.isError) return <ErrorAlert error={job.error} />;
   if (!job.data) return <Loading what="the loaded profile" />;
   return children(job.data);
+}
+
+/** The loaded job was deleted (by its owner, while this person read it). */
+function JobDeleted() {
+  const queryClient = useQueryClient();
+  // The deletion unloaded it: the header stops naming it.
+  useEffect(() => void queryClient.invalidateQueries({ queryKey: loadedProfileKey }), [queryClient]);
+  return (
+    <EmptyState title="This job was deleted">
+      <p>
+        Its owner deleted it, with its traces. Pick another training job on the{" "}
+        <Link to="/profiles">Profiles</Link> page.
+      </p>
+    </EmptyState>
+  );
 }

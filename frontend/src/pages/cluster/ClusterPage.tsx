@@ -7,6 +7,7 @@ import { ErrorAlert, Loading } from "../../components/Feedback";
 import { WindowSwitch } from "../../components/JobWindow";
 import { WindowCaption } from "../../lib/window";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { MissingRanksNote } from "../../components/MissingRanks";
 import { Panel } from "../../components/Panel";
 import { SlowBanner } from "../../components/SlowBanner";
 import { formatBytes, formatCount, formatDuration, formatPercent, plural } from "../../lib/format";
@@ -42,6 +43,7 @@ function JobCluster({ job }: { job: TrainingJob }) {
           </select>
         </label>
       </div>
+      <MissingRanksNote jobId={job.id} />
       <WindowSwitch job={job} window={cluster.data?.window} />
       {cluster.isError && <ErrorAlert error={cluster.error} />}
       {cluster.isPending && <Loading what="the cluster view" />}

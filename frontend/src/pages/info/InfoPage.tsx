@@ -1,6 +1,7 @@
 import type { TrainingJob } from "../../api/types";
 import { PartialBadge, StatusBadge } from "../../components/Badges";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { MissingRanksNote } from "../../components/MissingRanks";
 import { ReadWarnings } from "../../components/ReadWarnings";
 import { formatBytes, formatDateTime, formatElapsedMs } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
@@ -27,6 +28,7 @@ function JobInfo({ job }: { job: TrainingJob }) {
         {isPartial(job) && <PartialBadge />}
       </h2>
       <ReadWarnings warnings={job.read_warnings} />
+      <MissingRanksNote jobId={job.id} />
       <div className="info-grid">
         <section className="card" aria-labelledby="info-run">
           <h3 id="info-run">Run</h3>

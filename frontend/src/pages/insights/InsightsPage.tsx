@@ -7,6 +7,7 @@ import { ErrorAlert, Loading } from "../../components/Feedback";
 import { WindowSwitch } from "../../components/JobWindow";
 import { WindowCaption } from "../../lib/window";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { MissingRanksNote } from "../../components/MissingRanks";
 import { SlowBanner } from "../../components/SlowBanner";
 import { AnalysesSection } from "./AnalysesSection";
 import { ParametersForms } from "./ParametersForm";
@@ -46,6 +47,7 @@ function JobInsights({ job }: { job: TrainingJob }) {
           Download report
         </a>
       </div>
+      <MissingRanksNote jobId={job.id} />
       <WindowSwitch job={job} window={data?.window} />
       {insights.isError && <ErrorAlert error={insights.error} />}
       {insights.isPending && <Loading what="the insights" />}

@@ -1,5 +1,6 @@
 import type { TrainingJob } from "../../api/types";
-import { PartialBadge, StatusBadge } from "../../components/Badges";
+import { JobStateBadge, PartialBadge } from "../../components/Badges";
+import { MissingRanksBadge } from "../../components/MissingRanks";
 import { ReadWarningBadge } from "../../components/ReadWarnings";
 import { ProcessingProgress } from "../../components/ProcessingProgress";
 import { formatBytes, formatDateTime } from "../../lib/format";
@@ -67,6 +68,7 @@ export function JobTable({
               <span className="job-name">{job.name}</span>
               {job.id === loadedId && <span className="badge badge-loaded">loaded</span>}
               {isPartial(job) && <PartialBadge />}
+              <MissingRanksBadge jobId={job.id} />
               <ReadWarningBadge warnings={job.read_warnings} />
               {job.tags && job.tags.length > 0 && (
                 <div className="job-tags">
@@ -81,7 +83,7 @@ export function JobTable({
               {job.notes && <div className="job-notes" title={job.notes}>{job.notes}</div>}
             </td>
             <td className="nowrap">{formatDateTime(job.created_at)}</td>
-            <td><StatusBadge status={job.status} /></td>
+            <td><JobStateBadge job={job} /></td>
             <td className="nowrap">{job.owner ?? <span className="muted">—</span>}</td>
             <td title={job.nodes.map((node) => node.name).join(", ")}>{job.nodes.length}</td>
             <td className="nowrap">{job.parts_total ? formatBytes(job.size_bytes) : "—"}</td>
