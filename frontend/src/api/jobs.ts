@@ -1,10 +1,10 @@
 import { keepPreviousData, type Query, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap } from "./client";
-import type { JobStatus, Page, TagCount, TrainingJob, WindowKind } from "./types";
+import type { JobState, Page, TagCount, TrainingJob, WindowKind } from "./types";
 
 export type JobListQuery = {
   search?: string;
-  status?: JobStatus[];
+  status?: JobState[];
   created_after?: string;
   created_before?: string;
   mine?: boolean;
@@ -64,6 +64,23 @@ export function useSetJobWindow(jobId: number) {
         await api.PATCH("/api/jobs/{id}/", { params: { path: { id: jobId } }, body: { window } }),
       ),
     onSuccess: () => void queryClient.invalidateQueries(),
+  });
+}
+
+/** Ends a job's stopped uploads: `finish` keeps those whose every byte arrived, `abandon`
+ * deletes what arrived of them. */
+export function useEndUploads(jobId: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (how: "finish" | "abandon") => {
+      const options = { params: { path: { id: jobId } } };
+      return unwrap(
+        how === "finish"
+          ? await api.POST("/api/jobs/{id}/uploads/finish/", options)
+          : await api.POST("/api/jobs/{id}/uploads/abandon/", options),
+      );
+    },
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: jobsKey }),
   });
 }
 

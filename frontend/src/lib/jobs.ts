@@ -1,4 +1,5 @@
-import type { JobStatus, PartState, TrainingJob, User } from "../api/types";
+import type { JobState, JobStatus, PartState, TrainingJob, User } from "../api/types";
+import { formatBytes } from "./format";
 
 export const JOB_STATUSES: { value: JobStatus; label: string }[] = [
   { value: "in_progress", label: "In Progress" },
@@ -10,6 +11,39 @@ export const JOB_STATUSES: { value: JobStatus; label: string }[] = [
 
 export function statusLabel(status: JobStatus | undefined): string {
   return JOB_STATUSES.find((s) => s.value === status)?.label ?? "Unknown";
+}
+
+/** The states the catalog shows and filters on: the status checked against parts and uploads. */
+export const JOB_STATES: { value: JobState; label: string }[] = [
+  { value: "in_progress", label: "In Progress" },
+  { value: "completed", label: "Completed" },
+  { value: "failed", label: "Failed" },
+  { value: "partial", label: "Partly failed" },
+  { value: "interrupted", label: "Upload interrupted" },
+  { value: "stopped", label: "Stopped" },
+  { value: "stopping", label: "Stopping" },
+];
+
+export function stateLabel(state: JobState): string {
+  return JOB_STATES.find((s) => s.value === state)?.label ?? "Unknown";
+}
+
+type JobStateFacts = Pick<
+  TrainingJob,
+  "state" | "parts_total" | "parts_failed" | "uploads_interrupted" | "interrupted_received_bytes" | "interrupted_size_bytes"
+>;
+
+/** What the state rests on, in words: "2 of 5 parts failed", "6 B of 40 B arrived". */
+export function stateDetail(job: JobStateFacts): string | null {
+  if (job.state === "interrupted") {
+    const uploads = job.uploads_interrupted === 1 ? "1 upload" : `${job.uploads_interrupted} uploads`;
+    return `${uploads} stopped: ${formatBytes(job.interrupted_received_bytes)} of ${formatBytes(job.interrupted_size_bytes)} arrived`;
+  }
+  if (job.state === "failed" || job.state === "partial") {
+    if (!job.parts_failed) return null;
+    return `${job.parts_failed} of ${job.parts_total} ${job.parts_total === 1 ? "part" : "parts"} failed`;
+  }
+  return null;
 }
 
 export const PART_STATE_LABELS: Record<PartState, string> = {

@@ -1,5 +1,6 @@
 import { useState } from "react";
 import { useMe } from "../../api/auth";
+import { useEndUploads } from "../../api/jobs";
 import type { TrainingJob } from "../../api/types";
 import { canChange } from "../../lib/jobs";
 import { DeleteJobDialog } from "./DeleteJobDialog";
@@ -16,6 +17,7 @@ export function JobActions({ job, onDeleted }: Props) {
   if (!canChange(job, me.data)) return null;
   return (
     <span className="job-actions">
+      {job.state === "interrupted" && <EndUploads job={job} />}
       <button type="button" className="btn btn-small" aria-label={`Edit ${job.name}`}
         onClick={() => setOpen("edit")}>
         Edit
@@ -30,5 +32,28 @@ export function JobActions({ job, onDeleted }: Props) {
           onDeleted={() => { setOpen(null); onDeleted(job); }} />
       )}
     </span>
+  );
+}
+
+/** A job whose upload stopped before its end: keep the files that arrived whole, or delete
+ * what arrived. */
+function EndUploads({ job }: { job: TrainingJob }) {
+  const end = useEndUploads(job.id);
+  return (
+    <>
+      <button type="button" className="btn btn-small" disabled={end.isPending}
+        aria-label={`Finish the upload of ${job.name}`}
+        title="Keep the files that arrived whole; drop those cut short"
+        onClick={() => end.mutate("finish")}>
+        Finish upload
+      </button>
+      <button type="button" className="btn btn-small btn-danger-quiet" disabled={end.isPending}
+        aria-label={`Abandon the upload of ${job.name}`}
+        title="Delete what arrived of the unfinished files"
+        onClick={() => end.mutate("abandon")}>
+        Abandon upload
+      </button>
+      {end.error && <span role="alert" className="error-text">{end.error.message}</span>}
+    </>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "react";
-import type { JobStatus } from "../../api/types";
-import { JOB_STATUSES } from "../../lib/jobs";
+import type { JobState } from "../../api/types";
+import { JOB_STATES } from "../../lib/jobs";
 import { hasFilters, type ListState } from "./listQuery";
 import { TagFilter } from "./TagFilter";
 
@@ -31,7 +31,7 @@ export function JobFilters({ state, onChange }: Props) {
     );
   };
 
-  const toggleStatus = (status: JobStatus) => {
+  const toggleStatus = (status: JobState) => {
     const statuses = state.statuses.includes(status)
       ? state.statuses.filter((s) => s !== status)
       : [...state.statuses, status];
@@ -63,7 +63,7 @@ export function JobFilters({ state, onChange }: Props) {
       </label>
       <fieldset className="status-filter">
         <legend>Status</legend>
-        {JOB_STATUSES.map(({ value, label }) => (
+        {JOB_STATES.map(({ value, label }) => (
           <label key={value} className={`chip ${state.statuses.includes(value) ? "chip-on" : ""}`}>
             <input type="checkbox" checked={state.statuses.includes(value)}
               onChange={() => toggleStatus(value)} />

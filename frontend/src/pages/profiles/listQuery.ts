@@ -1,12 +1,12 @@
 import type { JobListQuery } from "../../api/jobs";
-import type { JobStatus } from "../../api/types";
+import type { JobState } from "../../api/types";
 import { endOfLocalDayIso, startOfLocalDayIso } from "../../lib/format";
-import { JOB_STATUSES, TAG_PATTERN } from "../../lib/jobs";
+import { JOB_STATES, TAG_PATTERN } from "../../lib/jobs";
 
 /** What the Profiles page keeps in its URL, so a reload or a shared link shows the same list. */
 export type ListState = {
   search: string;
-  statuses: JobStatus[];
+  statuses: JobState[];
   fromDay: string;
   toDay: string;
   /** Only the jobs the signed-in user owns. */
@@ -19,7 +19,7 @@ export type ListState = {
 
 export const DEFAULT_ORDERING = "-created_at";
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const KNOWN_STATUSES = new Set<string>(JOB_STATUSES.map((s) => s.value));
+const KNOWN_STATUSES = new Set<string>(JOB_STATES.map((s) => s.value));
 
 export function readListState(params: URLSearchParams): ListState {
   const page = Number(params.get("page"));
@@ -29,7 +29,7 @@ export function readListState(params: URLSearchParams): ListState {
   };
   return {
     search: params.get("q") ?? "",
-    statuses: params.getAll("status").filter((s): s is JobStatus => KNOWN_STATUSES.has(s)),
+    statuses: params.getAll("status").filter((s): s is JobState => KNOWN_STATUSES.has(s)),
     fromDay: day("from"),
     toDay: day("to"),
     mine: params.get("mine") === "1",
