@@ -290,6 +290,7 @@ def _timed_columns(
     _memory_columns(cols, *groups["memory"])
     _copy_directions_from_names(cols, strings["name"])
     _launch_columns(cols, *groups["other"])
+    _copy_sizes_from_calls(cols)
     _operator_columns(cols, strings, *groups["operator"])
     memory = _memory_events(cols, strings["name"], raw_args, numbers)
     return cols, strings, tracks, unrecognised, memory
@@ -456,6 +457,28 @@ def _launch_columns(cols: dict[str, np.ndarray], pos: np.ndarray, largs: list | 
     size = _ints(list(map(attrgetter("size"), largs)))[0]
     runtime = (cols["kind"][pos] == EventKind.CUDA_RUNTIME) & (size >= 0)
     cols["bytes"][pos[runtime]] = size[runtime]
+
+
+def _copy_sizes_from_calls(cols: dict[str, np.ndarray]) -> None:
+    """ROCm writes a copy's size only on the runtime call that enqueued it (``args.size`` of
+    ``hipMemcpyWithStream``); the copy takes it through the shared correlation id, and its
+    bandwidth follows (bytes per ns = GB/s). A call in another slice of the file is not seen
+    here: the analyses look it up again (``insights.analyses.counters``)."""
+    kind, correlation = cols["kind"], cols["correlation"]
+    copies = np.flatnonzero(
+        (kind == EventKind.GPU_MEMCPY) & (cols["bytes"] < 0) & (correlation >= 0)
+    )
+    calls = np.flatnonzero((kind == EventKind.CUDA_RUNTIME) & (cols["bytes"] >= 0))
+    if not len(copies) or not len(calls):
+        return
+    calls = calls[np.argsort(correlation[calls], kind="stable")]
+    at = np.minimum(np.searchsorted(correlation[calls], correlation[copies]), len(calls) - 1)
+    found = correlation[calls[at]] == correlation[copies]
+    copies, sizes = copies[found], cols["bytes"][calls[at[found]]]
+    cols["bytes"][copies] = sizes
+    dur = cols["dur_ns"][copies]
+    derivable = np.isnan(cols["bandwidth_gbps"][copies]) & (dur > 0)
+    cols["bandwidth_gbps"][copies[derivable]] = sizes[derivable] / dur[derivable]
 
 
 def _operator_columns(

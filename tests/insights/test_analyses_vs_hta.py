@@ -373,6 +373,9 @@ def test_it_agrees_on_the_queue_length_summary(compared):
 def test_it_agrees_on_the_memory_bandwidth_summary(compared):
     name, ours, hta = compared
     mine = ours.memory_bandwidth_summary.set_index(["rank", "kind"])
+    if name == "amd":  # HTA reads sizes only on the copy; ROCm writes them on its call
+        assert hta["memory_bw"] == [] and list(mine.index) == [(0, "Memcpy HtoD")]
+        return  # tests/traces/test_accelerator_copies.py checks the figures
     assert len(mine) == len(hta["memory_bw"])
     for theirs in hta["memory_bw"]:
         row = mine.loc[(theirs["rank"], theirs["name"])]
@@ -406,12 +409,14 @@ def test_copies_keep_the_bandwidth_kineto_recorded(compared):
         ops = trace.events[trace.events["kind"].isin(copies)]
         assert len(ops) == len(written)
         expected = [written[c] for c in ops["correlation"]]
+        if name == "amd":  # no recorded bandwidth: the call's size over the duration
+            expected = ops["bytes"] / ops["dur_ns"]
         assert np.array_equal(ops["bandwidth_gbps"], expected, equal_nan=True)
         if name == "multirank":
             rounded = ops["bytes"] / ops["dur_ns"].clip(lower=1)
             assert (abs(rounded - ops["bandwidth_gbps"]) > 0.005 * ops["bandwidth_gbps"]).any()
-    if name == "amd":  # ROCm writes neither bytes nor bandwidth on the copy: no samples
-        assert len(ours.memory_bandwidth_summary) == 0
+    if name == "amd":  # ROCm writes neither on the copy; the size comes from its call
+        assert (ops["bytes"] == 2560).all()
 
 
 def test_hta_rounds_a_nanosecond_trace_to_whole_microseconds(tmp_path):

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.insights.analyses.events import (
+    LAUNCH_KINDS,
     RankTrace,
     grouped_describe,
 )
@@ -42,6 +43,27 @@ def _memory_kind(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
     return np.where((label == "Memcpy Unknown") & (code > 0), stated, label)
 
 
+def _copy_bytes(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
+    """Each op's bytes; where the op states none, those of the runtime call that enqueued it
+    (ROCm writes a copy's size only on its ``hipMemcpy*`` call). The ingest already links
+    the two within a slice of the file; this finds the calls in other slices too."""
+    nbytes = ops["bytes"].to_numpy().copy()
+    events = trace.events
+    sized = events["kind"].isin(LAUNCH_KINDS).to_numpy() & (events["bytes"].to_numpy() >= 0)
+    correlation = ops["correlation"].to_numpy()
+    missing = np.flatnonzero((nbytes < 0) & (correlation >= 0))
+    if not len(missing) or not sized.any():
+        return nbytes
+    call_correlation = events["correlation"].to_numpy()[sized]
+    call_bytes = events["bytes"].to_numpy()[sized]
+    order = np.argsort(call_correlation, kind="stable")
+    ids = call_correlation[order]
+    at = np.minimum(np.searchsorted(ids, correlation[missing]), len(ids) - 1)
+    found = ids[at] == correlation[missing]
+    nbytes[missing[found]] = call_bytes[order[at[found]]]
+    return nbytes
+
+
 def memory_bandwidth_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
     """rank, kind, time_ns, bandwidth_gbps: total bandwidth of the copies of each kind running.
 
@@ -53,6 +75,7 @@ def memory_bandwidth_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
     for trace in traces:
         ops = trace.gpu_ops
         ops = ops[ops["kind"].isin((EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET))]
+        ops = ops.assign(bytes=_copy_bytes(trace, ops))
         ops = ops[ops["bytes"] >= 0]
         if len(ops) == 0:
             continue

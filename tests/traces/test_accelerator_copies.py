@@ -1,0 +1,112 @@
+"""Copies on other accelerators: ROCm states a copy's size only on the runtime call that
+enqueued it; every figure is computed here from the raw JSON."""
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profiler_app.insights.analyses import RankTrace
+from profiler_app.insights.analyses.counters import (
+    memory_bandwidth_series,
+    memory_bandwidth_summary,
+)
+from profiler_app.traces import ingest_trace
+from profiler_app.traces.kineto_chunk import decode_chunk
+from profiler_app.traces.sql_console import StorePart, run_query
+from tests.traces.expected import DATA
+from tracefmt.kinds import EventKind, MemcpyKind
+
+AMD = "amd_mi250_small.json.gz"
+
+
+def raw_copies() -> dict[int, dict]:
+    """correlation -> bytes (the call's args.size), dur_ns and direction of each copy."""
+    with gzip.open(DATA / AMD, "rt") as fh:
+        events = json.load(fh)["traceEvents"]
+    sizes = {
+        e["args"]["correlation"]: int(e["args"]["size"])
+        for e in events
+        if e.get("cat") == "cuda_runtime" and "size" in e.get("args", {})
+    }
+    return {
+        e["args"]["correlation"]: {
+            "bytes": sizes[e["args"]["correlation"]],
+            "dur_ns": round(e["dur"] * 1000),
+            "kind": e["args"]["kind"],
+        }
+        for e in events
+        if e.get("cat") == "gpu_memcpy"
+    }
+
+
+@pytest.fixture(scope="module")
+def amd_store(tmp_path_factory) -> Path:
+    store = Path(tmp_path_factory.mktemp("amd")) / "store"
+    ingest_trace(DATA / AMD, "kineto", store)
+    return store
+
+
+def test_it_stores_each_rocm_copys_bytes_from_its_call(amd_store):
+    raw = raw_copies()
+    assert [c["bytes"] for c in raw.values()] == [2560, 2560]
+    events = RankTrace.from_store(0, amd_store).events
+    copies = events[events["kind"] == EventKind.GPU_MEMCPY].set_index("correlation")
+    assert sorted(copies.index) == sorted(raw)
+    for correlation, copy in raw.items():
+        row = copies.loc[correlation]
+        assert row["bytes"] == copy["bytes"]
+        assert row["dur_ns"] == copy["dur_ns"]
+        assert row["memcpy_kind"] == MemcpyKind.HTOD
+        assert row["bandwidth_gbps"] == copy["bytes"] / copy["dur_ns"]
+
+
+def test_the_sql_events_view_shows_the_copy_sizes(amd_store):
+    raw = raw_copies()
+    result = run_query(
+        [StorePart(1, "node-a", 0, amd_store)],
+        "select correlation, bytes, bandwidth_gbps from events "
+        "where kind = 'gpu_memcpy' order by correlation",
+    )
+    assert result.rows == [
+        [c, raw[c]["bytes"], raw[c]["bytes"] / raw[c]["dur_ns"]] for c in sorted(raw)
+    ]
+
+
+def test_the_bandwidth_analysis_reads_rocm_copies(amd_store):
+    raw = raw_copies()
+    summary = memory_bandwidth_summary(
+        memory_bandwidth_series([RankTrace.from_store(0, amd_store)])
+    )
+    row = summary.set_index(["rank", "kind"]).loc[(0, "Memcpy HtoD")]
+    rates = np.array([c["bytes"] / c["dur_ns"] for c in raw.values()])
+    # The two copies do not overlap: one point per copy.
+    assert row["count"] == len(rates)
+    assert row["min"] == rates.min()
+    assert row["max"] == rates.max()
+    assert row["mean"] == pytest.approx(rates.mean(), rel=1e-12)
+
+
+def test_a_call_in_another_slice_still_sizes_the_copy(tmp_path):
+    """Decoded apart, the copy keeps no size (the bandwidth analysis looks the call up again);
+    decoded together, it takes the call's."""
+    call = {
+        "ph": "X",
+        "cat": "cuda_runtime",
+        "name": "hipMemcpyWithStream",
+        "pid": 1,
+        "tid": 1,
+        "ts": 10,
+        "dur": 5,
+        "args": {"correlation": 7, "size": "4096"},
+    }
+    copy = {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Host)", "pid": 2,
+            "tid": 0, "ts": 12, "dur": 2, "args": {"correlation": 7, "device": 0,
+                                                   "stream": 0, "kind": "DtoH"}}  # fmt: skip
+    alone = decode_chunk(json.dumps([copy]).encode(), 0)
+    assert alone.columns["bytes"].tolist() == [-1]
+    together = decode_chunk(json.dumps([call, copy]).encode(), 0)
+    assert together.columns["bytes"].tolist() == [4096, 4096]
+    assert together.columns["bandwidth_gbps"][1] == 4096 / 2000
