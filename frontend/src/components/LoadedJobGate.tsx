@@ -1,5 +1,5 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { type ReactNode, useEffect } from "react";
+import { type ReactNode, useEffect, useState } from "react";
 import { Link } from "react-router";
 import { ApiError } from "../api/client";
 import { loadedProfileKey, useLoadedJob } from "../api/loadedProfile";
@@ -12,6 +12,11 @@ export function LoadedJobGate({ page, children }: {
   children: (job: TrainingJob) => ReactNode;
 }) {
   const { loaded, job } = useLoadedJob();
+  const gone = job.error instanceof ApiError && job.error.status === 404;
+  // The deletion also unloads the job: the page keeps saying why rather than "No profile loaded".
+  const [wasDeleted, setWasDeleted] = useState(false);
+  if (gone && !wasDeleted) setWasDeleted(true);
+  if (gone || (wasDeleted && !loaded.data)) return <JobDeleted />;
   if (loaded.isError) return <ErrorAlert error={loaded.error} />;
   if (loaded.data === null) {
     return (
@@ -23,7 +28,6 @@ export function LoadedJobGate({ page, children }: {
       </EmptyState>
     );
   }
-  if (job.error instanceof ApiError && job.error.status === 404) return <JobDeleted />;
   if (job.isError) return <ErrorAlert error={job.error} />;
   if (!job.data) return <Loading what="the loaded profile" />;
   return children(job.data);

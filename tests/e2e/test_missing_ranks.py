@@ -1,0 +1,48 @@
+"""Ranks a job's traces name but never sent, and a job deleted while a teammate reads it."""
+
+import pytest
+from playwright.sync_api import expect
+
+from profiler_app.core.models import LoadedProfile
+from tests.e2e.conftest import sign_in
+from tests.ingest.test_missing_ranks import RANK0, world_size
+from tests.timeline.jobs import parse_job
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_it_names_the_missing_ranks_on_info_cluster_and_the_catalog(live_server, tab, user):
+    size = world_size(RANK0)
+    job = parse_job(user, "rank-0-alone", [("algo-1", 0, RANK0)])
+    LoadedProfile.objects.create(user=user, job=job)
+    note = f"1 of {size} ranks · ranks 1–{size - 1} missing"
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path="/info")
+
+    expect(tab.get_by_test_id("missing-ranks")).to_contain_text(note)
+    tab.screenshot(path="/tmp/missing-ranks.png", full_page=True)
+    tab.get_by_role("navigation", name="Main").get_by_role("link", name="Cluster").click()
+    expect(tab.get_by_role("heading", name="Cluster", exact=True)).to_be_visible()
+    expect(tab.get_by_test_id("missing-ranks")).to_contain_text(note)
+    tab.get_by_role("navigation", name="Main").get_by_role("link", name="Profiles").click()
+    row = tab.get_by_role("row", name="rank-0-alone")
+    expect(row.get_by_test_id("missing-ranks-badge")).to_have_text(f"1 of {size} ranks")
+
+
+def test_it_says_the_job_was_deleted_to_a_teammate_reading_it(
+    live_server, tab, user, teammate, client_for
+):
+    job = parse_job(user, "soon-gone", [("algo-1", 0, RANK0)])
+    LoadedProfile.objects.create(user=teammate, job=job)
+    sign_in(tab, live_server.url, "bob", "bob-password-1", path="/info")
+    expect(tab.get_by_role("heading", name="soon-gone")).to_be_visible()
+
+    assert client_for(user).delete(f"/api/jobs/{job.id}/").status_code == 204
+    tab.get_by_role("navigation", name="Main").get_by_role("link", name="Cluster").click()
+    # The deletion unloaded it: once the header says so, the page still says why.
+    expect(tab.get_by_test_id("topbar-profile")).to_have_text("No profile loaded")
+    expect(tab.get_by_role("heading", name="This job was deleted")).to_be_visible()
+    expect(tab.get_by_text("No TrainingJob matches")).to_have_count(0)
+    expect(tab.get_by_role("status").filter(has_text="Loading")).to_have_count(0)
+    tab.screenshot(path="/tmp/job-deleted.png", full_page=True)
+    tab.get_by_role("link", name="Profiles").last.click()
+    expect(tab).to_have_url(f"{live_server.url}/profiles")
