@@ -40,20 +40,20 @@ export function JobActions({ job, onDeleted }: Props) {
 function EndUploads({ job }: { job: TrainingJob }) {
   const end = useEndUploads(job.id);
   return (
-    <>
+    <span className="end-uploads">
       <button type="button" className="btn btn-small" disabled={end.isPending}
         aria-label={`Finish the upload of ${job.name}`}
         title="Keep the files that arrived whole; drop those cut short"
         onClick={() => end.mutate("finish")}>
-        Finish upload
+        Finish
       </button>
       <button type="button" className="btn btn-small btn-danger-quiet" disabled={end.isPending}
         aria-label={`Abandon the upload of ${job.name}`}
         title="Delete what arrived of the unfinished files"
         onClick={() => end.mutate("abandon")}>
-        Abandon upload
+        Abandon
       </button>
       {end.error && <span role="alert" className="error-text">{end.error.message}</span>}
-    </>
+    </span>
   );
 }
