@@ -47,15 +47,7 @@ MODEL_INPUT_COLUMNS = ("track", "kind", "name", "start_ns", "dur_ns", "correlati
 # Host-side kinds a step annotation may have (GPU projections of it are not steps).
 _STEP_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
 _BATCH_ROWS = 1 << 21
-# Kinds only Kineto records (the collector's own recorder writes annotations and steps).
-_KINETO_KINDS = (
-    int(EventKind.CPU_OP),
-    int(EventKind.CUDA_RUNTIME),
-    int(EventKind.CUDA_DRIVER),
-    *GPU_OP_KINDS,
-)
-FROM_KINETO_EVENTS = "from_kineto_events"
-Windows = Sequence[Sequence[int]] | str | None
+Windows = Sequence[Sequence[int]] | None
 
 
 def step_ids(strings: Sequence[str]) -> np.ndarray:
@@ -70,8 +62,8 @@ def build_event_model(
     captured_windows_ns: Windows = None,
 ) -> dict[str, np.ndarray]:
     """The model columns of a part's events (``MODEL_INPUT_COLUMNS``, in store order). The
-    captured windows: None for a part recorded whole, ``FROM_KINETO_EVENTS`` for a collector
-    part that does not list them (its steps in which Kineto's events start)."""
+    captured windows: the ranges a collector part's Kineto recorded; None for a part recorded
+    whole."""
     track, kind, name = columns["track"], columns["kind"], columns["name"]
     start, dur, correlation = columns["start_ns"], columns["dur_ns"], columns["correlation"]
     end = start + dur
@@ -82,8 +74,6 @@ def build_event_model(
     at_ns = launch_times(kind, start, correlation)
     step = _step_of(at_ns, start[is_step], end[is_step], named_step[is_step])
     step[is_step] = named_step[is_step]
-    if captured_windows_ns == FROM_KINETO_EVENTS:
-        captured_windows_ns = _steps_with_kineto_events(kind, start, end, is_step)
     if captured_windows_ns is None:
         captured = np.ones(len(kind), dtype=bool)
     else:
@@ -153,20 +143,7 @@ def _step_of(
     return np.where(inside, number[np.maximum(at, 0)], -1)
 
 
-def _steps_with_kineto_events(
-    kind: np.ndarray, start: np.ndarray, end: np.ndarray, is_step: np.ndarray
-) -> list[list[int]]:
-    """The [start, end) of each step in which an event only Kineto records starts."""
-    steps = np.flatnonzero(is_step)
-    steps = steps[np.argsort(start[steps], kind="stable")]
-    recorded = np.sort(start[np.isin(kind, _KINETO_KINDS)])
-    first = np.searchsorted(recorded, start[steps], side="left")
-    stop = np.searchsorted(recorded, end[steps], side="left")
-    chosen = steps[stop > first]
-    return [[int(start[i]), int(end[i])] for i in chosen]
-
-
-def _in_windows(at_ns: np.ndarray, windows: Sequence[Sequence[int]] | str) -> np.ndarray:
+def _in_windows(at_ns: np.ndarray, windows: Sequence[Sequence[int]]) -> np.ndarray:
     """Which times lie in one of the (sorted, disjoint) [start, end) windows."""
     if not len(windows):
         return np.zeros(len(at_ns), dtype=bool)

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from profiler_app.traces.aggregate import AGGREGATED_COLUMNS, Aggregator, PartAggregates
 from profiler_app.traces.decompress import ReadProgress
 from profiler_app.traces.errors import TraceFormatError
-from profiler_app.traces.event_model import FROM_KINETO_EVENTS, Windows
+from profiler_app.traces.event_model import Windows
 from profiler_app.traces.kineto import KinetoFile, iter_chunks
 from profiler_app.traces.memory import MemorySummary, build_memory
 from profiler_app.traces.model import EventBatch, FlowBatch, SampleBatch
@@ -297,8 +297,10 @@ def _ingest_collector(
     if progress is not None:
         progress(1.0)
     meta = chunk.meta
-    # Kineto's windows; a chunk of the first format holds Kineto's events converted instead.
-    result = sink.finish(0, sorted(windows.spans) or FROM_KINETO_EVENTS)
+    # Kineto's windows. A chunk of the first format holds Kineto's events converted, and a
+    # window's steps may sit in another chunk: it is read as recorded whole, as it always was.
+    recorded = None if meta.get("version") == 1 else sorted(windows.spans)
+    result = sink.finish(0, recorded)
     warning = read_warning(
         context.unknown_categories,
         windows.ignored_phases(),

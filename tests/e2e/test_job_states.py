@@ -1,7 +1,6 @@
 """The catalog tells each job's state as its parts and uploads do: failed, partly failed, an
 upload interrupted, which its owner finishes or abandons."""
 
-import gzip
 import io
 import shutil
 from datetime import timedelta
@@ -12,6 +11,7 @@ from playwright.sync_api import expect
 
 from profiler_app.core import logic
 from profiler_app.core.models import JobStatus, PartState, ProfilePart, TrainingJob, Upload
+from tests.conftest import DATA_DIR
 from tests.e2e.conftest import screenshot, sign_in
 from tests.e2e.seed import add_part, make_job
 
@@ -39,7 +39,8 @@ def test_it_shows_failed_partial_and_interrupted_jobs_and_ends_uploads(live_serv
     some = make_job("some-failed", owner=user, created_at=now - timedelta(minutes=3))
     for rank, state in enumerate([PartState.FAILED] * 2 + [PartState.DONE] * 3):
         add_part(some, "algo-1", rank=rank, state=state)
-    whole = gzip.compress(b'{"traceEvents": []}')
+    # A real trace: a worker of another test may parse the finished part (an empty one fails).
+    whole = (DATA_DIR / "cpu_only_rank34.pt.trace.json.gz").read_bytes()
     kept = make_job("kept", owner=user, status=JobStatus.IN_PROGRESS,
                     created_at=now - timedelta(minutes=2))  # fmt: skip
     stopped_upload(kept, "rank0.json.gz", whole, len(whole))

@@ -10,6 +10,7 @@ is a third for the kernel counts.
 from __future__ import annotations
 
 import gzip
+import html
 import json
 from dataclasses import dataclass
 from decimal import Decimal
@@ -131,7 +132,7 @@ def test_every_page_states_the_same_figures(api, user, traces, window):
     for named in (kernels["window"], cluster["window"], compare["a"]["window"],
                   analyses["window"]):  # fmt: skip
         assert named == dashboard["window"]
-    assert dashboard["window"]["window"] == window and label in report
+    assert dashboard["window"]["window"] == window and html.escape(label) in report
 
     totals = dashboard["totals"]
     assert kernels["totals"] == cluster["totals"] == totals
@@ -198,7 +199,12 @@ def test_every_page_states_the_same_figures(api, user, traces, window):
             continue  # no launches on this rank
         short = findings[rank]["short_kernels"]
         assert short == figures.short_kernels
-        assert verdict["evidence"]["ranks"][str(rank)]["short_kernels"] == short
+        judged = verdict["evidence"]["ranks"][str(rank)]
+        if judged["window"].startswith("the steady state"):
+            # No steps: the verdict leaves the first iteration out as warm-up (issue 26).
+            assert judged["short_kernels"] <= short
+        else:
+            assert judged["short_kernels"] == short
         assert (
             f"<tr><td>{rank}</td><td>{findings[rank]['launches']:,}</td><td>{short:,}</td>"
             in report
