@@ -21,6 +21,7 @@ CATEGORY_KINDS: dict[str, EventKind] = {
     "dataloader": EventKind.CPU_OP,
     "user_annotation": EventKind.USER_ANNOTATION,
     "gpu_user_annotation": EventKind.GPU_USER_ANNOTATION,
+    "gcu_user_annotation": EventKind.GPU_USER_ANNOTATION,
     # Host-side calls into a device runtime, whichever device.
     "cuda_runtime": EventKind.CUDA_RUNTIME,
     "runtime": EventKind.CUDA_RUNTIME,
@@ -29,16 +30,24 @@ CATEGORY_KINDS: dict[str, EventKind] = {
     "xpu_runtime": EventKind.CUDA_RUNTIME,
     "hpu_op": EventKind.CUDA_RUNTIME,
     "glow_runtime": EventKind.CUDA_RUNTIME,
+    "gcu_runtime": EventKind.CUDA_RUNTIME,
     "cuda_driver": EventKind.CUDA_DRIVER,
+    "driver": EventKind.CUDA_DRIVER,
     "privateuse1_driver": EventKind.CUDA_DRIVER,
+    "xpu_driver": EventKind.CUDA_DRIVER,
+    "gcu_driver": EventKind.CUDA_DRIVER,
     # Work on the device: kernels of any accelerator.
     "kernel": EventKind.KERNEL,
     "mtia_ccp_events": EventKind.KERNEL,
+    "concurrent_kernel": EventKind.KERNEL,
     "gpu_memcpy": EventKind.GPU_MEMCPY,
     "memcpy": EventKind.GPU_MEMCPY,
+    "gcu_memcpy": EventKind.GPU_MEMCPY,
     "gpu_memset": EventKind.GPU_MEMSET,
     "memset": EventKind.GPU_MEMSET,
+    "gcu_memset": EventKind.GPU_MEMSET,
     "cuda_sync": EventKind.CUDA_SYNC,
+    "gcu_sync": EventKind.CUDA_SYNC,
     "python_function": EventKind.PYTHON_FUNCTION,
     "python": EventKind.PYTHON_FUNCTION,
     "cpu_instant_event": EventKind.INSTANT,
@@ -47,8 +56,28 @@ CATEGORY_KINDS: dict[str, EventKind] = {
 # Categories Kineto writes that are not work of a modelled kind; they are read (as "other")
 # without a warning: the profiler's own span, CUPTI overhead and profiler ranges.
 KNOWN_OTHER_CATEGORIES = frozenset(
-    {"trace", "overhead", "cuda_profiler_range", "external_correlation", ""}
+    {
+        "trace",
+        "overhead",
+        "cuda_profiler_range",
+        "gcu_profiler_range",
+        "external_correlation",
+        "cuda_event",
+        "collective_comm",
+        "mtia_insight",
+        "mtia_counters",
+        "mtia_workloadd",
+        "",
+    }
 )
+
+# Accelerators whose profiler writes every device op in one category (MTIA's CCP events): the
+# op's name says whether it is a copy (DMA), a set, or a wait on an event, as the vendor's own
+# tools show them; whatever else runs there is a kernel.
+ONE_CATEGORY_DEVICE_OPS = frozenset({"mtia_ccp_events"})
+_DEVICE_COPY = re.compile(r"^dma|memcpy", re.IGNORECASE)
+_DEVICE_SET = re.compile(r"memset", re.IGNORECASE)
+_DEVICE_WAIT = re.compile(r"wait|sync", re.IGNORECASE)
 
 # Flows linking a launch on the host to its work on the device. The device event carries the
 # same link in ``args.correlation`` (the flow id is the correlation id), so they are redundant.
@@ -72,6 +101,18 @@ def kind_of_event(category: str, name: str) -> EventKind:
     if kind == EventKind.CPU_OP and PROFILER_STEP_RE.match(name):
         return EventKind.USER_ANNOTATION
     return kind
+
+
+def device_op_kind(category: str, name: str) -> EventKind:
+    """The kind of a device op of a ``ONE_CATEGORY_DEVICE_OPS`` category, from its name: a
+    wait is a device-side sync (not compute), a DMA a copy."""
+    if _DEVICE_WAIT.search(name):
+        return EventKind.CUDA_SYNC
+    if _DEVICE_COPY.search(name):
+        return EventKind.GPU_MEMCPY
+    if _DEVICE_SET.search(name):
+        return EventKind.GPU_MEMSET
+    return kind_of(category)
 
 
 def is_recognised(category: str) -> bool:

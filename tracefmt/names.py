@@ -124,21 +124,23 @@ def precision_from_input_types(input_types_json: str) -> str:
     return UNKNOWN
 
 
-# Copy directions: in names ("Memcpy HtoD (Pageable -> Device)", "Memcpy PtoP ...") and in
-# ROCm's ``args.kind`` ("HtoD").
-_MEMCPY_RE = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP)\b")
+# Copy directions: in names ("Memcpy HtoD (Pageable -> Device)", "Memcpy PtoP ...", an
+# accelerator's DMA "dma_h2d") and in ROCm's ``args.kind`` ("HtoD").
+_MEMCPY_RE = re.compile(r"(?<![A-Za-z0-9])([HDP])(?:to|2)([HDP])(?![A-Za-z0-9])", re.IGNORECASE)
 _MEMCPY_KINDS = {
-    "HtoD": MemcpyKind.HTOD,
-    "DtoH": MemcpyKind.DTOH,
-    "DtoD": MemcpyKind.DTOD,
-    "HtoH": MemcpyKind.HTOH,
-    "PtoP": MemcpyKind.PTOP,
+    "HD": MemcpyKind.HTOD,
+    "DH": MemcpyKind.DTOH,
+    "DD": MemcpyKind.DTOD,
+    "HH": MemcpyKind.HTOH,
+    "PP": MemcpyKind.PTOP,
 }
 
 
 def memcpy_kind(text: str) -> MemcpyKind:
     found = _MEMCPY_RE.search(text)
-    return _MEMCPY_KINDS[found.group(1)] if found else MemcpyKind.NONE
+    if not found:
+        return MemcpyKind.NONE
+    return _MEMCPY_KINDS.get((found.group(1) + found.group(2)).upper(), MemcpyKind.NONE)
 
 
 # Training steps: PyTorch's "ProfilerStep#12" and the collector's "step_12".

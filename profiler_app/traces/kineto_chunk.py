@@ -33,6 +33,8 @@ from profiler_app.traces.kineto_schema import (
 )
 from profiler_app.traces.model import TrackKey
 from tracefmt.categories import (
+    ONE_CATEGORY_DEVICE_OPS,
+    device_op_kind,
     is_launch_flow,
     is_recognised,
     kind_of,
@@ -261,6 +263,7 @@ def _timed_columns(
     cols["dur_ns"] = durations_to_ns(np.fromiter(map(_DUR, timed), np.float64, n), numbers)
     strings = {"name": _dictionary(list(map(_NAME, timed)))}
     _steps_recorded_as_operators(kind, strings["name"])
+    _device_ops_by_name(kind, categories, strings["name"])
     raw_args = list(map(_ARGS, timed))
     groups = _all_args(cols, raw_args, kind, numbers)
 
@@ -324,6 +327,19 @@ def _steps_recorded_as_operators(kind: np.ndarray, names: StringColumn) -> None:
     )
     if is_step.any():
         kind[(kind == EventKind.CPU_OP) & is_step[names.codes]] = EventKind.USER_ANNOTATION
+
+
+def _device_ops_by_name(kind: np.ndarray, categories: StringColumn, names: StringColumn) -> None:
+    """Copies, sets and waits of an accelerator that records every device op in one category
+    (``tracefmt.categories.device_op_kind``), judged once per distinct name."""
+    for code, category in enumerate(categories.values):
+        if category.lower() not in ONE_CATEGORY_DEVICE_OPS:
+            continue
+        pos = np.flatnonzero((categories.codes == code) & (kind != EventKind.INSTANT))
+        used = np.unique(names.codes[pos])
+        by_name = np.zeros(len(names.values), dtype=np.uint8)
+        by_name[used] = [device_op_kind(category, names.values[c]) for c in used]
+        kind[pos] = by_name[names.codes[pos]]
 
 
 def _unrecognised(

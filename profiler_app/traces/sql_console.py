@@ -20,8 +20,12 @@ import duckdb
 import pyarrow as pa
 
 from profiler_app.traces.sql_answer import Answer
-from profiler_app.traces.timeline_read import TimelineReader
-from profiler_app.traces.timeline_store import EVENTS_FILE, STRINGS_FILE, TRACKS_FILE
+from profiler_app.traces.timeline_store import (
+    EVENTS_FILE,
+    STRINGS_FILE,
+    TRACKS_FILE,
+    ensure_event_model,
+)
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import KIND_NAMES, MEMCPY_KIND_NAMES
 
@@ -332,7 +336,7 @@ def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> lis
     con.execute("CREATE VIEW strings AS SELECT * FROM _strings")
     with_events = [p for p in parts if (p.directory / EVENTS_FILE).exists()]
     for part in with_events:
-        TimelineReader(part.directory)  # adds the event model to a store from before it
+        ensure_event_model(part.directory)
     if with_events:
         events = _union([_part_events(p) for p in with_events])
         tracks = _union([_part_tracks(p) for p in with_events])

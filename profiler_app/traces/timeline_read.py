@@ -10,12 +10,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from profiler_app.traces.event_model import has_event_model
 from profiler_app.traces.timeline_store import (
     EVENTS_FILE,
     STRINGS_FILE,
     TRACKS_FILE,
-    add_event_model,
+    ensure_event_model,
 )
 
 
@@ -24,13 +23,11 @@ class TimelineReader:
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
+        ensure_event_model(self.directory)
         self.strings: list[str] = (
             pq.read_table(self.directory / STRINGS_FILE).column("value").to_pylist()
         )
         self.events = pq.ParquetFile(self.directory / EVENTS_FILE, memory_map=True)
-        if not has_event_model(self.events):  # a store written before the event model
-            add_event_model(self.directory, self.strings)
-            self.events = pq.ParquetFile(self.directory / EVENTS_FILE, memory_map=True)
         self.tracks: pd.DataFrame = pq.read_table(self.directory / TRACKS_FILE).to_pandas()
         meta = self.events.metadata
         self._group_starts = np.cumsum(

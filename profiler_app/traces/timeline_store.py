@@ -32,6 +32,7 @@ from profiler_app.traces.event_model import (
     MODEL_SCHEMA,
     Windows,
     build_event_model,
+    has_event_model,
 )
 from profiler_app.traces.model import EventBatch
 from tracefmt.columns import EVENT_COLUMNS
@@ -81,6 +82,15 @@ def store_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.nda
             np.lexsort((-dur[rows], start_sorted[members], track_sorted[members]))
         ]
     return order
+
+
+def ensure_event_model(directory: str | Path) -> None:
+    """A store written before the event model gets its columns (``add_event_model``); any
+    other is left as it is."""
+    directory = Path(directory)
+    if not has_event_model(pq.ParquetFile(directory / EVENTS_FILE, memory_map=True)):
+        strings = pq.read_table(directory / STRINGS_FILE).column("value").to_pylist()
+        add_event_model(directory, strings)
 
 
 def add_event_model(directory: str | Path, strings: list[str]) -> None:

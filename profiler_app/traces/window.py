@@ -95,13 +95,20 @@ def rows_in(window: str) -> tuple[int, int]:
     return ROWS_IN[window]
 
 
+def consecutive_runs(numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ascending ``numbers``: the positions of the first and of the last number of each
+    run of consecutive ones ([3, 4, 5, 9] → [0, 3], [2, 3])."""
+    numbers = np.asarray(numbers, dtype=np.int64)
+    if not len(numbers):
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    first = np.flatnonzero(np.r_[True, numbers[1:] != numbers[:-1] + 1])
+    return first, np.r_[first[1:], len(numbers)] - 1
+
+
 def step_runs(numbers: np.ndarray) -> str:
     """Step numbers as runs of consecutive ones: "3–6, 53–56"."""
     number = np.unique(np.asarray(numbers, dtype=np.int64))
-    if not len(number):
-        return ""
-    first = np.flatnonzero(np.r_[True, number[1:] != number[:-1] + 1])
-    last = np.r_[first[1:], len(number)] - 1
+    first, last = consecutive_runs(number)
     return ", ".join(
         f"{number[a]}" if a == b else f"{number[a]}–{number[b]}"
         for a, b in zip(first.tolist(), last.tolist(), strict=True)

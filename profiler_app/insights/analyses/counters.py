@@ -119,7 +119,7 @@ def memory_bandwidth_summary(series: pd.DataFrame) -> pd.DataFrame:
 def queue_length_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
     """rank, stream, time_ns, queue_length: operations enqueued on the stream and not started.
 
-    The length grows when the host calls an enqueue function (``events.ENQUEUE_CALLS``) and
+    The length grows when the host makes an enqueue call (``RankTrace.launch_pairs``) and
     shrinks when the GPU op with the same correlation id starts.
     """
     frames = []

@@ -12,6 +12,7 @@ memcpy/memset, COMP = every other kernel except names that HTA refuses to call c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.traces.timeline_read import TimelineReader
-from profiler_app.traces.window import captured_label, step_cut
+from profiler_app.traces.window import captured_label, consecutive_runs, step_cut
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import GPU_OP_KINDS, EventKind
 from tracefmt.names import COMM, COMP, MEM, OTHER, kernel_category
@@ -29,23 +30,10 @@ from tracefmt.names import COMM, COMP, MEM, OTHER, kernel_category
 # Host-side events that enqueue GPU work; they share a correlation id with the GPU op.
 LAUNCH_KINDS = (int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
 
-# Host calls that put work in a stream's queue: kernel launches, async copies and sets.
-ENQUEUE_CALLS = frozenset(
-    {
-        "cudaLaunchKernel",
-        "cudaLaunchKernelExC",
-        "cuLaunchKernel",
-        "cuLaunchKernelEx",
-        "cudaMemcpyAsync",
-        "cudaMemsetAsync",
-        "hipLaunchKernel",
-        "hipExtModuleLaunchKernel",
-        "hipModuleLaunchKernel",
-        "hipMemcpyAsync",
-        "hipMemsetAsync",
-        "hipMemcpyWithStream",
-    }
-)
+# Host calls linked to a GPU op that do not enqueue it but wait for it: CUDA's and HIP's blocking
+# copies and sets (``cudaMemcpy``, ``cuMemcpyHtoD_v2``, ``hipMemset``). Every other runtime or
+# driver call with a GPU op of its correlation id launched that op, whichever accelerator.
+BLOCKING_CALL = re.compile(r"^(?:cuda|cu|hip)Mem(?:cpy|set)(?!.*(?:Async|WithStream))")
 
 # One bit per type, so a sweep over all of them tells which types run at each instant.
 TYPE_BITS = {COMP: 1, COMM: 2, MEM: 4, OTHER: 8}
@@ -135,10 +123,6 @@ class RankTrace:
         """The strings table as an object array, for vectorised look-ups by id."""
         return np.asarray(self.strings, dtype=object)
 
-    def ids_of(self, names: frozenset[str]) -> np.ndarray:
-        """The string ids of ``names`` (those the trace has)."""
-        return np.flatnonzero(np.isin(self.names, list(names)))
-
     def labels(self, ids: np.ndarray) -> pd.Categorical:
         """Names for string ids, without building one Python string per row."""
         return pd.Categorical.from_codes(ids, categories=self.names)
@@ -166,16 +150,15 @@ class RankTrace:
 
     @cached_property
     def launch_pairs(self) -> dict[str, np.ndarray]:
-        """Each GPU op with the host call that enqueued it (``ENQUEUE_CALLS``), paired by
-        correlation id, in the calls' order: correlation, call_name, call_start_ns,
-        call_dur_ns, op_name, op_start_ns, op_dur_ns, stream."""
+        """Each GPU op with the host call that enqueued it (a runtime or driver call of its
+        correlation id, not a ``BLOCKING_CALL``), in the calls' order: correlation, call_name,
+        call_start_ns, call_dur_ns, op_name, op_start_ns, op_dur_ns, stream."""
         events = self.events
         correlation = events["correlation"].to_numpy()
-        is_call = (
-            events["kind"].isin(LAUNCH_KINDS).to_numpy()
-            & (correlation >= 0)
-            & np.isin(events["name"].to_numpy(), self.ids_of(ENQUEUE_CALLS))
-        )
+        names = events["name"].to_numpy()
+        is_call = events["kind"].isin(LAUNCH_KINDS).to_numpy() & (correlation >= 0)
+        blocking = [i for i in np.unique(names[is_call]) if BLOCKING_CALL.match(str(self.names[i]))]
+        is_call &= ~np.isin(names, blocking)
         calls = np.flatnonzero(is_call)
         ops = self.gpu_ops[self.gpu_ops["correlation"] >= 0]
         op_correlation = ops["correlation"].to_numpy()
@@ -250,15 +233,10 @@ def captured_only(trace: RankTrace) -> RankTrace:
     all_steps = trace.step_events
     steps = all_steps[all_steps["captured"].to_numpy()].sort_values("start_ns", kind="stable")
     number = steps["step"].to_numpy()
-    # Consecutive captured steps make one recorded range.
-    first = np.flatnonzero(np.r_[True, number[1:] != number[:-1] + 1]) if len(number) else number
+    first, last = consecutive_runs(number)  # consecutive captured steps: one recorded range
     start = steps["start_ns"].to_numpy()
     end = start + steps["dur_ns"].to_numpy()
-    windows = (
-        np.stack([start[first], np.maximum.reduceat(end, first)], axis=1)
-        if len(first)
-        else np.empty((0, 2), dtype=np.int64)
-    )
+    windows = np.stack([start[first], end[last]], axis=1)
     scope = captured_label(number, len(np.unique(all_steps["step"].to_numpy())))
     return replace(trace, events=rows_where(trace.events, captured), windows=windows, scope=scope)
 

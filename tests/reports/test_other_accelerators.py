@@ -1,0 +1,135 @@
+"""Traces of accelerators other than CUDA and ROCm: MTIA writes every device op in one category
+(``mtia_ccp_events``) and names its copies ``dma_*`` and its waits ``event_wait``; XPU, HPU and
+PrivateUse1 backends launch through their own runtime calls. Every panel counts the same
+kernels, copies are copies, a wait is not compute, and every linked device op has a launch.
+
+The expected figures are computed from the event lists below, independently of the product."""
+
+import json
+
+import pytest
+
+from profiler_app.reports import logic
+from profiler_app.reports.models import InsightsStatus, JobInsights
+from tests.timeline.jobs import parse_paths
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+STEPS = 4
+STEP_US = 1000
+
+
+def x(cat: str, name: str, ts: float, dur: float, pid=1, tid=1, **args) -> dict:
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur,
+            "args": args}  # fmt: skip
+
+
+def accelerator_trace(runtime: str, device: str, ops: list[tuple[str, str, int]]) -> list[dict]:
+    """``STEPS`` steps; in each, one ``runtime`` call per op (name, call, µs) enqueues it on
+    the device (category ``device``), linked by correlation id."""
+    events, correlation = [], 1
+    for step in range(STEPS):
+        t0 = step * STEP_US
+        events += [x("user_annotation", f"ProfilerStep#{step}", t0, STEP_US),
+                   x("cpu_op", "aten::linear", t0 + 10, 300)]  # fmt: skip
+        for k, (name, call, dur) in enumerate(ops):
+            events.append(x(runtime, call, t0 + 20 + 20 * k, 10, correlation=correlation))
+            events.append(x(device, name, t0 + 100 + 220 * k, dur, pid=0, tid=3, device=0,
+                            stream=3, correlation=correlation))  # fmt: skip
+            correlation += 1
+    return events
+
+
+MTIA_OPS = [
+    ("fc_fwd_kernel", "runFunction", 100),
+    ("dma_h2d", "mtiaMemcpyAsync", 50),
+    ("event_wait", "waitEvent", 200),
+    ("relu_kernel", "runFunction", 30),
+]
+
+
+def parsed_with_insights(user, tmp_path, events):
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    job = parse_paths(user, "accelerator", [("algo-1", 0, path)])
+    logic.request_run(job.id, delay_s=3600)  # computed right here instead
+    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
+    row = JobInsights.objects.get(job=job)
+    assert row.status == InsightsStatus.DONE, row.error
+    return job
+
+
+def expected(ops, pick) -> tuple[int, int]:
+    """(runs, ns) over the steps of the ops ``pick`` selects by name."""
+    durations = [dur for name, _, dur in ops if pick(name)]
+    return STEPS * len(durations), STEPS * sum(durations) * 1000
+
+
+def test_it_reads_mtia_copies_and_waits_by_name(api, user, tmp_path):
+    job = parsed_with_insights(
+        user, tmp_path, accelerator_trace("mtia_runtime", "mtia_ccp_events", MTIA_OPS)
+    )
+    kernels = expected(MTIA_OPS, lambda n: n.endswith("_kernel"))
+    copies = expected(MTIA_OPS, lambda n: n.startswith("dma"))
+    waits = expected(MTIA_OPS, lambda n: n == "event_wait")
+    dashboard = api.get(f"/api/jobs/{job.id}/dashboard/").json()
+    totals = dashboard["totals"]
+    # One count of kernels in every panel: the totals, kernel time, kernel count, precision.
+    assert (totals["kernel_runs"], totals["kernel_ns"]) == kernels
+    for panel in ("kernel_time", "kernel_count"):
+        assert (dashboard[panel]["total_count"], dashboard[panel]["total_ns"]) == kernels
+    assert sum(r["count"] for r in dashboard["precision"]["rows"]) == kernels[0]
+    assert totals["compute_ns"] == kernels[1]  # the wait is not compute
+    assert (totals["memory_ns"], totals["sync_ns"]) == (copies[1], waits[1])
+    activity = {r["kind"]: (r["count"], r["total_ns"]) for r in dashboard["gpu_activity"]["rows"]}
+    assert activity == {"kernel": kernels, "memcpy": copies, "sync": waits}
+    [copy_row] = dashboard["memory_ops"]["rows"]
+    assert (copy_row["kind"], copy_row["count"], copy_row["total_ns"]) == ("Memcpy HtoD", *copies)
+    listed = {k["name"] for k in api.get(f"/api/jobs/{job.id}/kernels/").json()["kernels"]}
+    assert "event_wait" not in listed
+
+    analyses = api.get(f"/api/jobs/{job.id}/analyses/").json()
+    types = {r["kernel_type"]: r["time_ns"] for r in analyses["kernel_types"]}
+    assert types["COMP"] == kernels[1] and "OTHER" not in types
+    # Every device op the runtime enqueued is a launch: the kernels and the copy (a wait is no
+    # GPU op, so the call before it launched nothing).
+    [findings] = analyses["launch_findings"]
+    assert findings["launches"] == kernels[0] + copies[0]
+
+
+XPU_OPS = [
+    ("gemm_kernel", "zeCommandListAppendLaunchKernel", 120),
+    ("Memcpy DtoH", "zeCommandListAppendMemoryCopy", 40),
+]
+
+
+@pytest.mark.parametrize(
+    ("runtime", "device"),
+    [("xpu_runtime", "kernel"), ("privateuse1_runtime", "kernel"), ("hpu_op", "kernel")],
+)
+def test_it_counts_the_launches_of_any_runtime(api, user, tmp_path, runtime, device):
+    ops = XPU_OPS
+    events = accelerator_trace(runtime, device, ops)
+    for event in events:  # a copy is written in its own category, as Kineto does
+        if event["name"].startswith("Memcpy"):
+            event["cat"] = "gpu_memcpy"
+    job = parsed_with_insights(user, tmp_path, events)
+    analyses = api.get(f"/api/jobs/{job.id}/analyses/").json()
+    [findings] = analyses["launch_findings"]
+    assert findings["launches"] == STEPS * len(ops)
+    kernels = expected(ops, lambda n: n.endswith("_kernel"))
+    totals = api.get(f"/api/jobs/{job.id}/dashboard/").json()["totals"]
+    assert (totals["kernel_runs"], totals["kernel_ns"]) == kernels
+
+
+def test_a_blocking_copy_is_not_a_launch(api, user, tmp_path):
+    """``cudaMemcpy`` waits for its copy; HTA and we count only the calls that enqueue."""
+    ops = [("void gemm_kernel", "cudaLaunchKernel", 100), ("Memcpy DtoH", "cudaMemcpy", 40),
+           ("Memcpy HtoD", "cudaMemcpyAsync", 40)]  # fmt: skip
+    events = accelerator_trace("cuda_runtime", "kernel", ops)
+    for event in events:
+        if event["name"].startswith("Memcpy"):
+            event["cat"] = "gpu_memcpy"
+    job = parsed_with_insights(user, tmp_path, events)
+    [findings] = api.get(f"/api/jobs/{job.id}/analyses/").json()["launch_findings"]
+    assert findings["launches"] == STEPS * 2
