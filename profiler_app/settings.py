@@ -123,7 +123,7 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
 STATICFILES_DIRS = [FRONTEND_DIST] if FRONTEND_DIST.exists() else []
 STORAGES: dict[str, dict] = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": {"BACKEND": "profiler_app.core.storage.WholeFileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 MEDIA_ROOT = envpath("PROFILER_MEDIA_ROOT", DATA_DIR / "media")
@@ -146,6 +146,10 @@ MEDIA_URL = "/media/"
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp")
+FILE_UPLOAD_HANDLERS = [
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "profiler_app.core.parsers.ScratchFileUploadHandler",  # removed at once when a write fails
+]
 FILE_UPLOAD_PERMISSIONS = 0o600
 FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
@@ -284,6 +288,8 @@ UPLOAD_ABANDON_HOURS = envfloat("UPLOAD_ABANDON_HOURS", 24.0)
 UPLOAD_STALL_SECONDS = envfloat("UPLOAD_STALL_SECONDS", 120.0)
 # A part whose parse killed its worker this many times fails instead of being retried.
 INGEST_MAX_PARSE_ATTEMPTS = envint("INGEST_MAX_PARSE_ATTEMPTS", 3)
+# A parse that cannot reach the storage bucket tries again for this long, then fails saying so.
+INGEST_BUCKET_RETRY_SECONDS = envfloat("INGEST_BUCKET_RETRY_SECONDS", 120.0)
 
 # Shared by every web and worker process: throttle counters, the demo slot, the worker count.
 CACHES = {

@@ -58,6 +58,12 @@ def _describe(exc: Exception, action: str, key: str) -> StorageError:
     return StorageError(f"The object store could not {action} {key} ({reason}).")
 
 
+def storage_error(exc: Exception) -> StorageError:
+    """A failure of a request made outside this module (django-storages keeps the raw
+    uploads), told like the others."""
+    return _describe(exc, "store or read", "a raw upload")
+
+
 class Bucket:
     def __init__(self, url: str) -> None:
         where = parse(url)

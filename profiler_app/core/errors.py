@@ -1,18 +1,31 @@
 """API errors always carry DRF's `detail` and a machine-readable `code`."""
 
 import redis
+from boto3.exceptions import Boto3Error
+from botocore.exceptions import BotoCoreError, ClientError
 from django.db import InterfaceError, OperationalError, connection
 from django.http import JsonResponse
 from django.views import defaults
 from rest_framework.exceptions import APIException
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from profiler_app.core.bucket import storage_error
 from profiler_app.core.storage import StorageError
+from profiler_app.lib.disk import disk_full
 
 
 class StorageUnavailable(APIException):
     status_code = 503
     default_code = "storage_unavailable"
+
+
+class DiskFull(APIException):
+    status_code = 507
+    default_code = "disk_full"
+    default_detail = (
+        "The server's disk is full, so this could not be stored; nothing of it was kept. Free "
+        "some space (or ask an administrator to), then send it again."
+    )
 
 
 class BrokerUnavailable(APIException):
@@ -30,6 +43,10 @@ class DatabaseUnavailable(APIException):
 def exception_handler(exc, context):
     if isinstance(exc, StorageError):  # the bucket refused or is out of reach: try later
         exc = StorageUnavailable(str(exc))
+    elif isinstance(exc, BotoCoreError | ClientError | Boto3Error):  # a raw upload's request
+        exc = StorageUnavailable(str(storage_error(exc)))
+    elif disk_full(exc):  # the data directory's disk: what the request wrote is gone again
+        exc = DiskFull()
     elif isinstance(exc, redis.ConnectionError | redis.TimeoutError):  # an outage, not a bug
         exc = BrokerUnavailable()
     elif isinstance(exc, OperationalError | InterfaceError) and not connection.is_usable():

@@ -1,7 +1,11 @@
-"""Request bodies the database can store: JSON strings without NUL or unpaired surrogates."""
+"""Request bodies the database can store: JSON strings without NUL or unpaired surrogates; and
+uploaded files spooled to the scratch folder that never outlive a failed request."""
 
+import contextlib
+from pathlib import Path
 from typing import Any
 
+from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
@@ -37,3 +41,29 @@ class StrictJSONParser(JSONParser):
                     "surrogates (\\ud800-\\udfff)."
                 )
         return data
+
+
+class ScratchFileUploadHandler(TemporaryFileUploadHandler):
+    """Django's handler for a large uploaded file (written to FILE_UPLOAD_TEMP_DIR as it
+    arrives), whose file goes at once when a write fails (a full disk) rather than whenever the
+    garbage collector finds it: the request is answered with nothing of it left."""
+
+    def receive_data_chunk(self, raw_data, start):
+        try:
+            return super().receive_data_chunk(raw_data, start)
+        except BaseException:
+            self._discard()
+            raise
+
+    def file_complete(self, file_size):
+        try:
+            return super().file_complete(file_size)  # flushes what is buffered
+        except BaseException:
+            self._discard()
+            raise
+
+    def _discard(self) -> None:
+        path = self.file.temporary_file_path()
+        with contextlib.suppress(OSError):  # flushing the buffer meets the full disk again
+            self.file.close()
+        Path(path).unlink(missing_ok=True)

@@ -20,6 +20,7 @@ Sizes are the files' lengths in bytes.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 import uuid
@@ -30,7 +31,8 @@ from typing import IO, BinaryIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
-from django.core.files.storage import default_storage
+from django.core.files.storage import FileSystemStorage, default_storage
+from django.utils._os import safe_makedirs
 
 from profiler_app.core import store_cache
 from profiler_app.core.bucket import Bucket, StorageError, bucket
@@ -80,6 +82,38 @@ def uploads_dir() -> Path:
 
 
 # --- Raw uploads (the FileField's storage holds them; these cover what it does not) ---------
+
+
+class _WrittenFile:
+    """A file already on disk, which FileSystemStorage moves in place (a rename)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def temporary_file_path(self) -> str:
+        return self.path
+
+
+class WholeFileSystemStorage(FileSystemStorage):
+    """The data directory's raw uploads, each stored whole or not at all. Django's own save
+    writes into the final name, so a write cut short (a full disk) would leave a partial file
+    no row refers to: here the bytes go to a hidden file beside it, renamed once complete and
+    removed when the write fails."""
+
+    def _save(self, name, content):
+        folder = Path(self.path(name)).parent
+        if self.directory_permissions_mode is not None:  # as Django's save makes folders
+            safe_makedirs(folder, self.directory_permissions_mode, exist_ok=True)
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".incoming-", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in content.chunks():
+                    out.write(chunk)
+            return super()._save(name, _WrittenFile(temp))  # type: ignore[misc]  # not in the stubs
+        finally:
+            Path(temp).unlink(missing_ok=True)  # still there unless it was renamed
 
 
 @contextlib.contextmanager
@@ -160,10 +194,20 @@ def write_upload_range(upload_id, start: int, stream: BinaryIO, length: int) -> 
         return
     path = _upload_path(upload_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("r+b" if path.exists() else "wb") as out:
-        out.seek(start)
-        _copy_exactly(stream, out, length)
-        out.truncate()
+    try:
+        with path.open("r+b" if path.exists() else "wb") as out:
+            out.seek(start)
+            _copy_exactly(stream, out, length)
+            out.truncate()
+    except BaseException:
+        # What this range wrote goes (a full disk, the sender gone): the file holds the
+        # bytes counted so far, and none at all for a first range.
+        with contextlib.suppress(OSError):
+            if start:
+                os.truncate(path, start)
+            else:
+                path.unlink(missing_ok=True)
+        raise
 
 
 @contextlib.contextmanager

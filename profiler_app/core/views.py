@@ -272,7 +272,14 @@ class TrainingJobViewSet(
         methods=["POST"],
         request=PartUploadSerializer,
         # 200: this content was already uploaded to the job (the stored part).
-        responses={202: ProfilePartSerializer, 200: ProfilePartSerializer, 413: None},
+        # 503: the bucket is out of reach; 507: the server's disk is full (nothing is kept).
+        responses={
+            202: ProfilePartSerializer,
+            200: ProfilePartSerializer,
+            413: None,
+            503: None,
+            507: None,
+        },
     )
     @action(
         detail=True,
@@ -399,7 +406,7 @@ class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
                 description="bytes START-END/TOTAL",
             )
         ],
-        responses={200: UploadSerializer, 409: None},
+        responses={200: UploadSerializer, 409: None, 503: None, 507: None},
     )
     def update(self, request, pk=None):
         upload = self.get_object()
@@ -422,7 +429,13 @@ class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
 
     @extend_schema(
         request=None,
-        responses={202: ProfilePartSerializer, 200: ProfilePartSerializer, 409: None},
+        responses={
+            202: ProfilePartSerializer,
+            200: ProfilePartSerializer,
+            409: None,
+            503: None,
+            507: None,
+        },
     )
     @action(detail=True, methods=["post"])
     def complete(self, request, pk=None):

@@ -7,14 +7,16 @@ its timeline store into media storage.
 
 from __future__ import annotations
 
-import errno
+import contextlib
 import logging
 import multiprocessing
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -56,10 +58,12 @@ from profiler_app.insights.analyses.cluster import (
     ClusterFrames,
     frames_from_store,
 )
+from profiler_app.lib.disk import disk_full
 from profiler_app.traces import IngestResult, Limits, TraceFormatError, ingest_trace
 from profiler_app.traces.window import IN_BOTH, IN_COMPLETE_STEPS, IN_WHOLE_TRACE
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 AGGREGATE_TABLES = (
     PartSummary,
@@ -213,7 +217,11 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
     failure = None
     outage = False
     try:
-        with storage.raw_file_on_disk(part.file.name or "") as raw:
+        with contextlib.ExitStack() as stack:
+            raw = patiently(
+                lambda: stack.enter_context(storage.raw_file_on_disk(part.file.name or "")),
+                f"part {part_id}'s raw file",
+            )
             result = ingest_trace(
                 raw,
                 part.kind,
@@ -225,7 +233,7 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
             )
         cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
         store_written.send(sender=ProfilePart, part_id=part_id, store_dir=incoming)
-        storage.stage_store(incoming, key)
+        patiently(lambda: storage.stage_store(incoming, key), f"part {part_id}'s store")
     except ClaimLost:
         log.info("Part %s is no longer this parse's (%s): stopped", part_id, task_id)
         discard(incoming, key)
@@ -312,25 +320,35 @@ def database_lost(exc: BaseException) -> bool:
     return not usable
 
 
-def disk_full(exc: BaseException) -> bool:
-    return any(
-        isinstance(e, OSError)
-        and (e.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(e))
-        for e in _causes(exc)
-    )
-
-
 def storage_unreachable(exc: BaseException) -> bool:
     """The bucket did not answer (refused, timed out), as opposed to refusing a request."""
     kinds = (BucketConnectionError, ReadTimeoutError, ConnectionClosedError)
     return any(isinstance(e, kinds) for e in _causes(exc))
 
 
+def patiently(action: Callable[[], T], what: str) -> T:
+    """``action()``, tried again while the bucket is out of reach (a restart, a network
+    outage) for up to INGEST_BUCKET_RETRY_SECONDS; then its StorageError. A refusal (denied,
+    no such bucket) is raised at once: waiting would not change it."""
+    deadline = time.monotonic() + settings.INGEST_BUCKET_RETRY_SECONDS
+    wait_s = 1.0
+    while True:
+        try:
+            return action()
+        except storage.StorageError as exc:
+            if not storage_unreachable(exc) or time.monotonic() + wait_s > deadline:
+                raise
+            log.warning("The bucket is out of reach for %s; trying again: %s", what, exc)
+        time.sleep(wait_s)
+        wait_s = min(wait_s * 2, 15.0)
+
+
 def storage_failure_message(exc: storage.StorageError) -> str:
     if storage_unreachable(exc):
         return (
-            f"The server's storage is unreachable, so this part could not be parsed ({exc}) "
-            "Nothing of this part was changed; reprocess it once the storage is back."
+            "This part could not be parsed: the storage bucket could not be reached (tried "
+            f"for {settings.INGEST_BUCKET_RETRY_SECONDS:.0f} s; {exc}) Nothing of this part was "
+            "changed; reprocess it once the bucket is back."
         )
     if disk_full(exc):
         return (
@@ -451,7 +469,10 @@ def save_result(
             finished_at=timezone.now(),
         )
         job_id, part_id = part.job_id, part.pk
-        transaction.on_commit(lambda: storage.remove_older_stores(job_id, part_id, key))
+        # Robust: the part is stored; a bucket out of reach only leaves the old store behind.
+        transaction.on_commit(
+            lambda: storage.remove_older_stores(job_id, part_id, key), robust=True
+        )
     return True
 
 

@@ -10,10 +10,12 @@ from urllib.parse import urlsplit
 
 from profiler_app.lib.env import BadSetting
 
-# Each S3 request gives up after these, so a dead endpoint fails a part instead of hanging it.
-CONNECT_TIMEOUT_S = 10
-READ_TIMEOUT_S = 60
-ATTEMPTS = 4
+# Each S3 request gives up after these, so a dead endpoint fails a part instead of hanging it
+# and an upload is answered 503 within about ATTEMPTS × READ_TIMEOUT_S when the bucket stalls
+# (one that refuses connections, at once).
+CONNECT_TIMEOUT_S = 5
+READ_TIMEOUT_S = 20
+ATTEMPTS = 3
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""Sizes of files and folders on this machine."""
+"""Sizes of files and folders on this machine, and telling a full disk from other failures."""
 
+import errno
 import os
 from pathlib import Path
 
@@ -27,3 +28,19 @@ def tree_bytes(path: Path) -> int:
         except FileNotFoundError:  # removed while we looked
             continue
     return total
+
+
+def disk_full(exc: BaseException) -> bool:
+    """``exc``, or an exception it was raised from or while handling, says the disk (or the
+    user's quota) is full. Some libraries (Arrow) put the errno only in the message."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and (
+            current.errno in (errno.ENOSPC, errno.EDQUOT)
+            or "No space left on device" in str(current)
+        ):
+            return True
+        current = current.__cause__ or current.__context__
+    return False

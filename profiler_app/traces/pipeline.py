@@ -477,9 +477,12 @@ def _check_archive_size(path: Path, max_bytes: int) -> None:
 
 
 def _array_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
-    """The bytes of the array a ``.npy`` member declares (0 for other members)."""
-    if not info.filename.endswith(".npy"):
-        return 0
+    """The bytes of the array a member declares (0 for members that hold none). Told by the
+    member's first bytes, not its name: numpy reads ``meta`` from a member named ``meta`` as
+    well as ``meta.npy``."""
+    with archive.open(info) as member:
+        if member.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
+            return 0
     with archive.open(info) as member:
         try:
             version = np.lib.format.read_magic(member)

@@ -1,8 +1,15 @@
 """What the data directory holds, to compare before and after: every file under MEDIA_ROOT with
-its size (the worker's log, which the tests' Celery worker writes there, left out)."""
+its size (the worker's log, which the tests' Celery worker writes there, left out); and a small
+real filesystem to fill up."""
 
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 
 from profiler_app.core.storage import uploads_dir
@@ -26,3 +33,53 @@ def data_bytes() -> int:
 def upload_file(upload) -> Path:
     """Where an unfinished upload's bytes lie in the data directory."""
     return uploads_dir() / f"{upload.pk}.part"
+
+
+class SmallDisk:
+    """A real filesystem of ``size_bytes`` (a tmpfs mounted at ``root``) that can be filled to
+    within a few bytes of its end: a full disk as the server meets it, ENOSPC included."""
+
+    FILLER = ".filler"
+
+    def __init__(self, root: Path, size_bytes: int) -> None:
+        self.root = root
+        self.size_bytes = size_bytes
+
+    def __enter__(self) -> SmallDisk:
+        self.root.mkdir(parents=True, exist_ok=True)
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={self.size_bytes},mode=0700", "tmpfs",
+             str(self.root)],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        if mounted.returncode != 0:
+            pytest.skip(f"a small filesystem cannot be mounted here: {mounted.stderr.strip()}")
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        # Lazily: a file the test left open must not keep the mount (the tmpfs goes with it).
+        subprocess.run(["umount", "--lazy", str(self.root)], check=True)
+
+    def free_bytes(self) -> int:
+        return shutil.disk_usage(self.root).free
+
+    def fill(self, leave_bytes: int = 0) -> None:
+        """Takes all the room but ``leave_bytes`` (rounded down to whole pages)."""
+        filler = self.root / self.FILLER
+        taken = filler.stat().st_size if filler.exists() else 0
+        room = taken + self.free_bytes() - leave_bytes
+        with filler.open("ab") as out:
+            out.truncate(0)
+            if room > 0:
+                os.posix_fallocate(out.fileno(), 0, room)
+
+    def free(self) -> None:
+        (self.root / self.FILLER).unlink(missing_ok=True)
+
+    def files(self) -> dict[str, int]:
+        """Every file on it but the filler, with its size."""
+        return {
+            str(path.relative_to(self.root)): path.stat().st_size
+            for path in self.root.rglob("*")
+            if path.is_file() and path.name != self.FILLER
+        }

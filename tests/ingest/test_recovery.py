@@ -186,9 +186,10 @@ def test_it_runs_again_insights_lost_to_a_broker_outage(user, start):
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("in_bucket")
-def test_it_fails_a_part_whose_bucket_is_unreachable(user, monkeypatch):
+def test_it_fails_a_part_whose_bucket_is_unreachable(user, monkeypatch, settings):
     """The raw file cannot be fetched and the parse's cleanup cannot reach the bucket either:
-    the part is failed all the same, with a message that says why."""
+    the part is failed all the same, once its tries are over, with a message that says why."""
+    settings.INGEST_BUCKET_RETRY_SECONDS = 2
     job = TrainingJob.objects.create(name="bucket-down", owner=user)
     with broker_down(), GOOD.open("rb") as f:
         part, _ = store_part(job, PartSource("algo-1", 0, "kineto", GOOD.name), f)
@@ -197,9 +198,9 @@ def test_it_fails_a_part_whose_bucket_is_unreachable(user, monkeypatch):
     part.refresh_from_db()
     assert part.state == PartState.FAILED
     assert part.error.startswith(
-        "The server's storage is unreachable, so this part could not be parsed (The object "
-        f"store could not read {part.file.name} (Could not connect to the endpoint URL"
+        "This part could not be parsed: the storage bucket could not be reached (tried for 2 s; "
+        f"The object store could not read {part.file.name} (Could not connect to the endpoint URL"
     ), part.error
     assert part.error.endswith(
-        "Nothing of this part was changed; reprocess it once the storage is back."
+        "Nothing of this part was changed; reprocess it once the bucket is back."
     )

@@ -195,10 +195,10 @@ def test_it_finds_the_events_in_time_linear_in_the_header(tmp_path, crafted, n, 
     assert times[2] < 5, times
 
 
-def npy_bomb(path, declared_bytes: int, stored_bytes: int):
+def npy_bomb(path, declared_bytes: int, stored_bytes: int, member_name: str = "ev_kind.npy"):
     """A real collector chunk whose ``ev_kind`` array is replaced: its header declares
-    ``declared_bytes``, its member holds the header and ``stored_bytes`` zeros (which
-    compress ~1000x)."""
+    ``declared_bytes``, its member (``member_name``) holds the header and ``stored_bytes``
+    zeros (which compress ~1000x)."""
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(
         header, {"descr": "|u1", "fortran_order": False, "shape": (declared_bytes,)}
@@ -208,7 +208,7 @@ def npy_bomb(path, declared_bytes: int, stored_bytes: int):
         for info in real.infolist():
             if info.filename != "ev_kind.npy":
                 archive.writestr(info.filename, real.read(info))
-        with archive.open("ev_kind.npy", "w", force_zip64=True) as member:
+        with archive.open(member_name, "w", force_zip64=True) as member:
             member.write(header.getvalue())
             zeros = bytes(1 << 20)
             for _ in range(stored_bytes >> 20):
@@ -243,6 +243,17 @@ def test_it_refuses_an_array_whose_header_claims_more_than_its_member_holds(tmp_
     message, peak_bytes = refused_without_allocating(path)
     assert message == (
         "the chunk's array ev_kind.npy declares 1,073,741,824 bytes but holds 128: the archive "
+        "is damaged or forged"
+    )
+    assert peak_bytes < 16 << 20  # nothing near the declared gigabyte
+
+
+def test_it_checks_an_array_whose_member_is_named_without_npy(tmp_path):
+    # numpy reads the member "ev_kind" as the array ev_kind all the same.
+    path = npy_bomb(tmp_path / "unnamed.pcol", 1 << 30, 0, member_name="ev_kind")
+    message, peak_bytes = refused_without_allocating(path)
+    assert message == (
+        "the chunk's array ev_kind declares 1,073,741,824 bytes but holds 128: the archive "
         "is damaged or forged"
     )
     assert peak_bytes < 16 << 20  # nothing near the declared gigabyte

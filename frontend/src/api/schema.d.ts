@@ -221,7 +221,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The call tree of one part's host threads in the job's window, top-down or bottom-up. */
+        /**
+         * @description The call tree of one part's host threads in the caller's window of the job, top-down
+         *     or bottom-up.
+         */
         get: operations["jobs_calltree_retrieve"];
         put?: never;
         post?: never;
@@ -338,7 +341,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * @description Per GPU operation name (kernels, copies, sets) in the job's window, all ranks combined
+         * @description Per GPU operation name (kernels, copies, sets) in the caller's window of the job, all ranks combined
          *     unless ``rank`` or ``node`` narrows it; with the job's totals.
          */
         get: operations["jobs_kernels_retrieve"];
@@ -930,7 +933,7 @@ export interface components {
             empty_reason: string | null;
         };
         Analyses: {
-            /** @description queued, running, done, failed, no_data */
+            /** @description queued, running, done, failed, no_data, other_window. other_window: the insights are computed in the owner's window (the job's default_window) and the caller views the job in the other one; no results are given. */
             status: string;
             /** Format: date-time */
             computed_at: string | null;
@@ -1353,7 +1356,7 @@ export interface components {
             workers: number;
         };
         Insights: {
-            /** @description queued, running, done, failed, no_data */
+            /** @description queued, running, done, failed, no_data, other_window. other_window: the insights are computed in the owner's window (the job's default_window) and the caller views the job in the other one; no results are given. */
             status: string;
             /** Format: date-time */
             computed_at: string | null;
@@ -1696,7 +1699,7 @@ export interface components {
             /** Format: date-time */
             ended_at?: string | null;
             /**
-             * @description The window every page of this job shows: the whole trace, or its complete steps (each trace without its last profiler step, which the profiler cuts short).
+             * @description The window the requesting user sees this job in, on every page: their own choice, else the owner's default (`default_window`). Anyone signed in may PATCH it alone: the owner (or staff) changes the default, anyone else only their own window.
              *
              *     * `whole_trace` - whole trace
              *     * `complete_steps` - complete steps
@@ -2094,12 +2097,14 @@ export interface components {
             /** @description Parts with events the server did not recognise: the profile may be incomplete. */
             readonly read_warnings: components["schemas"]["ReadWarning"][];
             /**
-             * @description The window every page of this job shows: the whole trace, or its complete steps (each trace without its last profiler step, which the profiler cuts short).
+             * @description The window the requesting user sees this job in, on every page: their own choice, else the owner's default (`default_window`). Anyone signed in may PATCH it alone: the owner (or staff) changes the default, anyone else only their own window.
              *
              *     * `whole_trace` - whole trace
              *     * `complete_steps` - complete steps
              */
             window?: components["schemas"]["TrainingJobWindowEnum"];
+            /** @description The owner's window (one of `window`'s values): the default of everyone who has not chosen their own. */
+            readonly default_window: string;
             notes?: string;
             /** @description Up to 20 short labels: 1–40 letters, digits, '-', '_', '.' or ':'. */
             tags?: string[];
@@ -2118,7 +2123,7 @@ export interface components {
             /** Format: date-time */
             ended_at?: string | null;
             /**
-             * @description The window every page of this job shows: the whole trace, or its complete steps (each trace without its last profiler step, which the profiler cuts short).
+             * @description The window the requesting user sees this job in, on every page: their own choice, else the owner's default (`default_window`). Anyone signed in may PATCH it alone: the owner (or staff) changes the default, anyone else only their own window.
              *
              *     * `whole_trace` - whole trace
              *     * `complete_steps` - complete steps
@@ -2393,7 +2398,7 @@ export interface operations {
                 a: number;
                 /** @description the job compared with it */
                 b: number;
-                /** @description both jobs' window; left out: A's */
+                /** @description both jobs' window; left out: the window the caller views job A in */
                 window?: "complete_steps" | "whole_trace";
             };
             header?: never;
@@ -3561,6 +3566,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     jobs_kernels_retrieve: {
@@ -4638,6 +4651,22 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5847,6 +5876,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     uploads_destroy: {
@@ -5975,6 +6020,22 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };

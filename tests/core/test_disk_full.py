@@ -1,0 +1,168 @@
+"""A full disk, on a real small filesystem (a tmpfs holding the data directory): an upload is
+answered 507 with the reason in JSON and leaves no partial file, whatever step met the full
+disk; the job and what was stored before stay; a parse that fills the disk says so."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from profiler_app.core.models import PartState, ProfilePart, TrainingJob, Upload
+from profiler_app.ingest import logic as ingest
+from profiler_app.ingest.models import PartSummary
+from tests.conftest import DATA_DIR
+from tests.core.disk import SmallDisk
+
+pytestmark = pytest.mark.django_db
+
+TRACE = DATA_DIR / "gpu_training_rank0.pt.trace.json.gz"  # 1.1 MB
+SMALL_TRACE = DATA_DIR / "h100_cnn_kineto.json.gz"
+DISK_FULL = {
+    "detail": "The server's disk is full, so this could not be stored; nothing of it was kept. "
+    "Free some space (or ask an administrator to), then send it again.",
+    "code": "disk_full",
+}
+
+
+@pytest.fixture
+def disk(tmp_path, settings):
+    """The data directory on a 24 MiB filesystem of its own."""
+    with SmallDisk(tmp_path / "disk", 24 * 2**20) as small:
+        data = small.root / "data"
+        settings.DATA_DIR = data
+        settings.MEDIA_ROOT = str(data / "media")
+        settings.FILE_UPLOAD_TEMP_DIR = str(data / "tmp")
+        (data / "tmp").mkdir(parents=True)
+        yield small
+
+
+@pytest.fixture
+def job(user):
+    return TrainingJob.objects.create(name="full-disk", owner=user)
+
+
+def post_part(api, job, path=TRACE):
+    with path.open("rb") as file:
+        return api.post(
+            f"/api/jobs/{job.id}/parts/",
+            {"node": "algo-1", "rank": 0, "kind": "kineto", "file": file},
+            format="multipart",
+        )
+
+
+@pytest.mark.parametrize("spooled", [False, True], ids=["held in memory", "spooled to disk"])
+def test_it_answers_507_to_an_upload_and_keeps_no_partial_file(api, job, disk, settings, spooled):
+    if spooled:  # the request's file goes to the scratch folder while it arrives
+        settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024
+    stored = post_part(api, job, SMALL_TRACE)
+    assert stored.status_code == 202
+    before = disk.files()
+    disk.fill(leave_bytes=256 * 1024)  # room for a quarter of the file
+
+    response = post_part(api, job)
+
+    assert response.status_code == 507
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == DISK_FULL
+    assert disk.files() == before
+    assert list(ProfilePart.objects.filter(job=job).values_list("id", flat=True)) == [
+        stored.json()["id"]
+    ]
+    assert api.get(f"/api/jobs/{job.id}/").status_code == 200
+
+    disk.free()
+    again = post_part(api, job)
+    assert again.status_code == 202, again.json()
+    with ProfilePart.objects.get(pk=again.json()["id"]).file.open("rb") as stored_file:
+        assert hashlib.sha256(stored_file.read()).hexdigest() == again.json()["sha256"]
+
+
+def start_upload(api, job, size: int) -> str:
+    body = {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": TRACE.name,
+            "size_bytes": size}  # fmt: skip
+    response = api.post(f"/api/jobs/{job.id}/uploads/", body, format="json")
+    assert response.status_code == 201
+    return f"/api/uploads/{response.json()['id']}/"
+
+
+def put_range(api, url: str, raw: bytes, begin: int, end: int):
+    return api.generic(
+        "PUT", url, raw[begin:end], content_type="application/octet-stream",
+        HTTP_CONTENT_RANGE=f"bytes {begin}-{end - 1}/{len(raw)}",
+    )  # fmt: skip
+
+
+def test_it_answers_507_to_a_range_and_keeps_the_bytes_counted_before(api, job, disk):
+    raw = TRACE.read_bytes()
+    url = start_upload(api, job, len(raw))
+    half = len(raw) // 2
+    disk.fill(leave_bytes=half + 128 * 1024)  # the first half fits, the second does not
+
+    assert put_range(api, url, raw, 0, half).status_code == 200
+    response = put_range(api, url, raw, half, len(raw))
+
+    assert response.status_code == 507
+    assert response.json() == DISK_FULL
+    upload = Upload.objects.get()
+    assert upload.received_bytes == half
+    assert disk.files() == {f"data/uploads/{upload.pk}.part": half}
+
+    disk.free()
+    assert put_range(api, url, raw, half, len(raw)).json()["received_bytes"] == len(raw)
+
+
+def test_it_answers_507_to_a_first_range_and_keeps_no_file(api, job, disk):
+    raw = TRACE.read_bytes()
+    url = start_upload(api, job, len(raw))
+    disk.fill(leave_bytes=128 * 1024)
+
+    response = put_range(api, url, raw, 0, len(raw))
+
+    assert response.status_code == 507
+    assert response.json() == DISK_FULL
+    assert Upload.objects.get().received_bytes == 0
+    assert disk.files() == {}
+
+
+def test_it_answers_507_to_completing_an_upload_and_keeps_the_upload(api, job, disk):
+    raw = TRACE.read_bytes()
+    url = start_upload(api, job, len(raw))
+    assert put_range(api, url, raw, 0, len(raw)).status_code == 200
+    before = disk.files()
+    disk.fill(leave_bytes=256 * 1024)  # the part's raw file is a copy of the upload's bytes
+
+    response = api.post(f"{url}complete/")
+
+    assert response.status_code == 507
+    assert response.json() == DISK_FULL
+    assert disk.files() == before
+    assert not ProfilePart.objects.exists()
+    assert api.get(url).json()["received_bytes"] == len(raw)  # to complete once there is room
+
+    disk.free()
+    assert api.post(f"{url}complete/").status_code == 202
+
+
+def test_a_parse_that_fills_the_disk_fails_the_part_saying_so(api, job, disk):
+    response = post_part(api, job, SMALL_TRACE)
+    part_id = response.json()["id"]
+    before = disk.files()
+    disk.fill(leave_bytes=16 * 1024)  # less than the part's timeline store
+
+    assert ingest.claim(part_id, "full-disk-task")
+    assert not ingest.parse_claimed_part(part_id, "full-disk-task")
+
+    part = ProfilePart.objects.get(pk=part_id)
+    assert part.state == PartState.FAILED
+    assert part.error == (
+        "This part could not be parsed: the server's disk is full. Nothing of this part was "
+        "changed; free some space (or ask an administrator to), then reprocess it."
+    )
+    assert disk.files() == before  # the raw file, and nothing of the parse
+    assert not PartSummary.objects.filter(part_id=part_id).exists()
+
+    disk.free()
+    ProfilePart.objects.filter(pk=part_id).update(state=PartState.PENDING)
+    assert ingest.claim(part_id, "with-room-task")
+    assert ingest.parse_claimed_part(part_id, "with-room-task")

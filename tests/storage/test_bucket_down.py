@@ -1,0 +1,215 @@
+"""A bucket out of reach (nothing listens) or stalled (it takes connections and never answers):
+uploads are answered 503 with the reason in JSON, within the client's bounded timeouts, and
+keep nothing; a parse waits for the bucket a bounded time, then fails saying so, or goes on
+when the bucket is back meanwhile."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import socket
+import threading
+import time
+
+import pytest
+import requests
+
+from profiler_app.core.models import PartState, ProfilePart, TrainingJob, Upload
+from profiler_app.ingest import logic as ingest
+from profiler_app.lib import bucket_url
+from profiler_app.lib.bucket_url import django_storage_options
+from tests.conftest import DATA_DIR
+from tests.core.disk import data_files
+from tests.storage import s3
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TRACE = DATA_DIR / "h100_cnn_kineto.json.gz"
+
+
+@pytest.fixture
+def job(user):
+    return TrainingJob.objects.create(name="bucket-down", owner=user)
+
+
+def point_at(endpoint: str, settings, monkeypatch) -> None:
+    """This process's requests to the bucket (django-storages' too) go to ``endpoint``."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": django_storage_options(settings.STORAGE_URL),
+        },
+    }
+
+
+@contextlib.contextmanager
+def stalled_endpoint():
+    """Takes connections (the kernel's backlog does) and never answers a byte."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def post_part(api, job):
+    with TRACE.open("rb") as file:
+        return api.post(
+            f"/api/jobs/{job.id}/parts/",
+            {"node": "algo-1", "rank": 0, "kind": "kineto", "file": file},
+            format="multipart",
+        )
+
+
+def start_upload(api, job, size: int) -> str:
+    body = {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": TRACE.name,
+            "size_bytes": size}  # fmt: skip
+    response = api.post(f"/api/jobs/{job.id}/uploads/", body, format="json")
+    assert response.status_code == 201
+    return f"/api/uploads/{response.json()['id']}/"
+
+
+def put_range(api, url: str, raw: bytes):
+    return api.generic(
+        "PUT", url, raw, content_type="application/octet-stream",
+        HTTP_CONTENT_RANGE=f"bytes 0-{len(raw) - 1}/{len(raw)}",
+    )  # fmt: skip
+
+
+def assert_unavailable(response, doing: str) -> None:
+    assert response.status_code == 503
+    assert response["Content-Type"] == "application/json"
+    body = response.json()
+    assert body["code"] == "storage_unavailable"
+    assert body["detail"].startswith(f"The object store could not {doing}"), body["detail"]
+
+
+@pytest.mark.usefixtures("in_bucket")
+def test_uploads_to_a_bucket_out_of_reach_answer_503_and_keep_nothing(
+    api, job, settings, monkeypatch, s3_endpoint, bucket
+):
+    raw = TRACE.read_bytes()
+    url = start_upload(api, job, len(raw))
+    before = data_files()
+    point_at(f"http://127.0.0.1:{s3.free_port()}", settings, monkeypatch)  # nobody there
+
+    assert_unavailable(post_part(api, job), "store or read a raw upload (Could not connect")
+    assert_unavailable(put_range(api, url, raw), "save uploads/")
+
+    assert not ProfilePart.objects.exists()
+    assert Upload.objects.get().received_bytes == 0
+    assert data_files() == before
+    assert s3.keys(s3_endpoint, bucket) == []
+    assert api.get(f"/api/jobs/{job.id}/").status_code == 200
+
+    point_at(s3_endpoint, settings, monkeypatch)  # back
+    assert put_range(api, url, raw).status_code == 200
+    point_at(f"http://127.0.0.1:{s3.free_port()}", settings, monkeypatch)
+    assert_unavailable(api.post(f"{url}complete/"), "list uploads/")
+    assert Upload.objects.get().received_bytes == len(raw)  # to complete once it is back
+
+
+@pytest.mark.usefixtures("in_bucket")
+def test_an_upload_to_a_stalled_bucket_is_answered_503_within_the_timeouts(
+    api, job, settings, monkeypatch
+):
+    monkeypatch.setattr(bucket_url, "READ_TIMEOUT_S", 1)
+    monkeypatch.setattr(bucket_url, "ATTEMPTS", 2)
+    with stalled_endpoint() as endpoint:
+        point_at(endpoint, settings, monkeypatch)
+        raw = TRACE.read_bytes()
+        url = start_upload(api, job, len(raw))
+        for send in (lambda: post_part(api, job), lambda: put_range(api, url, raw)):
+            began = time.monotonic()
+            response = send()
+            waited_s = time.monotonic() - began
+            assert_unavailable(response, "")
+            assert "Read timeout on endpoint URL" in response.json()["detail"]
+            # Two tries of a second each, and the retry's backoff.
+            assert 2 <= waited_s < 8, waited_s
+    # The defaults: a stalled bucket answers within about a minute, not four.
+    monkeypatch.undo()
+    assert bucket_url.ATTEMPTS * bucket_url.READ_TIMEOUT_S <= 60
+
+
+class Forward(http.server.BaseHTTPRequestHandler):
+    """An S3 endpoint in front of moto (to start once the parse has met the outage)."""
+
+    upstream = ""
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        sent = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+        answer = requests.request(self.command, self.upstream + self.path, data=body,
+                                  headers=sent, timeout=30, stream=True)  # fmt: skip
+        content = answer.raw.read(decode_content=False)
+        self.send_response(answer.status_code)
+        for name, value in answer.headers.items():
+            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(content)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(content)
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _answer
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def stored_part(api, job) -> int:
+    response = post_part(api, job)
+    assert response.status_code == 202
+    part_id = response.json()["id"]
+    assert ingest.claim(part_id, "bucket-down-task")
+    return part_id
+
+
+@pytest.mark.usefixtures("in_bucket")
+def test_a_parse_waits_for_the_bucket_then_fails_saying_it_could_not_be_reached(
+    api, job, settings, monkeypatch
+):
+    settings.INGEST_BUCKET_RETRY_SECONDS = 3
+    part_id = stored_part(api, job)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{s3.free_port()}")
+
+    began = time.monotonic()
+    assert not ingest.parse_claimed_part(part_id, "bucket-down-task")
+    waited_s = time.monotonic() - began
+
+    part = ProfilePart.objects.get(pk=part_id)
+    assert part.state == PartState.FAILED
+    assert part.error.startswith(
+        "This part could not be parsed: the storage bucket could not be reached (tried for 3 s; "
+        f"The object store could not read {part.file.name} (Could not connect"
+    ), part.error
+    assert 2 <= waited_s < 10, waited_s  # tried again after 1 s and 2 s, then gave up
+
+
+@pytest.mark.usefixtures("in_bucket")
+def test_a_parse_goes_on_when_the_bucket_is_back_within_its_wait(
+    api, job, settings, monkeypatch, s3_endpoint
+):
+    settings.INGEST_BUCKET_RETRY_SECONDS = 30
+    part_id = stored_part(api, job)
+    port = s3.free_port()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")
+    handler = type("Handler", (Forward,), {"upstream": s3_endpoint})
+    servers = []
+
+    def bucket_back_later() -> None:
+        time.sleep(2)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        servers.append(server)
+        server.serve_forever()
+
+    threading.Thread(target=bucket_back_later, daemon=True).start()
+    try:
+        assert ingest.parse_claimed_part(part_id, "bucket-down-task")
+    finally:
+        for server in servers:
+            server.shutdown()
+    assert ProfilePart.objects.get(pk=part_id).state == PartState.DONE
