@@ -214,7 +214,8 @@ class ProfilePart(models.Model):
             models.UniqueConstraint(fields=["job", "sha256"], name="part_unique_content_per_job")
         ]
         indexes = [
-            # Job list progress columns and the worker's claim.
+            # Job list progress columns, the worker's claim, and an insights run waiting
+            # for the job's parts (reports.logic._parts_being_parsed).
             models.Index(fields=["job", "state"], name="part_job_state_idx"),
             # The ingest sweep: parts left pending or processing, oldest sign of life first.
             models.Index(

@@ -1,4 +1,4 @@
-"""Workflows of the insights: queue a (debounced) computation, compute and store it, and
+"""Workflows of the insights: queue a (debounced, merged) computation, compute and store it, and
 read and change a job's rule overrides.
 
 The rules read the collector's raw samples (never the ingest's down-sampled points), the
@@ -9,6 +9,7 @@ timeline stores.
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
 from datetime import timedelta
 from functools import partial
@@ -19,7 +20,6 @@ import pandas as pd
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -49,6 +49,9 @@ TASK_NAME = "profiler_app.reports.tasks.run_insights"
 ERROR_CHARS = 2000
 # Runs the insights sweep queues again at most per run (the rest wait for the next run).
 SWEEP_BATCH = 500
+# A run waits while the job's parts are still being parsed (each would ask for another run),
+# but at most this long after it was asked for: a job streaming chunks still gets insights.
+MAX_WAIT_FOR_PARTS_S = 120
 
 
 def debounce_s() -> float:
@@ -57,29 +60,36 @@ def debounce_s() -> float:
 
 
 def request_run(job_id: int, delay_s: float | None = None) -> int:
-    """Queue a computation of the job's insights; returns its generation. Earlier queued
-    ones that have not started yet then do nothing."""
+    """Ask for the job's insights to be computed again, in ``delay_s`` (the debounce by
+    default); returns the generation asked for.
+
+    Requests merge into one pending run: while a run is queued, it computes the latest
+    generation when it starts (when it was due, whatever a later request's delay; later still
+    while the job's parts are being parsed, see ``_claim``); while one runs, it queues exactly
+    one follow-up, due a debounce after it ends. N requests in a burst cost at most two runs."""
     countdown = debounce_s() if delay_s is None else delay_s
     with transaction.atomic():
-        insights, _ = JobInsights.objects.select_for_update().get_or_create(job_id=job_id)
+        insights, created = JobInsights.objects.select_for_update().get_or_create(job_id=job_id)
         now = timezone.now()
-        JobInsights.objects.filter(pk=insights.pk).update(
-            generation=F("generation") + 1,
-            status=InsightsStatus.QUEUED,
-            requested_at=now,
-            heartbeat_at=now + timedelta(seconds=countdown),
-            attempts=0,
-        )
         generation = insights.generation + 1
-        transaction.on_commit(lambda: send_run(job_id, generation, countdown))
+        changes: dict[str, Any] = {"generation": generation}
+        idle = created or insights.status in (InsightsStatus.DONE, InsightsStatus.FAILED)
+        if idle:
+            due = now + timedelta(seconds=countdown)
+            changes.update(
+                status=InsightsStatus.QUEUED, heartbeat_at=due, attempts=0, requested_at=now
+            )
+        JobInsights.objects.filter(pk=insights.pk).update(**changes)
+        if idle:
+            transaction.on_commit(lambda: send_run(job_id, countdown))
     return generation
 
 
-def send_run(job_id: int, generation: int, countdown: float = 0) -> None:
+def send_run(job_id: int, countdown: float = 0) -> None:
     """Queue the run now; with the broker down the insights sweep queues it later."""
     try:
         # The task name, not its function: tasks.py imports this module.
-        current_app.send_task(TASK_NAME, (job_id, generation), countdown=countdown)
+        current_app.send_task(TASK_NAME, (job_id,), countdown=countdown)
     except OperationalError as exc:
         log.warning("Could not queue the insights of job %s (the sweep will): %s", job_id, exc)
 
@@ -87,8 +97,8 @@ def send_run(job_id: int, generation: int, countdown: float = 0) -> None:
 def requeue_lost() -> list[int]:
     """Queue again the runs whose task was lost (queued while the broker was down, or held
     by a worker that died): queued or running with no sign of life for INGEST_STALL_SECONDS.
-    The same generation is sent again, so a copy of a task that still arrives does nothing
-    (only one task starts a generation). Returns the jobs."""
+    A copy of the lost task that still arrives does nothing (one task claims a queued run).
+    Returns the jobs."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.INGEST_STALL_SECONDS)
     with transaction.atomic():
@@ -97,15 +107,15 @@ def requeue_lost() -> list[int]:
             .filter(status__in=(InsightsStatus.QUEUED, InsightsStatus.RUNNING))
             .filter(heartbeat_at__lt=stale)
             .order_by("heartbeat_at")
-            .values_list("job_id", "generation", "status")[:SWEEP_BATCH]
+            .values_list("job_id", "status")[:SWEEP_BATCH]
         )
-        JobInsights.objects.filter(job_id__in=[job for job, _, _ in lost]).update(
+        JobInsights.objects.filter(job_id__in=[job for job, _ in lost]).update(
             status=InsightsStatus.QUEUED, heartbeat_at=now
         )
-    for job_id, generation, status in lost:
+    for job_id, status in lost:
         log.warning("Insights of job %s (%s) showed no sign of life: queued again", job_id, status)
-        send_run(job_id, generation)
-    return [job for job, _, _ in lost]
+        send_run(job_id)
+    return [job for job, _ in lost]
 
 
 def queue_missing() -> list[int]:
@@ -133,36 +143,105 @@ def on_window_changed(sender, job: TrainingJob, **kwargs) -> None:
     request_run(job.pk, delay_s=0)
 
 
-def compute(job_id: int, generation: int) -> None:
-    """Run the rules and analyses and store them, if ``generation`` is still the latest."""
-    # The claim: one task starts a generation (a copy the sweep sent, or a redelivery, finds
-    # it running or done and leaves it).
-    started = JobInsights.objects.filter(
-        job_id=job_id, generation=generation, status=InsightsStatus.QUEUED
-    ).update(status=InsightsStatus.RUNNING, heartbeat_at=timezone.now(), attempts=F("attempts") + 1)
-    if not started:
+def compute(job_id: int, generation: int | None = None) -> None:
+    """Run the rules and analyses on the job as it is now and store them, if a run is queued;
+    queue one follow-up if more was asked for meanwhile. ``generation``, when given, is what
+    the caller asked for (``request_run``'s answer): a run computes it or a later one."""
+    claim = _claim(job_id)
+    if claim is None:
         return
-    deaths = JobInsights.objects.values_list("attempts", flat=True).get(job_id=job_id) - 1
-    if deaths >= settings.INGEST_MAX_PARSE_ATTEMPTS:
-        JobInsights.objects.filter(job_id=job_id, generation=generation).update(
-            status=InsightsStatus.FAILED,
-            computed_at=timezone.now(),
-            error=f"The insights run was cut short {deaths} times (its worker died: out of "
-            "memory, or stopped), so it is not tried again; a new part or a change of the "
-            "job's window or rule parameters runs it once more.",
+    latest, attempt = claim
+    assert generation is None or latest >= generation, (latest, generation)
+    generation = latest
+    started = time.perf_counter()
+    if attempt - 1 >= settings.INGEST_MAX_PARSE_ATTEMPTS:
+        fields: dict[str, Any] = {
+            "status": InsightsStatus.FAILED,
+            "error": f"The insights run was cut short {attempt - 1} times (its worker died: "
+            "out of memory, or stopped), so it is not tried again; a new part or a change of "
+            "the job's window or rule parameters runs it once more.",
+        }
+    else:
+        with Heartbeat(partial(_stamp, job_id, attempt), f"insights of job {job_id}"):
+            fields = _compute(job_id)
+    follow_up = _finish(job_id, generation, attempt, fields)
+    log.info(
+        "Insights of job %s %s (generation %s) in %.1f s%s",
+        job_id, fields["status"], generation, time.perf_counter() - started,
+        "; more was asked for meanwhile: one follow-up queued" if follow_up else "",
+    )  # fmt: skip
+
+
+def _claim(job_id: int) -> tuple[int, int] | None:
+    """(generation, attempt) of the queued run this task starts; None when there is none (a
+    copy the sweep sent, a redelivery, or a task of a run already merged into another), or
+    when the run waits a debounce more for the job's parts being parsed."""
+    with transaction.atomic():
+        row = (
+            JobInsights.objects.select_for_update()
+            .filter(job_id=job_id, status=InsightsStatus.QUEUED)
+            .values_list("generation", "attempts", "requested_at")
+            .first()
         )
-        return
-    with Heartbeat(partial(_stamp, job_id, generation), f"insights of job {job_id}"):
-        _compute(job_id, generation)
+        if row is None:
+            return None
+        generation, attempt, requested_at = row[0], row[1] + 1, row[2]
+        now = timezone.now()
+        waited_s = (now - requested_at).total_seconds() if requested_at else 0.0
+        if waited_s < MAX_WAIT_FOR_PARTS_S and _parts_being_parsed(job_id):
+            countdown = debounce_s()
+            JobInsights.objects.filter(job_id=job_id).update(
+                heartbeat_at=now + timedelta(seconds=countdown)
+            )
+            transaction.on_commit(lambda: send_run(job_id, countdown))
+            return None
+        JobInsights.objects.filter(job_id=job_id).update(
+            status=InsightsStatus.RUNNING, heartbeat_at=now, attempts=attempt
+        )
+    return generation, attempt
 
 
-def _stamp(job_id: int, generation: int) -> int:
+def _parts_being_parsed(job_id: int) -> bool:
+    return ProfilePart.objects.filter(
+        job_id=job_id, state__in=(PartState.PENDING, PartState.PROCESSING)
+    ).exists()
+
+
+def _finish(job_id: int, generation: int, attempt: int, fields: dict[str, Any]) -> bool:
+    """Stores a run's results; when a newer generation was asked for while it ran, the row
+    goes back to queued with one follow-up task. Returns whether one was queued."""
+    with transaction.atomic():
+        latest = (
+            JobInsights.objects.select_for_update()
+            .filter(job_id=job_id, status=InsightsStatus.RUNNING, attempts=attempt)
+            .values_list("generation", flat=True)
+            .first()
+        )
+        if latest is None:  # taken for dead by the sweep and queued again: that run stores
+            return False
+        follow_up = latest > generation
+        if follow_up:
+            countdown = debounce_s()
+            fields = {
+                **fields,
+                "status": InsightsStatus.QUEUED,
+                "heartbeat_at": timezone.now() + timedelta(seconds=countdown),
+                "requested_at": timezone.now(),
+                "attempts": 0,
+            }
+            transaction.on_commit(lambda: send_run(job_id, countdown))
+        JobInsights.objects.filter(job_id=job_id).update(computed_at=timezone.now(), **fields)
+    return follow_up
+
+
+def _stamp(job_id: int, attempt: int) -> int:
     return JobInsights.objects.filter(
-        job_id=job_id, generation=generation, status=InsightsStatus.RUNNING
+        job_id=job_id, status=InsightsStatus.RUNNING, attempts=attempt
     ).update(heartbeat_at=timezone.now())
 
 
-def _compute(job_id: int, generation: int) -> None:
+def _compute(job_id: int) -> dict[str, Any]:
+    """The fields a run stores: its results, or the failure."""
     job = TrainingJob.objects.get(pk=job_id)
     try:
         traces = rank_traces(job)
@@ -176,7 +255,7 @@ def _compute(job_id: int, generation: int) -> None:
         # Which window these results cover, as every page names it.
         summary["window"] = window_info(job)
         # Names from traces may hold what Postgres refuses in text (NUL): the report quotes them.
-        fields: dict[str, Any] = {
+        return {
             "status": InsightsStatus.DONE,
             "report": clean_json(report_json(report)),
             "analyses": clean_json(summary),
@@ -184,16 +263,12 @@ def _compute(job_id: int, generation: int) -> None:
         }
     except Exception as exc:
         log.exception("Insights of job %s failed", job_id)
-        fields = {
+        return {
             "status": InsightsStatus.FAILED,
             "error": storable(f"The insights could not be computed ({type(exc).__name__}: {exc}).")[
                 :ERROR_CHARS
             ],
         }
-    # A newer request meanwhile: its task stores its own, fresher result.
-    JobInsights.objects.filter(job_id=job_id, generation=generation).update(
-        computed_at=timezone.now(), **fields
-    )
 
 
 def _ns(moment) -> int | None:

@@ -17,8 +17,9 @@ class InsightsStatus(models.TextChoices):
 class JobInsights(models.Model):
     """The latest ProfilerReport and analyses of one job (the report page is rendered from them).
 
-    Every request to (re)compute bumps ``generation``; a task only runs, and only stores, the
-    generation it was queued for, so a burst of parts ends in one computation (debounce).
+    Every request to (re)compute bumps ``generation``; requests merge into one pending run
+    (``logic.request_run``): a burst of parts ends in one computation, or two when it
+    arrives while one runs.
     """
 
     job = models.OneToOneField(TrainingJob, on_delete=models.CASCADE, related_name="insights")
@@ -34,7 +35,8 @@ class JobInsights(models.Model):
     # A sign of life: when a queued run is due, stamped every second while it runs. The
     # insights sweep queues again a run queued or running without one for a stall period.
     heartbeat_at = models.DateTimeField(default=timezone.now)
-    # Runs of this generation started: more than one means a worker died running it.
+    # Starts of the pending run: more than one means a worker died running it. A run's
+    # heartbeat and results go to its own start only (the sweep may have started another).
     attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:

@@ -6,8 +6,9 @@ from profiler_app.reports import logic
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
-def run_insights(job_id: int, generation: int) -> None:
-    """Run the rules and analyses of a job, unless a newer request superseded this one."""
+def run_insights(job_id: int, generation: int | None = None) -> None:
+    """Run the rules and analyses of a job, if a run is queued (requests merge into one; a
+    message queued before they did names a generation)."""
     logic.compute(job_id, generation)
 
 

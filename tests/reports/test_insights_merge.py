@@ -1,0 +1,114 @@
+"""Repeated insights requests for one job merge: a burst of them while a run is queued or
+running costs at most two runs, and the stored report reflects the last request."""
+
+import io
+import re
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from profiler_app.core.logic import PartSource, store_part
+from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.reports import logic
+from profiler_app.reports.models import InsightsStatus, JobInsights
+from tests.conftest import DATA_DIR, wait_for
+from tests.ingest.helpers import upload, wait_parsed
+
+TRACE = DATA_DIR / "gpu_training_rank0.pt.trace.json.gz"
+REQUESTS = 20
+
+
+def runs_of(job_id: int, log_text: str) -> int:
+    return len(re.findall(rf"Insights of job {job_id} \w+ \(generation", log_text))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_it_merges_a_burst_of_requests_into_at_most_two_runs(api, user, celery_worker_process):
+    job = TrainingJob.objects.create(name="burst", owner=user)
+    [part] = wait_parsed(upload(api, job, TRACE)["id"])
+    assert part.state == PartState.DONE, part.error
+    wait_for(lambda: JobInsights.objects.filter(job=job, status=InsightsStatus.DONE).exists(), 120)
+    log = celery_worker_process.log_path
+    before = runs_of(job.id, log.read_text())
+
+    # Each request changes what the report says (a rule parameter) and wants it now, as a
+    # teammate editing the parameters does; they arrive while the first run is queued and
+    # while it runs.
+    for stddev in range(1, REQUESTS + 1):
+        logic.set_overrides(job, {"StepOutlier_stddev": stddev}, user)
+        time.sleep(0.1)
+    last = JobInsights.objects.get(job=job).generation
+
+    def settled() -> JobInsights | None:
+        row = JobInsights.objects.get(job=job)
+        return row if row.status == InsightsStatus.DONE and row.generation == last else None
+
+    row = wait_for(settled, timeout=120, interval=0.3)
+    time.sleep(logic.debounce_s() + 1)  # a third run would have started by now
+    runs = runs_of(job.id, log.read_text()) - before
+    assert 1 <= runs <= 2, log.read_text()[-3000:]
+    outlier = next(r for r in row.report["rules"] if r["rule"] == "StepOutlier")
+    assert outlier["params"]["stddev"] == REQUESTS
+    assert JobInsights.objects.get(job=job).status == InsightsStatus.DONE
+
+
+@pytest.mark.django_db
+def test_it_queues_one_task_per_pending_run(user, monkeypatch, django_capture_on_commit_callbacks):
+    """Requests while a run is queued send nothing more, whatever their delay; one while it
+    runs makes its end queue exactly one follow-up."""
+    sent: list[tuple[int, float]] = []
+    monkeypatch.setattr(
+        logic, "send_run", lambda job_id, countdown=0: sent.append((job_id, countdown))
+    )
+    monkeypatch.setattr(logic, "_compute", lambda job_id: {"status": InsightsStatus.DONE})
+    job = TrainingJob.objects.create(name="one-task", owner=user)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        logic.request_run(job.id, delay_s=3)
+        for _ in range(6):
+            logic.request_run(job.id, delay_s=0)
+    assert sent == [(job.id, 3)]
+
+    claim = logic._claim(job.id)
+    assert claim is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        for _ in range(5):
+            logic.request_run(job.id, delay_s=0)  # while it runs
+    assert len(sent) == 1
+    assert logic._claim(job.id) is None  # no second run while one runs
+    with django_capture_on_commit_callbacks(execute=True):
+        assert logic._finish(job.id, *claim, {"status": InsightsStatus.DONE})
+    assert len(sent) == 2
+    row = JobInsights.objects.get(job=job)
+    assert (row.status, row.generation, row.attempts) == (InsightsStatus.QUEUED, 12, 0)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        logic.compute(job.id)  # the follow-up: nothing asked for meanwhile
+    assert len(sent) == 2
+    assert JobInsights.objects.get(job=job).status == InsightsStatus.DONE
+
+
+@pytest.mark.django_db
+def test_it_waits_for_the_parts_being_parsed(user, monkeypatch, django_capture_on_commit_callbacks):
+    """A run due while the job's parts are still being parsed waits a debounce more (each
+    part would ask for another run), but not for ever."""
+    sent: list[float] = []
+    monkeypatch.setattr(logic, "send_run", lambda job_id, countdown=0: sent.append(countdown))
+    monkeypatch.setattr(logic, "_compute", lambda job_id: {"status": InsightsStatus.DONE})
+    job = TrainingJob.objects.create(name="parts-coming", owner=user)
+    store_part(job, PartSource("algo-1", 0, "kineto", "t.json"), io.BytesIO(b"{}"))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        logic.request_run(job.id, delay_s=0)
+        logic.compute(job.id)
+    assert sent == [0, logic.debounce_s()]
+    assert JobInsights.objects.get(job=job).status == InsightsStatus.QUEUED
+
+    long_ago = timezone.now() - timedelta(seconds=logic.MAX_WAIT_FOR_PARTS_S + 1)
+    JobInsights.objects.filter(job=job).update(requested_at=long_ago)
+    with django_capture_on_commit_callbacks(execute=True):
+        logic.compute(job.id)
+    assert JobInsights.objects.get(job=job).status == InsightsStatus.DONE
