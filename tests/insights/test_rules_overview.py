@@ -16,7 +16,7 @@ from profiler_app.insights.frames import (
     framework_frame,
 )
 from profiler_app.insights.rules import RULES, evaluate_rules, params_from_overrides
-from profiler_app.insights.rules.base import MAX_SCANS
+from profiler_app.insights.rules.base import MAX_SCANS, snapshot_ids
 from profiler_app.insights.rules.overview import (
     evaluate_overall_framework_metrics,
     evaluate_overall_system_usage,
@@ -219,3 +219,81 @@ def test_a_rule_that_cannot_read_the_data_says_so_instead_of_raising():
         "has the details"
     )
     assert "TypeError" not in found.not_evaluated_reason
+
+
+def test_a_sample_taken_as_the_job_ends_is_a_snapshot_of_its_own():
+    """The collector samples once more as the job ends, here 6 ms after the last of 20 rounds
+    100 ms apart: one snapshot of both averaged two CPU readings and counted the GPU memory in
+    use twice."""
+    last = 19 * 100_000_000 + 6_000_000
+
+    def rounds(metric, values, device=0):
+        return series(metric, values[:20], device=device), series(
+            metric, values[20:], device=device, offset_ns=last
+        )
+
+    data = job(
+        *rounds(CPU_UTIL, [40.0] * 20 + [0.0]),
+        *rounds(GPU_MEM_USED, [2.0e9] * 21),
+        *rounds(GPU_MEM_USED, [3.0e9] * 21, device=1),
+    )
+    result = evaluate_overall_system_usage(data, params_from_overrides()["OverallSystemUsage"])
+    node = result.evidence["nodes"]["algo-1"]
+    assert result.datapoints == 2 * 21
+    assert (node[GPU_MEM_USED]["min"], node[GPU_MEM_USED]["max"]) == (5.0e9, 5.0e9)
+    assert (node[CPU_UTIL]["min"], node[CPU_UTIL]["max"]) == (0.0, 40.0)
+
+
+def test_a_series_at_one_instant_twice_stays_one_snapshot():
+    """Two ranks' traces may give one GPU's kernel busy points at the same instants."""
+    times = np.array([0, 0, 10, 10, 20, 20]) * 1_000_000
+    nodes = np.zeros(6, dtype=np.int64)
+    assert snapshot_ids(nodes, times, np.zeros(6, dtype=np.int64)).tolist() == [0, 0, 1, 1, 2, 2]
+
+
+def test_a_whole_host_series_sets_its_own_nodes_snapshot_gap():
+    """Series -1 (a whole-host metric) once lent its interval to the node before: node 1's
+    1 ms points fell into 20 ms snapshots, node 0's 100 ms ones were judged 1 ms apart."""
+    ms = 1_000_000
+    nodes = np.r_[np.zeros(3, dtype=np.int64), np.ones(40, dtype=np.int64)]
+    times = np.r_[np.arange(3) * 100 * ms, np.arange(40) * ms]
+    series_ = np.r_[np.zeros(3, dtype=np.int64), np.full(40, -1, dtype=np.int64)]
+    snap = snapshot_ids(nodes, times, series_)
+    assert snap.tolist() == list(range(43))
+
+
+@pytest.mark.parametrize(
+    ("gpu", "cpu", "advice"),
+    [
+        (70.0, 90.0, []),
+        (69.9, 90.0, ["lightly used (95th percentile 70%)"]),
+        (70.0, 90.1, ["nearly saturated (95th percentile 90%)"]),
+    ],
+)
+def test_its_advice_starts_just_past_its_thresholds(gpu, cpu, advice):
+    data = job(series(GPU_UTIL, [gpu] * 50), series(CPU_UTIL, [cpu] * 50))
+    result = evaluate_overall_system_usage(data, params_from_overrides()["OverallSystemUsage"])
+    found = [part for part in advice if part in result.recommendation]
+    assert found == advice
+    if not advice:
+        assert result.recommendation == "System usage shows no obvious waste; see the other rules."
+
+
+@pytest.mark.parametrize(
+    ("phase", "name", "limit", "words"),
+    [
+        ("dataloader", "DataLoader.__next__", 10, "Data loading takes a large share"),
+        ("communication", "nccl:all_reduce", 20, "Communication takes a large share"),
+    ],
+)
+def test_framework_advice_starts_just_past_its_shares(phase, name, limit, words):
+    def advice(share_ns: int) -> str:
+        frame = framework_frame(
+            ["## backward ##", name], ["backward", phase], [1000 - share_ns, share_ns]
+        )
+        data = JobData(job().metrics, steps([10]), frame)
+        params = params_from_overrides()["OverallFrameworkMetrics"]
+        return evaluate_overall_framework_metrics(data, params).recommendation
+
+    assert words not in advice(limit * 10)  # exactly the limit, in per cent of 1000 ns
+    assert words in advice(limit * 10 + 1)

@@ -126,6 +126,18 @@ def test_it_finds_a_fluctuating_gpu():
     assert result.evidence["nodes"]["algo-1"]["0"]["window_p5"] == 0.0
 
 
+def test_it_needs_the_fifth_percentile_strictly_below_threshold_p5():
+    def fluctuating(dip: float) -> bool:
+        # 30 dips in the last 500 samples: the 5th percentile is the dip's value.
+        values = [100.0] * 521 + [dip, *[100.0] * 15] * 30
+        result = evaluate_low_gpu_utilization(job(series(GPU_UTIL, values)), low_params())
+        assert result.evidence["nodes"]["algo-1"]["0"]["window_p5"] == dip
+        return result.triggered
+
+    assert not fluctuating(10.0)
+    assert fluctuating(9.9)
+
+
 def test_it_does_not_flag_dips_below_the_fifth_percentile():
     # 20 idle samples (4 %) in the window: the 5th percentile stays at 100.
     values = [100.0] * 981 + [0.0] * 20

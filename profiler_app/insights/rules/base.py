@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
+from pandas.api.typing import DataFrameGroupBy
 
 from profiler_app.insights.frames import GPU_UTIL, KERNEL_BUSY, JobData
 
@@ -331,28 +332,70 @@ def snapshot_ids(
     samples of a node taken together: a new one starts at a gap longer than SNAPSHOT_GAP_NS,
     or than half the node's sampling interval (the median interval between two samples of one
     ``series``, a device of a metric) when that is shorter: 1 ms kernel-busy points are 1 ms
-    snapshots, not one snapshot of the whole trace."""
+    snapshots, not one snapshot of the whole trace. A series sampled again within one
+    snapshot starts the next one (``_split_repeats``)."""
     if len(times_ns) == 0:
         return np.zeros(0, dtype=np.int64)
+    # Grouped by hashing, once for both passes: no sort of the samples.
+    rows = pd.DataFrame({"time_ns": times_ns, "row": np.arange(len(times_ns))})
+    by_series = rows.groupby(_series_key(nodes, series), sort=False)
     new = np.ones(len(times_ns), dtype=bool)
-    gap = _snapshot_gaps(nodes, times_ns, series)
+    gap = _snapshot_gaps(nodes, by_series)
     new[1:] = (nodes[1:] != nodes[:-1]) | (np.diff(times_ns) > gap[1:])
-    return np.cumsum(new) - 1
+    return _split_repeats(new, nodes, times_ns, by_series)
 
 
-def _snapshot_gaps(
-    nodes: np.ndarray, times_ns: np.ndarray, series: np.ndarray | None
+def _split_repeats(
+    new: np.ndarray, nodes: np.ndarray, times_ns: np.ndarray, by_series: DataFrameGroupBy
 ) -> np.ndarray:
+    """Snapshot ids from the ``new`` flags, where a later sample of a series already in the
+    snapshot starts a new one: the collector's last samples, taken as the job ends, can follow
+    the regular ones by a few milliseconds, and one snapshot of both averaged two CPU readings
+    into a value nobody measured and counted the GPU memory in use twice. Samples of a series
+    at the same instant (one GPU in two ranks' traces) stay together."""
+    if not (~new[1:] & (times_ns[1:] != times_ns[:-1])).any():
+        return np.cumsum(new) - 1  # every snapshot is one instant: nothing to split
+    # The row before each row of its series (rows are in time order on each node).
+    before = by_series["row"].shift(1, fill_value=-1).to_numpy()
+    rows = np.flatnonzero(before >= 0)
+    rows = rows[times_ns[rows] > times_ns[before[rows]]]
+    earlier = before[rows]
+    # The first row of each row's instant on its node: a new snapshot starts there.
+    instant = np.r_[True, (nodes[1:] != nodes[:-1]) | (times_ns[1:] != times_ns[:-1])]
+    instant_start = np.maximum.accumulate(np.where(instant, np.arange(len(new)), 0))
+    new = new.copy()
+    while True:
+        snap = np.cumsum(new) - 1
+        repeat = rows[snap[earlier] == snap[rows]]
+        if len(repeat) == 0:
+            return snap
+        # The first repeat of each snapshot starts a new one at its instant; the later ones
+        # are looked at again in the snapshot it starts.
+        first = repeat[np.r_[True, snap[repeat][1:] != snap[repeat][:-1]]]
+        new[instant_start[first]] = True
+
+
+SERIES_BITS = 40
+
+
+def _series_key(nodes: np.ndarray, series: np.ndarray | None) -> np.ndarray:
+    """One non-negative integer per (node, series), the node in the bits above SERIES_BITS: a
+    whole-host series is device -1, which, added as it is, read as the node before."""
+    if series is None:
+        return nodes.astype(np.int64) << SERIES_BITS
+    offset = series.astype(np.int64) - int(series.min())
+    return (nodes.astype(np.int64) << SERIES_BITS) | offset
+
+
+def _snapshot_gaps(nodes: np.ndarray, by_series: DataFrameGroupBy) -> np.ndarray:
     """Each sample's snapshot gap (``snapshot_ids``), by its node: a series' interval is its
-    span over its samples less one, grouped by hashing (no sort of the samples)."""
-    series = np.zeros(len(nodes), dtype=np.int64) if series is None else series
-    key = nodes.astype(np.int64) * (1 << 40) + series
-    spans = pd.Series(times_ns).groupby(key, sort=False).agg(["min", "max", "count"])
+    span over its samples less one."""
+    spans = by_series["time_ns"].agg(["min", "max", "count"])
     spans = spans[spans["count"] > 1]
     if spans.empty:  # one sample per series: nothing to go by
         return np.full(len(nodes), SNAPSHOT_GAP_NS)
     interval = (spans["max"] - spans["min"]) / (spans["count"] - 1)
-    per_node = interval.groupby(spans.index.to_numpy() >> 40).median()
+    per_node = interval.groupby(spans.index.to_numpy() >> SERIES_BITS).median()
     gaps = pd.Series(np.minimum(SNAPSHOT_GAP_NS, per_node.to_numpy() / 2), index=per_node.index)
     return gaps.reindex(nodes.astype(np.int64), fill_value=SNAPSHOT_GAP_NS).to_numpy()
 
