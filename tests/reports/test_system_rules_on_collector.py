@@ -10,17 +10,22 @@ mean over its devices (the sum for memory in use).
 With nine samples per series the job is shorter than every ``patience`` and under the ten
 samples a short job needs, so five rules say why they are not evaluated; their figures are
 checked again with parameters that fit nine samples, and on either side of each threshold.
+A 26.5 s job built as the collector builds one (53 sampling rounds) checks the verdict a short
+job gets instead: taken once over all its samples, and labelled with how many.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from collector.chunker import ChunkBuilder
+from collector.identity import Identity
 from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.core.models import TrainingJob
 from profiler_app.insights.frames import JobData
@@ -121,30 +126,34 @@ def raw() -> Raw:
     return read_raw()
 
 
+def analysed(name: str, chunks: list[Path], started_ns: int, ended_ns: int) -> tuple[dict, JobData]:
+    """The stored report (default parameters) and the rules' input of a collector job of
+    ``chunks``, parsed and analysed as a worker does; the job is deleted again."""
+    job = TrainingJob.objects.create(
+        name=name,
+        status="completed",
+        started_at=datetime.fromtimestamp(started_ns / NS_PER_S, UTC),
+        ended_at=datetime.fromtimestamp(ended_ns / NS_PER_S, UTC),
+    )
+    try:
+        for path in chunks:
+            with path.open("rb") as stream:
+                part, _ = store_part(job, PartSource(NODE, 0, "collector", path.name), stream)
+            parse_stored(part.id)
+        logic.request_run(job.id, delay_s=3600)
+        logic.compute(job.id, JobInsights.objects.get(job=job).generation)
+        row = JobInsights.objects.get(job=job)
+        assert row.status == InsightsStatus.DONE, row.error
+        data = logic.job_data(job, logic.rank_traces(job))
+        return {r["rule"]: r for r in row.report["rules"]}, data
+    finally:
+        delete_job(job)
+
+
 @pytest.fixture(scope="module")
 def parsed(django_db_setup, django_db_blocker) -> tuple[dict, JobData]:
-    """The stored report (default parameters) and the rules' input, of the job parsed once."""
     with django_db_blocker.unblock():
-        job = TrainingJob.objects.create(
-            name="h100-collector",
-            status="completed",
-            started_at=datetime.fromtimestamp(STARTED_NS / NS_PER_S, UTC),
-            ended_at=datetime.fromtimestamp(ENDED_NS / NS_PER_S, UTC),
-        )
-        try:
-            for path in CHUNKS:
-                with path.open("rb") as stream:
-                    source = PartSource(NODE, 0, "collector", path.name)
-                    part, _ = store_part(job, source, stream)
-                parse_stored(part.id)
-            logic.request_run(job.id, delay_s=3600)
-            logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-            row = JobInsights.objects.get(job=job)
-            assert row.status == InsightsStatus.DONE, row.error
-            data = logic.job_data(job, logic.rank_traces(job))
-            return {r["rule"]: r for r in row.report["rules"]}, data
-        finally:
-            delete_job(job)
+        return analysed("h100-collector", CHUNKS, STARTED_NS, ENDED_NS)
 
 
 @pytest.fixture(scope="module")
@@ -224,44 +233,29 @@ def test_overall_system_usage_summarises_each_sampling_instant(report, raw):
     )
 
 
-@pytest.mark.parametrize(
-    ("rule", "reason"),
-    [
-        (
-            "BatchSize",
-            "at most 9 CPU snapshots per node; the rule needs more than window=500 and "
-            "patience=100",
-        ),
-        (
-            "CPUBottleneck",
-            "9 snapshots with both GPU and CPU utilisation samples; the rule waits for more than "
-            "patience=100",
-        ),
-        (
-            "IOBottleneck",
-            "9 snapshots with both GPU and I/O wait samples; the rule waits for more than "
-            "patience=1000",
-        ),
-        (
-            "GPUMemoryIncrease",
-            "at most 9 GPU memory samples per GPU; the rule needs two windows (2 x window=500) "
-            "and more than patience=100",
-        ),
-        (
-            "LowGPUUtilization",
-            "at most 9 GPU utilisation samples per GPU; the rule waits for more than patience=1000",
-        ),
-    ],
-)
-def test_a_rule_waiting_for_more_samples_than_the_job_has_says_how_many_it_had(
-    report, raw, rule, reason
-):
-    assert len(instants(raw, "cpu_util_pct")) == len(gpu(raw, "gpu_util_pct")) == 9
+WAITING = {
+    "BatchSize": "at most {n} CPU snapshots per node; the rule needs more than window=500 and "
+    "patience=100",
+    "CPUBottleneck": "{n} snapshots with both GPU and CPU utilisation samples; the rule waits "
+    "for more than patience=100",
+    "IOBottleneck": "{n} snapshots with both GPU and I/O wait samples; the rule waits for more "
+    "than patience=1000",
+    "GPUMemoryIncrease": "at most {n} GPU memory samples per GPU; the rule needs two windows "
+    "(2 x window=500) and more than patience=100",
+    "LowGPUUtilization": "at most {n} GPU utilisation samples per GPU; the rule waits for more "
+    "than patience=1000",
+}
+
+
+@pytest.mark.parametrize("rule", WAITING)
+def test_a_rule_waiting_for_more_samples_than_the_job_has_says_how_many_it_had(report, raw, rule):
+    n = len(instants(raw, "cpu_util_pct"))
+    assert n == len(gpu(raw, "gpu_util_pct")) == len(gpu(raw, "gpu_mem_util_pct")) == 9
     found = report[rule]
     assert (found["status"], found["triggered"], found["evaluated"]) == ("not_evaluated", False, 0)
+    reason = WAITING[rule].format(n=n)
     assert found["not_evaluated_reason"] == f"not evaluated: {reason}; {SHORT}"
-    assert found["datapoints"] == 9
-    assert found["evidence"] == {}
+    assert (found["datapoints"], found["evidence"]) == (n, {})
 
 
 def test_load_balancing_needs_two_gpus(report, raw):
@@ -291,6 +285,11 @@ def test_low_gpu_utilization_on_the_nine_samples(parsed, raw):
     assert [tuple(r)[:4] for r in found.time_ranges] == [
         (values.index[0], values.index[-1], NODE, 0)
     ]
+    # Scans every second from the job start: the fourth and fifth have seen samples.
+    scans = judge(parsed, LowGPUUtilization_scan_interval_us=1_000_000)["LowGPUUtilization"]
+    ends = STARTED_NS + np.arange(1, int(np.ceil((ENDED_NS - STARTED_NS) / NS_PER_S)) + 1) * 10**9
+    seen = (ends > values.index[0]).sum()
+    assert (scans.evaluated, scans.trigger_count) == (seen, seen) == (2, 2)
     # Either side of its threshold: p95 is 15 %.
     assert not judge(parsed, LowGPUUtilization_threshold_p95=p95)["LowGPUUtilization"].triggered
     just_over = judge(parsed, LowGPUUtilization_threshold_p95=p95 + 0.01)["LowGPUUtilization"]
@@ -503,9 +502,10 @@ def test_overall_framework_metrics_splits_annotations_and_gpu_time(report, raw):
         {"name": name, "total_ns": int(ns), "pct_of_phase": pytest.approx(share[name])}
         for name, ns in per_gpu_op[share >= 2].head(10).items()
     ]
-    assert evidence["top"]["backward"] == [
-        {"name": "Backward", "total_ns": int(backward), "pct_of_phase": 100.0}
-    ]
+    for phase, names in annotated.groupby(annotated.index.map(PHASE_OF)):
+        assert evidence["top"][phase] == [  # one annotation name per phase in this job
+            {"name": name, "total_ns": int(ns), "pct_of_phase": 100.0} for name, ns in names.items()
+        ]
     steps_ns = int(raw.steps["dur_ns"].sum())
     span_ns = int((raw.steps["start_ns"] + raw.steps["dur_ns"]).max() - raw.steps["start_ns"].min())
     assert evidence["step_modes"] == {
@@ -522,3 +522,122 @@ def test_overall_framework_metrics_splits_annotations_and_gpu_time(report, raw):
         f"Most framework time is in {top} ({100 * by_phase[top] / by_phase.sum():.0f}%); the "
         "largest items there are Backward."
     )
+
+
+# A short job the way the collector records one: 53 sampling rounds 500 ms apart (26.5 s), as in
+# the issue, far fewer than any patience. Each round stamps its samples with one time.
+SHORT_ROUNDS = 53
+ROUND_NS = 500_000_000
+SHORT_T0 = 1_795_500_000_000_000_000
+ROUND = np.arange(SHORT_ROUNDS)
+SHORT_SERIES = {
+    # GPU busy 5 % on even rounds, 40 % on odd ones: under-used, and starved on even rounds ...
+    (SampleKind.GPU_UTIL_PCT, 0): np.where(ROUND % 2 == 0, 5.0, 40.0),
+    # ... while one core is saturated: 27 CPU bottlenecks of 53 rounds (50.9 %, over 50).
+    (SampleKind.CPU_UTIL_PCT, 0): np.where(ROUND % 2 == 0, 95.0, 20.0),
+    **{(SampleKind.CPU_UTIL_PCT, core): np.full(SHORT_ROUNDS, 10.0) for core in (1, 2, 3)},
+    # I/O wait high in the first 10 rounds only: 18.9 %, under 50.
+    (SampleKind.CPU_IOWAIT_PCT, -1): np.where(ROUND < 10, 60.0, 0.0),
+    # The memory controller busy 20 %, then 35 % from round 27: 15 points up between halves.
+    (SampleKind.GPU_MEM_UTIL_PCT, 0): np.where(ROUND < 27, 20.0, 35.0),
+    (SampleKind.GPU_MEM_USED_BYTES, 0): np.full(SHORT_ROUNDS, 2.0e9),
+    (SampleKind.HOST_MEM_USED_BYTES, -1): np.full(SHORT_ROUNDS, 8.0e9),
+}
+
+
+@pytest.fixture(scope="module")
+def short_report(django_db_setup, django_db_blocker, tmp_path_factory) -> dict:
+    identity = Identity(node=NODE, hostname=NODE, rank=0, local_rank=0, world_size=1,
+                        node_count=1, pid=7)  # fmt: skip
+    devices = [{"index": 0, "name": "NVIDIA H100", "total_memory_bytes": 80 << 30}]
+    builder = ChunkBuilder("short", identity, "2.11.0", True, devices)
+    times = SHORT_T0 + ROUND * ROUND_NS
+    samples = [
+        (int(kind), device, "", int(t), float(v))
+        for (kind, device), values in SHORT_SERIES.items()
+        for t, v in zip(times, values, strict=True)
+    ]
+    steps = [(int(EventKind.STEP), f"step_{i}", int(t), ROUND_NS, 7) for i, t in enumerate(times)]
+    chunk = builder.build(steps, [], samples, {"nvml": "ok", "psutil": "ok"}, True)
+    path = tmp_path_factory.mktemp("short") / chunk.name
+    path.write_bytes(chunk.data)
+    with django_db_blocker.unblock():
+        return analysed("short-collector", [path], SHORT_T0 - 10**9, SHORT_T0 + 27 * 10**9)[0]
+
+
+def short_note(waived: str, fitted: str) -> str:
+    return (
+        f"Short job: {waived} exceeds its data, so this verdict is taken once over all of the "
+        f"{SHORT_ROUNDS} samples it has ({fitted})."
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule", "waived", "fitted"),
+    [
+        ("BatchSize", "patience=100, window=500", "patience=0, window=52"),
+        ("CPUBottleneck", "patience=100", "patience=0"),
+        ("IOBottleneck", "patience=1000", "patience=0"),
+        ("GPUMemoryIncrease", "patience=100, window=500", "patience=0, window=26"),
+        ("LowGPUUtilization", "patience=1000", "patience=0"),
+    ],
+)
+def test_a_short_job_gets_the_verdict_its_samples_support_and_says_on_how_many(
+    short_report, rule, waived, fitted
+):
+    found = short_report[rule]
+    note = short_note(waived, fitted)
+    assert found["not_evaluated_reason"] is None and found["evaluated"] == 1
+    assert found["evidence"]["short_job"] == {"samples": SHORT_ROUNDS, "note": note}
+    assert found["recommendation"].startswith(note + " ")
+    assert found["params"]["patience"] != 0  # the job's parameters, as set
+
+
+def test_the_short_jobs_verdicts_and_figures(short_report):
+    gpu_util = SHORT_SERIES[(SampleKind.GPU_UTIL_PCT, 0)]
+    cores = np.stack([SHORT_SERIES[(SampleKind.CPU_UTIL_PCT, c)] for c in range(4)])
+    iowait = SHORT_SERIES[(SampleKind.CPU_IOWAIT_PCT, -1)]
+    memory = SHORT_SERIES[(SampleKind.GPU_MEM_UTIL_PCT, 0)]
+    rules = short_report
+
+    low = rules["LowGPUUtilization"]
+    p5, p95 = np.percentile(gpu_util, (5, 95))
+    assert (low["status"], low["evidence"]["issues"]) == ("issue_found", ["under-used"])
+    figures = low["evidence"]["nodes"][NODE]["0"]
+    assert (figures["window_p95"], figures["window_p5"]) == (pytest.approx(p95), pytest.approx(p5))
+    assert p95 < 70
+
+    cpu_bottleneck = (gpu_util < 10) & (cores.max(axis=0) > 90)
+    cpu = rules["CPUBottleneck"]
+    assert cpu["status"] == "issue_found"
+    assert (cpu["evidence"]["bottlenecks"], cpu["evidence"]["datapoints"]) == (
+        cpu_bottleneck.sum(),
+        SHORT_ROUNDS,
+    )
+    assert cpu["evidence"]["bottleneck_pct"] == pytest.approx(100 * cpu_bottleneck.mean())
+    assert 100 * cpu_bottleneck.mean() > 50
+
+    io_bottleneck = (gpu_util < 70) & (iowait > 50)
+    io = rules["IOBottleneck"]
+    assert io["status"] == "no_issue"
+    assert io["evidence"]["bottleneck_pct"] == pytest.approx(100 * io_bottleneck.mean())
+    assert 100 * io_bottleneck.mean() < 50
+
+    growth = [
+        memory[end - 26 : end].mean() - memory[end - 52 : end - 26].mean() for end in (52, 53)
+    ]
+    increase = rules["GPUMemoryIncrease"]
+    assert increase["status"] == "issue_found" and increase["violations"] == 1
+    assert increase["evidence"]["nodes"][NODE]["0"]["max_increase"] == pytest.approx(max(growth))
+    assert min(growth) > 10
+
+    batch = rules["BatchSize"]
+    window = {
+        "window_p95_util": np.percentile(gpu_util[-52:], 95),
+        "window_p95_memory": np.percentile(memory[-52:], 95),
+        "window_p95_cpu": np.percentile(cores.mean(axis=0)[-52:], 95),
+    }
+    assert max(window.values()) < 70
+    assert batch["status"] == "issue_found"
+    gpu0 = batch["evidence"]["nodes"][NODE]["gpus"]["0"]
+    assert {key: gpu0[key] for key in window} == approx(window)
