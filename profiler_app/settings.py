@@ -235,6 +235,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # clear message; 0: no ceiling), and one that has grown past WORKER_RECYCLE_MB after a task is
 # replaced by a fresh one.
 WORKER_MEMORY_LIMIT_MB = envint("WORKER_MEMORY_LIMIT_MB", 8192)
+# The worker's niceness (profiler-app worker runs it under `nice`): 0 shares the CPU evenly with
+# the web, 10 lets pages answer first when both want it.
+WORKER_NICE = envint("WORKER_NICE", 10)
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("WORKER_RECYCLE_MB", 2048) * 1024  # KiB
 # A parse can run for minutes; the broker must not hand the task to another worker meanwhile.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
@@ -310,6 +313,10 @@ SQL_MAX_BYTES = envint("SQL_MAX_BYTES", 16 * 2**20)
 SQL_MEMORY_LIMIT = envstr("SQL_MEMORY_LIMIT", "256MB")
 SQL_THREADS = envint("SQL_THREADS", 2)
 SQL_MAX_CONCURRENT = envint("SQL_MAX_CONCURRENT", 2)
+# Downloads: a timeline export (streamed) and a report page answer at most this many bytes;
+# larger ones are refused with 413 (an export that reaches it unforeseen ends, saying so).
+EXPORT_MAX_BYTES = envint("EXPORT_MAX_MB", 2048) * 2**20
+REPORT_MAX_BYTES = envint("REPORT_MAX_MB", 64) * 2**20
 # Insights re-run this long after the last part of a burst arrives (one run per burst).
 INSIGHTS_DEBOUNCE_S = envfloat("INSIGHTS_DEBOUNCE_S", 3.0)
 

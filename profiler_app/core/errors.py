@@ -28,6 +28,17 @@ class DiskFull(APIException):
     )
 
 
+class AnswerTooLarge(APIException):
+    """A download over the server's size limit for it (the message names the setting)."""
+
+    status_code = 413
+    default_code = "answer_too_large"
+
+
+def size_text(n_bytes: int) -> str:
+    return f"{n_bytes / 2**20:,.1f} MiB" if n_bytes >= 2**20 else f"{n_bytes:,} bytes"
+
+
 class BrokerUnavailable(APIException):
     status_code = 503
     default_code = "broker_unavailable"

@@ -7,6 +7,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from django.db.models import BigIntegerField, ExpressionWrapper, Func, TextField
+from django.db.models.functions import Cast
+
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.insights.report_html import render_html
 from profiler_app.insights.rules import PARAMETER_GROUPS, params_from_overrides
@@ -81,6 +84,21 @@ def parameters_document(job: TrainingJob) -> dict[str, Any]:
             }
         )
     return {"overrides": overrides, "rules": rules}
+
+
+def report_bytes(job: TrainingJob) -> int:
+    """The bytes of the computed report and analyses as stored (JSON text), measured by
+    Postgres: nothing of them is loaded."""
+    size = Func(Cast("report", TextField()), function="octet_length") + Func(
+        Cast("analyses", TextField()), function="octet_length"
+    )
+    found = (
+        JobInsights.objects.filter(job=job, status=InsightsStatus.DONE)
+        .annotate(stored_bytes=ExpressionWrapper(size, output_field=BigIntegerField()))
+        .values_list("stored_bytes", flat=True)
+        .first()
+    )
+    return found or 0
 
 
 def report_page(job: TrainingJob, base_url: str) -> str | None:

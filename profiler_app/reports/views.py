@@ -1,5 +1,6 @@
 """Insights API: rule results, rule parameters, the report download and the analyses."""
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -9,6 +10,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.fields import ListField
 from rest_framework.response import Response
 
+from profiler_app.core.errors import AnswerTooLarge, size_text
 from profiler_app.core.models import TrainingJob
 from profiler_app.core.negotiation import JsonErrors
 from profiler_app.core.permissions import require_can_change
@@ -52,18 +54,32 @@ def parameters_view(request, job_id: int):
     return Response(queries.parameters_document(job))
 
 
-@extend_schema(responses={(200, "text/html"): OpenApiTypes.STR})
+@extend_schema(responses={(200, "text/html"): OpenApiTypes.STR, 413: None})
 @api_view(["GET"])
 @content_negotiation_class(JsonErrors)
 def report_html_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
+    # Measured in the database first: a report over the limit is never loaded here.
+    refuse_oversized_report(queries.report_bytes(job))
     html = queries.report_page(job, base_url=request.build_absolute_uri("/"))
     if html is None:
         raise NotFound("The report has not been computed yet.")
-    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    page = html.encode()
+    refuse_oversized_report(len(page))
+    response = HttpResponse(page, content_type="text/html; charset=utf-8")
     filename = f"profiler-report-{job.pk}.html"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def refuse_oversized_report(n_bytes: int) -> None:
+    limit = settings.REPORT_MAX_BYTES
+    if n_bytes > limit:
+        raise AnswerTooLarge(
+            f"This job's report (its findings and analyses) takes {size_text(n_bytes)}, over "
+            f"this server's limit of {size_text(limit)} for a report download (REPORT_MAX_MB); "
+            "its findings are on the Insights page."
+        )
 
 
 @extend_schema(responses=AnalysesSerializer)

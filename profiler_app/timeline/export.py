@@ -24,6 +24,12 @@ from tracefmt.kinds import KIND_NAMES
 _ARG_COLUMNS = ("correlation", "external_id", "device", "stream", "bytes", "grid_x", "grid_y",
                 "grid_z", "block_x", "block_y", "block_z")  # fmt: skip
 _BATCH = 20000
+# Kept free below the size bound for the end that says the export stopped there.
+_TAIL_ROOM = 512
+# The fewest bytes an exported event takes besides its name (one-digit ids, no args).
+MIN_EVENT_BYTES = len(
+    '{"ph":"X","name":,"cat":"","pid":1,"tid":1,"ts":0.000,"dur":0.000,"args":{}}'
+)
 _LAUNCH_TABLE = np.zeros(256, dtype=bool)
 _LAUNCH_TABLE[[int(k) for k in LAUNCH_KINDS]] = True
 
@@ -57,23 +63,66 @@ def _threads(job: JobTimeline) -> tuple[list[dict], dict[tuple[int, int], tuple[
     return meta, where
 
 
-def chrome_trace(
-    job: JobTimeline, start_ns: int | None = None, end_ns: int | None = None
-) -> Iterator[bytes]:
-    """The trace in pieces, for a streaming response."""
+def _range(job: JobTimeline, start_ns: int | None, end_ns: int | None) -> tuple[int, int]:
     lo = job.start_ns if start_ns is None else start_ns
     hi = job.end_ns + 1 if end_ns is None else end_ns
+    return lo, hi
+
+
+def least_bytes(
+    job: JobTimeline, start_ns: int | None = None, end_ns: int | None = None
+) -> tuple[int, int]:
+    """(events, bytes): how many events the export of the range holds, and the fewest bytes
+    they take (each its name and ``MIN_EVENT_BYTES``), read from the index alone."""
+    lo, hi = _range(job, start_ns, end_ns)
+    _, where = _threads(job)
+    events = size = 0
+    for part in job.parts.values():
+        ix = part.index
+        name_bytes = np.fromiter((len(json.dumps(s)) for s in ix.strings), np.int64)
+        for _pid, _tid, idx in _selected(part, where, lo, hi):
+            names = ix.name[idx]
+            known = (names >= 0) & (names < len(name_bytes))
+            events += len(idx)
+            size += len(idx) * (MIN_EVENT_BYTES + 1) + int(name_bytes[names[known]].sum())  # ","
+        part.index.release_pages()
+    return events, size
+
+
+def chrome_trace(
+    job: JobTimeline,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+    max_bytes: int | None = None,
+) -> Iterator[bytes]:
+    """The trace in pieces, for a streaming response. Past ``max_bytes`` it ends early, its
+    last keys saying so (``truncated``, ``note``): the status went out with the first piece."""
+    lo, hi = _range(job, start_ns, end_ns)
     other = {"origin_ns": str(job.origin_ns), "start_ns": str(lo), "end_ns": str(hi)}
     meta, where = _threads(job)
-    yield json.dumps({"displayTimeUnit": "ns", "otherData": other})[:-1].encode()
-    yield b',"traceEvents":['
-    yield ",".join(json.dumps(m, separators=(",", ":")) for m in meta).encode()
+    head = json.dumps({"displayTimeUnit": "ns", "otherData": other})[:-1].encode()
+    head += (
+        b',"traceEvents":[' + ",".join(json.dumps(m, separators=(",", ":")) for m in meta).encode()
+    )
+    yield head
+    sent = len(head)
     written = bool(meta)
     for part in job.parts.values():
         for piece in _part_events(job, part, where, lo, hi):
-            if piece:
-                yield (b"," if written else b"") + piece
-                written = True
+            if not piece:
+                continue
+            if max_bytes is not None and sent + 1 + len(piece) + _TAIL_ROOM > max_bytes:
+                note = (
+                    f"The export stopped at {sent:,} bytes: the next events would pass this "
+                    f"server's limit of {max_bytes:,} bytes (EXPORT_MAX_MB). Export a shorter "
+                    "range (start_ns, end_ns) for the rest."
+                )
+                yield f'],"truncated":true,"note":{json.dumps(note)}}}'.encode()
+                return
+            piece = (b"," if written else b"") + piece
+            sent += len(piece)
+            yield piece
+            written = True
         part.index.release_pages()  # the whole job's index would otherwise stay resident
         pa.default_memory_pool().release_unused()
     yield b"]}"
@@ -113,10 +162,9 @@ class _ArgRows:
         return out
 
 
-def _part_events(job: JobTimeline, part: Part, where: dict, lo: int, hi: int) -> Iterator[bytes]:
+def _selected(part: Part, where: dict, lo: int, hi: int) -> Iterator[tuple[int, int, np.ndarray]]:
+    """(pid, tid, the index's events) of each exported lane of ``part`` within [lo, hi)."""
     ix = part.index
-    args = _ArgRows(ix)
-    names: dict[int, str] = {}
     rows = np.arange(len(ix.row_off) - 1)
     lanes = ix.row_lane[rows]
     for row, lane in zip(rows.tolist(), lanes.tolist(), strict=True):
@@ -126,7 +174,14 @@ def _part_events(job: JobTimeline, part: Part, where: dict, lo: int, hi: int) ->
         a, b = int(ix.row_off[row]), int(ix.row_off[row + 1])
         start, end = ix.start[a:b], ix.start[a:b] + ix.dur[a:b]
         # Overlapping the range; an instant counts when it lies inside it.
-        idx = a + np.flatnonzero((start < hi) & ((end > lo) | (start >= lo)))
+        yield pid, tid, a + np.flatnonzero((start < hi) & ((end > lo) | (start >= lo)))
+
+
+def _part_events(job: JobTimeline, part: Part, where: dict, lo: int, hi: int) -> Iterator[bytes]:
+    ix = part.index
+    args = _ArgRows(ix)
+    names: dict[int, str] = {}
+    for pid, tid, idx in _selected(part, where, lo, hi):
         for chunk in range(0, len(idx), _BATCH):
             yield _events(ix, idx[chunk : chunk + _BATCH], args, names, pid, tid, job.origin_ns)
     yield from _flows(job, part, where, lo, hi)

@@ -4,6 +4,7 @@ export."""
 import gzip
 import time
 
+from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -13,13 +14,14 @@ from rest_framework.decorators import api_view, content_negotiation_class, throt
 from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 
+from profiler_app.core.errors import AnswerTooLarge, size_text
 from profiler_app.core.models import TrainingJob
 from profiler_app.core.negotiation import JsonErrors
 from profiler_app.core.throttles import ExportThrottle
 from profiler_app.lib.filenames import attachment
 from profiler_app.timeline import logic, payload
 from profiler_app.timeline.details import UnknownEvent, event_details
-from profiler_app.timeline.export import chrome_trace
+from profiler_app.timeline.export import chrome_trace, least_bytes
 from profiler_app.timeline.query import UnknownTrack
 from profiler_app.timeline.ranges import event_lanes, range_events, range_totals
 from profiler_app.timeline.search import search
@@ -169,20 +171,37 @@ CHROME_TRACE = inline_serializer(
             child=serializers.DictField(),
             help_text="Chrome trace events (ph M, X, s, f); ts and dur in µs from origin_ns",
         ),
+        "truncated": serializers.BooleanField(
+            required=False, help_text="present (true) when the export ended at its size limit"
+        ),
+        "note": serializers.CharField(required=False, help_text="why the export ended early"),
     },
 )
 
 
-@extend_schema(parameters=[ExportQuerySerializer], responses={200: CHROME_TRACE})
+@extend_schema(
+    parameters=[ExportQuerySerializer],
+    # 413: the range holds more than EXPORT_MAX_MB of events.
+    responses={200: CHROME_TRACE, 413: None},
+)
 @api_view(["GET"])
 @throttle_classes([ExportThrottle])
 @content_negotiation_class(JsonErrors)
 def export_view(request, job_id: int):
-    """The job, or [start_ns, end_ns) of it, as Chrome-trace JSON (opens in Perfetto)."""
+    """The job, or [start_ns, end_ns) of it, as Chrome-trace JSON (opens in Perfetto), streamed;
+    refused (413) when its events alone would pass EXPORT_MAX_MB."""
     params = _params(ExportQuerySerializer, request)
     job = _job(job_id)
     timeline = _timeline_of(job)
-    chunks = chrome_trace(timeline, params.get("start_ns"), params.get("end_ns"))
+    start, end, limit = params.get("start_ns"), params.get("end_ns"), settings.EXPORT_MAX_BYTES
+    events, least = least_bytes(timeline, start, end)
+    if least > limit:
+        raise AnswerTooLarge(
+            f"This export holds {events:,} events, at least {size_text(least)}: over this "
+            f"server's limit of {size_text(limit)} (EXPORT_MAX_MB). Export a shorter range "
+            "(start_ns and end_ns)."
+        )
+    chunks = chrome_trace(timeline, start, end, max_bytes=limit)
     response = StreamingHttpResponse(chunks, content_type="application/json")
     response["Content-Disposition"] = attachment(f"{job.name}-timeline.json")
     return response

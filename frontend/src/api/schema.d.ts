@@ -447,7 +447,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The job, or [start_ns, end_ns) of it, as Chrome-trace JSON (opens in Perfetto). */
+        /**
+         * @description The job, or [start_ns, end_ns) of it, as Chrome-trace JSON (opens in Perfetto), streamed;
+         *     refused (413) when its events alone would pass EXPORT_MAX_MB.
+         */
         get: operations["jobs_timeline_export_retrieve"];
         put?: never;
         post?: never;
@@ -1103,6 +1106,10 @@ export interface components {
             traceEvents: {
                 [key: string]: unknown;
             }[];
+            /** @description present (true) when the export ended at its size limit */
+            truncated?: boolean;
+            /** @description why the export ended early */
+            note?: string;
         };
         ChromeTraceRange: {
             /** @description ts 0, ns since the unix epoch */
@@ -3574,6 +3581,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     jobs_kernels_retrieve: {
@@ -4022,6 +4037,14 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
