@@ -1,490 +1,357 @@
-"""Soak and hostile-input benchmark against a real server: nothing stuck, no 5xx, bounded memory.
+"""Soak, hostile-input and outage benchmark of the whole product, with production settings.
 
-Starts web (gunicorn), a Celery worker and beat on 127.0.0.1 with a fresh database (or uses a
-running server with ``--url`` and ``--token``), creates a user and an API token, then for
-``--duration`` seconds runs:
+Starts a PostgreSQL cluster, a redis-server and a moto S3 server of its own (never the machine's
+shared ones), then ``profiler-app up`` on them with production limits (only the services, the
+data folder and the queue prefix differ), a user and an API token, and runs, in phases:
 
-* N uploader threads: each creates jobs and uploads real traces from ``tests/data`` as their
-  parts (``POST /api/jobs/``, ``POST /api/jobs/{id}/parts/``), two of them as one rank;
-* M reader threads: the job list, then the dashboard, summary, timeline tracks and insights of a
-  job with parsed parts;
-* one hostile thread: ≥ 200 broken or malicious uploads (``bench/soak_cases.py``): variants of
-  the families in ``tests/traces/test_hostile_input.py`` and ``tests/ingest/test_robustness.py``
-  (truncated and corrupt gzip, invalid JSON, wrong types, deep nesting, gzip and zip/npy bombs,
-  crafted repeated headers, NUL and over-long names, out-of-range base times, wrong kinds, empty
-  files, odd file names). A 4xx answer is fine; a part it creates must end, failed or done.
+1. **load** for ``--duration`` s: ``--uploaders`` threads uploading jobs of three real traces
+   from ``tests/data`` (or collector chunks), ``--readers`` threads reading the job list,
+   dashboard, summary, timeline tracks and insights of parsed jobs, one thread of ≥ 200 hostile
+   uploads (``soak_cases.py``) and one of valid large traces (a real one repeated with shifted
+   timestamps); then the **drain**: until every part is done or failed and no insights run is
+   queued or running;
+2. **many tracks**: 200,000 operators each on its own thread, and each in its own process
+   (issue 31: these exhausted a worker's memory);
+3. **SQL**: every event of the largest job, and one giant value, while the web processes'
+   memory is sampled;
+4. **outages** (``soak_outages.py``), each ``--outage`` s long, each starting during a parse with
+   an upload while it lasts: Redis killed and started again (empty), PostgreSQL stopped and
+   started, the worker killed (SIGKILL with its pool); then on a launcher keeping its profiles
+   in the bucket, the bucket stalled (moto SIGSTOPped); then on one whose data folder is a small
+   tmpfs, the disk full.
 
-Then it waits (at most ``--drain-timeout``) for every part to end, and prints, last::
+It ends with one line::
 
-    RESULT soak_errors=<n> soak_parts_unfinished=<n> soak_p95_ms=<n> hostile_cases=<n>
-    hostile_stuck=<n> worker_peak_rss_mb=<n>
+    RESULT soak_errors=<n> soak_parts_unfinished=<n> hostile_stuck=<n> outage_survived=<0|1>
+    fault_recovery_s=<s> many_tracks_peak_mb=<mb> sql_answer_peak_mb=<mb> read_p95_ms=<ms>
+    drain_s=<s> worker_peak_rss_mb=<mb>
 
-soak_errors counts 5xx answers and connection errors of every request; worker_peak_rss_mb is the
-peak summed RSS of the worker's process tree (sampled with psutil every 0.25 s). Also printed:
-the insights of every job (none may stay queued or running), soak parts that failed, hostile
-cases that failed inside the server, and each hostile case's outcome in
-``var/bench/soak-hostile.tsv``; the server's logs are kept in ``var/bench/soak-logs/``.
+soak_errors: 5xx answers and connection errors outside the outages; soak_parts_unfinished and
+hostile_stuck: parts not done or failed at the end of the drain; outage_survived: every process
+rode out every fault (the killed worker restarted by the launcher) and every fault's parts ended;
+fault_recovery_s: the slowest fault's time from its end to its parts ended and insights
+computed; many_tracks_peak_mb: the largest worker process while the many-track traces parsed;
+sql_answer_peak_mb: the largest web process during the SQL phase; read_p95_ms: readers' p95 under
+load; drain_s: from the end of the load until its parts (uploaders' and large traces) are done or
+failed and their jobs' insights computed (the hostile parts are waited for too, up to
+``--drain-timeout``, and counted in hostile_stuck); worker_peak_rss_mb: the peak sum of the
+worker's process tree over the load and the drain.
 
-    .venv/bin/python bench/soak.py [--duration 60] [--uploaders 4] [--readers 4]
+    .venv/bin/python bench/soak.py [--quick] [--duration 120] [--uploaders 50] [--readers 20]
 
-Uses DATABASE_URL / REDIS_URL when set (else the embedded services, as ``manage.py`` does); the
-benchmark creates and drops its own database and uses its own queue names and data folder.
+``--quick`` runs each phase small: a third of the hostile cases, the many-thread trace only,
+shorter load and faults (some ten minutes in all, most of it the drain of the hostile cases,
+whose gzip bombs of valid events parse in full under the production decompression cap). Needs root for the tmpfs (the disk-full
+fault is skipped otherwise) and runs PostgreSQL as the machine's ``postgres`` user. The server's
+logs are kept in ``var/bench/soak-logs/``, each hostile case's outcome in
+``var/bench/soak-hostile.tsv``.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import itertools
 import os
-import random
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import psutil
-import redis
-import requests
+from soak_cases import hostile_cases, large_trace, many_track_traces
+from soak_load import (
+    INSIGHTS_FINAL,
+    Api,
+    Stats,
+    hostile_feeder,
+    insights,
+    large_uploader,
+    new_job,
+    reader,
+    unfinished,
+    upload_part,
+    uploader,
+)
+from soak_outages import Outage, bucket_stall, disk_full, postgres_stop, redis_kill, worker_kill
+from soak_services import (
+    ROOT,
+    Bucket,
+    Launcher,
+    Peak,
+    Postgres,
+    Redis,
+    SmallDisk,
+    base_env,
+    scratch,
+    tree_rss,
+)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ingest import DATA, ROOT, database_env  # noqa: E402
-from soak_cases import COLLECTOR_CHUNKS, TRACES, Hostile, hostile_cases  # noqa: E402
-
-FINAL = ("done", "failed")
-INSIGHTS_FINAL = ("done", "failed", "no_data")
-REQUEST_TIMEOUT_S = 60
-RUN = time.strftime("%Y%m%d-%H%M%S")  # in job names: a server may see several runs (--url)
-HOSTILE_PER_JOB = 40
-# A part's error with these words means the server, not the file, failed.
 INTERNAL_FAILURE = ("unexpectedly", "could not be stored", "died while parsing")
-
-
-@dataclass
-class Stats:
-    """Shared by every thread; one lock guards it all (the counts are tiny)."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    errors: list[str] = field(default_factory=list)
-    unexpected_4xx: list[str] = field(default_factory=list)
-    reader_ms: list[float] = field(default_factory=list)
-    # job id -> ids of the parts its uploads created or matched
-    soak_parts: dict[int, set[int]] = field(default_factory=dict)
-    hostile_parts: dict[int, set[int]] = field(default_factory=dict)
-    hostile_answers: dict[int, int] = field(default_factory=dict)
-    hostile_names: dict[int, str] = field(default_factory=dict)  # part id -> case
-    hostile_refused: list[tuple[str, int, str]] = field(default_factory=list)
-    hostile_cases: int = 0
-    uploads: int = 0
-    peak_rss_bytes: int = 0
-    peak_rss_by_pid: dict[int, int] = field(default_factory=dict)
-
-    def error(self, what: str) -> None:
-        with self.lock:
-            self.errors.append(what)
-
-
-class Api:
-    """requests with the token, timing, and 5xx/connection errors counted in ``stats``."""
-
-    def __init__(self, url: str, token: str, stats: Stats) -> None:
-        self.url = url.rstrip("/")
-        self.stats = stats
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Token {token}"
-        # A new connection per request: gunicorn closes a connection idle for 2 s, and a request
-        # sent on one just as it closes is reset before the server reads it (the HTTP keep-alive
-        # race, not an error of the server).
-        self.session.headers["Connection"] = "close"
-
-    def call(self, method: str, path: str, **kwargs) -> tuple[requests.Response | None, float]:
-        started = time.perf_counter()
-        try:
-            response = self.session.request(
-                method, self.url + path, timeout=REQUEST_TIMEOUT_S, **kwargs
-            )
-        except requests.RequestException as exc:
-            self.stats.error(f"{method} {path}: {type(exc).__name__}: {exc}"[:300])
-            return None, time.perf_counter() - started
-        elapsed = time.perf_counter() - started
-        if response.status_code >= 500:
-            self.stats.error(f"{method} {path}: {response.status_code} {response.text[:200]}")
-        return response, elapsed
-
-
-# --- threads -------------------------------------------------------------------------------
-
-
-def uploader(api: Api, index: int, deadline: float, pause_s: float, stats: Stats) -> None:
-    rng = random.Random(index)
-    for n in itertools.count():
-        if time.monotonic() >= deadline or n >= 10_000:
-            return
-        response, _ = api.call("POST", "/api/jobs/", json={"name": f"soak-{RUN}-u{index}-{n}"})
-        if response is None or response.status_code != 201:
-            note_unexpected(stats, response, "create job")
-            time.sleep(1)
-            continue
-        job_id = response.json()["id"]
-        stats.soak_parts[job_id] = set()
-        # Two traces as rank 0 (a rank of several parts), a third as rank 1; or collector chunks.
-        if n % 3 == 2:
-            files = [(0, "collector", c) for c in rng.sample(COLLECTOR_CHUNKS, 3)]
-        else:
-            picks = rng.sample(TRACES, 3)
-            files = [(0, "kineto", DATA / picks[0]), (0, "kineto", DATA / picks[1]),
-                     (1, "kineto", DATA / picks[2])]  # fmt: skip
-        for rank, kind, path in files:
-            response, _ = api.call(
-                "POST", f"/api/jobs/{job_id}/parts/",
-                data={"node": "algo-1", "rank": rank, "kind": kind},
-                files={"file": (path.name, path.read_bytes())},
-            )  # fmt: skip
-            if response is None or response.status_code not in (200, 202):
-                note_unexpected(stats, response, f"upload {path.name}")
-                continue
-            with stats.lock:
-                stats.soak_parts[job_id].add(response.json()["id"])
-                stats.uploads += 1
-        time.sleep(pause_s)
-
-
-def note_unexpected(stats: Stats, response: requests.Response | None, what: str) -> None:
-    if response is not None and response.status_code < 500:
-        with stats.lock:
-            stats.unexpected_4xx.append(f"{what}: {response.status_code} {response.text[:200]}")
-
-
-def reader(api: Api, index: int, deadline: float, stats: Stats) -> None:
-    rng = random.Random(1000 + index)
-    parsed: list[int] = []
-    for n in itertools.count():
-        if time.monotonic() >= deadline or n >= 100_000:
-            return
-        if n % 5 == 0 or not parsed:
-            response, elapsed = api.call("GET", "/api/jobs/", params={"ordering": "-created_at"})
-            record(stats, response, elapsed, "job list")
-            if response is not None and response.status_code == 200:
-                parsed = [j["id"] for j in response.json()["results"] if j["parts_done"]]
-            if not parsed:
-                time.sleep(0.5)
-                continue
-        job_id = rng.choice(parsed)
-        for path in ("dashboard", "summary", "timeline/tracks", "insights"):
-            response, elapsed = api.call("GET", f"/api/jobs/{job_id}/{path}/")
-            record(stats, response, elapsed, path)
-
-
-def record(stats: Stats, response: requests.Response | None, elapsed: float, what: str) -> None:
-    if response is None:
-        return
-    with stats.lock:
-        stats.reader_ms.append(elapsed * 1000)
-    if response.status_code != 200:
-        note_unexpected(stats, response, what)
-
-
-def hostile_feeder(api: Api, cases: list[Hostile], deadline: float, stats: Stats) -> None:
-    """Spreads the cases over the soak's duration, HOSTILE_PER_JOB parts per job."""
-    job_id = 0
-    for i, case in enumerate(cases):
-        if i % HOSTILE_PER_JOB == 0:
-            response, _ = api.call(
-                "POST", "/api/jobs/", json={"name": f"hostile-{RUN}-{i // HOSTILE_PER_JOB}"}
-            )
-            if response is None or response.status_code != 201:
-                note_unexpected(stats, response, "create hostile job")
-                return
-            job_id = response.json()["id"]
-            stats.hostile_parts[job_id] = set()
-        source = {"node": "hostile", "rank": i, "kind": case.kind}
-        if case.resumable:
-            response = resumable(api, job_id, source, case)
-        else:
-            response, _ = api.call(
-                "POST", f"/api/jobs/{job_id}/parts/",
-                data=source, files={"file": (case.filename, case.data)},
-            )  # fmt: skip
-        with stats.lock:
-            stats.hostile_cases += 1
-            if response is not None:
-                code = response.status_code
-                stats.hostile_answers[code] = stats.hostile_answers.get(code, 0) + 1
-                if code in (200, 202):
-                    part_id = response.json()["id"]
-                    stats.hostile_parts[job_id].add(part_id)
-                    stats.hostile_names[part_id] = case.name
-                else:
-                    stats.hostile_refused.append((case.name, code, response.text[:300]))
-        left = deadline - time.monotonic()
-        time.sleep(max(0.0, min(1.0, left / max(1, len(cases) - i))))
-
-
-def resumable(api: Api, job_id: int, source: dict, case: Hostile) -> requests.Response | None:
-    """A hostile case on the resumable path; the last answer (of complete, if it got there)."""
-    start = {**source, "filename": case.filename, "size_bytes": case.size_bytes}
-    response, _ = api.call("POST", f"/api/jobs/{job_id}/uploads/", json=start)
-    if response is None or response.status_code != 201:
-        return response
-    url = f"/api/uploads/{response.json()['id']}/"
-    for step in case.steps:
-        if step is None:
-            response, _ = api.call("POST", f"{url}complete/")
-            continue
-        content_range, body = step
-        headers = {"Content-Type": "application/octet-stream"}
-        if content_range is not None:
-            headers["Content-Range"] = content_range
-        response, _ = api.call("PUT", url, data=body, headers=headers)
-    return response
-
-
-def sample_rss(pid: int, stop: threading.Event, stats: Stats) -> None:
-    while not stop.wait(0.25):
-        try:
-            root = psutil.Process(pid)
-            tree = [root, *root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            continue
-        sizes = {}
-        for process in tree:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                sizes[process.pid] = process.memory_info().rss
-        if sum(sizes.values()) > stats.peak_rss_bytes:
-            stats.peak_rss_bytes = sum(sizes.values())
-            stats.peak_rss_by_pid = sizes
-
-
-def unfinished(api: Api, jobs: dict[int, set[int]]) -> tuple[int, dict[int, dict]]:
-    """(parts of ``jobs`` not done or failed, part id -> the part, for every part seen)."""
-    parts: dict[int, dict] = {}
-    for job_id in jobs:
-        path: str | None = f"/api/jobs/{job_id}/parts/"
-        while path:
-            response, _ = api.call("GET", path)
-            if response is None or response.status_code != 200:
-                break
-            body = response.json()
-            parts.update({p["id"]: p for p in body["results"]})
-            path = body["next"][len(api.url) :] if body["next"] else None
-    left = sum(
-        1 for ids in jobs.values() for i in ids if parts.get(i, {}).get("state") not in FINAL
-    )
-    return left, parts
-
-
-def insights(api: Api, jobs: Iterable[int], deadline: float) -> dict[int, dict]:
-    """Each job's insights once none is queued or running (or at ``deadline``)."""
-    found: dict[int, dict] = {}
-    while True:
-        for job_id in jobs:
-            if found.get(job_id, {}).get("status") not in INSIGHTS_FINAL:
-                response, _ = api.call("GET", f"/api/jobs/{job_id}/insights/")
-                if response is not None and response.status_code == 200:
-                    found[job_id] = response.json()
-        pending = [j for j in jobs if found.get(j, {}).get("status") not in INSIGHTS_FINAL]
-        if not pending or time.monotonic() > deadline:
-            return found
-        time.sleep(3)
-
-
-# --- the server ----------------------------------------------------------------------------
-
-
-class Server:
-    """web, worker and beat as ``profiler-app`` runs them, each in its own process group."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.work = Path(tempfile.mkdtemp(prefix="soak-"))
-        self.env, self.drop = database_env("profiler_soak")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.env.update(
-            PROFILER_DATA_DIR=str(self.work / "data"),
-            CELERY_QUEUE_PREFIX=f"soak{os.getpid()}-",
-            HEALTH_WORKERS_SECONDS="5",
-            # The sweep is part of "every part ends": let it act within the drain time.
-            INGEST_STALL_SECONDS=str(args.stall_seconds),
-            INGEST_SWEEP_SECONDS="15",
-            TRACE_MAX_DECOMPRESSED_BYTES=str(args.max_decompressed_mb << 20),
-            WEB_CONCURRENCY=str(args.web_workers),
-            WORKER_CONCURRENCY=str(args.worker_concurrency),
-            DJANGO_SETTINGS_MODULE="profiler_app.settings",
-            PYTHONPATH=str(ROOT),
-        )
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.processes: dict[str, subprocess.Popen] = {}
-        # Kept after the run (the next run replaces them).
-        self.logs = ROOT / "var" / "bench" / "soak-logs"
-        shutil.rmtree(self.logs, ignore_errors=True)
-        self.logs.mkdir(parents=True)
-
-    def start(self) -> None:
-        for role in ("worker", "beat", "web"):
-            log = (self.logs / f"{role}.log").open("wb")
-            self.processes[role] = subprocess.Popen(
-                [sys.executable, "-m", "profiler_app.cli", role, "--port", str(self.port)],
-                env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(f"{self.url}/api/health/", timeout=2).json().get("workers"):
-                    return
-            except (requests.RequestException, ValueError):
-                pass
-            time.sleep(0.5)
-        raise RuntimeError(f"the server did not become healthy; see {self.logs}")
-
-    def token(self) -> str:
-        code = (
-            "from django.contrib.auth import get_user_model;"
-            "from profiler_app.accounts.logic import issue_token;"
-            "user = get_user_model().objects.create_user('soak', password=None);"
-            "print(issue_token(user, 'soak')[1])"
-        )
-        done = subprocess.run(
-            [sys.executable, "-m", "django", "shell", "-c", code],
-            env=self.env, cwd=ROOT, capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        return done.stdout.strip().splitlines()[-1]
-
-    def stop(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        for process in self.processes.values():
-            try:
-                process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        self.drop()
-        shutil.rmtree(self.work, ignore_errors=True)
-        # Its queues (tasks still queued at the end), their bindings and its cache keys.
-        url = self.env["REDIS_URL"].replace("redis+socket://", "unix://", 1)
-        broker = redis.Redis.from_url(url)
-        prefix = self.env["CELERY_QUEUE_PREFIX"]
-        for pattern in (f"{prefix}*", f"_kombu.binding*.{prefix}*"):
-            for key in broker.scan_iter(pattern):
-                broker.delete(key)
+LOGS = ROOT / "var" / "bench" / "soak-logs"
+SQL_QUERIES = ["select * from events", "select list(e) as all_events from events e"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--duration", type=float, default=60, help="seconds of traffic")
-    parser.add_argument("--uploaders", type=int, default=4)
-    parser.add_argument("--readers", type=int, default=4)
+    parser.add_argument("--quick", action="store_true", help="every phase small")
+    parser.add_argument("--duration", type=float, help="seconds of load (120; quick 40)")
+    parser.add_argument("--uploaders", type=int, help="50 (quick 10)")
+    parser.add_argument("--readers", type=int, help="20 (quick 5)")
     parser.add_argument("--upload-pause", type=float, default=2.0, help="seconds between jobs")
-    parser.add_argument("--drain-timeout", type=float, default=300)
-    parser.add_argument("--url", help="a running server (then --token and --worker-pid)")
-    parser.add_argument("--token", help="an API token on the --url server")
-    parser.add_argument("--worker-pid", type=int, help="the worker's pid on the --url server")
-    parser.add_argument("--web-workers", type=int, default=2)
-    parser.add_argument("--worker-concurrency", type=int, default=2)
-    parser.add_argument("--stall-seconds", type=int, default=120)
-    parser.add_argument("--max-decompressed-mb", type=int, default=256)
+    parser.add_argument("--large-copies", type=int, nargs="*", help="(10 40; quick 10)")
+    parser.add_argument("--tracks", type=int, default=200_000)
+    parser.add_argument("--outage", type=float, help="seconds each fault lasts (40; quick 15)")
+    parser.add_argument("--drain-timeout", type=float, default=900)
+    parser.add_argument("--skip-outages", action="store_true")
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
     args = parser.parse_args()
-    if args.url and not (args.token and args.worker_pid):
-        parser.error("--url needs --token and --worker-pid")
+    quick = args.quick
+    args.duration = args.duration or (40 if quick else 120)
+    args.uploaders = args.uploaders or (10 if quick else 50)
+    args.readers = args.readers or (5 if quick else 20)
+    args.large_copies = args.large_copies or ([10] if quick else [10, 40])
+    args.outage = args.outage or (15 if quick else 40)
 
-    work = Path(tempfile.mkdtemp(prefix="soak-cases-"))
-    server = None
+    work = scratch("soak-")
+    shutil.rmtree(LOGS, ignore_errors=True)
+    LOGS.mkdir(parents=True)
+    cases_dir = ROOT / "var" / "bench"
+    cases_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    hostile = list(hostile_cases(work))[:: 3 if quick else 1]
+    large = [large_trace(cases_dir, n) for n in args.large_copies]
+    fault_trace = large_trace(cases_dir, 4)
+    tracks = many_track_traces(cases_dir, args.tracks)[: 1 if quick else 2]
+    print(f"{len(hostile)} hostile cases, {len(large)} large and {len(tracks)} many-track "
+          f"traces ready in {time.monotonic() - started:.0f} s", flush=True)  # fmt: skip
+
+    postgres, redis = Postgres(), Redis(work)
+    bucket: Bucket | None = None
+    disk: SmallDisk | None = None
+    launchers: list[Launcher] = []
+    result: dict[str, float] = {}
+    outages: list[Outage] = []
     try:
-        cases = list(hostile_cases(work))
-        print(f"{len(cases)} hostile cases ready", flush=True)
-        if args.url:
-            url, token, worker_pid = args.url, args.token, args.worker_pid
-        else:
-            server = Server(args)
-            token = server.token()
-            server.start()
-            url, worker_pid = server.url, server.processes["worker"].pid
-            print(f"server at {url}, logs in {server.logs}", flush=True)
-        run(args, url, token, worker_pid, cases)
+        postgres.start()
+        redis.start()
+        env = base_env(work, postgres, redis)
+        env.update(dict(item.split("=", 1) for item in args.env))
+        postgres.create_database("profiler")
+        launcher = Launcher(env, LOGS, "launcher")
+        launchers.append(launcher)
+        token = launcher.token("soak")
+        print(f"server at {launcher.url}, logs in {LOGS}", flush=True)
+
+        loaded, large_jobs = load(args, launcher, token, hostile, large)
+        result.update(loaded)
+        result["many_tracks_peak_mb"] = many_tracks_phase(launcher, token, tracks)
+        result["sql_answer_peak_mb"] = sql_phase(launcher, token, max(large_jobs, default=None))
+        if not args.skip_outages:
+            outages += [
+                redis_kill(launcher, token, redis, args.outage, fault_trace),
+                postgres_stop(launcher, token, postgres, args.outage, fault_trace),
+                worker_kill(launcher, token, args.outage, fault_trace),
+            ]
+            print("\n".join(o.line() for o in outages), flush=True)
+            launcher.stop()
+
+            bucket = Bucket(LOGS / "moto.log")
+            postgres.create_database("profiler_bucket")
+            in_bucket = Launcher(
+                {**env, **bucket.env, "DATABASE_URL": postgres.url_of("profiler_bucket"),
+                 "PROFILER_DATA_DIR": str(work / "data-bucket"), "CELERY_QUEUE_PREFIX": "soakb-"},
+                LOGS, "launcher-bucket",
+            )  # fmt: skip
+            launchers.append(in_bucket)
+            outages.append(
+                bucket_stall(in_bucket, in_bucket.token("soak"), bucket, args.outage, fault_trace)
+            )
+            print(outages[-1].line(), flush=True)
+            in_bucket.stop()
+
+            if os.geteuid() == 0:
+                disk = SmallDisk(work / "small", 512)
+                postgres.create_database("profiler_disk")
+                on_disk = Launcher(
+                    {**env, "DATABASE_URL": postgres.url_of("profiler_disk"),
+                     "PROFILER_DATA_DIR": str(disk.path / "data"),
+                     "CELERY_QUEUE_PREFIX": "soakd-"},
+                    LOGS, "launcher-disk",
+                )  # fmt: skip
+                launchers.append(on_disk)
+                outages.append(
+                    disk_full(on_disk, on_disk.token("soak"), disk, args.outage, fault_trace)
+                )
+                print(outages[-1].line(), flush=True)
+                on_disk.stop()
     finally:
+        for each in launchers:
+            each.stop()
+        if bucket is not None:
+            bucket.stop()
+        if disk is not None:
+            disk.unmount()
+        redis.kill()
+        postgres.remove()
         shutil.rmtree(work, ignore_errors=True)
-        if server is not None:
-            server.stop()
+    survived = bool(outages) and all(o.survived and o.recovery_s == o.recovery_s for o in outages)
+    recovery = max((o.recovery_s for o in outages), default=float("nan"))
+    print(
+        f"RESULT soak_errors={result['errors']:.0f} "
+        f"soak_parts_unfinished={result['unfinished']:.0f} "
+        f"hostile_stuck={result['hostile_stuck']:.0f} outage_survived={int(survived)} "
+        f"fault_recovery_s={recovery:.1f} "
+        f"many_tracks_peak_mb={result['many_tracks_peak_mb']:.0f} "
+        f"sql_answer_peak_mb={result['sql_answer_peak_mb']:.0f} "
+        f"read_p95_ms={result['read_p95_ms']:.0f} drain_s={result['drain_s']:.0f} "
+        f"worker_peak_rss_mb={result['worker_peak_rss_mb']:.0f}"
+    )
 
 
-def run(
-    args: argparse.Namespace, url: str, token: str, worker_pid: int, cases: list[Hostile]
-) -> None:
+def worker_roots(launcher: Launcher):
+    return lambda: [pid for role, pid in launcher.children().items() if role == "worker"]
+
+
+def web_roots(launcher: Launcher):
+    return lambda: [pid for role, pid in launcher.children().items() if role == "web"]
+
+
+def load(
+    args, launcher: Launcher, token: str, hostile, large: list[Path]
+) -> tuple[dict[str, float], list[int]]:
+    """The load and its drain: the numbers of the RESULT line, and the large traces' jobs."""
     stats = Stats()
-    stop_sampling = threading.Event()
-    sampler = threading.Thread(target=sample_rss, args=(worker_pid, stop_sampling, stats))
-    sampler.start()
+    peak = Peak(worker_roots(launcher))
     deadline = time.monotonic() + args.duration
-    threads = (
-        [
-            threading.Thread(
-                target=uploader,
-                args=(Api(url, token, stats), i, deadline, args.upload_pause, stats),
-            )
-            for i in range(args.uploaders)
-        ]
-        + [
-            threading.Thread(target=reader, args=(Api(url, token, stats), i, deadline, stats))
-            for i in range(args.readers)
-        ]
-        + [
-            threading.Thread(
-                target=hostile_feeder, args=(Api(url, token, stats), cases, deadline, stats)
-            )
-        ]
+    url = launcher.url
+    threads = [
+        threading.Thread(
+            target=uploader, args=(Api(url, token, stats), i, deadline, args.upload_pause, stats)
+        )
+        for i in range(args.uploaders)
+    ]
+    threads += [
+        threading.Thread(target=reader, args=(Api(url, token, stats), i, deadline, stats))
+        for i in range(args.readers)
+    ]
+    threads.append(
+        threading.Thread(
+            target=hostile_feeder, args=(Api(url, token, stats), hostile, deadline, stats)
+        )
+    )
+    threads.append(
+        threading.Thread(
+            target=large_uploader, args=(Api(url, token, stats), large, deadline, stats)
+        )
     )
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(args.duration + 600)
-    print(f"traffic over: {stats.uploads} uploads, {len(stats.reader_ms)} reads, "
-          f"{stats.hostile_cases} hostile cases; waiting for parts to end", flush=True)  # fmt: skip
+    load_end = time.monotonic()
+    print(f"load over: {stats.uploads} uploads, {len(stats.reader_ms)} reads, "
+          f"{stats.hostile_cases} hostile cases; draining", flush=True)  # fmt: skip
 
     api = Api(url, token, stats)
-    drain_deadline = time.monotonic() + args.drain_timeout
+    drain_deadline = load_end + args.drain_timeout
+    drained_at = None
     while True:
         soak_left, soak_parts = unfinished(api, stats.soak_parts)
         hostile_left, hostile_parts = unfinished(api, stats.hostile_parts)
-        if not (soak_left or hostile_left) or time.monotonic() > drain_deadline:
+        busy = insights_busy(api, stats) if drained_at is None and not soak_left else 0
+        if drained_at is None and not (soak_left or busy):
+            drained_at = time.monotonic()
+            print(f"  drained: the load's parts and insights {drained_at - load_end:.0f} s after "
+                  f"it stopped", flush=True)  # fmt: skip
+        if (drained_at and not hostile_left) or time.monotonic() > drain_deadline:
             break
-        print(f"  unfinished: {soak_left} soak, {hostile_left} hostile", flush=True)
+        print(f"  {time.monotonic() - load_end:4.0f} s: unfinished {soak_left} soak, "
+              f"{hostile_left} hostile parts, {busy} insights runs", flush=True)  # fmt: skip
         time.sleep(5)
-    stop_sampling.set()
-    sampler.join()
-    soak_insights = insights(
-        api, list(stats.soak_parts), max(drain_deadline, time.monotonic() + 60)
-    )
+    drain_s = (drained_at or time.monotonic()) - load_end
+    peak.stop()
+    soak_insights = insights(api, list(stats.soak_parts), time.monotonic() + 30)
     hostile_insights = insights(api, list(stats.hostile_parts), time.monotonic() + 30)
-    report(
-        stats, soak_left, soak_parts, hostile_left, hostile_parts, soak_insights, hostile_insights
-    )
+    report(stats, soak_parts, hostile_parts, soak_insights, hostile_insights, peak)
+    by_path = {k: float(np.percentile(v, 95)) for k, v in stats.reads_by_path.items()}
+    print("read p95 by path (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in by_path.items()))
+    return {
+        "errors": len(stats.errors),
+        "unfinished": soak_left,
+        "hostile_stuck": hostile_left,
+        "read_p95_ms": float(np.percentile(stats.reader_ms, 95)) if stats.reader_ms else np.nan,
+        "drain_s": drain_s,
+        "worker_peak_rss_mb": peak.total / 2**20,
+    }, stats.large_jobs
 
 
-def report(
-    stats: Stats,
-    soak_left: int,
-    soak_parts: dict[int, dict],
-    hostile_left: int,
-    hostile_parts: dict[int, dict],
-    soak_insights: dict[int, dict],
-    hostile_insights: dict[int, dict],
-) -> None:
-    """What went wrong, in a few lines; every hostile case's outcome in a file; then RESULT."""
+def insights_busy(api: Api, stats: Stats) -> int:
+    """Jobs whose insights are queued or running (asked job by job: what a user sees)."""
+    found = insights(api, list(stats.soak_parts), time.monotonic())
+    return sum(1 for i in found.values() if i.get("status") not in INSIGHTS_FINAL)
+
+
+def many_tracks_phase(launcher: Launcher, token: str, paths: list[Path]) -> float:
+    stats = Stats()
+    api = Api(launcher.url, token, stats)
+    peak = Peak(worker_roots(launcher))
+    started = time.monotonic()
+    job_id = new_job(api, "many-tracks", stats)
+    for path in paths:
+        upload_part(api, job_id, path, stats)
+    while unfinished(api, stats.soak_parts)[0] and time.monotonic() - started < 900:
+        time.sleep(1)
+    peak.stop()
+    left, parts = unfinished(api, stats.soak_parts)
+    for part in parts.values():
+        message = part["error"][:160] or f"{part.get('n_events', '')}"
+        print(f"many tracks: {part['original_name']} {part['state']} {message}")
+    print(f"many tracks: {time.monotonic() - started:.0f} s, largest worker process "
+          f"{peak.single / 2**20:.0f} MB, {left} unfinished, errors {stats.errors[:3]}")  # fmt: skip
+    return peak.single / 2**20 if not left else float("inf")
+
+
+def sql_phase(launcher: Launcher, token: str, job_id: int | None) -> float:
+    """Every event of the largest job, twice at once, then one giant value, twice at once."""
+    if job_id is None:
+        print("sql: no large job was parsed")
+        return float("nan")
+    api = Api(launcher.url, token, Stats())
+    before = tree_rss(web_roots(launcher)())
+    peak = Peak(web_roots(launcher))
+    answers: list[str] = []
+
+    def ask(query: str) -> None:
+        reply, took = api.call("POST", f"/api/jobs/{job_id}/sql/", json={"query": query})
+        if reply is None:
+            return
+        try:
+            body = reply.json()
+        except ValueError:
+            body = {}
+        answers.append(f"{query[:24]!r}: {reply.status_code}, {len(reply.content) >> 10} KiB "
+                       f"in {took:.1f} s, {len(body.get('rows', ()))} rows, truncated by "
+                       f"{body.get('truncated_by')}")  # fmt: skip
+
+    for query in SQL_QUERIES:
+        threads = [threading.Thread(target=ask, args=(query,)) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    time.sleep(2)
+    peak.stop()
+    after = tree_rss(web_roots(launcher)())
+    mb = lambda sizes: ", ".join(f"{rss >> 20}" for rss in sizes.values())  # noqa: E731
+    print(f"sql on job {job_id}: {'; '.join(answers)}; web processes (MB) before: {mb(before)}, "
+          f"at the peak: {mb(peak.by_pid)}, after: {mb(after)}; errors {api.stats.errors[:3]}")  # fmt: skip
+    return peak.single / 2**20
+
+
+def report(stats, soak_parts, hostile_parts, soak_insights, hostile_insights, peak) -> None:
+    """What went wrong, in a few lines; every hostile case's outcome in a file."""
     states = Counter(p["state"] for p in soak_parts.values())
     print(f"soak parts: {dict(states)}; insights of the soak jobs: "
           f"{dict(Counter(i.get('status') for i in soak_insights.values()))}, of the hostile jobs: "
@@ -500,7 +367,6 @@ def report(
     print(f"hostile answers: {dict(sorted(stats.hostile_answers.items()))}; hostile parts: "
           f"{dict(hostile_states)}")  # fmt: skip
     outcomes = ROOT / "var" / "bench" / "soak-hostile.tsv"
-    outcomes.parent.mkdir(parents=True, exist_ok=True)
     with outcomes.open("w") as out:
         for part_id, name in stats.hostile_names.items():
             part = hostile_parts.get(part_id, {})
@@ -511,20 +377,12 @@ def report(
         for name, code, detail in stats.hostile_refused:
             out.write(f"{name!r}\t{code}\t{detail!r}\n")
     print(f"every hostile case's outcome: {outcomes}")
-    print(
-        "worker tree at its peak (pid: MB): "
-        + ", ".join(f"{pid}: {rss / 2**20:.0f}" for pid, rss in stats.peak_rss_by_pid.items())
-    )
+    print("worker tree at its peak (pid: MB): "
+          + ", ".join(f"{pid}: {rss / 2**20:.0f}" for pid, rss in peak.by_pid.items()))  # fmt: skip
     for line in stats.errors[:10]:
         print(f"  error: {line}")
     for line in stats.unexpected_4xx[:10]:
         print(f"  unexpected answer: {line}")
-    p95 = float(np.percentile(stats.reader_ms, 95)) if stats.reader_ms else float("nan")
-    print(
-        f"RESULT soak_errors={len(stats.errors)} soak_parts_unfinished={soak_left} "
-        f"soak_p95_ms={p95:.0f} hostile_cases={stats.hostile_cases} "
-        f"hostile_stuck={hostile_left} worker_peak_rss_mb={stats.peak_rss_bytes / 2**20:.0f}"
-    )
 
 
 if __name__ == "__main__":

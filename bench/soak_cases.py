@@ -1,6 +1,7 @@
-"""The hostile uploads of ``bench/soak.py``: variants of every family of broken or malicious
-input that ``tests/traces/test_hostile_input.py`` and ``tests/ingest/test_robustness.py`` feed
-the parser, over 200 in all."""
+"""The uploads of ``bench/soak.py`` beyond the shared traces: hostile ones (variants of every
+family of broken or malicious input that ``tests/traces/test_hostile_input.py`` and
+``tests/ingest/test_robustness.py`` feed the parser, over 200 in all), valid large traces (a real
+one repeated with shifted timestamps) and the many-track traces of issue 31."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 sys.path.insert(0, str(ROOT))
+from tests.traces.synthetic import many_tracks  # noqa: E402
 from tests.traces.test_hostile_input import (  # noqa: E402
     EVENT,
     npy_bomb,
@@ -40,6 +42,21 @@ TRACES = [
     "gpu_training_rank0.pt.trace.json.gz",
 ]
 COLLECTOR_CHUNKS = sorted((DATA / "h100_collector").glob("chunk-*.pcol"))
+LARGE_SOURCE = "gpu_training_rank0.pt.trace.json.gz"
+
+
+def large_trace(work: Path, copies: int) -> Path:
+    """The largest shared trace ``copies`` times over, each copy a second later with its own
+    ids (``bench/ingest.py``'s synthetic trace): valid, and as large as asked."""
+    from ingest import synthesize
+
+    return synthesize(DATA / LARGE_SOURCE, copies, work / f"large-x{copies}.pt.trace.json.gz")
+
+
+def many_track_traces(work: Path, n: int) -> list[Path]:
+    """``n`` operators each on its own thread, and each in its own process (1.1 MB gzip at
+    200,000): the traces that exhausted a worker's memory."""
+    return [many_tracks(work / f"{by}-{n}.json.gz", n, by) for by in ("tid", "pid")]
 
 
 @dataclass
