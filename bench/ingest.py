@@ -53,7 +53,10 @@ _IDS = re.compile(rb'("(?:id|correlation|External id)": )(\d+)')
 
 # Runs in a fresh process: the ingest task on one part, then prints its numbers as JSON.
 OURS = r"""
-import json, os, resource, sys, time
+import json, os, sys, time
+def peak_rss_mb():  # this process's own peak: ru_maxrss also counts the parent's at fork
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:")) / 1024
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
 import django
 django.setup()
@@ -81,7 +84,7 @@ summary = PartSummary.objects.filter(part=part).first()
 print(json.dumps({
     "seconds": elapsed,
     "cpu_seconds": cpu,
-    "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "rss_mb": peak_rss_mb(),
     "state": part.state,
     "error": part.error,
     "events": summary.n_events if summary else 0,
@@ -89,7 +92,10 @@ print(json.dumps({
 """
 
 HTA = r"""
-import json, logging, resource, sys, time
+import json, logging, sys, time
+def peak_rss_mb():  # this process's own peak: ru_maxrss also counts the parent's at fork
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:")) / 1024
 logging.disable(logging.CRITICAL)
 from hta.trace_analysis import TraceAnalysis
 start = time.perf_counter()
@@ -97,7 +103,7 @@ analysis = TraceAnalysis(trace_dir=sys.argv[1])
 elapsed = time.perf_counter() - start
 rows = sum(len(df) for df in analysis.t.traces.values())
 print(json.dumps({"seconds": elapsed, "rows": rows,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "rss_mb": peak_rss_mb()}))
 """
 
 

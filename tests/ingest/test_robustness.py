@@ -12,7 +12,6 @@ import string
 import subprocess
 import sys
 import threading
-import time
 import zlib
 from datetime import timedelta
 from pathlib import Path
@@ -103,9 +102,8 @@ def test_it_fails_hostile_parts_clearly_and_keeps_the_rest(
         for i, (name, (data, _)) in enumerate(hostile.items())
     }  # fmt: skip
     later_id = upload(api, job, DATA / "amd_mi250_small.json.gz", rank=99)["id"]
-    started = time.monotonic()
+    # Each ends (the header scan is linear: tests/traces/test_hostile_input.py counts it).
     wait_parsed(good_id, later_id, *bad.values())
-    assert time.monotonic() - started < 60  # the crafted header alone held a worker 46 s
     for name, part_id in bad.items():
         part = ProfilePart.objects.get(id=part_id)
         assert part.state == PartState.FAILED, name

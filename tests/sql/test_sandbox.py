@@ -112,7 +112,8 @@ def test_it_stops_a_runaway_query_at_the_time_bound(stores):
             "select count(*) from events a, events b, range(1000) c where a.dur_ns + c.range = -b.dur_ns",
             Limits(timeout_s=1.0),
         )
-    assert time.monotonic() - started < 3.0
+    # Stopped, not run out: the join alone would take hours (generous for a busy machine).
+    assert time.monotonic() - started < 30
 
 
 def test_it_caps_the_rows(stores):
