@@ -46,7 +46,10 @@ def role_command(role: str, host: str, port: int) -> list[str]:
     if role == "worker":
         from django.conf import settings
 
+        # Parses yield the CPU to the web: pages stay quick while a backlog is parsed, and
+        # the backlog still gets every cycle the web leaves.
         return [
+            "nice", "-n", str(settings.WORKER_NICE),
             sys.executable, "-m", "celery", "-A", "profiler_app.celery", "worker",
             "--queues", ",".join(settings.CELERY_WORKER_QUEUES),
             "--concurrency", os.environ.get("WORKER_CONCURRENCY", "2"),
