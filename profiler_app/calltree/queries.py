@@ -2,9 +2,9 @@
 web process from the part's timeline store.
 
 On demand rather than at ingest: a tree depends on the threads chosen (any subset), the
-direction and the job's window, which can change after parsing; the nesting of a part's host
-events is the expensive step and it is kept in a bounded cache per (part, store, threads,
-window), so switching direction, pruning or listing occurrences reuses it.
+direction and the viewer's window of the job, which can change after parsing; the nesting of a
+part's host events is the expensive step and it is kept in a bounded cache per (part, store,
+threads, window), so switching direction, pruning or listing occurrences reuses it.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ def _summary(job: TrainingJob, part_id: int | None) -> PartSummary | None:
     return found
 
 
-def _cut(job: TrainingJob, summary: PartSummary) -> int | None:
+def _cut(summary: PartSummary, window: str) -> int | None:
     """Complete steps leave out host events from the part's last profiler step on."""
-    return summary.last_step_start_ns if job.window == COMPLETE_STEPS else None
+    return summary.last_step_start_ns if window == COMPLETE_STEPS else None
 
 
 @cached(
@@ -74,14 +74,14 @@ def _host_threads(summary: PartSummary) -> list[dict]:
     return [{"track": t.track, "label": t.label} for t in rows]
 
 
-def _selection(job, summary, threads: list[int] | None):
+def _selection(summary, window: str, threads: list[int] | None):
     """The nested events of the chosen threads (all host threads by default), and the threads
     listed with their host events."""
     listed = _host_threads(summary)
     every = tuple(t["track"] for t in listed)
     store = summary.store_dir
     signature = (store / "events.parquet").stat().st_mtime_ns
-    end_ns = _cut(job, summary)
+    end_ns = _cut(summary, window)
     everything = _events(store, signature, every, end_ns)
     counts = np.bincount(everything.track, minlength=max(every, default=0) + 1)
     listed = [{**t, "events": int(counts[t["track"]])} for t in listed]
@@ -95,18 +95,19 @@ def _selection(job, summary, threads: list[int] | None):
     return events, listed, chosen
 
 
-def tree(job, part_id, threads, inverted: bool, min_ns: int) -> dict:
+def tree(job, window: str, part_id, threads, inverted: bool, min_ns: int) -> dict:
+    """The call tree of one part in ``window`` (its viewer's, ``TrainingJob.window_for``)."""
     parts = [{"id": s.part_id, "node": s.node.name, "rank": s.rank} for s in _summaries(job)]
     summary = _summary(job, part_id)
     body = {
         "job": job.id, "part": None, "parts": parts, "threads": [], "selected": [],
-        "inverted": inverted, "window": job.window, "total_ns": 0, "frames": 0,
+        "inverted": inverted, "window": window, "total_ns": 0, "frames": 0,
         "names": [], "name_ids": [],
         "tree": {"parent": [], "name": [], "total_ns": [], "self_ns": [], "count": []},
     }  # fmt: skip
     if summary is None:
         return body
-    events, listed, chosen = _selection(job, summary, threads)
+    events, listed, chosen = _selection(summary, window, threads)
     full, _ = calltree.top_down(events)
     if inverted:
         full = calltree.bottom_up(full)
@@ -137,11 +138,13 @@ def _strings(summary: PartSummary, ids: np.ndarray) -> list[str]:
     return [OTHER_LABEL if i == calltree.OTHER else strings[i] for i in ids.tolist()]
 
 
-def occurrences(job, part_id, threads, inverted: bool, path: list[int], limit: int) -> dict:
+def occurrences(
+    job, window: str, part_id, threads, inverted: bool, path: list[int], limit: int
+) -> dict:
     summary = _summary(job, part_id)
     if summary is None:
         return {"part": None, "count": 0, "results": []}
-    events, listed, _ = _selection(job, summary, threads)
+    events, listed, _ = _selection(summary, window, threads)
     found = calltree.occurrences(events, path, inverted)
     labels = {t["track"]: t["label"] for t in listed}
     results = []

@@ -35,11 +35,15 @@ def _answer(compute):
 @extend_schema(parameters=[CallTreeQuerySerializer], responses=CallTreeSerializer)
 @api_view(["GET"])
 def calltree_view(request, job_id: int):
-    """The call tree of one part's host threads in the job's window, top-down or bottom-up."""
+    """The call tree of one part's host threads in the caller's window of the job, top-down
+    or bottom-up."""
     job = get_object_or_404(TrainingJob, pk=job_id)  # the team shares every job
+    window = job.window_for(request.user)
     p = _params(CallTreeQuerySerializer, request)
     body = _answer(
-        lambda: queries.tree(job, p.get("part"), p.get("threads"), p["inverted"], p["min_ns"])
+        lambda: queries.tree(
+            job, window, p.get("part"), p.get("threads"), p["inverted"], p["min_ns"]
+        )
     )
     return Response(CallTreeSerializer(body).data)
 
@@ -51,10 +55,11 @@ def calltree_view(request, job_id: int):
 def occurrences_view(request, job_id: int):
     """The events at one frame of the tree, in time order, each with its timeline link."""
     job = get_object_or_404(TrainingJob, pk=job_id)
+    window = job.window_for(request.user)
     p = _params(CallTreeOccurrencesQuerySerializer, request)
     body = _answer(
         lambda: queries.occurrences(
-            job, p.get("part"), p.get("threads"), p["inverted"], p["path"], p["limit"]
+            job, window, p.get("part"), p.get("threads"), p["inverted"], p["path"], p["limit"]
         )
     )
     return Response(CallTreeOccurrencesSerializer(body).data)

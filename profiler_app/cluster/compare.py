@@ -40,11 +40,10 @@ SUMMED = {"kernel_runs", "kernel_ns", "gpu_op_runs", "compute_ns", "comm_ns", "m
 PER_STEP = {"step_mean_ns", "step_p50_ns", "gpu_idle_pct"}
 
 
-def compare(a: TrainingJob, b: TrainingJob, window: str | None = None) -> dict:
-    """What changed from job A to job B in ``window`` (job A's by default): kernels and
+def compare(a: TrainingJob, b: TrainingJob, window: str) -> dict:
+    """What changed from job A to job B, both in ``window`` (the viewer's): kernels and
     annotations (added, removed, time and count change), step time, headline figures and the
     per-rank step breakdown, each total beside its value per step and per rank."""
-    window = window or a.window
     ref_a, ref_b = job_ref(a, window), job_ref(b, window)
     divisors = (ref_a["rank_steps"], ref_b["rank_steps"])
     return {
@@ -123,7 +122,7 @@ def _diff_section(a: pd.DataFrame, b: pd.DataFrame, divisors: tuple[int, int]) -
     }
 
 
-def step_stats(job: TrainingJob, window: str | None = None) -> dict:
+def step_stats(job: TrainingJob, window: str) -> dict:
     """Step times over every rank's steps in ``window``."""
     durations = np.array(in_window(Step, job, window).values_list("dur_ns", flat=True), np.int64)
     if not len(durations):
@@ -150,9 +149,8 @@ def gpu_idle_pct(job: TrainingJob, window: str) -> float | None:
     return round(100.0 * counts["idle"] / counts["n"], 2) if counts["n"] else None
 
 
-def metrics(job: TrainingJob, window: str | None = None) -> dict[str, int | float | None]:
+def metrics(job: TrainingJob, window: str) -> dict[str, int | float | None]:
     """The headline figures of a job (``ingest.figures``) in ``window``."""
-    window = window or job.window
     events = PartSummary.objects.filter(job=job).aggregate(
         events=Sum("n_events"), ranks=Count("rank", distinct=True)
     )

@@ -27,14 +27,15 @@ BREAKDOWN = ["dur_ns", "gap_ns", "compute_ns", "tail_ns", "comm_ns", "sync_wait_
 SLOW_METRICS = {"compute_ns": "compute", "gap_ns": "iteration gap"}
 
 
-def cluster(job: TrainingJob, step: int | None) -> dict:
-    steps = _step_frame(job)
+def cluster(job: TrainingJob, window: str, step: int | None) -> dict:
+    """The Cluster page of ``job`` in ``window`` (its viewer's, ``TrainingJob.window_for``)."""
+    steps = _step_frame(job, window)
     chosen = steps if step is None else steps[steps["step"] == step]
-    ranks = _rank_rows(chosen, _overlap(job))
+    ranks = _rank_rows(chosen, _overlap(job, window))
     return {
         "job": job.id,
-        "window": window_info(job),
-        "totals": gpu_totals(job),
+        "window": window_info(job, window),
+        "totals": gpu_totals(job, window),
         "step": step,
         "steps": sorted(steps["step"].unique().tolist()),
         "steps_inferred": bool(steps["inferred"].any()),
@@ -45,14 +46,14 @@ def cluster(job: TrainingJob, step: int | None) -> dict:
             "mad_zero_ratio": analysis.MAD_ZERO_RATIO,
             "min_excess": analysis.MIN_EXCESS,
         },
-        "collectives": collectives(job),
-        "collective_ranks": collective_ranks(job),
-        "devices": devices(job),
+        "collectives": collectives(job, window),
+        "collective_ranks": collective_ranks(job, window),
+        "devices": devices(job, window),
     }
 
 
-def _step_frame(job: TrainingJob) -> pd.DataFrame:
-    rows = in_window(StepBreakdown, job).values_list(
+def _step_frame(job: TrainingJob, window: str) -> pd.DataFrame:
+    rows = in_window(StepBreakdown, job, window).values_list(
         "rank", "node__name", "step", "inferred", "start_ns", "dur_ns", "gap_ns", "compute_ns",
         "tail_ns", "comm_ns",
     )  # fmt: skip
@@ -62,9 +63,9 @@ def _step_frame(job: TrainingJob) -> pd.DataFrame:
     return frame
 
 
-def _overlap(job: TrainingJob) -> pd.DataFrame:
+def _overlap(job: TrainingJob, window: str) -> pd.DataFrame:
     rows = (
-        in_window(RankOverlap, job)
+        in_window(RankOverlap, job, window)
         .values("rank")
         .annotate(comm_total_ns=Sum("comm_ns"), overlap_ns=Sum("overlap_ns"))
     )
@@ -123,11 +124,11 @@ def slow_findings(ranks: pd.DataFrame) -> list[dict]:
     return findings
 
 
-def collectives(job: TrainingJob) -> list[dict]:
+def collectives(job: TrainingJob, window: str) -> list[dict]:
     """Per collective and group size over all ranks, with algorithmic and bus bandwidth
     (bytes / ns = GB/s) over the calls whose message size is known."""
     rows = (
-        in_window(CollectiveStat, job)
+        in_window(CollectiveStat, job, window)
         .values("collective", "group_size")
         .annotate(
             count=Sum("count"), total_ns=Sum("total_ns"), min_ns=Min("min_ns"),
@@ -149,18 +150,18 @@ def collectives(job: TrainingJob) -> list[dict]:
     return out
 
 
-def collective_ranks(job: TrainingJob) -> list[dict]:
+def collective_ranks(job: TrainingJob, window: str) -> list[dict]:
     """Per rank and collective in the job's window: calls, time, bytes, and the time spent
     waiting for the other ranks (null where it is not derivable, see
     ``analysis.collective_waits_by_window``)."""
     waits = {
         (w.rank, w.collective): w
-        for w in in_window(CollectiveWait, job).only("rank", "collective", "wait_ns",
+        for w in in_window(CollectiveWait, job, window).only("rank", "collective", "wait_ns",
                                                      "max_wait_ns")
     }  # fmt: skip
     rows = []
     for found in (
-        in_window(CollectiveStat, job)
+        in_window(CollectiveStat, job, window)
         .values("rank", "collective")
         .annotate(count=Sum("count"), total_ns=Sum("total_ns"), bytes=Sum("bytes"))
         .order_by("rank", "collective")
@@ -176,13 +177,13 @@ def collective_ranks(job: TrainingJob) -> list[dict]:
     return rows
 
 
-def devices(job: TrainingJob) -> list[dict]:
+def devices(job: TrainingJob, window: str) -> list[dict]:
     """Per rank and GPU: kernel time (kernels only, as ``FIGURES`` defines it) and its
     computation and communication parts, memory operation time, peak memory where sampled,
     device name."""
     table: dict[tuple, dict[str, dict[str, int]]] = {}
     kernels = (
-        in_window(KernelStat, job)
+        in_window(KernelStat, job, window)
         .values("rank", "node__name", "device", "category")
         .annotate(runs=Sum("count"), total_ns=Sum("total_ns"))
     )
@@ -193,7 +194,7 @@ def devices(job: TrainingJob) -> list[dict]:
         entry["ns"][row["category"]] = row["total_ns"]
     peaks = {
         (r["node__name"], r["device"]): r["peak"]
-        for r in in_window(UtilizationPoint, job)
+        for r in in_window(UtilizationPoint, job, window)
         .filter(metric="gpu_mem_used_bytes")
         .values("node__name", "device")
         .annotate(peak=Max("value"))

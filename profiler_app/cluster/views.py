@@ -27,7 +27,8 @@ def _integer(request, name: str, required: bool) -> int | None:
 @api_view(["GET"])
 def cluster_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
-    return Response(queries.cluster(job, _integer(request, "step", required=False)))
+    step = _integer(request, "step", required=False)
+    return Response(queries.cluster(job, job.window_for(request.user), step))
 
 
 @extend_schema(
@@ -35,7 +36,10 @@ def cluster_view(request, job_id: int):
         OpenApiParameter("a", int, required=True, description="the baseline job"),
         OpenApiParameter("b", int, required=True, description="the job compared with it"),
         OpenApiParameter(
-            "window", str, enum=list(WINDOWS), description="both jobs' window; left out: A's"
+            "window",
+            str,
+            enum=list(WINDOWS),
+            description="both jobs' window; left out: the window the caller views job A in",
         ),
     ],
     responses=CompareSerializer,
@@ -44,7 +48,7 @@ def cluster_view(request, job_id: int):
 def compare_view(request):
     a = get_object_or_404(TrainingJob, pk=_integer(request, "a", required=True))
     b = get_object_or_404(TrainingJob, pk=_integer(request, "b", required=True))
-    window = request.query_params.get("window") or None
-    if window is not None and window not in WINDOWS:
+    window = request.query_params.get("window") or a.window_for(request.user)
+    if window not in WINDOWS:
         raise ValidationError({"window": f"Use one of {', '.join(WINDOWS)}."})
     return Response(compare.compare(a, b, window))

@@ -22,6 +22,7 @@ from profiler_app.core import storage
 from profiler_app.core.models import (
     AppSettings,
     JobStatus,
+    JobWindowChoice,
     LoadedProfile,
     Node,
     PartState,
@@ -29,6 +30,7 @@ from profiler_app.core.models import (
     TrainingJob,
     Upload,
 )
+from profiler_app.core.signals import job_window_changed
 
 log = logging.getLogger(__name__)
 
@@ -309,6 +311,26 @@ def remove_raw_file(part: ProfilePart) -> bool:
         if cleared:
             transaction.on_commit(lambda: storage.remove_raw_file(name))
     return bool(cleared)
+
+
+def choose_window(user, job: TrainingJob, window: str) -> None:
+    """``user`` views ``job`` in ``window``. Its owner (or staff) changes the job's window, the
+    default of everyone who has not chosen; anyone else chooses their own, without touching the
+    job (choosing the default again follows the owner's from then on)."""
+    mine = JobWindowChoice.objects.filter(user=user, job=job)
+    if not job.can_change(user):
+        if window == job.window:
+            mine.delete()
+        else:
+            JobWindowChoice.objects.update_or_create(
+                user=user, job=job, defaults={"window": window}
+            )
+        return
+    mine.delete()
+    if job.window != window:
+        job.window = window
+        job.save(update_fields=["window"])
+        job_window_changed.send(sender=TrainingJob, job=job)
 
 
 def load_profile(user, job: TrainingJob) -> LoadedProfile:

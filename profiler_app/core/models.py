@@ -39,6 +39,13 @@ def upload_stalled_before():
 
 
 class TrainingJobQuerySet(models.QuerySet):
+    def with_window_of(self, user) -> "TrainingJobQuerySet":
+        """Adds ``viewer_window``: the window ``user`` sees each job in (``window_for``)."""
+        chosen = JobWindowChoice.objects.filter(job=models.OuterRef("pk"), user_id=user.pk)
+        return self.annotate(
+            viewer_window=Coalesce(models.Subquery(chosen.values("window")[:1]), "window")
+        )
+
     def with_part_counts(self) -> "TrainingJobQuerySet":
         """Adds parts_total/done/failed and size_bytes, as the job list shows them, the
         interrupted uploads (count, bytes arrived, bytes declared) and the job's ``state``."""
@@ -82,6 +89,9 @@ MAX_TAGS = 20
 NOTES_MAX_CHARS = 10_000
 
 
+WINDOW_CHOICES = [(w, WINDOW_LABELS[w]) for w in WINDOWS]
+
+
 class TrainingJob(models.Model):
     name = models.CharField(max_length=255, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -99,13 +109,14 @@ class TrainingJob(models.Model):
     )
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
-    # What every page of the job covers: the whole trace, or its complete steps.
+    # What every page of the job covers for whoever has not chosen their own (``window_for``).
     window = models.CharField(
         max_length=16,
-        choices=[(w, WINDOW_LABELS[w]) for w in WINDOWS],
+        choices=WINDOW_CHOICES,
         default=WHOLE_TRACE,
-        help_text="The window every page of this job shows: the whole trace, or its complete "
-        "steps (each trace without its last profiler step, which the profiler cuts short).",
+        help_text="The owner's window, the default of everyone who has not chosen their own: "
+        "the whole trace, or its complete steps (each trace without its last profiler step, "
+        "which the profiler cuts short).",
     )
     notes = models.TextField(blank=True, max_length=NOTES_MAX_CHARS)
     # A few short labels per job, filtered on (jobs having all of the given tags) and counted
@@ -131,6 +142,13 @@ class TrainingJob(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def window_for(self, user) -> str:
+        """The window ``user`` sees this job in: their own choice, else the owner's."""
+        if user is None or not user.is_authenticated:
+            return self.window
+        chosen = self.window_choices.filter(user=user).values_list("window", flat=True).first()
+        return chosen or self.window
+
     def can_change(self, user) -> bool:
         """Everyone signed in sees every job; only its owner or staff change or delete it."""
         if not (user and user.is_authenticated):
@@ -146,6 +164,23 @@ class TrainingJob(models.Model):
         return [
             {"part": p.pk, "rank": p.rank, "file": p.original_name, "message": p.warning}
             for p in parts
+        ]
+
+
+class JobWindowChoice(models.Model):
+    """A teammate's own window of a job (``TrainingJob.window_for``); the owner's choice is the
+    job's ``window`` itself, so an owner has no row."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="window_choices"
+    )
+    job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="window_choices")
+    window = models.CharField(max_length=16, choices=WINDOW_CHOICES)
+
+    class Meta:
+        constraints = [
+            # Also the index of every page's look-up of the viewer's window (user, job).
+            models.UniqueConstraint(fields=["user", "job"], name="window_choice_one_per_user")
         ]
 
 

@@ -1,5 +1,7 @@
 """Who may do what: every signed-in user reads every job; only its owner or staff change it."""
 
+from collections.abc import Mapping
+
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
@@ -31,6 +33,21 @@ class IsOwnerOrStaffOrReadOnly(BasePermission):
 
     def has_object_permission(self, request, view, obj):
         return request.method in SAFE_METHODS or job_of(obj).can_change(request.user)
+
+
+def only_window(data) -> bool:
+    """Whether a request body changes nothing but the caller's window."""
+    return isinstance(data, Mapping) and set(data) == {"window"}
+
+
+class JobPermission(IsOwnerOrStaffOrReadOnly):
+    """As ``IsOwnerOrStaffOrReadOnly``, and anyone signed in chooses their own window of a job
+    (a PATCH of ``window`` alone; ``core.logic.choose_window``)."""
+
+    def has_object_permission(self, request, view, obj):
+        if request.method == "PATCH" and only_window(request.data):
+            return True
+        return super().has_object_permission(request, view, obj)
 
 
 class IsStaffOrReadOnly(BasePermission):

@@ -6,6 +6,7 @@ from rest_framework import serializers
 from profiler_app.core.models import (
     MAX_TAGS,
     TAG_MAX_CHARS,
+    WINDOW_CHOICES,
     AppSettings,
     JobState,
     LoadedProfile,
@@ -87,6 +88,20 @@ class TrainingJobSerializer(serializers.ModelSerializer):
         read_only=True,
         help_text="Parts with events the server did not recognise: the profile may be incomplete.",
     )
+    window = serializers.ChoiceField(
+        choices=WINDOW_CHOICES,
+        required=False,
+        help_text="The window the requesting user sees this job in, on every page: their own "
+        "choice, else the owner's default (`default_window`). Anyone signed in may PATCH it "
+        "alone: the owner (or staff) changes the default, anyone else only their own window.",
+    )
+    # Text, not a second enum: two names for one choice set make the schema's enum names unstable.
+    default_window = serializers.CharField(
+        source="window",
+        read_only=True,
+        help_text="The owner's window (one of `window`'s values): the default of everyone who "
+        "has not chosen their own.",
+    )
 
     class Meta:
         model = TrainingJob
@@ -115,10 +130,24 @@ class TrainingJobSerializer(serializers.ModelSerializer):
             "interrupted_size_bytes",
             "read_warnings",
             "window",
+            "default_window",
             "notes",
             "tags",
         ]
         read_only_fields = ["id", "created_at"]
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["window"] = self._viewer_window(instance)
+        return data
+
+    def _viewer_window(self, job: TrainingJob) -> str:
+        """Annotated on lists (``with_window_of``); one look-up otherwise."""
+        annotated = getattr(job, "viewer_window", None)
+        if annotated is not None:
+            return annotated
+        request = self.context.get("request")
+        return job.window if request is None else job.window_for(request.user)
 
     def validate_tags(self, value: list[str]) -> list[str]:
         tags = list(dict.fromkeys(value))  # a repeated tag counts once

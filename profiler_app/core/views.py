@@ -39,7 +39,12 @@ from profiler_app.core.models import (
     Upload,
 )
 from profiler_app.core.parsers import StrictJSONParser
-from profiler_app.core.permissions import IsOwnerOrStaffOrReadOnly, IsStaff, IsStaffOrReadOnly
+from profiler_app.core.permissions import (
+    IsOwnerOrStaffOrReadOnly,
+    IsStaff,
+    IsStaffOrReadOnly,
+    JobPermission,
+)
 from profiler_app.core.serializers import (
     AppSettingsSerializer,
     DemoSerializer,
@@ -58,7 +63,6 @@ from profiler_app.core.serializers import (
     UserSerializer,
     tag_problem,
 )
-from profiler_app.core.signals import job_window_changed
 from profiler_app.core.tasks import run_demo_job
 from profiler_app.core.throttles import DemoThrottle, ReprocessThrottle, login_refusal
 
@@ -220,7 +224,7 @@ class TrainingJobViewSet(
     owner or staff change it, add parts to it and delete it."""
 
     serializer_class = TrainingJobSerializer
-    permission_classes = [IsOwnerOrStaffOrReadOnly]
+    permission_classes = [JobPermission]
     filterset_class = JobFilter
     ordering_fields = ["created_at", "name", "status", "state", "size_bytes", "parts_total"]
     ordering = ["-created_at", "-id"]
@@ -238,13 +242,16 @@ class TrainingJobViewSet(
                 ),
             )
             .with_part_counts()
+            .with_window_of(self.request.user)
         )
 
     def perform_update(self, serializer):
-        before = serializer.instance.window
-        job = serializer.save()
-        if job.window != before:
-            job_window_changed.send(sender=TrainingJob, job=job)
+        # A teammate's PATCH holds the window alone (``JobPermission``): the job stays as it is.
+        window = serializer.validated_data.pop("window", None)
+        job = serializer.save() if serializer.validated_data else serializer.instance
+        if window is not None:
+            logic.choose_window(self.request.user, job, window)
+            job.viewer_window = window
 
     @extend_schema(responses={204: None})
     def destroy(self, request, *args, **kwargs):
@@ -455,10 +462,9 @@ class UploadViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
 
 
 def loaded_profile_data(loaded: LoadedProfile) -> dict:
-    # The job as the job list shows it, counts included.
-    loaded.job = (
-        TrainingJob.objects.with_part_counts().prefetch_related("nodes").get(pk=loaded.job_id)
-    )
+    # The job as the job list shows it, counts and its user's window included.
+    jobs = TrainingJob.objects.with_part_counts().with_window_of(loaded.user)
+    loaded.job = jobs.prefetch_related("nodes").get(pk=loaded.job_id)
     return LoadedProfileSerializer(loaded).data
 
 

@@ -30,39 +30,40 @@ NOT_COMPUTE_CATEGORIES = (MEMORY_CATEGORY, "COMM")
 Measured = Sequence[tuple[int, int]]
 
 
-def dashboard(job: TrainingJob) -> dict:
-    start_ns, end_ns = span(job)
-    has_gpu = in_window(KernelStat, job).exists()
-    measured = measured_gpus(job)
+def dashboard(job: TrainingJob, window: str) -> dict:
+    """The Dashboard of ``job`` in ``window`` (its viewer's, ``TrainingJob.window_for``)."""
+    start_ns, end_ns = span(job, window)
+    has_gpu = in_window(KernelStat, job, window).exists()
+    measured = measured_gpus(job, window)
     return {
         "job": job.id,
-        "window": window_info(job),
-        "totals": gpu_totals(job),
+        "window": window_info(job, window),
+        "totals": gpu_totals(job, window),
         "partial": is_partial(job),
         "profile_ns": (end_ns - start_ns) if start_ns is not None and end_ns is not None else 0,
-        "gpu_active": active_points(job, ["gpu_util_pct"], has_gpu, measured),
-        "cpu_active": active_points(job, ["cpu_util_pct", "cpu_util_total_pct"], True),
+        "gpu_active": active_points(job, window, ["gpu_util_pct"], has_gpu, measured),
+        "cpu_active": active_points(job, window, ["cpu_util_pct", "cpu_util_total_pct"], True),
         "gpu_utilization": utilization_series(
-            job, "gpu_util_pct", start_ns, end_ns, has_gpu, measured
+            job, window, "gpu_util_pct", start_ns, end_ns, has_gpu, measured
         ),
-        "cpu_utilization": cpu_series(job, start_ns, end_ns),
-        "kernel_time": kernel_top(job, "-total_ns"),
-        "kernel_count": kernel_top(job, "-count"),
-        "steps": steps(job),
+        "cpu_utilization": cpu_series(job, window, start_ns, end_ns),
+        "kernel_time": kernel_top(job, window, "-total_ns"),
+        "kernel_count": kernel_top(job, window, "-count"),
+        "steps": steps(job, window),
         "precision": grouped_rows(
-            in_window(KernelStat, job).exclude(category__in=NOT_COMPUTE_CATEGORIES),
+            in_window(KernelStat, job, window).exclude(category__in=NOT_COMPUTE_CATEGORIES),
             "precision", "no compute kernels in this profile",
         ),
         "gpu_activity": grouped_rows(
-            in_window(GpuActivity, job), "activity", "no GPU activity in this profile",
+            in_window(GpuActivity, job, window), "activity", "no GPU activity in this profile",
             key="kind",
         ),
         "memory_ops": grouped_rows(
-            in_window(MemoryOperation, job), "operation",
+            in_window(MemoryOperation, job, window), "operation",
             "no memory copies or memsets on the GPU in this profile", key="kind", with_bytes=True,
         ),
         "annotation_names": list(
-            in_window(Annotation, job).order_by("name").values_list("name", flat=True)
+            in_window(Annotation, job, window).order_by("name").values_list("name", flat=True)
             .distinct()
         ),
     }  # fmt: skip
@@ -81,13 +82,13 @@ def no_samples_reason(job: TrainingJob, what: str) -> str:
 
 
 def active_points(
-    job: TrainingJob, metrics: list[str], applicable: bool, measured: Measured = ()
+    job: TrainingJob, window: str, metrics: list[str], applicable: bool, measured: Measured = ()
 ) -> dict:
     """Data points with utilisation above 0 % (active) and at 0 % (idle)."""
     gpu = metrics[0].startswith("gpu")
     what = "GPU utilisation" if gpu else "CPU utilisation"
     for metric in metrics:
-        points = in_window(UtilizationPoint, job).filter(metric=metric)
+        points = in_window(UtilizationPoint, job, window).filter(metric=metric)
         for node_id, device in measured:
             points = points.exclude(source=DERIVED_SOURCE, node_id=node_id, device=device)
         counts = points.aggregate(
@@ -102,11 +103,11 @@ def active_points(
     return {"source": None, "active_points": 0, "idle_points": 0, "empty_reason": reason}
 
 
-def measured_gpus(job: TrainingJob) -> Measured:
+def measured_gpus(job: TrainingJob, window: str) -> Measured:
     """(node id, device) of the GPUs with measured (NVML) utilisation. A collector's chunks
     without NVML samples derive utilisation from kernels; the measured points beat those."""
     return list(
-        in_window(UtilizationPoint, job)
+        in_window(UtilizationPoint, job, window)
         .filter(metric="gpu_util_pct")
         .exclude(source=DERIVED_SOURCE)
         .values_list("node_id", "device")
@@ -116,6 +117,7 @@ def measured_gpus(job: TrainingJob) -> Measured:
 
 def utilization_series(
     job: TrainingJob,
+    window: str,
     metric: str,
     start_ns: int | None,
     end_ns: int | None,
@@ -149,7 +151,7 @@ def utilization_series(
             GROUP BY u.node_id, bucket
             ORDER BY u.node_id, bucket
             """,
-            [start_ns, bucket_ns, job.id, metric, list(rows_in(job.window)), *shadowed_params],
+            [start_ns, bucket_ns, job.id, metric, list(rows_in(window)), *shadowed_params],
         )
         rows = cursor.fetchall()
     if not rows:
@@ -167,17 +169,17 @@ def utilization_series(
     }
 
 
-def cpu_series(job: TrainingJob, start_ns: int | None, end_ns: int | None) -> dict:
-    total = utilization_series(job, "cpu_util_total_pct", start_ns, end_ns, True)
+def cpu_series(job: TrainingJob, window: str, start_ns: int | None, end_ns: int | None) -> dict:
+    total = utilization_series(job, window, "cpu_util_total_pct", start_ns, end_ns, True)
     return (
         total
         if total["series"]
-        else utilization_series(job, "cpu_util_pct", start_ns, end_ns, True)
+        else utilization_series(job, window, "cpu_util_pct", start_ns, end_ns, True)
     )
 
 
-def kernel_top(job: TrainingJob, ordering: str) -> dict:
-    kernels = in_window(KernelStat, job).exclude(category=MEMORY_CATEGORY)
+def kernel_top(job: TrainingJob, window: str, ordering: str) -> dict:
+    kernels = in_window(KernelStat, job, window).exclude(category=MEMORY_CATEGORY)
     totals = kernels.aggregate(total_ns=Sum("total_ns"), total_count=Sum("count"))
     top = (
         kernels.values("name")
@@ -192,8 +194,10 @@ def kernel_top(job: TrainingJob, ordering: str) -> dict:
     }
 
 
-def steps(job: TrainingJob) -> dict:
-    rows = list(in_window(Step, job).order_by("rank", "start_ns").values_list("name", "dur_ns"))
+def steps(job: TrainingJob, window: str) -> dict:
+    rows = list(
+        in_window(Step, job, window).order_by("rank", "start_ns").values_list("name", "dur_ns")
+    )
     return {
         "empty_reason": None if rows else "no steps annotated (ProfilerStep#n or step_n)",
         "names": [name for name, _ in rows],
@@ -213,9 +217,9 @@ def grouped_rows(queryset, field: str, empty_reason: str, key: str | None = None
     return {"empty_reason": None if rows else empty_reason, "rows": rows}
 
 
-def annotation_durations(job: TrainingJob, name: str) -> list[int]:
+def annotation_durations(job: TrainingJob, window: str, name: str) -> list[int]:
     return list(
-        in_window(Annotation, job)
+        in_window(Annotation, job, window)
         .filter(name=name)
         .order_by("start_ns")
         .values_list("dur_ns", flat=True)

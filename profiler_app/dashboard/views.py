@@ -22,7 +22,7 @@ from profiler_app.dashboard.serializers import (
 @api_view(["GET"])
 def dashboard_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
-    return Response(queries.dashboard(job))
+    return Response(queries.dashboard(job, job.window_for(request.user)))
 
 
 @extend_schema(
@@ -35,7 +35,8 @@ def annotation_durations_view(request, job_id: int):
     name = request.query_params.get("name", "")
     if not name:
         raise ValidationError({"name": "Give the annotation name, e.g. ?name=Forward."})
-    return Response({"name": name, "durations_ns": queries.annotation_durations(job, name)})
+    durations = queries.annotation_durations(job, job.window_for(request.user), name)
+    return Response({"name": name, "durations_ns": durations})
 
 
 class CustomHistogramViewSet(

@@ -90,13 +90,14 @@ WINDOW_DEFINITIONS = {
 
 
 def in_window(model, job: TrainingJob, window: str | None = None) -> QuerySet:
-    """The job's aggregate rows of ``model`` that count in ``window`` (the job's own by
-    default)."""
+    """The job's aggregate rows of ``model`` that count in ``window``: a page's is the window
+    its viewer sees the job in (``TrainingJob.window_for``); None, the owner's (the insights
+    run's)."""
     return model.objects.filter(job=job, windows__in=rows_in(window or job.window))
 
 
 def window_info(job: TrainingJob, window: str | None = None) -> dict:
-    """``window`` (the job's own by default) and how a caption names it, saying exactly what it
+    """``window`` (None: the owner's) and how a caption names it, saying exactly what it
     holds ("complete steps: from the trace's start to step #6's start (#1–#5, 5 of 6 steps)"; a
     collector job's "captured steps 3–6, 53–56 (8 of 160)")."""
     window = window or job.window
@@ -131,18 +132,18 @@ def window_info(job: TrainingJob, window: str | None = None) -> dict:
     }
 
 
-def span(job: TrainingJob, window: str | None = None) -> tuple[int | None, int | None]:
+def span(job: TrainingJob, window: str) -> tuple[int | None, int | None]:
     """First and last nanosecond of the job's events in ``window``: complete steps end where
     each part's last profiler step starts."""
     summaries = PartSummary.objects.filter(job=job)
     end: str | Coalesce = "end_ns"
-    if (window or job.window) == COMPLETE_STEPS:
+    if window == COMPLETE_STEPS:
         end = Coalesce("last_step_start_ns", "end_ns")
     found = summaries.aggregate(start=Min("start_ns"), end=Max(end))
     return found["start"], found["end"]
 
 
-def gpu_totals(job: TrainingJob, window: str | None = None) -> dict[str, int]:
+def gpu_totals(job: TrainingJob, window: str) -> dict[str, int]:
     """The job's GPU figures (``FIGURES``) in ``window``."""
     by_type = (
         in_window(KernelStat, job, window)

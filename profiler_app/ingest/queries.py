@@ -78,9 +78,13 @@ def missing_rank_ranges(world_size: int, ranks: set[int]) -> list[list[int]]:
 
 
 def job_kernels(
-    job: TrainingJob, rank: int | None = None, node: str | None = None, ordering: str = "-total_ns"
+    job: TrainingJob,
+    window: str,
+    rank: int | None = None,
+    node: str | None = None,
+    ordering: str = "-total_ns",
 ) -> list[dict]:
-    rows = in_window(KernelStat, job).filter(part__state=PartState.DONE)
+    rows = in_window(KernelStat, job, window).filter(part__state=PartState.DONE)
     if rank is not None:
         rows = rows.filter(rank=rank)
     if node is not None:

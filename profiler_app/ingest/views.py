@@ -26,15 +26,16 @@ def job_summary(request, job_id: int):
 @extend_schema(parameters=[KernelQuerySerializer], responses=JobKernelsSerializer)
 @api_view(["GET"])
 def job_kernels(request, job_id: int):
-    """Per GPU operation name (kernels, copies, sets) in the job's window, all ranks combined
+    """Per GPU operation name (kernels, copies, sets) in the caller's window of the job, all ranks combined
     unless ``rank`` or ``node`` narrows it; with the job's totals."""
     job = get_object_or_404(TrainingJob, pk=job_id)
+    window = job.window_for(request.user)
     params = KernelQuerySerializer(data=request.query_params)
     params.is_valid(raise_exception=True)
     body = {
-        "window": figures.window_info(job),
-        "totals": figures.gpu_totals(job),
-        "kernels": queries.job_kernels(job, **params.validated_data),
+        "window": figures.window_info(job, window),
+        "totals": figures.gpu_totals(job, window),
+        "kernels": queries.job_kernels(job, window, **params.validated_data),
     }
     return Response(JobKernelsSerializer(body).data)
 

@@ -1,6 +1,10 @@
 """What the insights pages read: the job's rule results, parameters, analyses and report page,
 as the API returns them. Reading never queues work: jobs parsed before their insights existed
-get them from the beat sweep (``logic.queue_missing``)."""
+get them from the beat sweep (``logic.queue_missing``).
+
+The insights are computed in the owner's window (the job's ``window``). A viewer who chose the
+other window gets ``OTHER_WINDOW`` and no results: figures of one window are never shown under
+the other's name."""
 
 from __future__ import annotations
 
@@ -15,6 +19,9 @@ from profiler_app.insights.report_html import render_html
 from profiler_app.insights.rules import PARAMETER_GROUPS, params_from_overrides
 from profiler_app.reports.logic import job_info, overrides_of
 from profiler_app.reports.models import InsightsStatus, JobInsights
+
+# The status of a viewer whose window is not the one the insights are computed in.
+OTHER_WINDOW = "other_window"
 
 # The analyses' lists and totals before any run stored them.
 EMPTY_TOTALS: dict[str, Any] = {
@@ -31,10 +38,12 @@ def _status(job: TrainingJob, insights: JobInsights | None) -> str:
     return InsightsStatus.QUEUED if parsed else "no_data"
 
 
-def insights_document(job: TrainingJob) -> dict[str, Any]:
+def insights_document(job: TrainingJob, window: str) -> dict[str, Any]:
+    """The rule results as a viewer who sees ``job`` in ``window`` reads them."""
     insights = JobInsights.objects.filter(job=job).first()
-    if insights is None:
-        return {"status": _status(job, None), "computed_at": None, "requested_at": None,
+    if insights is None or window != job.window:
+        status = _status(job, insights) if window == job.window else OTHER_WINDOW
+        return {"status": status, "computed_at": None, "requested_at": None,
                 "error": "", "report": None, "temporal": [], "window": None}  # fmt: skip
     return {
         "status": insights.status,
@@ -47,16 +56,18 @@ def insights_document(job: TrainingJob) -> dict[str, Any]:
     }
 
 
-def analyses_document(job: TrainingJob, list_fields: list[str]) -> dict[str, Any]:
-    """The stored analyses; ``list_fields`` (the serializer's) are empty lists before a run."""
+def analyses_document(job: TrainingJob, window: str, list_fields: list[str]) -> dict[str, Any]:
+    """The stored analyses as a viewer who sees ``job`` in ``window`` reads them;
+    ``list_fields`` (the serializer's) are empty lists before a run and in the other window."""
     insights = JobInsights.objects.filter(job=job).first()
-    stored = {} if insights is None else insights.analyses
+    mine = window == job.window
+    stored = insights.analyses if insights is not None and mine else {}
     return {
         **{name: [] for name in list_fields},
         **EMPTY_TOTALS,
         **stored,
-        "status": _status(job, insights),
-        "computed_at": None if insights is None else insights.computed_at,
+        "status": _status(job, insights) if mine else OTHER_WINDOW,
+        "computed_at": insights.computed_at if insights is not None and mine else None,
     }
 
 

@@ -5,8 +5,9 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.decorators import api_view, content_negotiation_class
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.fields import ListField
 from rest_framework.response import Response
 
@@ -22,11 +23,20 @@ from profiler_app.reports.serializers import (
 )
 
 
+class OtherWindow(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = queries.OTHER_WINDOW
+    default_detail = (
+        "The report is computed in the job owner's window; you view this job in the other "
+        "window. Switch to the owner's window to download it."
+    )
+
+
 @extend_schema(responses=InsightsSerializer)
 @api_view(["GET"])
 def insights_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
-    return Response(queries.insights_document(job))
+    return Response(queries.insights_document(job, job.window_for(request.user)))
 
 
 @extend_schema(
@@ -54,11 +64,13 @@ def parameters_view(request, job_id: int):
     return Response(queries.parameters_document(job))
 
 
-@extend_schema(responses={(200, "text/html"): OpenApiTypes.STR, 413: None})
+@extend_schema(responses={(200, "text/html"): OpenApiTypes.STR, 413: None, 409: None})
 @api_view(["GET"])
 @content_negotiation_class(JsonErrors)
 def report_html_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
+    if job.window_for(request.user) != job.window:
+        raise OtherWindow()
     # Measured in the database first: a report over the limit is never loaded here.
     refuse_oversized_report(queries.report_bytes(job))
     html = queries.report_page(job, base_url=request.build_absolute_uri("/"))
@@ -88,4 +100,4 @@ def analyses_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
     fields = AnalysesSerializer().fields.items()
     lists = [name for name, field in fields if isinstance(field, ListField)]
-    return Response(queries.analyses_document(job, lists))
+    return Response(queries.analyses_document(job, job.window_for(request.user), lists))

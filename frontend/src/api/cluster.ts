@@ -29,7 +29,7 @@ export function useCluster(jobId: number, step: number | null) {
   });
 }
 
-/** `window` null: job A's own window, for both jobs. */
+/** `window` null: the window the signed-in user views job A in, for both jobs. */
 export function useComparison(a: number | null, b: number | null, window: WindowKind | null) {
   return useQuery({
     queryKey: ["compare", a, b, window],

@@ -55,7 +55,8 @@ export function useJobParts(id: number | undefined, page: number) {
   });
 }
 
-/** Switch the window every page of the job covers; every cached result of the job is stale. */
+/** Switch the window every page of the job covers for the signed-in user (the owner's switch
+ * is also the default of teammates who have not chosen); every cached result of it is stale. */
 export function useSetJobWindow(jobId: number) {
   const queryClient = useQueryClient();
   return useMutation({

@@ -16,3 +16,8 @@ export function windowSentence(window: JobWindow): string {
       : "";
   return `Showing ${window.label}${steps}.`;
 }
+
+/** "the whole trace", "complete steps": a window (`whole_trace`, `complete_steps`) in running text. */
+export function windowName(window: string): string {
+  return window === "whole_trace" ? "the whole trace" : "complete steps";
+}

@@ -75,6 +75,7 @@ export function makeJob(overrides: Partial<TrainingJob> & { id: number; name: st
     interrupted_received_bytes: 0,
     interrupted_size_bytes: 0,
     read_warnings: [],
+    default_window: "whole_trace",
     notes: "",
     tags: [],
     ...overrides,

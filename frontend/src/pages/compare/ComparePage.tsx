@@ -28,11 +28,11 @@ export function ComparePage() {
       <div className="compare-pickers">
         <JobPicker label="Baseline (A)" value={a} onChange={(id) => choose("a", id === null ? null : String(id))} />
         <JobPicker label="Compared run (B)" value={b} onChange={(id) => choose("b", id === null ? null : String(id))} />
-        <label title="Both jobs are compared over the same window; left unchosen, it is job A's own.">
+        <label title="Both jobs are compared over the same window; left unchosen, it is the window you view job A in.">
           Window{" "}
           <select aria-label="Window of both jobs" value={window ?? shown ?? ""}
             onChange={(e) => choose("window", e.target.value)}>
-            {!window && !shown && <option value="">Job A's</option>}
+            {!window && !shown && <option value="">Yours of job A</option>}
             <option value="whole_trace">Whole trace</option>
             <option value="complete_steps">Complete steps</option>
           </select>

@@ -12,7 +12,8 @@ export function readPair(params: URLSearchParams): { a: number | null; b: number
   return { a: read("a"), b: read("b") };
 }
 
-/** The window both jobs are compared in (`&window=complete_steps`); null: job A's own. */
+/** The window both jobs are compared in (`&window=complete_steps`); null: the one the viewer
+ * sees job A in. */
 export function readWindow(params: URLSearchParams): WindowKind | null {
   const text = params.get("window");
   return text === "whole_trace" || text === "complete_steps" ? text : null;
