@@ -68,7 +68,18 @@ def test_it_shows_failed_partial_and_interrupted_jobs_and_ends_uploads(live_serv
     tab.get_by_role("button", name="Finish the upload of kept").click()
     expect(row("kept").get_by_text("Completed", exact=True)).to_be_visible()
     assert ProfilePart.objects.get(job=kept).file.read() == whole
+    # Abandoning cannot be undone: it asks first, and Cancel leaves the upload as it was.
     tab.get_by_role("button", name="Abandon the upload of gone").click()
+    dialog = tab.get_by_role("dialog", name="Abandon the upload of gone?")
+    expect(dialog.get_by_test_id("abandon-size")).to_have_text("600 kB of 1.0 MB")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    assert Upload.objects.filter(job=gone).exists()
+    tab.get_by_role("button", name="Abandon the upload of gone").click()
+    shot = screenshot(tab, "catalog-abandon-dialog")
+    shutil.copy(shot, "/tmp/catalog-abandon-dialog.png")
+    dialog.get_by_role("button", name="Abandon upload").click()
+    expect(dialog).to_have_count(0)
     expect(row("gone").get_by_text("Stopped", exact=True)).to_be_visible()
     assert not Upload.objects.exists()
     expect(tab.get_by_role("button", name="Finish the upload of kept")).to_have_count(0)

@@ -3,6 +3,7 @@ import { useMe } from "../../api/auth";
 import { useEndUploads } from "../../api/jobs";
 import type { TrainingJob } from "../../api/types";
 import { canChange } from "../../lib/jobs";
+import { AbandonUploadsDialog } from "./AbandonUploadsDialog";
 import { DeleteJobDialog } from "./DeleteJobDialog";
 import { EditJobDialog } from "./EditJobDialog";
 import "./jobActions.css";
@@ -36,9 +37,10 @@ export function JobActions({ job, onDeleted }: Props) {
 }
 
 /** A job whose upload stopped before its end: keep the files that arrived whole, or delete
- * what arrived. */
+ * what arrived (asked first: it cannot be undone). */
 function EndUploads({ job }: { job: TrainingJob }) {
   const end = useEndUploads(job.id);
+  const [abandoning, setAbandoning] = useState(false);
   return (
     <span className="end-uploads">
       <button type="button" className="btn btn-small" disabled={end.isPending}
@@ -50,9 +52,10 @@ function EndUploads({ job }: { job: TrainingJob }) {
       <button type="button" className="btn btn-small btn-danger-quiet" disabled={end.isPending}
         aria-label={`Abandon the upload of ${job.name}`}
         title="Delete what arrived of the unfinished files"
-        onClick={() => end.mutate("abandon")}>
+        onClick={() => setAbandoning(true)}>
         Abandon
       </button>
+      {abandoning && <AbandonUploadsDialog job={job} onClose={() => setAbandoning(false)} />}
       {end.error && <span role="alert" className="error-text">{end.error.message}</span>}
     </span>
   );

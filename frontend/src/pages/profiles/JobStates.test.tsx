@@ -35,16 +35,46 @@ describe("Job states in the catalog", () => {
     expect(within(interrupted).getByText("1 upload stopped: 6.0 MB of 10.0 MB arrived")).toBeInTheDocument();
   });
 
-  it("lets the owner finish or abandon an interrupted upload, and no one else", async () => {
+  it("lets the owner finish an interrupted upload at once, and no one else", async () => {
     const api = backend(alice)
-      .on("POST /api/jobs/3/uploads/finish/", { status: 200, body: { stored: 1, dropped: 0 } })
-      .on("POST /api/jobs/3/uploads/abandon/", { status: 200, body: { stored: 0, dropped: 1 } });
+      .on("POST /api/jobs/3/uploads/finish/", { status: 200, body: { stored: 1, dropped: 0 } });
     renderApp("/profiles");
     await userEvent.click(await screen.findByRole("button", { name: "Finish the upload of cut" }));
     await waitFor(() => expect(api.sent("POST /api/jobs/3/uploads/finish/")).toHaveLength(1));
-    await userEvent.click(screen.getByRole("button", { name: "Abandon the upload of cut" }));
-    await waitFor(() => expect(api.sent("POST /api/jobs/3/uploads/abandon/")).toHaveLength(1));
     expect(screen.queryByRole("button", { name: /upload of (lone|some)/ })).not.toBeInTheDocument();
+  });
+
+  it("abandons an interrupted upload only once the dialog naming what goes is confirmed", async () => {
+    const api = backend(alice).on("POST /api/jobs/3/uploads/abandon/", {
+      status: 200, body: { stored: 0, dropped: 1 },
+    });
+    renderApp("/profiles");
+    await userEvent.click(await screen.findByRole("button", { name: "Abandon the upload of cut" }));
+    let dialog = screen.getByRole("dialog", { name: "Abandon the upload of cut?" });
+    expect(dialog).toHaveTextContent("This deletes what arrived of the 1 stopped upload of cut (6.0 MB of 10.0 MB)");
+    await userEvent.click(within(dialog).getByRole("button", { name: "Cancel" }));
+    expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
+    expect(api.sent("POST /api/jobs/3/uploads/abandon/")).toHaveLength(0);
+
+    await userEvent.click(screen.getByRole("button", { name: "Abandon the upload of cut" }));
+    dialog = screen.getByRole("dialog", { name: "Abandon the upload of cut?" });
+    await userEvent.click(within(dialog).getByRole("button", { name: "Abandon upload" }));
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    expect(api.sent("POST /api/jobs/3/uploads/abandon/")).toHaveLength(1);
+  });
+
+  it("says why an abandon was refused, in the dialog", async () => {
+    backend(alice).on("POST /api/jobs/3/uploads/abandon/", {
+      status: 403,
+      body: { detail: "Only the job's owner or a staff member can change it.", code: "not_owner" },
+    });
+    renderApp("/profiles");
+    await userEvent.click(await screen.findByRole("button", { name: "Abandon the upload of cut" }));
+    const dialog = screen.getByRole("dialog", { name: "Abandon the upload of cut?" });
+    await userEvent.click(within(dialog).getByRole("button", { name: "Abandon upload" }));
+    expect(await within(dialog).findByRole("alert")).toHaveTextContent(
+      "Only the job's owner or a staff member can change it.",
+    );
   });
 
   it("offers no finish or abandon on another's job", async () => {
