@@ -35,7 +35,7 @@ SLOW_FACTOR = 1.3
 SUMMED = {"count", "total_ns", "bytes", "sized_count", "sized_ns", "comm_ns", "overlap_ns",
           "n_events", "sum_sq_ns2"}  # fmt: skip
 STEP_TIMES = {"dur_ns", "gap_ns", "compute_ns", "tail_ns", "compute_busy_ns"}
-REPEATED = ("ingest_step", "ingest_annotation", "cluster_stepbreakdown")
+REPEATED = ("ingest_step", "ingest_annotation", "ingest_stepbreakdown")
 
 
 def parse_template(job) -> tuple[int, int, int]:
@@ -96,7 +96,7 @@ def _copy_rows(cursor, table, model, template_part, part, copies, factor, span_n
             value = f"start_ns + k::bigint * {span_ns}"
         elif repeated and column == "step":
             value = "step + k * 1000"
-        elif table == "cluster_stepbreakdown" and column in STEP_TIMES:
+        elif table == "ingest_stepbreakdown" and column in STEP_TIMES:
             value = f"round({column} * {factor})::bigint"
         elif not repeated and column in SUMMED:
             value = f"{column} * {copies}"
@@ -130,9 +130,10 @@ def main() -> None:
 
     django.setup()
     from django.contrib.auth import get_user_model
+    from django.db.models import Sum
     from django.test import Client
 
-    from profiler_app.cluster import queries
+    from profiler_app.cluster import compare
     from profiler_app.cluster.models import CollectiveWait
     from profiler_app.core.models import TrainingJob
     from profiler_app.ingest.models import CollectiveStat, PartSummary
@@ -158,11 +159,16 @@ def main() -> None:
         big, big_events = build("cluster", args.ranks, args.events, slow=args.ranks // 3)
         # The insights task's per-rank collective waits, one row per rank and collective, so
         # the page reads them as it would on a real job (a tenth of the time, synthetically).
+        # One row per window, rank and collective, over the rank's group sizes.
+        per_rank = (
+            CollectiveStat.objects.filter(job=big)
+            .values_list("windows", "rank", "collective")
+            .annotate(calls=Sum("count"), total=Sum("total_ns"))
+        )
         CollectiveWait.objects.bulk_create(
-            CollectiveWait(job=big, rank=rank, collective=name, calls=count,
+            CollectiveWait(job=big, windows=windows, rank=rank, collective=name, calls=count,
                            wait_ns=total // 10, max_wait_ns=total // count // 5)
-            for rank, name, count, total in CollectiveStat.objects.filter(job=big)
-            .values_list("rank", "collective", "count", "total_ns")
+            for windows, rank, name, count, total in per_rank
         )  # fmt: skip
         diff_ranks = max(2, args.ranks // 2)
         a, _ = build("diff-a", diff_ranks, args.diff_events, slow=-1)
@@ -181,7 +187,7 @@ def main() -> None:
         diff_times = []
         for _ in range(3):
             started = time.perf_counter()
-            queries.compare(a, b)
+            compare.compare(a, b, a.window)
             diff_times.append(time.perf_counter() - started)
         api_diff = timed_requests(client, [f"/api/compare/?a={a.id}&b={b.id}"] * 3)
 
