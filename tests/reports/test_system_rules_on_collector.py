@@ -518,9 +518,10 @@ def test_overall_framework_metrics_splits_annotations_and_gpu_time(report, raw):
     kinds_names = raw.gpu_ops.groupby(["kind", "name"]).ngroups + len(annotated)
     assert found["datapoints"] == kinds_names
     top = by_phase.idxmax()
+    largest = annotated[annotated.index.map(PHASE_OF) == top].sort_values(ascending=False)
     assert found["recommendation"] == (
         f"Most framework time is in {top} ({100 * by_phase[top] / by_phase.sum():.0f}%); the "
-        "largest items there are Backward."
+        f"largest items there are {', '.join(largest.index[:3])}."
     )
 
 
