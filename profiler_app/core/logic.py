@@ -246,7 +246,8 @@ def end_sending(job: TrainingJob, status: str) -> None:
 
 def remove_abandoned_uploads() -> int:
     """Resumable uploads that no byte reached for ``UPLOAD_ABANDON_HOURS``: their rows and temp
-    files, and temp files left without a row. Returns how many files and rows went."""
+    files, temp files left without a row, and raw files a killed process left half written.
+    Returns how many files and rows went."""
     cutoff = timezone.now() - timedelta(hours=settings.UPLOAD_ABANDON_HOURS)
     removed = 0
     stored = storage.stored_uploads()
@@ -262,7 +263,7 @@ def remove_abandoned_uploads() -> int:
         if upload_id not in known and last_write < cutoff.timestamp():
             storage.remove_upload(upload_id)
             removed += 1
-    return removed
+    return removed + storage.remove_stale_raw_writes(cutoff.timestamp())
 
 
 def reset_part_for_reprocess(part: ProfilePart) -> None:

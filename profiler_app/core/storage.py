@@ -84,6 +84,9 @@ def uploads_dir() -> Path:
 # --- Raw uploads (the FileField's storage holds them; these cover what it does not) ---------
 
 
+INCOMING_PREFIX = ".incoming-"
+
+
 class _WrittenFile:
     """A file already on disk, which FileSystemStorage moves in place (a rename)."""
 
@@ -106,7 +109,7 @@ class WholeFileSystemStorage(FileSystemStorage):
             safe_makedirs(folder, self.directory_permissions_mode, exist_ok=True)
         else:
             folder.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".incoming-", dir=folder)
+        fd, temp = tempfile.mkstemp(prefix=INCOMING_PREFIX, dir=folder)
         try:
             with os.fdopen(fd, "wb") as out:
                 for chunk in content.chunks():
@@ -130,6 +133,20 @@ def raw_file_on_disk(name: str) -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_stale_raw_writes(before: float) -> int:
+    """Raw files a process killed while writing them left behind (``.incoming-*`` in the data
+    directory), untouched since ``before`` (seconds since the epoch); how many went."""
+    if in_bucket():
+        return 0
+    removed = 0
+    for path in (media_root() / RAW_FOLDER).glob(f"*/{INCOMING_PREFIX}*"):
+        with contextlib.suppress(FileNotFoundError):
+            if path.stat().st_mtime < before:
+                path.unlink()
+                removed += 1
+    return removed
 
 
 def raw_file_bytes(name: str) -> int:

@@ -181,8 +181,9 @@ CHROME_TRACE = inline_serializer(
 
 @extend_schema(
     parameters=[ExportQuerySerializer],
-    # 413: the range holds more than EXPORT_MAX_MB of events.
-    responses={200: CHROME_TRACE, 413: None},
+    # 413: the range holds more than EXPORT_MAX_MB of events; 503: the timeline is being
+    # prepared, or the bucket holding it is out of reach.
+    responses={200: CHROME_TRACE, 413: None, 503: None},
 )
 @api_view(["GET"])
 @throttle_classes([ExportThrottle])

@@ -5,9 +5,13 @@ disk; the job and what was stored before stay; a parse that fills the disk says 
 from __future__ import annotations
 
 import hashlib
+import os
+import time
+from pathlib import Path
 
 import pytest
 
+from profiler_app.core.logic import remove_abandoned_uploads
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob, Upload
 from profiler_app.ingest import logic as ingest
 from profiler_app.ingest.models import PartSummary
@@ -166,3 +170,19 @@ def test_a_parse_that_fills_the_disk_fails_the_part_saying_so(api, job, disk):
     ProfilePart.objects.filter(pk=part_id).update(state=PartState.PENDING)
     assert ingest.claim(part_id, "with-room-task")
     assert ingest.parse_claimed_part(part_id, "with-room-task")
+
+
+def test_a_raw_file_left_half_written_by_a_killed_process_goes_with_the_hourly_sweep(
+    job, disk, settings
+):
+    folder = Path(settings.MEDIA_ROOT) / "parts" / str(job.id)
+    folder.mkdir(parents=True)
+    stale, fresh = folder / ".incoming-stale", folder / ".incoming-fresh"
+    stale.write_bytes(b"x" * 1000)
+    fresh.write_bytes(b"y" * 1000)  # a write going on now
+    hours_ago = time.time() - (settings.UPLOAD_ABANDON_HOURS + 1) * 3600
+    os.utime(stale, (hours_ago, hours_ago))
+
+    assert remove_abandoned_uploads() == 1
+
+    assert disk.files() == {f"data/media/parts/{job.id}/.incoming-fresh": 1000}

@@ -4060,6 +4060,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     jobs_timeline_range_retrieve: {
