@@ -1,4 +1,5 @@
 import { Navigate, type RouteObject } from "react-router";
+import { preloadCharts } from "./charts/preload";
 import { AppShell } from "./components/AppShell";
 import { RequireAuth } from "./components/RequireAuth";
 import { DashboardPage } from "./pages/dashboard/DashboardPage";
@@ -42,7 +43,10 @@ export const routes: RouteObject[] = [
       },
       {
         path: "memory",
-        lazy: async () => ({ Component: (await import("./pages/memory/MemoryPage")).MemoryPage }),
+        lazy: async () => {
+          void preloadCharts(); // its charts draw as soon as its data arrives
+          return { Component: (await import("./pages/memory/MemoryPage")).MemoryPage };
+        },
       },
       {
         path: "compare",

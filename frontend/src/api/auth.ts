@@ -13,7 +13,7 @@ export function isNotAuthenticated(error: unknown): boolean {
 }
 
 /** The signed-in user, or null when anonymous. Also makes Django set the csrftoken cookie. */
-async function fetchMe(): Promise<User | null> {
+export async function fetchMe(): Promise<User | null> {
   try {
     return unwrap(await api.GET("/api/auth/me/"));
   } catch (error) {

@@ -32,12 +32,15 @@ export function useJobs(
   });
 }
 
-export function useJob(id: number | undefined) {
+/** `seed`: the job as another answer carried it (the loaded profile), shown until this
+ * query's own answer arrives. */
+export function useJob(id: number | undefined, seed?: TrainingJob) {
   return useQuery({
     queryKey: [...jobsKey, "detail", id],
     queryFn: async () =>
       unwrap(await api.GET("/api/jobs/{id}/", { params: { path: { id: id! } } })),
     enabled: id !== undefined,
+    placeholderData: seed?.id === id ? seed : undefined,
   });
 }
 

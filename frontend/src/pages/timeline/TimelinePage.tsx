@@ -38,7 +38,7 @@ export function TimelinePage() {
     <>
       <h1 className="visually-hidden">Timeline</h1>
       {jobId !== undefined ? (
-        <JobById key={jobId} jobId={jobId} />
+        <JobById key={jobId} jobId={jobId} seed={loaded.data?.job_detail} />
       ) : (
         <LoadedJobGate page="timeline">{() => null}</LoadedJobGate>
       )}
@@ -46,8 +46,8 @@ export function TimelinePage() {
   );
 }
 
-function JobById({ jobId }: { jobId: number }) {
-  const job = useJob(jobId);
+function JobById({ jobId, seed }: { jobId: number; seed: TrainingJob | undefined }) {
+  const job = useJob(jobId, seed);
   useShowJob(job.isError ? null : { id: jobId, name: job.data?.name ?? null });
   if (job.isError) return <ErrorAlert error={job.error} />;
   if (!job.data) return <Loading what="the job" />;
