@@ -7,6 +7,9 @@ metrics — one row per system sample (what the collector's sampler records)
     metric   str/category, one of ``METRICS``
     value    float64  percent for ``*_pct``, bytes for ``*_bytes``
 
+``gpu_mem_util_pct`` is NVML's memory-controller busy share; ``gpu_mem_used_pct`` the share of
+the GPU's memory in use (used bytes over the device's total, which the collector records).
+
 steps — one row per training step of one rank
     rank int, node str, step int (the step number), name str (the annotation),
     start_ns int64, dur_ns int64, mode str ("TRAIN" or "EVAL")
@@ -35,6 +38,7 @@ import pandas as pd
 GPU_UTIL = "gpu_util_pct"
 GPU_MEM_UTIL = "gpu_mem_util_pct"
 GPU_MEM_USED = "gpu_mem_used_bytes"
+GPU_MEM_USED_PCT = "gpu_mem_used_pct"
 CPU_UTIL = "cpu_util_pct"
 CPU_UTIL_TOTAL = "cpu_util_total_pct"
 CPU_IOWAIT = "cpu_iowait_pct"
@@ -43,6 +47,7 @@ METRICS = (
     GPU_UTIL,
     GPU_MEM_UTIL,
     GPU_MEM_USED,
+    GPU_MEM_USED_PCT,
     CPU_UTIL,
     CPU_IOWAIT,
     HOST_MEM_USED,

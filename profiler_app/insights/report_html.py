@@ -80,7 +80,7 @@ def _batch_size_charts(rule: dict) -> list[str]:
     charts = []
     for key, text, limit in (
         ("util", "GPU utilisation", p["gpu_threshold_p95"]),
-        ("memory", "GPU memory utilisation", p["gpu_memory_threshold_p95"]),
+        ("memory", "GPU memory in use", p["gpu_memory_threshold_p95"]),
     ):
         labels, boxes = _per_gpu_boxes(nodes, key)
         if labels:
@@ -100,7 +100,7 @@ def _batch_size_charts(rule: dict) -> list[str]:
 
 def _memory_charts(rule: dict) -> list[str]:
     labels, boxes = _per_gpu_boxes(rule["evidence"].get("nodes", {}))
-    return [svg.box_chart("GPU memory utilisation", labels, boxes)] if labels else []
+    return [svg.box_chart("GPU memory in use (%)", labels, boxes)] if labels else []
 
 
 def _balance_charts(rule: dict) -> list[str]:

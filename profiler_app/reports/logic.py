@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -272,14 +272,21 @@ def _compute(job_id: int) -> dict[str, Any]:
 
 
 def _ns(moment) -> int | None:
-    return None if moment is None else int(moment.timestamp() * 1_000_000_000)
+    """Unix nanoseconds, exactly (a float of them is off by up to a microsecond)."""
+    if moment is None:
+        return None
+    since = moment - datetime(1970, 1, 1, tzinfo=UTC)
+    return (since.days * 86_400 + since.seconds) * 1_000_000_000 + since.microseconds * 1_000
 
 
-def _chunk_samples(name: str) -> dict:
-    """A collector chunk's utilisation samples, read from its raw file (fetched when it is
-    kept in a bucket)."""
+def _chunk_samples(name: str) -> tuple[dict, dict[int, int]]:
+    """A collector chunk's utilisation samples and each GPU's memory in bytes (device index →
+    total), read from its raw file (fetched when it is kept in a bucket)."""
     with storage.raw_file_on_disk(name) as path:
-        return {n.removeprefix("s_"): c for n, c in read_chunk(path).samples.items()}
+        chunk = read_chunk(path)
+    samples = {n.removeprefix("s_"): c for n, c in chunk.samples.items()}
+    devices = chunk.meta.get("devices") or []
+    return samples, {int(d["index"]): int(d["total_memory_bytes"]) for d in devices}
 
 
 def job_data(job: TrainingJob, traces: list[RankTrace]) -> JobData:
@@ -288,11 +295,12 @@ def job_data(job: TrainingJob, traces: list[RankTrace]) -> JobData:
         .select_related("node")
         .order_by("id")
     )
-    metrics = [
-        metrics_from_samples(_chunk_samples(p.file.name), p.node.name)
-        for p in collector_parts
-        if p.file.name  # a raw file removed by retention took its samples with it
-    ]
+    metrics = []
+    for part in collector_parts:
+        if not part.file.name:  # a raw file removed by retention took its samples with it
+            continue
+        samples, gpu_memory_bytes = _chunk_samples(part.file.name)
+        metrics.append(metrics_from_samples(samples, part.node.name, gpu_memory_bytes))
     measured = pd.concat(metrics, ignore_index=True) if metrics else JobData.empty().metrics
     derived = _kernel_busy_gpu_utilization(job, measured)
     steps = _steps(job)

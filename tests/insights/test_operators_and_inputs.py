@@ -365,16 +365,33 @@ def test_the_framework_verdict_agrees_with_the_phase_totals(parsed, name):
 
 def test_it_turns_collector_samples_into_metrics():
     columns = {
-        "kind": np.array([SampleKind.GPU_UTIL_PCT, SampleKind.COUNTER, SampleKind.CPU_IOWAIT_PCT]),
-        "device": np.array([1, -1, -1]),
-        "name": np.array([0, 3, 0]),
-        "time_ns": np.array([10, 11, 12]),
-        "value": np.array([55.0, 1e9, 3.0]),
+        "kind": np.array(
+            [
+                SampleKind.GPU_UTIL_PCT,
+                SampleKind.COUNTER,
+                SampleKind.CPU_IOWAIT_PCT,
+                SampleKind.GPU_MEM_USED_BYTES,
+                SampleKind.GPU_MEM_USED_BYTES,
+            ]
+        ),
+        "device": np.array([1, -1, -1, 1, 2]),
+        "name": np.array([0, 3, 0, 0, 0]),
+        "time_ns": np.array([10, 11, 12, 13, 14]),
+        "value": np.array([55.0, 1e9, 3.0, 20e9, 5e9]),
     }
-    metrics = metrics_from_samples(columns, "algo-3")
-    assert metrics["metric"].astype(str).tolist() == ["gpu_util_pct", "cpu_iowait_pct"]
-    assert metrics["node"].tolist() == ["algo-3", "algo-3"]
-    assert metrics["device"].tolist() == [1, -1]
+    # GPU 1 holds 80 GB; GPU 2's size is unknown, so it has no share in use.
+    metrics = metrics_from_samples(columns, "algo-3", {1: 80_000_000_000})
+    assert metrics["metric"].astype(str).tolist() == [
+        "gpu_util_pct",
+        "cpu_iowait_pct",
+        "gpu_mem_used_bytes",
+        "gpu_mem_used_bytes",
+        "gpu_mem_used_pct",
+    ]
+    assert metrics["node"].tolist() == ["algo-3"] * 5
+    assert metrics["device"].tolist() == [1, -1, 1, 2, 1]
+    assert metrics["time_ns"].tolist() == [10, 12, 13, 14, 13]
+    assert metrics["value"].tolist()[-1] == 25.0
 
 
 def test_it_pairs_rocm_launches_with_their_kernels(parsed):

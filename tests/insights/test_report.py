@@ -6,7 +6,7 @@ from html import escape
 
 import pytest
 
-from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_UTIL, GPU_UTIL
+from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
 from profiler_app.insights.report import profiler_report, report_json, timeline_url
 from profiler_app.insights.report_analyses import render_analyses
 from profiler_app.insights.report_html import render_html
@@ -21,7 +21,7 @@ NEEDS = f": {NONE_RECORDED}"  # synthetic collector jobs: samples, but not these
 def bottlenecked_job():
     return job(
         series(GPU_UTIL, [5.0] * 300),
-        series(GPU_MEM_UTIL, [20.0] * 300),
+        series(GPU_MEM_USED_PCT, [20.0] * 300),
         series(CPU_UTIL, [95.0] * 300),
         steps=steps([10**8] * 20, start_ns=T0),
         job_start_ns=T0,

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from profiler_app.insights.frames import GPU_MEM_UTIL, GPU_UTIL
+from profiler_app.insights.frames import GPU_MEM_USED_PCT, GPU_UTIL
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.insights.rules.memory_balance import (
     evaluate_gpu_memory_increase,
@@ -22,7 +22,7 @@ def memory_params(**overrides):
 
 
 def test_it_finds_memory_that_grew_by_more_than_increase_points():
-    data = job(series(GPU_MEM_UTIL, [20.0] * 500 + [30.5] * 500))
+    data = job(series(GPU_MEM_USED_PCT, [20.0] * 500 + [30.5] * 500))
     result = evaluate_gpu_memory_increase(data, memory_params())
     assert result.triggered
     assert result.violations == 1  # one episode
@@ -33,22 +33,22 @@ def test_it_finds_memory_that_grew_by_more_than_increase_points():
 
 
 def test_it_does_not_flag_growth_of_exactly_increase_points():
-    data = job(series(GPU_MEM_UTIL, [20.0] * 500 + [30.0] * 500))
+    data = job(series(GPU_MEM_USED_PCT, [20.0] * 500 + [30.0] * 500))
     result = evaluate_gpu_memory_increase(data, memory_params())
     assert (result.evaluated, result.triggered) == (1, False)
 
 
 def test_a_job_shorter_than_two_windows_is_judged_on_two_halves_of_its_samples():
-    data = job(series(GPU_MEM_UTIL, [20.0] * 500 + [90.0] * 499))
+    data = job(series(GPU_MEM_USED_PCT, [20.0] * 500 + [90.0] * 499))
     result = evaluate_gpu_memory_increase(data, memory_params())
     assert result.triggered and result.evidence["short_job"]["samples"] == 999
     assert "(patience=0, window=499)" in result.evidence["short_job"]["note"]
     # The last 499 samples (all 90 %) against the 499 before them (all 20 %).
     assert result.evidence["nodes"]["algo-1"]["0"]["max_increase"] == pytest.approx(70.0)
     assert evaluate_gpu_memory_increase(data, memory_params(window=499)).triggered
-    flat = job(series(GPU_MEM_UTIL, [20.0] * 53))
+    flat = job(series(GPU_MEM_USED_PCT, [20.0] * 53))
     assert not evaluate_gpu_memory_increase(flat, memory_params()).triggered
-    tiny = evaluate_gpu_memory_increase(job(series(GPU_MEM_UTIL, [20.0] * 9)), memory_params())
+    tiny = evaluate_gpu_memory_increase(job(series(GPU_MEM_USED_PCT, [20.0] * 9)), memory_params())
     assert tiny.not_evaluated_reason == (
         "not evaluated: at most 9 GPU memory samples per GPU; the rule needs two windows "
         "(2 x window=500) and more than patience=100; a shorter job is judged on its own "
@@ -57,16 +57,16 @@ def test_a_job_shorter_than_two_windows_is_judged_on_two_halves_of_its_samples()
 
 
 def test_it_ignores_growth_before_patience_runs_out():
-    data = job(series(GPU_MEM_UTIL, [10.0] * 10 + [50.0] * 10))
+    data = job(series(GPU_MEM_USED_PCT, [10.0] * 10 + [50.0] * 10))
     assert evaluate_gpu_memory_increase(data, memory_params(window=10, patience=19)).triggered
-    longer = job(series(GPU_MEM_UTIL, [10.0] * 10 + [50.0] * 10 + [50.0] * 30))
+    longer = job(series(GPU_MEM_USED_PCT, [10.0] * 10 + [50.0] * 10 + [50.0] * 30))
     waiting = evaluate_gpu_memory_increase(longer, memory_params(window=10, patience=30))
     assert not waiting.triggered and waiting.not_evaluated_reason is None
 
 
 def test_it_does_not_flag_slow_growth_spread_over_the_windows():
     # 35 points over 6000 samples: 2.9 points between consecutive windows of 500.
-    data = job(series(GPU_MEM_UTIL, np.linspace(5, 40, 6000)))
+    data = job(series(GPU_MEM_USED_PCT, np.linspace(5, 40, 6000)))
     result = evaluate_gpu_memory_increase(data, memory_params())
     assert not result.triggered
     assert result.evidence["nodes"]["algo-1"]["0"]["max_increase"] == pytest.approx(35 * 500 / 5999)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_UTIL, GPU_UTIL
+from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.insights.rules.base import NONE_RECORDED
 from profiler_app.insights.rules.utilization import (
@@ -24,7 +24,7 @@ def batch_job(n: int, cpu=60.0, gpu=60.0, memory=60.0, cpu_head=(), cpu_tail=())
         series(CPU_UTIL, cpu_values, device=0),
         series(CPU_UTIL, cpu_values, device=1),
         series(GPU_UTIL, [gpu] * n),
-        series(GPU_MEM_UTIL, [memory] * n),
+        series(GPU_MEM_USED_PCT, [memory] * n),
     )
 
 
@@ -88,7 +88,7 @@ def test_it_honours_overridden_p95_thresholds():
 def test_it_says_why_batch_size_is_not_evaluated():
     no_memory = job(series(CPU_UTIL, [60.0] * 600), series(GPU_UTIL, [60.0] * 600))
     assert evaluate_batch_size(no_memory, batch_params()).not_evaluated_reason == (
-        "not evaluated: no GPU memory utilisation samples" + NEEDS
+        "not evaluated: no samples of the GPU memory in use" + NEEDS
     )
     no_gpu = job(series(CPU_UTIL, [60.0] * 600))
     assert evaluate_batch_size(no_gpu, batch_params()).not_evaluated_reason == (

@@ -43,7 +43,7 @@ def test_gpu_rules_judge_an_imported_trace(user, trace):
         assert found["status"] in ("issue_found", "no_issue"), found["not_evaluated_reason"]
     memory = rules["GPUMemoryIncrease"]
     assert memory["status"] == "not_evaluated"
-    assert "no GPU memory utilisation samples" in memory["not_evaluated_reason"]
+    assert "no samples of the GPU memory in use" in memory["not_evaluated_reason"]
 
 
 def test_load_balancing_compares_the_gpus_of_two_ranks(user):

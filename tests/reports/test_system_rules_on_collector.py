@@ -86,6 +86,22 @@ def read_raw() -> Raw:
                 }
             )
         )
+        # The share of each GPU's memory in use: used bytes over the device's total.
+        total = {d["index"]: d["total_memory_bytes"] for d in chunk.meta["devices"]}
+        used = s["s_kind"] == SampleKind.GPU_MEM_USED_BYTES
+        samples.append(
+            pd.DataFrame(
+                {
+                    "metric": "gpu_mem_used_pct",
+                    "device": s["s_device"][used].astype(int),
+                    "time_ns": s["s_time_ns"][used],
+                    "value": [
+                        100 * v / total[d]
+                        for v, d in zip(s["s_value"][used], s["s_device"][used], strict=True)
+                    ],
+                }
+            )
+        )
         ev, names = chunk.events, chunk.event_names()
         kind = ev["ev_kind"]
         step = kind == EventKind.STEP
@@ -224,7 +240,7 @@ def test_overall_system_usage_summarises_each_sampling_instant(report, raw):
     assert node["gpu_mem_used_bytes"]["max"] == gpu(raw, "gpu_mem_used_bytes").max()
     assert rule["evidence"]["gpus"] == {f"{NODE} GPU 0": approx(stats(gpu(raw, "gpu_util_pct")))}
     assert rule["evidence"]["gpu_source"] == "NVML samples"
-    assert rule["datapoints"] == sum(len(instants(raw, m)) for m in metrics) == 63
+    assert rule["datapoints"] == sum(len(instants(raw, m)) for m in metrics) == 72
     p95 = np.percentile(instants(raw, "gpu_util_pct"), 95)
     assert p95 < 70 and np.percentile(instants(raw, "cpu_util_pct"), 95) <= 90
     assert rule["recommendation"] == (
@@ -250,7 +266,7 @@ WAITING = {
 @pytest.mark.parametrize("rule", WAITING)
 def test_a_rule_waiting_for_more_samples_than_the_job_has_says_how_many_it_had(report, raw, rule):
     n = len(instants(raw, "cpu_util_pct"))
-    assert n == len(gpu(raw, "gpu_util_pct")) == len(gpu(raw, "gpu_mem_util_pct")) == 9
+    assert n == len(gpu(raw, "gpu_util_pct")) == len(gpu(raw, "gpu_mem_used_pct")) == 9
     found = report[rule]
     assert (found["status"], found["triggered"], found["evaluated"]) == ("not_evaluated", False, 0)
     reason = WAITING[rule].format(n=n)
@@ -298,7 +314,7 @@ def test_low_gpu_utilization_on_the_nine_samples(parsed, raw):
 
 def test_batch_size_on_the_last_eight_snapshots(parsed, raw):
     cpu = instants(raw, "cpu_util_pct")  # the node's mean over its cores
-    util, memory = gpu(raw, "gpu_util_pct"), gpu(raw, "gpu_mem_util_pct")
+    util, memory = gpu(raw, "gpu_util_pct"), gpu(raw, "gpu_mem_used_pct")
     windows = {k: np.percentile(v.to_numpy()[-8:], 95) for k, v in (("cpu", cpu), ("util", util),
                                                                     ("memory", memory))}  # fmt: skip
     assert max(windows.values()) < 70
@@ -394,11 +410,11 @@ def test_bottlenecks_at_the_default_thresholds(parsed, raw):
 
 
 def test_gpu_memory_increase_over_two_windows_of_four(parsed, raw):
-    values = gpu(raw, "gpu_mem_util_pct").to_numpy()
+    values = gpu(raw, "gpu_mem_used_pct").to_numpy()
     growth = [values[end - 4 : end].mean() - values[end - 8 : end - 4].mean() for end in (8, 9)]
     found = judge(parsed)["GPUMemoryIncrease"]
-    # NVML's memory-controller busy share stayed at 1 %: no growth, and none at increase=0.
-    assert max(growth) == 0
+    # The GPU held 1.5 of its 85 GB throughout: no growth, and none at increase=0.
+    assert max(growth) == 0 and 1.7 < values.min() == values.max() < 1.8
     assert verdict(found) == (False, 1, 0, 9)
     assert not judge(parsed, GPUMemoryIncrease_increase=0)["GPUMemoryIncrease"].triggered
     assert found.evidence == {
@@ -539,9 +555,10 @@ SHORT_SERIES = {
     **{(SampleKind.CPU_UTIL_PCT, core): np.full(SHORT_ROUNDS, 10.0) for core in (1, 2, 3)},
     # I/O wait high in the first 10 rounds only: 18.9 %, under 50.
     (SampleKind.CPU_IOWAIT_PCT, -1): np.where(ROUND < 10, 60.0, 0.0),
-    # The memory controller busy 20 %, then 35 % from round 27: 15 points up between halves.
-    (SampleKind.GPU_MEM_UTIL_PCT, 0): np.where(ROUND < 27, 20.0, 35.0),
-    (SampleKind.GPU_MEM_USED_BYTES, 0): np.full(SHORT_ROUNDS, 2.0e9),
+    # 20 % of the GPU's 80 GiB in use, then 35 % from round 27: 15 points up between halves
+    # (the memory controller's busy share stays flat: it is not memory in use).
+    (SampleKind.GPU_MEM_USED_BYTES, 0): np.where(ROUND < 27, 0.20, 0.35) * (80 << 30),
+    (SampleKind.GPU_MEM_UTIL_PCT, 0): np.full(SHORT_ROUNDS, 20.0),
     (SampleKind.HOST_MEM_USED_BYTES, -1): np.full(SHORT_ROUNDS, 8.0e9),
 }
 
@@ -598,7 +615,7 @@ def test_the_short_jobs_verdicts_and_figures(short_report):
     gpu_util = SHORT_SERIES[(SampleKind.GPU_UTIL_PCT, 0)]
     cores = np.stack([SHORT_SERIES[(SampleKind.CPU_UTIL_PCT, c)] for c in range(4)])
     iowait = SHORT_SERIES[(SampleKind.CPU_IOWAIT_PCT, -1)]
-    memory = SHORT_SERIES[(SampleKind.GPU_MEM_UTIL_PCT, 0)]
+    memory = 100 * SHORT_SERIES[(SampleKind.GPU_MEM_USED_BYTES, 0)] / (80 << 30)
     rules = short_report
 
     low = rules["LowGPUUtilization"]

@@ -98,16 +98,26 @@ def framework_from_events(trace: RankTrace) -> pd.DataFrame:
     return frames.framework_frame(names, phase, totals["dur_ns"].to_numpy())
 
 
-def metrics_from_samples(columns: Mapping[str, np.ndarray], node: str) -> pd.DataFrame:
-    """A metrics frame from a node's samples (``traces.model.SAMPLE_COLUMNS``); performance
-    counters (kind COUNTER) are not rule inputs and are left out."""
+def metrics_from_samples(
+    columns: Mapping[str, np.ndarray], node: str, gpu_memory_bytes: Mapping[int, int]
+) -> pd.DataFrame:
+    """A metrics frame from a node's samples (``traces.model.SAMPLE_COLUMNS``), with each GPU's
+    memory in use as a share of its ``gpu_memory_bytes`` (device index → total) where known;
+    performance counters (kind COUNTER) are not rule inputs and are left out."""
     kind = np.asarray(columns["kind"])
     names = np.array([SAMPLE_KIND_NAMES.get(int(k), "") for k in range(256)], dtype=object)[kind]
     keep = np.isin(names, frames.METRICS)
+    time_ns, device = np.asarray(columns["time_ns"]), np.asarray(columns["device"])
+    value = np.asarray(columns["value"], dtype=np.float64)
+    total = np.array([gpu_memory_bytes.get(int(d), 0) for d in device], dtype=np.float64)
+    in_use = (names == frames.GPU_MEM_USED) & (total > 0)
+    rows = np.r_[np.flatnonzero(keep), np.flatnonzero(in_use)]
+    metric = np.r_[names[keep], np.full(int(in_use.sum()), frames.GPU_MEM_USED_PCT, object)]
+    share = 100.0 * value[in_use] / total[in_use]
     return frames.metrics_frame(
-        np.asarray(columns["time_ns"])[keep],
-        np.full(int(keep.sum()), node, dtype=object),
-        np.asarray(columns["device"])[keep],
-        names[keep],
-        np.asarray(columns["value"])[keep],
+        time_ns[rows],
+        np.full(len(rows), node, dtype=object),
+        device[rows],
+        metric,
+        np.r_[value[keep], share],
     )

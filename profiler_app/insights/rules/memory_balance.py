@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.insights.frames import GPU_MEM_UTIL, GPU_UTIL, JobData
+from profiler_app.insights.frames import GPU_MEM_USED_PCT, GPU_UTIL, JobData
 from profiler_app.insights.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
     NO_ACTION,
@@ -69,8 +69,8 @@ BALANCE_ADVICE = (
 def evaluate_gpu_memory_increase(job: JobData, params: GPUMemoryIncreaseParams) -> RuleResult:
     """Mean of the last ``window`` samples vs the mean of the ``window`` samples before them."""
     rule = "GPUMemoryIncrease"
-    if not job.has_metric(GPU_MEM_UTIL):
-        return not_evaluated(rule, params, lacking(job, "GPU memory utilisation samples"))
+    if not job.has_metric(GPU_MEM_USED_PCT):
+        return not_evaluated(rule, params, lacking(job, "samples of the GPU memory in use"))
     boundaries = job_scans(job, job.samples.time_ns, params.scan_interval_us)
     evaluated = np.zeros(len(boundaries), dtype=bool)
     triggered = np.zeros(len(boundaries), dtype=bool)
@@ -79,7 +79,7 @@ def evaluate_gpu_memory_increase(job: JobData, params: GPUMemoryIncreaseParams) 
     gpus: dict = {}
     w = params.window
     datapoints = 0
-    for (node, gpu), times, values in per_series(job, GPU_MEM_UTIL):
+    for (node, gpu), times, values in per_series(job, GPU_MEM_USED_PCT):
         datapoints = max(datapoints, len(values))
         newest = np.arange(2 * w - 1, len(values))
         newest = newest[newest + 1 > params.patience]
@@ -229,7 +229,7 @@ GPU_MEMORY_INCREASE = RuleSpec(
     "GPUMemoryIncrease",
     GPUMemoryIncreaseParams,
     evaluate_gpu_memory_increase,
-    "GPU memory utilisation averaged over the last window samples exceeds the average of the "
+    "The share of GPU memory in use, averaged over the last window samples, exceeds the average of the "
     "window before it by more than increase percentage points.",
 )
 LOAD_BALANCING = RuleSpec(

@@ -6,7 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.insights.frames import CPU_UTIL, CPU_UTIL_TOTAL, GPU_MEM_UTIL, GPU_UTIL, JobData
+from profiler_app.insights.frames import (
+    CPU_UTIL,
+    CPU_UTIL_TOTAL,
+    GPU_MEM_USED_PCT,
+    GPU_UTIL,
+    JobData,
+)
 from profiler_app.insights.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
     NO_ACTION,
@@ -110,15 +116,15 @@ def evaluate_batch_size(job: JobData, params: BatchSizeParams) -> RuleResult:
     rule = "BatchSize"
     if not job.has_metric(GPU_UTIL):
         return not_evaluated(rule, params, "no GPU utilisation samples")
-    if not job.has_metric(GPU_MEM_UTIL):
-        return not_evaluated(rule, params, lacking(job, "GPU memory utilisation samples"))
+    if not job.has_metric(GPU_MEM_USED_PCT):
+        return not_evaluated(rule, params, lacking(job, "samples of the GPU memory in use"))
     if not (job.has_metric(CPU_UTIL) or job.has_metric(CPU_UTIL_TOTAL)):
         return not_evaluated(rule, params, lacking(job, "CPU utilisation samples"))
 
     boundaries = job_scans(job, job.samples.time_ns, params.scan_interval_us)
     cpu = node_cpu_series(job)
     util = {key: (t, v) for key, t, v in per_series(job, GPU_UTIL)}
-    memory = {key: (t, v) for key, t, v in per_series(job, GPU_MEM_UTIL)}
+    memory = {key: (t, v) for key, t, v in per_series(job, GPU_MEM_USED_PCT)}
     evaluated = np.zeros(len(boundaries), dtype=bool)
     triggered = np.zeros(len(boundaries), dtype=bool)
     violations = 0
