@@ -40,8 +40,9 @@ worker's process tree over the load and the drain.
     .venv/bin/python bench/soak.py [--quick] [--duration 120] [--uploaders 50] [--readers 20]
 
 ``--quick`` runs each phase small: a third of the hostile cases, the many-thread trace only,
-shorter load and faults (some ten minutes in all, most of it the drain of the hostile cases,
-whose gzip bombs of valid events parse in full under the production decompression cap). Needs root for the tmpfs (the disk-full
+shorter load and faults (23 minutes on the shared 2-core machine with a load average near 10,
+13 of them the drain: under the production decompression cap a gzip bomb of valid events parses
+in full, for minutes). Needs root for the tmpfs (the disk-full
 fault is skipped otherwise) and runs PostgreSQL as the machine's ``postgres`` user. The server's
 logs are kept in ``var/bench/soak-logs/``, each hostile case's outcome in
 ``var/bench/soak-hostile.tsv``.
