@@ -90,11 +90,8 @@ WATCH = """(drawn) => {
     }
   };
   const observer = new MutationObserver(check);
-  const start = () => {
-    observer.observe(document, { subtree: true, childList: true, attributes: true });
-    check();
-  };
-  start();
+  observer.observe(document, { subtree: true, childList: true, attributes: true });
+  check();
 }"""
 
 RESOURCES = """() => performance.getEntriesByType('resource')
