@@ -55,6 +55,18 @@ def role_command(role: str, host: str, port: int) -> list[str]:
             "--concurrency", os.environ.get("WORKER_CONCURRENCY", "2"),
             "--loglevel", "INFO",
         ]  # fmt: skip
+    if role == "sweeper":
+        from django.conf import settings
+
+        # One process on the sweep queue only: recovery runs within its period whatever
+        # backlog the workers have.
+        return [
+            sys.executable, "-m", "celery", "-A", "profiler_app.celery", "worker",
+            "--queues", settings.CELERY_SWEEP_QUEUE,
+            "--pool", "solo",
+            "--hostname", f"{settings.SWEEPER_NAME}@%h",
+            "--loglevel", "INFO",
+        ]  # fmt: skip
     if role == "beat":
         from django.conf import settings
 
@@ -179,7 +191,9 @@ def up(host: str, port: int) -> int:
         say("applying database migrations")
         manage("migrate", "--noinput", env=env)
         manage("collectstatic", "--noinput", "--verbosity", "0", env=env)
-        children = [Child(role, role_command(role, host, port)) for role in ("worker", "beat")]
+        children = [
+            Child(role, role_command(role, host, port)) for role in ("worker", "sweeper", "beat")
+        ]
         children.append(Child("web", role_command("web", host, port)))
         login_hint = ensure_admin(env)
         for child in children:
@@ -341,10 +355,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in [
-        ("up", "start database, broker, worker, beat and web together (Ctrl-C stops all)"),
+        ("up", "start database, broker, worker, sweeper, beat and web (Ctrl-C stops all)"),
         ("web", "run only the web server (for containers)"),
         ("worker", "run only a Celery worker (for containers; start several to scale)"),
         ("beat", "run only the periodic-task scheduler (for containers; exactly one)"),
+        ("sweeper", "run only the recovery sweeps' worker (for containers; one is enough)"),
     ]:
         role = sub.add_parser(name, help=text)
         role.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))

@@ -217,14 +217,26 @@ CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = f"{CELERY_QUEUE_PREFIX}default"
+# The recovery sweeps and the health count are quick and must never wait behind parses or
+# insights runs: they have a queue of their own, which a one-process sweeper (``profiler-app
+# sweeper``) consumes alone; workers take from it too, so a lone worker still runs them.
+CELERY_SWEEP_QUEUE = f"{CELERY_QUEUE_PREFIX}sweep"
 CELERY_TASK_ROUTES = {
-    # The sweep is quick: it must not wait behind long parses.
-    "profiler_app.ingest.tasks.sweep_unfinished_parts": {"queue": CELERY_TASK_DEFAULT_QUEUE},
+    "profiler_app.ingest.tasks.sweep_unfinished_parts": {"queue": CELERY_SWEEP_QUEUE},
+    "profiler_app.reports.tasks.queue_missing_insights": {"queue": CELERY_SWEEP_QUEUE},
+    "profiler_app.core.tasks.record_workers": {"queue": CELERY_SWEEP_QUEUE},
+    "profiler_app.core.tasks.check_idle_shutdown": {"queue": CELERY_SWEEP_QUEUE},
     "profiler_app.ingest.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
     # Indexing holds a whole part in memory, like a parse: it runs where parses do.
     "profiler_app.timeline.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
 }
-CELERY_WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, f"{CELERY_QUEUE_PREFIX}ingest"]
+CELERY_WORKER_QUEUES = [
+    CELERY_TASK_DEFAULT_QUEUE,
+    f"{CELERY_QUEUE_PREFIX}ingest",
+    CELERY_SWEEP_QUEUE,
+]
+# The sweeper's Celery node name starts with this; the health check's worker count leaves it out.
+SWEEPER_NAME = "sweeper"
 CELERY_TASK_ACKS_LATE = True
 # A broker outage of any length is waited out: the worker and beat reconnect, never exit.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

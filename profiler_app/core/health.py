@@ -39,7 +39,10 @@ def redis_client() -> redis.Redis:
 
 def record_workers() -> int:
     """Ask the workers now and keep the count for the cheap checks."""
-    workers = len(celery_app.control.ping(timeout=1.0))
+    replies = celery_app.control.ping(timeout=1.0)
+    # The sweeper runs no parse: it is not a worker the health check counts.
+    sweeper = f"{settings.SWEEPER_NAME}@"
+    workers = sum(1 for reply in replies for name in reply if not name.startswith(sweeper))
     cache.set(WORKERS_KEY, workers, timeout=3 * settings.HEALTH_WORKERS_SECONDS)
     return workers
 

@@ -1,5 +1,5 @@
-"""A broker restart stops nothing: `profiler-app up` (launcher, web, worker, beat) rides out a
-Redis outage, says so once, and works again when Redis is back, with the same processes.
+"""A broker restart stops nothing: `profiler-app up` (launcher, web, worker, sweeper, beat) rides
+out a Redis outage, says so once, and works again when Redis is back, with the same processes.
 
 The launcher runs as a person starts it, against its own Redis (killed and started again here)
 and its own database on the machine's PostgreSQL. Every wait is for a condition (a line the
@@ -157,7 +157,7 @@ def test_it_rides_out_a_redis_outage_with_the_same_processes(tmp_path, database_
         wait_for(lambda: launcher.said("profiler-app is running"), "the launcher to start")
         run = json.loads((tmp_path / "data" / "run.json").read_text())
         children = run["children"]
-        assert set(children) == {"web", "worker", "beat"}
+        assert set(children) == {"web", "worker", "sweeper", "beat"}
 
         redis.kill()
         wait_for(lambda: launcher.said("Redis is unreachable"), "the launcher to notice")
