@@ -32,8 +32,17 @@ from ingest import DATA, database_env  # noqa: E402
 TEMPLATE = "nccl_rank0.json.gz"
 SLOW_FACTOR = 1.3
 # Columns scaled by the copies (per-name totals) and by a slow rank's factor (step times).
-SUMMED = {"count", "total_ns", "bytes", "sized_count", "sized_ns", "comm_ns", "overlap_ns",
-          "n_events", "sum_sq_ns2"}  # fmt: skip
+SUMMED = {
+    "count",
+    "total_ns",
+    "bytes",
+    "sized_count",
+    "sized_ns",
+    "comm_ns",
+    "overlap_ns",
+    "n_events",
+    "sum_sq_ns2",
+}
 STEP_TIMES = {"dur_ns", "gap_ns", "compute_ns", "tail_ns", "compute_busy_ns"}
 REPEATED = ("ingest_step", "ingest_annotation", "ingest_stepbreakdown")
 
@@ -49,8 +58,15 @@ def parse_template(job) -> tuple[int, int, int]:
     path = DATA / TEMPLATE
     node = Node.objects.create(job=job, name="algo-1")
     # Stored as the API stores an upload, but parsed here rather than queued to a worker.
-    part = ProfilePart(job=job, node=node, rank=0, kind="kineto", original_name=path.name,
-                       size_bytes=path.stat().st_size, sha256="template")  # fmt: skip
+    part = ProfilePart(
+        job=job,
+        node=node,
+        rank=0,
+        kind="kineto",
+        original_name=path.name,
+        size_bytes=path.stat().st_size,
+        sha256="template",
+    )
     with path.open("rb") as stream:
         part.file.save(path.name, File(stream), save=True)
     assert logic.claim(part.id, "bench")
@@ -70,15 +86,29 @@ def replicate(template_part: int, span_ns: int, job, ranks: range, copies: int, 
     for rank in ranks:
         node, _ = Node.objects.get_or_create(job=job, name=f"algo-{rank // 8 + 1}")
         part = ProfilePart.objects.create(
-            job=job, node=node, rank=rank, kind="kineto", original_name=template.original_name,
-            size_bytes=template.size_bytes, sha256=f"{job.id}-{rank}", file=template.file.name,
+            job=job,
+            node=node,
+            rank=rank,
+            kind="kineto",
+            original_name=template.original_name,
+            size_bytes=template.size_bytes,
+            sha256=f"{job.id}-{rank}",
+            file=template.file.name,
             state="done",
-        )  # fmt: skip
+        )
         factor = SLOW_FACTOR if rank == slow else 1 + 0.002 * (rank % 5)
         with connection.cursor() as cursor:
             for model in AGGREGATE_TABLES:
-                _copy_rows(cursor, model._meta.db_table, model, template_part, part, copies,
-                           factor, span_ns)  # fmt: skip
+                _copy_rows(
+                    cursor,
+                    model._meta.db_table,
+                    model,
+                    template_part,
+                    part,
+                    copies,
+                    factor,
+                    span_ns,
+                )
 
 
 def _copy_rows(cursor, table, model, template_part, part, copies, factor, span_ns) -> None:
@@ -88,8 +118,12 @@ def _copy_rows(cursor, table, model, template_part, part, copies, factor, span_n
         column = field.column
         if column == "id":
             continue
-        fixed = {"job_id": part.job_id, "part_id": part.id, "node_id": part.node_id,
-                 "rank": part.rank}  # fmt: skip
+        fixed = {
+            "job_id": part.job_id,
+            "part_id": part.id,
+            "node_id": part.node_id,
+            "rank": part.rank,
+        }
         if column in fixed:
             value = str(int(fixed[column]))
         elif repeated and column == "start_ns":
@@ -151,8 +185,11 @@ def main() -> None:
             started = time.perf_counter()
             replicate(template, span_ns, job, range(ranks), copies, slow)
             total = sum(PartSummary.objects.filter(job=job).values_list("n_events", flat=True))
-            print(f"  {name}: {ranks} ranks × {copies} copies, {total:,} events, "
-                  f"built in {time.perf_counter() - started:.1f}s", flush=True)  # fmt: skip
+            print(
+                f"  {name}: {ranks} ranks × {copies} copies, {total:,} events, "
+                f"built in {time.perf_counter() - started:.1f}s",
+                flush=True,
+            )
             return job, total
 
         print(f"building jobs from {TEMPLATE} ({template_events:,} events) …", flush=True)
@@ -166,10 +203,17 @@ def main() -> None:
             .annotate(calls=Sum("count"), total=Sum("total_ns"))
         )
         CollectiveWait.objects.bulk_create(
-            CollectiveWait(job=big, windows=windows, rank=rank, collective=name, calls=count,
-                           wait_ns=total // 10, max_wait_ns=total // count // 5)
+            CollectiveWait(
+                job=big,
+                windows=windows,
+                rank=rank,
+                collective=name,
+                calls=count,
+                wait_ns=total // 10,
+                max_wait_ns=total // count // 5,
+            )
             for windows, rank, name, count, total in per_rank
-        )  # fmt: skip
+        )
         diff_ranks = max(2, args.ranks // 2)
         a, _ = build("diff-a", diff_ranks, args.diff_events, slow=-1)
         b, _ = build("diff-b", diff_ranks, args.diff_events, slow=1)

@@ -80,8 +80,22 @@ def kineto_trace(trainer: Trainer, first_step: int, out: Path) -> None:
     raw.unlink()
 
 
-COLUMNS = ["kind", "name", "dur_ns", "device", "stream", "correlation", "bytes", "memcpy_kind",
-           "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]  # fmt: skip
+COLUMNS = [
+    "kind",
+    "name",
+    "dur_ns",
+    "device",
+    "stream",
+    "correlation",
+    "bytes",
+    "memcpy_kind",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "block_x",
+    "block_y",
+    "block_z",
+]
 
 
 def stored_events(path: Path, store: Path) -> tuple[dict[str, np.ndarray], list[str]]:
@@ -121,9 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         print("no chunks were written", file=sys.stderr)
         return 1
     meta = chunks[0].meta
-    print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}, {args.steps} steps in "
-          f"{elapsed:.2f} s, {len(chunks)} chunks, devices {meta.get('devices')}, "
-          f"sources {meta.get('sources')}")  # fmt: skip
+    print(
+        f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}, {args.steps} steps in "
+        f"{elapsed:.2f} s, {len(chunks)} chunks, devices {meta.get('devices')}, "
+        f"sources {meta.get('sources')}"
+    )
 
     kinds: Counter[str] = Counter()
     sample_kinds: Counter[str] = Counter()
@@ -148,9 +164,13 @@ def main(argv: list[str] | None = None) -> int:
         launch_corr.append(ev["correlation"][launch])
         geometry = np.stack([ev[f"{g}_{a}"][k] for g in ("grid", "block") for a in "xyz"])
         bad_kernels += int(
-            ((ev["device"][k] < 0) | (ev["stream"][k] < 0) | (ev["dur_ns"][k] < 0)
-             | (geometry.min(axis=0) < 1)).sum()
-        )  # fmt: skip
+            (
+                (ev["device"][k] < 0)
+                | (ev["stream"][k] < 0)
+                | (ev["dur_ns"][k] < 0)
+                | (geometry.min(axis=0) < 1)
+            ).sum()
+        )
         for dev, stream in zip(ev["device"][k], ev["stream"][k], strict=True):
             streams.add((int(dev), int(stream)))
         for name_id in ev["name"][k]:
@@ -169,11 +189,15 @@ def main(argv: list[str] | None = None) -> int:
     matched = np.isin(kernels, launches).mean() * 100 if len(kernels) else 0.0
     print("events:", dict(kinds))
     print("samples:", dict(sample_kinds))
-    print(f"kernels {len(kernels)}, distinct names {len(kernel_names)}, (device, stream) "
-          f"{sorted(streams)}, kernels with a bad device/stream/grid/block/duration {bad_kernels}")  # fmt: skip
+    print(
+        f"kernels {len(kernels)}, distinct names {len(kernel_names)}, (device, stream) "
+        f"{sorted(streams)}, kernels with a bad device/stream/grid/block/duration {bad_kernels}"
+    )
     print(f"kernels whose launch has the same correlation id: {matched:.1f}%")
-    print(f"host-to-device bytes {memcpy_bytes}, NVML utilisation samples per GPU "
-          f"{dict(gpu_samples_per_device)}, annotations {dict(annotations)}")  # fmt: skip
+    print(
+        f"host-to-device bytes {memcpy_bytes}, NVML utilisation samples per GPU "
+        f"{dict(gpu_samples_per_device)}, annotations {dict(annotations)}"
+    )
     print("top kernels:")
     for name, count in kernel_names.most_common(5):
         print(f"  {count:6d}  {name[:100]}")

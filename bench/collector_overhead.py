@@ -104,9 +104,14 @@ def run_collector(
 ) -> None:
     prof = Profiler()
     prof.configure(
-        collector.Config(job_name=f"bench-{mode.name}", spool_dir=str(spool), server_url=None,
-                         exit_hooks=False, **settings)
-    )  # fmt: skip
+        collector.Config(
+            job_name=f"bench-{mode.name}",
+            spool_dir=str(spool),
+            server_url=None,
+            exit_hooks=False,
+            **settings,
+        )
+    )
     prof.start_profiling()
     mode.step_s += timed_steps(trainer, first, steps, sync)
     prof.stop_profiling()

@@ -53,11 +53,16 @@ def ingest_ranks(job, path: Path, ranks: int) -> int:
         node, _ = Node.objects.get_or_create(job=job, name=f"algo-{rank // 8 + 1}")
         parts.append(
             ProfilePart.objects.create(
-                job=job, node=node, rank=rank, kind="kineto", original_name=path.name,
-                size_bytes=first.size_bytes, sha256=f"{first.sha256[:56]}{rank:08d}",
+                job=job,
+                node=node,
+                rank=rank,
+                kind="kineto",
+                original_name=path.name,
+                size_bytes=first.size_bytes,
+                sha256=f"{first.sha256[:56]}{rank:08d}",
                 file=first.file.name,
             )
-        )  # fmt: skip
+        )
     for part in parts:
         started = time.perf_counter()
         assert logic.claim(part.id, "bench")

@@ -149,9 +149,15 @@ def add_parts(job, parts: list[tuple[str, int, str, Path]]) -> list[int]:
     for node_name, rank, kind, path in parts:
         node, _ = Node.objects.get_or_create(job=job, name=node_name)
         part = ProfilePart(
-            job=job, node=node, rank=rank, pid=1000 + rank, kind=kind, original_name=path.name,
-            size_bytes=path.stat().st_size, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-        )  # fmt: skip
+            job=job,
+            node=node,
+            rank=rank,
+            pid=1000 + rank,
+            kind=kind,
+            original_name=path.name,
+            size_bytes=path.stat().st_size,
+            sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+        )
         with path.open("rb") as f:
             part.file.save(path.name, File(f), save=True)
         ids.append(part.id)

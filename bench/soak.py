@@ -125,8 +125,11 @@ def main() -> None:
     large = [large_trace(cases_dir, n) for n in args.large_copies]
     fault_trace = large_trace(cases_dir, 4)
     tracks = many_track_traces(cases_dir, args.tracks)[: 1 if quick else 2]
-    print(f"{len(hostile)} hostile cases, {len(large)} large and {len(tracks)} many-track "
-          f"traces ready in {time.monotonic() - started:.0f} s", flush=True)  # fmt: skip
+    print(
+        f"{len(hostile)} hostile cases, {len(large)} large and {len(tracks)} many-track "
+        f"traces ready in {time.monotonic() - started:.0f} s",
+        flush=True,
+    )
 
     postgres, redis = Postgres(), Redis(work)
     bucket: Bucket | None = None
@@ -161,10 +164,16 @@ def main() -> None:
             bucket = Bucket(LOGS / "moto.log")
             postgres.create_database("profiler_bucket")
             in_bucket = Launcher(
-                {**env, **bucket.env, "DATABASE_URL": postgres.url_of("profiler_bucket"),
-                 "PROFILER_DATA_DIR": str(work / "data-bucket"), "CELERY_QUEUE_PREFIX": "soakb-"},
-                LOGS, "launcher-bucket",
-            )  # fmt: skip
+                {
+                    **env,
+                    **bucket.env,
+                    "DATABASE_URL": postgres.url_of("profiler_bucket"),
+                    "PROFILER_DATA_DIR": str(work / "data-bucket"),
+                    "CELERY_QUEUE_PREFIX": "soakb-",
+                },
+                LOGS,
+                "launcher-bucket",
+            )
             launchers.append(in_bucket)
             outages.append(
                 bucket_stall(in_bucket, in_bucket.token("soak"), bucket, args.outage, fault_trace)
@@ -176,11 +185,15 @@ def main() -> None:
                 disk = SmallDisk(work / "small", 512)
                 postgres.create_database("profiler_disk")
                 on_disk = Launcher(
-                    {**env, "DATABASE_URL": postgres.url_of("profiler_disk"),
-                     "PROFILER_DATA_DIR": str(disk.path / "data"),
-                     "CELERY_QUEUE_PREFIX": "soakd-"},
-                    LOGS, "launcher-disk",
-                )  # fmt: skip
+                    {
+                        **env,
+                        "DATABASE_URL": postgres.url_of("profiler_disk"),
+                        "PROFILER_DATA_DIR": str(disk.path / "data"),
+                        "CELERY_QUEUE_PREFIX": "soakd-",
+                    },
+                    LOGS,
+                    "launcher-disk",
+                )
                 launchers.append(on_disk)
                 outages.append(
                     disk_full(on_disk, on_disk.token("soak"), disk, args.outage, fault_trace)
@@ -252,8 +265,11 @@ def load(
     for thread in threads:
         thread.join(args.duration + 600)
     load_end = time.monotonic()
-    print(f"load over: {stats.uploads} uploads, {len(stats.reader_ms)} reads, "
-          f"{stats.hostile_cases} hostile cases; draining", flush=True)  # fmt: skip
+    print(
+        f"load over: {stats.uploads} uploads, {len(stats.reader_ms)} reads, "
+        f"{stats.hostile_cases} hostile cases; draining",
+        flush=True,
+    )
 
     api = Api(url, token, stats)
     drain_deadline = load_end + args.drain_timeout
@@ -264,12 +280,18 @@ def load(
         busy = insights_busy(api, stats) if drained_at is None and not soak_left else 0
         if drained_at is None and not (soak_left or busy):
             drained_at = time.monotonic()
-            print(f"  drained: the load's parts and insights {drained_at - load_end:.0f} s after "
-                  f"it stopped", flush=True)  # fmt: skip
+            print(
+                f"  drained: the load's parts and insights {drained_at - load_end:.0f} s after "
+                f"it stopped",
+                flush=True,
+            )
         if (drained_at and not hostile_left) or time.monotonic() > drain_deadline:
             break
-        print(f"  {time.monotonic() - load_end:4.0f} s: unfinished {soak_left} soak, "
-              f"{hostile_left} hostile parts, {busy} insights runs", flush=True)  # fmt: skip
+        print(
+            f"  {time.monotonic() - load_end:4.0f} s: unfinished {soak_left} soak, "
+            f"{hostile_left} hostile parts, {busy} insights runs",
+            flush=True,
+        )
         time.sleep(5)
     drain_s = (drained_at or time.monotonic()) - load_end
     peak.stop()
@@ -309,8 +331,10 @@ def many_tracks_phase(launcher: Launcher, token: str, paths: list[Path]) -> floa
     for part in parts.values():
         message = part["error"][:160] or f"{part.get('n_events', '')}"
         print(f"many tracks: {part['original_name']} {part['state']} {message}")
-    print(f"many tracks: {time.monotonic() - started:.0f} s, largest worker process "
-          f"{peak.single / 2**20:.0f} MB, {left} unfinished, errors {stats.errors[:3]}")  # fmt: skip
+    print(
+        f"many tracks: {time.monotonic() - started:.0f} s, largest worker process "
+        f"{peak.single / 2**20:.0f} MB, {left} unfinished, errors {stats.errors[:3]}"
+    )
     return peak.single / 2**20 if not left else float("inf")
 
 
@@ -332,9 +356,11 @@ def sql_phase(launcher: Launcher, token: str, job_id: int | None) -> float:
             body = reply.json()
         except ValueError:
             body = {}
-        answers.append(f"{query[:24]!r}: {reply.status_code}, {len(reply.content) >> 10} KiB "
-                       f"in {took:.1f} s, {len(body.get('rows', ()))} rows, truncated by "
-                       f"{body.get('truncated_by')}")  # fmt: skip
+        answers.append(
+            f"{query[:24]!r}: {reply.status_code}, {len(reply.content) >> 10} KiB "
+            f"in {took:.1f} s, {len(body.get('rows', ()))} rows, truncated by "
+            f"{body.get('truncated_by')}"
+        )
 
     for query in SQL_QUERIES:
         threads = [threading.Thread(target=ask, args=(query,)) for _ in range(2)]
@@ -346,17 +372,21 @@ def sql_phase(launcher: Launcher, token: str, job_id: int | None) -> float:
     peak.stop()
     after = tree_rss(web_roots(launcher)())
     mb = lambda sizes: ", ".join(f"{rss >> 20}" for rss in sizes.values())  # noqa: E731
-    print(f"sql on job {job_id}: {'; '.join(answers)}; web processes (MB) before: {mb(before)}, "
-          f"at the peak: {mb(peak.by_pid)}, after: {mb(after)}; errors {api.stats.errors[:3]}")  # fmt: skip
+    print(
+        f"sql on job {job_id}: {'; '.join(answers)}; web processes (MB) before: {mb(before)}, "
+        f"at the peak: {mb(peak.by_pid)}, after: {mb(after)}; errors {api.stats.errors[:3]}"
+    )
     return peak.single / 2**20
 
 
 def report(stats, soak_parts, hostile_parts, soak_insights, hostile_insights, peak) -> None:
     """What went wrong, in a few lines; every hostile case's outcome in a file."""
     states = Counter(p["state"] for p in soak_parts.values())
-    print(f"soak parts: {dict(states)}; insights of the soak jobs: "
-          f"{dict(Counter(i.get('status') for i in soak_insights.values()))}, of the hostile jobs: "
-          f"{dict(Counter(i.get('status') for i in hostile_insights.values()))}")  # fmt: skip
+    print(
+        f"soak parts: {dict(states)}; insights of the soak jobs: "
+        f"{dict(Counter(i.get('status') for i in soak_insights.values()))}, of the hostile jobs: "
+        f"{dict(Counter(i.get('status') for i in hostile_insights.values()))}"
+    )
     for part in [p for p in soak_parts.values() if p["state"] == "failed"][:5]:
         print(f"  soak part {part['id']} ({part['original_name']}) failed: {part['error'][:200]}")
     for job_id, found in {**soak_insights, **hostile_insights}.items():
@@ -365,8 +395,10 @@ def report(stats, soak_parts, hostile_parts, soak_insights, hostile_insights, pe
                 f"  insights of job {job_id}: {found.get('status')} {found.get('error', '')[:200]}"
             )
     hostile_states = Counter(p["state"] for p in hostile_parts.values())
-    print(f"hostile answers: {dict(sorted(stats.hostile_answers.items()))}; hostile parts: "
-          f"{dict(hostile_states)}")  # fmt: skip
+    print(
+        f"hostile answers: {dict(sorted(stats.hostile_answers.items()))}; hostile parts: "
+        f"{dict(hostile_states)}"
+    )
     outcomes = ROOT / "var" / "bench" / "soak-hostile.tsv"
     with outcomes.open("w") as out:
         for part_id, name in stats.hostile_names.items():
@@ -378,8 +410,10 @@ def report(stats, soak_parts, hostile_parts, soak_insights, hostile_insights, pe
         for name, code, detail in stats.hostile_refused:
             out.write(f"{name!r}\t{code}\t{detail!r}\n")
     print(f"every hostile case's outcome: {outcomes}")
-    print("worker tree at its peak (pid: MB): "
-          + ", ".join(f"{pid}: {rss / 2**20:.0f}" for pid, rss in peak.by_pid.items()))  # fmt: skip
+    print(
+        "worker tree at its peak (pid: MB): "
+        + ", ".join(f"{pid}: {rss / 2**20:.0f}" for pid, rss in peak.by_pid.items())
+    )
     for line in stats.errors[:10]:
         print(f"  error: {line}")
     for line in stats.unexpected_4xx[:10]:

@@ -124,23 +124,51 @@ def hostile_cases(work: Path) -> Iterator[Hostile]:
     ):
         yield Hostile(f"invalid JSON #{i}", text)
     for i, doc in enumerate(
-        [{"lr": 0.1, "epochs": 3}, {"model": "resnet", "epochs": [1, 2]}, [], 42, "trace", None,
-         {"traceEvents": 7}, {"traceEvents": "many"}, {"traceEvents": {}}, {"TraceEvents": []}]
-    ):  # fmt: skip
+        [
+            {"lr": 0.1, "epochs": 3},
+            {"model": "resnet", "epochs": [1, 2]},
+            [],
+            42,
+            "trace",
+            None,
+            {"traceEvents": 7},
+            {"traceEvents": "many"},
+            {"traceEvents": {}},
+            {"TraceEvents": []},
+        ]
+    ):
         yield Hostile(f"not a trace #{i}", json.dumps(doc).encode())
     for i, text in enumerate(
-        [b"epoch 1 loss 0.3\n", b"\x00" * 1000, os.urandom(4096), b"PK\x03\x04garbage",
-         b"\x1f\x8bnot gzip", b"\xef\xbb\xbf", b" " * 10_000]
-    ):  # fmt: skip
+        [
+            b"epoch 1 loss 0.3\n",
+            b"\x00" * 1000,
+            os.urandom(4096),
+            b"PK\x03\x04garbage",
+            b"\x1f\x8bnot gzip",
+            b"\xef\xbb\xbf",
+            b" " * 10_000,
+        ]
+    ):
         yield Hostile(f"not JSON #{i}", text)
     yield Hostile("empty file", b"")
     yield Hostile("empty gzip", gzip.compress(b""), filename="t.json.gz")
     yield Hostile("no events", trace_bytes([]))
     changes = [
-        {"ts": "yesterday"}, {"ts": None}, {"ts": [1]}, {"dur": "long"}, {"dur": {}},
-        {"name": 12}, {"name": None}, {"args": [1, 2]}, {"args": {"stream": [7]}},
-        {"args": {"device": "gpu"}}, {"pid": "x"}, {"tid": 1.5e300}, {"ph": 5}, {"cat": []},
-    ]  # fmt: skip
+        {"ts": "yesterday"},
+        {"ts": None},
+        {"ts": [1]},
+        {"dur": "long"},
+        {"dur": {}},
+        {"name": 12},
+        {"name": None},
+        {"args": [1, 2]},
+        {"args": {"stream": [7]}},
+        {"args": {"device": "gpu"}},
+        {"pid": "x"},
+        {"tid": 1.5e300},
+        {"ph": 5},
+        {"cat": []},
+    ]
     for change in changes:
         yield Hostile(f"wrong type {change}", trace_bytes([EVENT, {**EVENT, **change}]))
     for i, bad in enumerate([42, "x", None, [EVENT], True]):
@@ -206,24 +234,45 @@ def hostile_cases(work: Path) -> Iterator[Hostile]:
         path = npy_bomb(
             work / f"bomb-{declared_mb}-{stored_mb}.pcol", declared_mb << 20, stored_mb << 20
         )
-        yield Hostile(f"npy bomb {declared_mb} MB declared, {stored_mb} MB stored",
-                      path.read_bytes(), "collector", path.name)  # fmt: skip
+        yield Hostile(
+            f"npy bomb {declared_mb} MB declared, {stored_mb} MB stored",
+            path.read_bytes(),
+            "collector",
+            path.name,
+        )
     chunk = COLLECTOR_CHUNKS[0].read_bytes()
     for cut in (0.1, 0.5, 0.9):
-        yield Hostile(f"truncated chunk at {cut:.0%}", chunk[: int(len(chunk) * cut)],
-                      "collector", "chunk.pcol")  # fmt: skip
+        yield Hostile(
+            f"truncated chunk at {cut:.0%}",
+            chunk[: int(len(chunk) * cut)],
+            "collector",
+            "chunk.pcol",
+        )
     for name in TRACES[:3]:
         yield Hostile(f"{name} as a collector chunk", real[name], "collector", "x.pcol")
     for chunk_path in COLLECTOR_CHUNKS[:3]:
-        yield Hostile(f"{chunk_path.name} as a kineto trace", chunk_path.read_bytes(),
-                      "kineto", chunk_path.name)  # fmt: skip
+        yield Hostile(
+            f"{chunk_path.name} as a kineto trace",
+            chunk_path.read_bytes(),
+            "kineto",
+            chunk_path.name,
+        )
     # Each with other bytes: the same bytes again in one job would be matched to the first part.
     for i, kind in enumerate(("", "KINETO", "nsys", "kineto\u0000", "../kineto")):
         yield Hostile(f"kind {kind!r}", trace_bytes([{**EVENT, "ts": 100 + i}]), kind)
     for i, filename in enumerate(
-        ["a\\b.json", "../../etc/passwd", "x" * 300 + ".json", "new\nline.json", 'quote".json',
-         "nul\u0000.json", "résumé ✓.json.gz", ".json", "-"]
-    ):  # fmt: skip
+        [
+            "a\\b.json",
+            "../../etc/passwd",
+            "x" * 300 + ".json",
+            "new\nline.json",
+            'quote".json',
+            "nul\u0000.json",
+            "résumé ✓.json.gz",
+            ".json",
+            "-",
+        ]
+    ):
         data = trace_bytes([{**EVENT, "ts": 200 + i}])
         yield Hostile(f"file name {filename[:20]!r}", data, filename=filename)
     yield Hostile("npz of random arrays", npz_of_random(work), "collector", "r.npz")
@@ -237,8 +286,14 @@ def resumable_cases() -> Iterator[Hostile]:
     def case(name: str, steps, filename="t.json", size: int | None = None) -> Hostile:
         data = next(files)
         plan = tuple(step(data) if callable(step) else step for step in steps)
-        return Hostile(f"resumable: {name}", data, filename=filename, resumable=True,
-                       steps=plan, size_bytes=len(data) if size is None else size)  # fmt: skip
+        return Hostile(
+            f"resumable: {name}",
+            data,
+            filename=filename,
+            resumable=True,
+            steps=plan,
+            size_bytes=len(data) if size is None else size,
+        )
 
     def put(start: int, stop: int | None = None, total: int | None = None, body=None):
         def step(data: bytes):

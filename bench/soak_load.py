@@ -91,8 +91,11 @@ def uploader(api: Api, index: int, deadline: float, pause_s: float, stats: Stats
             files = [(0, "collector", c) for c in rng.sample(COLLECTOR_CHUNKS, 3)]
         else:
             picks = rng.sample(TRACES, 3)
-            files = [(0, "kineto", DATA / picks[0]), (0, "kineto", DATA / picks[1]),
-                     (1, "kineto", DATA / picks[2])]  # fmt: skip
+            files = [
+                (0, "kineto", DATA / picks[0]),
+                (0, "kineto", DATA / picks[1]),
+                (1, "kineto", DATA / picks[2]),
+            ]
         for rank, kind, path in files:
             upload_part(api, job_id, path, stats, rank, kind)
         time.sleep(pause_s)
@@ -104,9 +107,11 @@ def upload_part(
     """One part uploaded into ``stats.soak_parts``; its id, or None when refused."""
     with path.open("rb") as f:
         response, _ = api.call(
-            "POST", f"/api/jobs/{job_id}/parts/",
-            data={"node": "algo-1", "rank": rank, "kind": kind}, files={"file": (path.name, f)},
-        )  # fmt: skip
+            "POST",
+            f"/api/jobs/{job_id}/parts/",
+            data={"node": "algo-1", "rank": rank, "kind": kind},
+            files={"file": (path.name, f)},
+        )
     if response is None or response.status_code not in (200, 202):
         note_unexpected(stats, response, f"upload {path.name}")
         return None
@@ -189,9 +194,11 @@ def hostile_feeder(api: Api, cases: list[Hostile], deadline: float, stats: Stats
             response = resumable(api, job_id, source, case)
         else:
             response, _ = api.call(
-                "POST", f"/api/jobs/{job_id}/parts/",
-                data=source, files={"file": (case.filename, case.data)},
-            )  # fmt: skip
+                "POST",
+                f"/api/jobs/{job_id}/parts/",
+                data=source,
+                files={"file": (case.filename, case.data)},
+            )
         with stats.lock:
             stats.hostile_cases += 1
             if response is not None:

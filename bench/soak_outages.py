@@ -63,10 +63,11 @@ class Fault:
         data = gzip.compress(gzip.decompress(path.read_bytes()), mtime=unique)
         started = time.monotonic()
         response, _ = self.api.call(
-            "POST", f"/api/jobs/{self.job_id}/parts/",
+            "POST",
+            f"/api/jobs/{self.job_id}/parts/",
             data={"node": "algo-1", "rank": len(self.part_ids), "kind": "kineto"},
             files={"file": (path.name, data)},
-        )  # fmt: skip
+        )
         took = time.monotonic() - started
         if response is None:
             self.outage.answers.append(f"{what}: no answer after {took:.1f} s")

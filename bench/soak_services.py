@@ -60,22 +60,28 @@ class Postgres:
         self.url = self.url_of("profiler")
         if os.geteuid() == 0:
             shutil.chown(self.root, "postgres")
-        subprocess.run(
-            _as_postgres([str(PG_BIN / "initdb"), "-D", str(self.data), "-U", "postgres",
-                          "--auth=trust", "-E", "UTF8"]),
-            check=True, capture_output=True,
-        )  # fmt: skip
+        command = [
+            str(PG_BIN / "initdb"),
+            "-D", str(self.data),
+            "-U", "postgres",
+            "--auth=trust",
+            "-E", "UTF8",
+        ]  # fmt: skip
+        subprocess.run(_as_postgres(command), check=True, capture_output=True)
 
     def start(self) -> None:
         options = (
             f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.data} -c fsync=off "
             "-c synchronous_commit=off -c max_connections=300"
         )
-        subprocess.run(
-            _as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
-                          "-o", options, "-w", "start"]),
-            check=True, capture_output=True,
-        )  # fmt: skip
+        command = [
+            str(PG_BIN / "pg_ctl"),
+            "-D", str(self.data),
+            "-l", str(self.log),
+            "-o", options,
+            "-w", "start",
+        ]  # fmt: skip
+        subprocess.run(_as_postgres(command), check=True, capture_output=True)
 
     def url_of(self, database: str) -> str:
         return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
@@ -90,7 +96,7 @@ class Postgres:
         subprocess.run(
             _as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop"]),
             capture_output=True,
-        )  # fmt: skip
+        )
 
     def remove(self) -> None:
         self.stop("immediate")
@@ -107,11 +113,15 @@ class Redis:
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.work)],
-            stdout=subprocess.DEVNULL,
-        )  # fmt: skip
+        command = [
+            "redis-server",
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", str(self.work),
+        ]  # fmt: skip
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         wait_until(self.answers, "Redis to listen", 30)
 
     def answers(self) -> bool:
@@ -136,8 +146,9 @@ class Bucket:
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=log.open("w"), stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+        )
 
         def up() -> bool:
             with contextlib.suppress(requests.RequestException):
@@ -165,8 +176,9 @@ class SmallDisk:
     def __init__(self, path: Path, size_mb: int) -> None:
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(path)],
-                       check=True)  # fmt: skip
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(path)], check=True
+        )
         self.filler = path / "filler"
 
     def fill(self) -> None:
@@ -232,9 +244,12 @@ class Launcher:
         self.env = env
         self.process = subprocess.Popen(
             [sys.executable, "-m", "profiler_app.cli", "up", "--port", str(self.port)],
-            env=env, cwd=ROOT, stdout=self.log_path.open("wb"), stderr=subprocess.STDOUT,
+            env=env,
+            cwd=ROOT,
+            stdout=self.log_path.open("wb"),
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
         wait_until(lambda: self.health().get("workers", 0) > 0, f"{name} to be healthy", 180)
 
     def health(self) -> dict:
@@ -262,8 +277,12 @@ class Launcher:
     def manage(self, code: str) -> str:
         done = subprocess.run(
             [sys.executable, "-m", "django", "shell", "-c", code],
-            env=self.env, cwd=ROOT, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            env=self.env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return done.stdout.strip().splitlines()[-1]
 
     def token(self, username: str) -> str:
@@ -297,8 +316,14 @@ def base_env(work: Path, postgres: Postgres, redis: Redis) -> dict[str, str]:
         # How often beat counts the workers for the health answer: a launcher is healthy sooner.
         HEALTH_WORKERS_SECONDS="5",
     )
-    for name in ("TRACE_MAX_DECOMPRESSED_BYTES", "WORKER_MEMORY_LIMIT_MB", "INGEST_STALL_SECONDS",
-                 "INGEST_SWEEP_SECONDS", "WEB_CONCURRENCY", "WORKER_CONCURRENCY"):  # fmt: skip
+    for name in (
+        "TRACE_MAX_DECOMPRESSED_BYTES",
+        "WORKER_MEMORY_LIMIT_MB",
+        "INGEST_STALL_SECONDS",
+        "INGEST_SWEEP_SECONDS",
+        "WEB_CONCURRENCY",
+        "WORKER_CONCURRENCY",
+    ):
         env.pop(name, None)
     return env
 

@@ -291,9 +291,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=25, help="requests per zoom level")
     parser.add_argument("--work", type=Path, default=ROOT / "var" / "bench")
     parser.add_argument(
-        "--profile", type=int, default=0, metavar="N",
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
         help="profile a second cold first view of the bucket job; print its top N functions",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
 
     # A kill (SIGTERM, SIGHUP) unwinds like an exception: the cleanups below run.

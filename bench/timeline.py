@@ -58,9 +58,15 @@ def store_parts(job, path: Path, ranks: int) -> list[int]:
     for rank in range(ranks):
         node, _ = Node.objects.get_or_create(job=job, name=f"algo-{rank // 8 + 1}")
         part = ProfilePart(
-            job=job, node=node, rank=rank, pid=1000 + rank, kind="kineto", original_name=path.name,
-            size_bytes=path.stat().st_size, sha256=f"{rank:064d}",
-        )  # fmt: skip
+            job=job,
+            node=node,
+            rank=rank,
+            pid=1000 + rank,
+            kind="kineto",
+            original_name=path.name,
+            size_bytes=path.stat().st_size,
+            sha256=f"{rank:064d}",
+        )
         if stored is None:
             with path.open("rb") as f:
                 part.file.save(path.name, File(f), save=True)
@@ -271,8 +277,13 @@ def browser(live_url: str, username: str, password: str, trace_urls: list[str]) 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu",                   "--js-flags=--max-old-space-size=16384"],
-        )  # fmt: skip
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--js-flags=--max-old-space-size=16384",
+            ],
+        )
         context = chromium.new_context(viewport={"width": 1920, "height": 1080})
         page = context.new_page()
         page.goto(f"{live_url}/login")

@@ -53,8 +53,10 @@ def measure(path: Path, ceiling_mb: int) -> dict:
     with tempfile.TemporaryDirectory() as work:
         done = subprocess.run(
             [sys.executable, "-c", PARSE, str(path), work, str(ceiling_mb)],
-            capture_output=True, text=True, cwd=ROOT,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode or not lines:
         tail = (done.stderr or done.stdout).strip().splitlines()
