@@ -171,9 +171,12 @@ def upload(args: argparse.Namespace) -> int:
         bar = ProgressBar(f"{info.path.name} (rank {rank}, {node})", sys.stderr)
         try:
             part, new = client.upload_part(
-                job["id"], info.path, info.path.name,
-                {"node": node, "rank": rank, "kind": "kineto"}, bar,
-            )  # fmt: skip
+                job["id"],
+                info.path,
+                info.path.name,
+                {"node": node, "rank": rank, "kind": "kineto"},
+                bar,
+            )
         except (ApiError, OSError) as err:
             bar.finish(f"FAILED: {err}")
             failed += 1

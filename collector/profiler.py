@@ -204,9 +204,14 @@ class Profiler:
             return
         now = time.time_ns()
         self._events.append(
-            (STEP, f"step_{self._step_n}", self._step_start_ns, now - self._step_start_ns,
-             threading.get_native_id())
-        )  # fmt: skip
+            (
+                STEP,
+                f"step_{self._step_n}",
+                self._step_start_ns,
+                now - self._step_start_ns,
+                threading.get_native_id(),
+            )
+        )
         self._step_n += 1
         self._step_start_ns = now
         self._advance_kineto(now)

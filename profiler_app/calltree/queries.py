@@ -100,11 +100,19 @@ def tree(job, window: str, part_id, threads, inverted: bool, min_ns: int) -> dic
     parts = [{"id": s.part_id, "node": s.node.name, "rank": s.rank} for s in _summaries(job)]
     summary = _summary(job, part_id)
     body = {
-        "job": job.id, "part": None, "parts": parts, "threads": [], "selected": [],
-        "inverted": inverted, "window": window, "total_ns": 0, "frames": 0,
-        "names": [], "name_ids": [],
+        "job": job.id,
+        "part": None,
+        "parts": parts,
+        "threads": [],
+        "selected": [],
+        "inverted": inverted,
+        "window": window,
+        "total_ns": 0,
+        "frames": 0,
+        "names": [],
+        "name_ids": [],
         "tree": {"parent": [], "name": [], "total_ns": [], "self_ns": [], "count": []},
-    }  # fmt: skip
+    }
     if summary is None:
         return body
     events, listed, chosen = _selection(summary, window, threads)

@@ -25,9 +25,11 @@ class CallTreeQuerySerializer(serializers.Serializer):
         required=False, default=False, help_text="bottom-up: frames with self time first"
     )
     min_ns = serializers.IntegerField(
-        required=False, default=0, min_value=0,
+        required=False,
+        default=0,
+        min_value=0,
         help_text='frames with less total time are merged into their parent\'s "(other)"',
-    )  # fmt: skip
+    )
 
     def validate_threads(self, value: str) -> list[int]:
         threads = _ids(value, "threads")

@@ -30,12 +30,25 @@ from profiler_app.traces.model import DERIVED_SOURCE
 DIFF_ROWS = 200
 # Figures where less is better; the others (counts, spans) are shown without a verdict.
 LOWER_IS_BETTER = {
-    "kernel_ns", "compute_ns", "comm_ns", "memory_ns", "sync_ns", "step_mean_ns", "step_p50_ns",
+    "kernel_ns",
+    "compute_ns",
+    "comm_ns",
+    "memory_ns",
+    "sync_ns",
+    "step_mean_ns",
+    "step_p50_ns",
     "gpu_idle_pct",
-}  # fmt: skip
+}
 # Figures that are sums over ranks and steps, divided by the rank-steps.
-SUMMED = {"kernel_runs", "kernel_ns", "gpu_op_runs", "compute_ns", "comm_ns", "memory_ns",
-          "sync_ns"}  # fmt: skip
+SUMMED = {
+    "kernel_runs",
+    "kernel_ns",
+    "gpu_op_runs",
+    "compute_ns",
+    "comm_ns",
+    "memory_ns",
+    "sync_ns",
+}
 # Figures per step (or shares) already: the normalised figure is the raw one.
 PER_STEP = {"step_mean_ns", "step_p50_ns", "gpu_idle_pct"}
 
@@ -110,8 +123,9 @@ def _diff_section(a: pd.DataFrame, b: pd.DataFrame, divisors: tuple[int, int]) -
     order = np.lexsort((table["name"].to_numpy(), -table["norm_delta_ns"].abs().to_numpy()))
     table = table.iloc[order]
     counts = table["status"].value_counts()
-    changed = table[(table["status"] != "changed") | (table["delta_ns"] != 0)
-                    | (table["delta_count"] != 0)]  # fmt: skip
+    changed = table[
+        (table["status"] != "changed") | (table["delta_ns"] != 0) | (table["delta_count"] != 0)
+    ]
     return {
         "added": int(counts.get("added", 0)),
         "removed": int(counts.get("removed", 0)),
@@ -126,8 +140,14 @@ def step_stats(job: TrainingJob, window: str) -> dict:
     """Step times over every rank's steps in ``window``."""
     durations = np.array(in_window(Step, job, window).values_list("dur_ns", flat=True), np.int64)
     if not len(durations):
-        return {"count": 0, "mean_ns": None, "p50_ns": None, "p95_ns": None, "min_ns": None,
-                "max_ns": None}  # fmt: skip
+        return {
+            "count": 0,
+            "mean_ns": None,
+            "p50_ns": None,
+            "p95_ns": None,
+            "min_ns": None,
+            "max_ns": None,
+        }
     p50, p95 = np.percentile(durations, (50, 95))
     return {
         "count": len(durations),
@@ -213,7 +233,10 @@ def _rank_pairs(a: TrainingJob, b: TrainingJob, window: str) -> list[dict]:
 
     ra, rb = per_rank(a), per_rank(b)
     return [
-        {"rank": rank, **{f"a_{k}": v for k, v in ra[rank].items()},
-         **{f"b_{k}": v for k, v in rb[rank].items()}}
+        {
+            "rank": rank,
+            **{f"a_{k}": v for k, v in ra[rank].items()},
+            **{f"b_{k}": v for k, v in rb[rank].items()},
+        }
         for rank in sorted(ra.keys() & rb.keys())
-    ]  # fmt: skip
+    ]

@@ -54,9 +54,17 @@ def cluster(job: TrainingJob, window: str, step: int | None) -> dict:
 
 def _step_frame(job: TrainingJob, window: str) -> pd.DataFrame:
     rows = in_window(StepBreakdown, job, window).values_list(
-        "rank", "node__name", "step", "inferred", "start_ns", "dur_ns", "gap_ns", "compute_ns",
-        "tail_ns", "comm_ns",
-    )  # fmt: skip
+        "rank",
+        "node__name",
+        "step",
+        "inferred",
+        "start_ns",
+        "dur_ns",
+        "gap_ns",
+        "compute_ns",
+        "tail_ns",
+        "comm_ns",
+    )
     columns = ["rank", "node", "step", "inferred", "start_ns", *BREAKDOWN[:-1]]
     frame = pd.DataFrame.from_records(list(rows), columns=columns)
     frame["sync_wait_ns"] = analysis.sync_wait(frame) if len(frame) else 0
@@ -75,8 +83,19 @@ def _overlap(job: TrainingJob, window: str) -> pd.DataFrame:
 def _rank_rows(steps: pd.DataFrame, overlap: pd.DataFrame) -> pd.DataFrame:
     """Per rank: the mean of each step quantity over the chosen steps, and the step window."""
     if steps.empty:
-        return pd.DataFrame(columns=["rank", "node", "steps", *BREAKDOWN, "start_ns", "end_ns",
-                                     "comm_total_ns", "overlap_ns", "overlap_pct"])  # fmt: skip
+        return pd.DataFrame(
+            columns=[
+                "rank",
+                "node",
+                "steps",
+                *BREAKDOWN,
+                "start_ns",
+                "end_ns",
+                "comm_total_ns",
+                "overlap_ns",
+                "overlap_pct",
+            ]
+        )
     end = steps["start_ns"] + steps["dur_ns"]
     grouped = steps.assign(end_ns=end).groupby(["rank", "node"], sort=True)
     table = grouped[BREAKDOWN].mean().round().astype(np.int64)
@@ -131,12 +150,16 @@ def collectives(job: TrainingJob, window: str) -> list[dict]:
         in_window(CollectiveStat, job, window)
         .values("collective", "group_size")
         .annotate(
-            count=Sum("count"), total_ns=Sum("total_ns"), min_ns=Min("min_ns"),
-            max_ns=Max("max_ns"), sized_ns=Sum("sized_ns"), bytes=Sum("bytes"),
+            count=Sum("count"),
+            total_ns=Sum("total_ns"),
+            min_ns=Min("min_ns"),
+            max_ns=Max("max_ns"),
+            sized_ns=Sum("sized_ns"),
+            bytes=Sum("bytes"),
             ranks=Count("rank", distinct=True),
         )
         .order_by("-total_ns", "collective")
-    )  # fmt: skip
+    )
     out = []
     for found in rows:
         row: dict = dict(found)
@@ -156,9 +179,10 @@ def collective_ranks(job: TrainingJob, window: str) -> list[dict]:
     ``analysis.collective_waits_by_window``)."""
     waits = {
         (w.rank, w.collective): w
-        for w in in_window(CollectiveWait, job, window).only("rank", "collective", "wait_ns",
-                                                     "max_wait_ns")
-    }  # fmt: skip
+        for w in in_window(CollectiveWait, job, window).only(
+            "rank", "collective", "wait_ns", "max_wait_ns"
+        )
+    }
     rows = []
     for found in (
         in_window(CollectiveStat, job, window)

@@ -75,8 +75,16 @@ def run_example(server_url: str, token: str, job_name: str) -> subprocess.Comple
     # The server's own database settings are not the training script's business.
     for name in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "SECRET_KEY"):
         env.pop(name, None)
-    command = [sys.executable, str(EXAMPLE_SCRIPT), "--steps", str(DEMO_STEPS), "--device", "cpu",
-               "--job-name", job_name]  # fmt: skip
+    command = [
+        sys.executable,
+        str(EXAMPLE_SCRIPT),
+        "--steps",
+        str(DEMO_STEPS),
+        "--device",
+        "cpu",
+        "--job-name",
+        job_name,
+    ]
     result = subprocess.run(
         command, env=env, capture_output=True, text=True, timeout=DEMO_TIMEOUT_SECONDS
     )

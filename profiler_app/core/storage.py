@@ -433,9 +433,15 @@ def disk_use() -> DiskUse:
         stores = store.prefix_bytes(f"{STORES_FOLDER}/")
         uploads = store.prefix_bytes(f"{UPLOADS_FOLDER}/")
         return DiskUse(
-            settings.STORAGE_URL, raw, stores, uploads, raw + stores + uploads, None, None,
+            settings.STORAGE_URL,
+            raw,
+            stores,
+            uploads,
+            raw + stores + uploads,
+            None,
+            None,
             store_cache.size(),
-        )  # fmt: skip
+        )
     raw = tree_bytes(media_root() / RAW_FOLDER)
     stores = tree_bytes(media_root() / STORES_FOLDER)
     uploads = tree_bytes(uploads_dir())

@@ -52,21 +52,29 @@ def dashboard(job: TrainingJob, window: str) -> dict:
         "steps": steps(job, window),
         "precision": grouped_rows(
             in_window(KernelStat, job, window).exclude(category__in=NOT_COMPUTE_CATEGORIES),
-            "precision", "no compute kernels in this profile",
+            "precision",
+            "no compute kernels in this profile",
         ),
         "gpu_activity": grouped_rows(
-            in_window(GpuActivity, job, window), "activity", "no GPU activity in this profile",
+            in_window(GpuActivity, job, window),
+            "activity",
+            "no GPU activity in this profile",
             key="kind",
         ),
         "memory_ops": grouped_rows(
-            in_window(MemoryOperation, job, window), "operation",
-            "no memory copies or memsets on the GPU in this profile", key="kind", with_bytes=True,
+            in_window(MemoryOperation, job, window),
+            "operation",
+            "no memory copies or memsets on the GPU in this profile",
+            key="kind",
+            with_bytes=True,
         ),
         "annotation_names": list(
-            in_window(Annotation, job, window).order_by("name").values_list("name", flat=True)
+            in_window(Annotation, job, window)
+            .order_by("name")
+            .values_list("name", flat=True)
             .distinct()
         ),
-    }  # fmt: skip
+    }
 
 
 def is_partial(job: TrainingJob) -> bool:
@@ -97,8 +105,12 @@ def active_points(
             source=Max("source"),  # a measured source sorts after "kernel_busy"
         )
         if counts["active"] + counts["idle"]:
-            return {"source": counts["source"], "active_points": counts["active"],
-                    "idle_points": counts["idle"], "empty_reason": None}  # fmt: skip
+            return {
+                "source": counts["source"],
+                "active_points": counts["active"],
+                "idle_points": counts["idle"],
+                "empty_reason": None,
+            }
     reason = no_samples_reason(job, what) if applicable else "no GPU in this profile"
     return {"source": None, "active_points": 0, "idle_points": 0, "empty_reason": reason}
 
@@ -205,8 +217,9 @@ def steps(job: TrainingJob, window: str) -> dict:
     }
 
 
-def grouped_rows(queryset, field: str, empty_reason: str, key: str | None = None,
-                 with_bytes: bool = False) -> dict:  # fmt: skip
+def grouped_rows(
+    queryset, field: str, empty_reason: str, key: str | None = None, with_bytes: bool = False
+) -> dict:
     sums = {"total_ns": Sum("total_ns"), "count": Sum("count")}
     if with_bytes:
         sums["bytes"] = Sum("bytes")

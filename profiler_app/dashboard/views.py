@@ -40,9 +40,11 @@ def annotation_durations_view(request, job_id: int):
 
 
 class CustomHistogramViewSet(
-    mixins.ListModelMixin, mixins.CreateModelMixin, mixins.DestroyModelMixin,
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
-):  # fmt: skip
+):
     """A user's own custom histograms; teammates keep theirs."""
 
     serializer_class = CustomHistogramSerializer

@@ -182,8 +182,9 @@ def sweep_unfinished() -> list[int]:
         ProfilePart.objects.filter(id__in=[i for i, _ in rows]).update(updated_at=now)
         ProfilePart.objects.filter(id__in=[i for i, _ in lost]).update(state=PartState.PENDING)
     for part_id, state in lost:
-        log.warning("Part %s (%s) showed no sign of life since %s: queued again", part_id,
-                    state, stale)  # fmt: skip
+        log.warning(
+            "Part %s (%s) showed no sign of life since %s: queued again", part_id, state, stale
+        )
         send_ingest(part_id)
     return [i for i, _ in lost]
 
@@ -308,8 +309,9 @@ def _causes(exc: BaseException):
 
 def database_lost(exc: BaseException) -> bool:
     """The connection to PostgreSQL broke (an outage, a restart), as opposed to a refusal."""
-    if not isinstance(exc, OperationalError | InterfaceError | psycopg.OperationalError
-                      | psycopg.InterfaceError):  # fmt: skip
+    if not isinstance(
+        exc, OperationalError | InterfaceError | psycopg.OperationalError | psycopg.InterfaceError
+    ):
         return False
     try:
         usable = connection.connection is not None and connection.is_usable()
@@ -508,10 +510,22 @@ def _insert(part: ProfilePart, result: IngestResult, key: str, cluster: ClusterF
     _copy(
         TimelineTrack,
         common,
-        tracks.assign(start_ns=tracks["start_ns"].astype("Int64"), end_ns=tracks["end_ns"].astype("Int64")),
-        ["track", "on_device", "pid", "tid", "label", "first_row", "n_rows", "start_ns",
-         "end_ns", "max_dur_ns"],
-    )  # fmt: skip
+        tracks.assign(
+            start_ns=tracks["start_ns"].astype("Int64"), end_ns=tracks["end_ns"].astype("Int64")
+        ),
+        [
+            "track",
+            "on_device",
+            "pid",
+            "tid",
+            "label",
+            "first_row",
+            "n_rows",
+            "start_ns",
+            "end_ns",
+            "max_dur_ns",
+        ],
+    )
     # Sums: one row per window, or one row for both when the part has no complete-steps window.
     steps = result.complete_steps
     by_window = (
@@ -528,24 +542,39 @@ def _insert(part: ProfilePart, result: IngestResult, key: str, cluster: ClusterF
             KernelStat,
             rows,
             sums.kernels.rename(columns={"sumsq": "sum_sq_ns2"}),
-            ["device", "name", "category", "precision", "count", "total_ns", "min_ns", "max_ns",
-             "sum_sq_ns2"],
-        )  # fmt: skip
+            [
+                "device",
+                "name",
+                "category",
+                "precision",
+                "count",
+                "total_ns",
+                "min_ns",
+                "max_ns",
+                "sum_sq_ns2",
+            ],
+        )
         _copy(GpuActivity, rows, sums.activities, ["device", "activity", "count", "total_ns"])
         _copy(
-            MemoryOperation, rows, sums.memory_ops,
+            MemoryOperation,
+            rows,
+            sums.memory_ops,
             ["device", "operation", "count", "total_ns", "bytes"],
-        )  # fmt: skip
+        )
         _copy(CollectiveStat, rows, frames.collectives, COLLECTIVE_COLUMNS)
         RankOverlap.objects.create(**rows, comm_ns=frames.comm_ns, overlap_ns=frames.overlap_ns)
     # Time-stamped rows: in both windows when before the cut, else in the whole trace only.
     for model, frame, stamp, columns in (
         (Step, agg.steps, "start_ns", ["step", "name", "start_ns", "dur_ns", "captured"]),
         (Annotation, agg.annotations, "start_ns", ["name", "start_ns", "dur_ns"]),
-        (UtilizationPoint, agg.series, "time_ns",
-         ["metric", "device", "source", "name", "time_ns", "value"]),
+        (
+            UtilizationPoint,
+            agg.series,
+            "time_ns",
+            ["metric", "device", "source", "name", "time_ns", "value"],
+        ),
         (StepBreakdown, cluster.whole.steps, "start_ns", STEP_COLUMNS),
-    ):  # fmt: skip
+    ):
         in_windows = np.full(len(frame), IN_BOTH, dtype=np.int64)
         if cut is not None:
             in_windows[~cut.before(frame[stamp].to_numpy())] = IN_WHOLE_TRACE

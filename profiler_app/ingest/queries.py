@@ -101,9 +101,17 @@ def job_kernels(
     for row in grouped:
         k = kernels.setdefault(
             row["name"],
-            {"name": row["name"], "count": 0, "total_ns": 0, "min_ns": row["lo"], "max_ns": row["hi"],
-             "sq": 0.0, "category": row["category"], "by_precision": Counter()},
-        )  # fmt: skip
+            {
+                "name": row["name"],
+                "count": 0,
+                "total_ns": 0,
+                "min_ns": row["lo"],
+                "max_ns": row["hi"],
+                "sq": 0.0,
+                "category": row["category"],
+                "by_precision": Counter(),
+            },
+        )
         k["count"] += row["n"]
         k["total_ns"] += row["total"]
         k["min_ns"] = min(k["min_ns"], row["lo"])

@@ -90,14 +90,14 @@ def render_analyses(analyses: Mapping[str, Any]) -> str:
                 "compute_pct",
                 "non_compute_pct",
             ],
-        ),  # fmt: skip
+        ),
         "<h2>Kernels</h2>",
         _kernel_type_chart(analyses.get("kernel_types", [])),
         _table(
             "Kernel types",
             analyses.get("kernel_types", []),
             ["rank", "kernel_type", "time_ns", "pct"],
-        ),  # fmt: skip
+        ),
         _table(
             "Top kernels per rank and type",
             analyses.get("kernels", []),
@@ -112,45 +112,45 @@ def render_analyses(analyses: Mapping[str, Any]) -> str:
                 "max_ns",
                 "share_of_type_pct",
             ],
-        ),  # fmt: skip
+        ),
         "<h2>Idle time</h2>",
         _table(
             "Idle time by cause",
             analyses.get("idle", []),
             ["rank", "stream", "category", "idle_ns", "idle_ratio"],
-        ),  # fmt: skip
+        ),
         "<h2>Kernel launches</h2>",
         _table(
             "Launch findings",
             analyses.get("launch_findings", []),
             ["rank", "launches", "short_kernels", "runtime_outliers", "delay_outliers"],
-        ),  # fmt: skip
+        ),
         _table(
             "Launch statistics",
             analyses.get("launch_stats", []),
             ["rank", "measure", "count", "mean", "min", "p50", "max"],
-        ),  # fmt: skip
+        ),
         "<h2>Communication and memory</h2>",
         _table(
             "Communication–computation overlap",
             analyses.get("overlap", []),
             ["rank", "comm_ns", "overlap_ns", "overlap_pct"],
-        ),  # fmt: skip
+        ),
         _table(
             "Memory copy bandwidth (GB/s)",
             analyses.get("memory_bandwidth_summary", []),
             ["rank", "kind", "count", "mean", "p50", "max"],
-        ),  # fmt: skip
+        ),
         _table(
             "Queue length per stream",
             analyses.get("queue_length_summary", []),
             ["rank", "stream", "mean", "p50", "max", "full_queue_ns"],
-        ),  # fmt: skip
+        ),
         "<h2>Operators</h2>",
         _table(
             "Operators by self CPU time",
             analyses.get("operators", []),
             ["name", "rank", "count", "self_ns", "self_pct", "total_ns", "total_pct"],
-        ),  # fmt: skip
+        ),
     ]
     return "".join(parts)

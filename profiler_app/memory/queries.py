@@ -60,8 +60,11 @@ def overview(job: TrainingJob, part_id: int | None, node_id: int | None) -> dict
     devices = []
     if part_id is not None:
         for peak in (p for p in all_peaks if p["part"] == part_id):
-            key = {"part_id": part_id, "device_type": peak["device_type"],
-                   "device_id": peak["device_id"]}  # fmt: skip
+            key = {
+                "part_id": part_id,
+                "device_type": peak["device_type"],
+                "device_id": peak["device_id"],
+            }
             curve = MemoryPoint.objects.filter(**key).order_by("time_ns")
             allocators = MemoryAllocator.objects.filter(**key).order_by("-allocated_bytes", "name")
             devices.append(

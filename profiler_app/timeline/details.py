@@ -14,9 +14,17 @@ from tracefmt.kinds import KIND_NAMES, MEMCPY_KIND_NAMES
 # Columns holding ids into the store's strings.
 _STRING_COLUMNS = ("input_types", "input_dims", "collective", "dtype", "process_group")
 _INTEGER_FIELDS = (
-    "device", "stream", "correlation", "external_id", "bytes", "registers", "shared_mem",
-    "in_nelems", "out_nelems", "group_size",
-)  # fmt: skip
+    "device",
+    "stream",
+    "correlation",
+    "external_id",
+    "bytes",
+    "registers",
+    "shared_mem",
+    "in_nelems",
+    "out_nelems",
+    "group_size",
+)
 
 
 class UnknownEvent(KeyError):

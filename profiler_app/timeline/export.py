@@ -21,8 +21,19 @@ from profiler_app.timeline.tree import Part
 from profiler_app.traces.timeline_store import EVENTS_FILE
 from tracefmt.kinds import KIND_NAMES
 
-_ARG_COLUMNS = ("correlation", "external_id", "device", "stream", "bytes", "grid_x", "grid_y",
-                "grid_z", "block_x", "block_y", "block_z")  # fmt: skip
+_ARG_COLUMNS = (
+    "correlation",
+    "external_id",
+    "device",
+    "stream",
+    "bytes",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "block_x",
+    "block_y",
+    "block_z",
+)
 _BATCH = 20000
 # Kept free below the size bound for the end that says the export stopped there.
 _TAIL_ROOM = 512

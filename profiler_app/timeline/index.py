@@ -41,14 +41,35 @@ LEGACY_INDEX_DIR_NAME = "timeline-index"
 # Fetched together (from a bucket) when the index is opened: what every view of the part reads,
 # its rows' activity and its GPUs' utilisation.
 _ON_OPEN = (
-    "level_table", "act_table", "util_table", "row_off", "util_device",
-    "act_bucket", "act_count", "act_busy", "util_bucket", "util_count", "util_busy",
-)  # fmt: skip
+    "level_table",
+    "act_table",
+    "util_table",
+    "row_off",
+    "util_device",
+    "act_bucket",
+    "act_count",
+    "act_busy",
+    "util_bucket",
+    "util_count",
+    "util_busy",
+)
 # Fetched together when a view first draws the part's events (an expanded row).
 _EVENTS = (
-    "start", "dur", "name", "kind", "cum", "partner", "row_lane", "row_depth", "ckey", "cidx",
-    "level_bucket", "level_count", "level_busy", "level_name",
-)  # fmt: skip
+    "start",
+    "dur",
+    "name",
+    "kind",
+    "cum",
+    "partner",
+    "row_lane",
+    "row_depth",
+    "ckey",
+    "cidx",
+    "level_bucket",
+    "level_count",
+    "level_busy",
+    "level_name",
+)
 _PYRAMID = ("table", "bucket", "count", "busy", "span_off", "span_start", "span_end")
 _ARRAYS = (
     "start",

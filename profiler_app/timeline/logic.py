@@ -93,9 +93,10 @@ def _memory_rows(job: TrainingJob) -> list[tuple]:
     points = (
         MemoryPoint.objects.filter(job=job, part__state=PartState.DONE)
         .order_by()
-        .values_list("node__name", "rank", "device_type", "device_id", "time_ns", "allocated",
-                     "reserved")
-    )  # fmt: skip
+        .values_list(
+            "node__name", "rank", "device_type", "device_id", "time_ns", "allocated", "reserved"
+        )
+    )
     for node, rank, device_type, device_id, time_ns, allocated, reserved in points:
         if device_type == CPU_DEVICE_TYPE:
             rows.append((node, "torch_cpu_allocated_bytes", -1, f"rank {rank}", time_ns, allocated))

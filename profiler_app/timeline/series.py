@@ -51,10 +51,14 @@ def from_frame(frame: pd.DataFrame) -> list[Series]:
         group = group.sort_values("time_ns", kind="stable")
         out.append(
             Series(
-                str(node), str(metric), int(device), str(name),
-                group["time_ns"].to_numpy(np.int64), group["value"].to_numpy(np.float64),
+                str(node),
+                str(metric),
+                int(device),
+                str(name),
+                group["time_ns"].to_numpy(np.int64),
+                group["value"].to_numpy(np.float64),
             )
-        )  # fmt: skip
+        )
     return out
 
 

@@ -150,18 +150,28 @@ class _Process:
         base = f"{self.key}/gpu{device}"
         # Measured (NVML) utilisation when the collector sampled it, else derived from kernels.
         util = TreeNode(
-            f"{base}/util", f"GPU-{device} utilisation", "gpu_util", "counter",
-            info={"device": device, "unit": "%"}, series=samples.get(("gpu_util_pct", device)),
-        )  # fmt: skip
+            f"{base}/util",
+            f"GPU-{device} utilisation",
+            "gpu_util",
+            "counter",
+            info={"device": device, "unit": "%"},
+            series=samples.get(("gpu_util_pct", device)),
+        )
         util.members = [m for (d, _), ms in self.streams.items() if d == device for m in ms]
         out = [util]
         for metric, (label, unit) in GPU_METRICS.items():
             found = samples.get((metric, device))
             if found is not None and metric != "gpu_util_pct":
                 out.append(
-                    TreeNode(f"{base}/{metric}", f"GPU-{device} {label}", "counter", "counter",
-                             info={"device": device, "unit": unit}, series=found)
-                )  # fmt: skip
+                    TreeNode(
+                        f"{base}/{metric}",
+                        f"GPU-{device} {label}",
+                        "counter",
+                        "counter",
+                        info={"device": device, "unit": unit},
+                        series=found,
+                    )
+                )
         streams = sorted(s for d, s in self.streams if d == device)
         if streams:
             dev = TreeNode(
@@ -234,17 +244,28 @@ def _cpu(name: str, samples: dict) -> TreeNode:
         found = samples.get((metric, -1))
         if found is not None and metric != "cpu_util_total_pct":
             cpu.children.append(
-                TreeNode(f"{name}/cpu/{metric}", label, "counter", "counter",
-                         info={"unit": unit}, series=found)
-            )  # fmt: skip
+                TreeNode(
+                    f"{name}/cpu/{metric}",
+                    label,
+                    "counter",
+                    "counter",
+                    info={"unit": unit},
+                    series=found,
+                )
+            )
     for (metric, process), found in sorted(samples.items(), key=lambda kv: str(kv[0][1])):
         if metric in PROCESS_METRICS:
             label, unit = PROCESS_METRICS[metric]
             cpu.children.append(
-                TreeNode(f"{name}/cpu/{metric}/{zlib.crc32(str(process).encode()):08x}",
-                         f"{label}, {process}", "counter", "counter", info={"unit": unit},
-                         series=found)
-            )  # fmt: skip
+                TreeNode(
+                    f"{name}/cpu/{metric}/{zlib.crc32(str(process).encode()):08x}",
+                    f"{label}, {process}",
+                    "counter",
+                    "counter",
+                    info={"unit": unit},
+                    series=found,
+                )
+            )
     for (metric, counter), found in sorted(samples.items(), key=lambda kv: str(kv[0][1])):
         if metric == COUNTER_METRIC:
             key = f"{name}/cpu/counter/{zlib.crc32(str(counter).encode()):08x}"

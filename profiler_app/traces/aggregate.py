@@ -34,9 +34,17 @@ ACTIVITY_NAMES = {
 }
 # The event columns the aggregates read.
 AGGREGATED_COLUMNS = [
-    "kind", "name", "start_ns", "dur_ns", "device", "external_id", "correlation", "bytes",
-    "memcpy_kind", "input_types",
-]  # fmt: skip
+    "kind",
+    "name",
+    "start_ns",
+    "dur_ns",
+    "device",
+    "external_id",
+    "correlation",
+    "bytes",
+    "memcpy_kind",
+    "input_types",
+]
 PRECISIONS = ["unknown", "FP64", "FP32", "TF32", "FP16", "BF16", "FP8", "INT64", "INT32"]
 PRECISIONS += ["INT16", "INT8", "UINT8", "BOOL", "COMPLEX64", "COMPLEX128"]
 _PRECISION_CODE = {p: i for i, p in enumerate(PRECISIONS)}
@@ -464,9 +472,15 @@ def _typed(dtypes: dict[str, type]) -> pd.DataFrame:
 
 def _empty_series() -> pd.DataFrame:
     return _typed(
-        {"metric": object, "device": np.int64, "source": object, "name": object,
-         "time_ns": np.int64, "value": np.float64}
-    )  # fmt: skip
+        {
+            "metric": object,
+            "device": np.int64,
+            "source": object,
+            "name": object,
+            "time_ns": np.int64,
+            "value": np.float64,
+        }
+    )
 
 
 _SAMPLE_SOURCES = {

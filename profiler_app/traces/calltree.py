@@ -83,8 +83,12 @@ def read_host_events(store: str | Path, tracks: list[int], end_ns: int | None = 
     if not pieces:
         empty = np.empty(0, np.int64)
         return Events(empty, empty, empty, empty, empty, empty, empty)
-    c = {name: column.to_numpy() for name, column in zip(pieces[0].column_names,
-         pa.concat_tables(pieces).columns, strict=True)}  # fmt: skip
+    c = {
+        name: column.to_numpy()
+        for name, column in zip(
+            pieces[0].column_names, pa.concat_tables(pieces).columns, strict=True
+        )
+    }
     # Store rows are in (track, start) order; the parent's row becomes its index here. A
     # parent outside the selection (not a host event) leaves the event at its thread's top.
     at = np.minimum(np.searchsorted(c["row"], c["parent"]), len(c["row"]) - 1)

@@ -53,9 +53,15 @@ _PHASE_NAMES = {1: "X", 2: "i", 3: "s", 4: "t", 5: "f", 6: "C", 7: "M"}
 MEMORY_EVENT_NAME = "[memory]"
 # Columns of the memory events a chunk yields ("track" holds codes into the chunk's tracks).
 MEMORY_EVENT_COLUMNS = (
-    "time_ns", "track", "device_type", "device_id", "addr", "bytes", "total_allocated",
+    "time_ns",
+    "track",
+    "device_type",
+    "device_id",
+    "addr",
+    "bytes",
+    "total_allocated",
     "total_reserved",
-)  # fmt: skip
+)
 _MEMCPY_DIRECTIONS = {"HtoD": 1, "DtoH": 2, "DtoD": 3, "HtoH": 4, "PtoP": 5}
 
 _DEVICE_KIND_TABLE = np.zeros(256, dtype=bool)

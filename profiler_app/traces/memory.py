@@ -52,12 +52,23 @@ MEMORY_SCHEMA = pa.schema(
 )
 CURVE_COLUMNS = ["device_type", "device_id", "time_ns", "allocated", "reserved"]
 PEAK_COLUMNS = [
-    "device_type", "device_id", "time_ns", "allocated", "reserved", "events", "running",
-]  # fmt: skip
+    "device_type",
+    "device_id",
+    "time_ns",
+    "allocated",
+    "reserved",
+    "events",
+    "running",
+]
 OPERATOR_COLUMNS = [
-    "device_type", "device_id", "name", "allocations", "allocated_bytes", "held_count",
+    "device_type",
+    "device_id",
+    "name",
+    "allocations",
+    "allocated_bytes",
+    "held_count",
     "held_bytes",
-]  # fmt: skip
+]
 
 
 @dataclass(frozen=True)
@@ -102,10 +113,12 @@ def build_memory(
     # -1 (outside every operator) reads the appended -1: a thread may have no operators at all.
     operator_name = np.r_[ops["name"], -1][cols["operator"]].astype(np.int32)
     table = pa.Table.from_arrays(
-        [pa.array(cols[f.name] if f.name != "operator" else operator_name, f.type)
-         for f in MEMORY_SCHEMA],
+        [
+            pa.array(cols[f.name] if f.name != "operator" else operator_name, f.type)
+            for f in MEMORY_SCHEMA
+        ],
         schema=MEMORY_SCHEMA,
-    )  # fmt: skip
+    )
     pq.write_table(table, store_dir / MEMORY_FILE, compression="lz4")
     names = np.asarray([*strings.strings, NO_OPERATOR], dtype=object)
     op_names = names[np.where(operator_name >= 0, operator_name, len(names) - 1)]
@@ -114,8 +127,11 @@ def build_memory(
         rows = np.flatnonzero(device_key == key)
         dev = {c: a[rows] for c, a in cols.items()}
         ident = {"device_type": int(dev["device_type"][0]), "device_id": int(dev["device_id"][0])}
-        curves.append(downsample(dev["time_ns"], dev["total_allocated"], dev["total_reserved"])
-                      .assign(**ident))  # fmt: skip
+        curves.append(
+            downsample(dev["time_ns"], dev["total_allocated"], dev["total_reserved"]).assign(
+                **ident
+            )
+        )
         peak = int(np.argmax(dev["total_allocated"]))
         running = operator_stack(ops, int(dev["operator"][peak]))
         peaks.append(
@@ -166,12 +182,23 @@ def _cpu_operators(store_dir: Path, tracks: np.ndarray) -> dict[str, np.ndarray]
         owner = nearest(is_op, parent, c["depth"])
         up = np.where(parent >= 0, owner[np.maximum(parent, 0)], -1)
         rows = np.flatnonzero(is_op)
-        parts.append({**{name: c[name][rows] for name in columns[1:5]},
-                      "row": rows + first, "op_parent": np.where(up[rows] >= 0, up[rows] + first, -1)})  # fmt: skip
+        parts.append(
+            {
+                **{name: c[name][rows] for name in columns[1:5]},
+                "row": rows + first,
+                "op_parent": np.where(up[rows] >= 0, up[rows] + first, -1),
+            }
+        )
     if not parts:
         empty = np.empty(0, np.int64)
-        return {"track": empty, "start_ns": empty, "dur_ns": empty, "name": empty,
-                "end_ns": empty, "parent": empty}  # fmt: skip
+        return {
+            "track": empty,
+            "start_ns": empty,
+            "dur_ns": empty,
+            "name": empty,
+            "end_ns": empty,
+            "parent": empty,
+        }
     ops = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
     ops["end_ns"] = ops["start_ns"] + ops["dur_ns"]
     order = np.lexsort((-ops["end_ns"], ops["start_ns"], ops["track"]))

@@ -174,8 +174,13 @@ def complete_steps_aggregates(
     table = reader.read_all(cut_columns)
     c = {name: table.column(name).to_numpy() for name in cut_columns}
     del table
-    cut = step_cut(c["kind"], c["name"], np.asarray(strings.strings, dtype=object),
-                   c["start_ns"], c["correlation"])  # fmt: skip
+    cut = step_cut(
+        c["kind"],
+        c["name"],
+        np.asarray(strings.strings, dtype=object),
+        c["start_ns"],
+        c["correlation"],
+    )
     del c
     if cut is None:
         return None, None
@@ -375,8 +380,10 @@ class _KinetoWindows:
                         trace, info, self.budget, chunk_bytes=self.limits.chunk_bytes
                     )
                 ]
-                first = min((int(b[0].columns["start_ns"].min()) for b in batches if len(b[0])),
-                            default=None)  # fmt: skip
+                first = min(
+                    (int(b[0].columns["start_ns"].min()) for b in batches if len(b[0])),
+                    default=None,
+                )
                 offset_ns, _ = _clock_offset(info, first)
             except TraceFormatError as exc:
                 del self.context.memory[memory_before:]

@@ -156,17 +156,26 @@ class Answer:
                 return
 
     def _too_many(self) -> None:
-        self._cut("rows", f"More rows matched; only the first {self.max_rows:,} came back "
-                  "(SQL_MAX_ROWS). Add a LIMIT or aggregate.")  # fmt: skip
+        self._cut(
+            "rows",
+            f"More rows matched; only the first {self.max_rows:,} came back "
+            "(SQL_MAX_ROWS). Add a LIMIT or aggregate.",
+        )
 
     def _out_of_time(self) -> None:
-        self._cut("time", f"The query ran past {self.timeout_s:g} s while its rows were sent; "
-                  f"the first {self.rows_sent:,} came back. Narrow it or aggregate.")  # fmt: skip
+        self._cut(
+            "time",
+            f"The query ran past {self.timeout_s:g} s while its rows were sent; "
+            f"the first {self.rows_sent:,} came back. Narrow it or aggregate.",
+        )
 
     def _too_big(self) -> None:
-        self._cut("bytes", f"The answer reached {_size(self.max_bytes)} after "
-                  f"{self.rows_sent:,} rows and was cut there (SQL_MAX_BYTES). Select fewer or "
-                  "narrower columns, add a LIMIT or aggregate.")  # fmt: skip
+        self._cut(
+            "bytes",
+            f"The answer reached {_size(self.max_bytes)} after "
+            f"{self.rows_sent:,} rows and was cut there (SQL_MAX_BYTES). Select fewer or "
+            "narrower columns, add a LIMIT or aggregate.",
+        )
 
     def json_rows(self) -> Iterator[bytes]:
         """The rows as JSON arrays joined by commas, a batch at a time."""

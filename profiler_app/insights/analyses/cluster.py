@@ -38,17 +38,42 @@ from tracefmt.kinds import GPU_OP_KINDS
 
 # The event columns the per-rank analysis reads from a timeline store.
 STORE_COLUMNS = [
-    "kind", "name", "start_ns", "dur_ns", "correlation", "stream", "bytes", "memcpy_kind",
-    "collective", "dtype", "in_nelems", "out_nelems", "group_size",
-]  # fmt: skip
+    "kind",
+    "name",
+    "start_ns",
+    "dur_ns",
+    "correlation",
+    "stream",
+    "bytes",
+    "memcpy_kind",
+    "collective",
+    "dtype",
+    "in_nelems",
+    "out_nelems",
+    "group_size",
+]
 STEP_COLUMNS = [
-    "step", "inferred", "start_ns", "dur_ns", "gap_ns", "compute_ns", "tail_ns",
-    "compute_busy_ns", "comm_ns",
-]  # fmt: skip
+    "step",
+    "inferred",
+    "start_ns",
+    "dur_ns",
+    "gap_ns",
+    "compute_ns",
+    "tail_ns",
+    "compute_busy_ns",
+    "comm_ns",
+]
 COLLECTIVE_COLUMNS = [
-    "collective", "group_size", "count", "total_ns", "min_ns", "max_ns", "sized_count",
-    "sized_ns", "bytes",
-]  # fmt: skip
+    "collective",
+    "group_size",
+    "count",
+    "total_ns",
+    "min_ns",
+    "max_ns",
+    "sized_count",
+    "sized_ns",
+    "bytes",
+]
 
 # Slow-rank rule: a robust z-score (Iglewicz and Hoaglin) over the ranks' values.
 ROBUST_Z_THRESHOLD = 3.5
@@ -71,16 +96,33 @@ _BUS_FACTORS = {
 }
 
 _DTYPE_BYTES = {
-    "double": 8, "long": 8, "complexfloat": 8, "complexdouble": 16, "float": 4, "int": 4,
-    "half": 2, "bfloat16": 2, "short": 2, "byte": 1, "char": 1, "bool": 1, "float8_e4m3fn": 1,
+    "double": 8,
+    "long": 8,
+    "complexfloat": 8,
+    "complexdouble": 16,
+    "float": 4,
+    "int": 4,
+    "half": 2,
+    "bfloat16": 2,
+    "short": 2,
+    "byte": 1,
+    "char": 1,
+    "bool": 1,
+    "float8_e4m3fn": 1,
     "float8_e5m2": 1,
-}  # fmt: skip
+}
 _KERNEL_COLLECTIVE_RE = re.compile(r"^(?:nccl|rccl)(?:Dev)?Kernel_([A-Za-z]+)")
 _KERNEL_WORDS = {
-    "allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
-    "broadcast": "broadcast", "reduce": "reduce", "sendrecv": "send_recv", "send": "send",
-    "recv": "recv", "alltoall": "all_to_all",
-}  # fmt: skip
+    "allreduce": "all_reduce",
+    "allgather": "all_gather",
+    "reducescatter": "reduce_scatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "sendrecv": "send_recv",
+    "send": "send",
+    "recv": "recv",
+    "alltoall": "all_to_all",
+}
 
 
 @dataclass(frozen=True)
@@ -213,10 +255,14 @@ def collectives(trace: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
         }
     )
     grouped = frame.groupby(["collective", "group_size"], sort=True).agg(
-        count=("dur", "size"), total_ns=("dur", "sum"), min_ns=("dur", "min"),
-        max_ns=("dur", "max"), sized_count=("sized", "sum"), sized_ns=("sized_ns", "sum"),
+        count=("dur", "size"),
+        total_ns=("dur", "sum"),
+        min_ns=("dur", "min"),
+        max_ns=("dur", "max"),
+        sized_count=("sized", "sum"),
+        sized_ns=("sized_ns", "sum"),
         bytes=("bytes", "sum"),
-    )  # fmt: skip
+    )
     return grouped.reset_index()[COLLECTIVE_COLUMNS]
 
 
@@ -348,9 +394,12 @@ def diff(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """Rows of ``name, count, total_ns`` in job A and job B, joined by name: ``status`` is
     added (only in B), removed (only in A) or changed; sorted by |B − A time|, largest first."""
     joined = pd.merge(
-        a[["name", "count", "total_ns"]], b[["name", "count", "total_ns"]],
-        on="name", how="outer", suffixes=("_a", "_b"),
-    )  # fmt: skip
+        a[["name", "count", "total_ns"]],
+        b[["name", "count", "total_ns"]],
+        on="name",
+        how="outer",
+        suffixes=("_a", "_b"),
+    )
     in_a, in_b = joined["count_a"].notna(), joined["count_b"].notna()
     for column in ("count_a", "count_b", "total_ns_a", "total_ns_b"):
         joined[column] = joined[column].fillna(0).astype(np.int64)
