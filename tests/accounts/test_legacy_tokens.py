@@ -40,8 +40,12 @@ def test_it_keeps_a_plain_drf_token_working_as_a_digest(user, teammate):
 
     token = ApiToken.objects.get()
     assert (token.user, token.name, token.created, token.expiry, token.last_used) == (
-        user, "Token from before named tokens", made, None, None,
-    )  # fmt: skip
+        user,
+        "Token from before named tokens",
+        made,
+        None,
+        None,
+    )
     assert (token.token_key, token.digest) == (KEY[:15], hashlib.sha512(KEY.encode()).hexdigest())
     assert "authtoken_token" not in connection.introspection.table_names()
     with connection.cursor() as cursor:

@@ -17,16 +17,21 @@ def rates(settings):
         settings.REST_FRAMEWORK = {
             **settings.REST_FRAMEWORK,
             "DEFAULT_THROTTLE_RATES": {
-                **rates, "login_account": account, "login_address": address,
+                **rates,
+                "login_account": account,
+                "login_address": address,
             },
-        }  # fmt: skip
+        }
 
     return set_rates
 
 
 def api_login(client: Client, username: str, password: str):
-    return client.post("/api/auth/login/", {"username": username, "password": password},
-                       content_type="application/json")  # fmt: skip
+    return client.post(
+        "/api/auth/login/",
+        {"username": username, "password": password},
+        content_type="application/json",
+    )
 
 
 def admin_login(client: Client, username: str, password: str):

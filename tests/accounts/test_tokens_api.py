@@ -115,14 +115,23 @@ def test_it_answers_anonymous_callers_401(client_for, user):
     ("body", "errors"),
     [
         ({}, {"name": ["Give the token a name, e.g. the cluster or job that will use it."]}),
-        ({"name": "  "}, {"name": ["Give the token a name, e.g. the cluster or job that will use it."]}),
+        (
+            {"name": "  "},
+            {"name": ["Give the token a name, e.g. the cluster or job that will use it."]},
+        ),
         ({"name": "x" * 101}, {"name": ["A token name has at most 100 characters."]}),
         ({"name": "ci"}, {"name": ["You already have a token named “ci”."]}),
         ({"name": " ci "}, {"name": ["You already have a token named “ci”."]}),
-        ({"name": "new", "expires_in_days": 0}, {"expires_in_days": ["A token expires after 1 day at the earliest."]}),
-        ({"name": "new", "expires_in_days": 4000}, {"expires_in_days": ["A token expires after 3650 days (10 years) at the latest."]}),
+        (
+            {"name": "new", "expires_in_days": 0},
+            {"expires_in_days": ["A token expires after 1 day at the earliest."]},
+        ),
+        (
+            {"name": "new", "expires_in_days": 4000},
+            {"expires_in_days": ["A token expires after 3650 days (10 years) at the latest."]},
+        ),
     ],
-)  # fmt: skip
+)
 def test_it_explains_an_invalid_token_request(api, user, body, errors):
     issue_token(user, "ci")
     refused = api.post(TOKENS, body, format="json")

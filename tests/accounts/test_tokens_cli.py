@@ -19,8 +19,11 @@ def upload(server_url: str, key: str, job: str, tmp_path) -> subprocess.Complete
     return subprocess.run(
         [python(), "-m", "collector.cli", "upload", str(TRACE), "--job", job],
         env=job_env(tmp_path / "spool", PROFILER_SERVER_URL=server_url, PROFILER_TOKEN=key),
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_cli_uploads_with_a_token_until_it_is_revoked(live_server, user, tmp_path):

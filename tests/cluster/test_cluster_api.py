@@ -51,8 +51,9 @@ def test_it_breaks_down_every_rank_and_step_as_the_raw_json_does(api, user):
     assert {c["collective"] for c in body["collectives"]} == {"send_recv"}
     assert body["collectives"][0]["algbw_gbps"] is None  # no message sizes in these traces
     assert {(r["rank"], r["collective"]) for r in body["collective_ranks"]} == {
-        (0, "send_recv"), (1, "send_recv"),
-    }  # fmt: skip
+        (0, "send_recv"),
+        (1, "send_recv"),
+    }
     assert [(d["rank"], d["device"]) for d in body["devices"]] == [(0, 0), (1, 1)]
     assert all(0 < r["overlap_pct"] <= 100 for r in body["ranks"])
 
@@ -112,8 +113,11 @@ def test_it_counts_collectives_and_bandwidth_from_the_trace_metadata(api, user):
     for name, (count, total_ns, nbytes) in raw_rows.items():
         row = rows[names[name]]
         assert (row["count"], row["total_ns"], row["bytes"], row["group_size"]) == (
-            count, total_ns, nbytes, 2,
-        )  # fmt: skip
+            count,
+            total_ns,
+            nbytes,
+            2,
+        )
         assert row["algbw_gbps"] == pytest.approx(nbytes / total_ns, abs=1e-4)
     assert rows["all_reduce"]["busbw_gbps"] == pytest.approx(
         rows["all_reduce"]["algbw_gbps"] * 2 * (2 - 1) / 2, abs=1e-3

@@ -41,9 +41,12 @@ def test_it_compares_per_step_and_per_rank_beside_the_raw_totals(api, user):
     assert found["kernel_ns"][2:4] == (314_386_250.0, 303_259_500.0)
     steps_a = raw.step_times(RANK0) + raw.step_times(RANK1)
     assert found["step_p50_ns"] == (
-        median(steps_a), median(raw.step_times(RANK0)), median(steps_a),
-        median(raw.step_times(RANK0)), "lower",
-    )  # fmt: skip
+        median(steps_a),
+        median(raw.step_times(RANK0)),
+        median(steps_a),
+        median(raw.step_times(RANK0)),
+        "lower",
+    )
     assert found["ranks"] == (2, 1, None, None, None)
     assert found["kernel_runs"][4] is None  # a count: no verdict
     # The kernels panel: each name's time per step per rank, largest change first.
@@ -85,9 +88,11 @@ def test_it_takes_both_jobs_in_one_window(api, user):
     cut0, cut1 = raw.gpu_times(RANK0, True), raw.gpu_times(RANK1, True)
     found = figures(body)
     assert found["kernel_ns"][:4] == (
-        cut0["kernel_ns"] + cut1["kernel_ns"], cut1["kernel_ns"],
-        (cut0["kernel_ns"] + cut1["kernel_ns"]) / 2, cut1["kernel_ns"],
-    )  # fmt: skip
+        cut0["kernel_ns"] + cut1["kernel_ns"],
+        cut1["kernel_ns"],
+        (cut0["kernel_ns"] + cut1["kernel_ns"]) / 2,
+        cut1["kernel_ns"],
+    )
     assert body["steps"]["b"]["count"] == 1
     assert body["steps"]["b"]["p50_ns"] == raw.step_times(RANK1, True)[0]
 

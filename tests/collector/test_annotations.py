@@ -129,11 +129,18 @@ def test_a_full_buffer_is_flushed_early(tmp_path):
 
 def test_kineto_windows_follow_the_schedule_without_duplicating_annotations(tmp_path):
     prof = Profiler()
-    prof.configure(collector.Config(
-        job_name="kineto", spool_dir=str(tmp_path), exit_hooks=False, cpu_operators=True,
-        kineto_skip_first_steps=1, kineto_warmup_steps=1, kineto_active_steps=2,
-        kineto_wait_steps=3,
-    ))  # fmt: skip
+    prof.configure(
+        collector.Config(
+            job_name="kineto",
+            spool_dir=str(tmp_path),
+            exit_hooks=False,
+            cpu_operators=True,
+            kineto_skip_first_steps=1,
+            kineto_warmup_steps=1,
+            kineto_active_steps=2,
+            kineto_wait_steps=3,
+        )
+    )
     prof.start_profiling()
     for i in range(12):
         with collector.annotate(f"step_{i}"), collector.annotate("Forward"):
@@ -170,11 +177,19 @@ def test_kineto_windows_follow_the_schedule_without_duplicating_annotations(tmp_
 
 def test_a_chunk_cut_inside_a_kineto_window_leaves_its_steps_to_the_windows_chunk(tmp_path):
     prof = Profiler()
-    prof.configure(collector.Config(
-        job_name="split", spool_dir=str(tmp_path), exit_hooks=False, cpu_operators=True,
-        kineto_skip_first_steps=1, kineto_warmup_steps=1, kineto_active_steps=3,
-        kineto_wait_steps=10, flush_interval_s=3600,
-    ))  # fmt: skip
+    prof.configure(
+        collector.Config(
+            job_name="split",
+            spool_dir=str(tmp_path),
+            exit_hooks=False,
+            cpu_operators=True,
+            kineto_skip_first_steps=1,
+            kineto_warmup_steps=1,
+            kineto_active_steps=3,
+            kineto_wait_steps=10,
+            flush_interval_s=3600,
+        )
+    )
     prof.start_profiling()
     for i in range(8):
         with collector.annotate(f"step_{i}"):

@@ -22,12 +22,38 @@ DATA = Path(__file__).parents[1] / "data"  # the fixtures every test package sha
 A100 = DATA / "gpu_training_rank0.pt.trace.json.gz"
 MI250 = DATA / "amd_mi250_small.json.gz"
 META = {
-    "job": "windows", "node": "algo-1", "hostname": "gpu-7", "rank": 0, "local_rank": 0,
-    "world_size": 1, "pid": 1102, "seq": 0, "final": True, "created_ns": 0,
-    "torch_version": "2.3", "cuda": True, "devices": [], "sources": {"kineto": "ok"},
-}  # fmt: skip
-COLUMNS = ["kind", "name", "start_ns", "dur_ns", "device", "stream", "correlation", "bytes",
-           "memcpy_kind", "grid_x", "grid_y", "block_x", "registers", "shared_mem", "track"]  # fmt: skip
+    "job": "windows",
+    "node": "algo-1",
+    "hostname": "gpu-7",
+    "rank": 0,
+    "local_rank": 0,
+    "world_size": 1,
+    "pid": 1102,
+    "seq": 0,
+    "final": True,
+    "created_ns": 0,
+    "torch_version": "2.3",
+    "cuda": True,
+    "devices": [],
+    "sources": {"kineto": "ok"},
+}
+COLUMNS = [
+    "kind",
+    "name",
+    "start_ns",
+    "dur_ns",
+    "device",
+    "stream",
+    "correlation",
+    "bytes",
+    "memcpy_kind",
+    "grid_x",
+    "grid_y",
+    "block_x",
+    "registers",
+    "shared_mem",
+    "track",
+]
 PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
@@ -174,11 +200,21 @@ def test_a_collector_job_keeps_what_the_same_capture_keeps_as_a_trace_file(tmp_p
     from collector.profiler import Profiler
 
     prof = Profiler()
-    prof.configure(collector.Config(
-        job_name="memory", spool_dir=str(tmp_path / "spool"), server_url=None, exit_hooks=False,
-        cpu_operators=True, record_shapes=True, profile_memory=True, kineto_skip_first_steps=1,
-        kineto_warmup_steps=1, kineto_active_steps=2, kineto_wait_steps=3,
-    ))  # fmt: skip
+    prof.configure(
+        collector.Config(
+            job_name="memory",
+            spool_dir=str(tmp_path / "spool"),
+            server_url=None,
+            exit_hooks=False,
+            cpu_operators=True,
+            record_shapes=True,
+            profile_memory=True,
+            kineto_skip_first_steps=1,
+            kineto_warmup_steps=1,
+            kineto_active_steps=2,
+            kineto_wait_steps=3,
+        )
+    )
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     prof.start_profiling()
@@ -219,8 +255,10 @@ def test_a_collector_job_keeps_what_the_same_capture_keeps_as_a_trace_file(tmp_p
         base = int(trace["baseTimeNanoseconds"])
         steps = [e for e in raw if e.get("ph") == "X" and PROFILER_STEP.match(e["name"])]
         assert len(steps) == 2
-        span = [base + min(ns(e["ts"]) for e in steps),
-                base + max(ns(e["ts"]) + ns(e["dur"]) for e in steps)]  # fmt: skip
+        span = [
+            base + min(ns(e["ts"]) for e in steps),
+            base + max(ns(e["ts"]) + ns(e["dur"]) for e in steps),
+        ]
         assert collected.metadata["captured_windows_ns"] == [span]
     assert min(seen.values()) > 0, seen
 

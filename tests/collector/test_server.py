@@ -126,8 +126,11 @@ def test_a_server_outage_mid_run_loses_nothing(server, tmp_path):
     with log.open("w") as stderr:
         proc = subprocess.Popen(
             [python(), str(EXAMPLE), "--steps", "200", "--job-name", "outage"],
-            env=env, stdout=subprocess.PIPE, stderr=stderr, text=True,
-        )  # fmt: skip
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
         _running.append(proc)
         job = job_named("outage")
         wait_for(lambda: ProfilePart.objects.filter(job=job).exists(), timeout=120)
@@ -294,11 +297,14 @@ def test_each_rank_uploads_its_own_parts_of_one_job(server, tmp_path):
 
 
 def test_the_cli_uploads_multi_rank_traces_as_one_job(server):
-    done = subprocess.run(
-        [python(), "-m", "collector.cli", "upload", str(DATA / "multirank_sampled"),
-         "--job", "multirank", "--server", server.url, "--token", server.token, "--wait"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    command = [
+        python(), "-m", "collector.cli", "upload", str(DATA / "multirank_sampled"),
+        "--job", "multirank",
+        "--server", server.url,
+        "--token", server.token,
+        "--wait",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "created job 'multirank'" in done.stderr
     assert "rank-0.json.gz (rank 0, algo-1) [########################] 100%" in done.stderr

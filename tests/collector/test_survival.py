@@ -102,8 +102,10 @@ def test_it_samples_what_it_can_without_pynvml(tmp_path):
     done = subprocess.run(
         [python(), "-c", hide, str(JOBS / "tiny_job.py"), "--steps", "10", "--step-ms", "30"],
         env=job_env(spool, PROFILER_JOB_NAME="no-nvml", PROFILER_SAMPLING_INTERVAL_MS="20"),
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     chunks = spooled_chunks(spool)
     assert chunks[0].meta["sources"]["nvml"] == "pynvml not installed (pip install nvidia-ml-py)"

@@ -48,10 +48,18 @@ class SmallDisk:
     def __enter__(self) -> SmallDisk:
         self.root.mkdir(parents=True, exist_ok=True)
         mounted = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={self.size_bytes},mode=0700", "tmpfs",
-             str(self.root)],
-            capture_output=True, text=True,
-        )  # fmt: skip
+            [
+                "mount",
+                "-t",
+                "tmpfs",
+                "-o",
+                f"size={self.size_bytes},mode=0700",
+                "tmpfs",
+                str(self.root),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if mounted.returncode != 0:
             pytest.skip(f"a small filesystem cannot be mounted here: {mounted.stderr.strip()}")
         return self

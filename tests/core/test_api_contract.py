@@ -38,8 +38,12 @@ def query_for(path: str, api, job) -> dict:
     """Values for an operation's required query parameters, taken from the job itself."""
     if path.endswith("/timeline/viewport/"):
         tree = api.get(f"/api/jobs/{job.id}/timeline/tracks/").json()
-        return {"start_ns": tree["start_ns"], "end_ns": tree["end_ns"], "width_px": 800,
-                "tracks": tree["tracks"][0]["id"]}  # fmt: skip
+        return {
+            "start_ns": tree["start_ns"],
+            "end_ns": tree["end_ns"],
+            "width_px": 800,
+            "tracks": tree["tracks"][0]["id"],
+        }
     if path.endswith("/timeline/event/"):
         found = api.get(f"/api/jobs/{job.id}/timeline/search/", {"q": "ncclKernel"}).json()
         return {"id": found["results"][0]["id"]}
@@ -55,8 +59,14 @@ def query_for(path: str, api, job) -> dict:
 
 def test_every_get_answer_matches_the_schema(api, user, job, schema):
     part = job.parts.first()
-    upload = Upload.objects.create(job=job, owner=user, node_name="algo-1", kind="kineto",
-                                   original_name="x.json", size_bytes=10)  # fmt: skip
+    upload = Upload.objects.create(
+        job=job,
+        owner=user,
+        node_name="algo-1",
+        kind="kineto",
+        original_name="x.json",
+        size_bytes=10,
+    )
     ids = {"job_id": job.id, "id": job.id}
     checked = []
     for path, operations in schema["paths"].items():
@@ -94,8 +104,10 @@ def conforms(response, operation, schema, url) -> bool:
     validator = OAS30Validator(
         {**content["application/json"]["schema"], "components": schema["components"]}
     )
-    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in
-              validator.iter_errors(json.loads(body))][:5]  # fmt: skip
+    errors = [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in validator.iter_errors(json.loads(body))
+    ][:5]
     assert not errors, (url, errors)
     return True
 
@@ -111,9 +123,13 @@ def test_the_downloads_answer_as_documented_whatever_the_client_accepts(api, use
         (report, api.get(report.format(job_id=job.id), **html), 200, "text/html"),
         (report, api.get(report.format(job_id=fresh.id), **html), 404, "application/json"),
         (export, api.get(export.format(job_id=job.id), **html), 200, "application/json"),
-        (export, api.get(export.format(job_id=job.id), {"start_ns": "x"}, **html), 400,
-         "application/json"),
-    ]  # fmt: skip
+        (
+            export,
+            api.get(export.format(job_id=job.id), {"start_ns": "x"}, **html),
+            400,
+            "application/json",
+        ),
+    ]
     for path, response, status, media in answers:
         assert response.status_code == status, (path, response.status_code)
         assert response["Content-Type"].split(";")[0] == media, (path, response["Content-Type"])
@@ -121,8 +137,9 @@ def test_the_downloads_answer_as_documented_whatever_the_client_accepts(api, use
 
 
 def test_a_created_job_answer_matches_the_schema(api, schema):
-    response = api.post("/api/jobs/", {"name": "contract-created", "hyperparameters": {"lr": 1}},
-                        format="json")  # fmt: skip
+    response = api.post(
+        "/api/jobs/", {"name": "contract-created", "hyperparameters": {"lr": 1}}, format="json"
+    )
     assert response.status_code == 201, response.content
     operation = schema["paths"]["/api/jobs/"]["post"]
     content = operation["responses"]["201"]["content"]["application/json"]

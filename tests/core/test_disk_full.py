@@ -83,8 +83,13 @@ def test_it_answers_507_to_an_upload_and_keeps_no_partial_file(api, job, disk, s
 
 
 def start_upload(api, job, size: int) -> str:
-    body = {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": TRACE.name,
-            "size_bytes": size}  # fmt: skip
+    body = {
+        "node": "algo-1",
+        "rank": 0,
+        "kind": "kineto",
+        "filename": TRACE.name,
+        "size_bytes": size,
+    }
     response = api.post(f"/api/jobs/{job.id}/uploads/", body, format="json")
     assert response.status_code == 201
     return f"/api/uploads/{response.json()['id']}/"
@@ -92,9 +97,12 @@ def start_upload(api, job, size: int) -> str:
 
 def put_range(api, url: str, raw: bytes, begin: int, end: int):
     return api.generic(
-        "PUT", url, raw[begin:end], content_type="application/octet-stream",
+        "PUT",
+        url,
+        raw[begin:end],
+        content_type="application/octet-stream",
         HTTP_CONTENT_RANGE=f"bytes {begin}-{end - 1}/{len(raw)}",
-    )  # fmt: skip
+    )
 
 
 def test_it_answers_507_to_a_range_and_keeps_the_bytes_counted_before(api, job, disk):

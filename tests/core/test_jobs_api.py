@@ -229,17 +229,30 @@ def test_it_renames_and_edits_notes_and_tags(api, user):
 @pytest.mark.parametrize(
     ("changes", "errors"),
     [
-        ({"tags": ["has space"]}, {"tags": ["“has space” is not a tag: use letters, digits and - _ . : only (no spaces)."]}),
-        ({"tags": ["x" * 41]}, {"tags": [f"“{'x' * 40}…” is too long: a tag has at most 40 characters."]}),
+        (
+            {"tags": ["has space"]},
+            {
+                "tags": [
+                    "“has space” is not a tag: use letters, digits and - _ . : only (no spaces)."
+                ]
+            },
+        ),
+        (
+            {"tags": ["x" * 41]},
+            {"tags": [f"“{'x' * 40}…” is too long: a tag has at most 40 characters."]},
+        ),
         ({"tags": [""]}, {"tags": ["A tag cannot be empty."]}),
         ({"tags": [f"t{i}" for i in range(21)]}, {"tags": ["A job has at most 20 tags."]}),
         ({"tags": "a100"}, {"tags": ['Expected a list of items but got type "str".']}),
         ({"tags": ["ok", {"a": 1}]}, {"tags": {"1": ["Not a valid string."]}}),
-        ({"notes": "n" * 10_001}, {"notes": ["Ensure this field has no more than 10000 characters."]}),
+        (
+            {"notes": "n" * 10_001},
+            {"notes": ["Ensure this field has no more than 10000 characters."]},
+        ),
         ({"name": ""}, {"name": ["This field may not be blank."]}),
         ({"name": "taken"}, {"name": ["training job with this name already exists."]}),
     ],
-)  # fmt: skip
+)
 def test_it_refuses_bad_notes_tags_and_names(api, user, changes, errors):
     make_job("taken", user)
     job = make_job("mine", user)

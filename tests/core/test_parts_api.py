@@ -87,10 +87,16 @@ def test_it_refuses_a_pid_beyond_32_bits(api, job):
     assert (whole.status_code, whole.json()) == (400, {"pid": message})
     ranged = api.post(
         f"/api/jobs/{job.id}/uploads/",
-        {"node": "algo-1", "rank": 0, "kind": "kineto", "pid": 2**31, "filename": "t.json",
-         "size_bytes": 3},
+        {
+            "node": "algo-1",
+            "rank": 0,
+            "kind": "kineto",
+            "pid": 2**31,
+            "filename": "t.json",
+            "size_bytes": 3,
+        },
         format="json",
-    )  # fmt: skip
+    )
     assert (ranged.status_code, ranged.json()) == (400, {"pid": message})
     assert post_part(api, job, pid=2**31 - 1).status_code == 202
 
@@ -223,8 +229,9 @@ class SlowStream(io.BytesIO):
 def test_it_accepts_one_of_two_concurrent_sends_of_a_range(user, job):
     from profiler_app.core import logic
 
-    upload = Upload.objects.create(job=job, owner=user, node_name="algo-1", kind="kineto",
-                                   original_name="t.json", size_bytes=4)  # fmt: skip
+    upload = Upload.objects.create(
+        job=job, owner=user, node_name="algo-1", kind="kineto", original_name="t.json", size_bytes=4
+    )
     outcomes: dict[str, str] = {}
 
     def send(name: str, stream: io.BytesIO, delay_s: float) -> None:
@@ -292,15 +299,25 @@ def test_it_stores_a_ranged_upload_with_an_odd_file_name(api, job, filename):
     raw = b'{"traceEvents": []}'
     start = api.post(
         f"/api/jobs/{job.id}/uploads/",
-        {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": filename,
-         "size_bytes": len(raw)},
+        {
+            "node": "algo-1",
+            "rank": 0,
+            "kind": "kineto",
+            "filename": filename,
+            "size_bytes": len(raw),
+        },
         format="json",
-    )  # fmt: skip
+    )
     assert start.status_code == 201, start.content
     upload = Upload.objects.get(pk=start.json()["id"])
     url = f"/api/uploads/{upload.pk}/"
-    sent = api.generic("PUT", url, raw, content_type="application/octet-stream",
-                       HTTP_CONTENT_RANGE=f"bytes 0-{len(raw) - 1}/{len(raw)}")  # fmt: skip
+    sent = api.generic(
+        "PUT",
+        url,
+        raw,
+        content_type="application/octet-stream",
+        HTTP_CONTENT_RANGE=f"bytes 0-{len(raw) - 1}/{len(raw)}",
+    )
     assert sent.status_code == 200, sent.content
     done = api.post(f"{url}complete/")
     assert done.status_code == 202, done.content
@@ -315,14 +332,24 @@ def test_it_cancels_an_upload_and_removes_its_bytes(api, client_for, teammate, j
     raw = b'{"traceEvents": []}'
     start = api.post(
         f"/api/jobs/{job.id}/uploads/",
-        {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": "t.json",
-         "size_bytes": len(raw)},
+        {
+            "node": "algo-1",
+            "rank": 0,
+            "kind": "kineto",
+            "filename": "t.json",
+            "size_bytes": len(raw),
+        },
         format="json",
-    )  # fmt: skip
+    )
     upload = Upload.objects.get(pk=start.json()["id"])
     url = f"/api/uploads/{upload.pk}/"
-    api.generic("PUT", url, raw[:5], content_type="application/octet-stream",
-                HTTP_CONTENT_RANGE=f"bytes 0-4/{len(raw)}")  # fmt: skip
+    api.generic(
+        "PUT",
+        url,
+        raw[:5],
+        content_type="application/octet-stream",
+        HTTP_CONTENT_RANGE=f"bytes 0-4/{len(raw)}",
+    )
     assert upload_file(upload).read_bytes() == raw[:5]
 
     assert client_for(teammate).delete(url).status_code == 404  # not theirs to cancel
@@ -336,8 +363,9 @@ def test_it_cancels_an_upload_and_removes_its_bytes(api, client_for, teammate, j
 def test_it_refuses_ranges_and_completion_of_a_cancelled_upload(user, job):
     from profiler_app.core import logic
 
-    upload = Upload.objects.create(job=job, owner=user, node_name="algo-1", kind="kineto",
-                                   original_name="t.json", size_bytes=4)  # fmt: skip
+    upload = Upload.objects.create(
+        job=job, owner=user, node_name="algo-1", kind="kineto", original_name="t.json", size_bytes=4
+    )
     logic.append_to_upload(upload, 0, io.BytesIO(b"AAAA"), 4)
     logic.abandon_upload(upload)  # while the sender still held the row in hand
     with pytest.raises(logic.UploadRangeError, match="the upload was cancelled"):

@@ -43,9 +43,15 @@ def test_the_sweeper_queues_a_dead_workers_part_again_with_no_worker_free(user, 
     job = TrainingJob.objects.create(name="worker-died", owner=user)
     node = Node.objects.create(job=job, name="algo-1")
     part = ProfilePart.objects.create(
-        job=job, node=node, rank=0, kind="kineto", original_name="rank0.json", size_bytes=100,
-        sha256="worker-died", state=PartState.PROCESSING,
-    )  # fmt: skip
+        job=job,
+        node=node,
+        rank=0,
+        kind="kineto",
+        original_name="rank0.json",
+        size_bytes=100,
+        sha256="worker-died",
+        state=PartState.PROCESSING,
+    )
     long_ago = timezone.now() - timedelta(seconds=2 * settings.INGEST_STALL_SECONDS)
     ProfilePart.objects.filter(pk=part.pk).update(updated_at=long_ago)
 

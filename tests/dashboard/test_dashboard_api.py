@@ -128,11 +128,13 @@ def test_it_explains_empty_panels_of_a_job_without_data(api, user):
 def test_it_keeps_custom_histograms_per_user(client_for, user, teammate):
     job = TrainingJob.objects.create(name="hist", owner=user)
     mine, theirs = client_for(user), client_for(teammate)
-    created = mine.post("/api/histograms/", {"job": job.id, "annotation_name": "Forward"},
-                        format="json")  # fmt: skip
+    created = mine.post(
+        "/api/histograms/", {"job": job.id, "annotation_name": "Forward"}, format="json"
+    )
     assert created.status_code == 201
-    again = mine.post("/api/histograms/", {"job": job.id, "annotation_name": "Forward"},
-                      format="json")  # fmt: skip
+    again = mine.post(
+        "/api/histograms/", {"job": job.id, "annotation_name": "Forward"}, format="json"
+    )
     assert again.status_code == 400
     assert [h["annotation_name"] for h in mine.get(f"/api/histograms/?job={job.id}").json()] == [
         "Forward"

@@ -155,9 +155,16 @@ def test_it_compares_per_step_and_rank_in_one_window(tab: Page, live_server, use
     k0, k1 = raw.gpu_times(RANK0)["kernel_ns"], raw.gpu_times(RANK1)["kernel_ns"]
     per_a, per_b = (k0 + k1) / 4, k0 / 2
     expect(kernel).to_have_text(
-        ["Kernel time", duration(per_a), duration(per_b), f"−{duration(per_a - per_b)}",
-         duration(k0 + k1), duration(k0), f"−{duration(k1)}"]
-    )  # fmt: skip
+        [
+            "Kernel time",
+            duration(per_a),
+            duration(per_b),
+            f"−{duration(per_a - per_b)}",
+            duration(k0 + k1),
+            duration(k0),
+            f"−{duration(k1)}",
+        ]
+    )
     # Less kernel time per step per rank is better (green); the raw total is not judged.
     expect(kernel.nth(3)).to_have_class("delta-down")
     expect(kernel.nth(6)).not_to_have_class(re.compile("delta"))

@@ -41,11 +41,13 @@ def test_it_shows_failed_partial_and_interrupted_jobs_and_ends_uploads(live_serv
         add_part(some, "algo-1", rank=rank, state=state)
     # A real trace: a worker of another test may parse the finished part (an empty one fails).
     whole = (DATA_DIR / "cpu_only_rank34.pt.trace.json.gz").read_bytes()
-    kept = make_job("kept", owner=user, status=JobStatus.IN_PROGRESS,
-                    created_at=now - timedelta(minutes=2))  # fmt: skip
+    kept = make_job(
+        "kept", owner=user, status=JobStatus.IN_PROGRESS, created_at=now - timedelta(minutes=2)
+    )
     stopped_upload(kept, "rank0.json.gz", whole, len(whole))
-    gone = make_job("gone", owner=user, status=JobStatus.IN_PROGRESS,
-                    created_at=now - timedelta(minutes=1))  # fmt: skip
+    gone = make_job(
+        "gone", owner=user, status=JobStatus.IN_PROGRESS, created_at=now - timedelta(minutes=1)
+    )
     stopped_upload(gone, "rank0.json.gz", b"x" * 600_000, 1_000_000)
 
     sign_in(tab, live_server.url, "alice", "alice-password-1", "/profiles")

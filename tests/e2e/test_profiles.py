@@ -56,8 +56,9 @@ def test_it_lists_searches_filters_and_sorts_jobs(live_server, tab, user, jobs):
     tab.get_by_role("button", name="Clear filters").click()
     # Filters follow the URL a moment later: let the clearing land before the next change.
     expect(tab.get_by_label("Stopped", exact=True)).not_to_be_checked()
-    expect_jobs(tab, ["bert-large-pretrain", "gpt2-small-debug", "vit-b16-sweep-3",
-                      "resnet50-baseline"])  # fmt: skip
+    expect_jobs(
+        tab, ["bert-large-pretrain", "gpt2-small-debug", "vit-b16-sweep-3", "resnet50-baseline"]
+    )
     tab.get_by_label("Created from").fill("2025-06-10")
     tab.get_by_label("to", exact=True).fill("2025-06-17")
     expect_jobs(tab, ["gpt2-small-debug", "vit-b16-sweep-3"])

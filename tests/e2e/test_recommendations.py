@@ -25,8 +25,13 @@ PAGEABLE = "Memcpy HtoD (Pageable -> Device)"
 
 @pytest.fixture
 def job(user):
-    job = parse_job(user, "resnet50-pt18-insights", [("algo-1", 0, TRACE)], status="completed",
-                    window=COMPLETE_STEPS)  # fmt: skip
+    job = parse_job(
+        user,
+        "resnet50-pt18-insights",
+        [("algo-1", 0, TRACE)],
+        status="completed",
+        window=COMPLETE_STEPS,
+    )
     logic.request_run(job.id, delay_s=3600)  # computed here, as the worker would
     logic.compute(job.id, JobInsights.objects.get(job=job).generation)
     LoadedProfile.objects.create(user=user, job=job)

@@ -17,8 +17,11 @@ def collect(server_url: str, key: str, job: str, tmp_path) -> subprocess.Complet
     return subprocess.run(
         [python(), "-m", "collector.cli", "upload", str(TRACE), "--job", job, "--wait"],
         env=job_env(tmp_path / "spool", PROFILER_SERVER_URL=server_url, PROFILER_TOKEN=key),
-        cwd=REPO, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_a_token_made_in_the_browser_uploads_until_revoked(

@@ -12,8 +12,15 @@ from tests.conftest import wait_for
 FINAL = (PartState.DONE, PartState.FAILED)
 
 
-def upload(client, job, path: Path, rank: int = 0, node: str = "algo-1", kind: str = "kineto",
-           content: bytes | None = None) -> dict:  # fmt: skip
+def upload(
+    client,
+    job,
+    path: Path,
+    rank: int = 0,
+    node: str = "algo-1",
+    kind: str = "kineto",
+    content: bytes | None = None,
+) -> dict:
     data = content if content is not None else path.read_bytes()
     response = client.post(
         f"/api/jobs/{job.id}/parts/",

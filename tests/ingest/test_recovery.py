@@ -61,17 +61,21 @@ class Process:
     def __init__(self, folder: Path, role: str, name: str, ready: str) -> None:
         self.log_path = folder / f"{name}.log"
         options = {
-            "worker": ["--queues", f"{PREFIX}default,{PREFIX}ingest", "--concurrency", "1",
-                       "--pool", "prefork", "--hostname", f"{name}-{os.getpid()}@%h",
-                       "--without-gossip", "--without-mingle"],
+            "worker": [
+                "--queues", f"{PREFIX}default,{PREFIX}ingest",
+                "--concurrency", "1",
+                "--pool", "prefork",
+                "--hostname", f"{name}-{os.getpid()}@%h",
+                "--without-gossip", "--without-mingle",
+            ],
             "beat": ["--schedule", str(folder / f"{name}-schedule")],
         }[role]  # fmt: skip
+        celery = [sys.executable, "-m", "celery", "-A", "profiler_app.celery"]
+        command = [*celery, role, "--loglevel", "INFO", *options]
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "profiler_app.celery", role,
-                 "--loglevel", "INFO", *options],
-                env=app_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
+                command, env=app_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         wait_for(lambda: ready in self.log_path.read_text() or self.process.poll() is not None)
         assert self.process.poll() is None, self.log_path.read_text()
 

@@ -91,16 +91,24 @@ def test_it_fails_hostile_parts_clearly_and_keeps_the_rest(
     hostile = {
         **HOSTILE,
         # A 1 MB chunk holding a 1 GiB array.
-        "bomb.pcol": (npy_bomb(tmp_path / "bomb.pcol", 1 << 30, 1 << 30).read_bytes(),
-                      "over the limit of 0.268 GB"),
-    }  # fmt: skip
+        "bomb.pcol": (
+            npy_bomb(tmp_path / "bomb.pcol", 1 << 30, 1 << 30).read_bytes(),
+            "over the limit of 0.268 GB",
+        ),
+    }
     job = TrainingJob.objects.create(name="hostile", owner=user)
     good_id = upload(api, job, GOOD, rank=0)["id"]
     bad = {
-        name: upload(api, job, Path(name), rank=i + 1, content=data,
-                     kind="collector" if name.endswith(".pcol") else "kineto")["id"]
+        name: upload(
+            api,
+            job,
+            Path(name),
+            rank=i + 1,
+            content=data,
+            kind="collector" if name.endswith(".pcol") else "kineto",
+        )["id"]
         for i, (name, (data, _)) in enumerate(hostile.items())
-    }  # fmt: skip
+    }
     later_id = upload(api, job, DATA / "amd_mi250_small.json.gz", rank=99)["id"]
     # Each ends (the header scan is linear: tests/traces/test_hostile_input.py counts it).
     wait_parsed(good_id, later_id, *bad.values())
@@ -403,8 +411,11 @@ def test_a_part_over_the_memory_ceiling_fails_and_the_worker_lives(user, tmp_pat
     env = {**os.environ, "DATABASE_URL": database_url(django_settings.DATABASES["default"])}
     done = subprocess.run(
         [sys.executable, "-c", PARSE_UNDER_A_CEILING, str(part.id)],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     limit_mb, state, error = json.loads(done.stdout.splitlines()[-1])
     assert (state, error) == (

@@ -13,15 +13,30 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-HOST_CATS = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver", "python_function",
-             "operator", "runtime"}  # fmt: skip
+HOST_CATS = {
+    "cpu_op",
+    "user_annotation",
+    "cuda_runtime",
+    "cuda_driver",
+    "python_function",
+    "operator",
+    "runtime",
+}
 RUNTIME_CATS = {"cuda_runtime", "cuda_driver", "runtime"}
 TOP_LEVEL_CATS = {"cpu_op", "user_annotation", "python_function", "operator"}
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}
 STEP = re.compile(r"^ProfilerStep#(\d+)$")
-SYNC_NAMES = {"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
-              "cudaStreamWaitEvent", "hipStreamSynchronize", "hipDeviceSynchronize",
-              "hipEventSynchronize", "aten::item", "aten::_local_scalar_dense"}  # fmt: skip
+SYNC_NAMES = {
+    "cudaStreamSynchronize",
+    "cudaDeviceSynchronize",
+    "cudaEventSynchronize",
+    "cudaStreamWaitEvent",
+    "hipStreamSynchronize",
+    "hipDeviceSynchronize",
+    "hipEventSynchronize",
+    "aten::item",
+    "aten::_local_scalar_dense",
+}
 
 
 def load(source: str | Path | list[dict]) -> list[dict]:

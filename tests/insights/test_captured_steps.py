@@ -40,12 +40,32 @@ def kineto_window(steps: list[int]) -> KinetoWindow:
     events, correlation = [], 0
 
     def host(cat: str, name: str, ts: float, dur: float, **args) -> None:
-        events.append({"ph": "X", "cat": cat, "name": name, "pid": PID, "tid": PID, "ts": ts,
-                       "dur": dur, "args": args})  # fmt: skip
+        events.append(
+            {
+                "ph": "X",
+                "cat": cat,
+                "name": name,
+                "pid": PID,
+                "tid": PID,
+                "ts": ts,
+                "dur": dur,
+                "args": args,
+            }
+        )
 
     def gpu(cat: str, name: str, ts: float, dur: float, **args) -> None:
-        events.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 7, "ts": ts,
-                       "dur": dur, "args": {"device": 0, "stream": 7, **args}})  # fmt: skip
+        events.append(
+            {
+                "ph": "X",
+                "cat": cat,
+                "name": name,
+                "pid": 0,
+                "tid": 7,
+                "ts": ts,
+                "dur": dur,
+                "args": {"device": 0, "stream": 7, **args},
+            }
+        )
 
     for step in steps:
         at = (step_start(step) - T0) / 1000  # µs after baseTimeNanoseconds
@@ -53,8 +73,14 @@ def kineto_window(steps: list[int]) -> KinetoWindow:
         correlation += 1
         host("cpu_op", "aten::copy_", at + 90, 40)
         host("cuda_runtime", "cudaMemcpyAsync", at + 100, 20, correlation=correlation)
-        gpu("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", at + 150, COPY_US,
-            correlation=correlation, bytes=64 << 20)  # fmt: skip
+        gpu(
+            "gpu_memcpy",
+            "Memcpy HtoD (Pageable -> Device)",
+            at + 150,
+            COPY_US,
+            correlation=correlation,
+            bytes=64 << 20,
+        )
         correlation += 1
         host("cpu_op", "aten::conv2d", at + 1_990, 30)
         host("cuda_runtime", "cudaLaunchKernel", at + 2_000, 10, correlation=correlation)
@@ -66,8 +92,9 @@ def kineto_window(steps: list[int]) -> KinetoWindow:
 @pytest.fixture(scope="module")
 def collector_job(tmp_path_factory):
     folder = tmp_path_factory.mktemp("captured")
-    identity = Identity(node="algo-1", hostname="host-1", rank=0, local_rank=0, world_size=1, node_count=1,
-                        pid=PID)  # fmt: skip
+    identity = Identity(
+        node="algo-1", hostname="host-1", rank=0, local_rank=0, world_size=1, node_count=1, pid=PID
+    )
     builder = ChunkBuilder(
         "resnet",
         identity,

@@ -33,8 +33,9 @@ print("pure")
 
 
 def test_it_imports_without_django():
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", PURITY], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", PURITY], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "pure"
 
@@ -82,9 +83,11 @@ def test_it_diffs_named_rows_by_impact():
     )
     table = analysis.diff(a, b)
     assert table[["name", "status", "delta_ns"]].values.tolist() == [
-        ["gemm", "changed", 60], ["new", "added", 30], ["old", "removed", -7],
+        ["gemm", "changed", 60],
+        ["new", "added", 30],
+        ["old", "removed", -7],
         ["relu", "changed", 0],
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture(scope="module")

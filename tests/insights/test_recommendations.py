@@ -31,19 +31,44 @@ class Trace:
             {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur}
         )
 
-    def launch(self, cat: str, name: str, call_ts: float, call_dur: float, ts: float,
-               dur: float, stream: int = 7, **args) -> None:  # fmt: skip
+    def launch(
+        self,
+        cat: str,
+        name: str,
+        call_ts: float,
+        call_dur: float,
+        ts: float,
+        dur: float,
+        stream: int = 7,
+        **args,
+    ) -> None:
         """A runtime call on the host and the GPU work it enqueued."""
         self.correlation += 1
         call = "cudaMemcpyAsync" if cat == "gpu_memcpy" else "cudaLaunchKernel"
         self.events.append(
-            {"ph": "X", "cat": "cuda_runtime", "name": call, "pid": 1, "tid": 1, "ts": call_ts,
-             "dur": call_dur, "args": {"correlation": self.correlation}}
-        )  # fmt: skip
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": call,
+                "pid": 1,
+                "tid": 1,
+                "ts": call_ts,
+                "dur": call_dur,
+                "args": {"correlation": self.correlation},
+            }
+        )
         self.events.append(
-            {"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
-             "args": {"correlation": self.correlation, "device": 0, "stream": stream, **args}}
-        )  # fmt: skip
+            {
+                "ph": "X",
+                "cat": cat,
+                "name": name,
+                "pid": 0,
+                "tid": stream,
+                "ts": ts,
+                "dur": dur,
+                "args": {"correlation": self.correlation, "device": 0, "stream": stream, **args},
+            }
+        )
 
     def judge(self, tmp_path, rank: int = 0, overrides: dict | None = None) -> dict[str, dict]:
         return judge([(self, rank)], tmp_path, overrides)
@@ -64,8 +89,12 @@ def judge(traces: list[tuple[Trace, int]], tmp_path, overrides=None) -> dict[str
 def test_data_loading_fires_when_steps_wait_for_batches(tmp_path):
     trace = Trace().steps(3)
     for i in range(4):
-        trace.host("cpu_op", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
-                   i * STEP_US + 10, 30_000)  # fmt: skip
+        trace.host(
+            "cpu_op",
+            "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+            i * STEP_US + 10,
+            30_000,
+        )
     found = trace.judge(tmp_path)["DataLoading"]
     assert found.triggered
     rank = found.evidence["ranks"]["0"]
@@ -80,8 +109,12 @@ def test_data_loading_fires_when_steps_wait_for_batches(tmp_path):
 def test_data_loading_stays_quiet_when_batches_are_ready(tmp_path):
     trace = Trace().steps(3)
     for i in range(4):
-        trace.host("cpu_op", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
-                   i * STEP_US + 10, 1_000)  # fmt: skip
+        trace.host(
+            "cpu_op",
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            i * STEP_US + 10,
+            1_000,
+        )
     found = trace.judge(tmp_path)["DataLoading"]
     assert not found.triggered and found.not_evaluated_reason is None
     assert found.evidence["ranks"]["0"]["share_pct"] == pytest.approx(1.0)
@@ -121,8 +154,9 @@ def launch_trace(kernel_us: float, call_us: float, gap_us: float, n: int = 150) 
     trace = Trace().steps(1, step_us=int(n * (call_us + gap_us) + 1000))
     for i in range(n):
         call_ts = 10 + i * (call_us + gap_us)
-        trace.launch("kernel", "void add_kernel<float>()", call_ts, call_us,
-                     call_ts + call_us + 1, kernel_us)  # fmt: skip
+        trace.launch(
+            "kernel", "void add_kernel<float>()", call_ts, call_us, call_ts + call_us + 1, kernel_us
+        )
     return trace
 
 
@@ -166,8 +200,14 @@ def matmul_trace(gemm: str) -> Trace:
     for i in range(4):
         t = i * STEP_US + 100
         trace.launch("kernel", gemm, t, 5, t + 10, 80_000)
-        trace.launch("kernel", "void at::native::vectorized_elementwise_kernel<4, "
-                     "at::native::AddFunctor<float>>()", t + 20, 5, t + 80_020, 20_000)  # fmt: skip
+        trace.launch(
+            "kernel",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>()",
+            t + 20,
+            5,
+            t + 80_020,
+            20_000,
+        )
     return trace
 
 
@@ -181,8 +221,10 @@ def test_tensor_cores_fires_for_fp32_matrix_multiplications(tmp_path):
 
 
 def test_tensor_cores_stays_quiet_for_bf16_and_tf32_tensor_op_kernels(tmp_path):
-    for gemm in ("ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_nn",
-                 "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>()"):  # fmt: skip
+    for gemm in (
+        "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_nn",
+        "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>()",
+    ):
         work = tmp_path / gemm[:20]
         work.mkdir()
         found = matmul_trace(gemm).judge(work)["TensorCores"]
@@ -256,8 +298,11 @@ def test_communication_stays_quiet_when_compute_hides_it(tmp_path):
 
 
 def test_communication_names_the_slow_rank(tmp_path):
-    ranks = [(comm_trace(overlapped=True), 0), (comm_trace(True), 1),
-             (comm_trace(True, step_us=130_000), 2)]  # fmt: skip
+    ranks = [
+        (comm_trace(overlapped=True), 0),
+        (comm_trace(True), 1),
+        (comm_trace(True, step_us=130_000), 2),
+    ]
     found = judge(ranks, tmp_path)["Communication"]
     assert found.triggered
     [slow] = found.evidence["slow_ranks"]
@@ -275,12 +320,15 @@ def test_parameters_are_overridable_like_a_rules(tmp_path):
 def test_a_trace_without_steps_or_iterations_is_judged_over_its_whole_span(tmp_path):
     trace = Trace()  # torch.profiler without a schedule writes no ProfilerStep
     trace.host("cpu_op", "aten::conv2d", 0, 100_000)
-    trace.host("cpu_op", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
-               100_000, 25_000)  # fmt: skip
+    trace.host(
+        "cpu_op", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 100_000, 25_000
+    )
     found = trace.judge(tmp_path)["DataLoading"]
     assert found.triggered
     rank = found.evidence["ranks"]["0"]
     assert (rank["steps"], rank["step_ns"], rank["window"]) == (
-        0, 125 * MS, "the whole profile (no steps annotated, no repeating iteration found)"
-    )  # fmt: skip
+        0,
+        125 * MS,
+        "the whole profile (no steps annotated, no repeating iteration found)",
+    )
     assert rank["share_pct"] == pytest.approx(20.0)

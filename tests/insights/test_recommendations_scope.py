@@ -67,8 +67,9 @@ def autotuned(item_us: int) -> Trace:
         trace.host("cpu_op", "aten::conv2d", start + 1_000, conv)
         if i == 0:
             for k in range(8):
-                trace.host("cuda_runtime", "cudaEventSynchronize", start + 2_000 + k * 53_000,
-                           53_000)  # fmt: skip
+                trace.host(
+                    "cuda_runtime", "cudaEventSynchronize", start + 2_000 + k * 53_000, 53_000
+                )
         at = start + length - 50_000
         trace.host("cpu_op", "aten::item", at, item_us)
         trace.host("cpu_op", "aten::_local_scalar_dense", at + 50, item_us - 100)
@@ -157,8 +158,15 @@ def inference(copy_us: int, warm_up_us: int = 3_000_000) -> Trace:
     for i in range(10):
         length = warm_up_us if i == 0 else 20_000
         trace.host("cpu_op", "aten::to", start, copy_us + 100)
-        trace.launch("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", start + 10, 20,
-                     start + 40, copy_us, bytes=12 << 20)  # fmt: skip
+        trace.launch(
+            "gpu_memcpy",
+            "Memcpy HtoD (Pageable -> Device)",
+            start + 10,
+            20,
+            start + 40,
+            copy_us,
+            bytes=12 << 20,
+        )
         linear = start + copy_us + 200
         trace.host("cpu_op", "aten::linear", linear, 1_000)
         trace.launch("kernel", "void gemv_kernel<float>()", linear + 10, 10, linear + 30, 1_000)
@@ -212,13 +220,15 @@ def mixed_launches(short: int, n: int = 150) -> Trace:
     trace = Trace().steps(1, step_us=n * 20 + 1_000)
     for i in range(n):
         call = 10 + i * 20
-        trace.launch("kernel", "void add_kernel<float>()", call, 10, call + 11,
-                     2 if i < short else 15)  # fmt: skip
+        trace.launch(
+            "kernel", "void add_kernel<float>()", call, 10, call + 11, 2 if i < short else 15
+        )
     return trace
 
 
-@pytest.mark.parametrize(("short", "n", "fires"), [(76, 150, True), (75, 150, False),
-                                                   (99, 99, False), (100, 100, True)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("short", "n", "fires"), [(76, 150, True), (75, 150, False), (99, 99, False), (100, 100, True)]
+)
 def test_launch_overhead_at_its_thresholds(tmp_path, short, n, fires):
     trace = mixed_launches(short, n)
     found = judge(trace, tmp_path)["LaunchOverhead"]
@@ -226,10 +236,11 @@ def test_launch_overhead_at_its_thresholds(tmp_path, short, n, fires):
     kernels = scope.gpu("kernel")
     calls = {e["args"]["correlation"]: e for e in scope.events if e["name"] == "cudaLaunchKernel"}
     short_ones = [
-        k for k in kernels
+        k
+        for k in kernels
         if ns(calls[k["args"]["correlation"]]["dur"]) <= 50_000
         and ns(k["dur"]) < ns(calls[k["args"]["correlation"]]["dur"])
-    ]  # fmt: skip
+    ]
     span = max(ns(k["ts"]) + ns(k["dur"]) for k in kernels) - min(ns(k["ts"]) for k in kernels)
     idle_pct = (
         100 * (span - union_ns([(ns(k["ts"]), ns(k["ts"]) + ns(k["dur"])) for k in kernels])) / span
@@ -250,9 +261,14 @@ def gemm_share(gemm_us: int) -> Trace:
     for i in range(4):
         t = i * STEP_US + 100
         trace.launch("kernel", "volta_sgemm_128x64_nn", t, 5, t + 10, gemm_us)
-        trace.launch("kernel", "void at::native::vectorized_elementwise_kernel<4, "
-                     "at::native::AddFunctor<float>>()", t + 20, 5, t + gemm_us + 20,
-                     100_000 - gemm_us - 200)  # fmt: skip
+        trace.launch(
+            "kernel",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>()",
+            t + 20,
+            5,
+            t + gemm_us + 20,
+            100_000 - gemm_us - 200,
+        )
     return trace
 
 
@@ -352,9 +368,20 @@ def test_host_side_figures_on_real_traces_equal_the_raw_jsons(tmp_path, name, wi
     assert copies["pageable_bytes"] == sum(e.get("args", {}).get("bytes", 0) for e in pageable)
 
 
-ENQUEUE = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
-           "cudaMemcpyAsync", "cudaMemsetAsync", "hipLaunchKernel", "hipExtModuleLaunchKernel",
-           "hipModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream"}  # fmt: skip
+ENQUEUE = {
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+    "cudaMemcpyAsync",
+    "cudaMemsetAsync",
+    "hipLaunchKernel",
+    "hipExtModuleLaunchKernel",
+    "hipModuleLaunchKernel",
+    "hipMemcpyAsync",
+    "hipMemsetAsync",
+    "hipMemcpyWithStream",
+}
 
 
 @pytest.mark.parametrize("name", REAL)
@@ -391,9 +418,10 @@ def test_communication_on_a_real_nccl_trace_equals_the_raw_json(tmp_path):
 
     comm = spans(k for k in kernels if "nccl" in k["name"].lower())
     comp = spans(
-        k for k in kernels
+        k
+        for k in kernels
         if "nccl" not in k["name"].lower() and "Memcpy" not in k["name"] and "Sync" not in k["name"]
-    )  # fmt: skip
+    )
     comm_ns = union_ns(comm)
     both = comm_ns + union_ns(comp) - union_ns(comm + comp)
     rank = found.evidence["ranks"]["0"]

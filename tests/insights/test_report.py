@@ -98,10 +98,13 @@ def test_it_imports_without_django():
     ("window", "label"),
     [
         ("whole_trace", "whole trace"),
-        ("complete_steps", "complete steps: from the trace's start to step #6's start (#1–#5, 5 of 6 steps)"),
+        (
+            "complete_steps",
+            "complete steps: from the trace's start to step #6's start (#1–#5, 5 of 6 steps)",
+        ),
         ("complete_steps", "captured steps 3–6, 53–56 (8 of 160)"),
     ],
-)  # fmt: skip
+)
 def test_its_analyses_caption_names_the_window_they_were_computed_in(window, label):
     html = render_analyses({"window": {"window": window, "label": label}, "temporal": []})
     caption = f"Every table and chart below covers the job's window: {label}."

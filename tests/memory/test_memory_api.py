@@ -37,8 +37,10 @@ def test_it_serves_the_curve_peak_and_top_allocators(api, memory_job):
     assert body["part"] == part
     [peak] = body["peaks"]
     assert (peak["device"], peak["allocated"], peak["time_ns"]) == (
-        "CPU", raw.peak_allocated, raw.peak_time_ns,
-    )  # fmt: skip
+        "CPU",
+        raw.peak_allocated,
+        raw.peak_time_ns,
+    )
     assert peak["running"] == raw.running
     [device] = body["devices"]
     assert len(device["curve"]) == len(raw.events)  # fewer than the points kept
@@ -117,8 +119,13 @@ def test_a_job_without_memory_events_has_an_empty_memory_page(api, user):
     job = TrainingJob.objects.create(name="empty", owner=user)
     body = api.get(f"/api/jobs/{job.id}/memory/").json()
     assert body == {
-        "job": job.id, "part": None, "start_ns": None, "peaks": [], "devices": [], "nvml": [],
-    }  # fmt: skip
+        "job": job.id,
+        "part": None,
+        "start_ns": None,
+        "peaks": [],
+        "devices": [],
+        "nvml": [],
+    }
     events = api.get(f"/api/jobs/{job.id}/memory/events/").json()
     assert events == {"part": None, "count": 0, "results": []}
     assert api.get("/api/jobs/999999/memory/").status_code == 404

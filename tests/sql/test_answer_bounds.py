@@ -26,8 +26,9 @@ def test_it_cuts_the_rows_at_the_row_bound_and_says_so():
 
 
 def test_it_cuts_the_answer_at_the_byte_bound_and_says_so():
-    result = run_query([], "select repeat('x', 1000) as r from range(100000)",
-                       Limits(max_bytes=100_000))  # fmt: skip
+    result = run_query(
+        [], "select repeat('x', 1000) as r from range(100000)", Limits(max_bytes=100_000)
+    )
     sent = json.dumps(result.rows, separators=(",", ":"))
     assert result.truncated_by == "bytes" and len(sent) <= 100_000 + 2
     assert len(result.rows) == 99  # each row is ["x"*1000]: 1,005 bytes and a comma
@@ -37,22 +38,29 @@ def test_it_cuts_the_answer_at_the_byte_bound_and_says_so():
 
 def test_it_cuts_a_single_giant_value_before_copying_it():
     # 5M integers in one row: 40 MB in Arrow, some 180 MB as Python ints; none are made.
-    result = run_query([], "select list(range) as l from range(5000000)",
-                       Limits(max_bytes=1_000_000))  # fmt: skip
+    result = run_query(
+        [], "select list(range) as l from range(5000000)", Limits(max_bytes=1_000_000)
+    )
     assert result.rows == [] and result.truncated_by == "bytes"
 
 
 def test_it_says_when_time_ran_out_while_the_rows_were_sent():
     # The first rows come at once; the next match is a billion rows away.
-    result = run_query([], "select * from range(1000000000) where range < 600 or range = 999999999",
-                       Limits(timeout_s=1.0))  # fmt: skip
+    result = run_query(
+        [],
+        "select * from range(1000000000) where range < 600 or range = 999999999",
+        Limits(timeout_s=1.0),
+    )
     assert result.truncated_by == "time" and len(result.rows) >= 1
     assert result.note.startswith("The query ran past 1 s while its rows were sent")
 
 
 def test_it_says_when_duckdb_failed_while_the_rows_were_sent():
-    result = run_query([], "select case when range = 1000000 then error('boom') else range end "
-                       "from range(3000000)", Limits(max_rows=10**9))  # fmt: skip
+    result = run_query(
+        [],
+        "select case when range = 1000000 then error('boom') else range end from range(3000000)",
+        Limits(max_rows=10**9),
+    )
     assert result.truncated_by == "error" and 0 < len(result.rows) < 1_000_000
     assert result.note.endswith("Invalid Input Error: boom")
 
@@ -64,10 +72,16 @@ def test_it_streams_one_json_document():
     finally:
         answer.close()
     assert json.loads(b"".join(pieces)) == {
-        "columns": ["n", "s"], "types": ["BIGINT", "VARCHAR"], "rows": [[0, "a"], [1, "a"]],
-        "truncated": True, "truncated_by": "rows", "note": answer.note,
-        "elapsed_ms": answer.elapsed_ms, "max_rows": 2, "max_bytes": 16 * 2**20,
-    }  # fmt: skip
+        "columns": ["n", "s"],
+        "types": ["BIGINT", "VARCHAR"],
+        "rows": [[0, "a"], [1, "a"]],
+        "truncated": True,
+        "truncated_by": "rows",
+        "note": answer.note,
+        "elapsed_ms": answer.elapsed_ms,
+        "max_rows": 2,
+        "max_bytes": 16 * 2**20,
+    }
 
 
 def test_it_calls_back_once_when_closed():
@@ -110,8 +124,12 @@ print(json.dumps({{"base": base, "peak": rss_mb("VmHWM"), "after": rss_mb(), "se
 
 
 def measure(store: Path, copies: int, query: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(MEASURE.format()), str(store),
-                           str(copies), query], capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(MEASURE.format()), str(store), str(copies), query],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

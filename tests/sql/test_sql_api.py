@@ -65,9 +65,13 @@ def test_it_sums_a_kernels_time_on_one_rank_as_the_raw_json_does(api, job):
         f"where rank = 1 and name = '{quoted}'",
     ).json()
     assert body["rows"] == [
-        [raw.kernel_count[name], raw.kernel_total_ns[name], raw.kernel_min_ns[name],
-         raw.kernel_max_ns[name]]
-    ]  # fmt: skip
+        [
+            raw.kernel_count[name],
+            raw.kernel_total_ns[name],
+            raw.kernel_min_ns[name],
+            raw.kernel_max_ns[name],
+        ]
+    ]
 
 
 @pytest.mark.django_db
@@ -209,11 +213,18 @@ def test_it_lets_teammates_query_and_strangers_not(client_for, job, teammate):
 def test_it_documents_the_views(api):
     body = api.get("/api/sql/schema/").json()
     assert [v["name"] for v in body["views"]] == [
-        "events", "kernels", "steps", "tracks", "strings", "memory",
-    ]  # fmt: skip
+        "events",
+        "kernels",
+        "steps",
+        "tracks",
+        "strings",
+        "memory",
+    ]
     events = next(v for v in body["views"] if v["name"] == "events")
     start = next(c for c in events["columns"] if c["name"] == "start_ns")
     assert start == {
-        "name": "start_ns", "type": "BIGINT", "description": "start, ns since the unix epoch",
-    }  # fmt: skip
+        "name": "start_ns",
+        "type": "BIGINT",
+        "description": "start, ns since the unix epoch",
+    }
     assert [e["name"] for e in body["examples"]] == [n for n, _ in EXAMPLES]

@@ -63,8 +63,13 @@ def post_part(api, job):
 
 
 def start_upload(api, job, size: int) -> str:
-    body = {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": TRACE.name,
-            "size_bytes": size}  # fmt: skip
+    body = {
+        "node": "algo-1",
+        "rank": 0,
+        "kind": "kineto",
+        "filename": TRACE.name,
+        "size_bytes": size,
+    }
     response = api.post(f"/api/jobs/{job.id}/uploads/", body, format="json")
     assert response.status_code == 201
     return f"/api/uploads/{response.json()['id']}/"
@@ -72,9 +77,12 @@ def start_upload(api, job, size: int) -> str:
 
 def put_range(api, url: str, raw: bytes):
     return api.generic(
-        "PUT", url, raw, content_type="application/octet-stream",
+        "PUT",
+        url,
+        raw,
+        content_type="application/octet-stream",
         HTTP_CONTENT_RANGE=f"bytes 0-{len(raw) - 1}/{len(raw)}",
-    )  # fmt: skip
+    )
 
 
 def assert_unavailable(response, doing: str) -> None:
@@ -143,8 +151,14 @@ class Forward(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         sent = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-        answer = requests.request(self.command, self.upstream + self.path, data=body,
-                                  headers=sent, timeout=30, stream=True)  # fmt: skip
+        answer = requests.request(
+            self.command,
+            self.upstream + self.path,
+            data=body,
+            headers=sent,
+            timeout=30,
+            stream=True,
+        )
         content = answer.raw.read(decode_content=False)
         self.send_response(answer.status_code)
         for name, value in answer.headers.items():

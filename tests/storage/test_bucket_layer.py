@@ -54,9 +54,14 @@ def parsed_in_bucket(user, name: str) -> ProfilePart:
     node = Node.objects.create(job=job, name="algo-1")
     raw = TRACE.read_bytes()
     part = ProfilePart(
-        job=job, node=node, rank=0, kind="kineto", original_name=TRACE.name,
-        size_bytes=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
-    )  # fmt: skip
+        job=job,
+        node=node,
+        rank=0,
+        kind="kineto",
+        original_name=TRACE.name,
+        size_bytes=len(raw),
+        sha256=hashlib.sha256(raw).hexdigest(),
+    )
     part.file.save(TRACE.name, File(io.BytesIO(raw)), save=True)
     assert ingest.claim(part.pk, "bucket-task")
     assert ingest.parse_claimed_part(part.pk, "bucket-task")

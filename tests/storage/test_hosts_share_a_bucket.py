@@ -130,8 +130,13 @@ def session(user) -> requests.Session:
 def upload_ranged(http: requests.Session, web: str, job_id: int, rank: int, path: Path) -> int:
     """A resumable upload in 64 KiB ranges, each possibly received by another web process."""
     raw = path.read_bytes()
-    body = {"node": f"algo-{rank + 1}", "rank": rank, "kind": "kineto", "filename": path.name,
-            "size_bytes": len(raw)}  # fmt: skip
+    body = {
+        "node": f"algo-{rank + 1}",
+        "rank": rank,
+        "kind": "kineto",
+        "filename": path.name,
+        "size_bytes": len(raw),
+    }
     started = http.post(f"{web}/api/jobs/{job_id}/uploads/", json=body)
     assert started.status_code == 201, started.text
     url = f"{web}/api/uploads/{started.json()['id']}/"
@@ -192,8 +197,12 @@ def viewport_totals(http, web: str, job_id: int) -> tuple[int, int]:
 
     for root in tree["tracks"]:
         walk(root)
-    params = {"start_ns": tree["start_ns"], "end_ns": str(int(tree["end_ns"]) + 1),
-              "width_px": 2000, "tracks": ",".join(lanes)}  # fmt: skip
+    params = {
+        "start_ns": tree["start_ns"],
+        "end_ns": str(int(tree["end_ns"]) + 1),
+        "width_px": 2000,
+        "tracks": ",".join(lanes),
+    }
     response = http.get(f"{web}/api/jobs/{job_id}/timeline/viewport/", params=params)
     assert response.status_code == 200, response.text
     return drawn_totals(*decode(response.content))

@@ -84,8 +84,9 @@ def _lane_events(trace: str, out: RawTimeline):
         for e in timed
         if (e.get("cat", "") if e["ph"] == "X" else "instant") not in DEVICE_CATEGORIES
     )
-    main_pid = max((p for p in cpu_events if p is not None and p >= 0), key=cpu_events.get,
-                   default=-1)  # fmt: skip
+    main_pid = max(
+        (p for p in cpu_events if p is not None and p >= 0), key=cpu_events.get, default=-1
+    )
     for e in timed:
         dur = ns(e.get("dur", 0)) if e["ph"] == "X" else 0
         category = e.get("cat", "") if e["ph"] == "X" else "instant"

@@ -15,8 +15,10 @@ from tests.traces.test_collector_chunk import EVENTS, SAMPLES, T0, meta, write_c
 
 SHIFT_NS = 20_000
 # The second chunk: the same work 20 µs later, with new correlation ids, and its own samples.
-EVENTS_2 = [(k, n, s + SHIFT_NS, d, p, t, dev, st, c + 100 if c >= 0 else c, b, m)
-            for k, n, s, d, p, t, dev, st, c, b, m in EVENTS]  # fmt: skip
+EVENTS_2 = [
+    (k, n, s + SHIFT_NS, d, p, t, dev, st, c + 100 if c >= 0 else c, b, m)
+    for k, n, s, d, p, t, dev, st, c, b, m in EVENTS
+]
 SAMPLES_2 = [(0, 0, 0, 2_000_000, 50.0), (3, 0, 0, 2_000_000, 65.0), (3, 1, 0, 2_000_000, 35.0)]
 
 

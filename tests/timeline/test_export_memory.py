@@ -51,8 +51,10 @@ def test_a_large_export_streams_in_bounded_memory(resnet_store):
     # Measured on this machine (8 ranks, 79 MB): +30 MB at the peak; 40 ranks (399 MB): +42 MB.
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(MEASURE), str(resnet_store), "8"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
     assert got["sent"] > 70 * 2**20

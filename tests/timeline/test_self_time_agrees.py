@@ -31,8 +31,12 @@ TRACES = [
 ]
 # What a thread records (instants nest nothing and take no time).
 THREAD_CATEGORIES = {
-    "cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver",
-}  # fmt: skip
+    "cpu_op",
+    "user_annotation",
+    "python_function",
+    "cuda_runtime",
+    "cuda_driver",
+}
 
 
 def raw_self_ns(trace: str, before_ns: int | None = None) -> dict[str, int]:

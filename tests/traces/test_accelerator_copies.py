@@ -102,9 +102,16 @@ def test_a_call_in_another_slice_still_sizes_the_copy(tmp_path):
         "dur": 5,
         "args": {"correlation": 7, "size": "4096"},
     }
-    copy = {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Host)", "pid": 2,
-            "tid": 0, "ts": 12, "dur": 2, "args": {"correlation": 7, "device": 0,
-                                                   "stream": 0, "kind": "DtoH"}}  # fmt: skip
+    copy = {
+        "ph": "X",
+        "cat": "gpu_memcpy",
+        "name": "Memcpy DtoH (Device -> Host)",
+        "pid": 2,
+        "tid": 0,
+        "ts": 12,
+        "dur": 2,
+        "args": {"correlation": 7, "device": 0, "stream": 0, "kind": "DtoH"},
+    }
     alone = decode_chunk(json.dumps([copy]).encode(), 0)
     assert alone.columns["bytes"].tolist() == [-1]
     together = decode_chunk(json.dumps([call, copy]).encode(), 0)

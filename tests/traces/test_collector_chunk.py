@@ -8,8 +8,17 @@ import pytest
 from profiler_app.traces import TimelineReader, TraceFormatError, ingest_trace
 
 T0 = 1_700_000_000_000_000_000
-STRINGS = ["", "volta_sgemm_128x64_nn", "ncclKernel_AllReduce_RING_LL_Sum_float", "cudaLaunchKernel",
-           "Memcpy HtoD (Pinned -> Device)", "step_1", "step_2", "Forward", "clk_unhalted_ref.tsc"]  # fmt: skip
+STRINGS = [
+    "",
+    "volta_sgemm_128x64_nn",
+    "ncclKernel_AllReduce_RING_LL_Sum_float",
+    "cudaLaunchKernel",
+    "Memcpy HtoD (Pinned -> Device)",
+    "step_1",
+    "step_2",
+    "Forward",
+    "clk_unhalted_ref.tsc",
+]
 # kind, name, start (ns after T0), dur, pid, tid, device, stream, correlation, bytes, memcpy kind
 EVENTS = [
     (5, 1, 1_000, 500, 10, 10, 0, 7, 1, -1, 0),
@@ -22,16 +31,34 @@ EVENTS = [
     (1, 7, 500, 1_500, 10, 10, -1, -1, -1, -1, 0),
 ]
 # kind, device, name, time (ns after T0), value
-SAMPLES = [(0, 0, 0, 0, 10.0), (0, 0, 0, 1_000_000, 90.0), (3, 0, 0, 0, 55.0), (3, 1, 0, 0, 45.0),
-           (6, -1, 8, 0, 12345.0)]  # fmt: skip
+SAMPLES = [
+    (0, 0, 0, 0, 10.0),
+    (0, 0, 0, 1_000_000, 90.0),
+    (3, 0, 0, 0, 55.0),
+    (3, 1, 0, 0, 45.0),
+    (6, -1, 8, 0, 12345.0),
+]
 
 
 def meta(**changes) -> dict:
-    base = {"format": "profiler-app-chunk", "version": 1, "job": "j", "node": "algo-1",
-            "hostname": "host-1", "rank": 0, "local_rank": 0, "world_size": 1, "pid": 10, "seq": 0,
-            "final": True, "created_ns": T0, "torch_version": "2.13.0", "cuda": True,
-            "devices": [{"index": 0, "name": "H100", "total_memory_bytes": 80 << 30}],
-            "sources": {"kineto": "ok", "nvml": "ok", "psutil": "ok", "perf": "ok"}}  # fmt: skip
+    base = {
+        "format": "profiler-app-chunk",
+        "version": 1,
+        "job": "j",
+        "node": "algo-1",
+        "hostname": "host-1",
+        "rank": 0,
+        "local_rank": 0,
+        "world_size": 1,
+        "pid": 10,
+        "seq": 0,
+        "final": True,
+        "created_ns": T0,
+        "torch_version": "2.13.0",
+        "cuda": True,
+        "devices": [{"index": 0, "name": "H100", "total_memory_bytes": 80 << 30}],
+        "sources": {"kineto": "ok", "nvml": "ok", "psutil": "ok", "perf": "ok"},
+    }
     return {**base, **changes}
 
 
@@ -42,18 +69,27 @@ def write_chunk(path, meta_obj=None, strings=STRINGS, events=EVENTS, samples=SAM
     arrays: dict[str, np.ndarray] = {
         "meta": np.frombuffer(json.dumps(meta_obj or meta()).encode(), np.uint8),
         "strings": np.frombuffer(json.dumps(strings).encode(), np.uint8),
-        "ev_kind": np.array(ev[0], np.uint8), "ev_name": np.array(ev[1], np.uint32),
-        "ev_start_ns": T0 + np.array(ev[2], np.int64), "ev_dur_ns": np.array(ev[3], np.int64),
-        "ev_pid": np.array(ev[4], np.int32), "ev_tid": np.array(ev[5], np.int64),
-        "ev_device": np.array(ev[6], np.int16), "ev_stream": np.array(ev[7], np.int32),
-        "ev_correlation": np.array(ev[8], np.int64), "ev_bytes": np.array(ev[9], np.int64),
+        "ev_kind": np.array(ev[0], np.uint8),
+        "ev_name": np.array(ev[1], np.uint32),
+        "ev_start_ns": T0 + np.array(ev[2], np.int64),
+        "ev_dur_ns": np.array(ev[3], np.int64),
+        "ev_pid": np.array(ev[4], np.int32),
+        "ev_tid": np.array(ev[5], np.int64),
+        "ev_device": np.array(ev[6], np.int16),
+        "ev_stream": np.array(ev[7], np.int32),
+        "ev_correlation": np.array(ev[8], np.int64),
+        "ev_bytes": np.array(ev[9], np.int64),
         "ev_memcpy_kind": np.array(ev[10], np.uint8),
-        "ev_grid": np.ones((n, 3), np.int32), "ev_block": np.full((n, 3), 128, np.int32),
-        "ev_registers": np.full(n, 32, np.int32), "ev_shared_mem": np.zeros(n, np.int32),
-        "s_kind": np.array(sm[0], np.uint8), "s_device": np.array(sm[1], np.int16),
-        "s_name": np.array(sm[2], np.uint32), "s_time_ns": T0 + np.array(sm[3], np.int64),
+        "ev_grid": np.ones((n, 3), np.int32),
+        "ev_block": np.full((n, 3), 128, np.int32),
+        "ev_registers": np.full(n, 32, np.int32),
+        "ev_shared_mem": np.zeros(n, np.int32),
+        "s_kind": np.array(sm[0], np.uint8),
+        "s_device": np.array(sm[1], np.int16),
+        "s_name": np.array(sm[2], np.uint32),
+        "s_time_ns": T0 + np.array(sm[3], np.int64),
         "s_value": np.array(sm[4], np.float64),
-    }  # fmt: skip
+    }
     with open(path, "wb") as f:
         np.savez_compressed(f, **arrays)  # type: ignore[arg-type]  # numpy stubs type **kwds as allow_pickle
     return path

@@ -49,8 +49,11 @@ print(json.dumps(out))
 def parsed_apart(path: Path, work: Path, headroom_mb: int = 0) -> dict:
     done = subprocess.run(
         [sys.executable, "-c", PARSE, str(path), str(work), str(headroom_mb)],
-        capture_output=True, text=True, cwd=ROOT, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]  # never a signal (SIGABRT is -6)
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -139,9 +142,11 @@ def test_it_merges_runs_of_many_tracks(tmp_path):
     assert stored.equals(want.astype(stored.dtypes))  # by track, start, longer first, input
     frame = pd.DataFrame(cols).assign(end_ns=lambda f: f["start_ns"] + f["dur_ns"])
     per_track = frame.groupby("track").agg(
-        n_rows=("name", "size"), start_ns=("start_ns", "min"), end_ns=("end_ns", "max"),
+        n_rows=("name", "size"),
+        start_ns=("start_ns", "min"),
+        end_ns=("end_ns", "max"),
         max_dur_ns=("dur_ns", "max"),
-    )  # fmt: skip
+    )
     tracks = summary.tracks.set_index("track")
     assert (tracks.loc[per_track.index, list(per_track.columns)] == per_track).all().all()
     assert (tracks["first_row"] == tracks["n_rows"].cumsum() - tracks["n_rows"]).all()

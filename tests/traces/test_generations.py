@@ -18,18 +18,48 @@ def ingest(tmp_path: Path, doc, name: str = "trace.json"):
     return ingest_trace(path, "kineto", tmp_path / "store")
 
 
+def complete(cat: str, name: str, pid: int, tid: object, ts: float, dur: float, **fields) -> dict:
+    """A complete ("X") event."""
+    return {
+        "ph": "X",
+        "cat": cat,
+        "name": name,
+        "pid": pid,
+        "tid": tid,
+        "ts": ts,
+        "dur": dur,
+        **fields,
+    }
+
+
 def launch_and_kernel(categories: tuple[str, str], flow: str, tid: object = 7) -> list[dict]:
     """A runtime call on the host launching one kernel, linked by correlation 41 and a flow."""
     runtime, kernel = categories
     return [
-        {"ph": "X", "cat": runtime, "name": "cudaLaunchKernel", "pid": 10, "tid": 11,
-         "ts": 100, "dur": 5, "args": {"correlation": 41, "external id": 3}},
-        {"ph": "X", "cat": kernel, "name": "void gemm_kernel<float>()", "pid": 0, "tid": tid,
-         "ts": 110, "dur": 20, "args": {"correlation": 41, "device": 0, "stream": 7}},
+        complete(
+            runtime, "cudaLaunchKernel", 10, 11, 100, 5, args={"correlation": 41, "external id": 3}
+        ),
+        complete(
+            kernel,
+            "void gemm_kernel<float>()",
+            0,
+            tid,
+            110,
+            20,
+            args={"correlation": 41, "device": 0, "stream": 7},
+        ),
         {"ph": "s", "cat": flow, "name": "launch", "id": 41, "pid": 10, "tid": 11, "ts": 100},
-        {"ph": "f", "cat": flow, "name": "launch", "id": 41, "pid": 0, "tid": tid, "ts": 110,
-         "bp": "e"},
-    ]  # fmt: skip
+        {
+            "ph": "f",
+            "cat": flow,
+            "name": "launch",
+            "id": 41,
+            "pid": 0,
+            "tid": tid,
+            "ts": 110,
+            "bp": "e",
+        },
+    ]
 
 
 def stored(tmp_path: Path, columns: list[str]) -> list[tuple]:
@@ -63,26 +93,40 @@ def test_it_links_launches_and_device_work_in_every_generation(tmp_path, categor
 
 
 def test_it_reads_the_old_operator_data_loader_and_python_names(tmp_path):
+    stream = {"device": 0, "stream": 7}
     events = [
-        {"ph": "X", "cat": "Operator", "name": "ProfilerStep#3", "pid": 1, "tid": 1,
-         "ts": 0, "dur": 100},
-        {"ph": "X", "cat": "DataLoader", "name": "enumerate(DataLoader)#_MultiProcessing", "pid": 1,
-         "tid": 1, "ts": 1, "dur": 10},
-        {"ph": "X", "cat": "Operator", "name": "aten::conv2d", "pid": 1, "tid": 1, "ts": 20,
-         "dur": 30, "args": {"External id": 5}},
-        {"ph": "X", "cat": "Python", "name": "train.py(12): step", "pid": 1, "tid": 1, "ts": 12,
-         "dur": 70},
-        {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0,
-         "tid": "stream 7", "ts": 60, "dur": 4,
-         "args": {"device": 0, "stream": 7, "correlation": 9, "bytes": 4096}},
-        {"ph": "X", "cat": "Memset", "name": "Memset (Device)", "pid": 0, "tid": "stream 7",
-         "ts": 70, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 10, "bytes": 64}},
-    ]  # fmt: skip
+        complete("Operator", "ProfilerStep#3", 1, 1, 0, 100),
+        complete("DataLoader", "enumerate(DataLoader)#_MultiProcessing", 1, 1, 1, 10),
+        complete("Operator", "aten::conv2d", 1, 1, 20, 30, args={"External id": 5}),
+        complete("Python", "train.py(12): step", 1, 1, 12, 70),
+        complete(
+            "Memcpy",
+            "Memcpy HtoD (Pageable -> Device)",
+            0,
+            "stream 7",
+            60,
+            4,
+            args={**stream, "correlation": 9, "bytes": 4096},
+        ),
+        complete(
+            "Memset",
+            "Memset (Device)",
+            0,
+            "stream 7",
+            70,
+            1,
+            args={**stream, "correlation": 10, "bytes": 64},
+        ),
+    ]
     result = ingest(tmp_path, {"schemaVersion": 1, "traceEvents": events})
     agg = result.aggregates
     assert agg.event_counts == {
-        "cpu_op": 2, "user_annotation": 1, "python_function": 1, "gpu_memcpy": 1, "gpu_memset": 1,
-    }  # fmt: skip
+        "cpu_op": 2,
+        "user_annotation": 1,
+        "python_function": 1,
+        "gpu_memcpy": 1,
+        "gpu_memset": 1,
+    }
     assert agg.steps[["step", "dur_ns"]].values.tolist() == [[3, 100_000]]
     ops = dict(zip(agg.memory_ops["operation"], agg.memory_ops["bytes"], strict=True))
     assert ops == {"Memcpy HtoD": 4096, "Memset": 64}
@@ -112,10 +156,22 @@ def test_it_reads_a_bare_event_array_and_nanosecond_display(tmp_path):
 
 def test_it_keeps_memory_events_as_instants(tmp_path):
     memory = {
-        "ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,
-        "ts": 5, "args": {"Device Type": 1, "Device Id": 0, "Addr": 1234, "Bytes": 512,
-                          "Total Allocated": 512, "Total Reserved": 2048},
-    }  # fmt: skip
+        "ph": "i",
+        "s": "t",
+        "cat": "cpu_instant_event",
+        "name": "[memory]",
+        "pid": 1,
+        "tid": 1,
+        "ts": 5,
+        "args": {
+            "Device Type": 1,
+            "Device Id": 0,
+            "Addr": 1234,
+            "Bytes": 512,
+            "Total Allocated": 512,
+            "Total Reserved": 2048,
+        },
+    }
     op = {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 4, "dur": 3}
     result = ingest(tmp_path, {"traceEvents": [op, memory]})
     assert result.aggregates.event_counts == {"cpu_op": 1, "instant": 1}

@@ -13,8 +13,16 @@ import pytest
 from profiler_app.traces import Limits, TraceFormatError, ingest_trace, kineto
 from tests.traces.expected import DATA
 
-EVENT = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5, "dur": 2.25,
-         "args": {"device": 0, "stream": 7}}  # fmt: skip
+EVENT = {
+    "ph": "X",
+    "cat": "kernel",
+    "name": "k",
+    "pid": 0,
+    "tid": 7,
+    "ts": 1.5,
+    "dur": 2.25,
+    "args": {"device": 0, "stream": 7},
+}
 
 
 def trace_bytes(events, **top) -> bytes:

@@ -40,9 +40,11 @@ def test_it_totals_kernel_time_and_count_per_name(trace, ingested):
     want = expected(trace)
     kernels = ingested(trace).aggregates.kernels
     per_name = kernels.groupby("name").agg(
-        count=("count", "sum"), total_ns=("total_ns", "sum"), min_ns=("min_ns", "min"),
+        count=("count", "sum"),
+        total_ns=("total_ns", "sum"),
+        min_ns=("min_ns", "min"),
         max_ns=("max_ns", "max"),
-    )  # fmt: skip
+    )
     assert dict(per_name["count"]) == dict(want.kernel_count)
     assert dict(per_name["total_ns"]) == dict(want.kernel_total_ns)
     assert dict(per_name["min_ns"]) == want.kernel_min_ns
@@ -88,11 +90,15 @@ def test_it_records_collective_metadata_of_nccl_kernels(ingested):
     with gzip.open(DATA / "nccl_rank0.json.gz") as f:
         raw = json.load(f)["traceEvents"]
     want = sorted(
-        (e["args"]["Collective name"], e["args"]["dtype"], e["args"]["In msg nelems"],
-         e["args"]["Group size"])
+        (
+            e["args"]["Collective name"],
+            e["args"]["dtype"],
+            e["args"]["In msg nelems"],
+            e["args"]["Group size"],
+        )
         for e in raw
         if e.get("cat") == "kernel" and "Collective name" in e.get("args", {})
-    )  # fmt: skip
+    )
     reader = TimelineReader(ingested("nccl_rank0.json.gz").store.directory)
     rows = reader.read_all(["kind", "collective", "dtype", "in_nelems", "group_size"]).to_pandas()
     kernels = rows[(rows["kind"] == 5) & (rows["collective"] >= 0)]
@@ -100,10 +106,13 @@ def test_it_records_collective_metadata_of_nccl_kernels(ingested):
     got = sorted(
         (s[c], s[d], n, g)
         for c, d, n, g in zip(
-            kernels["collective"], kernels["dtype"], kernels["in_nelems"], kernels["group_size"],
+            kernels["collective"],
+            kernels["dtype"],
+            kernels["in_nelems"],
+            kernels["group_size"],
             strict=True,
         )
-    )  # fmt: skip
+    )
     assert len(want) == 21
     assert got == want
 

@@ -143,11 +143,27 @@ def test_memory_events_on_a_thread_without_operators_belong_to_none(tmp_path):
     memory = {"Device Type": 0, "Device Id": -1, "Addr": 1, "Total Reserved": 4096}
     events = [
         {"ph": "C", "name": "counter", "pid": 1, "tid": 1, "ts": 1, "args": {"v": 1}},
-        {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 2,
-         "s": "t", "args": {**memory, "Bytes": 100, "Total Allocated": 100}},
-        {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 3,
-         "s": "t", "args": {**memory, "Bytes": -40, "Total Allocated": 60}},
-    ]  # fmt: skip
+        {
+            "ph": "i",
+            "cat": "cpu_instant_event",
+            "name": "[memory]",
+            "pid": 1,
+            "tid": 1,
+            "ts": 2,
+            "s": "t",
+            "args": {**memory, "Bytes": 100, "Total Allocated": 100},
+        },
+        {
+            "ph": "i",
+            "cat": "cpu_instant_event",
+            "name": "[memory]",
+            "pid": 1,
+            "tid": 1,
+            "ts": 3,
+            "s": "t",
+            "args": {**memory, "Bytes": -40, "Total Allocated": 60},
+        },
+    ]
     trace = tmp_path / "no-operators.json"
     trace.write_text(json.dumps({"traceEvents": events}))
     result = ingest_trace(trace, "kineto", tmp_path / "store")

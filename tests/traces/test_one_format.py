@@ -15,14 +15,34 @@ from tracefmt.chunk import KinetoWindow, empty_events, empty_samples, write_chun
 
 CAPTURE = DATA / "h100_cnn_kineto.json.gz"  # recorded on an H100 with torch.profiler
 COMPARED = [
-    "kind", "start_ns", "dur_ns", "device", "stream", "correlation", "bytes", "memcpy_kind",
-    "input_dims", "collective", "in_nelems",
-]  # fmt: skip
+    "kind",
+    "start_ns",
+    "dur_ns",
+    "device",
+    "stream",
+    "correlation",
+    "bytes",
+    "memcpy_kind",
+    "input_dims",
+    "collective",
+    "in_nelems",
+]
 META = {
-    "job": "same-capture", "node": "algo-1", "hostname": "h100", "rank": 0, "local_rank": 0,
-    "world_size": 1, "pid": 1, "seq": 0, "final": True, "created_ns": 0,
-    "torch_version": "2.11", "cuda": True, "devices": [], "sources": {"kineto": "torch"},
-}  # fmt: skip
+    "job": "same-capture",
+    "node": "algo-1",
+    "hostname": "h100",
+    "rank": 0,
+    "local_rank": 0,
+    "world_size": 1,
+    "pid": 1,
+    "seq": 0,
+    "final": True,
+    "created_ns": 0,
+    "torch_version": "2.11",
+    "cuda": True,
+    "devices": [],
+    "sources": {"kineto": "torch"},
+}
 
 
 def events_of(store: Path) -> list[tuple]:

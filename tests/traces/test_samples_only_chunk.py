@@ -10,11 +10,23 @@ T0_NS = 1_700_000_000_000_000_000
 
 def test_it_ingests_a_chunk_with_samples_and_no_events(tmp_path):
     meta = {
-        "format": "profiler-app-chunk", "version": 1, "job": "j", "node": "algo-1",
-        "hostname": "h", "rank": 0, "local_rank": 0, "world_size": 1, "pid": 1, "seq": 0,
-        "final": True, "created_ns": T0_NS, "torch_version": None, "cuda": False,
-        "devices": [], "sources": {},
-    }  # fmt: skip
+        "format": "profiler-app-chunk",
+        "version": 1,
+        "job": "j",
+        "node": "algo-1",
+        "hostname": "h",
+        "rank": 0,
+        "local_rank": 0,
+        "world_size": 1,
+        "pid": 1,
+        "seq": 0,
+        "final": True,
+        "created_ns": T0_NS,
+        "torch_version": None,
+        "cuda": False,
+        "devices": [],
+        "sources": {},
+    }
     samples = {
         "s_kind": np.array([3, 3], np.uint8),
         "s_device": np.array([0, 1], np.int16),
