@@ -20,6 +20,7 @@ import pandas as pd
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -59,19 +60,25 @@ def debounce_s() -> float:
     return settings.INSIGHTS_DEBOUNCE_S
 
 
-def request_run(job_id: int, delay_s: float | None = None) -> int:
-    """Ask for the job's insights to be computed again, in ``delay_s`` (the debounce by
-    default); returns the generation asked for.
+def request_run(job_id: int, delay_s: float | None = None, window: str | None = None) -> int:
+    """Ask for the job's insights in ``window`` (None: the job's own) to be computed again, in
+    ``delay_s`` (the debounce by default); returns the generation asked for.
 
     Requests merge into one pending run: while a run is queued, it computes the latest
     generation when it starts (when it was due, whatever a later request's delay; later still
     while the job's parts are being parsed, see ``_claim``); while one runs, it queues exactly
     one follow-up, due a debounce after it ends. N requests in a burst cost at most two runs."""
     countdown = debounce_s() if delay_s is None else delay_s
+    window = window or _own_window(job_id)
     with transaction.atomic():
-        insights, created = JobInsights.objects.select_for_update().get_or_create(job_id=job_id)
+        insights, created = JobInsights.objects.select_for_update().get_or_create(
+            job_id=job_id, window=window
+        )
         now = timezone.now()
-        generation = insights.generation + 1
+        # A window's first row goes on from the job's latest request: a generation names one
+        # request whatever the window (a caller waits past it across a change of window).
+        start = JobInsights.objects.filter(job_id=job_id).aggregate(last=Max("generation"))
+        generation = (start["last"] if created else insights.generation) + 1
         changes: dict[str, Any] = {"generation": generation}
         idle = created or insights.status in (InsightsStatus.DONE, InsightsStatus.FAILED)
         if idle:
@@ -81,17 +88,41 @@ def request_run(job_id: int, delay_s: float | None = None) -> int:
             )
         JobInsights.objects.filter(pk=insights.pk).update(**changes)
         if idle:
-            transaction.on_commit(lambda: send_run(job_id, countdown))
+            transaction.on_commit(lambda: send_run(job_id, window, countdown))
     return generation
 
 
-def send_run(job_id: int, countdown: float = 0) -> None:
+def request_all(job_id: int, delay_s: float | None = None) -> None:
+    """The job's figures changed: recompute its own window and every other that has
+    insights."""
+    windows = set(JobInsights.objects.filter(job_id=job_id).values_list("window", flat=True))
+    for window in sorted(windows | {_own_window(job_id)}):
+        request_run(job_id, delay_s, window)
+
+
+def request_if_missing(job: TrainingJob, window: str) -> None:
+    """A viewer reads the insights in ``window``: queue them now if it is not the job's own
+    window and has none yet (the other window gets a row only when someone needs it; the
+    job's own is queued when its parts are parsed, or by the sweep, ``queue_missing``)."""
+    if window == job.window or JobInsights.objects.filter(job=job, window=window).exists():
+        return
+    if job.parts.filter(state=PartState.DONE).exists():
+        request_run(job.pk, delay_s=0, window=window)
+
+
+def _own_window(job_id: int) -> str:
+    return TrainingJob.objects.values_list("window", flat=True).get(pk=job_id)
+
+
+def send_run(job_id: int, window: str, countdown: float = 0) -> None:
     """Queue the run now; with the broker down the insights sweep queues it later."""
     try:
         # The task name, not its function: tasks.py imports this module.
-        current_app.send_task(TASK_NAME, (job_id,), countdown=countdown)
+        current_app.send_task(TASK_NAME, (job_id,), {"window": window}, countdown=countdown)
     except OperationalError as exc:
-        log.warning("Could not queue the insights of job %s (the sweep will): %s", job_id, exc)
+        log.warning(
+            "Could not queue the insights of job %s (%s; the sweep will): %s", job_id, window, exc
+        )
 
 
 def requeue_lost() -> list[int]:
@@ -107,22 +138,28 @@ def requeue_lost() -> list[int]:
             .filter(status__in=(InsightsStatus.QUEUED, InsightsStatus.RUNNING))
             .filter(heartbeat_at__lt=stale)
             .order_by("heartbeat_at")
-            .values_list("job_id", "status")[:SWEEP_BATCH]
+            .values_list("pk", "job_id", "window", "status")[:SWEEP_BATCH]
         )
-        JobInsights.objects.filter(job_id__in=[job for job, _ in lost]).update(
+        JobInsights.objects.filter(pk__in=[row[0] for row in lost]).update(
             status=InsightsStatus.QUEUED, heartbeat_at=now
         )
-    for job_id, status in lost:
-        log.warning("Insights of job %s (%s) showed no sign of life: queued again", job_id, status)
-        send_run(job_id)
-    return [job for job, _ in lost]
+    for _, job_id, window, status in lost:
+        log.warning(
+            "Insights of job %s (%s, %s) showed no sign of life: queued again",
+            job_id,
+            window,
+            status,
+        )
+        send_run(job_id, window)
+    return [row[1] for row in lost]
 
 
 def queue_missing() -> list[int]:
-    """Queue the insights of jobs parsed before insights existed (beat runs this; a page that
-    reads them never queues work)."""
+    """Queue the insights in their own window of jobs parsed before insights existed (beat
+    runs this; reading a job's pages never queues its own window)."""
+    own = JobInsights.objects.filter(job=OuterRef("pk"), window=OuterRef("window"))
     jobs = list(
-        TrainingJob.objects.filter(insights__isnull=True, parts__state=PartState.DONE)
+        TrainingJob.objects.filter(~Exists(own), parts__state=PartState.DONE)
         .values_list("pk", flat=True)
         .distinct()
     )
@@ -132,22 +169,26 @@ def queue_missing() -> list[int]:
 
 
 def on_part_parsed(sender, part_id: int, **kwargs) -> None:
-    """The ingest stored a part: recompute its job's insights (debounced)."""
+    """The ingest stored a part: recompute its job's insights in each window (debounced)."""
     part = ProfilePart.objects.filter(id=part_id, state=PartState.DONE).only("job_id").first()
     if part is not None:
-        request_run(part.job_id)
+        request_all(part.job_id)
 
 
 def on_window_changed(sender, job: TrainingJob, **kwargs) -> None:
-    """The insights follow the job's window: recompute them now."""
-    request_run(job.pk, delay_s=0)
+    """The owner changed the job's window, everyone's default: compute its insights now if
+    that window has none yet."""
+    if not JobInsights.objects.filter(job=job, window=job.window).exists():
+        request_run(job.pk, delay_s=0, window=job.window)
 
 
-def compute(job_id: int, generation: int | None = None) -> None:
-    """Run the rules and analyses on the job as it is now and store them, if a run is queued;
-    queue one follow-up if more was asked for meanwhile. ``generation``, when given, is what
-    the caller asked for (``request_run``'s answer): a run computes it or a later one."""
-    claim = _claim(job_id)
+def compute(job_id: int, generation: int | None = None, window: str | None = None) -> None:
+    """Run the rules and analyses on the job as it is now, in ``window`` (None: the job's
+    own), and store them, if a run is queued; queue one follow-up if more was asked for
+    meanwhile. ``generation``, when given, is what the caller asked for (``request_run``'s
+    answer): a run computes it or a later one."""
+    window = window or _own_window(job_id)
+    claim = _claim(job_id, window)
     if claim is None:
         return
     latest, attempt = claim
@@ -162,24 +203,25 @@ def compute(job_id: int, generation: int | None = None) -> None:
             "the job's window or rule parameters runs it once more.",
         }
     else:
-        with Heartbeat(partial(_stamp, job_id, attempt), f"insights of job {job_id}"):
-            fields = _compute(job_id)
-    follow_up = _finish(job_id, generation, attempt, fields)
+        stamp = partial(_stamp, job_id, window, attempt)
+        with Heartbeat(stamp, f"insights of job {job_id} ({window})"):
+            fields = _compute(job_id, window)
+    follow_up = _finish(job_id, window, generation, attempt, fields)
     log.info(
-        "Insights of job %s %s (generation %s) in %.1f s%s",
-        job_id, fields["status"], generation, time.perf_counter() - started,
+        "Insights of job %s (%s) %s (generation %s) in %.1f s%s",
+        job_id, window, fields["status"], generation, time.perf_counter() - started,
         "; more was asked for meanwhile: one follow-up queued" if follow_up else "",
     )  # fmt: skip
 
 
-def _claim(job_id: int) -> tuple[int, int] | None:
+def _claim(job_id: int, window: str) -> tuple[int, int] | None:
     """(generation, attempt) of the queued run this task starts; None when there is none (a
     copy the sweep sent, a redelivery, or a task of a run already merged into another), or
     when the run waits a debounce more for the job's parts being parsed."""
     with transaction.atomic():
         row = (
             JobInsights.objects.select_for_update()
-            .filter(job_id=job_id, status=InsightsStatus.QUEUED)
+            .filter(job_id=job_id, window=window, status=InsightsStatus.QUEUED)
             .values_list("generation", "attempts", "requested_at")
             .first()
         )
@@ -190,12 +232,12 @@ def _claim(job_id: int) -> tuple[int, int] | None:
         waited_s = (now - requested_at).total_seconds() if requested_at else 0.0
         if waited_s < MAX_WAIT_FOR_PARTS_S and _parts_being_parsed(job_id):
             countdown = debounce_s()
-            JobInsights.objects.filter(job_id=job_id).update(
+            JobInsights.objects.filter(job_id=job_id, window=window).update(
                 heartbeat_at=now + timedelta(seconds=countdown)
             )
-            transaction.on_commit(lambda: send_run(job_id, countdown))
+            transaction.on_commit(lambda: send_run(job_id, window, countdown))
             return None
-        JobInsights.objects.filter(job_id=job_id).update(
+        JobInsights.objects.filter(job_id=job_id, window=window).update(
             status=InsightsStatus.RUNNING, heartbeat_at=now, attempts=attempt
         )
     return generation, attempt
@@ -207,13 +249,15 @@ def _parts_being_parsed(job_id: int) -> bool:
     ).exists()
 
 
-def _finish(job_id: int, generation: int, attempt: int, fields: dict[str, Any]) -> bool:
+def _finish(
+    job_id: int, window: str, generation: int, attempt: int, fields: dict[str, Any]
+) -> bool:
     """Stores a run's results; when a newer generation was asked for while it ran, the row
     goes back to queued with one follow-up task. Returns whether one was queued."""
     with transaction.atomic():
         latest = (
             JobInsights.objects.select_for_update()
-            .filter(job_id=job_id, status=InsightsStatus.RUNNING, attempts=attempt)
+            .filter(job_id=job_id, window=window, status=InsightsStatus.RUNNING, attempts=attempt)
             .values_list("generation", flat=True)
             .first()
         )
@@ -229,31 +273,34 @@ def _finish(job_id: int, generation: int, attempt: int, fields: dict[str, Any]) 
                 "requested_at": timezone.now(),
                 "attempts": 0,
             }
-            transaction.on_commit(lambda: send_run(job_id, countdown))
-        JobInsights.objects.filter(job_id=job_id).update(computed_at=timezone.now(), **fields)
+            transaction.on_commit(lambda: send_run(job_id, window, countdown))
+        JobInsights.objects.filter(job_id=job_id, window=window).update(
+            computed_at=timezone.now(), **fields
+        )
     return follow_up
 
 
-def _stamp(job_id: int, attempt: int) -> int:
+def _stamp(job_id: int, window: str, attempt: int) -> int:
     return JobInsights.objects.filter(
-        job_id=job_id, status=InsightsStatus.RUNNING, attempts=attempt
+        job_id=job_id, window=window, status=InsightsStatus.RUNNING, attempts=attempt
     ).update(heartbeat_at=timezone.now())
 
 
-def _compute(job_id: int) -> dict[str, Any]:
-    """The fields a run stores: its results, or the failure."""
+def _compute(job_id: int, window: str) -> dict[str, Any]:
+    """The fields a run in ``window`` stores: its results, or the failure."""
     job = TrainingJob.objects.get(pk=job_id)
     try:
         traces = rank_traces(job)
         save_collective_waits(job, traces)
         overrides = overrides_of(job)
         params = params_from_overrides(overrides)
-        analyses = analyze(traces, params, window=job.window) if traces else None
+        analyses = analyze(traces, params, window=window) if traces else None
         found = tuple(recommend(analyses, params)) if analyses is not None else ()
-        report = profiler_report(job_data(job, traces), overrides, job.name, found, job.pk)
+        data = job_data(job, traces, window)
+        report = profiler_report(data, overrides, job.name, found, job.pk)
         summary = analyses_json(analyses) if analyses is not None else {}
         # Which window these results cover, as every page names it.
-        summary["window"] = window_info(job)
+        summary["window"] = window_info(job, window)
         # Names from traces may hold what Postgres refuses in text (NUL): the report quotes them.
         return {
             "status": InsightsStatus.DONE,
@@ -262,7 +309,7 @@ def _compute(job_id: int) -> dict[str, Any]:
             "error": "",
         }
     except Exception as exc:
-        log.exception("Insights of job %s failed", job_id)
+        log.exception("Insights of job %s (%s) failed", job_id, window)
         return {
             "status": InsightsStatus.FAILED,
             "error": storable(f"The insights could not be computed ({type(exc).__name__}: {exc}).")[
@@ -289,7 +336,7 @@ def _chunk_samples(name: str) -> tuple[dict, dict[int, int]]:
     return samples, {int(d["index"]): int(d["total_memory_bytes"]) for d in devices}
 
 
-def job_data(job: TrainingJob, traces: list[RankTrace]) -> JobData:
+def job_data(job: TrainingJob, traces: list[RankTrace], window: str | None = None) -> JobData:
     collector_parts = list(
         ProfilePart.objects.filter(job=job, kind=PartKind.COLLECTOR, state=PartState.DONE)
         .select_related("node")
@@ -302,8 +349,8 @@ def job_data(job: TrainingJob, traces: list[RankTrace]) -> JobData:
         samples, gpu_memory_bytes = _chunk_samples(part.file.name)
         metrics.append(metrics_from_samples(samples, part.node.name, gpu_memory_bytes))
     measured = pd.concat(metrics, ignore_index=True) if metrics else JobData.empty().metrics
-    derived = _kernel_busy_gpu_utilization(job, measured)
-    steps = _steps(job)
+    derived = _kernel_busy_gpu_utilization(job, measured, window)
+    steps = _steps(job, window)
     framework = [framework_from_events(t) for t in traces]
     return JobData(
         pd.concat([measured, derived], ignore_index=True) if len(derived) else measured,
@@ -317,14 +364,16 @@ def job_data(job: TrainingJob, traces: list[RankTrace]) -> JobData:
     )
 
 
-def _kernel_busy_gpu_utilization(job: TrainingJob, measured: pd.DataFrame) -> pd.DataFrame:
+def _kernel_busy_gpu_utilization(
+    job: TrainingJob, measured: pd.DataFrame, window: str | None
+) -> pd.DataFrame:
     """GPU utilisation from kernel busy time (the dashboard's series) for the GPUs that have
     no NVML samples: the GPU rules then judge an imported trace too."""
     gpu = measured[measured["metric"] == frames.GPU_UTIL]
     have = set(zip(gpu["node"], gpu["device"].astype(int), strict=True))
     rows = [
         row
-        for row in in_window(UtilizationPoint, job)
+        for row in in_window(UtilizationPoint, job, window)
         .filter(metric=frames.GPU_UTIL, source=DERIVED_SOURCE, part__state=PartState.DONE)
         .order_by("node__name", "device", "time_ns")
         .values_list("time_ns", "node__name", "device", "value")
@@ -336,9 +385,9 @@ def _kernel_busy_gpu_utilization(job: TrainingJob, measured: pd.DataFrame) -> pd
     return frames.metrics_frame(time_ns, node, device, [frames.GPU_UTIL] * len(rows), value)
 
 
-def _steps(job: TrainingJob) -> pd.DataFrame:
+def _steps(job: TrainingJob, window: str | None) -> pd.DataFrame:
     rows = list(
-        in_window(Step, job)
+        in_window(Step, job, window)
         .order_by("rank", "start_ns")
         .values_list("rank", "node__name", "step", "name", "start_ns", "dur_ns")
     )
@@ -381,14 +430,14 @@ def merge(rank: int, parts: list[RankTrace]) -> RankTrace:
     return RankTrace(rank, pd.concat(frames_, ignore_index=True), list(table), parts_)
 
 
-def job_info(job: TrainingJob) -> dict[str, str]:
+def job_info(job: TrainingJob, window: str | None = None) -> dict[str, str]:
     framework = f"{job.framework} {job.framework_version}".strip()
     info = {
         "Instance type": job.instance_type,
         "Instances": str(job.instance_count),
         "Framework": framework,
         "Status": job.status,
-        "Window": window_info(job)["label"],
+        "Window": window_info(job, window)["label"],
         "Owner": job.owner.username if job.owner is not None else "",
     }
     return {k: v for k, v in info.items() if v}
@@ -400,8 +449,9 @@ def overrides_of(job: TrainingJob) -> dict[str, Any]:
 
 
 def set_overrides(job: TrainingJob, params: dict[str, Any], user) -> dict[str, Any]:
-    """Replace the job's overrides (ValueError naming the bad key) and recompute now."""
+    """Replace the job's overrides (ValueError naming the bad key) and recompute every window
+    now."""
     params_from_overrides(params)
     RuleOverrides.objects.update_or_create(job=job, defaults={"params": params, "updated_by": user})
-    request_run(job.pk, delay_s=0)
+    request_all(job.pk, delay_s=0)
     return params

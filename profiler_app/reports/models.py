@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from profiler_app.core.models import TrainingJob
+from profiler_app.core.models import WINDOW_CHOICES, TrainingJob
 
 
 class InsightsStatus(models.TextChoices):
@@ -15,14 +15,17 @@ class InsightsStatus(models.TextChoices):
 
 
 class JobInsights(models.Model):
-    """The latest ProfilerReport and analyses of one job (the report page is rendered from them).
+    """The latest ProfilerReport and analyses of one job in one window (the report page is
+    rendered from them). The job's own window has a row once it is parsed; the other window
+    gets one when a viewer who sees the job in it first asks (``logic.ensure_row``).
 
     Every request to (re)compute bumps ``generation``; requests merge into one pending run
     (``logic.request_run``): a burst of parts ends in one computation, or two when it
     arrives while one runs.
     """
 
-    job = models.OneToOneField(TrainingJob, on_delete=models.CASCADE, related_name="insights")
+    job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="insights")
+    window = models.CharField(max_length=16, choices=WINDOW_CHOICES)
     status = models.CharField(
         max_length=16, choices=InsightsStatus.choices, default=InsightsStatus.QUEUED
     )
@@ -40,6 +43,10 @@ class JobInsights(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
+        constraints = [
+            # Also the index of every look-up of a run and of a page: (job, window).
+            models.UniqueConstraint(fields=["job", "window"], name="insights_one_per_window"),
+        ]
         indexes = [
             # The insights sweep: runs queued or running, oldest sign of life first.
             models.Index(

@@ -1,10 +1,8 @@
 """What the insights pages read: the job's rule results, parameters, analyses and report page,
-as the API returns them. Reading never queues work: jobs parsed before their insights existed
-get them from the beat sweep (``logic.queue_missing``).
-
-The insights are computed in the owner's window (the job's ``window``). A viewer who chose the
-other window gets ``OTHER_WINDOW`` and no results: figures of one window are never shown under
-the other's name."""
+as the API returns them, in the viewer's window: each window has its own computed insights.
+Reading never queues the job's own window (jobs parsed before their insights existed get them
+from the beat sweep, ``logic.queue_missing``); the views queue the other window's first run
+when a viewer who sees the job in it asks (``logic.request_if_missing``)."""
 
 from __future__ import annotations
 
@@ -19,9 +17,6 @@ from profiler_app.insights.report_html import render_html
 from profiler_app.insights.rules import PARAMETER_GROUPS, params_from_overrides
 from profiler_app.reports.logic import job_info, overrides_of
 from profiler_app.reports.models import InsightsStatus, JobInsights
-
-# The status of a viewer whose window is not the one the insights are computed in.
-OTHER_WINDOW = "other_window"
 
 # The analyses' lists and totals before any run stored them.
 EMPTY_TOTALS: dict[str, Any] = {
@@ -40,10 +35,9 @@ def _status(job: TrainingJob, insights: JobInsights | None) -> str:
 
 def insights_document(job: TrainingJob, window: str) -> dict[str, Any]:
     """The rule results as a viewer who sees ``job`` in ``window`` reads them."""
-    insights = JobInsights.objects.filter(job=job).first()
-    if insights is None or window != job.window:
-        status = _status(job, insights) if window == job.window else OTHER_WINDOW
-        return {"status": status, "computed_at": None, "requested_at": None,
+    insights = JobInsights.objects.filter(job=job, window=window).first()
+    if insights is None:
+        return {"status": _status(job, None), "computed_at": None, "requested_at": None,
                 "error": "", "report": None, "temporal": [], "window": None}  # fmt: skip
     return {
         "status": insights.status,
@@ -58,16 +52,15 @@ def insights_document(job: TrainingJob, window: str) -> dict[str, Any]:
 
 def analyses_document(job: TrainingJob, window: str, list_fields: list[str]) -> dict[str, Any]:
     """The stored analyses as a viewer who sees ``job`` in ``window`` reads them;
-    ``list_fields`` (the serializer's) are empty lists before a run and in the other window."""
-    insights = JobInsights.objects.filter(job=job).first()
-    mine = window == job.window
-    stored = insights.analyses if insights is not None and mine else {}
+    ``list_fields`` (the serializer's) are empty lists before a run."""
+    insights = JobInsights.objects.filter(job=job, window=window).first()
+    stored = insights.analyses if insights is not None else {}
     return {
         **{name: [] for name in list_fields},
         **EMPTY_TOTALS,
         **stored,
-        "status": _status(job, insights) if mine else OTHER_WINDOW,
-        "computed_at": insights.computed_at if insights is not None and mine else None,
+        "status": _status(job, insights),
+        "computed_at": insights.computed_at if insights is not None else None,
     }
 
 
@@ -97,14 +90,14 @@ def parameters_document(job: TrainingJob) -> dict[str, Any]:
     return {"overrides": overrides, "rules": rules}
 
 
-def report_bytes(job: TrainingJob) -> int:
-    """The bytes of the computed report and analyses as stored (JSON text), measured by
-    Postgres: nothing of them is loaded."""
+def report_bytes(job: TrainingJob, window: str) -> int:
+    """The bytes of the computed report and analyses in ``window`` as stored (JSON text),
+    measured by Postgres: nothing of them is loaded."""
     size = Func(Cast("report", TextField()), function="octet_length") + Func(
         Cast("analyses", TextField()), function="octet_length"
     )
     found = (
-        JobInsights.objects.filter(job=job, status=InsightsStatus.DONE)
+        JobInsights.objects.filter(job=job, window=window, status=InsightsStatus.DONE)
         .annotate(stored_bytes=ExpressionWrapper(size, output_field=BigIntegerField()))
         .values_list("stored_bytes", flat=True)
         .first()
@@ -112,10 +105,11 @@ def report_bytes(job: TrainingJob) -> int:
     return found or 0
 
 
-def report_page(job: TrainingJob, base_url: str) -> str | None:
-    """The report as one self-contained HTML page with timeline links under ``base_url`` (the
-    file is opened from disk); None before the rules ran."""
-    insights = JobInsights.objects.filter(job=job, status=InsightsStatus.DONE).first()
+def report_page(job: TrainingJob, window: str, base_url: str) -> str | None:
+    """The report in ``window`` as one self-contained HTML page with timeline links under
+    ``base_url`` (the file is opened from disk); None before the rules ran."""
+    found = JobInsights.objects.filter(job=job, window=window, status=InsightsStatus.DONE)
+    insights = found.first()
     if insights is None or not insights.report:
         return None
-    return render_html(insights.report, base_url, job_info(job), insights.analyses)
+    return render_html(insights.report, base_url, job_info(job, window), insights.analyses)

@@ -4,15 +4,10 @@ from rest_framework import serializers
 
 from profiler_app.ingest.serializers import KernelTotalsSerializer, WindowSerializer
 from profiler_app.reports.models import InsightsStatus
-from profiler_app.reports.queries import OTHER_WINDOW
 from profiler_app.reports.summaries import MAX_TABLE_ROWS
 
 # Plain text, not an enum: "status" enums of other components would collide in the schema.
-STATUS_HELP = (
-    ", ".join([*InsightsStatus.values, "no_data", OTHER_WINDOW])
-    + f". {OTHER_WINDOW}: the insights are computed in the owner's window (the job's "
-    "default_window) and the caller views the job in the other one; no results are given."
-)
+STATUS_HELP = ", ".join([*InsightsStatus.values, "no_data"])
 
 
 class TimeRangeSerializer(serializers.Serializer):

@@ -6,10 +6,11 @@ from profiler_app.reports import logic
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
-def run_insights(job_id: int, generation: int | None = None) -> None:
-    """Run the rules and analyses of a job, if a run is queued (requests merge into one; a
+def run_insights(job_id: int, generation: int | None = None, window: str | None = None) -> None:
+    """Run the rules and analyses of a job in ``window`` (None, as in messages queued before
+    windows were per viewer: the job's own), if a run is queued (requests merge into one; a
     message queued before they did names a generation)."""
-    logic.compute(job_id, generation)
+    logic.compute(job_id, generation, window)
 
 
 @shared_task(acks_late=False)

@@ -5,9 +5,8 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
 from rest_framework.decorators import api_view, content_negotiation_class
-from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.fields import ListField
 from rest_framework.response import Response
 
@@ -23,20 +22,13 @@ from profiler_app.reports.serializers import (
 )
 
 
-class OtherWindow(APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = queries.OTHER_WINDOW
-    default_detail = (
-        "The report is computed in the job owner's window; you view this job in the other "
-        "window. Switch to the owner's window to download it."
-    )
-
-
 @extend_schema(responses=InsightsSerializer)
 @api_view(["GET"])
 def insights_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
-    return Response(queries.insights_document(job, job.window_for(request.user)))
+    window = job.window_for(request.user)
+    logic.request_if_missing(job, window)
+    return Response(queries.insights_document(job, window))
 
 
 @extend_schema(
@@ -64,16 +56,16 @@ def parameters_view(request, job_id: int):
     return Response(queries.parameters_document(job))
 
 
-@extend_schema(responses={(200, "text/html"): OpenApiTypes.STR, 413: None, 409: None})
+@extend_schema(responses={(200, "text/html"): OpenApiTypes.STR, 413: None})
 @api_view(["GET"])
 @content_negotiation_class(JsonErrors)
 def report_html_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
-    if job.window_for(request.user) != job.window:
-        raise OtherWindow()
+    window = job.window_for(request.user)
+    logic.request_if_missing(job, window)
     # Measured in the database first: a report over the limit is never loaded here.
-    refuse_oversized_report(queries.report_bytes(job))
-    html = queries.report_page(job, base_url=request.build_absolute_uri("/"))
+    refuse_oversized_report(queries.report_bytes(job, window))
+    html = queries.report_page(job, window, base_url=request.build_absolute_uri("/"))
     if html is None:
         raise NotFound("The report has not been computed yet.")
     page = html.encode()
@@ -100,4 +92,6 @@ def analyses_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
     fields = AnalysesSerializer().fields.items()
     lists = [name for name, field in fields if isinstance(field, ListField)]
-    return Response(queries.analyses_document(job, job.window_for(request.user), lists))
+    window = job.window_for(request.user)
+    logic.request_if_missing(job, window)
+    return Response(queries.analyses_document(job, window, lists))

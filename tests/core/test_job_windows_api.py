@@ -6,6 +6,7 @@ import pytest
 
 from profiler_app.core.models import JobWindowChoice, TrainingJob
 from profiler_app.reports import logic as insights
+from profiler_app.reports.models import JobInsights
 from tests.cluster import raw
 from tests.timeline.jobs import parse_job
 
@@ -129,26 +130,51 @@ def test_it_compares_both_jobs_in_the_viewers_window(alice, bob, user, job):
     assert body["b"]["window"]["window"] == COMPLETE
 
 
-def test_it_shows_no_insights_of_the_owners_window_as_a_teammates(alice, bob, job):
+def test_it_computes_a_teammates_insights_in_their_window(alice, bob, job):
     insights.compute(job.id, insights.request_run(job.id))
-    owners = alice.get(f"/api/jobs/{job.id}/insights/").json()
+    owners = alice.get(f"/api/jobs/{job.id}/analyses/").json()
     assert owners["status"] == "done" and owners["window"]["window"] == COMPLETE
+    assert owners["totals"]["kernel_ns"] == kernel_ns(complete_steps=True)
     assert bob.get(f"/api/jobs/{job.id}/insights/").json()["window"]["window"] == COMPLETE
 
     bob.patch(f"/api/jobs/{job.id}/", {"window": WHOLE}, format="json")
+    body = bob.get(f"/api/jobs/{job.id}/insights/").json()  # queues his window's first run
+    assert (body["status"], body["report"], body["window"]) == ("queued", None, None)
+    assert bob.get(f"/api/jobs/{job.id}/analyses/").json()["status"] == "queued"
+    insights.compute(job.id, window=WHOLE)
+
     body = bob.get(f"/api/jobs/{job.id}/insights/").json()
-    assert body["status"] == "other_window"
-    assert (body["report"], body["temporal"], body["window"]) == (None, [], None)
+    assert body["status"] == "done" and body["window"]["window"] == WHOLE
     analyses = bob.get(f"/api/jobs/{job.id}/analyses/").json()
-    assert analyses["status"] == "other_window"
-    assert (analyses["kernels"], analyses["totals"], analyses["window"]) == ([], None, None)
-    refused = bob.get(f"/api/jobs/{job.id}/insights/report.html")
-    assert refused.status_code == 409 and refused.json()["code"] == "other_window"
+    assert analyses["window"]["window"] == WHOLE
+    assert analyses["totals"]["kernel_ns"] == kernel_ns(complete_steps=False)
+    assert kernel_ns(complete_steps=False) != kernel_ns(complete_steps=True)
+    page = bob.get(f"/api/jobs/{job.id}/insights/report.html")
+    assert page.status_code == 200 and b"whole trace" in page.content
     # The owner's are unchanged.
-    assert alice.get(f"/api/jobs/{job.id}/analyses/").json()["totals"]["kernel_ns"] == kernel_ns(
-        complete_steps=True
+    assert alice.get(f"/api/jobs/{job.id}/analyses/").json() == owners
+    page = alice.get(f"/api/jobs/{job.id}/insights/report.html")
+    assert page.status_code == 200 and b"complete steps" in page.content
+
+
+def test_it_recomputes_every_window_when_the_overrides_change(alice, bob, job):
+    insights.compute(job.id, insights.request_run(job.id))
+    bob.patch(f"/api/jobs/{job.id}/", {"window": WHOLE}, format="json")
+    bob.get(f"/api/jobs/{job.id}/insights/")
+    insights.compute(job.id, window=WHOLE)
+    rows = JobInsights.objects.filter(job=job)
+    before = dict(rows.values_list("window", "generation"))
+
+    put = alice.put(
+        f"/api/jobs/{job.id}/insights/parameters/", {"StepOutlier_stddev": 1}, format="json"
     )
-    assert alice.get(f"/api/jobs/{job.id}/insights/report.html").status_code == 200
+    assert put.status_code == 200
+    assert dict(rows.values_list("window", "status")) == {WHOLE: "queued", COMPLETE: "queued"}
+    for window in (WHOLE, COMPLETE):
+        insights.compute(job.id, window=window)
+    after = dict(rows.values_list("window", "generation"))
+    assert {w: after[w] - before[w] for w in after} == {WHOLE: 1, COMPLETE: 1}
+    assert set(rows.values_list("status", flat=True)) == {"done"}
 
 
 def test_it_still_lets_only_the_owner_change_the_rest_of_the_job(bob, client_for, job):

@@ -1,6 +1,6 @@
 """Each viewer's own window in headless Chromium: a teammate switches Alice's job from her
 complete steps to the whole trace and the figures change for him only; his comparison takes
-both jobs in his window. Expected figures come from the traces' raw JSON."""
+both jobs in his window, and his insights are computed in it. Expected figures come from the traces' raw JSON."""
 
 import shutil
 
@@ -8,6 +8,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from profiler_app.core.models import LoadedProfile, TrainingJob
+from profiler_app.reports import logic as insights
+from profiler_app.reports.models import JobInsights
 from tests.cluster import raw
 from tests.e2e.conftest import screenshot, sign_in
 from tests.e2e.test_cluster import duration
@@ -29,11 +31,14 @@ def count(steps: list[int]) -> str:
     return f"Count{len(steps)} step{'' if len(steps) == 1 else 's'}"
 
 
-def test_a_teammate_switches_his_own_window(live_server, new_tab, user, teammate):
+def test_a_teammate_switches_his_own_window(
+    live_server, new_tab, user, teammate, celery_worker_process
+):
     job = parse_job(
         user, "two-ranks", [("algo-1", 0, RANK0), ("algo-2", 1, RANK1)], window="complete_steps"
     )
     other = parse_job(user, "one-rank", [("algo-1", 0, RANK0)])
+    insights.request_run(job.id, delay_s=0)  # as the parse task does, for Alice's window
     for who in (user, teammate):
         LoadedProfile.objects.create(user=who, job=job)
     whole = raw.step_times(RANK0) + raw.step_times(RANK1)
@@ -75,9 +80,17 @@ def test_a_teammate_switches_his_own_window(live_server, new_tab, user, teammate
     expect(kernel.nth(2)).to_have_text(duration(k0 / len(raw.step_times(RANK0))))
     shutil.copy(screenshot(bob, "compare-teammate-window"), "/tmp/teammate-compare.png")
 
-    # The insights are Alice's window's: Bob is told so rather than shown them as his.
+    # Bob's insights are computed in his window on his first visit; Alice's stay hers.
     bob.goto(f"{live_server.url}/insights")
-    expect(bob.get_by_test_id("insights-other-window")).to_contain_text(
-        "computed in the owner's window, complete steps; you view this job in the whole trace"
-    )
     expect(bob.locator(".window-switch select")).to_have_value("whole_trace")
+    expect(bob.locator(".window-switch")).to_contain_text("Showing whole trace", timeout=60_000)
+    expect(bob.get_by_role("heading", name="Rules", exact=True)).to_be_visible(timeout=60_000)
+    expect(bob.get_by_role("table", name="Kernel types")).to_be_visible(timeout=60_000)
+    expect(bob.locator(".panel-window").first).to_have_text("whole trace")
+    shutil.copy(screenshot(bob, "insights-teammate-window"), "/tmp/teammate-insights.png")
+
+    alice.goto(f"{live_server.url}/insights")
+    expect(alice.get_by_role("table", name="Kernel types")).to_be_visible(timeout=60_000)
+    expect(alice.locator(".panel-window").first).to_contain_text("complete steps")
+    rows = JobInsights.objects.filter(job=job, status="done")
+    assert sorted(rows.values_list("window", flat=True)) == ["complete_steps", "whole_trace"]

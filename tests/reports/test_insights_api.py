@@ -28,8 +28,12 @@ RULE_NAMES = [
 
 
 def wait_insights(job, after_generation: int = 0) -> JobInsights:
+    """The insights in the job's own window, once a run past ``after_generation`` ended."""
+
     def done():
-        row = JobInsights.objects.filter(job=job, generation__gt=after_generation).first()
+        window = TrainingJob.objects.values_list("window", flat=True).get(pk=job.pk)
+        own = JobInsights.objects.filter(job=job, window=window)
+        row = own.filter(generation__gt=after_generation).first()
         finished = row and row.status in (InsightsStatus.DONE, InsightsStatus.FAILED)
         return row if finished else None
 

@@ -21,7 +21,7 @@ REQUESTS = 20
 
 
 def runs_of(job_id: int, log_text: str) -> int:
-    return len(re.findall(rf"Insights of job {job_id} \w+ \(generation", log_text))
+    return len(re.findall(rf"Insights of job {job_id} \(\w+\) \w+ \(generation", log_text))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -61,9 +61,9 @@ def test_it_queues_one_task_per_pending_run(user, monkeypatch, django_capture_on
     runs makes its end queue exactly one follow-up."""
     sent: list[tuple[int, float]] = []
     monkeypatch.setattr(
-        logic, "send_run", lambda job_id, countdown=0: sent.append((job_id, countdown))
+        logic, "send_run", lambda job_id, window, countdown=0: sent.append((job_id, countdown))
     )
-    monkeypatch.setattr(logic, "_compute", lambda job_id: {"status": InsightsStatus.DONE})
+    monkeypatch.setattr(logic, "_compute", lambda job_id, window: {"status": InsightsStatus.DONE})
     job = TrainingJob.objects.create(name="one-task", owner=user)
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -72,15 +72,15 @@ def test_it_queues_one_task_per_pending_run(user, monkeypatch, django_capture_on
             logic.request_run(job.id, delay_s=0)
     assert sent == [(job.id, 3)]
 
-    claim = logic._claim(job.id)
+    claim = logic._claim(job.id, job.window)
     assert claim is not None
     with django_capture_on_commit_callbacks(execute=True):
         for _ in range(5):
             logic.request_run(job.id, delay_s=0)  # while it runs
     assert len(sent) == 1
-    assert logic._claim(job.id) is None  # no second run while one runs
+    assert logic._claim(job.id, job.window) is None  # no second run while one runs
     with django_capture_on_commit_callbacks(execute=True):
-        assert logic._finish(job.id, *claim, {"status": InsightsStatus.DONE})
+        assert logic._finish(job.id, job.window, *claim, {"status": InsightsStatus.DONE})
     assert len(sent) == 2
     row = JobInsights.objects.get(job=job)
     assert (row.status, row.generation, row.attempts) == (InsightsStatus.QUEUED, 12, 0)
@@ -96,8 +96,10 @@ def test_it_waits_for_the_parts_being_parsed(user, monkeypatch, django_capture_o
     """A run due while the job's parts are still being parsed waits a debounce more (each
     part would ask for another run), but not for ever."""
     sent: list[float] = []
-    monkeypatch.setattr(logic, "send_run", lambda job_id, countdown=0: sent.append(countdown))
-    monkeypatch.setattr(logic, "_compute", lambda job_id: {"status": InsightsStatus.DONE})
+    monkeypatch.setattr(
+        logic, "send_run", lambda job_id, window, countdown=0: sent.append(countdown)
+    )
+    monkeypatch.setattr(logic, "_compute", lambda job_id, window: {"status": InsightsStatus.DONE})
     job = TrainingJob.objects.create(name="parts-coming", owner=user)
     store_part(job, PartSource("algo-1", 0, "kineto", "t.json"), io.BytesIO(b"{}"))
 

@@ -24,7 +24,7 @@ def test_it_refuses_a_report_over_the_limit(api, reported_job, settings):
     url = f"/api/jobs/{reported_job.id}/insights/report.html"
     page = api.get(url)
     assert page.status_code == 200
-    stored = queries.report_bytes(reported_job)
+    stored = queries.report_bytes(reported_job, reported_job.window)
     assert stored > 10_000  # the rules' findings and the analyses, as JSON
     settings.REPORT_MAX_BYTES = stored - 1
 

@@ -69,7 +69,7 @@ def test_the_report_holds_rules_recommendations_and_analyses(user):
     logic.request_run(job.id, delay_s=3600)
     logic.compute(job.id, JobInsights.objects.get(job=job).generation)
     row = JobInsights.objects.get(job=job)
-    html = queries.report_page(job, base_url="")
+    html = queries.report_page(job, job.window, base_url="")
     assert html is not None
     for heading in ("<h1>Recommendations from the trace</h1>", "<h1>Trace analyses</h1>",
                     'id="HostToDeviceCopies"', 'id="LowGPUUtilization"', "Launch findings"):  # fmt: skip

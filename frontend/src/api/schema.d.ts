@@ -936,7 +936,7 @@ export interface components {
             empty_reason: string | null;
         };
         Analyses: {
-            /** @description queued, running, done, failed, no_data, other_window. other_window: the insights are computed in the owner's window (the job's default_window) and the caller views the job in the other one; no results are given. */
+            /** @description queued, running, done, failed, no_data */
             status: string;
             /** Format: date-time */
             computed_at: string | null;
@@ -1363,7 +1363,7 @@ export interface components {
             workers: number;
         };
         Insights: {
-            /** @description queued, running, done, failed, no_data, other_window. other_window: the insights are computed in the owner's window (the job's default_window) and the caller views the job in the other one; no results are given. */
+            /** @description queued, running, done, failed, no_data */
             status: string;
             /** Format: date-time */
             computed_at: string | null;
@@ -3566,14 +3566,6 @@ export interface operations {
                 };
             };
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };

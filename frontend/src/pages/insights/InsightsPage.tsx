@@ -5,7 +5,7 @@ import type { TrainingJob } from "../../api/types";
 import { StatusBadge } from "../../components/Badges";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { WindowSwitch } from "../../components/JobWindow";
-import { WindowCaption, windowName } from "../../lib/window";
+import { WindowCaption } from "../../lib/window";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { MissingRanksNote } from "../../components/MissingRanks";
 import { SlowBanner } from "../../components/SlowBanner";
@@ -53,12 +53,6 @@ function JobInsights({ job }: { job: TrainingJob }) {
       {insights.isPending && <Loading what="the insights" />}
       {data?.status === "no_data" && <p className="muted">This job has no parsed profile data yet.</p>}
       {data?.status === "failed" && <p className="text-error">{data.error}</p>}
-      {data?.status === "other_window" && (
-        <p className="window-own" data-testid="insights-other-window">
-          The rules and analyses are computed in the owner's window, {windowName(job.default_window)}; you view
-          this job in {windowName(job.window ?? job.default_window)}. Switch the window to read them.
-        </p>
-      )}
       {cluster.data && cluster.data.ranks.length >= 2 && (
         <section className="card" aria-label="Slow ranks and nodes">
           <h2>Slow ranks and nodes</h2>
@@ -86,7 +80,7 @@ function JobInsights({ job }: { job: TrainingJob }) {
       {parameters.data && <ParametersForms job={job} parameters={parameters.data} />}
       <h2>Trace analyses</h2>
       {analyses.isError && <ErrorAlert error={analyses.error} />}
-      {analyses.data && analyses.data.status !== "other_window" && (
+      {analyses.data && (
         <WindowCaption.Provider value={analyses.data.window?.label ?? null}>
           <AnalysesSection analyses={analyses.data} />
         </WindowCaption.Provider>
