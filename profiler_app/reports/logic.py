@@ -209,9 +209,13 @@ def compute(job_id: int, generation: int | None = None, window: str | None = Non
     follow_up = _finish(job_id, window, generation, attempt, fields)
     log.info(
         "Insights of job %s (%s) %s (generation %s) in %.1f s%s",
-        job_id, window, fields["status"], generation, time.perf_counter() - started,
+        job_id,
+        window,
+        fields["status"],
+        generation,
+        time.perf_counter() - started,
         "; more was asked for meanwhile: one follow-up queued" if follow_up else "",
-    )  # fmt: skip
+    )
 
 
 def _claim(job_id: int, window: str) -> tuple[int, int] | None:

@@ -20,9 +20,13 @@ from profiler_app.reports.models import InsightsStatus, JobInsights
 
 # The analyses' lists and totals before any run stored them.
 EMPTY_TOTALS: dict[str, Any] = {
-    "kernels_total": 0, "operators_total": 0, "input_shapes_recorded": False,
-    "operators_by_shape_total": 0, "window": None, "totals": None,
-}  # fmt: skip
+    "kernels_total": 0,
+    "operators_total": 0,
+    "input_shapes_recorded": False,
+    "operators_by_shape_total": 0,
+    "window": None,
+    "totals": None,
+}
 
 
 def _status(job: TrainingJob, insights: JobInsights | None) -> str:
@@ -37,8 +41,15 @@ def insights_document(job: TrainingJob, window: str) -> dict[str, Any]:
     """The rule results as a viewer who sees ``job`` in ``window`` reads them."""
     insights = JobInsights.objects.filter(job=job, window=window).first()
     if insights is None:
-        return {"status": _status(job, None), "computed_at": None, "requested_at": None,
-                "error": "", "report": None, "temporal": [], "window": None}  # fmt: skip
+        return {
+            "status": _status(job, None),
+            "computed_at": None,
+            "requested_at": None,
+            "error": "",
+            "report": None,
+            "temporal": [],
+            "window": None,
+        }
     return {
         "status": insights.status,
         "computed_at": insights.computed_at,

@@ -32,14 +32,17 @@ def insights_view(request, job_id: int):
 
 
 @extend_schema(
-    methods=["GET"], responses=ParametersSerializer,
+    methods=["GET"],
+    responses=ParametersSerializer,
     description="The rules' parameters with their defaults and this job's overrides.",
-)  # fmt: skip
+)
 @extend_schema(
-    methods=["PUT"], request=OpenApiTypes.OBJECT, responses=ParametersSerializer,
+    methods=["PUT"],
+    request=OpenApiTypes.OBJECT,
+    responses=ParametersSerializer,
     description='Replace the overrides, e.g. {"CPUBottleneck_threshold": 40}; re-runs the '
     "rules. The job's owner or staff only.",
-)  # fmt: skip
+)
 @api_view(["GET", "PUT"])
 def parameters_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)

@@ -179,8 +179,13 @@ def test_it_recomputes_every_window_when_the_overrides_change(alice, bob, job):
 
 def test_it_still_lets_only_the_owner_change_the_rest_of_the_job(bob, client_for, job):
     url = f"/api/jobs/{job.id}/"
-    for body in ({"name": "bobs-now"}, {"window": WHOLE, "name": "bobs-now"}, {"notes": "x"},
-                 {"tags": ["mine"]}, {}):  # fmt: skip
+    for body in (
+        {"name": "bobs-now"},
+        {"window": WHOLE, "name": "bobs-now"},
+        {"notes": "x"},
+        {"tags": ["mine"]},
+        {},
+    ):
         refused = bob.patch(url, body, format="json")
         assert refused.status_code == 403, body
         assert refused.json()["code"] == "not_owner"

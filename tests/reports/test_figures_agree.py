@@ -36,8 +36,16 @@ SINGLE = [
 ]
 MULTI = ["multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"]
 JOBS = [[t] for t in SINGLE] + [MULTI]
-FIGURES = ["kernel_runs", "kernel_ns", "gpu_op_runs", "gpu_op_ns", "compute_ns", "comm_ns",
-           "memory_ns", "other_ns"]  # fmt: skip
+FIGURES = [
+    "kernel_runs",
+    "kernel_ns",
+    "gpu_op_runs",
+    "gpu_op_ns",
+    "compute_ns",
+    "comm_ns",
+    "memory_ns",
+    "other_ns",
+]
 
 
 CALL_CATEGORIES = {"cuda_runtime", "cuda_driver"}
@@ -70,8 +78,11 @@ def raw_figures(trace: str, window: str) -> Raw:
         return LEGACY_CATEGORIES.get(cat, cat).lower()
 
     ops = [e for e in spans if category(e) in GPU_OP_CATEGORIES]
-    step_starts = [ns(e["ts"]) for e in spans
-                   if "ProfilerStep" in e.get("name", "") and category(e) not in GPU_OP_CATEGORIES]  # fmt: skip
+    step_starts = [
+        ns(e["ts"])
+        for e in spans
+        if "ProfilerStep" in e.get("name", "") and category(e) not in GPU_OP_CATEGORIES
+    ]
     if (
         window == COMPLETE_STEPS
         and len({e["name"] for e in spans if "ProfilerStep" in e["name"]}) > 1
@@ -90,15 +101,21 @@ def raw_figures(trace: str, window: str) -> Raw:
             return correlation in launched if correlation >= 0 else ns(e["ts"]) < last
 
         ops = [e for e in ops if kept(e)]
-    kernels = [e for e in ops if category(e) == "kernel"
-               and not e["name"].startswith(("Memcpy", "Memset", "dma"))]  # fmt: skip
+    kernels = [
+        e
+        for e in ops
+        if category(e) == "kernel" and not e["name"].startswith(("Memcpy", "Memset", "dma"))
+    ]
     calls = {
         e["args"]["correlation"]: ns(e["dur"])
         for e in spans
         if category(e) in CALL_CATEGORIES and "correlation" in e.get("args", {})
     }
-    pairs = [(calls[c], ns(e["dur"])) for e in ops
-             if (c := e.get("args", {}).get("correlation", -1)) in calls]  # fmt: skip
+    pairs = [
+        (calls[c], ns(e["dur"]))
+        for e in ops
+        if (c := e.get("args", {}).get("correlation", -1)) in calls
+    ]
     return Raw(
         gpu_op_runs=len(ops),
         kernel_runs=len(kernels),
@@ -114,8 +131,13 @@ def traces(request) -> list[str]:
 
 @pytest.mark.parametrize("window", WINDOWS)
 def test_every_page_states_the_same_figures(api, user, traces, window):
-    job = parse_job(user, "figures", [("algo-1", rank, t) for rank, t in enumerate(traces)],
-                    status="completed", window=window)  # fmt: skip
+    job = parse_job(
+        user,
+        "figures",
+        [("algo-1", rank, t) for rank, t in enumerate(traces)],
+        status="completed",
+        window=window,
+    )
     insights.compute(job.id, insights.request_run(job.id))
 
     dashboard = api.get(f"/api/jobs/{job.id}/dashboard/").json()
@@ -129,8 +151,7 @@ def test_every_page_states_the_same_figures(api, user, traces, window):
 
     # Every response names the same window.
     label = dashboard["window"]["label"]
-    for named in (kernels["window"], cluster["window"], compare["a"]["window"],
-                  analyses["window"]):  # fmt: skip
+    for named in (kernels["window"], cluster["window"], compare["a"]["window"], analyses["window"]):
         assert named == dashboard["window"]
     assert dashboard["window"]["window"] == window and html.escape(label) in report
 
@@ -153,13 +174,23 @@ def test_every_page_states_the_same_figures(api, user, traces, window):
     # The Cluster page's devices.
     devices = cluster["devices"]
     assert sum(d["kernel_ns"] for d in devices) == totals["kernel_ns"]
-    for column, figure in (("compute_ns", "compute_ns"), ("comm_ns", "comm_ns"),
-                           ("memory_ns", "memory_ns")):  # fmt: skip
+    for column, figure in (
+        ("compute_ns", "compute_ns"),
+        ("comm_ns", "comm_ns"),
+        ("memory_ns", "memory_ns"),
+    ):
         assert sum(d[column] for d in devices) == totals[figure]
     # Compare's headline metrics.
     metrics = {m["metric"]: m["a"] for m in compare["metrics"]}
-    for figure in ("kernel_runs", "kernel_ns", "gpu_op_runs", "compute_ns", "comm_ns",
-                   "memory_ns", "sync_ns"):  # fmt: skip
+    for figure in (
+        "kernel_runs",
+        "kernel_ns",
+        "gpu_op_runs",
+        "compute_ns",
+        "comm_ns",
+        "memory_ns",
+        "sync_ns",
+    ):
         assert metrics[figure] == totals[figure]
     # Compare's Kernels panel counts what "Kernel time" counts: kernels, no copies or sets.
     empty = TrainingJob.objects.create(name="empty", owner=user, status="completed", window=window)
@@ -232,9 +263,13 @@ def test_the_complete_steps_leave_out_the_last_step_and_say_so(api, user):
     a = api.get(f"/api/jobs/{whole.id}/dashboard/").json()
     b = api.get(f"/api/jobs/{steps.id}/dashboard/").json()
     raw_steps = expected(trace).steps
-    assert a["window"] == {"window": WHOLE_TRACE, "label": "whole trace",
-                           "steps_total": len(raw_steps), "steps_kept": len(raw_steps),
-                           "last_step_dropped": False}  # fmt: skip
+    assert a["window"] == {
+        "window": WHOLE_TRACE,
+        "label": "whole trace",
+        "steps_total": len(raw_steps),
+        "steps_kept": len(raw_steps),
+        "last_step_dropped": False,
+    }
     numbers = sorted(s for s, _, _ in raw_steps)
     assert b["window"] == {
         "window": COMPLETE_STEPS,

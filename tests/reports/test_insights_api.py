@@ -21,10 +21,17 @@ from tracefmt.kinds import EventKind
 
 TRACE = "gpu_training_rank0.pt.trace.json.gz"
 RULE_NAMES = [
-    "BatchSize", "CPUBottleneck", "GPUMemoryIncrease", "IOBottleneck", "LoadBalancing",
-    "LowGPUUtilization", "OverallSystemUsage", "MaxInitializationTime",
-    "OverallFrameworkMetrics", "StepOutlier",
-]  # fmt: skip
+    "BatchSize",
+    "CPUBottleneck",
+    "GPUMemoryIncrease",
+    "IOBottleneck",
+    "LoadBalancing",
+    "LowGPUUtilization",
+    "OverallSystemUsage",
+    "MaxInitializationTime",
+    "OverallFrameworkMetrics",
+    "StepOutlier",
+]
 
 
 def wait_insights(job, after_generation: int = 0) -> JobInsights:
@@ -100,10 +107,11 @@ def hta_view(trace: Path) -> dict:
         and "correlation" in e.get("args", {})
     }
     gpu_ops = [
-        e for e in complete
+        e
+        for e in complete
         if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
         and e["args"].get("correlation") in launched
-    ]  # fmt: skip
+    ]
     ops = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in gpu_ops]
     return {
         "busy_pct": kernel_busy_percentiles(events, last_step_ns),
@@ -128,9 +136,13 @@ def raw():
 @pytest.fixture
 def analysed_job(api, user, celery_worker_process):
     # HTA's window: the trace without its last, truncated, step.
-    job = TrainingJob.objects.create(name="a100-insights", owner=user, status="completed",
-                                     instance_type="ml.p4d.24xlarge",
-                                     window=COMPLETE_STEPS)  # fmt: skip
+    job = TrainingJob.objects.create(
+        name="a100-insights",
+        owner=user,
+        status="completed",
+        instance_type="ml.p4d.24xlarge",
+        window=COMPLETE_STEPS,
+    )
     part = upload(api, job, DATA_DIR / TRACE)
     [done] = wait_parsed(part["id"])
     assert done.state == PartState.DONE, done.error
@@ -287,8 +299,13 @@ def test_it_validates_overrides(api, user):
     assert body["overrides"] == {}
     cpu = next(r for r in body["rules"] if r["rule"] == "CPUBottleneck")
     threshold = next(p for p in cpu["parameters"] if p["name"] == "threshold")
-    assert threshold == {"name": "threshold", "key": "CPUBottleneck_threshold", "type": "float",
-                         "default": 50, "value": 50}  # fmt: skip
+    assert threshold == {
+        "name": "threshold",
+        "key": "CPUBottleneck_threshold",
+        "type": "float",
+        "default": 50,
+        "value": 50,
+    }
 
     unknown = api.put(url, {"Foo_bar": 1}, format="json")
     assert unknown.status_code == 400
@@ -350,9 +367,14 @@ def test_the_idle_delay_is_in_microseconds(api, user):
     url = f"/api/jobs/{job.id}/insights/parameters/"
     idle = next(r for r in api.get(url).json()["rules"] if r["rule"] == "IdleTime")
     assert idle["parameters"] == [
-        {"name": "consecutive_kernel_delay_us", "key": "IdleTime_consecutive_kernel_delay_us",
-         "type": "float", "default": 30, "value": 30},
-    ]  # fmt: skip
+        {
+            "name": "consecutive_kernel_delay_us",
+            "key": "IdleTime_consecutive_kernel_delay_us",
+            "type": "float",
+            "default": 30,
+            "value": 30,
+        },
+    ]
     assert "µs" in idle["description"]
     saved = api.put(url, {"IdleTime_consecutive_kernel_delay_us": 2.5}, format="json")
     assert saved.status_code == 200

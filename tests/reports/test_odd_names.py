@@ -11,8 +11,16 @@ from profiler_app.ingest.tasks import ingest_part
 from profiler_app.reports import logic
 from profiler_app.reports.models import InsightsStatus, JobInsights
 
-EVENT = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5, "dur": 2.0,
-         "args": {"device": 0, "stream": 7}}  # fmt: skip
+EVENT = {
+    "ph": "X",
+    "cat": "kernel",
+    "name": "k",
+    "pid": 0,
+    "tid": 7,
+    "ts": 1.5,
+    "dur": 2.0,
+    "args": {"device": 0, "stream": 7},
+}
 
 
 @pytest.mark.django_db

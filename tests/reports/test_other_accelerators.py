@@ -20,8 +20,16 @@ STEP_US = 1000
 
 
 def x(cat: str, name: str, ts: float, dur: float, pid=1, tid=1, **args) -> dict:
-    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur,
-            "args": args}  # fmt: skip
+    return {
+        "ph": "X",
+        "cat": cat,
+        "name": name,
+        "pid": pid,
+        "tid": tid,
+        "ts": ts,
+        "dur": dur,
+        "args": args,
+    }
 
 
 def accelerator_trace(runtime: str, device: str, ops: list[tuple[str, str, int]]) -> list[dict]:
@@ -30,12 +38,25 @@ def accelerator_trace(runtime: str, device: str, ops: list[tuple[str, str, int]]
     events, correlation = [], 1
     for step in range(STEPS):
         t0 = step * STEP_US
-        events += [x("user_annotation", f"ProfilerStep#{step}", t0, STEP_US),
-                   x("cpu_op", "aten::linear", t0 + 10, 300)]  # fmt: skip
+        events += [
+            x("user_annotation", f"ProfilerStep#{step}", t0, STEP_US),
+            x("cpu_op", "aten::linear", t0 + 10, 300),
+        ]
         for k, (name, call, dur) in enumerate(ops):
             events.append(x(runtime, call, t0 + 20 + 20 * k, 10, correlation=correlation))
-            events.append(x(device, name, t0 + 100 + 220 * k, dur, pid=0, tid=3, device=0,
-                            stream=3, correlation=correlation))  # fmt: skip
+            events.append(
+                x(
+                    device,
+                    name,
+                    t0 + 100 + 220 * k,
+                    dur,
+                    pid=0,
+                    tid=3,
+                    device=0,
+                    stream=3,
+                    correlation=correlation,
+                )
+            )
             correlation += 1
     return events
 
@@ -124,8 +145,11 @@ def test_it_counts_the_launches_of_any_runtime(api, user, tmp_path, runtime, dev
 
 def test_a_blocking_copy_is_not_a_launch(api, user, tmp_path):
     """``cudaMemcpy`` waits for its copy; HTA and we count only the calls that enqueue."""
-    ops = [("void gemm_kernel", "cudaLaunchKernel", 100), ("Memcpy DtoH", "cudaMemcpy", 40),
-           ("Memcpy HtoD", "cudaMemcpyAsync", 40)]  # fmt: skip
+    ops = [
+        ("void gemm_kernel", "cudaLaunchKernel", 100),
+        ("Memcpy DtoH", "cudaMemcpy", 40),
+        ("Memcpy HtoD", "cudaMemcpyAsync", 40),
+    ]
     events = accelerator_trace("cuda_runtime", "kernel", ops)
     for event in events:
         if event["name"].startswith("Memcpy"):

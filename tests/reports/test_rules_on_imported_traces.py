@@ -71,8 +71,13 @@ def test_the_report_holds_rules_recommendations_and_analyses(user):
     row = JobInsights.objects.get(job=job)
     html = queries.report_page(job, job.window, base_url="")
     assert html is not None
-    for heading in ("<h1>Recommendations from the trace</h1>", "<h1>Trace analyses</h1>",
-                    'id="HostToDeviceCopies"', 'id="LowGPUUtilization"', "Launch findings"):  # fmt: skip
+    for heading in (
+        "<h1>Recommendations from the trace</h1>",
+        "<h1>Trace analyses</h1>",
+        'id="HostToDeviceCopies"',
+        'id="LowGPUUtilization"',
+        "Launch findings",
+    ):
         assert heading in html, heading
     # The figures are the analyses' own, for the same window.
     [temporal] = row.analyses["temporal"]

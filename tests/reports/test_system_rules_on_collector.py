@@ -315,8 +315,10 @@ def test_low_gpu_utilization_on_the_nine_samples(parsed, raw):
 def test_batch_size_on_the_last_eight_snapshots(parsed, raw):
     cpu = instants(raw, "cpu_util_pct")  # the node's mean over its cores
     util, memory = gpu(raw, "gpu_util_pct"), gpu(raw, "gpu_mem_used_pct")
-    windows = {k: np.percentile(v.to_numpy()[-8:], 95) for k, v in (("cpu", cpu), ("util", util),
-                                                                    ("memory", memory))}  # fmt: skip
+    windows = {
+        k: np.percentile(v.to_numpy()[-8:], 95)
+        for k, v in (("cpu", cpu), ("util", util), ("memory", memory))
+    }
     assert max(windows.values()) < 70
     found = judge(parsed)["BatchSize"]
     assert verdict(found) == (True, 1, 1, 9)
@@ -332,8 +334,11 @@ def test_batch_size_on_the_last_eight_snapshots(parsed, raw):
     }
     assert [tuple(r)[:4] for r in found.time_ranges] == [(util.index[1], util.index[-1], NODE, 0)]
     busiest = max(windows, key=windows.__getitem__)
-    key = {"cpu": "cpu_threshold_p95", "util": "gpu_threshold_p95",
-           "memory": "gpu_memory_threshold_p95"}[busiest]  # fmt: skip
+    key = {
+        "cpu": "cpu_threshold_p95",
+        "util": "gpu_threshold_p95",
+        "memory": "gpu_memory_threshold_p95",
+    }[busiest]
     at = {f"BatchSize_{key}": windows[busiest]}
     assert not judge(parsed, **at)["BatchSize"].triggered
     over = {f"BatchSize_{key}": windows[busiest] + 0.01}
@@ -463,9 +468,17 @@ def test_step_outlier_on_the_300_steps(report, raw):
     group = found["evidence"]["groups"][f"{NODE} rank 0 TRAIN"]
     p50, p95, p99 = np.percentile(durations, (50, 95, 99))
     assert group["stats"] == approx(
-        {"count": 300, "mean_ns": mean, "std_ns": std, "min_ns": durations.min(), "p50_ns": p50,
-         "p95_ns": p95, "p99_ns": p99, "max_ns": durations.max()}
-    )  # fmt: skip
+        {
+            "count": 300,
+            "mean_ns": mean,
+            "std_ns": std,
+            "min_ns": durations.min(),
+            "p50_ns": p50,
+            "p95_ns": p95,
+            "p99_ns": p99,
+            "max_ns": durations.max(),
+        }
+    )
     outliers = raw.steps[far].sort_values("dur_ns", ascending=False)
     assert group["outlier_steps"] == [
         {"step": int(s), "dur_ns": int(d)}
@@ -509,9 +522,11 @@ def test_overall_framework_metrics_splits_annotations_and_gpu_time(report, raw):
     }
     forward, backward = by_phase["forward"], by_phase["backward"]
     assert evidence["forward_backward"] == approx(
-        {"forward_pct": 100 * forward / (forward + backward),
-         "backward_pct": 100 * backward / (forward + backward)}
-    )  # fmt: skip
+        {
+            "forward_pct": 100 * forward / (forward + backward),
+            "backward_pct": 100 * backward / (forward + backward),
+        }
+    )
     per_gpu_op = raw.gpu_ops.groupby("name")["dur_ns"].sum().sort_values(ascending=False)
     share = 100 * per_gpu_op / gpu_ns
     assert evidence["top"]["gpu"] == [
@@ -565,8 +580,9 @@ SHORT_SERIES = {
 
 @pytest.fixture(scope="module")
 def short_report(django_db_setup, django_db_blocker, tmp_path_factory) -> dict:
-    identity = Identity(node=NODE, hostname=NODE, rank=0, local_rank=0, world_size=1,
-                        node_count=1, pid=7)  # fmt: skip
+    identity = Identity(
+        node=NODE, hostname=NODE, rank=0, local_rank=0, world_size=1, node_count=1, pid=7
+    )
     devices = [{"index": 0, "name": "NVIDIA H100", "total_memory_bytes": 80 << 30}]
     builder = ChunkBuilder("short", identity, "2.11.0", True, devices)
     times = SHORT_T0 + ROUND * ROUND_NS
