@@ -62,10 +62,11 @@ check-schema: install-dev frontend/node_modules/.package-lock.json
 	  { echo "The API schema changed: commit frontend/openapi.json and frontend/src/api/schema.d.ts"; \
 	    git --no-pager diff --stat -- frontend/openapi.json frontend/src/api/schema.d.ts; exit 1; }
 
-lint:
+lint: frontend/node_modules/.package-lock.json
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	npm --prefix frontend run format:check
 
 typecheck:
 	@# The type checker imports settings but connects to nothing.

@@ -27,19 +27,27 @@ export const routes: RouteObject[] = [
       { path: "dashboard", element: <DashboardPage /> },
       {
         path: "timeline",
-        lazy: async () => ({ Component: (await import("./pages/timeline/TimelinePage")).TimelinePage }),
+        lazy: async () => ({
+          Component: (await import("./pages/timeline/TimelinePage")).TimelinePage,
+        }),
       },
       {
         path: "insights",
-        lazy: async () => ({ Component: (await import("./pages/insights/InsightsPage")).InsightsPage }),
+        lazy: async () => ({
+          Component: (await import("./pages/insights/InsightsPage")).InsightsPage,
+        }),
       },
       {
         path: "cluster",
-        lazy: async () => ({ Component: (await import("./pages/cluster/ClusterPage")).ClusterPage }),
+        lazy: async () => ({
+          Component: (await import("./pages/cluster/ClusterPage")).ClusterPage,
+        }),
       },
       {
         path: "calltree",
-        lazy: async () => ({ Component: (await import("./pages/calltree/CallTreePage")).CallTreePage }),
+        lazy: async () => ({
+          Component: (await import("./pages/calltree/CallTreePage")).CallTreePage,
+        }),
       },
       {
         path: "memory",
@@ -50,7 +58,9 @@ export const routes: RouteObject[] = [
       },
       {
         path: "compare",
-        lazy: async () => ({ Component: (await import("./pages/compare/ComparePage")).ComparePage }),
+        lazy: async () => ({
+          Component: (await import("./pages/compare/ComparePage")).ComparePage,
+        }),
       },
       {
         path: "sql",

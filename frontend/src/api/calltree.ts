@@ -8,7 +8,12 @@ type Schemas = components["schemas"];
 export type CallTree = Schemas["CallTree"];
 export type CallTreeOccurrences = Schemas["CallTreeOccurrences"];
 
-export type CallTreeQuery = { part: number | null; threads: number[] | null; inverted: boolean; min_ns: number };
+export type CallTreeQuery = {
+  part: number | null;
+  threads: number[] | null;
+  inverted: boolean;
+  min_ns: number;
+};
 
 function params(q: CallTreeQuery) {
   return {
@@ -23,7 +28,11 @@ export function useCallTree(jobId: number, query: CallTreeQuery) {
   return useQuery({
     queryKey: ["calltree", jobId, query],
     queryFn: async () =>
-      unwrap(await api.GET("/api/jobs/{job_id}/calltree/", { params: { path: { job_id: jobId }, query: params(query) } })),
+      unwrap(
+        await api.GET("/api/jobs/{job_id}/calltree/", {
+          params: { path: { job_id: jobId }, query: params(query) },
+        }),
+      ),
     placeholderData: (previous) => previous,
   });
 }
@@ -35,7 +44,10 @@ export function useOccurrences(jobId: number, query: CallTreeQuery, path: number
     queryFn: async () =>
       unwrap(
         await api.GET("/api/jobs/{job_id}/calltree/occurrences/", {
-          params: { path: { job_id: jobId }, query: { ...params(query), path: (path ?? []).join(","), limit: 50 } },
+          params: {
+            path: { job_id: jobId },
+            query: { ...params(query), path: (path ?? []).join(","), limit: 50 },
+          },
         }),
       ),
   });

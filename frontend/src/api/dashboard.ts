@@ -20,7 +20,9 @@ export function useDashboard(jobId: number) {
   return useQuery({
     queryKey: [...dashboardKey, jobId],
     queryFn: async () =>
-      unwrap(await api.GET("/api/jobs/{job_id}/dashboard/", { params: { path: { job_id: jobId } } })),
+      unwrap(
+        await api.GET("/api/jobs/{job_id}/dashboard/", { params: { path: { job_id: jobId } } }),
+      ),
   });
 }
 
@@ -42,7 +44,8 @@ const histogramsKey = (jobId: number) => ["histograms", jobId] as const;
 export function useCustomHistograms(jobId: number) {
   return useQuery({
     queryKey: histogramsKey(jobId),
-    queryFn: async () => unwrap(await api.GET("/api/histograms/", { params: { query: { job: jobId } } })),
+    queryFn: async () =>
+      unwrap(await api.GET("/api/histograms/", { params: { query: { job: jobId } } })),
   });
 }
 
@@ -50,9 +53,16 @@ export function useCreateHistogram(jobId: number) {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: async (annotationName: string) =>
-      unwrap(await api.POST("/api/histograms/", { body: { job: jobId, annotation_name: annotationName } })),
+      unwrap(
+        await api.POST("/api/histograms/", {
+          body: { job: jobId, annotation_name: annotationName },
+        }),
+      ),
     onSuccess: (created) =>
-      queryClient.setQueryData<CustomHistogram[]>(histogramsKey(jobId), (list = []) => [...list, created]),
+      queryClient.setQueryData<CustomHistogram[]>(histogramsKey(jobId), (list = []) => [
+        ...list,
+        created,
+      ]),
   });
 }
 

@@ -44,7 +44,8 @@ export function useAnalyses(jobId: number, computedAt: string | null | undefined
 export function useRuleParameters(jobId: number) {
   return useQuery({
     queryKey: [...insightsKey, jobId, "parameters"],
-    queryFn: async () => unwrap(await api.GET("/api/jobs/{job_id}/insights/parameters/", path(jobId))),
+    queryFn: async () =>
+      unwrap(await api.GET("/api/jobs/{job_id}/insights/parameters/", path(jobId))),
   });
 }
 

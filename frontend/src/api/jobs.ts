@@ -1,4 +1,10 @@
-import { keepPreviousData, type Query, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import {
+  keepPreviousData,
+  type Query,
+  useMutation,
+  useQuery,
+  useQueryClient,
+} from "@tanstack/react-query";
 import { api, unwrap } from "./client";
 import type { JobState, Page, TagCount, TrainingJob, WindowKind } from "./types";
 

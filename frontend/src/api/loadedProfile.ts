@@ -18,7 +18,11 @@ async function fetchLoadedProfile(): Promise<LoadedProfile | null> {
 }
 
 export function useLoadedProfile() {
-  return useQuery({ queryKey: loadedProfileKey, queryFn: fetchLoadedProfile, staleTime: LOADED_FRESH_MS });
+  return useQuery({
+    queryKey: loadedProfileKey,
+    queryFn: fetchLoadedProfile,
+    staleTime: LOADED_FRESH_MS,
+  });
 }
 
 /**
@@ -27,8 +31,15 @@ export function useLoadedProfile() {
  * has rendered. Nothing is asked of an anonymous visitor (the login page logs no 403).
  */
 export async function prefetchSession(client: QueryClient): Promise<void> {
-  const me = await client.fetchQuery({ queryKey: meKey, queryFn: fetchMe, staleTime: Infinity }).catch(() => null);
-  if (me) await client.prefetchQuery({ queryKey: loadedProfileKey, queryFn: fetchLoadedProfile, staleTime: LOADED_FRESH_MS });
+  const me = await client
+    .fetchQuery({ queryKey: meKey, queryFn: fetchMe, staleTime: Infinity })
+    .catch(() => null);
+  if (me)
+    await client.prefetchQuery({
+      queryKey: loadedProfileKey,
+      queryFn: fetchLoadedProfile,
+      staleTime: LOADED_FRESH_MS,
+    });
 }
 
 /**

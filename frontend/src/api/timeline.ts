@@ -16,7 +16,11 @@ export function useTimelineTracks(jobId: number, refetchIntervalMs: number | fal
   return useQuery({
     queryKey: [...timelineKey, jobId, "tracks"],
     queryFn: async () =>
-      unwrap(await api.GET("/api/jobs/{job_id}/timeline/tracks/", { params: { path: { job_id: jobId } } })),
+      unwrap(
+        await api.GET("/api/jobs/{job_id}/timeline/tracks/", {
+          params: { path: { job_id: jobId } },
+        }),
+      ),
     refetchInterval: refetchIntervalMs,
   });
 }
@@ -24,11 +28,20 @@ export function useTimelineTracks(jobId: number, refetchIntervalMs: number | fal
 export type ViewportQuery = { startNs: string; endNs: string; widthPx: number; tracks: string[] };
 
 /** One viewport payload (binary, see profiler_app/timeline/payload.py). */
-export async function fetchViewport(jobId: number, query: ViewportQuery, signal?: AbortSignal): Promise<ArrayBuffer> {
+export async function fetchViewport(
+  jobId: number,
+  query: ViewportQuery,
+  signal?: AbortSignal,
+): Promise<ArrayBuffer> {
   const result = await api.GET("/api/jobs/{job_id}/timeline/viewport/", {
     params: {
       path: { job_id: jobId },
-      query: { start_ns: query.startNs, end_ns: query.endNs, width_px: query.widthPx, tracks: query.tracks.join(",") },
+      query: {
+        start_ns: query.startNs,
+        end_ns: query.endNs,
+        width_px: query.widthPx,
+        tracks: query.tracks.join(","),
+      },
     },
     parseAs: "arrayBuffer",
     signal,
@@ -84,7 +97,11 @@ export function useRangeTotals(jobId: number, range: RangeQuery | null) {
         await api.GET("/api/jobs/{job_id}/timeline/range/", {
           params: {
             path: { job_id: jobId },
-            query: { start_ns: range!.startNs, end_ns: range!.endNs, tracks: range!.tracks.join(",") },
+            query: {
+              start_ns: range!.startNs,
+              end_ns: range!.endNs,
+              tracks: range!.tracks.join(","),
+            },
           },
         }),
       ),
@@ -101,7 +118,12 @@ export function useRangeEvents(jobId: number, range: RangeQuery | null, name: st
         await api.GET("/api/jobs/{job_id}/timeline/range/events/", {
           params: {
             path: { job_id: jobId },
-            query: { start_ns: range!.startNs, end_ns: range!.endNs, tracks: range!.tracks.join(","), name: name! },
+            query: {
+              start_ns: range!.startNs,
+              end_ns: range!.endNs,
+              tracks: range!.tracks.join(","),
+              name: name!,
+            },
           },
         }),
       ),

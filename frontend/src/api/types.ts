@@ -16,7 +16,12 @@ export type JobChanges = Schemas["PatchedTrainingJobRequest"];
 export type TagCount = Schemas["TagCount"];
 export type DiskUse = Schemas["DiskUse"];
 export type RetentionPreview = Schemas["RetentionPreview"];
-export type Page<T> = { count: number; next?: string | null; previous?: string | null; results: T[] };
+export type Page<T> = {
+  count: number;
+  next?: string | null;
+  previous?: string | null;
+  results: T[];
+};
 export type JobWindow = Schemas["Window"];
 export type WindowKind = Schemas["TrainingJobWindowEnum"];
 export type ApiToken = Schemas["ApiToken"];

@@ -17,12 +17,22 @@ export async function createUploadJob(name: string, nodeCount: number) {
   try {
     return unwrap(
       await api.POST("/api/jobs/", {
-        body: { name, status: "in_progress", framework: "PyTorch", instance_count: Math.max(1, nodeCount) },
+        body: {
+          name,
+          status: "in_progress",
+          framework: "PyTorch",
+          instance_count: Math.max(1, nodeCount),
+        },
       }),
     );
   } catch (error) {
-    if (error instanceof ApiError && error.fieldErrors.name?.some((m) => m.includes("already exists"))) {
-      throw new Error(`A job named “${name}” already exists: add to it under “Existing job”, or choose another name.`);
+    if (
+      error instanceof ApiError &&
+      error.fieldErrors.name?.some((m) => m.includes("already exists"))
+    ) {
+      throw new Error(
+        `A job named “${name}” already exists: add to it under “Existing job”, or choose another name.`,
+      );
     }
     throw error;
   }

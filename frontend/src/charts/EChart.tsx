@@ -54,9 +54,16 @@ export function EChart({ option, height, label, highlighted = null }: Props) {
 function keepTooltipOnScreen(option: ChartOption, element: HTMLElement): ChartOption {
   const { tooltip } = option;
   if (!tooltip || Array.isArray(tooltip)) return option;
-  const position = (point: [number, number], _params: unknown, _dom: unknown, _rect: unknown,
-    size: { contentSize: [number, number] }) =>
-    tooltipPosition(point, size.contentSize, element.getBoundingClientRect(),
-      [window.innerWidth, window.innerHeight]);
+  const position = (
+    point: [number, number],
+    _params: unknown,
+    _dom: unknown,
+    _rect: unknown,
+    size: { contentSize: [number, number] },
+  ) =>
+    tooltipPosition(point, size.contentSize, element.getBoundingClientRect(), [
+      window.innerWidth,
+      window.innerHeight,
+    ]);
   return { ...option, tooltip: { ...tooltip, position } };
 }

@@ -18,13 +18,18 @@ describe("pie chart with a legend table", () => {
 
   it("draws a slice per entry and shows a slice's tooltip while its legend row is hovered", async () => {
     const { container } = render(
-      <PieChart label="Kernel time" slices={[
-        slice("gemm_kernel<float, 128>", 60, "#4e79a7"),
-        slice("reduce_kernel<float>", 40, "#f28e2b"),
-      ]} />,
+      <PieChart
+        label="Kernel time"
+        slices={[
+          slice("gemm_kernel<float, 128>", 60, "#4e79a7"),
+          slice("reduce_kernel<float>", 40, "#f28e2b"),
+        ]}
+      />,
     );
     const chart = await screen.findByRole("img", { name: "Kernel time" });
-    await waitFor(() => expect(chart.querySelectorAll("path[fill='#4e79a7'], path[fill='#f28e2b']")).toHaveLength(2));
+    await waitFor(() =>
+      expect(chart.querySelectorAll("path[fill='#4e79a7'], path[fill='#f28e2b']")).toHaveLength(2),
+    );
 
     const row = within(container).getByTitle("gemm_kernel<float, 128>").closest("tr")!;
     expect(row).toHaveTextContent("gemm_ker60 s60%");

@@ -32,15 +32,23 @@ export function PieChart({ slices, label, height = 240, codeNames = false }: Pro
         <Chart option={option} height={height} label={label} highlighted={hovered} />
       </div>
       <div className="pie-legend">
-        <table aria-label={`${label}: legend`} className={codeNames ? "pie-legend-code" : undefined}>
+        <table
+          aria-label={`${label}: legend`}
+          className={codeNames ? "pie-legend-code" : undefined}
+        >
           <tbody>
             {slices.map((slice, index) => (
-              <tr key={`${index}:${slice.name}`} onMouseEnter={() => setHovered(index)}
-                onMouseLeave={() => setHovered(null)}>
+              <tr
+                key={`${index}:${slice.name}`}
+                onMouseEnter={() => setHovered(index)}
+                onMouseLeave={() => setHovered(null)}
+              >
                 <td className="pie-swatch">
                   <span style={{ background: slice.color }} />
                 </td>
-                <td className="pie-name" title={slice.name}><span>{slice.legendName}</span></td>
+                <td className="pie-name" title={slice.name}>
+                  <span>{slice.legendName}</span>
+                </td>
                 <td className="pie-value">{slice.valueText}</td>
                 <td className="pie-share">{slice.shareText}</td>
               </tr>

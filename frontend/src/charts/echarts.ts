@@ -2,13 +2,31 @@
  * ECharts with only the charts and components the dashboard draws, so the bundle carries no
  * more of the library than that. SVG rendering keeps lines and text crisp at any zoom level.
  */
-import { BarChart, type BarSeriesOption, HeatmapChart, type HeatmapSeriesOption, LineChart,
-  type LineSeriesOption, PieChart, type PieSeriesOption } from "echarts/charts";
-import { DataZoomInsideComponent, type DataZoomComponentOption, DataZoomSliderComponent,
-  GridComponent, type GridComponentOption, LegendScrollComponent, type LegendComponentOption,
-  MarkPointComponent, type MarkPointComponentOption,
-  TooltipComponent, type TooltipComponentOption, VisualMapContinuousComponent,
-  type VisualMapComponentOption } from "echarts/components";
+import {
+  BarChart,
+  type BarSeriesOption,
+  HeatmapChart,
+  type HeatmapSeriesOption,
+  LineChart,
+  type LineSeriesOption,
+  PieChart,
+  type PieSeriesOption,
+} from "echarts/charts";
+import {
+  DataZoomInsideComponent,
+  type DataZoomComponentOption,
+  DataZoomSliderComponent,
+  GridComponent,
+  type GridComponentOption,
+  LegendScrollComponent,
+  type LegendComponentOption,
+  MarkPointComponent,
+  type MarkPointComponentOption,
+  TooltipComponent,
+  type TooltipComponentOption,
+  VisualMapContinuousComponent,
+  type VisualMapComponentOption,
+} from "echarts/components";
 import { type ComposeOption, use as registerEcharts } from "echarts/core";
 import { SVGRenderer } from "echarts/renderers";
 

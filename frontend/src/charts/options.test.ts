@@ -22,7 +22,9 @@ describe("chart options", () => {
       { name: "a", value: 3, color: "#111111", tip: { title: "a<int>", lines: ["3 s"] } },
       { name: "b", value: 1, color: "#222222", tip: { title: "b", lines: ["1 s"] } },
     ]);
-    const [series] = option.series as [{ data: { name: string; value: number; itemStyle: { color: string } }[] }];
+    const [series] = option.series as [
+      { data: { name: string; value: number; itemStyle: { color: string } }[] },
+    ];
     expect(series.data.map((d) => [d.name, d.value, d.itemStyle.color])).toEqual([
       ["a", 3, "#111111"],
       ["b", 1, "#222222"],
@@ -34,8 +36,22 @@ describe("chart options", () => {
   it("lists every series at the hovered time in a line chart's tooltip", () => {
     const option = lineOption(
       [
-        { name: "algo-1", color: "#111111", points: [[0, 10], [1, 20]] },
-        { name: "algo-2", color: "#222222", points: [[0, 30], [1, 40]] },
+        {
+          name: "algo-1",
+          color: "#111111",
+          points: [
+            [0, 10],
+            [1, 20],
+          ],
+        },
+        {
+          name: "algo-2",
+          color: "#222222",
+          points: [
+            [0, 30],
+            [1, 40],
+          ],
+        },
       ],
       { xName: "Time", yMax: 100, formatX: (x) => `${x} s`, formatY: (y) => `${y}%` },
     );

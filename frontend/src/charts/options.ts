@@ -123,7 +123,10 @@ export function lineOption(series: readonly LineSeries[], options: LineOptions):
 export type Bar = { label: string; value: number; tip: Tip };
 
 /** Adjacent bars over labelled bins, as a histogram reads. */
-export function histogramOption(bars: readonly Bar[], options: { xName: string; yName: string }): ChartOption {
+export function histogramOption(
+  bars: readonly Bar[],
+  options: { xName: string; yName: string },
+): ChartOption {
   return {
     animationDuration: 300,
     grid: { left: 48, right: 16, top: 24, bottom: 48 },

@@ -9,7 +9,13 @@ import { afterEach, beforeEach, vi } from "vitest";
 export function withChartLayout(widthPx = 600, heightPx = 240) {
   beforeEach(() => {
     setPlatformAPI({ createCanvas: () => null as unknown as HTMLCanvasElement });
-    vi.stubGlobal("ResizeObserver", class { observe() {} disconnect() {} });
+    vi.stubGlobal(
+      "ResizeObserver",
+      class {
+        observe() {}
+        disconnect() {}
+      },
+    );
     vi.spyOn(HTMLElement.prototype, "clientWidth", "get").mockReturnValue(widthPx);
     vi.spyOn(HTMLElement.prototype, "clientHeight", "get").mockReturnValue(heightPx);
   });

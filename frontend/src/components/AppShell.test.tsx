@@ -18,7 +18,10 @@ describe("app shell and login", () => {
         return notAuthenticated;
       })
       .on("POST /api/auth/login/", { status: 200, body: admin })
-      .on("GET /api/loaded-profile/", { status: 404, body: { detail: "Not found.", code: "not_found" } })
+      .on("GET /api/loaded-profile/", {
+        status: 404,
+        body: { detail: "Not found.", code: "not_found" },
+      })
       .on("GET /api/settings/", {
         status: 200,
         body: { auto_shutdown_enabled: true, auto_shutdown_hours: 2, last_activity_at: null },
@@ -43,12 +46,10 @@ describe("app shell and login", () => {
   });
 
   it("shows the server's message for wrong credentials", async () => {
-    new FakeApi()
-      .on("GET /api/auth/me/", notAuthenticated)
-      .on("POST /api/auth/login/", {
-        status: 400,
-        body: { detail: ["Wrong user name or password."], code: "invalid" },
-      });
+    new FakeApi().on("GET /api/auth/me/", notAuthenticated).on("POST /api/auth/login/", {
+      status: 400,
+      body: { detail: ["Wrong user name or password."], code: "invalid" },
+    });
     renderApp("/login");
 
     await userEvent.type(await screen.findByLabelText("User name"), "admin");
@@ -86,20 +87,34 @@ describe("app shell and login", () => {
     renderApp("/dashboard");
 
     expect(await screen.findByRole("heading", { name: "No profile loaded" })).toBeInTheDocument();
-    await waitFor(() => expect(screen.getByText("No profile loaded", { selector: "span" })).toBeInTheDocument());
+    await waitFor(() =>
+      expect(screen.getByText("No profile loaded", { selector: "span" })).toBeInTheDocument(),
+    );
   });
 
   describe("a page opened by a link to another job", () => {
     const four = makeJob({ id: 4, name: "job-four" });
     const six = makeJob({ id: 6, name: "job-six" });
-    const noTracks = { job: 6, origin_ns: "0", start_ns: "0", end_ns: "0", n_events: 0, parts: [], tracks: [], steps: [] };
+    const noTracks = {
+      job: 6,
+      origin_ns: "0",
+      start_ns: "0",
+      end_ns: "0",
+      n_events: 0,
+      parts: [],
+      tracks: [],
+      steps: [],
+    };
 
     function backend(initially: TrainingJob | null) {
       let loaded = initially;
       return new FakeApi()
         .on("GET /api/auth/me/", { status: 200, body: alice })
         .on("GET /api/loaded-profile/", () =>
-          loaded ? { status: 200, body: loadedProfile(loaded) } : { status: 404, body: { detail: "Not found." } })
+          loaded
+            ? { status: 200, body: loadedProfile(loaded) }
+            : { status: 404, body: { detail: "Not found." } },
+        )
         .on("DELETE /api/loaded-profile/", () => {
           loaded = null;
           return { status: 204 };
@@ -125,7 +140,9 @@ describe("app shell and login", () => {
       expect(notice).toHaveTextContent(
         "You are viewing job-six, which is not the loaded profile (job-four is loaded).",
       );
-      await userEvent.click(within(notice).getByRole("button", { name: "Unload job-four and load job-six" }));
+      await userEvent.click(
+        within(notice).getByRole("button", { name: "Unload job-four and load job-six" }),
+      );
 
       await waitFor(() => expect(header).toHaveTextContent("Loaded: job-six"));
       expect(screen.queryByTestId("not-loaded-notice")).not.toBeInTheDocument();

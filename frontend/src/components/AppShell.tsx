@@ -42,11 +42,19 @@ function Shell({ shown }: { shown: ShownJob | null }) {
             </NavLink>
           ))}
         </nav>
-        <span className="topbar-loaded" data-testid="topbar-profile"
-          title={other ? "This page shows a job that is not your loaded profile" : "The profile the data views show"}>
+        <span
+          className="topbar-loaded"
+          data-testid="topbar-profile"
+          title={
+            other
+              ? "This page shows a job that is not your loaded profile"
+              : "The profile the data views show"
+          }
+        >
           {other ? (
             <>
-              Viewing: <strong>{jobLabel(other)}</strong> <span className="badge badge-partial">not loaded</span>
+              Viewing: <strong>{jobLabel(other)}</strong>{" "}
+              <span className="badge badge-partial">not loaded</span>
             </>
           ) : loadedName ? (
             <>
@@ -59,9 +67,15 @@ function Shell({ shown }: { shown: ShownJob | null }) {
         <span className="topbar-user">
           <span data-testid="current-user">{me.data?.username}</span>
           {me.data?.is_staff && <span className="badge badge-admin">admin</span>}
-          <NavLink to="/tokens" className="topbar-link">API tokens</NavLink>
-          <button type="button" className="btn btn-small btn-inverse" disabled={logout.isPending}
-            onClick={() => logout.mutate(undefined, { onSuccess: () => navigate("/login") })}>
+          <NavLink to="/tokens" className="topbar-link">
+            API tokens
+          </NavLink>
+          <button
+            type="button"
+            className="btn btn-small btn-inverse"
+            disabled={logout.isPending}
+            onClick={() => logout.mutate(undefined, { onSuccess: () => navigate("/login") })}
+          >
             Log out
           </button>
         </span>

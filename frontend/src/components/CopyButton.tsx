@@ -6,13 +6,22 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
   const [outcome, setOutcome] = useState<"copied" | "refused" | null>(null);
   return (
     <span className="copy-button">
-      <button type="button" className="btn btn-small"
-        onClick={async () => setOutcome((await copyText(text)) ? "copied" : "refused")}>
+      <button
+        type="button"
+        className="btn btn-small"
+        onClick={async () => setOutcome((await copyText(text)) ? "copied" : "refused")}
+      >
         {label}
       </button>
-      {outcome === "copied" && <span className="text-success" role="status">Copied.</span>}
+      {outcome === "copied" && (
+        <span className="text-success" role="status">
+          Copied.
+        </span>
+      )}
       {outcome === "refused" && (
-        <span className="muted" role="status">The browser would not copy: select the text and copy it.</span>
+        <span className="muted" role="status">
+          The browser would not copy: select the text and copy it.
+        </span>
       )}
     </span>
   );

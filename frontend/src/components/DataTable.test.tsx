@@ -18,19 +18,27 @@ const ROWS: DataRow[] = [
 
 function names(): string[] {
   const table = screen.getByRole("table", { name: "Operators" });
-  return within(table).getAllByRole("row").slice(1).map((row) => within(row).getAllByRole("cell")[0]!.textContent!);
+  return within(table)
+    .getAllByRole("row")
+    .slice(1)
+    .map((row) => within(row).getAllByRole("cell")[0]!.textContent!);
 }
 
 /** The text of the CSV the Export button hands to the browser. */
-async function exportedCsv(user: ReturnType<typeof userEvent.setup>): Promise<{ name: string; text: string }> {
+async function exportedCsv(
+  user: ReturnType<typeof userEvent.setup>,
+): Promise<{ name: string; text: string }> {
   let blob: Blob | undefined;
-  vi.stubGlobal("URL", class extends URL {
-    static createObjectURL(made: Blob) {
-      blob = made;
-      return "blob:csv";
-    }
-    static revokeObjectURL() {}
-  });
+  vi.stubGlobal(
+    "URL",
+    class extends URL {
+      static createObjectURL(made: Blob) {
+        blob = made;
+        return "blob:csv";
+      }
+      static revokeObjectURL() {}
+    },
+  );
   const click = vi.spyOn(HTMLAnchorElement.prototype, "click").mockImplementation(() => {});
   await user.click(screen.getByRole("button", { name: "Export CSV" }));
   const link = click.mock.contexts[0] as HTMLAnchorElement;
@@ -45,8 +53,15 @@ async function exportedCsv(user: ReturnType<typeof userEvent.setup>): Promise<{ 
 
 function renderTable(props: Partial<Parameters<typeof DataTable>[0]> = {}) {
   return render(
-    <DataTable title="Operators" rows={ROWS} columns={COLUMNS} filterKey="name" fileName="operators"
-      defaultSort={{ key: "self_ns", desc: true }} {...props} />,
+    <DataTable
+      title="Operators"
+      rows={ROWS}
+      columns={COLUMNS}
+      filterKey="name"
+      fileName="operators"
+      defaultSort={{ key: "self_ns", desc: true }}
+      {...props}
+    />,
   );
 }
 
@@ -61,7 +76,10 @@ describe("DataTable", () => {
   it("shows every row in the default order, formatted", () => {
     renderTable();
     expect(names()).toEqual(["aten::addmm", "aten::mm", "Optimizer.step", "aten::add, inplace"]);
-    expect(screen.getByRole("columnheader", { name: "Self CPU" })).toHaveAttribute("aria-sort", "descending");
+    expect(screen.getByRole("columnheader", { name: "Self CPU" })).toHaveAttribute(
+      "aria-sort",
+      "descending",
+    );
     expect(screen.getByText("12 µs")).toBeInTheDocument();
     expect(screen.getByText("4 rows")).toBeInTheDocument();
   });
@@ -82,9 +100,13 @@ describe("DataTable", () => {
   it("sorts text A to Z first, ignoring case, and missing values last either way", async () => {
     const user = userEvent.setup();
     renderTable();
-    await user.click(within(screen.getByRole("columnheader", { name: "Operator" })).getByRole("button"));
+    await user.click(
+      within(screen.getByRole("columnheader", { name: "Operator" })).getByRole("button"),
+    );
     expect(names()).toEqual(["aten::add, inplace", "aten::addmm", "aten::mm", "Optimizer.step"]);
-    const bandwidth = within(screen.getByRole("columnheader", { name: "Bandwidth" })).getByRole("button");
+    const bandwidth = within(screen.getByRole("columnheader", { name: "Bandwidth" })).getByRole(
+      "button",
+    );
     await user.click(bandwidth);
     expect(names()).toEqual(["Optimizer.step", "aten::mm", "aten::addmm", "aten::add, inplace"]);
     await user.click(bandwidth);
@@ -103,7 +125,9 @@ describe("DataTable", () => {
     const user = userEvent.setup();
     renderTable();
     await user.type(screen.getByLabelText("Filter Operators by name"), "aten");
-    await user.click(within(screen.getByRole("columnheader", { name: "Calls" })).getByRole("button"));
+    await user.click(
+      within(screen.getByRole("columnheader", { name: "Calls" })).getByRole("button"),
+    );
     const csv = await exportedCsv(user);
     expect(csv.name).toBe("operators.csv");
     expect(csv.text).toBe(
@@ -116,7 +140,12 @@ describe("DataTable", () => {
 
   it("renders only the rows in view of thousands, and exports them all", async () => {
     const user = userEvent.setup();
-    const many = Array.from({ length: 5000 }, (_, i) => ({ name: `kernel_${i}`, count: i, self_ns: i * 10, gbps: 1 }));
+    const many = Array.from({ length: 5000 }, (_, i) => ({
+      name: `kernel_${i}`,
+      count: i,
+      self_ns: i * 10,
+      gbps: 1,
+    }));
     renderTable({ rows: many });
     expect(screen.getByText("5,000 rows")).toBeInTheDocument();
     const rendered = within(screen.getByRole("table", { name: "Operators" })).getAllByRole("row");

@@ -71,8 +71,18 @@ const ROW_HEIGHT_PX = 33;
  * filtered by name, exported as CSV exactly as shown, and virtualised so that thousands of
  * rows scroll smoothly. */
 export function DataTable({
-  title, rows, columns, filterKey, defaultSort, total, fileName, wide = false, children, onRowClick, isActive,
-}: DataTableProps) {  // prettier-ignore
+  title,
+  rows,
+  columns,
+  filterKey,
+  defaultSort,
+  total,
+  fileName,
+  wide = false,
+  children,
+  onRowClick,
+  isActive,
+}: DataTableProps) {
   const [sorting, setSorting] = useState<SortingState>(
     defaultSort ? [{ id: defaultSort.key, desc: defaultSort.desc }] : [],
   );
@@ -82,7 +92,10 @@ export function DataTable({
     [filterKey, filter],
   );
   const numeric = useMemo(
-    () => new Set(columns.filter((c) => rows.some((row) => typeof row[c.key] === "number")).map((c) => c.key)),
+    () =>
+      new Set(
+        columns.filter((c) => rows.some((row) => typeof row[c.key] === "number")).map((c) => c.key),
+      ),
     [columns, rows],
   );
   const columnDefs = useMemo(() => tableColumns(columns, numeric), [columns, numeric]);
@@ -114,15 +127,27 @@ export function DataTable({
         {children}
         {filterKey && (
           <>
-            <label className="visually-hidden" htmlFor={filterId}>Filter {title} by name</label>
-            <input id={filterId} type="search" className="data-table-filter" placeholder="Filter by name…"
-              value={filter} onChange={(event) => setFilter(event.target.value)} />
+            <label className="visually-hidden" htmlFor={filterId}>
+              Filter {title} by name
+            </label>
+            <input
+              id={filterId}
+              type="search"
+              className="data-table-filter"
+              placeholder="Filter by name…"
+              value={filter}
+              onChange={(event) => setFilter(event.target.value)}
+            />
           </>
         )}
         <span className="muted data-table-count" data-testid="row-count">
-          {shown.length === rows.length ? count(rows.length) : `${shown.length.toLocaleString("en-US")} of ${count(rows.length)}`}
+          {shown.length === rows.length
+            ? count(rows.length)
+            : `${shown.length.toLocaleString("en-US")} of ${count(rows.length)}`}
         </span>
-        <button type="button" className="btn btn-small" onClick={exportCsv}>Export CSV</button>
+        <button type="button" className="btn btn-small" onClick={exportCsv}>
+          Export CSV
+        </button>
       </div>
       {hidden && (
         <p className="muted data-table-note">
@@ -130,15 +155,33 @@ export function DataTable({
           {total.toLocaleString("en-US")}; sorting, filtering and the CSV cover those.
         </p>
       )}
-      <VirtualRows table={table} columns={columns} numeric={numeric} title={title} onRowClick={onRowClick} isActive={isActive} />
+      <VirtualRows
+        table={table}
+        columns={columns}
+        numeric={numeric}
+        title={title}
+        onRowClick={onRowClick}
+        isActive={isActive}
+      />
     </section>
   );
 }
 
-function VirtualRows({ table, columns, numeric, title, onRowClick, isActive }: {
-  table: ReactTable<typeof features, DataRow>; columns: DataColumn[]; numeric: Set<string>; title: string;
-  onRowClick?: (row: DataRow) => void; isActive?: (row: DataRow) => boolean;
-}) {  // prettier-ignore
+function VirtualRows({
+  table,
+  columns,
+  numeric,
+  title,
+  onRowClick,
+  isActive,
+}: {
+  table: ReactTable<typeof features, DataRow>;
+  columns: DataColumn[];
+  numeric: Set<string>;
+  title: string;
+  onRowClick?: (row: DataRow) => void;
+  isActive?: (row: DataRow) => boolean;
+}) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const rows = table.getRowModel().rows;
   // The app does not use React Compiler, so nothing memoizes around the virtualizer's methods.
@@ -164,12 +207,24 @@ function VirtualRows({ table, columns, numeric, title, onRowClick, isActive }: {
                 const column = byKey.get(header.column.id)!;
                 const sorted = header.column.getIsSorted();
                 return (
-                  <th key={header.id} className={columnClass(column, numeric)}
-                    aria-sort={sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : undefined}>
-                    <button type="button" className="data-table-sort" onClick={header.column.getToggleSortingHandler()}
-                      title={`Sort by ${column.label}`}>
+                  <th
+                    key={header.id}
+                    className={columnClass(column, numeric)}
+                    aria-sort={
+                      sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : undefined
+                    }
+                  >
+                    <button
+                      type="button"
+                      className="data-table-sort"
+                      onClick={header.column.getToggleSortingHandler()}
+                      title={`Sort by ${column.label}`}
+                    >
                       {column.label}
-                      <span aria-hidden="true" className={sorted ? "sort-mark" : "sort-mark sort-mark-idle"}>
+                      <span
+                        aria-hidden="true"
+                        className={sorted ? "sort-mark" : "sort-mark sort-mark-idle"}
+                      >
                         {sorted === "asc" ? "▲" : sorted === "desc" ? "▼" : "↕"}
                       </span>
                     </button>
@@ -184,17 +239,39 @@ function VirtualRows({ table, columns, numeric, title, onRowClick, isActive }: {
           {items.map((item) => {
             const row = rows[item.index]!;
             return (
-              <tr key={row.id} data-index={item.index} ref={virtualizer.measureElement} aria-rowindex={item.index + 2}
-                className={[onRowClick ? "data-table-clickable" : "", isActive?.(row.original) ? "data-table-active" : ""].join(" ").trim() || undefined}
+              <tr
+                key={row.id}
+                data-index={item.index}
+                ref={virtualizer.measureElement}
+                aria-rowindex={item.index + 2}
+                className={
+                  [
+                    onRowClick ? "data-table-clickable" : "",
+                    isActive?.(row.original) ? "data-table-active" : "",
+                  ]
+                    .join(" ")
+                    .trim() || undefined
+                }
                 tabIndex={onRowClick ? 0 : undefined}
                 aria-selected={onRowClick ? Boolean(isActive?.(row.original)) : undefined}
                 onClick={onRowClick ? () => onRowClick(row.original) : undefined}
-                onKeyDown={onRowClick ? (event) => { if (event.key === "Enter") onRowClick(row.original); } : undefined}>
+                onKeyDown={
+                  onRowClick
+                    ? (event) => {
+                        if (event.key === "Enter") onRowClick(row.original);
+                      }
+                    : undefined
+                }
+              >
                 {row.getAllCells().map((cell) => {
                   const column = byKey.get(cell.column.id)!;
                   const value = row.original[column.key];
                   return (
-                    <td key={cell.id} className={columnClass(column, numeric)} title={String(value ?? "")}>
+                    <td
+                      key={cell.id}
+                      className={columnClass(column, numeric)}
+                      title={String(value ?? "")}
+                    >
                       {cellText(value, column.format)}
                     </td>
                   );
@@ -224,7 +301,9 @@ function tableColumns(columns: DataColumn[], numeric: Set<string>) {
 }
 
 function columnClass(column: DataColumn, numeric: Set<string>): string {
-  return [numeric.has(column.key) && "num", column.code && "code", column.wrap && "wrap"].filter(Boolean).join(" ");
+  return [numeric.has(column.key) && "num", column.code && "code", column.wrap && "wrap"]
+    .filter(Boolean)
+    .join(" ");
 }
 
 function count(rows: number): string {

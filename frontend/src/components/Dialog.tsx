@@ -37,10 +37,19 @@ export function Dialog({ title, onClose, children }: Props) {
   }, []);
 
   return createPortal(
-    <div className="dialog-backdrop" onMouseDown={(event) => {
-      if (event.target === event.currentTarget) onClose();
-    }}>
-      <div ref={panel} className="dialog card" role="dialog" aria-modal="true" aria-labelledby={titleId}>
+    <div
+      className="dialog-backdrop"
+      onMouseDown={(event) => {
+        if (event.target === event.currentTarget) onClose();
+      }}
+    >
+      <div
+        ref={panel}
+        className="dialog card"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={titleId}
+      >
         <h2 id={titleId}>{title}</h2>
         {children}
       </div>

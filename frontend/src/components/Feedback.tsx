@@ -31,7 +31,9 @@ export function FieldErrors({ messages }: { messages: string[] }) {
   if (!messages.length) return null;
   return (
     <ul className="field-errors" role="alert">
-      {messages.map((message) => <li key={message}>{message}</li>)}
+      {messages.map((message) => (
+        <li key={message}>{message}</li>
+      ))}
     </ul>
   );
 }

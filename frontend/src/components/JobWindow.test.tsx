@@ -24,7 +24,12 @@ describe("WindowSwitch", () => {
     renderSwitch(job);
 
     const select = screen.getByLabelText("Window");
-    await waitFor(() => expect(select.closest("label")).toHaveAttribute("title", expect.stringContaining("yours only")));
+    await waitFor(() =>
+      expect(select.closest("label")).toHaveAttribute(
+        "title",
+        expect.stringContaining("yours only"),
+      ),
+    );
     expect(select).toBeEnabled();
     expect(screen.queryByTestId("window-own")).not.toBeInTheDocument();
     await userEvent.selectOptions(select, "complete_steps");
@@ -45,7 +50,10 @@ describe("WindowSwitch", () => {
     new FakeApi().on("GET /api/auth/me/", { status: 200, body: alice });
     renderSwitch(makeJob({ id: 7, name: "resnet", owner: "alice", window: "whole_trace" }));
     await waitFor(() =>
-      expect(screen.getByLabelText("Window").closest("label")).toHaveAttribute("title", expect.stringContaining("also the default")),
+      expect(screen.getByLabelText("Window").closest("label")).toHaveAttribute(
+        "title",
+        expect.stringContaining("also the default"),
+      ),
     );
     expect(screen.queryByTestId("window-own")).not.toBeInTheDocument();
   });

@@ -27,7 +27,9 @@ export function WindowSwitch({ job, window }: { job: TrainingJob; window?: JobWi
   const setWindow = useSetJobWindow(job.id);
   const me = useMe();
   const setsDefault = canChange(job, me.data);
-  const current = setWindow.isPending ? setWindow.variables : (window?.window ?? job.window ?? job.default_window);
+  const current = setWindow.isPending
+    ? setWindow.variables
+    : (window?.window ?? job.window ?? job.default_window);
   const own = !setsDefault && current !== job.default_window;
   const whose = setsDefault
     ? " Your choice is also the default of teammates who have not chosen their own."

@@ -7,7 +7,10 @@ import type { TrainingJob } from "../api/types";
 import { EmptyState, ErrorAlert, Loading } from "./Feedback";
 
 /** Renders its children for the user's loaded job, or explains how to load one. */
-export function LoadedJobGate({ page, children }: {
+export function LoadedJobGate({
+  page,
+  children,
+}: {
   page: string;
   children: (job: TrainingJob) => ReactNode;
 }) {
@@ -37,7 +40,10 @@ export function LoadedJobGate({ page, children }: {
 function JobDeleted() {
   const queryClient = useQueryClient();
   // The deletion unloaded it: the header stops naming it.
-  useEffect(() => void queryClient.invalidateQueries({ queryKey: loadedProfileKey }), [queryClient]);
+  useEffect(
+    () => void queryClient.invalidateQueries({ queryKey: loadedProfileKey }),
+    [queryClient],
+  );
   return (
     <EmptyState title="This job was deleted">
       <p>

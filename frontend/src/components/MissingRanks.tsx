@@ -20,7 +20,11 @@ export function MissingRanksBadge({ jobId }: { jobId: number }) {
   const note = missingRanksNote(useJobSummary(jobId).data ?? NOTHING);
   if (!note) return null;
   return (
-    <span className="badge badge-partial" title={`${note}. ${WHY}`} data-testid="missing-ranks-badge">
+    <span
+      className="badge badge-partial"
+      title={`${note}. ${WHY}`}
+      data-testid="missing-ranks-badge"
+    >
       {note.split(" · ")[0]}
     </span>
   );

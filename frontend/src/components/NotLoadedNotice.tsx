@@ -4,7 +4,11 @@ import { ErrorAlert } from "./Feedback";
 import { jobLabel, type ShownJob, ShownJobContext } from "./shownJobContext";
 
 /** Holds the job the current page shows by id, for the header and the not-loaded notice. */
-export function ShownJobProvider({ children }: { children: (shown: ShownJob | null) => ReactNode }) {
+export function ShownJobProvider({
+  children,
+}: {
+  children: (shown: ShownJob | null) => ReactNode;
+}) {
   const [shown, setShown] = useState<ShownJob | null>(null);
   return <ShownJobContext.Provider value={setShown}>{children(shown)}</ShownJobContext.Provider>;
 }
@@ -25,12 +29,27 @@ export function NotLoadedNotice({ shown }: { shown: ShownJob }) {
     <div className="alert alert-warning not-loaded" role="status" data-testid="not-loaded-notice">
       <span>
         You are viewing <strong>{jobLabel(shown)}</strong>, which is not the loaded profile
-        {current ? <> (<strong>{current.job_detail.name}</strong> is loaded)</> : " (no profile is loaded)"}.
-        The Dashboard, Insights and Info pages show the loaded profile.
+        {current ? (
+          <>
+            {" "}
+            (<strong>{current.job_detail.name}</strong> is loaded)
+          </>
+        ) : (
+          " (no profile is loaded)"
+        )}
+        . The Dashboard, Insights and Info pages show the loaded profile.
       </span>
-      <button type="button" className="btn btn-small" disabled={busy || loaded.isPending}
-        onClick={() => void swap().catch(() => undefined)}>
-        {busy ? "Loading…" : current ? `Unload ${current.job_detail.name} and load ${jobLabel(shown)}` : `Load ${jobLabel(shown)}`}
+      <button
+        type="button"
+        className="btn btn-small"
+        disabled={busy || loaded.isPending}
+        onClick={() => void swap().catch(() => undefined)}
+      >
+        {busy
+          ? "Loading…"
+          : current
+            ? `Unload ${current.job_detail.name} and load ${jobLabel(shown)}`
+            : `Load ${jobLabel(shown)}`}
       </button>
       {(load.error || unload.error) && <ErrorAlert error={load.error ?? unload.error} />}
     </div>

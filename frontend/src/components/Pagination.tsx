@@ -14,22 +14,39 @@ export function Pagination({ page, pageSize, count, onPage }: Props) {
       <span className="muted">
         {first.toLocaleString()}–{last.toLocaleString()} of {count.toLocaleString()}
       </span>
-      <button type="button" className="btn btn-small" disabled={page <= 1} onClick={() => onPage(1)}>
+      <button
+        type="button"
+        className="btn btn-small"
+        disabled={page <= 1}
+        onClick={() => onPage(1)}
+      >
         First
       </button>
-      <button type="button" className="btn btn-small" disabled={page <= 1}
-        onClick={() => onPage(page - 1)}>
+      <button
+        type="button"
+        className="btn btn-small"
+        disabled={page <= 1}
+        onClick={() => onPage(page - 1)}
+      >
         Previous
       </button>
       <span>
         Page {page.toLocaleString()} of {pages.toLocaleString()}
       </span>
-      <button type="button" className="btn btn-small" disabled={page >= pages}
-        onClick={() => onPage(page + 1)}>
+      <button
+        type="button"
+        className="btn btn-small"
+        disabled={page >= pages}
+        onClick={() => onPage(page + 1)}
+      >
         Next
       </button>
-      <button type="button" className="btn btn-small" disabled={page >= pages}
-        onClick={() => onPage(pages)}>
+      <button
+        type="button"
+        className="btn btn-small"
+        disabled={page >= pages}
+        onClick={() => onPage(pages)}
+      >
         Last
       </button>
     </nav>

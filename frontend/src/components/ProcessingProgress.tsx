@@ -10,8 +10,14 @@ export function ProcessingProgress({ parts_total, parts_done, parts_failed }: Pr
   const label = `${parts_done} of ${parts_total} parts processed`;
   return (
     <div className="progress" title={parts_failed ? `${label}, ${parts_failed} failed` : label}>
-      <div className="progress-track" role="progressbar" aria-label={label}
-        aria-valuemin={0} aria-valuemax={parts_total} aria-valuenow={parts_done}>
+      <div
+        className="progress-track"
+        role="progressbar"
+        aria-label={label}
+        aria-valuemin={0}
+        aria-valuemax={parts_total}
+        aria-valuenow={parts_done}
+      >
         <div className="progress-done" style={{ width: `${donePercent}%` }} />
         <div className="progress-failed" style={{ width: `${failedPercent}%` }} />
       </div>

@@ -22,7 +22,10 @@ export function ReadWarnings({ warnings }: { warnings: Warnings }) {
 export function ReadWarningBadge({ warnings }: { warnings: Warnings }) {
   if (!warnings?.length) return null;
   return (
-    <span className="badge badge-partial" title={warnings.map((w) => `${w.file}: ${w.message}`).join("\n")}>
+    <span
+      className="badge badge-partial"
+      title={warnings.map((w) => `${w.file}: ${w.message}`).join("\n")}
+    >
       ⚠ not fully read
     </span>
   );

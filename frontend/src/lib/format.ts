@@ -17,7 +17,10 @@ const DURATION_UNITS: DurationUnit[] = [
 /** The largest unit in which `ns` is at least 1 (ns for zero), so values read 1–999. */
 export function unitFor(ns: number): DurationUnit {
   const magnitude = Math.abs(ns);
-  return DURATION_UNITS.find((unit) => magnitude >= unit.ns) ?? DURATION_UNITS[DURATION_UNITS.length - 1]!;
+  return (
+    DURATION_UNITS.find((unit) => magnitude >= unit.ns) ??
+    DURATION_UNITS[DURATION_UNITS.length - 1]!
+  );
 }
 
 /** Four significant digits at most, without trailing zeros: 12.35, 1.5, 1234. */

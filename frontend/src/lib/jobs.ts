@@ -30,13 +30,19 @@ export function stateLabel(state: JobState): string {
 
 type JobStateFacts = Pick<
   TrainingJob,
-  "state" | "parts_total" | "parts_failed" | "uploads_interrupted" | "interrupted_received_bytes" | "interrupted_size_bytes"
+  | "state"
+  | "parts_total"
+  | "parts_failed"
+  | "uploads_interrupted"
+  | "interrupted_received_bytes"
+  | "interrupted_size_bytes"
 >;
 
 /** What the state rests on, in words: "2 of 5 parts failed", "6 B of 40 B arrived". */
 export function stateDetail(job: JobStateFacts): string | null {
   if (job.state === "interrupted") {
-    const uploads = job.uploads_interrupted === 1 ? "1 upload" : `${job.uploads_interrupted} uploads`;
+    const uploads =
+      job.uploads_interrupted === 1 ? "1 upload" : `${job.uploads_interrupted} uploads`;
     return `${uploads} stopped: ${formatBytes(job.interrupted_received_bytes)} of ${formatBytes(job.interrupted_size_bytes)} arrived`;
   }
   if (job.state === "failed" || job.state === "partial") {

@@ -5,7 +5,12 @@ describe("rankRanges", () => {
   it("joins ranges and single ranks", () => {
     expect(rankRanges([[1, 127]])).toBe("ranks 1–127");
     expect(rankRanges([[1, 1]])).toBe("rank 1");
-    expect(rankRanges([[1, 1], [3, 5]])).toBe("ranks 1, 3–5");
+    expect(
+      rankRanges([
+        [1, 1],
+        [3, 5],
+      ]),
+    ).toBe("ranks 1, 3–5");
   });
 });
 

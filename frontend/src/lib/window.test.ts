@@ -14,7 +14,13 @@ describe("windowSentence", () => {
   });
 
   it("counts the steps of the whole trace", () => {
-    const window = { window: "whole_trace" as const, label: "whole trace", steps_total: 6, steps_kept: 6, last_step_dropped: false };
+    const window = {
+      window: "whole_trace" as const,
+      label: "whole trace",
+      steps_total: 6,
+      steps_kept: 6,
+      last_step_dropped: false,
+    };
     expect(windowSentence(window)).toBe("Showing whole trace (6 steps).");
   });
 });

@@ -30,15 +30,31 @@ export function LoginPage() {
         {login.isError && <ErrorAlert error={login.error} />}
         <label className="field">
           <span>User name</span>
-          <input name="username" autoComplete="username" autoFocus required value={username}
-            onChange={(event) => setUsername(event.target.value)} />
+          <input
+            name="username"
+            autoComplete="username"
+            autoFocus
+            required
+            value={username}
+            onChange={(event) => setUsername(event.target.value)}
+          />
         </label>
         <label className="field">
           <span>Password</span>
-          <input name="password" type="password" autoComplete="current-password" required
-            value={password} onChange={(event) => setPassword(event.target.value)} />
+          <input
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(event) => setPassword(event.target.value)}
+          />
         </label>
-        <button type="submit" className="btn btn-primary" disabled={login.isPending || me.isPending}>
+        <button
+          type="submit"
+          className="btn btn-primary"
+          disabled={login.isPending || me.isPending}
+        >
           {login.isPending ? "Signing in…" : "Sign in"}
         </button>
       </form>

@@ -49,7 +49,9 @@ export const admin: User = { id: 1, username: "admin", is_staff: true };
 export const alice: User = { id: 2, username: "alice", is_staff: false };
 export const bob: User = { id: 3, username: "bob", is_staff: false };
 
-export function makeJob(overrides: Partial<TrainingJob> & { id: number; name: string }): TrainingJob {
+export function makeJob(
+  overrides: Partial<TrainingJob> & { id: number; name: string },
+): TrainingJob {
   return {
     created_at: "2025-06-01T10:00:00Z",
     status: "completed",

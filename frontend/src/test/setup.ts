@@ -10,5 +10,6 @@ afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
   // Modules that need no DOM (file reading, the upload protocol) test under Node.
-  if (typeof document !== "undefined") document.cookie = "csrftoken=; expires=Thu, 01 Jan 1970 00:00:00 GMT";
+  if (typeof document !== "undefined")
+    document.cookie = "csrftoken=; expires=Thu, 01 Jan 1970 00:00:00 GMT";
 });

@@ -39,7 +39,10 @@ const KEYS_LEFT = new Set(["a", "ArrowLeft"]);
 const KEYS_RIGHT = new Set(["d", "ArrowRight"]);
 
 function typingInField(target: EventTarget | null): boolean {
-  return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+  return (
+    target instanceof HTMLElement &&
+    (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))
+  );
 }
 
 type Mark = { t: number; y: number };
@@ -94,11 +97,17 @@ export function TimelineCanvas(props: Props) {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     const { layout, scrollTop, scene } = propsRef.current;
     const shown = draft.current ? { ...scene, area: draft.current } : scene;
-    renderer.current.render(ctx, layout, { view: viewRef.current, widthPx: width, heightPx: height, scrollTop }, shown);
+    renderer.current.render(
+      ctx,
+      layout,
+      { view: viewRef.current, widthPx: width, heightPx: height, scrollTop },
+      shown,
+    );
     const took = performance.now() - began;
     frameStats.frames.push(took);
     if (frameStats.frames.length > 2000) frameStats.frames.splice(0, 1000);
-    if (scene.data && frameStats.firstDataPaintMs === null) frameStats.firstDataPaintMs = performance.now();
+    if (scene.data && frameStats.firstDataPaintMs === null)
+      frameStats.firstDataPaintMs = performance.now();
     // What a browser test or the first-views bench waits on: data is on screen.
     if (scene.data && !canvas.dataset.drawn) canvas.dataset.drawn = "data";
   }, []);
@@ -110,9 +119,23 @@ export function TimelineCanvas(props: Props) {
     const keys = held.current;
     const { bounds } = propsRef.current;
     let view = viewRef.current;
-    const zoom = [...keys].some((k) => KEYS_IN.has(k)) ? -1 : [...keys].some((k) => KEYS_OUT.has(k)) ? 1 : 0;
-    if (zoom) view = zoomAt(view, Math.exp(zoom * ZOOM_PER_S * dt), (view.startNs + view.endNs) / 2, bounds);
-    const pan = [...keys].some((k) => KEYS_RIGHT.has(k)) ? 1 : [...keys].some((k) => KEYS_LEFT.has(k)) ? -1 : 0;
+    const zoom = [...keys].some((k) => KEYS_IN.has(k))
+      ? -1
+      : [...keys].some((k) => KEYS_OUT.has(k))
+        ? 1
+        : 0;
+    if (zoom)
+      view = zoomAt(
+        view,
+        Math.exp(zoom * ZOOM_PER_S * dt),
+        (view.startNs + view.endNs) / 2,
+        bounds,
+      );
+    const pan = [...keys].some((k) => KEYS_RIGHT.has(k))
+      ? 1
+      : [...keys].some((k) => KEYS_LEFT.has(k))
+        ? -1
+        : 0;
     if (pan) view = panBy(view, pan * PAN_PER_S * dt * spanNs(view), bounds);
     viewRef.current = view;
     report(false);
@@ -200,7 +223,10 @@ export function TimelineCanvas(props: Props) {
         propsRef.current.onToggleShortcuts();
       } else if (key === "m" && pointer.current) {
         const { x, y, width } = pointer.current;
-        const here = { t: pxToTime(viewRef.current, width, x), y: Math.max(y - HEADER_PX, 0) + propsRef.current.scrollTop };
+        const here = {
+          t: pxToTime(viewRef.current, width, x),
+          y: Math.max(y - HEADER_PX, 0) + propsRef.current.scrollTop,
+        };
         const first = mark.current;
         mark.current = first ? null : here;
         if (first) propsRef.current.onArea(areaBetween(propsRef.current.layout, first, here));
@@ -256,7 +282,10 @@ export function TimelineCanvas(props: Props) {
           const { x, y, width } = locate(event);
           pointer.current = { x, y, width };
           if (areaDrag.current && event.buttons & 1) {
-            draft.current = areaBetween(propsRef.current.layout, areaDrag.current, { t: pxToTime(viewRef.current, width, x), y: contentY(y) });
+            draft.current = areaBetween(propsRef.current.layout, areaDrag.current, {
+              t: pxToTime(viewRef.current, width, x),
+              y: contentY(y),
+            });
             props.onHover(null, 0, 0);
             schedule();
             return;
@@ -267,7 +296,11 @@ export function TimelineCanvas(props: Props) {
             const dy = y - dragging.y;
             if (!dragging.moved && Math.hypot(dx, dy) < 3) return;
             if (!dragging.moved) dragging.moved = true;
-            viewRef.current = panBy(dragging.view, (-dx / width) * spanNs(dragging.view), propsRef.current.bounds);
+            viewRef.current = panBy(
+              dragging.view,
+              (-dx / width) * spanNs(dragging.view),
+              propsRef.current.bounds,
+            );
             props.onScrollBy(-dy);
             dragging.y = y;
             props.onHover(null, 0, 0);
@@ -280,7 +313,10 @@ export function TimelineCanvas(props: Props) {
         onMouseUp={(event) => {
           if (areaDrag.current) {
             const { x, y, width } = locate(event);
-            const area = areaBetween(propsRef.current.layout, areaDrag.current, { t: pxToTime(viewRef.current, width, x), y: contentY(y) });
+            const area = areaBetween(propsRef.current.layout, areaDrag.current, {
+              t: pxToTime(viewRef.current, width, x),
+              y: contentY(y),
+            });
             areaDrag.current = null;
             draft.current = null;
             if (area) props.onArea(area);

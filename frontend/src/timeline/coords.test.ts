@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import {
-  MIN_SPAN_NS, centreOn, clampView, covers, focusOn, levelFor, panBy, planRequest, pxToTime,
-  rulerTicks, timeToPx, zoomAt,
+  MIN_SPAN_NS,
+  centreOn,
+  clampView,
+  covers,
+  focusOn,
+  levelFor,
+  panBy,
+  planRequest,
+  pxToTime,
+  rulerTicks,
+  timeToPx,
+  zoomAt,
 } from "./coords";
 
 const bounds = { startNs: 0, endNs: 1_000_000_000 };

@@ -39,7 +39,10 @@ export function zoomAt(view: View, factor: number, anchorNs: number, bounds: Bou
   const endNs = anchorNs + (view.endNs - anchorNs) * factor;
   if (endNs - startNs < MIN_SPAN_NS) {
     const ratio = (anchorNs - view.startNs) / spanNs(view);
-    return clampView({ startNs: anchorNs - ratio * MIN_SPAN_NS, endNs: anchorNs + (1 - ratio) * MIN_SPAN_NS }, bounds);
+    return clampView(
+      { startNs: anchorNs - ratio * MIN_SPAN_NS, endNs: anchorNs + (1 - ratio) * MIN_SPAN_NS },
+      bounds,
+    );
   }
   return clampView({ startNs, endNs }, bounds);
 }
@@ -74,7 +77,11 @@ export type Tick = { timeNs: number; px: number; label: string };
  * Ruler ticks at a "nice" step (1, 2 or 5 × 10^n ns) at least ``minGapPx`` apart. Labels use
  * the step's unit, or a larger one when that would need more than five digits before the point.
  */
-export function rulerTicks(view: View, widthPx: number, minGapPx = 90): { stepNs: number; ticks: Tick[] } {
+export function rulerTicks(
+  view: View,
+  widthPx: number,
+  minGapPx = 90,
+): { stepNs: number; ticks: Tick[] } {
   const span = spanNs(view);
   const rough = (span / widthPx) * minGapPx;
   const power = 10 ** Math.floor(Math.log10(Math.max(rough, 1)));
@@ -88,7 +95,11 @@ export function rulerTicks(view: View, widthPx: number, minGapPx = 90): { stepNs
   const ticks: Tick[] = [];
   const first = Math.ceil(view.startNs / stepNs) * stepNs;
   for (let t = first; t <= view.endNs && ticks.length < 1000; t += stepNs) {
-    ticks.push({ timeNs: t, px: timeToPx(view, widthPx, t), label: `${(t / unit.ns).toFixed(decimals)} ${unit.label}` });
+    ticks.push({
+      timeNs: t,
+      px: timeToPx(view, widthPx, t),
+      label: `${(t / unit.ns).toFixed(decimals)} ${unit.label}`,
+    });
   }
   return { stepNs, ticks };
 }
@@ -120,5 +131,9 @@ export function planRequest(view: View, widthPx: number): ViewportRequest {
 
 /** Whether data fetched for ``request`` can still draw ``view`` at its level. */
 export function covers(request: ViewportRequest, view: View, widthPx: number): boolean {
-  return request.k === levelFor(view, widthPx) && request.startNs <= view.startNs && request.endNs >= view.endNs;
+  return (
+    request.k === levelFor(view, widthPx) &&
+    request.startNs <= view.startNs &&
+    request.endNs >= view.endNs
+  );
 }

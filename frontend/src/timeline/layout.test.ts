@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
-  AGGREGATE_PX, COUNTER_PX, HEADING_PX, LANE_ROW_PX, depthCentre, hitTest, layoutTracks, requestedIds, rowAt,
+  AGGREGATE_PX,
+  COUNTER_PX,
+  HEADING_PX,
+  LANE_ROW_PX,
+  depthCentre,
+  hitTest,
+  layoutTracks,
+  requestedIds,
+  rowAt,
   visibleRows,
 } from "./layout";
 import type { TrackNode } from "./model";
@@ -60,7 +68,10 @@ describe("layoutTracks", () => {
 describe("hitTest", () => {
   const data = sampleData();
   const layout = layoutTracks(roots, everything);
-  const view = { startNs: data.grid.startNs, endNs: data.grid.startNs + data.grid.count * 2 ** data.grid.k };
+  const view = {
+    startNs: data.grid.startNs,
+    endNs: data.grid.startNs + data.grid.count * 2 ** data.grid.k,
+  };
   const width = data.grid.count;
 
   it("finds the event under the pointer", () => {
@@ -69,14 +80,24 @@ describe("hitTest", () => {
     const slice = stream.rows.find((r) => r.events[1] > 0)!;
     const i = slice.events[0];
     const row = layout.byId.get("algo-1/597913/gpu2/s0")!;
-    const x = ((data.events.start[i]! + data.events.dur[i]! / 2 - view.startNs) / (view.endNs - view.startNs)) * width;
+    const x =
+      ((data.events.start[i]! + data.events.dur[i]! / 2 - view.startNs) /
+        (view.endNs - view.startNs)) *
+      width;
     const hit = hitTest(layout, data, view, width, x, depthCentre(row, slice.depth));
-    expect(hit).toMatchObject({ type: "event", idx: data.events.idx[i], part: 7, depth: slice.depth });
+    expect(hit).toMatchObject({
+      type: "event",
+      idx: data.events.idx[i],
+      part: 7,
+      depth: slice.depth,
+    });
   });
 
   it("reads a counter bucket and misses empty space", () => {
     const util = layout.byId.get("algo-1/597913/gpu2/util")!;
-    const hits = Array.from({ length: width }, (_, x) => hitTest(layout, data, view, width, x + 0.5, util.y + 5));
+    const hits = Array.from({ length: width }, (_, x) =>
+      hitTest(layout, data, view, width, x + 0.5, util.y + 5),
+    );
     const busy = hits.filter((h) => h?.type === "counter" && h.mean > 0);
     expect(busy.length).toBeGreaterThan(0);
     for (const hit of busy) if (hit?.type === "counter") expect(hit.mean).toBeLessThanOrEqual(100);

@@ -109,7 +109,12 @@ export function requestedIds(rows: LayoutRow[]): string[] {
 /** The vertical centre of depth ``depth`` of a lane row (in row-area coordinates). */
 export function depthCentre(row: LayoutRow, depth: number): number {
   if (row.kind !== "events") return row.y + row.height / 2;
-  return row.y + LANE_PAD_PX / 2 + Math.min(depth, (row.node.rows ?? 1) - 1) * LANE_ROW_PX + LANE_ROW_PX / 2;
+  return (
+    row.y +
+    LANE_PAD_PX / 2 +
+    Math.min(depth, (row.node.rows ?? 1) - 1) * LANE_ROW_PX +
+    LANE_ROW_PX / 2
+  );
 }
 
 export function rowAt(layout: Layout, y: number): LayoutRow | null {
@@ -126,8 +131,27 @@ export function rowAt(layout: Layout, y: number): LayoutRow | null {
 }
 
 export type Hit =
-  | { type: "event"; row: LayoutRow; part: number; idx: number; startNs: number; durNs: number; name: string; kind: number; depth: number }
-  | { type: "block"; row: LayoutRow; startNs: number; endNs: number; count: number; busyNs: number; name: string; depth: number }
+  | {
+      type: "event";
+      row: LayoutRow;
+      part: number;
+      idx: number;
+      startNs: number;
+      durNs: number;
+      name: string;
+      kind: number;
+      depth: number;
+    }
+  | {
+      type: "block";
+      row: LayoutRow;
+      startNs: number;
+      endNs: number;
+      count: number;
+      busyNs: number;
+      name: string;
+      depth: number;
+    }
   | { type: "counter"; row: LayoutRow; timeNs: number; mean: number; low: number; high: number }
   | { type: "aggregate"; row: LayoutRow; timeNs: number; count: number; occupancy: number };
 
@@ -172,8 +196,15 @@ export function hitTest(
       const i = lastAtOrBefore(ev.start, eo, eo + en, timeNs + slopNs);
       if (i >= eo && ev.start[i]! + ev.dur[i]! + slopNs >= timeNs) {
         return {
-          type: "event", row, part: slice.part, idx: ev.idx[i]!, startNs: ev.start[i]!, durNs: ev.dur[i]!,
-          name: data.names[ev.name[i]!] ?? "", kind: ev.kind[i]!, depth,
+          type: "event",
+          row,
+          part: slice.part,
+          idx: ev.idx[i]!,
+          startNs: ev.start[i]!,
+          durNs: ev.dur[i]!,
+          name: data.names[ev.name[i]!] ?? "",
+          kind: ev.kind[i]!,
+          depth,
         };
       }
       const [bo, bn] = slice.blocks;
@@ -181,8 +212,14 @@ export function hitTest(
       const j = lastAtOrBefore(bl.start, bo, bo + bn, timeNs);
       if (j >= bo && bl.end[j]! >= timeNs) {
         return {
-          type: "block", row, startNs: bl.start[j]!, endNs: bl.end[j]!, count: bl.count[j]!,
-          busyNs: bl.busy[j]!, name: data.names[bl.name[j]!] ?? "", depth,
+          type: "block",
+          row,
+          startNs: bl.start[j]!,
+          endNs: bl.end[j]!,
+          count: bl.count[j]!,
+          busyNs: bl.busy[j]!,
+          name: data.names[bl.name[j]!] ?? "",
+          depth,
         };
       }
     }
@@ -195,17 +232,32 @@ export function hitTest(
   if (track.type === "counter") {
     const mean = data.counters.mean[at]!;
     if (Number.isNaN(mean)) return null;
-    return { type: "counter", row, timeNs, mean, low: data.counters.low[at]!, high: data.counters.high[at]! };
+    return {
+      type: "counter",
+      row,
+      timeNs,
+      mean,
+      low: data.counters.low[at]!,
+      high: data.counters.high[at]!,
+    };
   }
   const busy = data.aggregates.busy[at]!;
   return {
-    type: "aggregate", row, timeNs, count: data.aggregates.count[at]!,
+    type: "aggregate",
+    row,
+    timeNs,
+    count: data.aggregates.count[at]!,
     occupancy: Math.min(busy / (2 ** grid.k * Math.max(track.lanes, 1)), 1),
   };
 }
 
 /** Screen x of an event's start and end, clipped to the plot (for drawing arrows). */
-export function eventSpanPx(view: View, widthPx: number, startNs: number, durNs: number): [number, number] {
+export function eventSpanPx(
+  view: View,
+  widthPx: number,
+  startNs: number,
+  durNs: number,
+): [number, number] {
   return [timeToPx(view, widthPx, startNs), timeToPx(view, widthPx, startNs + durNs)];
 }
 
@@ -215,6 +267,11 @@ export function rowsBetween(layout: Layout, y0: number, y1: number): string[] {
   const top = Math.min(y0, y1);
   const bottom = Math.max(y0, y1);
   return layout.rows
-    .filter((row) => row.y < bottom && row.y + row.height > top && (row.kind === "events" || row.kind === "aggregate"))
+    .filter(
+      (row) =>
+        row.y < bottom &&
+        row.y + row.height > top &&
+        (row.kind === "events" || row.kind === "aggregate"),
+    )
     .map((row) => row.node.id);
 }

@@ -14,7 +14,8 @@ describe("decodeViewport", () => {
       if (track.type !== "events") continue;
       for (const row of track.rows) {
         total += row.events[1];
-        for (let i = row.blocks[0]; i < row.blocks[0] + row.blocks[1]; i++) total += data.blocks.count[i]!;
+        for (let i = row.blocks[0]; i < row.blocks[0] + row.blocks[1]; i++)
+          total += data.blocks.count[i]!;
       }
     }
     expect(total).toBe(115);
@@ -46,7 +47,9 @@ describe("decodeViewport", () => {
   });
 
   it("refuses something that is not a payload", () => {
-    expect(() => decodeViewport(new ArrayBuffer(16), tracks.origin_ns)).toThrow(/not a timeline viewport/);
+    expect(() => decodeViewport(new ArrayBuffer(16), tracks.origin_ns)).toThrow(
+      /not a timeline viewport/,
+    );
   });
 });
 

@@ -5,8 +5,19 @@
  */
 
 export type TrackKind =
-  | "node" | "cpu" | "gpus" | "process" | "gpu_util" | "device" | "stream" | "hosts" | "host"
-  | "threads" | "thread" | "other" | "counter";
+  | "node"
+  | "cpu"
+  | "gpus"
+  | "process"
+  | "gpu_util"
+  | "device"
+  | "stream"
+  | "hosts"
+  | "host"
+  | "threads"
+  | "thread"
+  | "other"
+  | "counter";
 
 export type TrackNode = {
   id: string;
@@ -129,11 +140,17 @@ export function absoluteNs(originNs: string, relativeNs: number): string {
 export function decodeViewport(buffer: ArrayBuffer, originNs: string): ViewportData {
   const bytes = new Uint8Array(buffer);
   const magic = String.fromCharCode(...bytes.subarray(0, 4));
-  if (magic !== MAGIC) throw new Error("The server answered with something that is not a timeline viewport.");
+  if (magic !== MAGIC)
+    throw new Error("The server answered with something that is not a timeline viewport.");
   const headerLength = new DataView(buffer).getUint32(4, true);
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength))) as Header;
+  const header = JSON.parse(
+    new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)),
+  ) as Header;
   const base = 8 + headerLength;
-  const column = <T extends ArrayType>(name: string, dtype: T): InstanceType<(typeof ARRAY_TYPES)[T]> => {
+  const column = <T extends ArrayType>(
+    name: string,
+    dtype: T,
+  ): InstanceType<(typeof ARRAY_TYPES)[T]> => {
     const found = header.arrays[name];
     const Type = ARRAY_TYPES[dtype];
     if (!found) return new Type(0) as InstanceType<(typeof ARRAY_TYPES)[T]>;
@@ -165,7 +182,11 @@ export function decodeViewport(buffer: ArrayBuffer, originNs: string): ViewportD
       busy: column("bl_busy", "<f8"),
       name: column("bl_name", "<u4"),
     },
-    counters: { mean: column("ct_mean", "<f4"), low: column("ct_low", "<f4"), high: column("ct_high", "<f4") },
+    counters: {
+      mean: column("ct_mean", "<f4"),
+      low: column("ct_low", "<f4"),
+      high: column("ct_high", "<f4"),
+    },
     aggregates: { count: column("ag_count", "<u4"), busy: column("ag_busy", "<f4") },
     flows: {
       count: header.flows.count,
@@ -194,8 +215,19 @@ export function gridBucketNs(grid: Grid): number {
 
 /** Kind codes of the server's event model (profiler_app/traces/model.py). */
 export const KIND_NAMES = [
-  "cpu_op", "user_annotation", "gpu_user_annotation", "cuda_runtime", "cuda_driver", "kernel",
-  "gpu_memcpy", "gpu_memset", "cuda_sync", "python_function", "step", "instant", "other",
+  "cpu_op",
+  "user_annotation",
+  "gpu_user_annotation",
+  "cuda_runtime",
+  "cuda_driver",
+  "kernel",
+  "gpu_memcpy",
+  "gpu_memset",
+  "cuda_sync",
+  "python_function",
+  "step",
+  "instant",
+  "other",
 ];
 
 export function kindName(code: number): string {
@@ -207,7 +239,11 @@ export function eventId(part: number, idx: number): string {
 }
 
 /** Visits ``node`` and everything below it, parents first. */
-export function walk(node: TrackNode, visit: (node: TrackNode, parent: TrackNode | null) => void, parent: TrackNode | null = null) {
+export function walk(
+  node: TrackNode,
+  visit: (node: TrackNode, parent: TrackNode | null) => void,
+  parent: TrackNode | null = null,
+) {
   visit(node, parent);
   for (const child of node.children ?? []) walk(child, visit, node);
 }

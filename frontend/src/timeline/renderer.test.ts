@@ -8,7 +8,13 @@ import { sampleData, sampleTracks as tracks } from "./testdata/fixture";
 /** A 2D context that records what is drawn. */
 function recordingContext() {
   const calls: { op: string; args: unknown[]; fillStyle: unknown }[] = [];
-  const target: Record<string, unknown> = { fillStyle: "", strokeStyle: "", lineWidth: 1, font: "", textBaseline: "" };
+  const target: Record<string, unknown> = {
+    fillStyle: "",
+    strokeStyle: "",
+    lineWidth: 1,
+    font: "",
+    textBaseline: "",
+  };
   const ctx = new Proxy(target, {
     get(obj, key: string) {
       if (key in obj) return obj[key];
@@ -25,14 +31,28 @@ function recordingContext() {
 
 const data = sampleData();
 const roots = tracks.tracks as TrackNode[];
-const open = new Set(["algo-1", "algo-1/gpus", "algo-1/597913", "algo-1/597913/gpu2/device", "algo-1/597913/gpu2/host"]);
+const open = new Set([
+  "algo-1",
+  "algo-1/gpus",
+  "algo-1/597913",
+  "algo-1/597913/gpu2/device",
+  "algo-1/597913/gpu2/host",
+]);
 const layout = layoutTracks(roots, open);
-const view = { startNs: data.grid.startNs, endNs: data.grid.startNs + data.grid.count * 2 ** data.grid.k };
+const view = {
+  startNs: data.grid.startNs,
+  endNs: data.grid.startNs + data.grid.count * 2 ** data.grid.k,
+};
 
 describe("TimelineRenderer", () => {
   it("fills the rectangles of each colour in one path", () => {
     const { ctx, calls } = recordingContext();
-    new TimelineRenderer().render(ctx, layout, { view, widthPx: 800, heightPx: 600, scrollTop: 0 }, { data, steps: [], selection: null, arrows: [] });
+    new TimelineRenderer().render(
+      ctx,
+      layout,
+      { view, widthPx: 800, heightPx: 600, scrollTop: 0 },
+      { data, steps: [], selection: null, arrows: [] },
+    );
     const rects = calls.filter((c) => c.op === "rect").length;
     const colours = calls.filter((c) => c.op === "fill").map((c) => c.fillStyle);
     expect(rects).toBeGreaterThan(3 * colours.length);
@@ -42,16 +62,38 @@ describe("TimelineRenderer", () => {
   it("culls what lies outside the view", () => {
     const { ctx, calls } = recordingContext();
     const away = { startNs: view.endNs * 10, endNs: view.endNs * 11 };
-    new TimelineRenderer().render(ctx, layout, { view: away, widthPx: 800, heightPx: 600, scrollTop: 0 }, { data, steps: [], selection: null, arrows: [] });
+    new TimelineRenderer().render(
+      ctx,
+      layout,
+      { view: away, widthPx: 800, heightPx: 600, scrollTop: 0 },
+      { data, steps: [], selection: null, arrows: [] },
+    );
     // Only the rectangle that clips the rows to the plot remains.
-    expect(calls.filter((c) => c.op === "rect").map((c) => c.args)).toEqual([[0, HEADER_PX, 800, 600 - HEADER_PX]]);
+    expect(calls.filter((c) => c.op === "rect").map((c) => c.args)).toEqual([
+      [0, HEADER_PX, 800, 600 - HEADER_PX],
+    ]);
   });
 
   it("draws the launch → run arrow of a selection", () => {
     const { ctx, calls } = recordingContext();
-    const launch = { track: "algo-1/597913/gpu2/host/597913", depth: 1, startNs: view.startNs + 1000, durNs: 500 };
-    const run = { track: "algo-1/597913/gpu2/s0", depth: 0, startNs: view.startNs + 5000, durNs: 800 };
-    new TimelineRenderer().render(ctx, layout, { view, widthPx: 800, heightPx: 600, scrollTop: 0 }, { data, steps: [], selection: run, arrows: [{ from: launch, to: run }] });
+    const launch = {
+      track: "algo-1/597913/gpu2/host/597913",
+      depth: 1,
+      startNs: view.startNs + 1000,
+      durNs: 500,
+    };
+    const run = {
+      track: "algo-1/597913/gpu2/s0",
+      depth: 0,
+      startNs: view.startNs + 5000,
+      durNs: 800,
+    };
+    new TimelineRenderer().render(
+      ctx,
+      layout,
+      { view, widthPx: 800, heightPx: 600, scrollTop: 0 },
+      { data, steps: [], selection: run, arrows: [{ from: launch, to: run }] },
+    );
     expect(calls.filter((c) => c.op === "bezierCurveTo")).toHaveLength(1);
   });
 });

@@ -5,7 +5,15 @@
  * are filled in one path per colour.
  */
 import { type View, rulerTicks, timeToPx } from "./coords";
-import { COUNTER_PX, HEADER_PX, LANE_ROW_PX, type Layout, type LayoutRow, depthCentre, visibleRows } from "./layout";
+import {
+  COUNTER_PX,
+  HEADER_PX,
+  LANE_ROW_PX,
+  type Layout,
+  type LayoutRow,
+  depthCentre,
+  visibleRows,
+} from "./layout";
 import { colourFor } from "../lib/colour";
 import type { Step, ViewportData } from "./model";
 
@@ -80,7 +88,12 @@ export class TimelineRenderer {
     this.drawHeader(ctx, viewport, scene.steps);
   }
 
-  private drawRow(ctx: CanvasRenderingContext2D, row: LayoutRow, viewport: Viewport, data: ViewportData | null) {
+  private drawRow(
+    ctx: CanvasRenderingContext2D,
+    row: LayoutRow,
+    viewport: Viewport,
+    data: ViewportData | null,
+  ) {
     ctx.fillStyle = row.level % 2 ? "#fbfcfd" : "#f6f8fb";
     ctx.fillRect(0, row.y, viewport.widthPx, row.height);
     ctx.fillStyle = "#e3e7ee";
@@ -88,11 +101,17 @@ export class TimelineRenderer {
     const track = data?.tracks.get(row.node.id);
     if (!data || !track) return;
     if (track.type === "events") this.drawLane(row, viewport, data, track.rows);
-    else if (track.type === "counter") this.drawCounter(ctx, row, viewport, data, track.offset, String(row.node.info?.unit ?? ""));
+    else if (track.type === "counter")
+      this.drawCounter(ctx, row, viewport, data, track.offset, String(row.node.info?.unit ?? ""));
     else this.drawAggregate(row, viewport, data, track.offset, track.lanes);
   }
 
-  private drawLane(row: LayoutRow, viewport: Viewport, data: ViewportData, slices: { depth: number; events: [number, number]; blocks: [number, number] }[]) {
+  private drawLane(
+    row: LayoutRow,
+    viewport: Viewport,
+    data: ViewportData,
+    slices: { depth: number; events: [number, number]; blocks: [number, number] }[],
+  ) {
     const { view, widthPx } = viewport;
     const ev = data.events;
     const bl = data.blocks;
@@ -108,7 +127,13 @@ export class TimelineRenderer {
         // Merged blocks are drawn lighter the less of their span their events fill.
         const shade = density > 0.5 ? colourFor(data.names[bl.name[i]!] ?? "") : "#9aa6b8";
         const batch = density > 0.5 ? this.rects : this.faint;
-        batch.add(shade, Math.max(x0, -1), y + (density > 0.5 ? 0 : h / 4), Math.max(Math.min(x1, widthPx + 1) - Math.max(x0, -1), 1), density > 0.5 ? h : h / 2);
+        batch.add(
+          shade,
+          Math.max(x0, -1),
+          y + (density > 0.5 ? 0 : h / 4),
+          Math.max(Math.min(x1, widthPx + 1) - Math.max(x0, -1), 1),
+          density > 0.5 ? h : h / 2,
+        );
       }
       const [eo, en] = slice.events;
       for (let i = eo; i < eo + en; i++) {
@@ -122,7 +147,12 @@ export class TimelineRenderer {
     }
   }
 
-  private drawLabels(ctx: CanvasRenderingContext2D, row: LayoutRow, viewport: Viewport, data: ViewportData | null) {
+  private drawLabels(
+    ctx: CanvasRenderingContext2D,
+    row: LayoutRow,
+    viewport: Viewport,
+    data: ViewportData | null,
+  ) {
     const track = data?.tracks.get(row.node.id);
     if (!data || track?.type !== "events") return;
     const { view, widthPx } = viewport;
@@ -153,13 +183,21 @@ export class TimelineRenderer {
     return chars >= 3 ? `${text.slice(0, chars)}…` : "";
   }
 
-  private drawCounter(ctx: CanvasRenderingContext2D, row: LayoutRow, viewport: Viewport, data: ViewportData, offset: number, unit: string) {
+  private drawCounter(
+    ctx: CanvasRenderingContext2D,
+    row: LayoutRow,
+    viewport: Viewport,
+    data: ViewportData,
+    offset: number,
+    unit: string,
+  ) {
     const { view, widthPx } = viewport;
     const grid = data.strip;
     const bucketNs = 2 ** grid.k;
     const { mean, low, high } = data.counters;
     let top = unit === "%" ? 100 : 0;
-    if (unit !== "%") for (let b = 0; b < grid.count; b++) if (high[offset + b]! > top) top = high[offset + b]!;
+    if (unit !== "%")
+      for (let b = 0; b < grid.count; b++) if (high[offset + b]! > top) top = high[offset + b]!;
     if (!(top > 0)) return;
     const base = row.y + COUNTER_PX - 3;
     const scale = (COUNTER_PX - 6) / top;
@@ -201,7 +239,13 @@ export class TimelineRenderer {
     ctx.stroke();
   }
 
-  private drawAggregate(row: LayoutRow, viewport: Viewport, data: ViewportData, offset: number, lanes: number) {
+  private drawAggregate(
+    row: LayoutRow,
+    viewport: Viewport,
+    data: ViewportData,
+    offset: number,
+    lanes: number,
+  ) {
     const { view, widthPx } = viewport;
     const grid = data.strip;
     const bucketNs = 2 ** grid.k;
@@ -215,11 +259,23 @@ export class TimelineRenderer {
       const occupancy = Math.min(busy[offset + b]! / (bucketNs * Math.max(lanes, 1)), 1);
       // Eight shades are enough to read and keep the number of fill styles small.
       const level = Math.max(1, Math.round(occupancy * 8));
-      this.rects.add(`rgba(47, 95, 152, ${(0.15 + (0.85 * level) / 8).toFixed(3)})`, x0, row.y + 4, Math.max(x1 - x0, 1), row.height - 8);
+      this.rects.add(
+        `rgba(47, 95, 152, ${(0.15 + (0.85 * level) / 8).toFixed(3)})`,
+        x0,
+        row.y + 4,
+        Math.max(x1 - x0, 1),
+        row.height - 8,
+      );
     }
   }
 
-  private drawStepGuides(ctx: CanvasRenderingContext2D, viewport: Viewport, steps: Step[], scrollTop: number, contentHeight: number) {
+  private drawStepGuides(
+    ctx: CanvasRenderingContext2D,
+    viewport: Viewport,
+    steps: Step[],
+    scrollTop: number,
+    contentHeight: number,
+  ) {
     const { view, widthPx, heightPx } = viewport;
     ctx.fillStyle = "rgba(122, 82, 0, 0.35)";
     const bottom = Math.min(contentHeight, scrollTop + heightPx);
@@ -237,7 +293,12 @@ export class TimelineRenderer {
     return { row, x0, x1, y: depthCentre(row, row.node.id === item.track ? item.depth : 0) };
   }
 
-  private drawSelection(ctx: CanvasRenderingContext2D, layout: Layout, viewport: Viewport, selection: Placed) {
+  private drawSelection(
+    ctx: CanvasRenderingContext2D,
+    layout: Layout,
+    viewport: Viewport,
+    selection: Placed,
+  ) {
     const at = this.placed(layout, viewport, selection);
     if (!at) return;
     ctx.strokeStyle = "#111827";
@@ -245,9 +306,17 @@ export class TimelineRenderer {
     ctx.strokeRect(at.x0 - 1, at.y - LANE_ROW_PX / 2, Math.max(at.x1 - at.x0, 1) + 2, LANE_ROW_PX);
   }
 
-  private drawArea(ctx: CanvasRenderingContext2D, layout: Layout, viewport: Viewport, area: NonNullable<Scene["area"]>) {
+  private drawArea(
+    ctx: CanvasRenderingContext2D,
+    layout: Layout,
+    viewport: Viewport,
+    area: NonNullable<Scene["area"]>,
+  ) {
     const x0 = Math.max(timeToPx(viewport.view, viewport.widthPx, area.startNs), -1);
-    const x1 = Math.min(timeToPx(viewport.view, viewport.widthPx, area.endNs), viewport.widthPx + 1);
+    const x1 = Math.min(
+      timeToPx(viewport.view, viewport.widthPx, area.endNs),
+      viewport.widthPx + 1,
+    );
     if (x1 < 0 || x0 > viewport.widthPx) return;
     const w = Math.max(x1 - x0, 1);
     ctx.fillStyle = "rgba(37, 99, 235, 0.14)";
@@ -266,7 +335,12 @@ export class TimelineRenderer {
     ctx.stroke();
   }
 
-  private drawHighlight(ctx: CanvasRenderingContext2D, layout: Layout, viewport: Viewport, item: Placed) {
+  private drawHighlight(
+    ctx: CanvasRenderingContext2D,
+    layout: Layout,
+    viewport: Viewport,
+    item: Placed,
+  ) {
     const at = this.placed(layout, viewport, item);
     if (!at || at.x1 < 0 || at.x0 > viewport.widthPx) return;
     ctx.strokeStyle = "#f59e0b";
@@ -274,7 +348,13 @@ export class TimelineRenderer {
     ctx.strokeRect(at.x0 - 1, at.y - LANE_ROW_PX / 2, Math.max(at.x1 - at.x0, 1) + 2, LANE_ROW_PX);
   }
 
-  private drawArrow(ctx: CanvasRenderingContext2D, layout: Layout, viewport: Viewport, from: Placed, to: Placed) {
+  private drawArrow(
+    ctx: CanvasRenderingContext2D,
+    layout: Layout,
+    viewport: Viewport,
+    from: Placed,
+    to: Placed,
+  ) {
     const a = this.placed(layout, viewport, from);
     const b = this.placed(layout, viewport, to);
     if (!a || !b) return;
@@ -298,7 +378,12 @@ export class TimelineRenderer {
     ctx.closePath();
     ctx.fill();
     for (const end of [a, b]) {
-      ctx.strokeRect(end.x0 - 1, end.y - LANE_ROW_PX / 2, Math.max(end.x1 - end.x0, 1) + 2, LANE_ROW_PX);
+      ctx.strokeRect(
+        end.x0 - 1,
+        end.y - LANE_ROW_PX / 2,
+        Math.max(end.x1 - end.x0, 1) + 2,
+        LANE_ROW_PX,
+      );
     }
   }
 

@@ -25,12 +25,19 @@ function setUp() {
   return { server, calls, batch, changes: () => changes, failCreate: () => (failCreate = true) };
 }
 
-const picked = (path: string, size = 3000): PickedFile => ({ file: patterned(size, path.split("/").pop()), path });
+const picked = (path: string, size = 3000): PickedFile => ({
+  file: patterned(size, path.split("/").pop()),
+  path,
+});
 
 describe("UploadBatch", () => {
   it("creates the job, sends one part per file with its rank, then marks the job completed", async () => {
     const { server, calls, batch, changes } = setUp();
-    await batch.add([picked("traces/rank-1.json"), picked("traces/notes.txt"), picked("traces/first.json")]);
+    await batch.add([
+      picked("traces/rank-1.json"),
+      picked("traces/notes.txt"),
+      picked("traces/first.json"),
+    ]);
     const rows = batch.getSnapshot().rows;
     expect(rows.map((r) => [r.path, r.rank, r.rankFrom])).toEqual([
       ["traces/first.json", "0", "order"],
@@ -41,13 +48,22 @@ describe("UploadBatch", () => {
     await batch.start({ kind: "new", name: " run-1 " });
 
     expect(calls).toEqual(["create run-1 1", "status 7 completed"]);
-    expect(server.parts.map((p) => [p.job, p.fields.rank, p.fields.node, p.fields.filename])).toEqual([
+    expect(
+      server.parts.map((p) => [p.job, p.fields.rank, p.fields.node, p.fields.filename]),
+    ).toEqual([
       [7, 0, "algo-1", "first.json"],
       [7, 1, "algo-1", "rank-1.json"],
     ]);
     const state = batch.getSnapshot();
-    expect(state.rows.map((r) => [r.status, r.sentBytes, r.partId])).toEqual([["done", 3000, 1], ["done", 3000, 2]]);
-    expect(state).toMatchObject({ running: false, error: null, job: { id: 7, name: "run-1", created: true } });
+    expect(state.rows.map((r) => [r.status, r.sentBytes, r.partId])).toEqual([
+      ["done", 3000, 1],
+      ["done", 3000, 2],
+    ]);
+    expect(state).toMatchObject({
+      running: false,
+      error: null,
+      job: { id: 7, name: "run-1", created: true },
+    });
     expect(changes()).toBeGreaterThanOrEqual(3); // the job, each part
   });
 
@@ -57,7 +73,9 @@ describe("UploadBatch", () => {
     batch.setNode(batch.getSnapshot().rows[0]!.key, "algo-2");
     await batch.start({ kind: "existing", id: 4, name: "old" });
     expect(calls).toEqual([]);
-    expect(server.parts.map((p) => [p.job, p.fields.rank, p.fields.node])).toEqual([[4, 3, "algo-2"]]);
+    expect(server.parts.map((p) => [p.job, p.fields.rank, p.fields.node])).toEqual([
+      [4, 3, "algo-2"],
+    ]);
   });
 
   it("skips a file cancelled while it waits, and sends it on the next press into the same job", async () => {
@@ -100,7 +118,11 @@ describe("UploadBatch", () => {
     batch.setRank(batch.getSnapshot().rows[0]!.key, "2");
     failCreate();
     await batch.start({ kind: "new", name: "taken" });
-    expect(batch.getSnapshot()).toMatchObject({ error: "A job named “taken” already exists.", running: false, job: null });
+    expect(batch.getSnapshot()).toMatchObject({
+      error: "A job named “taken” already exists.",
+      running: false,
+      job: null,
+    });
     expect(batch.getSnapshot().rows[0]!.status).toBe("ready");
     expect(server.log).toEqual([]);
   });

@@ -43,7 +43,14 @@ export type BatchDeps = {
   uploadEvents?: Pick<UploadEvents, "chunkBytes" | "maxAttempts" | "sleep">;
 };
 
-const EMPTY: BatchState = { rows: [], reading: 0, skipped: 0, running: false, job: null, error: null };
+const EMPTY: BatchState = {
+  rows: [],
+  reading: 0,
+  skipped: 0,
+  running: false,
+  job: null,
+  error: null,
+};
 const READ_AT_ONCE = 4;
 
 export class UploadBatch {
@@ -73,11 +80,18 @@ export class UploadBatch {
     this.set({ skipped, reading: this.state.reading + traces.length });
     const found = await mapLimit(traces, READ_AT_ONCE, async (item) => ({
       picked: item,
-      detected: await this.deps.detect(item.file, item.path).catch(
-        (): Detected => ({ kind: "kineto", rank: null, rankFrom: "", worldSize: null, node: null }),
-      ),
+      detected: await this.deps.detect(item.file, item.path).catch((): Detected => ({
+        kind: "kineto",
+        rank: null,
+        rankFrom: "",
+        worldSize: null,
+        node: null,
+      })),
     }));
-    this.set({ rows: addRows(this.state.rows, found), reading: this.state.reading - traces.length });
+    this.set({
+      rows: addRows(this.state.rows, found),
+      reading: this.state.reading - traces.length,
+    });
   }
 
   setRank(key: string, rank: string) {
@@ -129,29 +143,43 @@ export class UploadBatch {
       running: true,
       error: null,
       rows: this.state.rows.map((row) =>
-        sendable(row) ? { ...row, status: "queued", message: null, sentBytes: 0, bytesPerSecond: null } : row,
+        sendable(row)
+          ? { ...row, status: "queued", message: null, sentBytes: 0, bytesPerSecond: null }
+          : row,
       ),
     });
-    const outcomes = new Map<string, RowStatus>(this.state.rows.map((row) => [row.key, row.status]));
+    const outcomes = new Map<string, RowStatus>(
+      this.state.rows.map((row) => [row.key, row.status]),
+    );
     let job = this.state.job;
     try {
       if (job === null) {
         job =
           target.kind === "new"
-            ? { ...(await this.deps.createJob(target.name.trim(), new Set(todo.map((row) => row.node)).size)), created: true }
+            ? {
+                ...(await this.deps.createJob(
+                  target.name.trim(),
+                  new Set(todo.map((row) => row.node)).size,
+                )),
+                created: true,
+              }
             : { id: target.id, name: target.name, created: false };
         this.set({ job });
         this.jobsChanged();
       }
       for (const row of todo) outcomes.set(row.key, await this.send(job.id, row));
       if (job.created) {
-        const status = finalJobStatus(this.state.rows.map((row) => ({ ...row, status: outcomes.get(row.key)! })));
+        const status = finalJobStatus(
+          this.state.rows.map((row) => ({ ...row, status: outcomes.get(row.key)! })),
+        );
         if (status) await this.deps.setJobStatus(job.id, status);
       }
     } catch (error) {
       this.set({
         error: error instanceof Error ? error.message : String(error),
-        rows: this.state.rows.map((row) => (row.status === "queued" ? { ...row, status: "ready" } : row)),
+        rows: this.state.rows.map((row) =>
+          row.status === "queued" ? { ...row, status: "ready" } : row,
+        ),
       });
     } finally {
       this.set({ running: false });
@@ -171,13 +199,23 @@ export class UploadBatch {
     meter.add(now(), 0);
     this.patch(row.key, { status: "uploading" });
     try {
-      const fields = { node: row.node, rank: parseRank(row.rank)!, kind: row.kind, filename: row.file.name };
+      const fields = {
+        node: row.node,
+        rank: parseRank(row.rank)!,
+        kind: row.kind,
+        filename: row.file.name,
+      };
       const part = await uploadFile(this.deps.transport, jobId, row.file, fields, {
         ...this.deps.uploadEvents,
         signal: controller.signal,
         onProgress: (sentBytes) => {
           meter.add(now(), sentBytes);
-          this.patch(row.key, { status: "uploading", sentBytes, bytesPerSecond: meter.rate(), message: null });
+          this.patch(row.key, {
+            status: "uploading",
+            sentBytes,
+            bytesPerSecond: meter.rate(),
+            message: null,
+          });
         },
         onRetry: (attempt, delayMs, error) =>
           this.patch(row.key, {
@@ -185,7 +223,12 @@ export class UploadBatch {
             message: `${error.message} Resuming in ${Math.round(delayMs / 100) / 10} s (retry ${attempt}).`,
           }),
       });
-      this.patch(row.key, { status: "done", sentBytes: row.file.size, partId: part?.id ?? null, message: null });
+      this.patch(row.key, {
+        status: "done",
+        sentBytes: row.file.size,
+        partId: part?.id ?? null,
+        message: null,
+      });
       return "done";
     } catch (error) {
       const cancelled = error instanceof UploadCancelled;
@@ -215,7 +258,11 @@ export class UploadBatch {
   }
 }
 
-async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+async function mapLimit<T, R>(
+  items: T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {

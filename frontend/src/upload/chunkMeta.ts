@@ -16,20 +16,29 @@ export async function readChunkMeta(file: Blob): Promise<Record<string, unknown>
   try {
     const entry = await findMember(file, "meta.npy");
     if (entry === null || entry.compressedSize > MAX_META_BYTES) return null;
-    const local = new DataView(await file.slice(entry.localOffset, entry.localOffset + 30).arrayBuffer());
+    const local = new DataView(
+      await file.slice(entry.localOffset, entry.localOffset + 30).arrayBuffer(),
+    );
     if (local.byteLength < 30 || local.getUint32(0, true) !== LOCAL_SIGNATURE) return null;
-    const dataStart = entry.localOffset + 30 + local.getUint16(26, true) + local.getUint16(28, true);
+    const dataStart =
+      entry.localOffset + 30 + local.getUint16(26, true) + local.getUint16(28, true);
     const stored = file.slice(dataStart, dataStart + entry.compressedSize);
     const npy =
       entry.method === 0
         ? new Uint8Array(await stored.arrayBuffer())
         : entry.method === 8
-          ? new Uint8Array(await new Response(stored.stream().pipeThrough(new DecompressionStream("deflate-raw"))).arrayBuffer())
+          ? new Uint8Array(
+              await new Response(
+                stored.stream().pipeThrough(new DecompressionStream("deflate-raw")),
+              ).arrayBuffer(),
+            )
           : null;
     const json = npy && npyBytes(npy);
     if (json === null) return null;
     const meta: unknown = JSON.parse(new TextDecoder().decode(json));
-    return meta !== null && typeof meta === "object" && !Array.isArray(meta) ? (meta as Record<string, unknown>) : null;
+    return meta !== null && typeof meta === "object" && !Array.isArray(meta)
+      ? (meta as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -53,7 +62,7 @@ async function findMember(file: Blob, name: string): Promise<Member | null> {
   if (offset === 0xffffffff || offset + size > file.size) return null; // zip64: not a chunk's size
   const directory = new DataView(await file.slice(offset, offset + size).arrayBuffer());
   const decoder = new TextDecoder();
-  for (let at = 0; at + 46 <= directory.byteLength; ) {
+  for (let at = 0; at + 46 <= directory.byteLength;) {
     if (directory.getUint32(at, true) !== CENTRAL_SIGNATURE) return null;
     const nameLength = directory.getUint16(at + 28, true);
     const entryName = decoder.decode(new Uint8Array(directory.buffer, at + 46, nameLength));

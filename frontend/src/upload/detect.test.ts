@@ -3,7 +3,15 @@ import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { readChunkMeta } from "./chunkMeta";
-import { assignRanks, detect, distributedInfo, HEAD_BYTES, readHead, readUpTo, safeNodeName } from "./detect";
+import {
+  assignRanks,
+  detect,
+  distributedInfo,
+  HEAD_BYTES,
+  readHead,
+  readUpTo,
+  safeNodeName,
+} from "./detect";
 
 const DATA = new URL("../../../tests/data/", import.meta.url);
 
@@ -14,16 +22,35 @@ function dataFile(path: string, name = path.split("/").pop()!): File {
 describe("detect", () => {
   it("reads each rank of a two-rank job from its gzip traces", async () => {
     for (const rank of [0, 1]) {
-      const found = await detect(dataFile(`multirank_sampled/rank-${rank}.json.gz`, "trace.json.gz"), "trace.json.gz");
-      expect(found).toEqual({ kind: "kineto", rank, rankFrom: "distributedInfo", worldSize: 128, node: null });
+      const found = await detect(
+        dataFile(`multirank_sampled/rank-${rank}.json.gz`, "trace.json.gz"),
+        "trace.json.gz",
+      );
+      expect(found).toEqual({
+        kind: "kineto",
+        rank,
+        rankFrom: "distributedInfo",
+        worldSize: 128,
+        node: null,
+      });
     }
   });
 
   it("reads a distributedInfo with nested process groups, and the trace's host as the node", async () => {
-    const cpu = await detect(dataFile("cpu_only_rank34.pt.trace.json.gz"), "cpu_only_rank34.pt.trace.json.gz");
+    const cpu = await detect(
+      dataFile("cpu_only_rank34.pt.trace.json.gz"),
+      "cpu_only_rank34.pt.trace.json.gz",
+    );
     expect(cpu).toMatchObject({ rank: 34, rankFrom: "distributedInfo", worldSize: 300 });
-    const gpu = await detect(dataFile("gpu_training_rank0.pt.trace.json.gz"), "gpu_training_rank0.pt.trace.json.gz");
-    expect(gpu).toMatchObject({ rank: 0, worldSize: 1, node: "twshared39868.02.pnb3.facebook.com" });
+    const gpu = await detect(
+      dataFile("gpu_training_rank0.pt.trace.json.gz"),
+      "gpu_training_rank0.pt.trace.json.gz",
+    );
+    expect(gpu).toMatchObject({
+      rank: 0,
+      worldSize: 1,
+      node: "twshared39868.02.pnb3.facebook.com",
+    });
   });
 
   it("takes the rank from the name when the trace has none, else leaves it to the order", async () => {
@@ -45,15 +72,31 @@ describe("detect", () => {
 
   it("reads a collector chunk's rank and node from its meta", async () => {
     const real = await detect(dataFile("h100_collector/chunk-000.pcol"), "spool/chunk-000.pcol");
-    expect(real).toEqual({ kind: "collector", rank: 0, rankFrom: "chunk", worldSize: 1, node: "vm" });
-    const stored = storedChunk({ format: "profiler-app-chunk", node: "algo-2", rank: 7, world_size: 16 });
+    expect(real).toEqual({
+      kind: "collector",
+      rank: 0,
+      rankFrom: "chunk",
+      worldSize: 1,
+      node: "vm",
+    });
+    const stored = storedChunk({
+      format: "profiler-app-chunk",
+      node: "algo-2",
+      rank: 7,
+      world_size: 16,
+    });
     expect(await readChunkMeta(stored)).toMatchObject({ rank: 7, node: "algo-2" });
-    expect(await detect(stored, "chunk-001.pcol")).toMatchObject({ kind: "collector", rank: 7, node: "algo-2" });
+    expect(await detect(stored, "chunk-001.pcol")).toMatchObject({
+      kind: "collector",
+      rank: 7,
+      node: "algo-2",
+    });
   });
 
   it("does not mistake a file that is neither for a trace with a rank", async () => {
     expect(await detect(new File(["PK\u0003\u0004 not a zip"], "x.pcol"), "x.pcol")).toMatchObject({
-      kind: "collector", rank: null,
+      kind: "collector",
+      rank: null,
     });
     const corrupt = new File([new Uint8Array([0x1f, 0x8b, 8, 0, 1, 2, 3])], "x.json.gz");
     expect(await detect(corrupt, "x.json.gz")).toMatchObject({ kind: "kineto", rank: null });
@@ -64,15 +107,18 @@ describe("reading only the head", () => {
   it("stops pulling from a stream once it has enough", async () => {
     let pulls = 0;
     let cancelled = false;
-    const endless = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        pulls += 1;
-        controller.enqueue(new Uint8Array(64 * 1024));
+    const endless = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          pulls += 1;
+          controller.enqueue(new Uint8Array(64 * 1024));
+        },
+        cancel() {
+          cancelled = true;
+        },
       },
-      cancel() {
-        cancelled = true;
-      },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
     const head = await readUpTo(endless, 1 << 20);
     expect(head.length).toBe(1 << 20);
     expect(pulls).toBe(16);
@@ -81,7 +127,9 @@ describe("reading only the head", () => {
   });
 
   it("decompresses no more of a large gzip file than the head", async () => {
-    const big = gzipSync(new TextEncoder().encode(`{"traceEvents": [${'{"ph":"X"},'.repeat(1_000_000)}{}]}`));
+    const big = gzipSync(
+      new TextEncoder().encode(`{"traceEvents": [${'{"ph":"X"},'.repeat(1_000_000)}{}]}`),
+    );
     const head = await readHead(new File([big], "big.json.gz"), HEAD_BYTES, true);
     expect(head.length).toBe(HEAD_BYTES);
     expect(head.startsWith('{"traceEvents": [{"ph":"X"}')).toBe(true);
@@ -95,7 +143,10 @@ describe("ranks", () => {
   });
 
   it("parses distributedInfo only when the object is complete", () => {
-    expect(distributedInfo('{"distributedInfo": {"rank": 2, "s": "a}\\"b"}, "x": 1')).toEqual({ rank: 2, s: 'a}"b' });
+    expect(distributedInfo('{"distributedInfo": {"rank": 2, "s": "a}\\"b"}, "x": 1')).toEqual({
+      rank: 2,
+      s: 'a}"b',
+    });
     expect(distributedInfo('{"distributedInfo": {"rank": 2, "pg": [1, 2')).toBeNull();
     expect(distributedInfo('{"distributedInfo": null}')).toBeNull();
   });
@@ -112,14 +163,58 @@ function storedChunk(meta: object): File {
   const json = new TextEncoder().encode(JSON.stringify(meta));
   let header = `{'descr': '|u1', 'fortran_order': False, 'shape': (${json.length},), }`;
   header = header.padEnd(64 - 10 - 1) + "\n";
-  const npy = concat([new Uint8Array([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]), u16(header.length),
-    new TextEncoder().encode(header), json]);
+  const npy = concat([
+    new Uint8Array([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]),
+    u16(header.length),
+    new TextEncoder().encode(header),
+    json,
+  ]);
   const name = new TextEncoder().encode("meta.npy");
-  const local = concat([u32(0x04034b50), u16(20), u16(0), u16(0), u16(0), u16(0), u32(0), u32(npy.length),
-    u32(npy.length), u16(name.length), u16(0), name, npy]);
-  const central = concat([u32(0x02014b50), u16(20), u16(20), u16(0), u16(0), u16(0), u16(0), u32(0),
-    u32(npy.length), u32(npy.length), u16(name.length), u16(0), u16(0), u16(0), u16(0), u32(0), u32(0), name]);
-  const end = concat([u32(0x06054b50), u16(0), u16(0), u16(1), u16(1), u32(central.length), u32(local.length), u16(0)]);
+  const local = concat([
+    u32(0x04034b50),
+    u16(20),
+    u16(0),
+    u16(0),
+    u16(0),
+    u16(0),
+    u32(0),
+    u32(npy.length),
+    u32(npy.length),
+    u16(name.length),
+    u16(0),
+    name,
+    npy,
+  ]);
+  const central = concat([
+    u32(0x02014b50),
+    u16(20),
+    u16(20),
+    u16(0),
+    u16(0),
+    u16(0),
+    u16(0),
+    u32(0),
+    u32(npy.length),
+    u32(npy.length),
+    u16(name.length),
+    u16(0),
+    u16(0),
+    u16(0),
+    u16(0),
+    u32(0),
+    u32(0),
+    name,
+  ]);
+  const end = concat([
+    u32(0x06054b50),
+    u16(0),
+    u16(0),
+    u16(1),
+    u16(1),
+    u32(central.length),
+    u32(local.length),
+    u16(0),
+  ]);
   return new File([concat([local, central, end])], "chunk.pcol");
 }
 

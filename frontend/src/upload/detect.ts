@@ -33,7 +33,13 @@ const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** The file's kind, rank, world size and node, as far as its first bytes tell. */
 export async function detect(file: Blob, path: string): Promise<Detected> {
   const magic = new Uint8Array(await file.slice(0, 4).arrayBuffer());
-  const unknown: Detected = { kind: "kineto", rank: null, rankFrom: "", worldSize: null, node: null };
+  const unknown: Detected = {
+    kind: "kineto",
+    rank: null,
+    rankFrom: "",
+    worldSize: null,
+    node: null,
+  };
   let found = unknown;
   if (path.endsWith(".pcol") || startsWith(magic, ZIP_MAGIC)) {
     const meta = await readChunkMeta(file);
@@ -86,12 +92,18 @@ export function assignRanks(known: (number | null)[]): number[] {
 /** The first `maxBytes` of the file as text, decompressed when it is gzip. */
 export async function readHead(file: Blob, maxBytes: number, gzip: boolean): Promise<string> {
   if (!gzip) return file.slice(0, maxBytes).text();
-  const bytes = await readUpTo(file.stream().pipeThrough(new DecompressionStream("gzip")), maxBytes);
+  const bytes = await readUpTo(
+    file.stream().pipeThrough(new DecompressionStream("gzip")),
+    maxBytes,
+  );
   return new TextDecoder().decode(bytes);
 }
 
 /** Up to `maxBytes` from the stream, then it is cancelled; a corrupt stream yields what came. */
-export async function readUpTo(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+export async function readUpTo(
+  stream: ReadableStream<Uint8Array>,
+  maxBytes: number,
+): Promise<Uint8Array> {
   const reader = stream.getReader();
   const parts: Uint8Array[] = [];
   let total = 0;
@@ -157,7 +169,10 @@ function endOfValue(text: string, start: number): number | null {
 
 /** A name the API accepts for a node (letters, digits, '.', '_', '-'), as the collector makes. */
 export function safeNodeName(name: string): string | null {
-  const safe = name.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+|[._]+$/g, "").slice(0, 128);
+  const safe = name
+    .replace(/[^A-Za-z0-9._-]+/g, "_")
+    .replace(/^[._]+|[._]+$/g, "")
+    .slice(0, 128);
   return NODE_NAME.test(safe) ? safe : null;
 }
 

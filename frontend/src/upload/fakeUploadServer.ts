@@ -4,12 +4,24 @@
  */
 import type { ApiTransport, FetchFn } from "./resumable";
 
-type Stored = { id: string; job: number; fields: Record<string, unknown>; size: number; bytes: Uint8Array; received: number };
+type Stored = {
+  id: string;
+  job: number;
+  fields: Record<string, unknown>;
+  size: number;
+  bytes: Uint8Array;
+  received: number;
+};
 export type Fault = "network" | "lost-response" | 500 | 503;
 
 export class FakeUploadServer {
   readonly uploads = new Map<string, Stored>();
-  readonly parts: { id: number; job: number; fields: Record<string, unknown>; bytes: Uint8Array }[] = [];
+  readonly parts: {
+    id: number;
+    job: number;
+    fields: Record<string, unknown>;
+    bytes: Uint8Array;
+  }[] = [];
   readonly log: string[] = [];
   /** Faults for the next requests of a route: "POST start", "PUT upload", "GET upload", "POST complete". */
   readonly faults = new Map<string, Fault[]>();
@@ -31,7 +43,9 @@ export class FakeUploadServer {
     const route = `${method} ${kindOf(url)}`;
     // An aborted fetch sends nothing.
     if (init.signal?.aborted) throw new DOMException("The operation was aborted.", "AbortError");
-    this.log.push(`${method} ${url}${init.headers && "Content-Range" in init.headers ? ` ${String(init.headers["Content-Range"])}` : ""}`);
+    this.log.push(
+      `${method} ${url}${init.headers && "Content-Range" in init.headers ? ` ${String(init.headers["Content-Range"])}` : ""}`,
+    );
     const fault = this.faults.get(route)?.shift();
     if (fault === "network") throw new TypeError("Failed to fetch");
     if (typeof fault === "number") return json(fault, { detail: "Upstream trouble." });
@@ -47,7 +61,14 @@ export class FakeUploadServer {
       const fields = JSON.parse(String(init.body)) as Record<string, unknown>;
       const id = `u${this.nextId++}`;
       const size = Number(fields.size_bytes);
-      this.uploads.set(id, { id, job: Number(start[1]), fields, size, bytes: new Uint8Array(size), received: 0 });
+      this.uploads.set(id, {
+        id,
+        job: Number(start[1]),
+        fields,
+        size,
+        bytes: new Uint8Array(size),
+        received: 0,
+      });
       return json(201, this.view(id));
     }
     const match = /^\/api\/uploads\/(\w+)\/(complete\/)?$/.exec(url);
@@ -56,7 +77,12 @@ export class FakeUploadServer {
     if (match[2]) {
       if (upload.received !== upload.size) return json(409, { detail: "not all bytes arrived" });
       this.uploads.delete(upload.id);
-      const part = { id: this.parts.length + 1, job: upload.job, fields: upload.fields, bytes: upload.bytes };
+      const part = {
+        id: this.parts.length + 1,
+        job: upload.job,
+        fields: upload.fields,
+        bytes: upload.bytes,
+      };
       this.parts.push(part);
       return json(202, { id: part.id, state: "pending" });
     }
@@ -65,11 +91,17 @@ export class FakeUploadServer {
       this.uploads.delete(upload.id);
       return new Response(null, { status: 204 });
     }
-    const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec((init.headers as Record<string, string>)["Content-Range"] ?? "");
+    const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(
+      (init.headers as Record<string, string>)["Content-Range"] ?? "",
+    );
     const body = new Uint8Array(await (init.body as Blob).arrayBuffer());
     const [first, last] = [Number(range![1]), Number(range![2])];
-    if (first !== upload.received) return json(409, { detail: `expected the range to start at byte ${upload.received}, got ${first}` });
-    if (body.length !== last - first + 1) return json(400, { detail: "Content-Length must equal the range's length." });
+    if (first !== upload.received)
+      return json(409, {
+        detail: `expected the range to start at byte ${upload.received}, got ${first}`,
+      });
+    if (body.length !== last - first + 1)
+      return json(400, { detail: "Content-Length must equal the range's length." });
     this.onRange?.();
     upload.bytes.set(body, first);
     upload.received = last + 1;
@@ -89,7 +121,10 @@ function kindOf(url: string): string {
 }
 
 function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json" },
+  });
 }
 
 /** A file of `size` bytes whose bytes are not all alike (a shifted range would show). */

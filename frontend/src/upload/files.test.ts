@@ -13,19 +13,36 @@ describe("picked files", () => {
       { file: file("rank-2.json"), path: "run/rank-2.json" },
       { file: file("odd.trace"), path: "odd.trace" },
     ]);
-    expect(traces.map((t) => t.path)).toEqual(["odd.trace", "run/rank-2.json", "run/rank-10.json.gz", "run/spool/chunk-000.pcol"]);
+    expect(traces.map((t) => t.path)).toEqual([
+      "odd.trace",
+      "run/rank-2.json",
+      "run/rank-10.json.gz",
+      "run/spool/chunk-000.pcol",
+    ]);
     expect(skipped).toBe(1);
   });
 
   it("adds a file once, and gives ranks by order only to files that did not tell theirs", () => {
     const detected = (rank: number | null) => ({
-      kind: "kineto" as const, rank, rankFrom: rank === null ? ("" as const) : ("distributedInfo" as const),
-      worldSize: null, node: null,
+      kind: "kineto" as const,
+      rank,
+      rankFrom: rank === null ? ("" as const) : ("distributedInfo" as const),
+      worldSize: null,
+      node: null,
     });
     const a = { file: file("a.json"), path: "a.json" };
     const b = { file: file("b.json"), path: "b.json" };
-    let rows = addRows([], [{ picked: a, detected: detected(null) }, { picked: b, detected: detected(0) }]);
-    rows = addRows(rows, [{ picked: a, detected: detected(null) }, { picked: { file: file("c.json"), path: "c.json" }, detected: detected(null) }]);
+    let rows = addRows(
+      [],
+      [
+        { picked: a, detected: detected(null) },
+        { picked: b, detected: detected(0) },
+      ],
+    );
+    rows = addRows(rows, [
+      { picked: a, detected: detected(null) },
+      { picked: { file: file("c.json"), path: "c.json" }, detected: detected(null) },
+    ]);
     expect(rows.map((r) => [r.path, r.rank, r.rankFrom, r.node])).toEqual([
       ["a.json", "1", "order", "algo-1"],
       ["b.json", "0", "distributedInfo", "algo-1"],
@@ -34,7 +51,8 @@ describe("picked files", () => {
   });
 
   it("completes a job once every file is in, stops it when none is", () => {
-    const rows = (...statuses: UploadRow["status"][]) => statuses.map((status) => ({ status }) as UploadRow);
+    const rows = (...statuses: UploadRow["status"][]) =>
+      statuses.map((status) => ({ status }) as UploadRow);
     expect(finalJobStatus(rows("done", "done"))).toBe("completed");
     expect(finalJobStatus(rows("cancelled", "failed"))).toBe("stopped");
     expect(finalJobStatus(rows("done", "failed"))).toBeNull();
@@ -43,7 +61,11 @@ describe("picked files", () => {
 
 describe("a drop", () => {
   it("walks dropped folders, reading each batch of entries until an empty one", async () => {
-    const fileEntry = (name: string) => ({ name, isDirectory: false, file: (ok: (f: File) => void) => ok(file(name)) });
+    const fileEntry = (name: string) => ({
+      name,
+      isDirectory: false,
+      file: (ok: (f: File) => void) => ok(file(name)),
+    });
     const folder = (name: string, batches: object[][]) => ({
       name,
       isDirectory: true,
@@ -52,7 +74,10 @@ describe("a drop", () => {
         return { readEntries: (ok: (entries: object[]) => void) => ok(left.shift()!) };
       },
     });
-    const run = folder("run", [[fileEntry("rank-0.json.gz"), folder("spool", [[fileEntry("chunk-000.pcol")]])], [fileEntry("rank-1.json.gz")]]);
+    const run = folder("run", [
+      [fileEntry("rank-0.json.gz"), folder("spool", [[fileEntry("chunk-000.pcol")]])],
+      [fileEntry("rank-1.json.gz")],
+    ]);
     const loose = file("notes.json");
     const transfer = {
       items: [
@@ -63,7 +88,11 @@ describe("a drop", () => {
       files: [],
     } as unknown as DataTransfer;
     const found = await filesFromDrop(transfer);
-    expect(found.map((f) => f.path)).toEqual(["run/rank-0.json.gz", "run/spool/chunk-000.pcol", "run/rank-1.json.gz", "notes.json"]);
+    expect(found.map((f) => f.path)).toEqual([
+      "run/rank-0.json.gz",
+      "run/spool/chunk-000.pcol",
+      "run/rank-1.json.gz",
+      "notes.json",
+    ]);
   });
 });
-

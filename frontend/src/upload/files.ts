@@ -53,17 +53,25 @@ export async function filesFromDrop(transfer: DataTransfer): Promise<PickedFile[
   return found;
 }
 
-async function walk(directory: FileSystemDirectoryEntry, path: string, found: PickedFile[]): Promise<void> {
+async function walk(
+  directory: FileSystemDirectoryEntry,
+  path: string,
+  found: PickedFile[],
+): Promise<void> {
   const reader = directory.createReader();
   for (;;) {
     // readEntries answers in batches; an empty batch ends the folder.
-    const batch = await new Promise<FileSystemEntry[]>((resolve, reject) => reader.readEntries(resolve, reject));
+    const batch = await new Promise<FileSystemEntry[]>((resolve, reject) =>
+      reader.readEntries(resolve, reject),
+    );
     if (batch.length === 0) return;
     for (const entry of batch) {
       const inner = `${path}/${entry.name}`;
       if (entry.isDirectory) await walk(entry as FileSystemDirectoryEntry, inner, found);
       else {
-        const file = await new Promise<File>((resolve, reject) => (entry as FileSystemFileEntry).file(resolve, reject));
+        const file = await new Promise<File>((resolve, reject) =>
+          (entry as FileSystemFileEntry).file(resolve, reject),
+        );
         found.push({ file, path: inner });
       }
     }

@@ -1,7 +1,14 @@
 // @vitest-environment node
 import { describe, expect, it } from "vitest";
 import { FakeUploadServer, patterned } from "./fakeUploadServer";
-import { backoffMs, contentRange, nextRange, UploadCancelled, UploadError, uploadFile } from "./resumable";
+import {
+  backoffMs,
+  contentRange,
+  nextRange,
+  UploadCancelled,
+  UploadError,
+  uploadFile,
+} from "./resumable";
 
 const FIELDS = { node: "algo-1", rank: 1, kind: "kineto" as const, filename: "rank-1.json.gz" };
 const KIB = 1024;
@@ -63,7 +70,8 @@ describe("uploadFile", () => {
     server.fail("PUT upload", "network"); // the first range never arrives
     await uploadFile(server.transport, 4, file, FIELDS, {
       ...events,
-      onRetry: (attempt, delayMs, error) => void retries.push(`${attempt} ${delayMs} ${error.message}`),
+      onRetry: (attempt, delayMs, error) =>
+        void retries.push(`${attempt} ${delayMs} ${error.message}`),
     });
     // The second range arrives but its answer is lost: the client asks and goes on from 8192.
     expect(server.parts[0]!.bytes).toEqual(await bytesOf(file));
@@ -109,7 +117,10 @@ describe("uploadFile", () => {
     const server = new FakeUploadServer();
     server.fail("PUT upload", 500, 500, 500);
     const { events, pauses } = recorder();
-    const failure = uploadFile(server.transport, 4, patterned(100), FIELDS, { ...events, maxAttempts: 3 });
+    const failure = uploadFile(server.transport, 4, patterned(100), FIELDS, {
+      ...events,
+      maxAttempts: 3,
+    });
     await expect(failure).rejects.toThrow("Upstream trouble. Gave up after 3 tries.");
     expect(pauses).toEqual([500, 1000]);
     expect(server.parts).toHaveLength(0);
@@ -119,9 +130,12 @@ describe("uploadFile", () => {
     const { events, pauses } = recorder();
     const transport = {
       headers: () => ({}),
-      fetch: async () => new Response(JSON.stringify({ detail: "The file is too large." }), { status: 413 }),
+      fetch: async () =>
+        new Response(JSON.stringify({ detail: "The file is too large." }), { status: 413 }),
     };
-    const error = await uploadFile(transport, 4, patterned(10), FIELDS, events).catch((e: unknown) => e);
+    const error = await uploadFile(transport, 4, patterned(10), FIELDS, events).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(UploadError);
     expect((error as UploadError).message).toBe("The file is too large.");
     expect((error as UploadError).status).toBe(413);
@@ -137,7 +151,10 @@ describe("uploadFile", () => {
       if (ranges === 2) controller.abort();
     };
     const file = patterned(20 * KIB);
-    const cancelled = uploadFile(server.transport, 4, file, FIELDS, { ...recorder().events, signal: controller.signal });
+    const cancelled = uploadFile(server.transport, 4, file, FIELDS, {
+      ...recorder().events,
+      signal: controller.signal,
+    });
     await expect(cancelled).rejects.toBeInstanceOf(UploadCancelled);
     expect(server.log.at(-1)).toBe("DELETE /api/uploads/u1/");
     expect(server.uploads.size).toBe(0);

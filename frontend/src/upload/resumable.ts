@@ -56,7 +56,11 @@ export class UploadCancelled extends Error {
 }
 
 /** The next range to send: from the byte the server has, at most `chunkBytes` long. */
-export function nextRange(received: number, size: number, chunkBytes: number): { start: number; end: number } {
+export function nextRange(
+  received: number,
+  size: number,
+  chunkBytes: number,
+): { start: number; end: number } {
   return { start: received, end: Math.min(size, received + chunkBytes) };
 }
 
@@ -83,13 +87,19 @@ export async function uploadFile(
 ): Promise<StoredPart | null> {
   const { signal, onProgress } = events;
   const chunkBytes = events.chunkBytes ?? CHUNK_BYTES;
-  const call = <T>(method: string, url: string, body?: BodyInit, headers?: Record<string, string>) =>
-    request<T>(transport, method, url, signal, body, headers);
+  const call = <T>(
+    method: string,
+    url: string,
+    body?: BodyInit,
+    headers?: Record<string, string>,
+  ) => request<T>(transport, method, url, signal, body, headers);
 
   checkCancelled(signal);
   const body = JSON.stringify({ ...fields, size_bytes: file.size });
   const started = await withRetries(events, () =>
-    call<ServerUpload>("POST", `/api/jobs/${jobId}/uploads/`, body, { "Content-Type": "application/json" }),
+    call<ServerUpload>("POST", `/api/jobs/${jobId}/uploads/`, body, {
+      "Content-Type": "application/json",
+    }),
   );
   const url = `/api/uploads/${started.id}/`;
   try {

@@ -6,7 +6,8 @@ export const DEFAULT_NODE = "algo-1";
 export const MAX_RANK = 1_000_000;
 const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-export type RowStatus = "ready" | "queued" | "uploading" | "retrying" | "done" | "failed" | "cancelled";
+export type RowStatus =
+  "ready" | "queued" | "uploading" | "retrying" | "done" | "failed" | "cancelled";
 
 export type UploadRow = {
   key: string;
@@ -25,7 +26,10 @@ export type UploadRow = {
 };
 
 /** New rows for detected files, after the rows there are; unknown ranks take free ones in order. */
-export function addRows(rows: UploadRow[], found: { picked: PickedFile; detected: Detected }[]): UploadRow[] {
+export function addRows(
+  rows: UploadRow[],
+  found: { picked: PickedFile; detected: Detected }[],
+): UploadRow[] {
   const keys = new Set(rows.map((row) => row.key));
   const fresh = found
     .filter(({ picked }) => !keys.has(rowKey(picked)))
@@ -61,7 +65,8 @@ export function parseRank(text: string): number | null {
 
 /** Why a row cannot be sent as it is, or null. */
 export function rowProblem(row: UploadRow): string | null {
-  if (parseRank(row.rank) === null) return `The rank must be a whole number from 0 to ${MAX_RANK.toLocaleString("en-US")}.`;
+  if (parseRank(row.rank) === null)
+    return `The rank must be a whole number from 0 to ${MAX_RANK.toLocaleString("en-US")}.`;
   if (!NODE_NAME.test(row.node)) return "Node names use letters, digits, '.', '_' and '-'.";
   return null;
 }

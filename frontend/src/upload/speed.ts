@@ -7,7 +7,8 @@ export class SpeedMeter {
   add(atMs: number, bytes: number): void {
     this.samples.push({ atMs, bytes });
     // Keep one sample older than the window, so the rate spans the whole window.
-    while (this.samples.length > 2 && this.samples[1]!.atMs <= atMs - this.windowMs) this.samples.shift();
+    while (this.samples.length > 2 && this.samples[1]!.atMs <= atMs - this.windowMs)
+      this.samples.shift();
   }
 
   /** Bytes per second; null until two samples are apart in time. */

@@ -20,7 +20,12 @@ export function CallTreePage() {
 }
 
 function JobCallTree({ job }: { job: TrainingJob }) {
-  const [query, setQuery] = useState<CallTreeQuery>({ part: null, threads: null, inverted: false, min_ns: 0 });
+  const [query, setQuery] = useState<CallTreeQuery>({
+    part: null,
+    threads: null,
+    inverted: false,
+    min_ns: 0,
+  });
   const [search, setSearch] = useState("");
   const [selected, setSelected] = useState<number | null>(null);
   const tree = useCallTree(job.id, query);
@@ -40,17 +45,29 @@ function JobCallTree({ job }: { job: TrainingJob }) {
             {data.parts.length > 1 && (
               <label>
                 Part{" "}
-                <select aria-label="Part" value={data.part ?? ""} onChange={(e) => change({ part: Number(e.target.value), threads: null })}>
+                <select
+                  aria-label="Part"
+                  value={data.part ?? ""}
+                  onChange={(e) => change({ part: Number(e.target.value), threads: null })}
+                >
                   {data.parts.map((p) => (
-                    <option key={p.id} value={p.id}>{`${p.node} rank ${p.rank} (part ${p.id})`}</option>
+                    <option
+                      key={p.id}
+                      value={p.id}
+                    >{`${p.node} rank ${p.rank} (part ${p.id})`}</option>
                   ))}
                 </select>
               </label>
             )}
             <label>
               Thread{" "}
-              <select aria-label="Thread" value={query.threads === null ? "" : String(query.threads[0])}
-                onChange={(e) => change({ threads: e.target.value ? [Number(e.target.value)] : null })}>
+              <select
+                aria-label="Thread"
+                value={query.threads === null ? "" : String(query.threads[0])}
+                onChange={(e) =>
+                  change({ threads: e.target.value ? [Number(e.target.value)] : null })
+                }
+              >
                 <option value="">All host threads</option>
                 {data.threads.map((t) => (
                   <option key={t.track} value={t.track}>{`${t.label} (${t.events} events)`}</option>
@@ -58,35 +75,93 @@ function JobCallTree({ job }: { job: TrainingJob }) {
               </select>
             </label>
             <fieldset className="calltree-direction">
-              <label><input type="radio" checked={!query.inverted} onChange={() => change({ inverted: false })} /> Top-down</label>
-              <label><input type="radio" checked={query.inverted} onChange={() => change({ inverted: true })} /> Bottom-up</label>
+              <label>
+                <input
+                  type="radio"
+                  checked={!query.inverted}
+                  onChange={() => change({ inverted: false })}
+                />{" "}
+                Top-down
+              </label>
+              <label>
+                <input
+                  type="radio"
+                  checked={query.inverted}
+                  onChange={() => change({ inverted: true })}
+                />{" "}
+                Bottom-up
+              </label>
             </fieldset>
             <label>
-              Search <input type="search" aria-label="Search frames" value={search} onChange={(e) => setSearch(e.target.value)} />
+              Search{" "}
+              <input
+                type="search"
+                aria-label="Search frames"
+                value={search}
+                onChange={(e) => setSearch(e.target.value)}
+              />
             </label>
             <span>{`${data.frames} frames, ${formatDuration(data.total_ns)} (${data.window.replace("_", " ")})`}</span>
           </div>
-          <Tree data={data} search={search} selected={selected} onSelect={setSelected} jobId={job.id} query={query} />
+          <Tree
+            data={data}
+            search={search}
+            selected={selected}
+            onSelect={setSelected}
+            jobId={job.id}
+            query={query}
+          />
         </>
       )}
     </>
   );
 }
 
-type TreeProps = { data: CallTree; search: string; selected: number | null; onSelect: (f: number) => void; jobId: number; query: CallTreeQuery };
+type TreeProps = {
+  data: CallTree;
+  search: string;
+  selected: number | null;
+  onSelect: (f: number) => void;
+  jobId: number;
+  query: CallTreeQuery;
+};
 
 function Tree({ data, search, selected, onSelect, jobId, query }: TreeProps) {
   const frames = data.tree;
   const matches = useMemo(() => matching(frames, data.names, search), [frames, data.names, search]);
   if (frames.parent.length === 0) {
-    return <Panel title="Call tree" size="wide" emptyReason="no host events (operators, annotations, Python frames) in this part">{null}</Panel>;
+    return (
+      <Panel
+        title="Call tree"
+        size="wide"
+        emptyReason="no host events (operators, annotations, Python frames) in this part"
+      >
+        {null}
+      </Panel>
+    );
   }
   return (
     <>
-      <Panel title={query.inverted ? "Flame graph (bottom-up: frames with self time on top, callers below)" : "Flame graph"} size="wide">
-        <FlameGraph key={`${data.part}-${data.selected.join()}-${query.inverted}-${query.min_ns}`} frames={frames} names={data.names} matches={matches} selected={selected} onSelect={onSelect} />
+      <Panel
+        title={
+          query.inverted
+            ? "Flame graph (bottom-up: frames with self time on top, callers below)"
+            : "Flame graph"
+        }
+        size="wide"
+      >
+        <FlameGraph
+          key={`${data.part}-${data.selected.join()}-${query.inverted}-${query.min_ns}`}
+          frames={frames}
+          names={data.names}
+          matches={matches}
+          selected={selected}
+          onSelect={onSelect}
+        />
       </Panel>
-      {selected !== null && <Occurrences data={data} frame={selected} jobId={jobId} query={query} />}
+      {selected !== null && (
+        <Occurrences data={data} frame={selected} jobId={jobId} query={query} />
+      )}
       <Panel title="Call tree" size="wide">
         <TreeTable data={data} matches={matches} selected={selected} onSelect={onSelect} />
       </Panel>
@@ -94,7 +169,17 @@ function Tree({ data, search, selected, onSelect, jobId, query }: TreeProps) {
   );
 }
 
-function TreeTable({ data, matches, selected, onSelect }: { data: CallTree; matches: Set<number>; selected: number | null; onSelect: (f: number) => void }) {
+function TreeTable({
+  data,
+  matches,
+  selected,
+  onSelect,
+}: {
+  data: CallTree;
+  matches: Set<number>;
+  selected: number | null;
+  onSelect: (f: number) => void;
+}) {
   const frames = data.tree;
   const children = useMemo(() => childrenOf(frames), [frames]);
   const [open, setOpen] = useState<Set<number>>(() => new Set(rootsOf(frames).slice(0, 1)));
@@ -117,15 +202,38 @@ function TreeTable({ data, matches, selected, onSelect }: { data: CallTree; matc
     <div className="calltree-scroll">
       <table className="calltree-table" aria-label="Call tree">
         <thead>
-          <tr><th>Frame</th><th>Total</th><th>Total %</th><th>Self</th><th>Self %</th><th>Calls</th></tr>
+          <tr>
+            <th>Frame</th>
+            <th>Total</th>
+            <th>Total %</th>
+            <th>Self</th>
+            <th>Self %</th>
+            <th>Calls</th>
+          </tr>
         </thead>
         <tbody>
           {rows.map(({ frame, depth }) => (
-            <tr key={frame} className={frame === selected ? "selected" : undefined} onClick={() => onSelect(frame)}>
-              <td style={{ paddingLeft: depth * 14 + 4, fontWeight: matches.has(frame) ? 700 : undefined }}>
-                <button type="button" className="twisty" aria-label={open.has(frame) ? "Collapse" : "Expand"}
+            <tr
+              key={frame}
+              className={frame === selected ? "selected" : undefined}
+              onClick={() => onSelect(frame)}
+            >
+              <td
+                style={{
+                  paddingLeft: depth * 14 + 4,
+                  fontWeight: matches.has(frame) ? 700 : undefined,
+                }}
+              >
+                <button
+                  type="button"
+                  className="twisty"
+                  aria-label={open.has(frame) ? "Collapse" : "Expand"}
                   disabled={children[frame]!.length === 0}
-                  onClick={(e) => { e.stopPropagation(); toggle(frame); }}>
+                  onClick={(e) => {
+                    e.stopPropagation();
+                    toggle(frame);
+                  }}
+                >
                   {children[frame]!.length === 0 ? "" : open.has(frame) ? "▾" : "▸"}
                 </button>
                 {data.names[frames.name[frame]!]!}
@@ -143,8 +251,19 @@ function TreeTable({ data, matches, selected, onSelect }: { data: CallTree; matc
   );
 }
 
-function Occurrences({ data, frame, jobId, query }: { data: CallTree; frame: number; jobId: number; query: CallTreeQuery }) {
-  const other = data.names[data.tree.name[frame]!]! === "(other)" && data.name_ids[data.tree.name[frame]!]! < 0;
+function Occurrences({
+  data,
+  frame,
+  jobId,
+  query,
+}: {
+  data: CallTree;
+  frame: number;
+  jobId: number;
+  query: CallTreeQuery;
+}) {
+  const other =
+    data.names[data.tree.name[frame]!]! === "(other)" && data.name_ids[data.tree.name[frame]!]! < 0;
   const path = other ? null : pathIds(data.tree, data.name_ids, frame);
   const found = useOccurrences(jobId, { ...query, part: data.part }, path);
   const name = data.names[data.tree.name[frame]!]!;
@@ -156,7 +275,15 @@ function Occurrences({ data, frame, jobId, query }: { data: CallTree; frame: num
         <>
           <p>{`${found.data.count} occurrences${found.data.count > found.data.results.length ? `, the first ${found.data.results.length} listed` : ""}`}</p>
           <table className="calltree-table" aria-label="Occurrences">
-            <thead><tr><th>At</th><th>Duration</th><th>Self</th><th>Thread</th><th>Timeline</th></tr></thead>
+            <thead>
+              <tr>
+                <th>At</th>
+                <th>Duration</th>
+                <th>Self</th>
+                <th>Thread</th>
+                <th>Timeline</th>
+              </tr>
+            </thead>
             <tbody>
               {found.data.results.map((o) => (
                 <tr key={o.event}>
@@ -164,7 +291,9 @@ function Occurrences({ data, frame, jobId, query }: { data: CallTree; frame: num
                   <td>{formatDuration(o.dur_ns)}</td>
                   <td>{formatDuration(o.self_ns)}</td>
                   <td>{o.thread}</td>
-                  <td><Link to={o.timeline_url}>Show in timeline</Link></td>
+                  <td>
+                    <Link to={o.timeline_url}>Show in timeline</Link>
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -49,10 +49,16 @@ export function FlameGraph({ frames, names, matches, selected, onSelect }: Props
   return (
     <div className="flame">
       <div className="flame-tools">
-        <button type="button" onClick={() => setZoom(null)} disabled={zoom === null}>Reset zoom</button>
+        <button type="button" onClick={() => setZoom(null)} disabled={zoom === null}>
+          Reset zoom
+        </button>
       </div>
       <div className="flame-area">
-        <canvas ref={canvas} aria-label="Flame graph" data-testid="flame-graph" style={{ width: "100%", height }}
+        <canvas
+          ref={canvas}
+          aria-label="Flame graph"
+          data-testid="flame-graph"
+          style={{ width: "100%", height }}
           onClick={(e) => {
             const p = at(e);
             const hit = hitTest(rects, width, p.x, p.y);
@@ -63,7 +69,8 @@ export function FlameGraph({ frames, names, matches, selected, onSelect }: Props
           }}
           onWheel={(e) => {
             const p = at(e);
-            if (e.deltaY > 0 && zoom !== null) setZoom(frames.parent[zoom]! >= 0 ? frames.parent[zoom]! : null);
+            if (e.deltaY > 0 && zoom !== null)
+              setZoom(frames.parent[zoom]! >= 0 ? frames.parent[zoom]! : null);
             if (e.deltaY < 0) {
               const hit = hitTest(rects, width, p.x, p.y);
               if (hit) setZoom(hit.frame);
@@ -74,12 +81,18 @@ export function FlameGraph({ frames, names, matches, selected, onSelect }: Props
             const hit = hitTest(rects, width, p.x, p.y);
             setTip(hit ? { ...p, frame: hit.frame } : null);
           }}
-          onMouseLeave={() => setTip(null)} />
+          onMouseLeave={() => setTip(null)}
+        />
         {tip && (
           <div className="flame-tip" role="tooltip" style={{ left: tip.x + 12, top: tip.y + 12 }}>
             <strong>{names[frames.name[tip.frame]!]!}</strong>
-            <div>Total {formatDuration(frames.total_ns[tip.frame]!)} ({((100 * frames.total_ns[tip.frame]!) / total).toFixed(1)} %)</div>
-            <div>Self {formatDuration(frames.self_ns[tip.frame]!)} · {frames.count[tip.frame]!} calls</div>
+            <div>
+              Total {formatDuration(frames.total_ns[tip.frame]!)} (
+              {((100 * frames.total_ns[tip.frame]!) / total).toFixed(1)} %)
+            </div>
+            <div>
+              Self {formatDuration(frames.self_ns[tip.frame]!)} · {frames.count[tip.frame]!} calls
+            </div>
           </div>
         )}
       </div>

@@ -65,7 +65,9 @@ export function layoutFlame(frames: Frames, zoom: number | null = null, minWidth
 export function matching(frames: Frames, names: string[], query: string): Set<number> {
   const q = query.trim().toLowerCase();
   if (!q) return new Set();
-  return new Set(frames.name.map((n, i) => (names[n]!.toLowerCase().includes(q) ? i : -1)).filter((i) => i >= 0));
+  return new Set(
+    frames.name.map((n, i) => (names[n]!.toLowerCase().includes(q) ? i : -1)).filter((i) => i >= 0),
+  );
 }
 
 /** The frame's path of name ids from the top, as the occurrences API takes it. */

@@ -3,11 +3,20 @@ import type { Rect } from "./flame";
 
 export const ROW_PX = 18;
 
-export type FlameStyle = { names: string[]; nameOf: (frame: number) => number; matches: Set<number>; selected: number | null };
-
+export type FlameStyle = {
+  names: string[];
+  nameOf: (frame: number) => number;
+  matches: Set<number>;
+  selected: number | null;
+};
 
 /** Draws the rectangles on a canvas `width` CSS pixels wide. */
-export function drawFlame(ctx: CanvasRenderingContext2D, rects: Rect[], width: number, style: FlameStyle) {
+export function drawFlame(
+  ctx: CanvasRenderingContext2D,
+  rects: Rect[],
+  width: number,
+  style: FlameStyle,
+) {
   ctx.clearRect(0, 0, ctx.canvas.width, ctx.canvas.height);
   ctx.font = "11px sans-serif";
   ctx.textBaseline = "middle";

@@ -5,8 +5,16 @@ import type { CollectiveRank, RankRow } from "../../api/cluster";
 import { colourFor } from "../../lib/colour";
 import { formatDuration } from "../../lib/format";
 
-export type RankSortKey = "rank" | "node" | "dur_ns" | "gap_ns" | "compute_ns" | "tail_ns" | "comm_ns"
-  | "sync_wait_ns" | "overlap_pct";
+export type RankSortKey =
+  | "rank"
+  | "node"
+  | "dur_ns"
+  | "gap_ns"
+  | "compute_ns"
+  | "tail_ns"
+  | "comm_ns"
+  | "sync_wait_ns"
+  | "overlap_pct";
 export type Sort = { key: RankSortKey; descending: boolean };
 
 export function sortRanks(rows: readonly RankRow[], sort: Sort): RankRow[] {
@@ -37,13 +45,22 @@ export function stepBarOption(rows: readonly RankRow[]): ChartOption {
       formatter: (params: unknown) => {
         const index = (params as { dataIndex: number }[])[0]!.dataIndex;
         const row = rows[index]!;
-        const lines = PARTS.map((part) => `<div>${part.label}: ${formatDuration(row[part.key])}</div>`);
-        return `<div class="chart-tip"><div class="chart-tip-title">Rank ${row.rank} (${escapeHtml(row.node)})` +
-          `</div>${lines.join("")}<div>Step: ${formatDuration(row.dur_ns)}</div></div>`;
+        const lines = PARTS.map(
+          (part) => `<div>${part.label}: ${formatDuration(row[part.key])}</div>`,
+        );
+        return (
+          `<div class="chart-tip"><div class="chart-tip-title">Rank ${row.rank} (${escapeHtml(row.node)})` +
+          `</div>${lines.join("")}<div>Step: ${formatDuration(row.dur_ns)}</div></div>`
+        );
       },
     },
-    xAxis: { type: "category", name: "rank", nameLocation: "middle", nameGap: 26,
-      data: rows.map((row) => String(row.rank)) },
+    xAxis: {
+      type: "category",
+      name: "rank",
+      nameLocation: "middle",
+      nameGap: 26,
+      data: rows.map((row) => String(row.rank)),
+    },
     yAxis: { type: "value", axisLabel: { formatter: (value: number) => formatDuration(value) } },
     series: PARTS.map((part) => ({
       type: "bar" as const,
@@ -66,27 +83,51 @@ export function collectiveHeatmapOption(cells: readonly CollectiveRank[]): Chart
     tooltip: {
       formatter: (params: unknown) => {
         const [x, y, value] = (params as { value: [number, number, number] }).value;
-        return `<div class="chart-tip"><div class="chart-tip-title">Rank ${ranks[x]}: ` +
-          `${escapeHtml(names[y]!)}</div><div>${formatDuration(value)}</div></div>`;
+        return (
+          `<div class="chart-tip"><div class="chart-tip-title">Rank ${ranks[x]}: ` +
+          `${escapeHtml(names[y]!)}</div><div>${formatDuration(value)}</div></div>`
+        );
       },
     },
-    xAxis: { type: "category", name: "rank", nameLocation: "middle", nameGap: 26,
-      data: ranks.map(String) },
+    xAxis: {
+      type: "category",
+      name: "rank",
+      nameLocation: "middle",
+      nameGap: 26,
+      data: ranks.map(String),
+    },
     yAxis: { type: "category", data: names },
-    visualMap: { min: 0, max, calculable: false, orient: "horizontal", left: "center", bottom: 0,
-      itemHeight: 120, inRange: { color: ["#eef3fb", "#2f5d9e"] },
-      formatter: (value: unknown) => formatDuration(Number(value)) },
-    series: [{
-      type: "heatmap",
-      data: cells.map((cell) => [ranks.indexOf(cell.rank), names.indexOf(cell.collective), cell.total_ns]),
-    }],
+    visualMap: {
+      min: 0,
+      max,
+      calculable: false,
+      orient: "horizontal",
+      left: "center",
+      bottom: 0,
+      itemHeight: 120,
+      inRange: { color: ["#eef3fb", "#2f5d9e"] },
+      formatter: (value: unknown) => formatDuration(Number(value)),
+    },
+    series: [
+      {
+        type: "heatmap",
+        data: cells.map((cell) => [
+          ranks.indexOf(cell.rank),
+          names.indexOf(cell.collective),
+          cell.total_ns,
+        ]),
+      },
+    ],
   };
 }
 
 /** The timeline of one rank over the rows' step window. */
 export function timelineLink(jobId: number, row: RankRow): string {
-  const params = new URLSearchParams({ job: String(jobId), ranks: String(row.rank),
-    t: `${row.start_ns}_${row.end_ns}` });
+  const params = new URLSearchParams({
+    job: String(jobId),
+    ranks: String(row.rank),
+    t: `${row.start_ns}_${row.end_ns}`,
+  });
   return `/timeline?${params.toString()}`;
 }
 
@@ -97,6 +138,9 @@ export function formatBandwidth(gbps: number | null | undefined): string {
 /** Longest total wait first; rows whose wait is not derivable last, by rank. */
 export function byWait(rows: readonly CollectiveRank[]): CollectiveRank[] {
   return [...rows].sort(
-    (a, b) => (b.wait_ns ?? -1) - (a.wait_ns ?? -1) || a.rank - b.rank || a.collective.localeCompare(b.collective),
+    (a, b) =>
+      (b.wait_ns ?? -1) - (a.wait_ns ?? -1) ||
+      a.rank - b.rank ||
+      a.collective.localeCompare(b.collective),
   );
 }

@@ -5,7 +5,13 @@ import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
 import { Panel } from "../../components/Panel";
 import { formatCount, formatDuration } from "../../lib/format";
 import {
-  formatChange, formatFigure, metricLabel, readPair, readWindow, signedDuration, verdict,
+  formatChange,
+  formatFigure,
+  metricLabel,
+  readPair,
+  readWindow,
+  signedDuration,
+  verdict,
 } from "./compareView";
 import { JobPicker } from "./JobPicker";
 import "./compare.css";
@@ -26,12 +32,23 @@ export function ComparePage() {
     <>
       <h1>Compare runs</h1>
       <div className="compare-pickers">
-        <JobPicker label="Baseline (A)" value={a} onChange={(id) => choose("a", id === null ? null : String(id))} />
-        <JobPicker label="Compared run (B)" value={b} onChange={(id) => choose("b", id === null ? null : String(id))} />
+        <JobPicker
+          label="Baseline (A)"
+          value={a}
+          onChange={(id) => choose("a", id === null ? null : String(id))}
+        />
+        <JobPicker
+          label="Compared run (B)"
+          value={b}
+          onChange={(id) => choose("b", id === null ? null : String(id))}
+        />
         <label title="Both jobs are compared over the same window; left unchosen, it is the window you view job A in.">
           Window{" "}
-          <select aria-label="Window of both jobs" value={window ?? shown ?? ""}
-            onChange={(e) => choose("window", e.target.value)}>
+          <select
+            aria-label="Window of both jobs"
+            value={window ?? shown ?? ""}
+            onChange={(e) => choose("window", e.target.value)}
+          >
             {!window && !shown && <option value="">Yours of job A</option>}
             <option value="whole_trace">Whole trace</option>
             <option value="complete_steps">Complete steps</option>
@@ -41,8 +58,10 @@ export function ComparePage() {
       </div>
       {(a === null || b === null) && (
         <EmptyState title="Pick two jobs">
-          <p>Choose a baseline and the run to compare with it: every kernel, annotation, step time and
-            headline number of B is set against A, per step and per rank.</p>
+          <p>
+            Choose a baseline and the run to compare with it: every kernel, annotation, step time
+            and headline number of B is set against A, per step and per rank.
+          </p>
         </EmptyState>
       )}
       {comparison.isError && <ErrorAlert error={comparison.error} />}
@@ -57,7 +76,8 @@ function ComparisonPanels({ data }: { data: Comparison }) {
   const stepRows = [
     ["Steps (summed over ranks)", formatCount(a.count), formatCount(b.count), null],
     ...(["p95_ns", "min_ns", "max_ns"] as const).map((key) => [
-      `Step time ${key.replace("_ns", "")}`, a[key] === null ? "—" : formatDuration(a[key]!),
+      `Step time ${key.replace("_ns", "")}`,
+      a[key] === null ? "—" : formatDuration(a[key]!),
       b[key] === null ? "—" : formatDuration(b[key]!),
       a[key] !== null && b[key] !== null ? signedDuration(b[key]! - a[key]!) : null,
     ]),
@@ -67,12 +87,28 @@ function ComparisonPanels({ data }: { data: Comparison }) {
     `totals divided by ${formatCount(job.rank_steps)} rank-step${job.rank_steps === 1 ? "" : "s"}`;
   return (
     <div className="panel-grid compare-grid">
-      <Panel title={`${data.a.name} → ${data.b.name}`} size="wide"
-        note={<>Both in one window. A: {per(data.a)}. B: {per(data.b)}. Green and red judge the
-          figure per step and per rank only; raw totals grow with the ranks and steps.</>}>
+      <Panel
+        title={`${data.a.name} → ${data.b.name}`}
+        size="wide"
+        note={
+          <>
+            Both in one window. A: {per(data.a)}. B: {per(data.b)}. Green and red judge the figure
+            per step and per rank only; raw totals grow with the ranks and steps.
+          </>
+        }
+      >
         <table className="table compare-table" aria-label="Metrics side by side">
-          <thead><tr><th>Metric</th><th>A per step per rank</th><th>B per step per rank</th>
-            <th>Change per step per rank</th><th>A total</th><th>B total</th><th>B − A total</th></tr></thead>
+          <thead>
+            <tr>
+              <th>Metric</th>
+              <th>A per step per rank</th>
+              <th>B per step per rank</th>
+              <th>Change per step per rank</th>
+              <th>A total</th>
+              <th>B total</th>
+              <th>B − A total</th>
+            </tr>
+          </thead>
           <tbody>
             {data.metrics.map((m) => {
               const judged = verdict(m.better, m.norm_a, m.norm_b);
@@ -82,36 +118,70 @@ function ComparisonPanels({ data }: { data: Comparison }) {
                   <td>{metricLabel(m.metric)}</td>
                   <td className="compare-norm">{formatFigure(m.metric, m.norm_a)}</td>
                   <td className="compare-norm">{formatFigure(m.metric, m.norm_b)}</td>
-                  <td className={judged === "better" ? "delta-down" : judged === "worse" ? "delta-up" : undefined}
-                    title={judged ? `B is ${judged} per step per rank` : undefined}>
+                  <td
+                    className={
+                      judged === "better"
+                        ? "delta-down"
+                        : judged === "worse"
+                          ? "delta-up"
+                          : undefined
+                    }
+                    title={judged ? `B is ${judged} per step per rank` : undefined}
+                  >
                     {hasNorm ? formatChange(m.metric, m.norm_b! - m.norm_a!) : "—"}
                   </td>
-                  <td>{formatFigure(m.metric, m.a)}</td><td>{formatFigure(m.metric, m.b)}</td>
+                  <td>{formatFigure(m.metric, m.a)}</td>
+                  <td>{formatFigure(m.metric, m.b)}</td>
                   <td>{m.a !== null && m.b !== null ? formatChange(m.metric, m.b - m.a) : "—"}</td>
                 </tr>
               );
             })}
             {stepRows.map(([label, x, y, delta]) => (
-              <tr key={`step-${label}`}><td>{label}</td><td colSpan={3} /><td>{x}</td><td>{y}</td><td>{delta ?? "—"}</td></tr>
+              <tr key={`step-${label}`}>
+                <td>{label}</td>
+                <td colSpan={3} />
+                <td>{x}</td>
+                <td>{y}</td>
+                <td>{delta ?? "—"}</td>
+              </tr>
             ))}
           </tbody>
         </table>
       </Panel>
       <DiffPanel title="Kernels" section={data.kernels} />
       <DiffPanel title="Annotations" section={data.annotations} />
-      <Panel title="Per rank" size="wide"
+      <Panel
+        title="Per rank"
+        size="wide"
         note="Each rank's mean step and its parts, in the comparison's window."
-        emptyReason={data.ranks.length ? null : "the two jobs have no ranks with steps in common"}>
+        emptyReason={data.ranks.length ? null : "the two jobs have no ranks with steps in common"}
+      >
         <table className="table compare-table" aria-label="Per rank">
-          <thead><tr><th>Rank</th><th>Step A</th><th>Step B</th><th>Gap A</th><th>Gap B</th>
-            <th>Fwd + bwd A</th><th>Fwd + bwd B</th><th>Tail A</th><th>Tail B</th></tr></thead>
+          <thead>
+            <tr>
+              <th>Rank</th>
+              <th>Step A</th>
+              <th>Step B</th>
+              <th>Gap A</th>
+              <th>Gap B</th>
+              <th>Fwd + bwd A</th>
+              <th>Fwd + bwd B</th>
+              <th>Tail A</th>
+              <th>Tail B</th>
+            </tr>
+          </thead>
           <tbody>
             {data.ranks.map((r) => (
               <tr key={r.rank}>
-                <td>{r.rank}</td><td>{formatDuration(r.a_dur_ns)}</td><td>{formatDuration(r.b_dur_ns)}</td>
-                <td>{formatDuration(r.a_gap_ns)}</td><td>{formatDuration(r.b_gap_ns)}</td>
-                <td>{formatDuration(r.a_compute_ns)}</td><td>{formatDuration(r.b_compute_ns)}</td>
-                <td>{formatDuration(r.a_tail_ns)}</td><td>{formatDuration(r.b_tail_ns)}</td>
+                <td>{r.rank}</td>
+                <td>{formatDuration(r.a_dur_ns)}</td>
+                <td>{formatDuration(r.b_dur_ns)}</td>
+                <td>{formatDuration(r.a_gap_ns)}</td>
+                <td>{formatDuration(r.b_gap_ns)}</td>
+                <td>{formatDuration(r.a_compute_ns)}</td>
+                <td>{formatDuration(r.b_compute_ns)}</td>
+                <td>{formatDuration(r.a_tail_ns)}</td>
+                <td>{formatDuration(r.b_tail_ns)}</td>
               </tr>
             ))}
           </tbody>
@@ -127,27 +197,60 @@ function DiffPanel({ title, section }: { title: string; section: DiffSection }) 
   const [showAll, setShowAll] = useState(false);
   const rows = showAll ? section.rows : section.rows.slice(0, FIRST_ROWS);
   return (
-    <Panel title={title} size="wide" emptyReason={section.rows.length ? null : `no ${title.toLowerCase()} differ`}
-      note={<>{formatCount(section.added)} added, {formatCount(section.removed)} removed,{" "}
-        {formatCount(section.changed)} changed in time; total change per step per rank{" "}
-        {signedDuration(section.norm_total_delta_ns)} (raw total {signedDuration(section.total_delta_ns)}).
-        Sorted by the size of the change per step per rank.</>}>
+    <Panel
+      title={title}
+      size="wide"
+      emptyReason={section.rows.length ? null : `no ${title.toLowerCase()} differ`}
+      note={
+        <>
+          {formatCount(section.added)} added, {formatCount(section.removed)} removed,{" "}
+          {formatCount(section.changed)} changed in time; total change per step per rank{" "}
+          {signedDuration(section.norm_total_delta_ns)} (raw total{" "}
+          {signedDuration(section.total_delta_ns)}). Sorted by the size of the change per step per
+          rank.
+        </>
+      }
+    >
       <div className="table-wrap">
         <table className="table compare-table" aria-label={`${title} diff`}>
-          <thead><tr><th>Name</th><th>Change</th><th>Calls A</th><th>Calls B</th><th>Per step per rank A</th>
-            <th>Per step per rank B</th><th>Change per step per rank</th><th>Time A</th><th>Time B</th><th>B − A</th></tr></thead>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Change</th>
+              <th>Calls A</th>
+              <th>Calls B</th>
+              <th>Per step per rank A</th>
+              <th>Per step per rank B</th>
+              <th>Change per step per rank</th>
+              <th>Time A</th>
+              <th>Time B</th>
+              <th>B − A</th>
+            </tr>
+          </thead>
           <tbody>
             {rows.map((row) => (
               <tr key={row.name}>
-                <td className="diff-name" title={row.name}>{row.name}</td>
+                <td className="diff-name" title={row.name}>
+                  {row.name}
+                </td>
                 <td>{row.status}</td>
-                <td>{formatCount(row.count_a)}</td><td>{formatCount(row.count_b)}</td>
+                <td>{formatCount(row.count_a)}</td>
+                <td>{formatCount(row.count_b)}</td>
                 <td className="compare-norm">{formatDuration(row.norm_ns_a)}</td>
                 <td className="compare-norm">{formatDuration(row.norm_ns_b)}</td>
-                <td className={row.norm_delta_ns > 0 ? "delta-up" : row.norm_delta_ns < 0 ? "delta-down" : undefined}>
+                <td
+                  className={
+                    row.norm_delta_ns > 0
+                      ? "delta-up"
+                      : row.norm_delta_ns < 0
+                        ? "delta-down"
+                        : undefined
+                  }
+                >
                   {signedDuration(row.norm_delta_ns)}
                 </td>
-                <td>{formatDuration(row.total_ns_a)}</td><td>{formatDuration(row.total_ns_b)}</td>
+                <td>{formatDuration(row.total_ns_a)}</td>
+                <td>{formatDuration(row.total_ns_b)}</td>
                 <td>{signedDuration(row.delta_ns)}</td>
               </tr>
             ))}
@@ -156,7 +259,9 @@ function DiffPanel({ title, section }: { title: string; section: DiffSection }) 
       </div>
       {section.rows.length > FIRST_ROWS && (
         <button type="button" className="btn btn-small" onClick={() => setShowAll(!showAll)}>
-          {showAll ? `Show the first ${FIRST_ROWS}` : `Show all ${formatCount(section.rows.length)} rows`}
+          {showAll
+            ? `Show the first ${FIRST_ROWS}`
+            : `Show all ${formatCount(section.rows.length)} rows`}
         </button>
       )}
     </Panel>

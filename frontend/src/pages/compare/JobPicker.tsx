@@ -6,7 +6,11 @@ const PAGE_SIZE = 50; // the API's page
 
 /** A job chosen among every job the user can see: searched by name on the server, a page at a
  * time. */
-export function JobPicker({ label, value, onChange }: {
+export function JobPicker({
+  label,
+  value,
+  onChange,
+}: {
   label: string;
   value: number | null;
   onChange: (id: number | null) => void;
@@ -21,23 +25,54 @@ export function JobPicker({ label, value, onChange }: {
   return (
     <fieldset className="job-picker">
       <legend>{label}</legend>
-      <input type="search" placeholder="Search by name" value={text} aria-label={`${label}: search`}
-        onChange={(e) => { setText(e.target.value); setPage(1); }} />
-      <select value={value ?? ""} aria-label={label}
-        onChange={(e) => onChange(e.target.value ? Number(e.target.value) : null)}>
-        <option value="">{jobs.data ? `Choose a job (${jobs.data.count} found)` : "Choose a job"}</option>
-        {results.map((job) => <option key={job.id} value={job.id}>{job.name}</option>)}
+      <input
+        type="search"
+        placeholder="Search by name"
+        value={text}
+        aria-label={`${label}: search`}
+        onChange={(e) => {
+          setText(e.target.value);
+          setPage(1);
+        }}
+      />
+      <select
+        value={value ?? ""}
+        aria-label={label}
+        onChange={(e) => onChange(e.target.value ? Number(e.target.value) : null)}
+      >
+        <option value="">
+          {jobs.data ? `Choose a job (${jobs.data.count} found)` : "Choose a job"}
+        </option>
+        {results.map((job) => (
+          <option key={job.id} value={job.id}>
+            {job.name}
+          </option>
+        ))}
         {value !== null && !results.some((job) => job.id === value) && (
           <option value={value}>{chosen.data?.name ?? `Job ${value}`}</option>
         )}
       </select>
       {pages > 1 && (
         <span className="job-picker-pages">
-          <button type="button" className="btn btn-small" disabled={page <= 1}
-            onClick={() => setPage(page - 1)}>Newer</button>
-          <span className="muted">page {page} of {pages}</span>
-          <button type="button" className="btn btn-small" disabled={page >= pages}
-            onClick={() => setPage(page + 1)}>Older</button>
+          <button
+            type="button"
+            className="btn btn-small"
+            disabled={page <= 1}
+            onClick={() => setPage(page - 1)}
+          >
+            Newer
+          </button>
+          <span className="muted">
+            page {page} of {pages}
+          </span>
+          <button
+            type="button"
+            className="btn btn-small"
+            disabled={page >= pages}
+            onClick={() => setPage(page + 1)}
+          >
+            Older
+          </button>
         </span>
       )}
     </fieldset>

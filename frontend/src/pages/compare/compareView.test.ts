@@ -1,12 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { compareLink } from "../../lib/navigation";
-import { formatChange, formatFigure, readPair, readWindow, signedDuration, verdict } from "./compareView";
+import {
+  formatChange,
+  formatFigure,
+  readPair,
+  readWindow,
+  signedDuration,
+  verdict,
+} from "./compareView";
 
 describe("comparison links", () => {
   it("reads the two job ids of a shareable link", () => {
     expect(readPair(new URLSearchParams("a=3&b=12"))).toEqual({ a: 3, b: 12 });
     expect(readPair(new URLSearchParams("a=x"))).toEqual({ a: null, b: null });
-    expect(readPair(new URLSearchParams(compareLink(3, 12).split("?")[1]))).toEqual({ a: 3, b: 12 });
+    expect(readPair(new URLSearchParams(compareLink(3, 12).split("?")[1]))).toEqual({
+      a: 3,
+      b: 12,
+    });
   });
 
   it("reads the window both jobs are compared in", () => {

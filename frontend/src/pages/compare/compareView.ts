@@ -47,7 +47,8 @@ export function verdict(
   a: number | null | undefined,
   b: number | null | undefined,
 ): "better" | "worse" | null {
-  if (better !== "lower" || a === null || a === undefined || b === null || b === undefined) return null;
+  if (better !== "lower" || a === null || a === undefined || b === null || b === undefined)
+    return null;
   return b < a ? "better" : b > a ? "worse" : null;
 }
 

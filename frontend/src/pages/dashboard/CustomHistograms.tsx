@@ -19,36 +19,62 @@ export function CustomHistograms({ jobId, annotationNames }: Props) {
   return (
     <>
       {histograms.data?.map((histogram) => (
-        <AnnotationHistogramPanel key={histogram.id} jobId={jobId} histogram={histogram}
+        <AnnotationHistogramPanel
+          key={histogram.id}
+          jobId={jobId}
+          histogram={histogram}
           removing={remove.isPending && remove.variables === histogram.id}
-          onRemove={() => remove.mutate(histogram.id)} />
+          onRemove={() => remove.mutate(histogram.id)}
+        />
       ))}
-      <CreateHistogramPanel jobId={jobId} annotationNames={annotationNames}
-        existing={histograms.data ?? []} listError={histograms.error ?? remove.error}
-        listLoading={histograms.isPending} />
+      <CreateHistogramPanel
+        jobId={jobId}
+        annotationNames={annotationNames}
+        existing={histograms.data ?? []}
+        listError={histograms.error ?? remove.error}
+        listLoading={histograms.isPending}
+      />
     </>
   );
 }
 
-type PanelProps = { jobId: number; histogram: CustomHistogram; removing: boolean; onRemove: () => void };
+type PanelProps = {
+  jobId: number;
+  histogram: CustomHistogram;
+  removing: boolean;
+  onRemove: () => void;
+};
 
 function AnnotationHistogramPanel({ jobId, histogram, removing, onRemove }: PanelProps) {
   const name = histogram.annotation_name;
   const durations = useAnnotationDurations(jobId, name);
   const durationsNs = durations.data?.durations_ns;
   return (
-    <Panel title={`${name} durations`}
+    <Panel
+      title={`${name} durations`}
       note={`Your histogram of how long each "${name}" annotation took, across all ranks.`}
       emptyReason={durationsNs?.length === 0 ? `no "${name}" annotations in this profile` : null}
       actions={
-        <button type="button" className="btn btn-small btn-danger-quiet" onClick={onRemove}
-          disabled={removing} aria-label={`Remove the ${name} histogram`}>
+        <button
+          type="button"
+          className="btn btn-small btn-danger-quiet"
+          onClick={onRemove}
+          disabled={removing}
+          aria-label={`Remove the ${name} histogram`}
+        >
           {removing ? "Removing…" : "Remove"}
         </button>
-      }>
+      }
+    >
       {durations.isError && <ErrorAlert error={durations.error} />}
       {durations.isPending && <Loading what={`${name} durations`} />}
-      {durationsNs && <DurationHistogram durationsNs={durationsNs} noun="occurrence" label={`${name} durations`} />}
+      {durationsNs && (
+        <DurationHistogram
+          durationsNs={durationsNs}
+          noun="occurrence"
+          label={`${name} durations`}
+        />
+      )}
     </Panel>
   );
 }
@@ -59,7 +85,13 @@ type CreateProps = Props & {
   listLoading: boolean;
 };
 
-function CreateHistogramPanel({ jobId, annotationNames, existing, listError, listLoading }: CreateProps) {
+function CreateHistogramPanel({
+  jobId,
+  annotationNames,
+  existing,
+  listError,
+  listLoading,
+}: CreateProps) {
   const create = useCreateHistogram(jobId);
   const [chosen, setChosen] = useState("");
   const selectId = useId();
@@ -74,15 +106,26 @@ function CreateHistogramPanel({ jobId, annotationNames, existing, listError, lis
   };
 
   return (
-    <Panel title="Create new histogram" emptyReason={empty}
-      note="Pick one of the annotations in your training script (e.g. Forward, Backward, Optimizer) to add a histogram of its durations. Your histograms stay on this dashboard for you.">
+    <Panel
+      title="Create new histogram"
+      emptyReason={empty}
+      note="Pick one of the annotations in your training script (e.g. Forward, Backward, Optimizer) to add a histogram of its durations. Your histograms stay on this dashboard for you."
+    >
       <form className="histogram-form" onSubmit={submit}>
         <label htmlFor={selectId}>Annotation</label>
-        <select id={selectId} value={chosen} onChange={(event) => setChosen(event.target.value)}
-          disabled={listLoading || available.length === 0}>
-          <option value="">{available.length ? "Choose an annotation…" : "All annotations have a histogram"}</option>
+        <select
+          id={selectId}
+          value={chosen}
+          onChange={(event) => setChosen(event.target.value)}
+          disabled={listLoading || available.length === 0}
+        >
+          <option value="">
+            {available.length ? "Choose an annotation…" : "All annotations have a histogram"}
+          </option>
           {available.map((name) => (
-            <option key={name} value={name}>{name}</option>
+            <option key={name} value={name}>
+              {name}
+            </option>
           ))}
         </select>
         <button type="submit" className="btn btn-primary" disabled={!chosen || create.isPending}>

@@ -71,20 +71,30 @@ describe("Dashboard page", () => {
     expect(heading).toHaveTextContent("resnet50-ddp");
     expect(within(heading).getByText("partial")).toHaveClass("badge-partial");
     for (const title of PANELS) expect(panel(title)).toBeInTheDocument();
-    expect(screen.getByText("Profile span 0.578889 s · 2 nodes · 4,350 kernel runs")).toBeInTheDocument();
+    expect(
+      screen.getByText("Profile span 0.578889 s · 2 nodes · 4,350 kernel runs"),
+    ).toBeInTheDocument();
 
     expect(legendRows("GPU active time").map((row) => row.textContent)).toEqual([
       "Active812 points81.2%",
       "Idle188 points18.8%",
     ]);
-    expect(within(panel("CPU active time")).getByText("No CPU samples in an imported trace.")).toBeInTheDocument();
-    expect(within(panel("CPU utilisation over time")).getByText("No CPU samples in an imported trace.")).toBeInTheDocument();
-    expect(await within(panel("GPU utilisation over time")).findByRole("img", {})).toBeInTheDocument();
+    expect(
+      within(panel("CPU active time")).getByText("No CPU samples in an imported trace."),
+    ).toBeInTheDocument();
+    expect(
+      within(panel("CPU utilisation over time")).getByText("No CPU samples in an imported trace."),
+    ).toBeInTheDocument();
+    expect(
+      await within(panel("GPU utilisation over time")).findByRole("img", {}),
+    ).toBeInTheDocument();
 
     const kernels = legendRows("Time spent by all GPU kernels");
     expect(kernels).toHaveLength(16); // the top 15 and Other
     const longName = within(kernels[0]!).getByTitle(LONG_KERNEL);
-    expect(longName).toHaveTextContent("vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, Array<char*, 3> >");
+    expect(longName).toHaveTextContent(
+      "vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, Array<char*, 3> >",
+    );
     expect(kernels[0]).toHaveTextContent("0.026304 s4.5%");
     expect(kernels[15]).toHaveTextContent("Other");
     expect(legendRows("Time spent by the top 15 GPU kernels")).toHaveLength(15);
@@ -99,7 +109,9 @@ describe("Dashboard page", () => {
       "INT640.010000 s4.0%",
     ]);
     expect(legendRows("GPU activity distribution")).toHaveLength(3);
-    expect(legendRows("GPU memory operations distribution")[0]).toHaveTextContent("Memcpy HtoD0.030000 s73.2%");
+    expect(legendRows("GPU memory operations distribution")[0]).toHaveTextContent(
+      "Memcpy HtoD0.030000 s73.2%",
+    );
   });
 
   it("changes how many kernels the all-kernels pies show with k, and refuses a k out of range", async () => {
@@ -133,14 +145,19 @@ describe("Dashboard page", () => {
     const create = await findPanel("Create new histogram");
     const select = within(create).getByLabelText("Annotation");
     await waitFor(() => expect(select).toBeEnabled());
-    expect(within(select).getAllByRole("option").map((o) => o.textContent)).toEqual([
-      "Choose an annotation…", "## backward ##", "## forward ##", "## optimizer ##",
-    ]);
+    expect(
+      within(select)
+        .getAllByRole("option")
+        .map((o) => o.textContent),
+    ).toEqual(["Choose an annotation…", "## backward ##", "## forward ##", "## optimizer ##"]);
     await userEvent.selectOptions(select, "## forward ##");
     await userEvent.click(within(create).getByRole("button", { name: "Add histogram" }));
 
     const forward = await findPanel("## forward ## durations");
-    expect(api.sent("POST /api/histograms/")[0]!.body).toEqual({ job: 7, annotation_name: "## forward ##" });
+    expect(api.sent("POST /api/histograms/")[0]!.body).toEqual({
+      job: 7,
+      annotation_name: "## forward ##",
+    });
     expect(await within(forward).findByText("3 occurrences", {})).toBeInTheDocument();
     expect(within(forward).getByText("6 ms")).toBeInTheDocument(); // mean of 4, 5 and 9 ms
     const [durations] = api.sent("GET /api/jobs/7/annotations/durations/");
@@ -148,13 +165,20 @@ describe("Dashboard page", () => {
     // One histogram per annotation: the one just added leaves the drop-down.
     expect(within(select).queryByRole("option", { name: "## forward ##" })).toBeNull();
 
-    await userEvent.click(within(forward).getByRole("button", { name: "Remove the ## forward ## histogram" }));
+    await userEvent.click(
+      within(forward).getByRole("button", { name: "Remove the ## forward ## histogram" }),
+    );
     await waitFor(() => expect(screen.queryByText("## forward ## durations")).toBeNull());
     expect(api.sent("DELETE /api/histograms/40/")).toHaveLength(1);
   });
 
   it("shows the histograms this user kept for the job", async () => {
-    const kept = { id: 9, job: 7, annotation_name: "## backward ##", created_at: "2025-06-01T12:00:00Z" };
+    const kept = {
+      id: 9,
+      job: 7,
+      annotation_name: "## backward ##",
+      created_at: "2025-06-01T12:00:00Z",
+    };
     const api = serve(makeDashboard(), [kept]);
     renderApp("/dashboard");
 
@@ -166,17 +190,19 @@ describe("Dashboard page", () => {
   it("says why each panel is empty for a CPU-only trace", async () => {
     const noGpu = "no GPU in this profile";
     const kernels = { total_ns: 0, total_count: 0, empty_reason: "no GPU kernels", top: [] };
-    serve(makeDashboard({
-      gpu_active: { source: null, active_points: 0, idle_points: 0, empty_reason: noGpu },
-      gpu_utilization: { source: null, empty_reason: noGpu, series: [] },
-      kernel_time: kernels,
-      kernel_count: kernels,
-      steps: { empty_reason: "no steps annotated", durations_ns: [], names: [] },
-      precision: { empty_reason: "no GPU kernels", rows: [] },
-      gpu_activity: { empty_reason: noGpu, rows: [] },
-      memory_ops: { empty_reason: "no GPU memory operations", rows: [] },
-      annotation_names: [],
-    }));
+    serve(
+      makeDashboard({
+        gpu_active: { source: null, active_points: 0, idle_points: 0, empty_reason: noGpu },
+        gpu_utilization: { source: null, empty_reason: noGpu, series: [] },
+        kernel_time: kernels,
+        kernel_count: kernels,
+        steps: { empty_reason: "no steps annotated", durations_ns: [], names: [] },
+        precision: { empty_reason: "no GPU kernels", rows: [] },
+        gpu_activity: { empty_reason: noGpu, rows: [] },
+        memory_ops: { empty_reason: "no GPU memory operations", rows: [] },
+        annotation_names: [],
+      }),
+    );
     renderApp("/dashboard");
 
     await findPanel("GPU active time");

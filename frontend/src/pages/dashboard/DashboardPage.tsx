@@ -10,7 +10,12 @@ import { ReadWarnings } from "../../components/ReadWarnings";
 import { formatSeconds, plural } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
 import { CustomHistograms } from "./CustomHistograms";
-import { GpuActivityPanel, MemoryOpsPanel, PrecisionPanel, StepTimePanel } from "./DistributionPanels";
+import {
+  GpuActivityPanel,
+  MemoryOpsPanel,
+  PrecisionPanel,
+  StepTimePanel,
+} from "./DistributionPanels";
 import { KernelCountPanels, KernelTimePanels } from "./KernelPanels";
 import { ActiveTimePanel, UtilizationPanel } from "./UtilizationPanels";
 import "./dashboard.css";
@@ -38,7 +43,12 @@ function JobDashboard({ job }: { job: TrainingJob }) {
           {(dashboard.data?.partial ?? isPartial(job)) && <PartialBadge />}
         </h2>
         {dashboard.data && <span className="muted">{profileSummary(dashboard.data, job)}</span>}
-        <button type="button" className="btn btn-small" onClick={refresh} disabled={dashboard.isFetching}>
+        <button
+          type="button"
+          className="btn btn-small"
+          onClick={refresh}
+          disabled={dashboard.isFetching}
+        >
           {dashboard.isFetching ? "Refreshing…" : "Refresh"}
         </button>
       </div>

@@ -34,7 +34,10 @@ export function DurationHistogram({ durationsNs, noun, names, label }: Props) {
             ["p95", formatDuration(summary.p95Ns)],
             ["Max", formatDuration(summary.maxNs)],
           ].map(([term, value]) => (
-            <div key={term}><dt>{term}</dt><dd>{value}</dd></div>
+            <div key={term}>
+              <dt>{term}</dt>
+              <dd>{value}</dd>
+            </div>
           ))}
         </dl>
       )}

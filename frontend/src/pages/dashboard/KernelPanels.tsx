@@ -23,35 +23,67 @@ function KInput({ onK, chart }: { onK: (k: number) => void; chart: string }) {
     <div className="k-input">
       <label>
         <span>k</span>
-        <input type="number" min={1} max={MAX_K} step={1} value={text}
-          aria-label={`${chart}: kernels shown (k)`} aria-invalid={error !== null}
+        <input
+          type="number"
+          min={1}
+          max={MAX_K}
+          step={1}
+          value={text}
+          aria-label={`${chart}: kernels shown (k)`}
+          aria-invalid={error !== null}
           aria-describedby={error ? errorId : undefined}
           onChange={(event) => {
             setText(event.target.value);
             const next = parseK(event.target.value);
             if ("k" in next) onK(next.k);
-          }} />
+          }}
+        />
       </label>
-      {error && <span id={errorId} className="k-error" role="alert">{error}</span>}
+      {error && (
+        <span id={errorId} className="k-error" role="alert">
+          {error}
+        </span>
+      )}
     </div>
   );
 }
 
-export function KernelTimePanels({ kernels, profileNs }: { kernels: KernelTop; profileNs: number }) {
+export function KernelTimePanels({
+  kernels,
+  profileNs,
+}: {
+  kernels: KernelTop;
+  profileNs: number;
+}) {
   const [k, setK] = useState(DEFAULT_K);
-  const all = useMemo(() => kernelTimeSlices(kernels, { k, withOther: true, profileNs }), [kernels, k, profileNs]);
-  const top = useMemo(() => kernelTimeSlices(kernels, { k: TOP, withOther: false, profileNs }), [kernels, profileNs]);
+  const all = useMemo(
+    () => kernelTimeSlices(kernels, { k, withOther: true, profileNs }),
+    [kernels, k, profileNs],
+  );
+  const top = useMemo(
+    () => kernelTimeSlices(kernels, { k: TOP, withOther: false, profileNs }),
+    [kernels, profileNs],
+  );
   const empty = emptyReason(kernels);
   const share = `Seconds of run time and % of the profile's ${formatSeconds(profileNs)} span.`;
   return (
     <>
-      <Panel title="Time spent by all GPU kernels" emptyReason={empty}
+      <Panel
+        title="Time spent by all GPU kernels"
+        emptyReason={empty}
         actions={!empty && <KInput onK={setK} chart="Time spent by all GPU kernels" />}
-        note={!empty && `All ${formatCount(kernels.total_count)} kernel runs (${formatSeconds(kernels.total_ns)}): the top ${k} kernels by total time, the rest as Other. ${share}`}>
+        note={
+          !empty &&
+          `All ${formatCount(kernels.total_count)} kernel runs (${formatSeconds(kernels.total_ns)}): the top ${k} kernels by total time, the rest as Other. ${share}`
+        }
+      >
         <PieChart codeNames slices={all} label="Time spent by all GPU kernels" />
       </Panel>
-      <Panel title={`Time spent by the top ${TOP} GPU kernels`} emptyReason={empty}
-        note={!empty && `The ${TOP} kernels with the most total run time. ${share}`}>
+      <Panel
+        title={`Time spent by the top ${TOP} GPU kernels`}
+        emptyReason={empty}
+        note={!empty && `The ${TOP} kernels with the most total run time. ${share}`}
+      >
         <PieChart codeNames slices={top} label={`Time spent by the top ${TOP} GPU kernels`} />
       </Panel>
     </>
@@ -65,13 +97,22 @@ export function KernelCountPanels({ kernels }: { kernels: KernelTop }) {
   const empty = emptyReason(kernels);
   return (
     <>
-      <Panel title="Launch counts of all GPU kernels" emptyReason={empty}
+      <Panel
+        title="Launch counts of all GPU kernels"
+        emptyReason={empty}
         actions={!empty && <KInput onK={setK} chart="Launch counts of all GPU kernels" />}
-        note={!empty && `All ${formatCount(kernels.total_count)} kernel launches: the top ${k} kernels by count, the rest as Other. % of all launches.`}>
+        note={
+          !empty &&
+          `All ${formatCount(kernels.total_count)} kernel launches: the top ${k} kernels by count, the rest as Other. % of all launches.`
+        }
+      >
         <PieChart codeNames slices={all} label="Launch counts of all GPU kernels" />
       </Panel>
-      <Panel title={`Launch counts of the top ${TOP} GPU kernels`} emptyReason={empty}
-        note={!empty && `The ${TOP} most launched kernels. % of all launches.`}>
+      <Panel
+        title={`Launch counts of the top ${TOP} GPU kernels`}
+        emptyReason={empty}
+        note={!empty && `The ${TOP} most launched kernels. % of all launches.`}
+      >
         <PieChart codeNames slices={top} label={`Launch counts of the top ${TOP} GPU kernels`} />
       </Panel>
     </>

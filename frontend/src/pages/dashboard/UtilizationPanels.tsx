@@ -22,8 +22,12 @@ export function ActiveTimePanel({ device, share }: { device: Device; share: Acti
   const slices = useMemo(() => activeSlices(share, device), [share, device]);
   const empty = share.empty_reason ?? (slices.length ? null : `no ${device} utilisation samples`);
   return (
-    <Panel title={`${device} active time`} emptyReason={empty} size="narrow"
-      note={`Data points with ${device} utilisation above 0% (active) and at 0% (idle), across all nodes. ${sourceNote(share.source)}`}>
+    <Panel
+      title={`${device} active time`}
+      emptyReason={empty}
+      size="narrow"
+      note={`Data points with ${device} utilisation above 0% (active) and at 0% (idle), across all nodes. ${sourceNote(share.source)}`}
+    >
       <PieChart slices={slices} label={`${device} active time`} height={200} />
     </Panel>
   );
@@ -37,7 +41,13 @@ function formatPercentAxis(percent: number): string {
   return `${Number(percent.toFixed(1))}%`;
 }
 
-export function UtilizationPanel({ device, utilization }: { device: Device; utilization: Utilization }) {
+export function UtilizationPanel({
+  device,
+  utilization,
+}: {
+  device: Device;
+  utilization: Utilization;
+}) {
   const option = useMemo(
     () =>
       lineOption(utilizationLines(utilization), {
@@ -51,8 +61,12 @@ export function UtilizationPanel({ device, utilization }: { device: Device; util
   const hasPoints = utilization.series.some((series) => series.points.length > 0);
   const empty = utilization.empty_reason ?? (hasPoints ? null : `no ${device} utilisation samples`);
   return (
-    <Panel title={`${device} utilisation over time`} emptyReason={empty} size="wide"
-      note={`Average over each node's ${device}s, one line per node. Drag the slider to zoom. ${sourceNote(utilization.source)}`}>
+    <Panel
+      title={`${device} utilisation over time`}
+      emptyReason={empty}
+      size="wide"
+      note={`Average over each node's ${device}s, one line per node. Drag the slider to zoom. ${sourceNote(utilization.source)}`}
+    >
       <Chart option={option} height={240} label={`${device} utilisation over time per node`} />
     </Panel>
   );

@@ -39,16 +39,38 @@ export function makeDashboard(overrides: Partial<Dashboard> = {}): Dashboard {
     partial: false,
     profile_ns: 578_888_534,
     gpu_active: { source: "kernel_busy", active_points: 812, idle_points: 188, empty_reason: null },
-    cpu_active: { source: null, active_points: 0, idle_points: 0, empty_reason: "no CPU samples in an imported trace" },
+    cpu_active: {
+      source: null,
+      active_points: 0,
+      idle_points: 0,
+      empty_reason: "no CPU samples in an imported trace",
+    },
     gpu_utilization: {
       source: "kernel_busy",
       empty_reason: null,
       series: [
-        { node: "algo-1", points: [[1_700_000_000_000_000_000, 0], [1_700_000_000_500_000_000, 62.5], [1_700_000_001_000_000_000, 100]] },
-        { node: "algo-2", points: [[1_700_000_000_250_000_000, 40], [1_700_000_000_750_000_000, 80]] },
+        {
+          node: "algo-1",
+          points: [
+            [1_700_000_000_000_000_000, 0],
+            [1_700_000_000_500_000_000, 62.5],
+            [1_700_000_001_000_000_000, 100],
+          ],
+        },
+        {
+          node: "algo-2",
+          points: [
+            [1_700_000_000_250_000_000, 40],
+            [1_700_000_000_750_000_000, 80],
+          ],
+        },
       ],
     },
-    cpu_utilization: { source: null, empty_reason: "no CPU samples in an imported trace", series: [] },
+    cpu_utilization: {
+      source: null,
+      empty_reason: "no CPU samples in an imported trace",
+      series: [],
+    },
     kernel_time: { total_ns: 250_000_000, total_count: 4350, empty_reason: null, top: kernels },
     kernel_count: {
       total_ns: 250_000_000,
@@ -59,9 +81,21 @@ export function makeDashboard(overrides: Partial<Dashboard> = {}): Dashboard {
     steps: {
       empty_reason: null,
       durations_ns: [10, 12, 15, 21, 29].map((ms) => ms * 1_000_000),
-      names: ["ProfilerStep#101", "ProfilerStep#102", "ProfilerStep#103", "ProfilerStep#104", "ProfilerStep#105"],
+      names: [
+        "ProfilerStep#101",
+        "ProfilerStep#102",
+        "ProfilerStep#103",
+        "ProfilerStep#104",
+        "ProfilerStep#105",
+      ],
     },
-    precision: { empty_reason: null, rows: [{ precision: "FP32", total_ns: 240_000_000, count: 4300 }, { precision: "INT64", total_ns: 10_000_000, count: 50 }] },
+    precision: {
+      empty_reason: null,
+      rows: [
+        { precision: "FP32", total_ns: 240_000_000, count: 4300 },
+        { precision: "INT64", total_ns: 10_000_000, count: 50 },
+      ],
+    },
     gpu_activity: {
       empty_reason: null,
       rows: [

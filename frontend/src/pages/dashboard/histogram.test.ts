@@ -35,7 +35,11 @@ describe("duration histograms", () => {
     // IQR 49.5 → width 2·49.5/∛100 = 21.3 → ceil(99 / 21.3) = 5 bins, 19.8 wide → 20.
     expect(binCount(values)).toBe(5);
     expect(histogramBins(values).map((bin) => [bin.startNs, bin.count])).toEqual([
-      [0, 20], [20, 20], [40, 20], [60, 20], [80, 20],
+      [0, 20],
+      [20, 20],
+      [40, 20],
+      [60, 20],
+      [80, 20],
     ]);
   });
 
@@ -43,19 +47,30 @@ describe("duration histograms", () => {
     const values = [...Array<number>(99).fill(10 * MS), 1000 * MS];
     const bins = histogramBins(values);
     expect(bins.map((bin) => [bin.startNs / MS, bin.count])).toEqual([
-      [0, 99], [200, 0], [400, 0], [600, 0], [800, 1],
+      [0, 99],
+      [200, 0],
+      [400, 0],
+      [600, 0],
+      [800, 1],
     ]);
     expect(histogramBins([0, 100]).map((bin) => bin.count)).toEqual([1, 1]);
   });
 
   it("puts identical durations in one bin and nothing in no bin", () => {
-    expect(histogramBins([7, 7, 7])).toEqual([{ startNs: 7, endNs: 7, count: 3, members: [0, 1, 2] }]);
+    expect(histogramBins([7, 7, 7])).toEqual([
+      { startNs: 7, endNs: 7, count: 3, members: [0, 1, 2] },
+    ]);
     expect(histogramBins([])).toEqual([]);
   });
 
   it("summarises durations exactly", () => {
     expect(summarize(stepsNs)).toEqual({
-      count: 5, minNs: 10 * MS, maxNs: 29 * MS, meanNs: 17.4 * MS, medianNs: 15 * MS, p95Ns: 27.4 * MS,
+      count: 5,
+      minNs: 10 * MS,
+      maxNs: 29 * MS,
+      meanNs: 17.4 * MS,
+      medianNs: 15 * MS,
+      p95Ns: 27.4 * MS,
     });
     expect(summarize([])).toBeNull();
   });

@@ -1,6 +1,12 @@
 /** Histogram binning and summary statistics of durations (integer nanoseconds). */
 import type { Bar } from "../../charts/options";
-import { type DurationUnit, formatDuration, formatPercent, plural, unitFor } from "../../lib/format";
+import {
+  type DurationUnit,
+  formatDuration,
+  formatPercent,
+  plural,
+  unitFor,
+} from "../../lib/format";
 
 export type Bin = {
   startNs: number;
@@ -51,7 +57,9 @@ export function histogramBins(durationsNs: readonly number[]): Bin[] {
   const minNs = sorted[0]!;
   const maxNs = sorted[sorted.length - 1]!;
   if (minNs === maxNs) {
-    return [{ startNs: minNs, endNs: maxNs, count: sorted.length, members: durationsNs.map((_, i) => i) }];
+    return [
+      { startNs: minNs, endNs: maxNs, count: sorted.length, members: durationsNs.map((_, i) => i) },
+    ];
   }
   const width = niceStep((maxNs - minNs) / binCount(sorted));
   const firstNs = Math.floor(minNs / width) * width;
@@ -120,9 +128,10 @@ export function durationBars(
   const unit = unitFor(bins[bins.length - 1]?.endNs ?? 0);
   const bars = bins.map((bin) => {
     const named = names.length ? bin.members.map((i) => names[i]).filter(Boolean) : [];
-    const range = bin.startNs === bin.endNs
-      ? formatDuration(bin.startNs)
-      : `${formatDuration(bin.startNs)} – ${formatDuration(bin.endNs)}`;
+    const range =
+      bin.startNs === bin.endNs
+        ? formatDuration(bin.startNs)
+        : `${formatDuration(bin.startNs)} – ${formatDuration(bin.endNs)}`;
     return {
       label: binLabel(bin, unit),
       value: bin.count,

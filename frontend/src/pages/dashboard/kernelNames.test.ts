@@ -3,23 +3,29 @@ import { middleEllipsis, shortKernelName } from "./kernelNames";
 
 describe("kernel names in legends", () => {
   it("drops void, namespaces, parameter lists and lambda paths", () => {
-    expect(shortKernelName(
-      "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, " +
-        "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
-      80,
-    )).toBe("vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, Array<char*, 3> >");
-    expect(shortKernelName(
-      "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<int>(int)",
-    )).toBe("multi_tensor_apply_kernel<int>");
-    expect(shortKernelName(
-      "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::" +
-        "launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, " +
-        "at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::" +
-        "operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, " +
-        "at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, " +
-        "c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::" +
-        "{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)",
-    )).toBe("vectorized_elementwise_kernel<4, launch_clamp_scalar, Array<char*, 2> >");
+    expect(
+      shortKernelName(
+        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, " +
+          "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+        80,
+      ),
+    ).toBe("vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, Array<char*, 3> >");
+    expect(
+      shortKernelName(
+        "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<int>(int)",
+      ),
+    ).toBe("multi_tensor_apply_kernel<int>");
+    expect(
+      shortKernelName(
+        "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::" +
+          "launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, " +
+          "at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::" +
+          "operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, " +
+          "at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, " +
+          "c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::" +
+          "{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)",
+      ),
+    ).toBe("vectorized_elementwise_kernel<4, launch_clamp_scalar, Array<char*, 2> >");
   });
 
   it("keeps both ends of what stays too long, so similar kernels stay apart", () => {

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { OTHER_COLOUR } from "../../lib/colour";
 import { LONG_KERNEL, makeDashboard } from "./fixtures";
-import { activeSlices, activitySlices, kernelCountSlices, kernelTimeSlices, memoryOpSlices, precisionSlices, utilizationLines } from "./slices";
+import {
+  activeSlices,
+  activitySlices,
+  kernelCountSlices,
+  kernelTimeSlices,
+  memoryOpSlices,
+  precisionSlices,
+  utilizationLines,
+} from "./slices";
 
 const data = makeDashboard();
 const profileNs = data.profile_ns;
@@ -9,7 +17,12 @@ const profileNs = data.profile_ns;
 describe("dashboard slices", () => {
   it("splits data points into active and idle", () => {
     const [active, idle] = activeSlices(data.gpu_active, "GPU");
-    expect(active).toMatchObject({ name: "Active", value: 812, valueText: "812 points", shareText: "81.2%" });
+    expect(active).toMatchObject({
+      name: "Active",
+      value: 812,
+      valueText: "812 points",
+      shareText: "81.2%",
+    });
     expect(active!.tip).toEqual({
       title: "GPU active",
       lines: ["812 data points (utilisation > 0%)", "81.2% of 1,000 data points"],
@@ -25,13 +38,28 @@ describe("dashboard slices", () => {
       "volta_sgemm_64x64_nt",
       "Other",
     ]);
-    expect(slices[0]).toMatchObject({ name: LONG_KERNEL, value: 26_303_973, valueText: "0.026304 s", shareText: "4.5%" });
+    expect(slices[0]).toMatchObject({
+      name: LONG_KERNEL,
+      value: 26_303_973,
+      valueText: "0.026304 s",
+      shareText: "4.5%",
+    });
     expect(slices[0]!.tip).toEqual({
       title: LONG_KERNEL,
-      lines: ["Total time: 0.026304 s (26.3 ms)", "4.5% of the profile", "10.5% of all kernel time", "Launches: 405"],
+      lines: [
+        "Total time: 0.026304 s (26.3 ms)",
+        "4.5% of the profile",
+        "10.5% of all kernel time",
+        "Launches: 405",
+      ],
     });
     // 250 ms of kernels less the top two (26.303973 + 22.668122 ms).
-    expect(slices[2]).toMatchObject({ value: 201_027_905, color: OTHER_COLOUR, valueText: "0.201028 s", shareText: "34.7%" });
+    expect(slices[2]).toMatchObject({
+      value: 201_027_905,
+      color: OTHER_COLOUR,
+      valueText: "0.201028 s",
+      shareText: "34.7%",
+    });
     expect(slices[2]!.tip.lines).toContain("Launches: 3,915");
   });
 
@@ -48,7 +76,9 @@ describe("dashboard slices", () => {
       ["Other", 3945, "3,945", "90.7%"],
     ]);
     expect(slices[0]!.tip.lines).toEqual([
-      "Launches: 405", "9.3% of all 4,350 launches", "Total time: 0.026304 s (26.3 ms)",
+      "Launches: 405",
+      "9.3% of all 4,350 launches",
+      "Total time: 0.026304 s (26.3 ms)",
     ]);
   });
 
@@ -60,7 +90,10 @@ describe("dashboard slices", () => {
       ["Memory sets (memset)", "0.3%"],
     ]);
     expect(slices[1]!.tip.lines).toEqual([
-      "Total time: 0.040000 s (40 ms)", "13.7% of GPU activity time", "6.9% of the profile", "Operations: 1,600",
+      "Total time: 0.040000 s (40 ms)",
+      "13.7% of GPU activity time",
+      "6.9% of the profile",
+      "Operations: 1,600",
     ]);
   });
 
@@ -72,7 +105,13 @@ describe("dashboard slices", () => {
   });
 
   it("gives kernel precision as shares of kernel time", () => {
-    expect(precisionSlices(data.precision.rows, profileNs).map((s) => [s.name, s.valueText, s.shareText])).toEqual([
+    expect(
+      precisionSlices(data.precision.rows, profileNs).map((s) => [
+        s.name,
+        s.valueText,
+        s.shareText,
+      ]),
+    ).toEqual([
       ["FP32", "0.240000 s", "96.0%"],
       ["INT64", "0.010000 s", "4.0%"],
     ]);
@@ -80,7 +119,14 @@ describe("dashboard slices", () => {
 
   it("puts every node on one time axis from the earliest sample", () => {
     const [first, second] = utilizationLines(data.gpu_utilization);
-    expect(first).toMatchObject({ name: "algo-1", points: [[0, 0], [0.5, 62.5], [1, 100]] });
+    expect(first).toMatchObject({
+      name: "algo-1",
+      points: [
+        [0, 0],
+        [0.5, 62.5],
+        [1, 100],
+      ],
+    });
     expect(second!.name).toBe("algo-2");
     // Epoch nanoseconds exceed 2^53: JSON numbers keep them to about 256 ns, plenty for a chart.
     const [[x1, y1], [x2, y2]] = second!.points as [[number, number], [number, number]];

@@ -2,11 +2,24 @@
  * Dashboard data → pie slices and line series, with the exact values each shows on hover.
  * Pure: the panels only draw what these return.
  */
-import type { ActiveShare, KernelTop, KindRow, PrecisionRow, Utilization } from "../../api/dashboard";
+import type {
+  ActiveShare,
+  KernelTop,
+  KindRow,
+  PrecisionRow,
+  Utilization,
+} from "../../api/dashboard";
 import { ACTIVE_COLOUR, OTHER_COLOUR, colourFor } from "../../lib/colour";
 import type { LineSeries } from "../../charts/options";
 import type { LegendSlice } from "../../charts/PieChart";
-import { formatBytes, formatCount, formatPercent, formatSeconds, formatSecondsWithUnit, plural } from "../../lib/format";
+import {
+  formatBytes,
+  formatCount,
+  formatPercent,
+  formatSeconds,
+  formatSecondsWithUnit,
+  plural,
+} from "../../lib/format";
 import { shortKernelName } from "./kernelNames";
 import { topKWithOther } from "./topk";
 
@@ -81,7 +94,10 @@ export function kernelTimeSlices(kernels: KernelTop, options: KernelSliceOptions
 }
 
 /** Kernels by launch count, each with its share of all launches. */
-export function kernelCountSlices(kernels: KernelTop, options: Omit<KernelSliceOptions, "profileNs">): LegendSlice[] {
+export function kernelCountSlices(
+  kernels: KernelTop,
+  options: Omit<KernelSliceOptions, "profileNs">,
+): LegendSlice[] {
   const { k, withOther } = options;
   const { slices, other } = topKWithOther(kernels.top, (row) => row.count, kernels.total_count, k);
   const result: LegendSlice[] = slices.map(({ row }) => ({
@@ -126,7 +142,12 @@ type TimedRow = { label: string; total_ns: number; count: number; extra?: string
  * Slices of GPU time by some category: share of the pie's whole in the legend; seconds, the
  * share of the profile and the count on hover.
  */
-function timedSlices(rows: readonly TimedRow[], profileNs: number, whole: string, counted: string): LegendSlice[] {
+function timedSlices(
+  rows: readonly TimedRow[],
+  profileNs: number,
+  whole: string,
+  counted: string,
+): LegendSlice[] {
   const sorted = rows.filter((row) => row.total_ns > 0).sort((a, b) => b.total_ns - a.total_ns);
   const totalNs = sorted.reduce((sum, row) => sum + row.total_ns, 0);
   return sorted.map((row) => ({
@@ -175,7 +196,9 @@ export function memoryOpSlices(rows: readonly KindRow[], profileNs: number): Leg
   const labelled = rows.map((row) => ({
     ...row,
     label: row.kind,
-    extra: row.bytes ? [`Bytes: ${formatBytes(row.bytes)}`, `Bandwidth: ${bandwidth(row.bytes, row.total_ns)}`] : [],
+    extra: row.bytes
+      ? [`Bytes: ${formatBytes(row.bytes)}`, `Bandwidth: ${bandwidth(row.bytes, row.total_ns)}`]
+      : [],
   }));
   return timedSlices(labelled, profileNs, "memory operation time", "Operations");
 }

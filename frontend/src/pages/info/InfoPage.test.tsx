@@ -17,10 +17,23 @@ const job = makeJob({
 });
 
 const part = (overrides: Partial<ProfilePart>): ProfilePart => ({
-  id: 1, job: 7, node: "algo-1", rank: 0, pid: 4242, kind: "kineto",
-  original_name: "rank0.pt.trace.json.gz", size_bytes: 2_400_000, sha256: "ab".repeat(32),
-  state: "done", error: "", warning: "", progress: 1, created_at: "2025-06-01T10:05:00Z",
-  updated_at: "2025-06-01T10:06:00Z", started_at: null, finished_at: null,
+  id: 1,
+  job: 7,
+  node: "algo-1",
+  rank: 0,
+  pid: 4242,
+  kind: "kineto",
+  original_name: "rank0.pt.trace.json.gz",
+  size_bytes: 2_400_000,
+  sha256: "ab".repeat(32),
+  state: "done",
+  error: "",
+  warning: "",
+  progress: 1,
+  created_at: "2025-06-01T10:05:00Z",
+  updated_at: "2025-06-01T10:06:00Z",
+  started_at: null,
+  finished_at: null,
   ...overrides,
 });
 
@@ -34,8 +47,14 @@ describe("Info page", () => {
         status: 200,
         body: page([
           part({}),
-          part({ id: 2, node: "algo-2", rank: 1, state: "failed", original_name: "rank1.json",
-            error: "Not a Chrome trace: no traceEvents array." }),
+          part({
+            id: 2,
+            node: "algo-2",
+            rank: 1,
+            state: "failed",
+            original_name: "rank1.json",
+            error: "Not a Chrome trace: no traceEvents array.",
+          }),
         ]),
       });
     renderApp("/info");
@@ -48,12 +67,16 @@ describe("Info page", () => {
     expect(screen.getByText("2.13.0")).toBeInTheDocument();
     expect(screen.getByText("adamw")).toBeInTheDocument();
     expect(screen.getByText('{"warmup":100}')).toBeInTheDocument();
-    expect(screen.getByText("arn:aws:sagemaker:eu-west-1:123:training-job/llama")).toBeInTheDocument();
+    expect(
+      screen.getByText("arn:aws:sagemaker:eu-west-1:123:training-job/llama"),
+    ).toBeInTheDocument();
     expect(screen.getByText("partial")).toBeInTheDocument();
 
     const parts = (await screen.findByText("rank1.json")).closest("tr")!;
     expect(within(parts).getByText("Failed")).toBeInTheDocument();
-    expect(within(parts).getByText("Not a Chrome trace: no traceEvents array.")).toBeInTheDocument();
+    expect(
+      within(parts).getByText("Not a Chrome trace: no traceEvents array."),
+    ).toBeInTheDocument();
   });
 
   it("warns that a profile with unrecognised events may be incomplete", async () => {
@@ -61,7 +84,13 @@ describe("Info page", () => {
       id: 8,
       name: "old-trace",
       read_warnings: [
-        { part: 3, rank: 0, file: "old.json", message: "9,456 events look like GPU work but are of a kind this server does not recognise" },
+        {
+          part: 3,
+          rank: 0,
+          file: "old.json",
+          message:
+            "9,456 events look like GPU work but are of a kind this server does not recognise",
+        },
       ],
     });
     new FakeApi()

@@ -33,29 +33,42 @@ function JobInfo({ job }: { job: TrainingJob }) {
         <section className="card" aria-labelledby="info-run">
           <h3 id="info-run">Run</h3>
           <dl className="facts">
-            <dt>Owner</dt><dd>{job.owner || "—"}</dd>
-            <dt>Created</dt><dd>{formatDateTime(job.created_at)}</dd>
-            <dt>Started</dt><dd>{formatDateTime(job.started_at)}</dd>
-            <dt>Ended</dt><dd>{formatDateTime(job.ended_at)}</dd>
-            <dt>Duration</dt><dd>{duration(job, nowMs)}</dd>
-            <dt>Profile size</dt><dd>{formatBytes(job.size_bytes)}</dd>
+            <dt>Owner</dt>
+            <dd>{job.owner || "—"}</dd>
+            <dt>Created</dt>
+            <dd>{formatDateTime(job.created_at)}</dd>
+            <dt>Started</dt>
+            <dd>{formatDateTime(job.started_at)}</dd>
+            <dt>Ended</dt>
+            <dd>{formatDateTime(job.ended_at)}</dd>
+            <dt>Duration</dt>
+            <dd>{duration(job, nowMs)}</dd>
+            <dt>Profile size</dt>
+            <dd>{formatBytes(job.size_bytes)}</dd>
           </dl>
         </section>
         <section className="card" aria-labelledby="info-compute">
           <h3 id="info-compute">Compute</h3>
           <dl className="facts">
-            <dt>Instance type</dt><dd>{job.instance_type || "—"}</dd>
-            <dt>Instance count</dt><dd>{job.instance_count ?? "—"}</dd>
-            <dt>Node names</dt><dd>{job.nodes.map((node) => node.name).join(", ") || "—"}</dd>
-            <dt>GPUs per node</dt><dd>{perNodeSummary(job.nodes, "gpu_count")}</dd>
-            <dt>CPUs per node</dt><dd>{perNodeSummary(job.nodes, "cpu_count")}</dd>
+            <dt>Instance type</dt>
+            <dd>{job.instance_type || "—"}</dd>
+            <dt>Instance count</dt>
+            <dd>{job.instance_count ?? "—"}</dd>
+            <dt>Node names</dt>
+            <dd>{job.nodes.map((node) => node.name).join(", ") || "—"}</dd>
+            <dt>GPUs per node</dt>
+            <dd>{perNodeSummary(job.nodes, "gpu_count")}</dd>
+            <dt>CPUs per node</dt>
+            <dd>{perNodeSummary(job.nodes, "cpu_count")}</dd>
           </dl>
         </section>
         <section className="card" aria-labelledby="info-framework">
           <h3 id="info-framework">Framework</h3>
           <dl className="facts">
-            <dt>Framework</dt><dd>{job.framework || "—"}</dd>
-            <dt>Version</dt><dd>{job.framework_version || "—"}</dd>
+            <dt>Framework</dt>
+            <dd>{job.framework || "—"}</dd>
+            <dt>Version</dt>
+            <dd>{job.framework_version || "—"}</dd>
           </dl>
         </section>
       </div>
@@ -76,7 +89,12 @@ function JobInfo({ job }: { job: TrainingJob }) {
         ) : (
           <table className="table">
             <thead>
-              <tr><th>Name</th><th>Hostname</th><th>GPUs</th><th>CPUs</th></tr>
+              <tr>
+                <th>Name</th>
+                <th>Hostname</th>
+                <th>GPUs</th>
+                <th>CPUs</th>
+              </tr>
             </thead>
             <tbody>
               {job.nodes.map((node) => (

@@ -15,15 +15,24 @@ export function PartsTable({ jobId }: { jobId: number }) {
       <h3 id="info-parts">Parts</h3>
       {parts.isPending && <Loading what="parts" />}
       {parts.isError && <ErrorAlert error={parts.error} />}
-      {parts.data?.count === 0 && <p className="muted">No parts have been uploaded for this job yet.</p>}
+      {parts.data?.count === 0 && (
+        <p className="muted">No parts have been uploaded for this job yet.</p>
+      )}
       {parts.data && parts.data.count > 0 && (
         <>
           <div className="table-wrap">
             <table className="table parts-table">
               <thead>
                 <tr>
-                  <th>File</th><th>Node</th><th>Rank</th><th>PID</th><th>Kind</th><th>Size</th>
-                  <th>State</th><th>Uploaded</th><th>Error</th>
+                  <th>File</th>
+                  <th>Node</th>
+                  <th>Rank</th>
+                  <th>PID</th>
+                  <th>Kind</th>
+                  <th>Size</th>
+                  <th>State</th>
+                  <th>Uploaded</th>
+                  <th>Error</th>
                 </tr>
               </thead>
               <tbody>
@@ -49,7 +58,12 @@ export function PartsTable({ jobId }: { jobId: number }) {
             </table>
           </div>
           {parts.data.count > PAGE_SIZE && (
-            <Pagination page={page} pageSize={PAGE_SIZE} count={parts.data.count} onPage={setPage} />
+            <Pagination
+              page={page}
+              pageSize={PAGE_SIZE}
+              count={parts.data.count}
+              onPage={setPage}
+            />
           )}
         </>
       )}

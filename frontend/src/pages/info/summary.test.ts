@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { displayValue, perNodeSummary } from "./summary";
 
-const node = (name: string, gpu_count: number | null) => ({ id: 1, name, gpu_count, cpu_count: 96 });
+const node = (name: string, gpu_count: number | null) => ({
+  id: 1,
+  name,
+  gpu_count,
+  cpu_count: 96,
+});
 
 describe("perNodeSummary", () => {
   it("collapses equal counts and lists differing ones", () => {

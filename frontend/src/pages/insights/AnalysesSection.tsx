@@ -7,7 +7,15 @@ import { type DataColumn, DataTable } from "../../components/DataTable";
 import { WindowNote } from "../../components/JobWindow";
 import { formatBytes, formatDuration } from "../../lib/format";
 import type { LineSeries } from "../../charts/options";
-import { RANK, bandwidthLines, num, queueLines, relativeToFirstPoint, temporalSlices, withRank } from "./analysesView";
+import {
+  RANK,
+  bandwidthLines,
+  num,
+  queueLines,
+  relativeToFirstPoint,
+  temporalSlices,
+  withRank,
+} from "./analysesView";
 
 /** The trace analyses: where GPU time goes, why it idles, launches and the busiest operators. */
 export function AnalysesSection({ analyses }: { analyses: Analyses }) {
@@ -25,27 +33,69 @@ export function AnalysesSection({ analyses }: { analyses: Analyses }) {
           {analyses.temporal.slice(0, 4).map((row) => (
             <div key={num(row, "rank")}>
               <h4>Rank {num(row, "rank")}</h4>
-              <PieChart slices={temporalSlices(row)} label={`Rank ${num(row, "rank")} temporal breakdown`} height={180} />
+              <PieChart
+                slices={temporalSlices(row)}
+                label={`Rank ${num(row, "rank")} temporal breakdown`}
+                height={180}
+              />
             </div>
           ))}
         </div>
       </section>
-      <TimeSeries title="GPU queue length over time" label="Queue length per stream"
-        series={queueLines(analyses.queue_length.slice(0, 8))} formatY={(y) => y.toFixed(0)} />
-      <DataTable title="Queue length per stream" rows={analyses.queue_length_summary} columns={QUEUE_COLUMNS}
-        fileName="queue-length" />
-      <TimeSeries title="Memory copy bandwidth over time (GB/s)" label="Memory copy bandwidth per rank and kind"
-        series={bandwidthLines(analyses.memory_bandwidth.slice(0, 8))} formatY={(y) => y.toFixed(1)} />
-      <DataTable title="Memory copy bandwidth while copies run (GB/s)" rows={analyses.memory_bandwidth_summary}
-        columns={BANDWIDTH_COLUMNS} fileName="memory-bandwidth" />
-      <DataTable title="Kernel types" rows={analyses.kernel_types} columns={KERNEL_TYPE_COLUMNS} fileName="kernel-types" />
-      <DataTable title="Communication–computation overlap" rows={analyses.overlap} columns={OVERLAP_COLUMNS}
-        fileName="overlap" />
-      <DataTable title="Idle time by cause" rows={analyses.idle} columns={IDLE_COLUMNS} fileName="idle-time" />
-      <DataTable title="Kernel launches" rows={analyses.launch_findings} columns={LAUNCH_COLUMNS}
-        fileName="kernel-launches" />
-      <DataTable title={'Top kernels per rank and type (the rest of each type as "others", as in HTA)'}
-        rows={analyses.top_kernels ?? []} columns={TOP_KERNEL_COLUMNS} fileName="top-kernels" />
+      <TimeSeries
+        title="GPU queue length over time"
+        label="Queue length per stream"
+        series={queueLines(analyses.queue_length.slice(0, 8))}
+        formatY={(y) => y.toFixed(0)}
+      />
+      <DataTable
+        title="Queue length per stream"
+        rows={analyses.queue_length_summary}
+        columns={QUEUE_COLUMNS}
+        fileName="queue-length"
+      />
+      <TimeSeries
+        title="Memory copy bandwidth over time (GB/s)"
+        label="Memory copy bandwidth per rank and kind"
+        series={bandwidthLines(analyses.memory_bandwidth.slice(0, 8))}
+        formatY={(y) => y.toFixed(1)}
+      />
+      <DataTable
+        title="Memory copy bandwidth while copies run (GB/s)"
+        rows={analyses.memory_bandwidth_summary}
+        columns={BANDWIDTH_COLUMNS}
+        fileName="memory-bandwidth"
+      />
+      <DataTable
+        title="Kernel types"
+        rows={analyses.kernel_types}
+        columns={KERNEL_TYPE_COLUMNS}
+        fileName="kernel-types"
+      />
+      <DataTable
+        title="Communication–computation overlap"
+        rows={analyses.overlap}
+        columns={OVERLAP_COLUMNS}
+        fileName="overlap"
+      />
+      <DataTable
+        title="Idle time by cause"
+        rows={analyses.idle}
+        columns={IDLE_COLUMNS}
+        fileName="idle-time"
+      />
+      <DataTable
+        title="Kernel launches"
+        rows={analyses.launch_findings}
+        columns={LAUNCH_COLUMNS}
+        fileName="kernel-launches"
+      />
+      <DataTable
+        title={'Top kernels per rank and type (the rest of each type as "others", as in HTA)'}
+        rows={analyses.top_kernels ?? []}
+        columns={TOP_KERNEL_COLUMNS}
+        fileName="top-kernels"
+      />
       <KernelTable analyses={analyses} />
       <OperatorTable analyses={analyses} />
     </div>
@@ -57,8 +107,16 @@ function KernelTable({ analyses }: { analyses: Analyses }) {
   const rows = analyses.kernels;
   const columns = useMemo(() => withRank(rows, KERNEL_COLUMNS), [rows]);
   return (
-    <DataTable title="GPU kernels" rows={rows} columns={columns} total={analyses.kernels_total} filterKey="name"
-      defaultSort={{ key: "sum_ns", desc: true }} fileName="kernels" wide />
+    <DataTable
+      title="GPU kernels"
+      rows={rows}
+      columns={columns}
+      total={analyses.kernels_total}
+      filterKey="name"
+      defaultSort={{ key: "sum_ns", desc: true }}
+      fileName="kernels"
+      wide
+    />
   );
 }
 
@@ -70,29 +128,60 @@ function OperatorTable({ analyses }: { analyses: Analyses }) {
   const total = grouped ? analyses.operators_by_shape_total : analyses.operators_total;
   const columns = useMemo(() => {
     const shown = OPERATOR_COLUMNS.filter(({ key }) =>
-      key === "input_dims" ? grouped : !key.endsWith("memory_bytes") || rows.some((row) => row[key] != null),
+      key === "input_dims"
+        ? grouped
+        : !key.endsWith("memory_bytes") || rows.some((row) => row[key] != null),
     );
     return withRank(rows, shown);
   }, [rows, grouped]);
   const toggle = analyses.input_shapes_recorded ? (
     <label className="checkbox-field">
-      <input type="checkbox" checked={byShape} onChange={(event) => setByShape(event.target.checked)} />
+      <input
+        type="checkbox"
+        checked={byShape}
+        onChange={(event) => setByShape(event.target.checked)}
+      />
       Group by input shape
     </label>
   ) : (
-    <p className="muted">Input shapes were not recorded (profile with record_shapes=True to group by them).</p>
+    <p className="muted">
+      Input shapes were not recorded (profile with record_shapes=True to group by them).
+    </p>
   );
   return (
-    <DataTable title="Operators" rows={rows} columns={columns} total={total} filterKey="name"
-      defaultSort={{ key: "self_ns", desc: true }} fileName={grouped ? "operators-by-input-shape" : "operators"} wide>
+    <DataTable
+      title="Operators"
+      rows={rows}
+      columns={columns}
+      total={total}
+      filterKey="name"
+      defaultSort={{ key: "self_ns", desc: true }}
+      fileName={grouped ? "operators-by-input-shape" : "operators"}
+      wide
+    >
       {toggle}
     </DataTable>
   );
 }
 
-function TimeSeries({ title, label, series, formatY }: { title: string; label: string; series: LineSeries[]; formatY: (y: number) => string }) {
+function TimeSeries({
+  title,
+  label,
+  series,
+  formatY,
+}: {
+  title: string;
+  label: string;
+  series: LineSeries[];
+  formatY: (y: number) => string;
+}) {
   const option = useMemo(
-    () => lineOption(relativeToFirstPoint(series), { xName: "seconds", formatX: (x) => x.toFixed(2), formatY }),
+    () =>
+      lineOption(relativeToFirstPoint(series), {
+        xName: "seconds",
+        formatX: (x) => x.toFixed(2),
+        formatY,
+      }),
     [series, formatY],
   );
   if (series.length === 0) return null;
@@ -113,52 +202,76 @@ const ratio = (value: number) => value.toFixed(3);
 const bytes = (value: number) => (value < 0 ? `−${formatBytes(-value)}` : formatBytes(value));
 
 const QUEUE_COLUMNS: DataColumn[] = [
-  RANK, { key: "stream", label: "Stream" }, { key: "mean", label: "Mean", format: fixed1 },
-  { key: "p50", label: "Median", format: fixed1 }, { key: "max", label: "Max" },
+  RANK,
+  { key: "stream", label: "Stream" },
+  { key: "mean", label: "Mean", format: fixed1 },
+  { key: "p50", label: "Median", format: fixed1 },
+  { key: "max", label: "Max" },
   { key: "full_queue_ns", label: "Time at full queue", format: formatDuration },
-];  // prettier-ignore
+];
 const BANDWIDTH_COLUMNS: DataColumn[] = [
-  RANK, { key: "kind", label: "Kind" }, { key: "count", label: "Points" },
+  RANK,
+  { key: "kind", label: "Kind" },
+  { key: "count", label: "Points" },
   { key: "mean", label: "Mean", format: fixed1, csv: "mean_gbps" },
   { key: "p50", label: "Median", format: fixed1, csv: "p50_gbps" },
   { key: "max", label: "Max", format: fixed1, csv: "max_gbps" },
-];  // prettier-ignore
+];
 const KERNEL_TYPE_COLUMNS: DataColumn[] = [
-  RANK, { key: "kernel_type", label: "Type" }, { key: "time_ns", label: "Time", format: formatDuration },
+  RANK,
+  { key: "kernel_type", label: "Type" },
+  { key: "time_ns", label: "Time", format: formatDuration },
   { key: "pct", label: "Share %", format: pct, csv: "share_pct" },
-];  // prettier-ignore
+];
 const OVERLAP_COLUMNS: DataColumn[] = [
-  RANK, { key: "comm_ns", label: "Communication", format: formatDuration },
+  RANK,
+  { key: "comm_ns", label: "Communication", format: formatDuration },
   { key: "overlap_pct", label: "Overlapped %", format: pct },
-];  // prettier-ignore
+];
 const IDLE_COLUMNS: DataColumn[] = [
-  RANK, { key: "stream", label: "Stream" }, { key: "category", label: "Cause" },
-  { key: "idle_ns", label: "Idle", format: formatDuration }, { key: "idle_ratio", label: "Ratio", format: ratio },
-];  // prettier-ignore
+  RANK,
+  { key: "stream", label: "Stream" },
+  { key: "category", label: "Cause" },
+  { key: "idle_ns", label: "Idle", format: formatDuration },
+  { key: "idle_ratio", label: "Ratio", format: ratio },
+];
 const LAUNCH_COLUMNS: DataColumn[] = [
-  RANK, { key: "launches", label: "Launches" }, { key: "short_kernels", label: "Short kernels" },
-  { key: "runtime_outliers", label: "Runtime outliers" }, { key: "delay_outliers", label: "Launch-delay outliers" },
-];  // prettier-ignore
+  RANK,
+  { key: "launches", label: "Launches" },
+  { key: "short_kernels", label: "Short kernels" },
+  { key: "runtime_outliers", label: "Runtime outliers" },
+  { key: "delay_outliers", label: "Launch-delay outliers" },
+];
 const KERNEL_COLUMNS: DataColumn[] = [
-  { key: "name", label: "Kernel", code: true }, { key: "type", label: "Type" }, { key: "count", label: "Count" },
-  { key: "sum_ns", label: "Total", format: formatDuration }, { key: "mean_ns", label: "Mean", format: formatDuration },
-  { key: "min_ns", label: "Min", format: formatDuration }, { key: "max_ns", label: "Max", format: formatDuration },
+  { key: "name", label: "Kernel", code: true },
+  { key: "type", label: "Type" },
+  { key: "count", label: "Count" },
+  { key: "sum_ns", label: "Total", format: formatDuration },
+  { key: "mean_ns", label: "Mean", format: formatDuration },
+  { key: "min_ns", label: "Min", format: formatDuration },
+  { key: "max_ns", label: "Max", format: formatDuration },
   { key: "std_ns", label: "Std dev", format: formatDuration },
   { key: "share_of_type_pct", label: "% of type", format: pct },
-];  // prettier-ignore
+];
 const TOP_KERNEL_COLUMNS: DataColumn[] = [
-  RANK, { key: "type", label: "Type" }, { key: "name", label: "Kernel", code: true },
-  { key: "kernels", label: "Kernels" }, { key: "count", label: "Runs" },
+  RANK,
+  { key: "type", label: "Type" },
+  { key: "name", label: "Kernel", code: true },
+  { key: "kernels", label: "Kernels" },
+  { key: "count", label: "Runs" },
   { key: "sum_ns", label: "Total", format: formatDuration },
   { key: "share_of_type_pct", label: "% of type", format: pct },
-  { key: "mean_ns", label: "Mean", format: formatDuration }, { key: "max_ns", label: "Max", format: formatDuration },
-];  // prettier-ignore
+  { key: "mean_ns", label: "Mean", format: formatDuration },
+  { key: "max_ns", label: "Max", format: formatDuration },
+];
 const OPERATOR_COLUMNS: DataColumn[] = [
-  { key: "name", label: "Operator", code: true }, { key: "input_dims", label: "Input shapes", wrap: true },
-  { key: "count", label: "Calls" }, { key: "self_ns", label: "Self CPU", format: formatDuration },
+  { key: "name", label: "Operator", code: true },
+  { key: "input_dims", label: "Input shapes", wrap: true },
+  { key: "count", label: "Calls" },
+  { key: "self_ns", label: "Self CPU", format: formatDuration },
   { key: "total_ns", label: "Total CPU", format: formatDuration },
   { key: "avg_self_ns", label: "Avg self CPU", format: formatDuration },
   { key: "self_pct", label: "Self %", format: pct },
   { key: "cpu_memory_bytes", label: "CPU memory", format: bytes },
   { key: "self_cpu_memory_bytes", label: "Self CPU memory", format: bytes },
-];  // prettier-ignore
+];

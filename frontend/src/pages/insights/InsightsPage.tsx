@@ -1,6 +1,12 @@
 import { Link } from "react-router";
 import { useCluster } from "../../api/cluster";
-import { isComputing, reportUrl, useAnalyses, useInsights, useRuleParameters } from "../../api/insights";
+import {
+  isComputing,
+  reportUrl,
+  useAnalyses,
+  useInsights,
+  useRuleParameters,
+} from "../../api/insights";
 import type { TrainingJob } from "../../api/types";
 import { StatusBadge } from "../../components/Badges";
 import { ErrorAlert, Loading } from "../../components/Feedback";
@@ -38,12 +44,17 @@ function JobInsights({ job }: { job: TrainingJob }) {
         </h2>
         {summary && (
           <span className="muted">
-            {summary.issue_found.length} issues · {summary.no_issue.length} fine · {summary.not_evaluated.length} not evaluated
+            {summary.issue_found.length} issues · {summary.no_issue.length} fine ·{" "}
+            {summary.not_evaluated.length} not evaluated
           </span>
         )}
         {isComputing(data?.status) && <span className="muted">Running the rules…</span>}
-        <a className={`btn btn-primary${data?.report ? "" : " disabled"}`} href={reportUrl(job.id)} download
-          aria-disabled={!data?.report}>
+        <a
+          className={`btn btn-primary${data?.report ? "" : " disabled"}`}
+          href={reportUrl(job.id)}
+          download
+          aria-disabled={!data?.report}
+        >
           Download report
         </a>
       </div>
@@ -51,7 +62,9 @@ function JobInsights({ job }: { job: TrainingJob }) {
       <WindowSwitch job={job} window={data?.window} />
       {insights.isError && <ErrorAlert error={insights.error} />}
       {insights.isPending && <Loading what="the insights" />}
-      {data?.status === "no_data" && <p className="muted">This job has no parsed profile data yet.</p>}
+      {data?.status === "no_data" && (
+        <p className="muted">This job has no parsed profile data yet.</p>
+      )}
       {data?.status === "failed" && <p className="text-error">{data.error}</p>}
       {cluster.data && cluster.data.ranks.length >= 2 && (
         <section className="card" aria-label="Slow ranks and nodes">
@@ -68,13 +81,17 @@ function JobInsights({ job }: { job: TrainingJob }) {
             synchronisation, launch overhead, tensor cores, copies to the GPU and communication.
             Each place links to the timeline.
           </p>
-          {data.report.recommendations.map((rule) => <RuleCard key={rule.rule} rule={rule} />)}
+          {data.report.recommendations.map((rule) => (
+            <RuleCard key={rule.rule} rule={rule} />
+          ))}
         </div>
       )}
       {data?.report && (
         <div className="insights-rules">
           <h2>Rules</h2>
-          {data.report.rules.map((rule) => <RuleCard key={rule.rule} rule={rule} />)}
+          {data.report.rules.map((rule) => (
+            <RuleCard key={rule.rule} rule={rule} />
+          ))}
         </div>
       )}
       {parameters.data && <ParametersForms job={job} parameters={parameters.data} />}

@@ -14,8 +14,8 @@ export function ParametersForms({ job, parameters }: { job: TrainingJob; paramet
     <section className="card">
       <h2>Rule and analysis parameters</h2>
       <p className="muted">
-        Change a rule's thresholds or an analysis's cut-offs for this job (keys as in ProfilerReport,
-        e.g. CPUBottleneck_threshold or KernelLaunchStatistics_runtime_cutoff).
+        Change a rule's thresholds or an analysis's cut-offs for this job (keys as in
+        ProfilerReport, e.g. CPUBottleneck_threshold or KernelLaunchStatistics_runtime_cutoff).
       </p>
       {!mayChange && (
         <p className="notice" role="note">
@@ -23,16 +23,29 @@ export function ParametersForms({ job, parameters }: { job: TrainingJob; paramet
         </p>
       )}
       {parameters.rules.map((rule) => (
-        <RuleForm key={rule.rule} jobId={job.id} rule={rule} overrides={parameters.overrides}
-          readOnly={!mayChange} />
+        <RuleForm
+          key={rule.rule}
+          jobId={job.id}
+          rule={rule}
+          overrides={parameters.overrides}
+          readOnly={!mayChange}
+        />
       ))}
     </section>
   );
 }
 
-function RuleForm({ jobId, rule, overrides, readOnly }: {
-  jobId: number; rule: RuleParameters; overrides: Parameters["overrides"]; readOnly: boolean;
-}) {  // prettier-ignore
+function RuleForm({
+  jobId,
+  rule,
+  overrides,
+  readOnly,
+}: {
+  jobId: number;
+  rule: RuleParameters;
+  overrides: Parameters["overrides"];
+  readOnly: boolean;
+}) {
   const [values, setValues] = useState(() => formValues(rule));
   const save = useSaveOverrides(jobId);
   const submit = (event: FormEvent) => {
@@ -63,7 +76,9 @@ function RuleForm({ jobId, rule, overrides, readOnly }: {
             <button type="submit" className="btn btn-primary btn-small" disabled={save.isPending}>
               {save.isPending ? "Saving…" : `Save and re-run`}
             </button>
-            {save.isSuccess && <span className="text-success">Saved; the rules are re-running.</span>}
+            {save.isSuccess && (
+              <span className="text-success">Saved; the rules are re-running.</span>
+            )}
           </div>
         )}
       </form>

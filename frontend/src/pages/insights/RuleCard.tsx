@@ -40,12 +40,17 @@ export function RuleCard({ rule }: { rule: RuleResult }) {
         <div className="rule-ranges">
           <strong>Where: </strong>
           {rule.time_ranges.slice(0, 10).map((range) => (
-            <Link key={`${range.start_ns}-${range.node}-${range.device}-${range.event ?? ""}`}
-              to={range.timeline_url} className="chip">
+            <Link
+              key={`${range.start_ns}-${range.node}-${range.device}-${range.event ?? ""}`}
+              to={range.timeline_url}
+              className="chip"
+            >
               {where(range)} · {formatRange(range.start_ns, range.end_ns)}
             </Link>
           ))}
-          {rule.time_ranges.length > 10 && <span className="muted"> and {rule.time_ranges.length - 10} more</span>}
+          {rule.time_ranges.length > 10 && (
+            <span className="muted"> and {rule.time_ranges.length - 10} more</span>
+          )}
         </div>
       )}
     </section>
@@ -66,7 +71,9 @@ function formatRange(startNs: number, endNs: number): string {
 
 /** The evidence's scalar values as a list; nested tables stay in the downloadable report. */
 function Evidence({ evidence }: { evidence: Record<string, unknown> }) {
-  const entries = Object.entries(evidence).filter(([, value]) => value !== null && typeof value !== "object");
+  const entries = Object.entries(evidence).filter(
+    ([, value]) => value !== null && typeof value !== "object",
+  );
   if (entries.length === 0) return null;
   return (
     <dl className="rule-evidence">
@@ -85,14 +92,18 @@ function PerRank({ evidence }: { evidence: Record<string, unknown> }) {
   const ranks = evidence.ranks;
   if (!ranks || typeof ranks !== "object") return null;
   const rows = Object.entries(ranks as Record<string, Record<string, unknown>>);
-  const columns = [...new Set(rows.flatMap(([, v]) => Object.keys(v).filter((k) => typeof v[k] === "number")))];
+  const columns = [
+    ...new Set(rows.flatMap(([, v]) => Object.keys(v).filter((k) => typeof v[k] === "number"))),
+  ];
   if (rows.length === 0 || columns.length === 0) return null;
   return (
     <table className="table rule-ranks" aria-label={`Per rank`}>
       <thead>
         <tr>
           <th>rank</th>
-          {columns.map((c) => <th key={c}>{c.replaceAll("_", " ")}</th>)}
+          {columns.map((c) => (
+            <th key={c}>{c.replaceAll("_", " ")}</th>
+          ))}
         </tr>
       </thead>
       <tbody>
@@ -100,7 +111,9 @@ function PerRank({ evidence }: { evidence: Record<string, unknown> }) {
           <tr key={rank}>
             <td>{rank}</td>
             {columns.map((c) => (
-              <td key={c} className="num">{typeof values[c] === "number" ? formatNumber(values[c] as number) : "—"}</td>
+              <td key={c} className="num">
+                {typeof values[c] === "number" ? formatNumber(values[c] as number) : "—"}
+              </td>
             ))}
           </tr>
         ))}

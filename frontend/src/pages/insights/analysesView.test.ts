@@ -1,9 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { bandwidthLines, queueLines, relativeToFirstPoint, temporalSlices, withRank } from "./analysesView";
+import {
+  bandwidthLines,
+  queueLines,
+  relativeToFirstPoint,
+  temporalSlices,
+  withRank,
+} from "./analysesView";
 
 describe("analyses view", () => {
   it("splits a rank's span into idle, compute and non-compute", () => {
-    const slices = temporalSlices({ rank: 0, span_ns: 200, idle_ns: 50, compute_ns: 100, non_compute_ns: 50 });
+    const slices = temporalSlices({
+      rank: 0,
+      span_ns: 200,
+      idle_ns: 50,
+      compute_ns: 100,
+      non_compute_ns: 50,
+    });
     expect(slices.map((s) => [s.name, s.value, s.shareText])).toEqual([
       ["Idle", 50, "25.0%"],
       ["Compute", 100, "50.0%"],
@@ -24,10 +36,23 @@ describe("analyses view", () => {
 
   it("puts every line on seconds since the earliest point", () => {
     const lines = relativeToFirstPoint([
-      { name: "a", color: "#000", points: [[2e9, 1], [3e9, 2]] },
+      {
+        name: "a",
+        color: "#000",
+        points: [
+          [2e9, 1],
+          [3e9, 2],
+        ],
+      },
       { name: "b", color: "#111", points: [[1.5e9, 4]] },
     ]);
-    expect(lines.map((l) => l.points)).toEqual([[[0.5, 1], [1.5, 2]], [[0, 4]]]);
+    expect(lines.map((l) => l.points)).toEqual([
+      [
+        [0.5, 1],
+        [1.5, 2],
+      ],
+      [[0, 4]],
+    ]);
   });
 
   it("adds a rank column only to tables of several ranks", () => {

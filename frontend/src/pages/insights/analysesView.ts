@@ -23,7 +23,11 @@ export function withRank(rows: Row[], columns: DataColumn[]): DataColumn[] {
 /** Idle / compute / non-compute time of one rank, as HTA's temporal breakdown. */
 export function temporalSlices(row: Row): LegendSlice[] {
   const span = num(row, "span_ns");
-  const parts: [string, string][] = [["idle", "Idle"], ["compute", "Compute"], ["non_compute", "Non-compute"]];
+  const parts: [string, string][] = [
+    ["idle", "Idle"],
+    ["compute", "Compute"],
+    ["non_compute", "Non-compute"],
+  ];
   return parts.map(([key, label]) => {
     const ns = num(row, `${key}_ns`);
     const share = span > 0 ? `${((100 * ns) / span).toFixed(1)}%` : "–";

@@ -7,9 +7,23 @@ const START_NS = 1_700_000_000_000_000_000;
 function device(reserved: number | null): MemoryDevice {
   const at = (ms: number) => START_NS + ms * 1_000_000;
   return {
-    part: 1, node: "algo-1", rank: 0, device: "GPU 0", device_type: 1, device_id: 0,
-    time_ns: at(30), allocated: 2_790_000_000, reserved, totals_recorded: reserved !== null, events: 3, running: [],
-    curve: [[at(10), 1_000_000_000, reserved], [at(30), 2_790_000_000, reserved], [at(50), 500_000_000, reserved]],
+    part: 1,
+    node: "algo-1",
+    rank: 0,
+    device: "GPU 0",
+    device_type: 1,
+    device_id: 0,
+    time_ns: at(30),
+    allocated: 2_790_000_000,
+    reserved,
+    totals_recorded: reserved !== null,
+    events: 3,
+    running: [],
+    curve: [
+      [at(10), 1_000_000_000, reserved],
+      [at(30), 2_790_000_000, reserved],
+      [at(50), 500_000_000, reserved],
+    ],
     allocators: [],
   };
 }
@@ -34,7 +48,9 @@ describe("memory chart", () => {
   it("leaves reserved out when the trace did not record it", () => {
     const series = seriesOf(memoryChartOption(device(null), START_NS, undefined));
     expect(series.map((s) => s.name)).toEqual(["Allocated"]);
-    expect(series[0]!.data.map(([, bytes]) => bytes)).toEqual([1_000_000_000, 2_790_000_000, 500_000_000]);
+    expect(series[0]!.data.map(([, bytes]) => bytes)).toEqual([
+      1_000_000_000, 2_790_000_000, 500_000_000,
+    ]);
   });
 
   it("signs freed and allocated bytes", () => {

@@ -22,30 +22,58 @@ export const TIME_AXIS = "Time since the trace's start";
 
 /** Allocated and reserved (where recorded) over time as steps, the peak marked; NVML samples
  * beside them. Times are seconds since `originNs`, the trace's start. */
-export function memoryChartOption(device: MemoryDevice | null, originNs: number, nvml: NvmlSeries | undefined): ChartOption {
+export function memoryChartOption(
+  device: MemoryDevice | null,
+  originNs: number,
+  nvml: NvmlSeries | undefined,
+): ChartOption {
   const at = (t: number) => secondsSince(originNs, t);
-  const series: object[] = device === null ? [] : [
-    {
-      type: "line", name: "Allocated", step: "end", showSymbol: false, itemStyle: { color: ALLOCATED },
-      lineStyle: { width: 1.5 }, areaStyle: { opacity: 0.12 },
-      data: device.curve.map(([t, allocated]) => [at(t!), allocated]),
-      markPoint: {
-        symbol: "pin", symbolSize: 44, itemStyle: { color: "#dc2626" },
-        label: { formatter: "peak", fontSize: 10 },
-        data: [{ name: "Peak", coord: [at(device.time_ns), device.allocated], value: device.allocated }],
-      },
-    },
-  ];
+  const series: object[] =
+    device === null
+      ? []
+      : [
+          {
+            type: "line",
+            name: "Allocated",
+            step: "end",
+            showSymbol: false,
+            itemStyle: { color: ALLOCATED },
+            lineStyle: { width: 1.5 },
+            areaStyle: { opacity: 0.12 },
+            data: device.curve.map(([t, allocated]) => [at(t!), allocated]),
+            markPoint: {
+              symbol: "pin",
+              symbolSize: 44,
+              itemStyle: { color: "#dc2626" },
+              label: { formatter: "peak", fontSize: 10 },
+              data: [
+                {
+                  name: "Peak",
+                  coord: [at(device.time_ns), device.allocated],
+                  value: device.allocated,
+                },
+              ],
+            },
+          },
+        ];
   if (device !== null && device.reserved !== null) {
     series.push({
-      type: "line", name: "Reserved", step: "end", showSymbol: false, itemStyle: { color: RESERVED },
+      type: "line",
+      name: "Reserved",
+      step: "end",
+      showSymbol: false,
+      itemStyle: { color: RESERVED },
       lineStyle: { width: 1.2, type: "dashed" },
       data: device.curve.map(([t, , reserved]) => [at(t!), reserved]),
     });
   }
   if (nvml) {
     series.push({
-      type: "line", name: `NVML used (${nvml.device})`, showSymbol: true, symbolSize: 4, itemStyle: { color: NVML },
+      type: "line",
+      name: `NVML used (${nvml.device})`,
+      showSymbol: true,
+      symbolSize: 4,
+      itemStyle: { color: NVML },
       data: nvml.points.map(([t, v]) => [at(t!), v]),
     });
   }
@@ -66,12 +94,17 @@ export function memoryChartOption(device: MemoryDevice | null, originNs: number,
       },
     },
     xAxis: {
-      type: "value", name: TIME_AXIS, nameLocation: "middle", nameGap: 26, scale: true,
+      type: "value",
+      name: TIME_AXIS,
+      nameLocation: "middle",
+      nameGap: 26,
+      scale: true,
       axisLabel: { formatter: formatSeconds },
     },
     // From zero, or below it where a running sum of sizes frees memory held before profiling.
     yAxis: {
-      type: "value", min: (extent: { min: number }) => Math.min(0, extent.min),
+      type: "value",
+      min: (extent: { min: number }) => Math.min(0, extent.min),
       axisLabel: { formatter: (v: number) => (v < 0 ? formatSignedBytes(v) : formatBytes(v)) },
     },
     dataZoom: [

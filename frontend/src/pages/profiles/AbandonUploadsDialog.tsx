@@ -9,7 +9,10 @@ type Props = { job: TrainingJob; onClose: () => void };
 /** Asks before what arrived of a job's stopped uploads is deleted, naming how much that is. */
 export function AbandonUploadsDialog({ job, onClose }: Props) {
   const end = useEndUploads(job.id);
-  const uploads = job.uploads_interrupted === 1 ? "1 stopped upload" : `${job.uploads_interrupted} stopped uploads`;
+  const uploads =
+    job.uploads_interrupted === 1
+      ? "1 stopped upload"
+      : `${job.uploads_interrupted} stopped uploads`;
   return (
     <Dialog title={`Abandon the upload of ${job.name}?`} onClose={onClose}>
       <p>
@@ -17,14 +20,20 @@ export function AbandonUploadsDialog({ job, onClose }: Props) {
         <strong data-testid="abandon-size">
           {formatBytes(job.interrupted_received_bytes)} of {formatBytes(job.interrupted_size_bytes)}
         </strong>
-        ): they can no longer be resumed or finished. The files of the job that arrived whole
-        stay. This cannot be undone.
+        ): they can no longer be resumed or finished. The files of the job that arrived whole stay.
+        This cannot be undone.
       </p>
       {end.isError && <ErrorAlert error={end.error} />}
       <div className="form-actions">
-        <button type="button" className="btn" onClick={onClose}>Cancel</button>
-        <button type="button" className="btn btn-danger" disabled={end.isPending}
-          onClick={() => end.mutate("abandon", { onSuccess: onClose })}>
+        <button type="button" className="btn" onClick={onClose}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          className="btn btn-danger"
+          disabled={end.isPending}
+          onClick={() => end.mutate("abandon", { onSuccess: onClose })}
+        >
           {end.isPending ? "Abandoning…" : "Abandon upload"}
         </button>
       </div>

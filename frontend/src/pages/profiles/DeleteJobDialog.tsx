@@ -14,15 +14,21 @@ export function DeleteJobDialog({ job, onClose, onDeleted }: Props) {
     <Dialog title={`Delete ${job.name}?`} onClose={onClose}>
       <p>
         This deletes the job <strong>{job.name}</strong> for everyone: its {parts} (
-        <strong data-testid="delete-size">{formatBytes(job.size_bytes)}</strong>), their parsed
-        data and timelines, and its insights. Whoever has it loaded has it unloaded. This cannot be
+        <strong data-testid="delete-size">{formatBytes(job.size_bytes)}</strong>), their parsed data
+        and timelines, and its insights. Whoever has it loaded has it unloaded. This cannot be
         undone.
       </p>
       {remove.isError && <ErrorAlert error={remove.error} />}
       <div className="form-actions">
-        <button type="button" className="btn" onClick={onClose}>Cancel</button>
-        <button type="button" className="btn btn-danger" disabled={remove.isPending}
-          onClick={() => remove.mutate(job.id, { onSuccess: onDeleted })}>
+        <button type="button" className="btn" onClick={onClose}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          className="btn btn-danger"
+          disabled={remove.isPending}
+          onClick={() => remove.mutate(job.id, { onSuccess: onDeleted })}
+        >
           {remove.isPending ? "Deleting…" : "Delete job"}
         </button>
       </div>

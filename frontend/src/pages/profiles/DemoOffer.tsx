@@ -10,8 +10,8 @@ export function DemoOffer({ onStarted }: { onStarted: () => void }) {
     return (
       <p className="notice" role="status">
         The demo job <strong>{start.data.job_name}</strong> is training on this server's CPU. It
-        appears in this list as soon as its first profile part is uploaded, usually within a
-        minute or two.
+        appears in this list as soon as its first profile part is uploaded, usually within a minute
+        or two.
       </p>
     );
   }
@@ -25,9 +25,12 @@ export function DemoOffer({ onStarted }: { onStarted: () => void }) {
         this server's CPU for a few dozen steps and uploads a real profile.
       </p>
       {start.isError && <ErrorAlert error={start.error} />}
-      <button type="button" className="btn btn-primary"
+      <button
+        type="button"
+        className="btn btn-primary"
         disabled={!availability.data?.available || start.isPending}
-        onClick={() => start.mutate(undefined, { onSuccess: onStarted })}>
+        onClick={() => start.mutate(undefined, { onSuccess: onStarted })}
+      >
         {start.isPending ? "Starting…" : "Create a demo job"}
       </button>
     </div>

@@ -19,7 +19,8 @@ export function EditJobDialog({ job, onClose }: Props) {
   const nameErrors = fieldErrors.name ?? [];
   const notesErrors = fieldErrors.notes ?? [];
   const tagsErrors = tagsProblem ? [tagsProblem] : (fieldErrors.tags ?? []);
-  const otherError = update.isError && !nameErrors.length && !notesErrors.length && !tagsErrors.length;
+  const otherError =
+    update.isError && !nameErrors.length && !notesErrors.length && !tagsErrors.length;
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -33,7 +34,10 @@ export function EditJobDialog({ job, onClose }: Props) {
         : null;
     setTagsProblem(problem);
     if (problem) return;
-    update.mutate({ id: job.id, changes: { name: name.trim(), notes, tags } }, { onSuccess: onClose });
+    update.mutate(
+      { id: job.id, changes: { name: name.trim(), notes, tags } },
+      { onSuccess: onClose },
+    );
   };
 
   return (
@@ -41,15 +45,28 @@ export function EditJobDialog({ job, onClose }: Props) {
       <form onSubmit={submit} noValidate>
         <label className="field">
           <span>Name</span>
-          <input name="name" value={name} maxLength={255} aria-invalid={nameErrors.length > 0}
-            onChange={(event) => setName(event.target.value)} />
+          <input
+            name="name"
+            value={name}
+            maxLength={255}
+            aria-invalid={nameErrors.length > 0}
+            onChange={(event) => setName(event.target.value)}
+          />
         </label>
         <Errors messages={nameErrors} />
         <label className="field">
           <span>Tags</span>
-          <input name="tags" value={tagsText} placeholder="e.g. nlp a100 lr:0.1"
-            aria-invalid={tagsErrors.length > 0} aria-describedby="tags-help"
-            onChange={(event) => { setTagsText(event.target.value); setTagsProblem(null); }} />
+          <input
+            name="tags"
+            value={tagsText}
+            placeholder="e.g. nlp a100 lr:0.1"
+            aria-invalid={tagsErrors.length > 0}
+            aria-describedby="tags-help"
+            onChange={(event) => {
+              setTagsText(event.target.value);
+              setTagsProblem(null);
+            }}
+          />
         </label>
         <p id="tags-help" className="muted field-help">
           Separate tags with spaces or commas: up to {MAX_TAGS} tags of letters, digits and - _ . :
@@ -57,13 +74,21 @@ export function EditJobDialog({ job, onClose }: Props) {
         <Errors messages={tagsErrors} />
         <label className="field">
           <span>Notes</span>
-          <textarea name="notes" rows={5} value={notes} maxLength={10_000}
-            aria-invalid={notesErrors.length > 0} onChange={(event) => setNotes(event.target.value)} />
+          <textarea
+            name="notes"
+            rows={5}
+            value={notes}
+            maxLength={10_000}
+            aria-invalid={notesErrors.length > 0}
+            onChange={(event) => setNotes(event.target.value)}
+          />
         </label>
         <Errors messages={notesErrors} />
         {otherError && <ErrorAlert error={update.error} />}
         <div className="form-actions">
-          <button type="button" className="btn" onClick={onClose}>Cancel</button>
+          <button type="button" className="btn" onClick={onClose}>
+            Cancel
+          </button>
           <button type="submit" className="btn btn-primary" disabled={update.isPending}>
             {update.isPending ? "Saving…" : "Save changes"}
           </button>
@@ -77,7 +102,9 @@ function Errors({ messages }: { messages: string[] }) {
   if (!messages.length) return null;
   return (
     <ul className="field-errors" role="alert">
-      {messages.map((message) => <li key={message}>{message}</li>)}
+      {messages.map((message) => (
+        <li key={message}>{message}</li>
+      ))}
     </ul>
   );
 }

@@ -5,7 +5,13 @@ import type { User } from "../../api/types";
 import { admin, alice, FakeApi, makeJob, page } from "../../test/fakeApi";
 import { renderApp } from "../../test/renderApp";
 
-const mine = makeJob({ id: 1, name: "resnet50-baseline", owner: "alice", tags: ["vision"], notes: "Baseline run." });
+const mine = makeJob({
+  id: 1,
+  name: "resnet50-baseline",
+  owner: "alice",
+  tags: ["vision"],
+  notes: "Baseline run.",
+});
 const theirs = makeJob({ id: 2, name: "gpt2-small", owner: "bob", tags: ["nlp", "a100"] });
 
 function backend(user: User) {
@@ -14,7 +20,11 @@ function backend(user: User) {
     .on("GET /api/jobs/", { status: 200, body: page([mine, theirs]) })
     .on("GET /api/tags/", {
       status: 200,
-      body: [{ tag: "nlp", jobs: 1 }, { tag: "a100", jobs: 1 }, { tag: "vision", jobs: 1 }],
+      body: [
+        { tag: "nlp", jobs: 1 },
+        { tag: "a100", jobs: 1 },
+        { tag: "vision", jobs: 1 },
+      ],
     })
     .on("GET /api/loaded-profile/", { status: 404, body: { detail: "Not found." } });
 }
@@ -32,7 +42,9 @@ describe("Job ownership on the Profiles page", () => {
     expect(within(other).getByRole("button", { name: "nlp" })).toBeInTheDocument();
     expect(within(own).getByText("Baseline run.")).toBeInTheDocument();
     expect(within(own).getByRole("button", { name: "Edit resnet50-baseline" })).toBeInTheDocument();
-    expect(within(own).getByRole("button", { name: "Delete resnet50-baseline" })).toBeInTheDocument();
+    expect(
+      within(own).getByRole("button", { name: "Delete resnet50-baseline" }),
+    ).toBeInTheDocument();
     expect(within(other).queryByRole("button", { name: /Edit|Delete/ })).not.toBeInTheDocument();
   });
 
@@ -90,7 +102,9 @@ describe("Job ownership on the Profiles page", () => {
 
     await userEvent.click(await screen.findByRole("button", { name: "Delete resnet50-baseline" }));
     let dialog = screen.getByRole("dialog", { name: "Delete resnet50-baseline?" });
-    expect(dialog).toHaveTextContent("This deletes the job resnet50-baseline for everyone: its 4 uploaded files (12.5 MB)");
+    expect(dialog).toHaveTextContent(
+      "This deletes the job resnet50-baseline for everyone: its 4 uploaded files (12.5 MB)",
+    );
     await userEvent.click(within(dialog).getByRole("button", { name: "Cancel" }));
     expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
     expect(api.sent("DELETE /api/jobs/1/")).toHaveLength(0);

@@ -19,18 +19,32 @@ export function JobActions({ job, onDeleted }: Props) {
   return (
     <span className="job-actions">
       {job.state === "interrupted" && <EndUploads job={job} />}
-      <button type="button" className="btn btn-small" aria-label={`Edit ${job.name}`}
-        onClick={() => setOpen("edit")}>
+      <button
+        type="button"
+        className="btn btn-small"
+        aria-label={`Edit ${job.name}`}
+        onClick={() => setOpen("edit")}
+      >
         Edit
       </button>
-      <button type="button" className="btn btn-small btn-danger-quiet" aria-label={`Delete ${job.name}`}
-        onClick={() => setOpen("delete")}>
+      <button
+        type="button"
+        className="btn btn-small btn-danger-quiet"
+        aria-label={`Delete ${job.name}`}
+        onClick={() => setOpen("delete")}
+      >
         Delete
       </button>
       {open === "edit" && <EditJobDialog job={job} onClose={() => setOpen(null)} />}
       {open === "delete" && (
-        <DeleteJobDialog job={job} onClose={() => setOpen(null)}
-          onDeleted={() => { setOpen(null); onDeleted(job); }} />
+        <DeleteJobDialog
+          job={job}
+          onClose={() => setOpen(null)}
+          onDeleted={() => {
+            setOpen(null);
+            onDeleted(job);
+          }}
+        />
       )}
     </span>
   );
@@ -43,20 +57,32 @@ function EndUploads({ job }: { job: TrainingJob }) {
   const [abandoning, setAbandoning] = useState(false);
   return (
     <span className="end-uploads">
-      <button type="button" className="btn btn-small" disabled={end.isPending}
+      <button
+        type="button"
+        className="btn btn-small"
+        disabled={end.isPending}
         aria-label={`Finish the upload of ${job.name}`}
         title="Keep the files that arrived whole; drop those cut short"
-        onClick={() => end.mutate("finish")}>
+        onClick={() => end.mutate("finish")}
+      >
         Finish
       </button>
-      <button type="button" className="btn btn-small btn-danger-quiet" disabled={end.isPending}
+      <button
+        type="button"
+        className="btn btn-small btn-danger-quiet"
+        disabled={end.isPending}
         aria-label={`Abandon the upload of ${job.name}`}
         title="Delete what arrived of the unfinished files"
-        onClick={() => setAbandoning(true)}>
+        onClick={() => setAbandoning(true)}
+      >
         Abandon
       </button>
       {abandoning && <AbandonUploadsDialog job={job} onClose={() => setAbandoning(false)} />}
-      {end.error && <span role="alert" className="error-text">{end.error.message}</span>}
+      {end.error && (
+        <span role="alert" className="error-text">
+          {end.error.message}
+        </span>
+      )}
     </span>
   );
 }

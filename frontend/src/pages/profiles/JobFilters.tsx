@@ -48,31 +48,50 @@ export function JobFilters({ state, onChange }: Props) {
     <div className="filters">
       <label className="field field-inline field-search">
         <span>Search</span>
-        <input type="search" placeholder="Job name contains…" value={draft}
-          onChange={(event) => typeSearch(event.target.value)} />
+        <input
+          type="search"
+          placeholder="Job name contains…"
+          value={draft}
+          onChange={(event) => typeSearch(event.target.value)}
+        />
       </label>
       <label className="field field-inline">
         <span>Created from</span>
-        <input type="date" value={state.fromDay} max={state.toDay || undefined}
-          onChange={(event) => onChange({ fromDay: event.target.value })} />
+        <input
+          type="date"
+          value={state.fromDay}
+          max={state.toDay || undefined}
+          onChange={(event) => onChange({ fromDay: event.target.value })}
+        />
       </label>
       <label className="field field-inline">
         <span>to</span>
-        <input type="date" value={state.toDay} min={state.fromDay || undefined}
-          onChange={(event) => onChange({ toDay: event.target.value })} />
+        <input
+          type="date"
+          value={state.toDay}
+          min={state.fromDay || undefined}
+          onChange={(event) => onChange({ toDay: event.target.value })}
+        />
       </label>
       <fieldset className="status-filter">
         <legend>Status</legend>
         {JOB_STATES.map(({ value, label }) => (
           <label key={value} className={`chip ${state.statuses.includes(value) ? "chip-on" : ""}`}>
-            <input type="checkbox" checked={state.statuses.includes(value)}
-              onChange={() => toggleStatus(value)} />
+            <input
+              type="checkbox"
+              checked={state.statuses.includes(value)}
+              onChange={() => toggleStatus(value)}
+            />
             {label}
           </label>
         ))}
       </fieldset>
       <label className={`chip ${state.mine ? "chip-on" : ""}`} title="Only the jobs you own">
-        <input type="checkbox" checked={state.mine} onChange={() => onChange({ mine: !state.mine })} />
+        <input
+          type="checkbox"
+          checked={state.mine}
+          onChange={() => onChange({ mine: !state.mine })}
+        />
         Mine
       </label>
       <TagFilter chosen={state.tags} onChange={(tags) => onChange({ tags })} />

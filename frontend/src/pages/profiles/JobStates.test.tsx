@@ -5,11 +5,30 @@ import type { User } from "../../api/types";
 import { alice, bob, FakeApi, makeJob, page } from "../../test/fakeApi";
 import { renderApp } from "../../test/renderApp";
 
-const lone = makeJob({ id: 1, name: "lone", state: "failed", parts_total: 1, parts_done: 0, parts_failed: 1 });
-const some = makeJob({ id: 2, name: "some", state: "partial", parts_total: 5, parts_done: 3, parts_failed: 2 });
+const lone = makeJob({
+  id: 1,
+  name: "lone",
+  state: "failed",
+  parts_total: 1,
+  parts_done: 0,
+  parts_failed: 1,
+});
+const some = makeJob({
+  id: 2,
+  name: "some",
+  state: "partial",
+  parts_total: 5,
+  parts_done: 3,
+  parts_failed: 2,
+});
 const cut = makeJob({
-  id: 3, name: "cut", status: "in_progress", state: "interrupted",
-  uploads_interrupted: 1, interrupted_received_bytes: 6_000_000, interrupted_size_bytes: 10_000_000,
+  id: 3,
+  name: "cut",
+  status: "in_progress",
+  state: "interrupted",
+  uploads_interrupted: 1,
+  interrupted_received_bytes: 6_000_000,
+  interrupted_size_bytes: 10_000_000,
 });
 
 function backend(user: User) {
@@ -32,12 +51,16 @@ describe("Job states in the catalog", () => {
     expect(within(await row("some")).getByText("2 of 5 parts failed")).toBeInTheDocument();
     const interrupted = await row("cut");
     expect(within(interrupted).getByText("Upload interrupted")).toBeInTheDocument();
-    expect(within(interrupted).getByText("1 upload stopped: 6.0 MB of 10.0 MB arrived")).toBeInTheDocument();
+    expect(
+      within(interrupted).getByText("1 upload stopped: 6.0 MB of 10.0 MB arrived"),
+    ).toBeInTheDocument();
   });
 
   it("lets the owner finish an interrupted upload at once, and no one else", async () => {
-    const api = backend(alice)
-      .on("POST /api/jobs/3/uploads/finish/", { status: 200, body: { stored: 1, dropped: 0 } });
+    const api = backend(alice).on("POST /api/jobs/3/uploads/finish/", {
+      status: 200,
+      body: { stored: 1, dropped: 0 },
+    });
     renderApp("/profiles");
     await userEvent.click(await screen.findByRole("button", { name: "Finish the upload of cut" }));
     await waitFor(() => expect(api.sent("POST /api/jobs/3/uploads/finish/")).toHaveLength(1));
@@ -46,12 +69,15 @@ describe("Job states in the catalog", () => {
 
   it("abandons an interrupted upload only once the dialog naming what goes is confirmed", async () => {
     const api = backend(alice).on("POST /api/jobs/3/uploads/abandon/", {
-      status: 200, body: { stored: 0, dropped: 1 },
+      status: 200,
+      body: { stored: 0, dropped: 1 },
     });
     renderApp("/profiles");
     await userEvent.click(await screen.findByRole("button", { name: "Abandon the upload of cut" }));
     let dialog = screen.getByRole("dialog", { name: "Abandon the upload of cut?" });
-    expect(dialog).toHaveTextContent("This deletes what arrived of the 1 stopped upload of cut (6.0 MB of 10.0 MB)");
+    expect(dialog).toHaveTextContent(
+      "This deletes what arrived of the 1 stopped upload of cut (6.0 MB of 10.0 MB)",
+    );
     await userEvent.click(within(dialog).getByRole("button", { name: "Cancel" }));
     expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
     expect(api.sent("POST /api/jobs/3/uploads/abandon/")).toHaveLength(0);
@@ -90,7 +116,11 @@ describe("Job states in the catalog", () => {
     await row("lone");
     await userEvent.click(screen.getByRole("checkbox", { name: "Failed" }));
     await waitFor(() =>
-      expect(api.sent("GET /api/jobs/").some((r) => r.url.searchParams.getAll("status").includes("failed"))).toBe(true),
+      expect(
+        api
+          .sent("GET /api/jobs/")
+          .some((r) => r.url.searchParams.getAll("status").includes("failed")),
+      ).toBe(true),
     );
     expect(screen.getByRole("checkbox", { name: "Upload interrupted" })).toBeInTheDocument();
   });

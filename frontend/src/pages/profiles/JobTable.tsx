@@ -28,13 +28,25 @@ const SORTABLE = [
 ] as const;
 
 export function JobTable({
-  jobs, ordering, onOrdering, selectedId, onSelect, loadedId, onTag, onDeleted,
+  jobs,
+  ordering,
+  onOrdering,
+  selectedId,
+  onSelect,
+  loadedId,
+  onTag,
+  onDeleted,
 }: Props) {
   const header = (field: string, label: string) => {
-    const direction = ordering === field ? "ascending" : ordering === `-${field}` ? "descending" : "none";
+    const direction =
+      ordering === field ? "ascending" : ordering === `-${field}` ? "descending" : "none";
     return (
       <th key={field} aria-sort={direction}>
-        <button type="button" className="sort-button" onClick={() => onOrdering(nextOrdering(ordering, field))}>
+        <button
+          type="button"
+          className="sort-button"
+          onClick={() => onOrdering(nextOrdering(ordering, field))}
+        >
           {label}
           <span className="sort-arrow" aria-hidden="true">
             {direction === "ascending" ? "▲" : direction === "descending" ? "▼" : ""}
@@ -48,21 +60,29 @@ export function JobTable({
     <table className="table jobs-table">
       <thead>
         <tr>
-          <th className="col-select"><span className="visually-hidden">Select</span></th>
+          <th className="col-select">
+            <span className="visually-hidden">Select</span>
+          </th>
           {SORTABLE.map((column) => header(column.field, column.label))}
           <th>Owner</th>
           <th>Nodes</th>
           {header("size_bytes", "Size")}
           <th>Processing</th>
-          <th><span className="visually-hidden">Actions</span></th>
+          <th>
+            <span className="visually-hidden">Actions</span>
+          </th>
         </tr>
       </thead>
       <tbody>
         {jobs.map((job) => (
           <tr key={job.id} className={job.id === selectedId ? "selected" : undefined}>
             <td className="col-select">
-              <input type="checkbox" aria-label={`Select ${job.name}`} checked={job.id === selectedId}
-                onChange={(event) => onSelect(event.target.checked ? job.id : null)} />
+              <input
+                type="checkbox"
+                aria-label={`Select ${job.name}`}
+                checked={job.id === selectedId}
+                onChange={(event) => onSelect(event.target.checked ? job.id : null)}
+              />
             </td>
             <td className="col-name">
               <span className="job-name">{job.name}</span>
@@ -73,22 +93,37 @@ export function JobTable({
               {job.tags && job.tags.length > 0 && (
                 <div className="job-tags">
                   {job.tags.map((tag) => (
-                    <button key={tag} type="button" className="tag" onClick={() => onTag(tag)}
-                      title={`Show only the jobs tagged ${tag}`}>
+                    <button
+                      key={tag}
+                      type="button"
+                      className="tag"
+                      onClick={() => onTag(tag)}
+                      title={`Show only the jobs tagged ${tag}`}
+                    >
                       {tag}
                     </button>
                   ))}
                 </div>
               )}
-              {job.notes && <div className="job-notes" title={job.notes}>{job.notes}</div>}
+              {job.notes && (
+                <div className="job-notes" title={job.notes}>
+                  {job.notes}
+                </div>
+              )}
             </td>
             <td className="nowrap">{formatDateTime(job.created_at)}</td>
-            <td><JobStateBadge job={job} /></td>
+            <td>
+              <JobStateBadge job={job} />
+            </td>
             <td className="nowrap">{job.owner ?? <span className="muted">—</span>}</td>
             <td title={job.nodes.map((node) => node.name).join(", ")}>{job.nodes.length}</td>
             <td className="nowrap">{job.parts_total ? formatBytes(job.size_bytes) : "—"}</td>
-            <td><ProcessingProgress {...job} /></td>
-            <td><JobActions job={job} onDeleted={onDeleted} /></td>
+            <td>
+              <ProcessingProgress {...job} />
+            </td>
+            <td>
+              <JobActions job={job} onDeleted={onDeleted} />
+            </td>
           </tr>
         ))}
       </tbody>

@@ -20,7 +20,9 @@ export function LoadedProfileSection({ loadedJob, unloading, unloadError, onUnlo
   return (
     <section className="card" aria-labelledby="loaded-heading">
       <h2 id="loaded-heading">Loaded profile</h2>
-      {(loaded.isPending || (loaded.data && job.isPending)) && <Loading what="the loaded profile" />}
+      {(loaded.isPending || (loaded.data && job.isPending)) && (
+        <Loading what="the loaded profile" />
+      )}
       {loaded.isError && <ErrorAlert error={loaded.error} />}
       {job.isError && <ErrorAlert error={job.error} />}
       {unloadError && <ErrorAlert error={unloadError} />}
@@ -37,7 +39,11 @@ export function LoadedProfileSection({ loadedJob, unloading, unloadError, onUnlo
   );
 }
 
-function LoadedJobRow({ job, unloading, onUnload }: {
+function LoadedJobRow({
+  job,
+  unloading,
+  onUnload,
+}: {
   job: TrainingJob;
   unloading: boolean;
   onUnload: () => void;
@@ -47,8 +53,13 @@ function LoadedJobRow({ job, unloading, onUnload }: {
     <div className="loaded-row" data-testid="loaded-profile">
       {/* Choosing the loaded job opens its dashboard, as in the profiler this app mirrors. */}
       <label className="loaded-open" title="Open the dashboard">
-        <input type="radio" name="loaded-profile" checked={false}
-          aria-label={`Open the dashboard for ${job.name}`} onChange={() => navigate("/dashboard")} />
+        <input
+          type="radio"
+          name="loaded-profile"
+          checked={false}
+          aria-label={`Open the dashboard for ${job.name}`}
+          onChange={() => navigate("/dashboard")}
+        />
         <span className="job-name">{job.name}</span>
       </label>
       <StatusBadge status={job.status} />
@@ -59,8 +70,14 @@ function LoadedJobRow({ job, unloading, onUnload }: {
       </span>
       <span className="muted">{formatBytes(job.size_bytes)}</span>
       <ProcessingProgress {...job} />
-      <button type="button" className="btn btn-icon btn-danger-quiet" aria-label={`Unload ${job.name}`}
-        title="Unload" disabled={unloading} onClick={onUnload}>
+      <button
+        type="button"
+        className="btn btn-icon btn-danger-quiet"
+        aria-label={`Unload ${job.name}`}
+        title="Unload"
+        disabled={unloading}
+        onClick={onUnload}
+      >
         <TrashIcon />
       </button>
     </div>

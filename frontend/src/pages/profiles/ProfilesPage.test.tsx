@@ -6,7 +6,13 @@ import { alice, FakeApi, loadedProfile, makeJob, page } from "../../test/fakeApi
 import { renderApp } from "../../test/renderApp";
 
 const resnet = makeJob({ id: 1, name: "resnet50-baseline" });
-const bert = makeJob({ id: 2, name: "bert-large", status: "in_progress", parts_done: 1, parts_total: 3 });
+const bert = makeJob({
+  id: 2,
+  name: "bert-large",
+  status: "in_progress",
+  parts_done: 1,
+  parts_total: 3,
+});
 
 function backend(initiallyLoaded: LoadedProfile | null = null) {
   let loaded = initiallyLoaded;
@@ -64,7 +70,9 @@ describe("Profiles page", () => {
     await waitFor(() =>
       expect(api.sent("GET /api/jobs/").at(-1)!.url.searchParams.get("search")).toBe("bert"),
     );
-    expect(api.sent("GET /api/jobs/").filter((r) => r.url.searchParams.has("search"))).toHaveLength(1);
+    expect(api.sent("GET /api/jobs/").filter((r) => r.url.searchParams.has("search"))).toHaveLength(
+      1,
+    );
     await userEvent.click(screen.getByLabelText("Completed"));
     await userEvent.click(screen.getByLabelText("Failed"));
     fireEvent.change(screen.getByLabelText("Created from"), { target: { value: "2025-06-01" } });
@@ -166,12 +174,18 @@ describe("Profiles page", () => {
       .on("GET /api/loaded-profile/", { status: 404, body: { detail: "Not found." } })
       .on("GET /api/demo/", {
         status: 200,
-        body: { available: false, reason: "PyTorch is not installed on this server.", job_name: "" },
+        body: {
+          available: false,
+          reason: "PyTorch is not installed on this server.",
+          job_name: "",
+        },
       });
     renderApp("/profiles");
 
     expect(
-      await screen.findByText("A demo job cannot be created here: PyTorch is not installed on this server."),
+      await screen.findByText(
+        "A demo job cannot be created here: PyTorch is not installed on this server.",
+      ),
     ).toBeInTheDocument();
   });
 });

@@ -2,7 +2,12 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useNavigate, useSearchParams } from "react-router";
 import { jobsKey, useJobs } from "../../api/jobs";
-import { loadedProfileKey, useLoadedJob, useLoadProfile, useUnloadProfile } from "../../api/loadedProfile";
+import {
+  loadedProfileKey,
+  useLoadedJob,
+  useLoadProfile,
+  useUnloadProfile,
+} from "../../api/loadedProfile";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
 import { Pagination } from "../../components/Pagination";
 import { compareLink } from "../../lib/navigation";
@@ -11,7 +16,13 @@ import { JobFilters } from "./JobFilters";
 import { LoadedProfileSection } from "./LoadedProfileSection";
 import { JobTable } from "./JobTable";
 import { UploadCard } from "./UploadCard";
-import { hasFilters, type ListState, readListState, toJobListQuery, writeListState } from "./listQuery";
+import {
+  hasFilters,
+  type ListState,
+  readListState,
+  toJobListQuery,
+  writeListState,
+} from "./listQuery";
 
 // The API's page size (REST_FRAMEWORK.PAGE_SIZE); the count of pages is derived from it.
 const PAGE_SIZE = 50;
@@ -67,8 +78,12 @@ export function ProfilesPage() {
   return (
     <>
       <h1>Profiles</h1>
-      <LoadedProfileSection loadedJob={loadedJob} unloading={unload.isPending}
-        unloadError={unload.error} onUnload={unloadCurrent} />
+      <LoadedProfileSection
+        loadedJob={loadedJob}
+        unloading={unload.isPending}
+        unloadError={unload.error}
+        onUnload={unloadCurrent}
+      />
       <UploadCard />
       <section className="card" aria-labelledby="jobs-heading">
         <div className="card-header">
@@ -77,15 +92,30 @@ export function ProfilesPage() {
             <button type="button" className="btn" onClick={refresh} disabled={jobs.isFetching}>
               {jobs.isFetching ? "Refreshing…" : "Refresh"}
             </button>
-            <button type="button" className="btn btn-primary" onClick={loadSelected}
+            <button
+              type="button"
+              className="btn btn-primary"
+              onClick={loadSelected}
               disabled={selectedId === null || load.isPending}
-              title={selectedId === null ? "Select a job first" : `Load ${selectedName ?? "the selected job"}`}>
+              title={
+                selectedId === null
+                  ? "Select a job first"
+                  : `Load ${selectedName ?? "the selected job"}`
+              }
+            >
               {load.isPending ? "Loading…" : "Load"}
             </button>
-            <button type="button" className="btn" disabled={!canCompare}
+            <button
+              type="button"
+              className="btn"
+              disabled={!canCompare}
               onClick={() => canCompare && navigate(compareLink(loadedId, selectedId))}
-              title={canCompare ? `Compare ${selectedName ?? "the selected job"} with the loaded profile`
-                : "Load a profile and select another job to compare them"}>
+              title={
+                canCompare
+                  ? `Compare ${selectedName ?? "the selected job"} with the loaded profile`
+                  : "Load a profile and select another job to compare them"
+              }
+            >
               Compare with loaded
             </button>
           </div>
@@ -94,10 +124,13 @@ export function ProfilesPage() {
         <JobFilters state={state} onChange={update} />
         {jobs.isPending && <Loading what="training jobs" />}
         {jobs.isError && <ErrorAlert error={jobs.error} />}
-        {jobs.data && jobs.data.count === 0 && (
-          hasFilters(state) ? (
+        {jobs.data &&
+          jobs.data.count === 0 &&
+          (hasFilters(state) ? (
             <EmptyState title="No jobs match these filters">
-              <p>Change the search text, the dates, the statuses or the tags, or clear the filters.</p>
+              <p>
+                Change the search text, the dates, the statuses or the tags, or clear the filters.
+              </p>
             </EmptyState>
           ) : (
             <EmptyState title="No training jobs yet">
@@ -108,20 +141,27 @@ export function ProfilesPage() {
               </p>
               <DemoOffer onStarted={() => setDemoStartedAtMs(Date.now())} />
             </EmptyState>
-          )
-        )}
+          ))}
         {jobs.data && jobs.data.count > 0 && (
           <>
             <div className={jobs.isPlaceholderData ? "table-wrap stale" : "table-wrap"}>
-              <JobTable jobs={jobs.data.results} ordering={state.ordering}
+              <JobTable
+                jobs={jobs.data.results}
+                ordering={state.ordering}
                 onOrdering={(ordering) => update({ ordering })}
-                selectedId={selectedId} onSelect={setSelectedId}
+                selectedId={selectedId}
+                onSelect={setSelectedId}
                 loadedId={loadedJob.loaded.data?.job ?? null}
                 onTag={(tag) => !state.tags.includes(tag) && update({ tags: [...state.tags, tag] })}
-                onDeleted={(job) => job.id === selectedId && setSelectedId(null)} />
+                onDeleted={(job) => job.id === selectedId && setSelectedId(null)}
+              />
             </div>
-            <Pagination page={state.page} pageSize={PAGE_SIZE} count={jobs.data.count}
-              onPage={(page) => update({ page })} />
+            <Pagination
+              page={state.page}
+              pageSize={PAGE_SIZE}
+              count={jobs.data.count}
+              onPage={(page) => update({ page })}
+            />
           </>
         )}
       </section>

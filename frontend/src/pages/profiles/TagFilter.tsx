@@ -14,15 +14,22 @@ export function TagFilter({ chosen, onChange }: Props) {
       {chosen.map((tag) => (
         <span key={tag} className="tag tag-chosen">
           {tag}
-          <button type="button" className="btn-link" aria-label={`Remove the tag filter ${tag}`}
-            onClick={() => onChange(chosen.filter((t) => t !== tag))}>
+          <button
+            type="button"
+            className="btn-link"
+            aria-label={`Remove the tag filter ${tag}`}
+            onClick={() => onChange(chosen.filter((t) => t !== tag))}
+          >
             ×
           </button>
         </span>
       ))}
       {choices.length > 0 && (
-        <select aria-label="Filter by tag" value=""
-          onChange={(event) => event.target.value && onChange([...chosen, event.target.value])}>
+        <select
+          aria-label="Filter by tag"
+          value=""
+          onChange={(event) => event.target.value && onChange([...chosen, event.target.value])}
+        >
           <option value="">{chosen.length ? "and tag…" : "Any tag"}</option>
           {choices.map((choice) => (
             <option key={choice.tag} value={choice.tag}>

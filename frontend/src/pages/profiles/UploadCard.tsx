@@ -29,14 +29,23 @@ export function UploadCard() {
   const job = useJob(state.job?.id);
   const parts = useJobParts(state.job?.id, 1);
 
-  const partsById = useMemo(() => new Map((parts.data?.results ?? []).map((p) => [p.id, p])), [parts.data]);
+  const partsById = useMemo(
+    () => new Map((parts.data?.results ?? []).map((p) => [p.id, p])),
+    [parts.data],
+  );
   const parsing = job.data ? partsOutstanding(job.data) > 0 : false;
   const polling = state.running || parsing;
 
-  useEffect(() => uploads.onJobsChanged(() => void queryClient.invalidateQueries({ queryKey: jobsKey })), [queryClient]);
+  useEffect(
+    () => uploads.onJobsChanged(() => void queryClient.invalidateQueries({ queryKey: jobsKey })),
+    [queryClient],
+  );
   useEffect(() => {
     if (!polling) return;
-    const timer = window.setInterval(() => void queryClient.invalidateQueries({ queryKey: jobsKey }), POLL_MS);
+    const timer = window.setInterval(
+      () => void queryClient.invalidateQueries({ queryKey: jobsKey }),
+      POLL_MS,
+    );
     return () => window.clearInterval(timer);
   }, [polling, queryClient]);
   // React has no prop for picking a folder.
@@ -71,43 +80,73 @@ export function UploadCard() {
           </button>
         )}
       </div>
-      <div className={over ? "drop-zone drop-over" : "drop-zone"} data-testid="upload-drop-zone"
+      <div
+        className={over ? "drop-zone drop-over" : "drop-zone"}
+        data-testid="upload-drop-zone"
         onDragOver={(e) => {
           e.preventDefault();
           e.dataTransfer.dropEffect = "copy";
           setOver(true);
         }}
-        onDragLeave={() => setOver(false)} onDrop={drop}>
+        onDragLeave={() => setOver(false)}
+        onDrop={drop}
+      >
         <p>
-          Drop PyTorch profiler traces (<code>.json</code>, <code>.json.gz</code>) or collector chunks
-          (<code>.pcol</code>) here, files or whole folders: one part per file, each file's rank read from
-          the trace.
+          Drop PyTorch profiler traces (<code>.json</code>, <code>.json.gz</code>) or collector
+          chunks (<code>.pcol</code>) here, files or whole folders: one part per file, each file's
+          rank read from the trace.
         </p>
         <div className="actions">
-          <button type="button" className="btn" onClick={() => filesInput.current?.click()}>Choose files…</button>
-          <button type="button" className="btn" onClick={() => folderInput.current?.click()}>Choose a folder…</button>
+          <button type="button" className="btn" onClick={() => filesInput.current?.click()}>
+            Choose files…
+          </button>
+          <button type="button" className="btn" onClick={() => folderInput.current?.click()}>
+            Choose a folder…
+          </button>
         </div>
-        <input ref={filesInput} type="file" multiple hidden aria-label="Trace files"
+        <input
+          ref={filesInput}
+          type="file"
+          multiple
+          hidden
+          aria-label="Trace files"
           onChange={(e) => {
             add(filesFromInput(e.target.files));
             e.target.value = "";
-          }} />
-        <input ref={folderInput} type="file" hidden aria-label="Trace folder"
+          }}
+        />
+        <input
+          ref={folderInput}
+          type="file"
+          hidden
+          aria-label="Trace folder"
           onChange={(e) => {
             add(filesFromInput(e.target.files));
             e.target.value = "";
-          }} />
+          }}
+        />
       </div>
-      {state.reading > 0 && <p className="muted" role="status">Reading {plural(state.reading, "file")}…</p>}
+      {state.reading > 0 && (
+        <p className="muted" role="status">
+          Reading {plural(state.reading, "file")}…
+        </p>
+      )}
       {state.skipped > 0 && (
-        <p className="muted">{plural(state.skipped, "file")} in the folder {state.skipped === 1 ? "is" : "are"} not
-          a trace (.json, .json.gz, .pcol) and {state.skipped === 1 ? "was" : "were"} left out.</p>
+        <p className="muted">
+          {plural(state.skipped, "file")} in the folder {state.skipped === 1 ? "is" : "are"} not a
+          trace (.json, .json.gz, .pcol) and {state.skipped === 1 ? "was" : "were"} left out.
+        </p>
       )}
       {state.rows.length > 0 && (
         <>
-          <UploadFileTable rows={state.rows} parts={partsById}
-            onRank={(key, rank) => uploads.setRank(key, rank)} onNode={(key, node) => uploads.setNode(key, node)}
-            onCancel={(key) => uploads.cancel(key)} onRemove={(key) => uploads.remove(key)} />
+          <UploadFileTable
+            rows={state.rows}
+            parts={partsById}
+            onRank={(key, rank) => uploads.setRank(key, rank)}
+            onNode={(key, node) => uploads.setNode(key, node)}
+            onCancel={(key) => uploads.cancel(key)}
+            onRemove={(key) => uploads.remove(key)}
+          />
           {state.job ? (
             <p className="upload-target" data-testid="upload-target">
               {state.job.created ? "New job" : "Adding to"} <strong>{state.job.name}</strong>{" "}
@@ -120,19 +159,33 @@ export function UploadCard() {
               )}
             </p>
           ) : (
-            <JobChooser mode={mode} onMode={setMode} name={name} onName={setName}
-              existing={existing} onExisting={setExisting} />
+            <JobChooser
+              mode={mode}
+              onMode={setMode}
+              name={name}
+              onName={setName}
+              existing={existing}
+              onExisting={setExisting}
+            />
           )}
           {state.error && <ErrorAlert error={state.error} />}
           <div className="form-actions">
             {toSend > 0 && (
-              <button type="button" className="btn btn-primary" disabled={state.running || target === null}
-                onClick={() => target && void uploads.start(target)}>
-                {state.job ? `Upload ${plural(toSend, "file")} to ${state.job.name}` : `Upload ${plural(toSend, "file")}`}
+              <button
+                type="button"
+                className="btn btn-primary"
+                disabled={state.running || target === null}
+                onClick={() => target && void uploads.start(target)}
+              >
+                {state.job
+                  ? `Upload ${plural(toSend, "file")} to ${state.job.name}`
+                  : `Upload ${plural(toSend, "file")}`}
               </button>
             )}
             {active && (
-              <button type="button" className="btn" onClick={() => uploads.cancelAll()}>Cancel all</button>
+              <button type="button" className="btn" onClick={() => uploads.cancelAll()}>
+                Cancel all
+              </button>
             )}
           </div>
         </>
@@ -144,7 +197,14 @@ export function UploadCard() {
 type Chosen = { id: number; name: string };
 
 /** A new job's name, or one of the newest jobs to add the files to. */
-function JobChooser({ mode, onMode, name, onName, existing, onExisting }: {
+function JobChooser({
+  mode,
+  onMode,
+  name,
+  onName,
+  existing,
+  onExisting,
+}: {
   mode: "new" | "existing";
   onMode: (mode: "new" | "existing") => void;
   name: string;
@@ -159,22 +219,46 @@ function JobChooser({ mode, onMode, name, onName, existing, onExisting }: {
     <fieldset className="upload-job">
       <legend>Job</legend>
       <label className="chip">
-        <input type="radio" name="upload-mode" checked={mode === "new"} onChange={() => onMode("new")} />
+        <input
+          type="radio"
+          name="upload-mode"
+          checked={mode === "new"}
+          onChange={() => onMode("new")}
+        />
         New job
       </label>
-      <input className="upload-job-name" aria-label="New job name" placeholder="e.g. resnet50-8gpu-run3"
-        value={name} disabled={mode !== "new"} onChange={(e) => onName(e.target.value)} />
+      <input
+        className="upload-job-name"
+        aria-label="New job name"
+        placeholder="e.g. resnet50-8gpu-run3"
+        value={name}
+        disabled={mode !== "new"}
+        onChange={(e) => onName(e.target.value)}
+      />
       <label className="chip">
-        <input type="radio" name="upload-mode" checked={mode === "existing"} onChange={() => onMode("existing")} />
+        <input
+          type="radio"
+          name="upload-mode"
+          checked={mode === "existing"}
+          onChange={() => onMode("existing")}
+        />
         Existing job
       </label>
-      <select aria-label="Job to add to" value={existing?.id ?? ""} disabled={mode !== "existing"}
+      <select
+        aria-label="Job to add to"
+        value={existing?.id ?? ""}
+        disabled={mode !== "existing"}
         onChange={(e) => {
           const job = jobs.data?.results.find((j) => j.id === Number(e.target.value));
           onExisting(job ? { id: job.id, name: job.name } : null);
-        }}>
+        }}
+      >
         <option value="">Choose a job</option>
-        {jobs.data?.results.map((j) => <option key={j.id} value={j.id}>{j.name}</option>)}
+        {jobs.data?.results.map((j) => (
+          <option key={j.id} value={j.id}>
+            {j.name}
+          </option>
+        ))}
       </select>
     </fieldset>
   );

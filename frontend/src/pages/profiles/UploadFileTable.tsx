@@ -32,7 +32,9 @@ export function UploadFileTable({ rows, parts, onRank, onNode, onCancel, onRemov
             <th>Rank</th>
             <th>Node</th>
             <th>Progress</th>
-            <th><span className="visually-hidden">Actions</span></th>
+            <th>
+              <span className="visually-hidden">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -43,30 +45,53 @@ export function UploadFileTable({ rows, parts, onRank, onNode, onCancel, onRemov
                 <td>
                   <span className="upload-name">{row.path}</span>
                   <span className="muted upload-meta">
-                    {formatBytes(row.file.size)} · {row.kind === "collector" ? "collector chunk" : "PyTorch trace"}
+                    {formatBytes(row.file.size)} ·{" "}
+                    {row.kind === "collector" ? "collector chunk" : "PyTorch trace"}
                   </span>
                 </td>
                 <td className="nowrap">
-                  <input className="upload-rank" inputMode="numeric" value={row.rank} disabled={locked}
-                    aria-label={`Rank of ${row.path}`} onChange={(e) => onRank(row.key, e.target.value)} />
+                  <input
+                    className="upload-rank"
+                    inputMode="numeric"
+                    value={row.rank}
+                    disabled={locked}
+                    aria-label={`Rank of ${row.path}`}
+                    onChange={(e) => onRank(row.key, e.target.value)}
+                  />
                   <span className="muted upload-meta">{RANK_SOURCES[row.rankFrom]}</span>
                 </td>
                 <td>
-                  <input className="upload-node" value={row.node} disabled={locked}
-                    aria-label={`Node of ${row.path}`} onChange={(e) => onNode(row.key, e.target.value)} />
+                  <input
+                    className="upload-node"
+                    value={row.node}
+                    disabled={locked}
+                    aria-label={`Node of ${row.path}`}
+                    onChange={(e) => onNode(row.key, e.target.value)}
+                  />
                 </td>
                 <td className="upload-progress-cell">
-                  <RowProgress row={row} part={row.partId === null ? undefined : parts.get(row.partId)} />
+                  <RowProgress
+                    row={row}
+                    part={row.partId === null ? undefined : parts.get(row.partId)}
+                  />
                 </td>
                 <td className="nowrap">
                   {isActive(row) ? (
-                    <button type="button" className="btn btn-small" aria-label={`Cancel ${row.path}`}
-                      onClick={() => onCancel(row.key)}>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`Cancel ${row.path}`}
+                      onClick={() => onCancel(row.key)}
+                    >
                       Cancel
                     </button>
                   ) : row.status !== "done" ? (
-                    <button type="button" className="btn btn-small btn-link" aria-label={`Remove ${row.path}`}
-                      onClick={() => onRemove(row.key)}>
+                    <button
+                      type="button"
+                      className="btn btn-small btn-link"
+                      aria-label={`Remove ${row.path}`}
+                      onClick={() => onRemove(row.key)}
+                    >
                       Remove
                     </button>
                   ) : null}
@@ -111,7 +136,8 @@ function RowProgress({ row, part }: { row: UploadRow; part: ProfilePart | undefi
 function ParseState({ part }: { part: ProfilePart | undefined }) {
   if (!part) return <span className="text-success">Uploaded</span>;
   if (part.state === "done") return <span className="text-success">Uploaded · parsed</span>;
-  if (part.state === "failed") return <span className="text-error">Uploaded · parsing failed: {part.error}</span>;
+  if (part.state === "failed")
+    return <span className="text-error">Uploaded · parsing failed: {part.error}</span>;
   if (part.state === "processing") {
     return <span>Uploaded · parsing ({Math.round(100 * part.progress)}%)</span>;
   }

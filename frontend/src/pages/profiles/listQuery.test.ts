@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { hasFilters, nextOrdering, readListState, toJobListQuery, writeListState } from "./listQuery";
+import {
+  hasFilters,
+  nextOrdering,
+  readListState,
+  toJobListQuery,
+  writeListState,
+} from "./listQuery";
 
 describe("list state in the URL", () => {
   it("round-trips every filter", () => {
@@ -24,8 +30,14 @@ describe("list state in the URL", () => {
   it("keeps defaults out of the URL", () => {
     const state = readListState(new URLSearchParams());
     expect(state).toEqual({
-      search: "", statuses: [], fromDay: "", toDay: "", mine: false, tags: [],
-      ordering: "-created_at", page: 1,
+      search: "",
+      statuses: [],
+      fromDay: "",
+      toDay: "",
+      mine: false,
+      tags: [],
+      ordering: "-created_at",
+      page: 1,
     });
     expect(writeListState(state).toString()).toBe("");
   });
@@ -57,7 +69,9 @@ describe("toJobListQuery", () => {
   });
 
   it("turns days into an inclusive local time range", () => {
-    const query = toJobListQuery(readListState(new URLSearchParams("from=2025-05-01&to=2025-05-01")));
+    const query = toJobListQuery(
+      readListState(new URLSearchParams("from=2025-05-01&to=2025-05-01")),
+    );
     const after = new Date(query.created_after!);
     const before = new Date(query.created_before!);
     expect(before.getTime() - after.getTime()).toBe(24 * 3600_000 - 1);

@@ -66,11 +66,11 @@ export function toJobListQuery(state: ListState): JobListQuery {
 export function hasFilters(state: ListState): boolean {
   return Boolean(
     state.search.trim() ||
-      state.statuses.length ||
-      state.fromDay ||
-      state.toDay ||
-      state.mine ||
-      state.tags.length,
+    state.statuses.length ||
+    state.fromDay ||
+    state.toDay ||
+    state.mine ||
+    state.tags.length,
   );
 }
 

@@ -3,7 +3,12 @@ import { UploadBatch } from "../../upload/batch";
 import { detect } from "../../upload/detect";
 
 /** The browser's one upload batch: it outlives the Profiles page while the user looks around. */
-export const uploads = new UploadBatch({ transport: browserTransport, createJob: createUploadJob, setJobStatus, detect });
+export const uploads = new UploadBatch({
+  transport: browserTransport,
+  createJob: createUploadJob,
+  setJobStatus,
+  detect,
+});
 
 // Closing the tab would drop the files: the browser asks first.
 const warnOnLeave = (event: BeforeUnloadEvent) => event.preventDefault();

@@ -21,7 +21,9 @@ export function DiskUse() {
           <dt>Uploads in progress</dt>
           <dd>{formatBytes(use.data.uploads_bytes)}</dd>
           <dt>Total</dt>
-          <dd><strong>{formatBytes(use.data.total_bytes)}</strong></dd>
+          <dd>
+            <strong>{formatBytes(use.data.total_bytes)}</strong>
+          </dd>
           {use.data.free_bytes != null && use.data.capacity_bytes != null ? (
             <>
               <dt>Free on the disk</dt>

@@ -23,16 +23,24 @@ export function RetentionSettings({ saved }: { saved: AppSettings }) {
   const [notWhole, setNotWhole] = useState<string[]>([]);
   const days = useMemo(() => ({ raw: raw.trim(), jobs: jobs.trim() }), [raw, jobs]);
   const settled = useDebounced(days, PREVIEW_DELAY_MS);
-  const valid = [settled.raw, settled.jobs].every((value) => value === "" || WHOLE_DAYS.test(value));
+  const valid = [settled.raw, settled.jobs].every(
+    (value) => value === "" || WHOLE_DAYS.test(value),
+  );
   const preview = useRetentionPreview(settled, valid);
   const fieldErrors = update.error instanceof ApiError ? update.error.fieldErrors : {};
-  const rawErrors = notWhole.includes("raw") ? [WHOLE_MESSAGE] : (fieldErrors.retention_raw_days ?? []);
-  const jobsErrors = notWhole.includes("jobs") ? [WHOLE_MESSAGE] : (fieldErrors.retention_jobs_days ?? []);
+  const rawErrors = notWhole.includes("raw")
+    ? [WHOLE_MESSAGE]
+    : (fieldErrors.retention_raw_days ?? []);
+  const jobsErrors = notWhole.includes("jobs")
+    ? [WHOLE_MESSAGE]
+    : (fieldErrors.retention_jobs_days ?? []);
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setJustSaved(false);
-    const wrong = (["raw", "jobs"] as const).filter((key) => days[key] !== "" && !WHOLE_DAYS.test(days[key]));
+    const wrong = (["raw", "jobs"] as const).filter(
+      (key) => days[key] !== "" && !WHOLE_DAYS.test(days[key]),
+    );
     setNotWhole([...wrong]);
     if (wrong.length) return;
     const asDays = (value: string) => (value === "" ? null : Number(value));
@@ -58,9 +66,16 @@ export function RetentionSettings({ saved }: { saved: AppSettings }) {
       <form onSubmit={submit} noValidate>
         <label className="field field-narrow">
           <span>Delete raw uploads after (days)</span>
-          <input type="number" name="retention_raw_days" min={1} step={1} inputMode="numeric"
-            value={raw} aria-invalid={rawErrors.length > 0}
-            onChange={(event) => edit(setRaw)(event.target.value)} />
+          <input
+            type="number"
+            name="retention_raw_days"
+            min={1}
+            step={1}
+            inputMode="numeric"
+            value={raw}
+            aria-invalid={rawErrors.length > 0}
+            onChange={(event) => edit(setRaw)(event.target.value)}
+          />
         </label>
         <p className="muted field-note">
           The uploaded trace files of parsed parts, that many days after their upload. Every page
@@ -69,21 +84,34 @@ export function RetentionSettings({ saved }: { saved: AppSettings }) {
         <FieldErrors messages={rawErrors} />
         <label className="field field-narrow">
           <span>Delete inactive jobs after (days)</span>
-          <input type="number" name="retention_jobs_days" min={1} step={1} inputMode="numeric"
-            value={jobs} aria-invalid={jobsErrors.length > 0}
-            onChange={(event) => edit(setJobs)(event.target.value)} />
+          <input
+            type="number"
+            name="retention_jobs_days"
+            min={1}
+            step={1}
+            inputMode="numeric"
+            value={jobs}
+            aria-invalid={jobsErrors.length > 0}
+            onChange={(event) => edit(setJobs)(event.target.value)}
+          />
         </label>
         <p className="muted field-note">
-          Whole jobs with all their data, once that many days have passed since the job was
-          created or last received an upload, whichever is later.
+          Whole jobs with all their data, once that many days have passed since the job was created
+          or last received an upload, whichever is later.
         </p>
         <FieldErrors messages={jobsErrors} />
-        {update.isError && !rawErrors.length && !jobsErrors.length && <ErrorAlert error={update.error} />}
+        {update.isError && !rawErrors.length && !jobsErrors.length && (
+          <ErrorAlert error={update.error} />
+        )}
         <div className="form-actions">
           <button type="submit" className="btn btn-primary" disabled={update.isPending}>
             {update.isPending ? "Saving…" : "Save retention"}
           </button>
-          {justSaved && <span className="text-success" role="status">Saved.</span>}
+          {justSaved && (
+            <span className="text-success" role="status">
+              Saved.
+            </span>
+          )}
         </div>
       </form>
       <h3 className="retention-preview-heading">What would be deleted now</h3>
@@ -109,7 +137,12 @@ function PreviewList({ preview }: { preview: RetentionPreview }) {
       {jobs.length > 0 && (
         <table className="table table-compact retention-table" aria-label="Jobs to delete">
           <thead>
-            <tr><th>Job</th><th>Owner</th><th>Last activity</th><th>Size</th></tr>
+            <tr>
+              <th>Job</th>
+              <th>Owner</th>
+              <th>Last activity</th>
+              <th>Size</th>
+            </tr>
           </thead>
           <tbody>
             {jobs.map((job) => (
@@ -126,7 +159,12 @@ function PreviewList({ preview }: { preview: RetentionPreview }) {
       {rawFiles.length > 0 && (
         <table className="table table-compact retention-table" aria-label="Raw files to delete">
           <thead>
-            <tr><th>Raw file</th><th>Job</th><th>Uploaded</th><th>Size</th></tr>
+            <tr>
+              <th>Raw file</th>
+              <th>Job</th>
+              <th>Uploaded</th>
+              <th>Size</th>
+            </tr>
           </thead>
           <tbody>
             {rawFiles.map((file) => (

@@ -26,7 +26,9 @@ function backend(user = admin) {
       if (body.auto_shutdown_hours !== undefined && (body.auto_shutdown_hours ?? 0) < 0.05) {
         return {
           status: 400,
-          body: { auto_shutdown_hours: ["The threshold must be more than 0 hours (at least 0.05 h)."] },
+          body: {
+            auto_shutdown_hours: ["The threshold must be more than 0 hours (at least 0.05 h)."],
+          },
         };
       }
       stored = { ...stored, ...body };
@@ -56,7 +58,9 @@ describe("Settings page", () => {
     await userEvent.clear(hours);
     await userEvent.type(hours, "0");
     await userEvent.click(screen.getByRole("button", { name: "Save" }));
-    expect(await screen.findByRole("alert")).toHaveTextContent("The threshold must be more than 0 hours");
+    expect(await screen.findByRole("alert")).toHaveTextContent(
+      "The threshold must be more than 0 hours",
+    );
     expect(hours).toHaveAttribute("aria-invalid", "true");
 
     await userEvent.clear(hours);
@@ -82,7 +86,9 @@ describe("Settings page", () => {
     await userEvent.clear(await screen.findByLabelText("Auto-shutdown threshold (hours)"));
     await userEvent.click(screen.getByRole("button", { name: "Save" }));
 
-    expect(await screen.findByRole("alert")).toHaveTextContent("Enter the threshold as a number of hours");
+    expect(await screen.findByRole("alert")).toHaveTextContent(
+      "Enter the threshold as a number of hours",
+    );
     expect(api.sent("PUT /api/settings/")).toHaveLength(0);
   });
 
@@ -109,7 +115,15 @@ describe("Settings page", () => {
           ...emptyPreview,
           retention_jobs_days: jobsDays ? Number(jobsDays) : null,
           jobs: jobsDays
-            ? [{ id: 7, name: "old-sweep", owner: "bob", last_activity_at: "2024-01-02T10:00:00Z", bytes: 2_500_000 }]
+            ? [
+                {
+                  id: 7,
+                  name: "old-sweep",
+                  owner: "bob",
+                  last_activity_at: "2024-01-02T10:00:00Z",
+                  bytes: 2_500_000,
+                },
+              ]
             : [],
           total_bytes: jobsDays ? 2_500_000 : 0,
         },
@@ -149,7 +163,9 @@ describe("Settings page", () => {
   it("shows retention to admins only, and the disk use to everyone", async () => {
     const api = backend(alice);
     renderApp("/settings");
-    expect(await screen.findByTestId("disk-use")).toHaveTextContent("Free on the disk120 GB of 500 GB");
+    expect(await screen.findByTestId("disk-use")).toHaveTextContent(
+      "Free on the disk120 GB of 500 GB",
+    );
     expect(screen.queryByRole("heading", { name: "Retention" })).not.toBeInTheDocument();
     expect(api.sent("GET /api/settings/retention/preview/")).toHaveLength(0);
   });
@@ -157,7 +173,13 @@ describe("Settings page", () => {
   it("names the bucket and this server's cache when profiles are kept in object storage", async () => {
     backend(alice).on("GET /api/settings/disk-use/", {
       status: 200,
-      body: { ...diskUse, where: "s3://team-profiles/prod", free_bytes: null, capacity_bytes: null, cache_bytes: 4_000_000_000 },
+      body: {
+        ...diskUse,
+        where: "s3://team-profiles/prod",
+        free_bytes: null,
+        capacity_bytes: null,
+        cache_bytes: 4_000_000_000,
+      },
     });
     renderApp("/settings");
     const use = await screen.findByTestId("disk-use");

@@ -77,16 +77,34 @@ function AutoShutdownSettings({ saved, canEdit }: { saved: AppSettings; canEdit:
       )}
       <form onSubmit={submit} noValidate>
         <label className="checkbox-field">
-          <input type="checkbox" name="auto_shutdown_enabled" checked={enabled} disabled={!canEdit}
-            onChange={(event) => { setEnabled(event.target.checked); setJustSaved(false); }} />
+          <input
+            type="checkbox"
+            name="auto_shutdown_enabled"
+            checked={enabled}
+            disabled={!canEdit}
+            onChange={(event) => {
+              setEnabled(event.target.checked);
+              setJustSaved(false);
+            }}
+          />
           Enable application auto-shutdown
         </label>
         <FieldErrors messages={enabledErrors} />
         <label className="field field-narrow">
           <span>Auto-shutdown threshold (hours)</span>
-          <input type="number" name="auto_shutdown_hours" inputMode="decimal" step="any"
-            value={hours} disabled={!canEdit} aria-invalid={hoursErrors.length > 0}
-            onChange={(event) => { setHours(event.target.value); setJustSaved(false); }} />
+          <input
+            type="number"
+            name="auto_shutdown_hours"
+            inputMode="decimal"
+            step="any"
+            value={hours}
+            disabled={!canEdit}
+            aria-invalid={hoursErrors.length > 0}
+            onChange={(event) => {
+              setHours(event.target.value);
+              setJustSaved(false);
+            }}
+          />
         </label>
         <FieldErrors messages={hoursErrors} />
         {otherError && <ErrorAlert error={update.error} />}
@@ -95,7 +113,11 @@ function AutoShutdownSettings({ saved, canEdit }: { saved: AppSettings; canEdit:
             <button type="submit" className="btn btn-primary" disabled={update.isPending}>
               {update.isPending ? "Saving…" : "Save"}
             </button>
-            {justSaved && <span className="text-success" role="status">Saved.</span>}
+            {justSaved && (
+              <span className="text-success" role="status">
+                Saved.
+              </span>
+            )}
           </div>
         )}
       </form>

@@ -8,7 +8,8 @@ import { formatBytes } from "../../lib/format";
 import { isRunShortcut, resultTable } from "./sqlView";
 import "./sql.css";
 
-const FIRST_QUERY = "SELECT rank, kind, count(*) AS events, sum(dur_ns) AS total_ns\nFROM events\nGROUP BY rank, kind\nORDER BY rank, total_ns DESC";
+const FIRST_QUERY =
+  "SELECT rank, kind, count(*) AS events, sum(dur_ns) AS total_ns\nFROM events\nGROUP BY rank, kind\nORDER BY rank, total_ns DESC";
 
 export function SqlPage() {
   return (
@@ -32,36 +33,62 @@ function SqlConsole({ job }: { job: TrainingJob }) {
       <div className="sql-layout">
         <div className="sql-main">
           <section className="card" aria-label="Query">
-            <label htmlFor="sql-query" className="visually-hidden">SQL query</label>
-            <textarea id="sql-query" className="sql-editor" spellCheck={false} value={query} rows={10}
+            <label htmlFor="sql-query" className="visually-hidden">
+              SQL query
+            </label>
+            <textarea
+              id="sql-query"
+              className="sql-editor"
+              spellCheck={false}
+              value={query}
+              rows={10}
               onChange={(event) => setQuery(event.target.value)}
               onKeyDown={(event) => {
                 if (isRunShortcut(event)) {
                   event.preventDefault();
                   submit(query);
                 }
-              }} />
+              }}
+            />
             <div className="sql-toolbar">
-              <button type="button" className="btn btn-primary" disabled={run.isPending} onClick={() => submit(query)}>
+              <button
+                type="button"
+                className="btn btn-primary"
+                disabled={run.isPending}
+                onClick={() => submit(query)}
+              >
                 {run.isPending ? "Running…" : "Run"}
               </button>
-              <span className="muted">Ctrl+Enter runs · one read-only SELECT over this job's events
-                {schema.data && ` · at most ${schema.data.max_rows.toLocaleString("en-US")} rows, ${formatBytes(schema.data.max_bytes)}, ${schema.data.timeout_s} s`}
+              <span className="muted">
+                Ctrl+Enter runs · one read-only SELECT over this job's events
+                {schema.data &&
+                  ` · at most ${schema.data.max_rows.toLocaleString("en-US")} rows, ${formatBytes(schema.data.max_bytes)}, ${schema.data.timeout_s} s`}
               </span>
             </div>
             {schema.data && (
               <div className="sql-examples" aria-label="Example queries">
                 <span className="muted">Examples:</span>
                 {schema.data.examples.map((example) => (
-                  <button key={example.name} type="button" className="btn btn-small"
-                    onClick={() => { setQuery(example.query); submit(example.query); }}>
+                  <button
+                    key={example.name}
+                    type="button"
+                    className="btn btn-small"
+                    onClick={() => {
+                      setQuery(example.query);
+                      submit(example.query);
+                    }}
+                  >
                     {example.name}
                   </button>
                 ))}
               </div>
             )}
           </section>
-          {run.isError && <div className="sql-error"><ErrorAlert error={run.error} /></div>}
+          {run.isError && (
+            <div className="sql-error">
+              <ErrorAlert error={run.error} />
+            </div>
+          )}
           {run.data && <Result result={run.data} jobName={job.name} />}
         </div>
         <aside className="sql-schema card" aria-label="Schema">
@@ -84,11 +111,21 @@ function Result({ result, jobName }: { result: SqlResult; jobName: string }) {
         {Math.round(result.elapsed_ms).toLocaleString("en-US")} ms
         {result.truncated && " — the answer was cut"}
       </p>
-      {result.truncated && <p className="alert alert-warning sql-cut" role="note" aria-label="Answer cut">{result.note}</p>}
+      {result.truncated && (
+        <p className="alert alert-warning sql-cut" role="note" aria-label="Answer cut">
+          {result.note}
+        </p>
+      )}
       {result.rows.length === 0 ? (
         <p className="muted">The query returned no rows.</p>
       ) : (
-        <DataTable title="Result" rows={table.rows} columns={table.columns} fileName={`${jobName}-sql`} wide />
+        <DataTable
+          title="Result"
+          rows={table.rows}
+          columns={table.columns}
+          fileName={`${jobName}-sql`}
+          wide
+        />
       )}
     </>
   );
@@ -97,16 +134,23 @@ function Result({ result, jobName }: { result: SqlResult; jobName: string }) {
 function SchemaReference({ schema }: { schema: SqlSchema }) {
   return (
     <>
-      <p className="muted">Times are integer nanoseconds (start_ns and end_ns since the unix epoch). Absent values are NULL.</p>
+      <p className="muted">
+        Times are integer nanoseconds (start_ns and end_ns since the unix epoch). Absent values are
+        NULL.
+      </p>
       {schema.views.map((view) => (
         <details key={view.name} open={view.name === "events"}>
-          <summary><code>{view.name}</code></summary>
+          <summary>
+            <code>{view.name}</code>
+          </summary>
           <p className="muted">{view.description}</p>
           <table className="table sql-columns">
             <tbody>
               {view.columns.map((column) => (
                 <tr key={column.name}>
-                  <td><code>{column.name}</code></td>
+                  <td>
+                    <code>{column.name}</code>
+                  </td>
                   <td className="muted">{column.type}</td>
                   <td>{column.description}</td>
                 </tr>

@@ -5,7 +5,8 @@ describe("resultTable", () => {
   it("keys columns by position so repeated names stay apart", () => {
     const table = resultTable(["n", "n"], ["BIGINT", "VARCHAR"], [[1, "x"]]);
     expect(table.columns.map((c) => [c.key, c.label, c.csv, c.code])).toEqual([
-      ["c0", "n", "n", false], ["c1", "n", "n", true],
+      ["c0", "n", "n", false],
+      ["c1", "n", "n", true],
     ]);
     expect(table.rows).toEqual([{ c0: 1, c1: "x" }]);
   });

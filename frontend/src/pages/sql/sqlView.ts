@@ -2,12 +2,22 @@ import type { DataColumn, DataRow } from "../../components/DataTable";
 
 /** The result as DataTable rows: keyed by position, since SQL allows repeated column names.
  * Text columns share the room the numbers leave (long kernel names are cut, titles hold them). */
-export function resultTable(columns: string[], types: string[], rows: unknown[][]): { columns: DataColumn[]; rows: DataRow[] } {
+export function resultTable(
+  columns: string[],
+  types: string[],
+  rows: unknown[][],
+): { columns: DataColumn[]; rows: DataRow[] } {
   return {
     columns: columns.map((name, at) => ({
-      key: `c${at}`, label: name, csv: name, format: plainNumber, code: types[at] === "VARCHAR",
+      key: `c${at}`,
+      label: name,
+      csv: name,
+      format: plainNumber,
+      code: types[at] === "VARCHAR",
     })),
-    rows: rows.map((row) => Object.fromEntries(row.map((value, at) => [`c${at}`, cellValue(value)]))),
+    rows: rows.map((row) =>
+      Object.fromEntries(row.map((value, at) => [`c${at}`, cellValue(value)])),
+    ),
   };
 }
 

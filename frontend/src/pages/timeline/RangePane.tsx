@@ -34,34 +34,33 @@ export function RangePane(props: {
   highlighted: { count: number; shown: number } | null;
 }) {
   const { totals, trackLabel, picked, onPick } = props;
-  const rows: DataRow[] = useMemo(
-    () => {
-      const found = totals.data?.rows ?? [];
-      const paths = withoutSharedPrefix(found.map((r) => trackLabel(r.track)));
-      return found.map((r, i) => ({ ...r, trackId: r.track, track: paths[i]! }));
-    },
-    [totals.data, trackLabel],
-  );
+  const rows: DataRow[] = useMemo(() => {
+    const found = totals.data?.rows ?? [];
+    const paths = withoutSharedPrefix(found.map((r) => trackLabel(r.track)));
+    return found.map((r, i) => ({ ...r, trackId: r.track, track: paths[i]! }));
+  }, [totals.data, trackLabel]);
   return (
     <section className="card tl-range" aria-label="Range selection" data-testid="range-pane">
       <div className="card-header">
         <h3>
-          Range {formatOffset(props.startNs)} – {formatOffset(props.endNs)} ({ms(props.endNs - props.startNs)} ms,{" "}
-          {totals.data?.tracks.length ?? "…"} lanes)
+          Range {formatOffset(props.startNs)} – {formatOffset(props.endNs)} (
+          {ms(props.endNs - props.startNs)} ms, {totals.data?.tracks.length ?? "…"} lanes)
         </h3>
         <button type="button" className="btn btn-small" onClick={props.onClear}>
           Clear range
         </button>
       </div>
       <p className="muted">
-        Durations count the part of each event inside the range; self time (CPU threads) leaves out the events
-        nested inside. Click a row to outline its events.
+        Durations count the part of each event inside the range; self time (CPU threads) leaves out
+        the events nested inside. Click a row to outline its events.
         {props.highlighted &&
           ` Outlined: ${props.highlighted.shown.toLocaleString("en-US")} of ${props.highlighted.count.toLocaleString("en-US")} events.`}
       </p>
       {totals.error ? <ErrorAlert error={totals.error} /> : null}
       {totals.isLoading && <Loading what="the range's totals" />}
-      {totals.data && rows.length === 0 && <p className="muted">No events in this range on these tracks.</p>}
+      {totals.data && rows.length === 0 && (
+        <p className="muted">No events in this range on these tracks.</p>
+      )}
       <DataTable
         title="Events in the range"
         rows={rows}
@@ -74,7 +73,9 @@ export function RangePane(props: {
           const next = { track: String(row.trackId), name: String(row.name) };
           onPick(picked && picked.track === next.track && picked.name === next.name ? null : next);
         }}
-        isActive={(row) => picked !== null && row.trackId === picked.track && row.name === picked.name}
+        isActive={(row) =>
+          picked !== null && row.trackId === picked.track && row.name === picked.name
+        }
       />
     </section>
   );

@@ -6,7 +6,15 @@ import { offsetOf } from "./format";
 export type SearchPick = { id: string; track: string; startNs: string; durNs: number };
 
 /** Find events by name; choosing one zooms to it and selects it. */
-export function SearchBox({ jobId, originNs, onPick }: { jobId: number; originNs: string; onPick: (pick: SearchPick) => void }) {
+export function SearchBox({
+  jobId,
+  originNs,
+  onPick,
+}: {
+  jobId: number;
+  originNs: string;
+  onPick: (pick: SearchPick) => void;
+}) {
   const [text, setText] = useState("");
   const [query, setQuery] = useState("");
   const [open, setOpen] = useState(false);

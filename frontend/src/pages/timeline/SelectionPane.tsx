@@ -5,7 +5,14 @@ import { formatDuration } from "../../lib/format";
 import type { ViewportData } from "../../timeline/model";
 import { formatDims, formatOffset, offsetOf } from "./format";
 
-export type Connection = { part: number; launch: number; run: number; runStartNs: number; runDurNs: number; launchStartNs: number };
+export type Connection = {
+  part: number;
+  launch: number;
+  run: number;
+  runStartNs: number;
+  runDurNs: number;
+  launchStartNs: number;
+};
 
 type Props = {
   originNs: string;
@@ -38,7 +45,17 @@ const FIELDS: [keyof TimelineEvent, string, (e: TimelineEvent) => string][] = [
   ["input_dims", "Input shapes", (e) => String(e.input_dims)],
 ];
 
-function EventTable({ title, event, originNs, trackLabel }: { title: string; event: TimelineEvent; originNs: string; trackLabel: (id: string) => string }) {
+function EventTable({
+  title,
+  event,
+  originNs,
+  trackLabel,
+}: {
+  title: string;
+  event: TimelineEvent;
+  originNs: string;
+  trackLabel: (id: string) => string;
+}) {
   const rows: [string, string][] = [
     ["Track", trackLabel(event.track)],
     ["Start", offsetOf(originNs, event.start_ns)],
@@ -62,8 +79,16 @@ function EventTable({ title, event, originNs, trackLabel }: { title: string; eve
   );
 }
 
-function CurrentSelection({ originNs, trackLabel, details, hasSelection }: Omit<Props, "data" | "onPickConnection">) {
-  if (!hasSelection) return <p className="muted">Click an event on the timeline to see everything recorded about it.</p>;
+function CurrentSelection({
+  originNs,
+  trackLabel,
+  details,
+  hasSelection,
+}: Omit<Props, "data" | "onPickConnection">) {
+  if (!hasSelection)
+    return (
+      <p className="muted">Click an event on the timeline to see everything recorded about it.</p>
+    );
   if (details.error) return <ErrorAlert error={details.error} />;
   if (!details.data) return <Loading what="the selected event" />;
   const { event, launch, run } = details.data;
@@ -72,14 +97,25 @@ function CurrentSelection({ originNs, trackLabel, details, hasSelection }: Omit<
     <div className="tl-selection">
       <EventTable title="Selected" event={event} originNs={originNs} trackLabel={trackLabel} />
       {other && (
-        <EventTable title={other === launch ? "Connected launch" : "Connected run"} event={other} originNs={originNs} trackLabel={trackLabel} />
+        <EventTable
+          title={other === launch ? "Connected launch" : "Connected run"}
+          event={other}
+          originNs={originNs}
+          trackLabel={trackLabel}
+        />
       )}
       {details.data.launch_latency_ns !== undefined && (
         <section className="tl-event" aria-label="Latency">
           <h4>Launch → run</h4>
           <dl className="facts tl-facts">
-            <div><dt>Launch latency</dt><dd>{formatDuration(details.data.launch_latency_ns)}</dd></div>
-            <div><dt>Queued after the call</dt><dd>{formatDuration(details.data.queue_ns ?? 0)}</dd></div>
+            <div>
+              <dt>Launch latency</dt>
+              <dd>{formatDuration(details.data.launch_latency_ns)}</dd>
+            </div>
+            <div>
+              <dt>Queued after the call</dt>
+              <dd>{formatDuration(details.data.queue_ns ?? 0)}</dd>
+            </div>
           </dl>
         </section>
       )}
@@ -89,18 +125,31 @@ function CurrentSelection({ originNs, trackLabel, details, hasSelection }: Omit<
 
 function Connections({ data, onPickConnection }: Pick<Props, "data" | "onPickConnection">) {
   const flows = data?.flows;
-  if (!flows || !flows.count) return <p className="muted">No kernel launch and run pairs in this view.</p>;
+  if (!flows || !flows.count)
+    return <p className="muted">No kernel launch and run pairs in this view.</p>;
   const rows = [];
   for (let i = 0; i < flows.count; i++) {
     const connection = {
-      part: flows.part[i]!, launch: flows.launch[i]!, run: flows.run[i]!,
-      runStartNs: flows.runStart[i]!, runDurNs: flows.runDur[i]!, launchStartNs: flows.launchStart[i]!,
+      part: flows.part[i]!,
+      launch: flows.launch[i]!,
+      run: flows.run[i]!,
+      runStartNs: flows.runStart[i]!,
+      runDurNs: flows.runDur[i]!,
+      launchStartNs: flows.launchStart[i]!,
     };
     rows.push(
-      <tr key={`${connection.part}:${connection.run}`} onClick={() => onPickConnection(connection)} className="clickable">
-        <td className="mono tl-ellipsis" title={data.names[flows.launchName[i]!]}>{data.names[flows.launchName[i]!]}</td>
+      <tr
+        key={`${connection.part}:${connection.run}`}
+        onClick={() => onPickConnection(connection)}
+        className="clickable"
+      >
+        <td className="mono tl-ellipsis" title={data.names[flows.launchName[i]!]}>
+          {data.names[flows.launchName[i]!]}
+        </td>
         <td className="nowrap">{formatOffset(flows.launchStart[i]!)}</td>
-        <td className="mono tl-ellipsis" title={data.names[flows.runName[i]!]}>{data.names[flows.runName[i]!]}</td>
+        <td className="mono tl-ellipsis" title={data.names[flows.runName[i]!]}>
+          {data.names[flows.runName[i]!]}
+        </td>
         <td className="nowrap">{formatDuration(flows.runDur[i]!)}</td>
         <td className="nowrap">{formatDuration(flows.runStart[i]! - flows.launchStart[i]!)}</td>
       </tr>,
@@ -117,7 +166,13 @@ function Connections({ data, onPickConnection }: Pick<Props, "data" | "onPickCon
       <div className="tl-connections">
         <table className="table">
           <thead>
-            <tr><th>Launch</th><th>Launched at</th><th>Run</th><th>Run time</th><th>Latency</th></tr>
+            <tr>
+              <th>Launch</th>
+              <th>Launched at</th>
+              <th>Run</th>
+              <th>Run time</th>
+              <th>Latency</th>
+            </tr>
           </thead>
           <tbody>{rows}</tbody>
         </table>
@@ -132,15 +187,29 @@ export function SelectionPane(props: Props) {
   return (
     <section className="card tl-bottom" aria-label="Selection details">
       <div className="tl-tabs" role="tablist">
-        <button type="button" role="tab" aria-selected={tab === "selection"} onClick={() => setTab("selection")}>
+        <button
+          type="button"
+          role="tab"
+          aria-selected={tab === "selection"}
+          onClick={() => setTab("selection")}
+        >
           Current selection
         </button>
-        <button type="button" role="tab" aria-selected={tab === "connections"} onClick={() => setTab("connections")}>
+        <button
+          type="button"
+          role="tab"
+          aria-selected={tab === "connections"}
+          onClick={() => setTab("connections")}
+        >
           Connections
         </button>
       </div>
       <div role="tabpanel" className="tl-tabpanel">
-        {tab === "selection" ? <CurrentSelection {...props} /> : <Connections data={props.data} onPickConnection={props.onPickConnection} />}
+        {tab === "selection" ? (
+          <CurrentSelection {...props} />
+        ) : (
+          <Connections data={props.data} onPickConnection={props.onPickConnection} />
+        )}
       </div>
     </section>
   );

@@ -3,8 +3,13 @@ import { useSearchParams } from "react-router";
 import { useJob } from "../../api/jobs";
 import { useLoadedProfile } from "../../api/loadedProfile";
 import {
-  type TimelineTracks, exportUrl, useRangeEvents, useRangeTotals, useTimelineEvent, useTimelineTracks,
-} from "../../api/timeline";  // prettier-ignore
+  type TimelineTracks,
+  exportUrl,
+  useRangeEvents,
+  useRangeTotals,
+  useTimelineEvent,
+  useTimelineTracks,
+} from "../../api/timeline";
 import type { TrainingJob } from "../../api/types";
 import { PartialBadge, StatusBadge } from "../../components/Badges";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
@@ -13,7 +18,13 @@ import { useShowJob } from "../../components/shownJobContext";
 import { isPartial } from "../../lib/jobs";
 import { type Area as CanvasArea, TimelineCanvas } from "../../timeline/TimelineCanvas";
 import { type Bounds, type View, centreOn, focusOn } from "../../timeline/coords";
-import { HEADER_PX, type Hit, layoutTracks, requestedIds, visibleRows } from "../../timeline/layout";
+import {
+  HEADER_PX,
+  type Hit,
+  layoutTracks,
+  requestedIds,
+  visibleRows,
+} from "../../timeline/layout";
 import { type Step, type TrackNode, absoluteNs, eventId, nsBetween } from "../../timeline/model";
 import type { Placed, Scene } from "../../timeline/renderer";
 import { type PickedRow, RangePane } from "./RangePane";
@@ -67,10 +78,14 @@ function JobTimeline({ job }: { job: TrainingJob }) {
       {!tracks.data && !tracks.isError && <Loading what="the timeline" />}
       {tracks.data && tracks.data.tracks.length === 0 && (
         <EmptyState title="Nothing to draw yet">
-          <p>No part of this job has been processed yet. The timeline fills in as parts are parsed.</p>
+          <p>
+            No part of this job has been processed yet. The timeline fills in as parts are parsed.
+          </p>
         </EmptyState>
       )}
-      {tracks.data && tracks.data.tracks.length > 0 && <TimelineView key={job.id} jobId={job.id} tracks={tracks.data} />}
+      {tracks.data && tracks.data.tracks.length > 0 && (
+        <TimelineView key={job.id} jobId={job.id} tracks={tracks.data} />
+      )}
     </>
   );
 }
@@ -87,10 +102,17 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
     [originNs, tracks.end_ns],
   );
   const steps: Step[] = useMemo(
-    () => tracks.steps.map((s) => ({ name: s.name, startNs: nsBetween(originNs, s.start_ns), durNs: s.dur_ns })),
+    () =>
+      tracks.steps.map((s) => ({
+        name: s.name,
+        startNs: nsBetween(originNs, s.start_ns),
+        durNs: s.dur_ns,
+      })),
     [tracks.steps, originNs],
   );
-  const [expanded, setExpanded] = useState<Set<string>>(() => (initial.open ? new Set(initial.open) : defaultExpanded(roots)));
+  const [expanded, setExpanded] = useState<Set<string>>(() =>
+    initial.open ? new Set(initial.open) : defaultExpanded(roots),
+  );
   const [ranks, setRanks] = useState<number[] | null>(initial.ranks);
   const [selection, setSelection] = useState<string | null>(initial.selection);
   const [area, setArea] = useState<Area | null>(initial.area);
@@ -100,7 +122,10 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   const startView = useMemo<View>(
     () =>
       initial.range
-        ? { startNs: nsBetween(originNs, initial.range.startNs), endNs: nsBetween(originNs, initial.range.endNs) }
+        ? {
+            startNs: nsBetween(originNs, initial.range.startNs),
+            endNs: nsBetween(originNs, initial.range.endNs),
+          }
         : { startNs: bounds.startNs, endNs: bounds.endNs },
     [], // eslint-disable-line react-hooks/exhaustive-deps
   );
@@ -109,7 +134,10 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   const treeRef = useRef<HTMLDivElement>(null);
   const hoverRef = useRef<(hover: HoverState | null) => void>(() => {});
 
-  const layout = useMemo(() => layoutTracks(roots, expanded, rankFilter(ranks)), [roots, expanded, ranks]);
+  const layout = useMemo(
+    () => layoutTracks(roots, expanded, rankFilter(ranks)),
+    [roots, expanded, ranks],
+  );
   const rowsHeight = (live?.height ?? 600) - HEADER_PX;
   // Tracks a screen above and below come along, so scrolling rarely waits for data.
   const ids = useMemo(
@@ -119,7 +147,10 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   const viewport = useViewportData(jobId, originNs, live?.view ?? null, live?.width ?? 0, ids);
   const details = useTimelineEvent(jobId, selection);
   const totals = useRangeTotals(jobId, area);
-  const pickedArea = useMemo(() => (area && picked ? { ...area, tracks: [picked.track] } : null), [area, picked]);
+  const pickedArea = useMemo(
+    () => (area && picked ? { ...area, tracks: [picked.track] } : null),
+    [area, picked],
+  );
   const highlighted = useRangeEvents(jobId, pickedArea, picked?.name ?? null);
   const onArea = useCallback(
     (next: CanvasArea | null) => {
@@ -136,8 +167,16 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   );
 
   const scene: Scene = useMemo(() => {
-    const place = (e: { track: string; depth: number; start_ns: string; dur_ns: number }): Placed => ({
-      track: e.track, depth: e.depth, startNs: nsBetween(originNs, e.start_ns), durNs: e.dur_ns,
+    const place = (e: {
+      track: string;
+      depth: number;
+      start_ns: string;
+      dur_ns: number;
+    }): Placed => ({
+      track: e.track,
+      depth: e.depth,
+      startNs: nsBetween(originNs, e.start_ns),
+      durNs: e.dur_ns,
     });
     const d = selection ? details.data : undefined;
     return {
@@ -146,7 +185,9 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
       selection: d ? place(d.event) : null,
       arrows: d?.launch && d.run ? [{ from: place(d.launch), to: place(d.run) }] : [],
       area: area && {
-        startNs: nsBetween(originNs, area.startNs), endNs: nsBetween(originNs, area.endNs), tracks: area.tracks,
+        startNs: nsBetween(originNs, area.startNs),
+        endNs: nsBetween(originNs, area.endNs),
+        tracks: area.tracks,
       },
       highlights: picked ? (highlighted.data?.results ?? []).map(place) : [],
     };
@@ -157,19 +198,34 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   useEffect(() => {
     const timer = window.setTimeout(() => {
       const range = liveView
-        ? { startNs: absoluteNs(originNs, liveView.startNs), endNs: absoluteNs(originNs, liveView.endNs) }
+        ? {
+            startNs: absoluteNs(originNs, liveView.startNs),
+            endNs: absoluteNs(originNs, liveView.endNs),
+          }
         : initial.range;
-      const next = writeTimelineUrl({ job: jobId, ranks, range, selection, open: [...expanded], area });
+      const next = writeTimelineUrl({
+        job: jobId,
+        ranks,
+        range,
+        selection,
+        open: [...expanded],
+        area,
+      });
       if (next.toString() !== params.toString()) setParams(next, { replace: true });
     }, URL_WRITE_MS);
     return () => window.clearTimeout(timer);
   }, [liveView, selection, expanded, ranks, jobId, originNs, area]); // eslint-disable-line react-hooks/exhaustive-deps
 
-  const jumpTo = useCallback((view: View) => setTarget((t) => ({ view, version: t.version + 1 })), []);
+  const jumpTo = useCallback(
+    (view: View) => setTarget((t) => ({ view, version: t.version + 1 })),
+    [],
+  );
   const reveal = useCallback(
     (track: string) => {
       const above = ancestorsOf(roots, track);
-      setExpanded((open) => (above.every((id) => open.has(id)) ? open : new Set([...open, ...above])));
+      setExpanded((open) =>
+        above.every((id) => open.has(id)) ? open : new Set([...open, ...above]),
+      );
     },
     [roots],
   );
@@ -199,7 +255,8 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   }, [details.data, selection, reveal]);
   const onFocusSelection = useCallback(() => {
     const event = details.data?.event;
-    if (event && selection) jumpTo(focusOn(nsBetween(originNs, event.start_ns), event.dur_ns, bounds));
+    if (event && selection)
+      jumpTo(focusOn(nsBetween(originNs, event.start_ns), event.dur_ns, bounds));
   }, [details.data, selection, originNs, bounds, jumpTo]);
   const onPickSearch = useCallback(
     (pick: SearchPick) => {
@@ -212,7 +269,8 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   const onPickConnection = useCallback(
     (c: Connection) => {
       setSelection(eventId(c.part, c.run));
-      if (liveView) jumpTo(centreOn(liveView, (c.launchStartNs + c.runStartNs + c.runDurNs) / 2, bounds));
+      if (liveView)
+        jumpTo(centreOn(liveView, (c.launchStartNs + c.runStartNs + c.runDurNs) / 2, bounds));
     },
     [jumpTo, liveView, bounds],
   );
@@ -246,7 +304,13 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
             Whole job
           </button>
           {liveView && (
-            <a className="btn btn-small" href={exportUrl(jobId, { startNs: absoluteNs(originNs, liveView.startNs), endNs: absoluteNs(originNs, liveView.endNs) })}>
+            <a
+              className="btn btn-small"
+              href={exportUrl(jobId, {
+                startNs: absoluteNs(originNs, liveView.startNs),
+                endNs: absoluteNs(originNs, liveView.endNs),
+              })}
+            >
               Export visible range
             </a>
           )}
@@ -257,7 +321,13 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
       </div>
       {viewport.error && <ErrorAlert error={viewport.error} />}
       <div className="tl-main">
-        <MemoTree ref={treeRef} layout={layout} onToggle={onToggle} onScroll={setScrollTop} onShowShortcuts={() => setShowShortcuts(true)} />
+        <MemoTree
+          ref={treeRef}
+          layout={layout}
+          onToggle={onToggle}
+          onScroll={setScrollTop}
+          onShowShortcuts={() => setShowShortcuts(true)}
+        />
         <TimelineCanvas
           layout={layout}
           view={target.view}
@@ -276,7 +346,9 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
         {showShortcuts && <ShortcutsPanel onClose={() => setShowShortcuts(false)} />}
       </div>
       <p className="muted tl-status" aria-live="polite">
-        {viewport.loading ? "Loading…" : `${tracks.n_events.toLocaleString("en-US")} events in ${tracks.parts.length} parts`}
+        {viewport.loading
+          ? "Loading…"
+          : `${tracks.n_events.toLocaleString("en-US")} events in ${tracks.parts.length} parts`}
       </p>
       {area && (
         <RangePane
@@ -287,13 +359,21 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
           picked={picked}
           onPick={setPicked}
           onClear={() => onArea(null)}
-          highlighted={picked && highlighted.data ? { count: highlighted.data.count, shown: highlighted.data.results.length } : null}
+          highlighted={
+            picked && highlighted.data
+              ? { count: highlighted.data.count, shown: highlighted.data.results.length }
+              : null
+          }
         />
       )}
       <SelectionPane
         originNs={originNs}
         trackLabel={trackLabel}
-        details={{ data: selection ? details.data : undefined, error: details.error, isLoading: details.isLoading }}
+        details={{
+          data: selection ? details.data : undefined,
+          error: details.error,
+          isLoading: details.isLoading,
+        }}
         hasSelection={selection !== null}
         data={viewport.data}
         onPickConnection={onPickConnection}
@@ -306,12 +386,20 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
 type HoverState = { hit: Hit; x: number; y: number };
 
 /** Hover changes at mouse speed; only this small component re-renders for it. */
-function HoverLayer({ jobId, setterRef }: { jobId: number; setterRef: React.RefObject<(hover: HoverState | null) => void> }) {
+function HoverLayer({
+  jobId,
+  setterRef,
+}: {
+  jobId: number;
+  setterRef: React.RefObject<(hover: HoverState | null) => void>;
+}) {
   const [hover, setHover] = useState<HoverState | null>(null);
   useEffect(() => {
     setterRef.current = setHover;
   }, [setterRef]);
-  return hover ? <Tooltip jobId={jobId} hit={hover.hit} clientX={hover.x} clientY={hover.y} /> : null;
+  return hover ? (
+    <Tooltip jobId={jobId} hit={hover.hit} clientX={hover.x} clientY={hover.y} />
+  ) : null;
 }
 
 function toggleRank(ranks: number[] | null, all: number[], rank: number): number[] | null {
@@ -322,7 +410,11 @@ function toggleRank(ranks: number[] | null, all: number[], rank: number): number
 }
 
 /** "algo-1 › HOST-0 PID-1102 › GPU-0 device › stream 7": where a track sits in the tree. */
-function trackPath(layout: ReturnType<typeof layoutTracks>, roots: TrackNode[], id: string): string {
+function trackPath(
+  layout: ReturnType<typeof layoutTracks>,
+  roots: TrackNode[],
+  id: string,
+): string {
   const labels: string[] = [];
   const find = (node: TrackNode): boolean => {
     labels.push(node.label);
@@ -331,5 +423,5 @@ function trackPath(layout: ReturnType<typeof layoutTracks>, roots: TrackNode[], 
     return false;
   };
   roots.some(find);
-  return labels.length ? labels.join(" › ") : layout.byId.get(id)?.node.label ?? id;
+  return labels.length ? labels.join(" › ") : (layout.byId.get(id)?.node.label ?? id);
 }

@@ -29,24 +29,57 @@ export function Tooltip({ jobId, hit, clientX, clientY }: Props) {
         <>
           <strong className="tl-tooltip-name">{hit.name}</strong>
           <dl>
-            <dt>Kind</dt><dd>{kindName(hit.kind)}</dd>
-            <dt>Start</dt><dd>{formatOffset(hit.startNs)}</dd>
-            <dt>Duration</dt><dd>{formatDuration(hit.durNs)}</dd>
-            <dt>Track</dt><dd>{hit.row.node.label}</dd>
-            {event?.stream !== undefined && (<><dt>Stream</dt><dd>{event.stream}</dd></>)}
-            {event?.grid && (<><dt>Grid / block</dt><dd>{formatDims(event.grid)} / {formatDims(event.block)}</dd></>)}
-            {event?.bytes !== undefined && (<><dt>Bytes</dt><dd>{event.bytes.toLocaleString("en-US")}</dd></>)}
-            {event?.correlation !== undefined && (<><dt>Correlation</dt><dd>{event.correlation}</dd></>)}
+            <dt>Kind</dt>
+            <dd>{kindName(hit.kind)}</dd>
+            <dt>Start</dt>
+            <dd>{formatOffset(hit.startNs)}</dd>
+            <dt>Duration</dt>
+            <dd>{formatDuration(hit.durNs)}</dd>
+            <dt>Track</dt>
+            <dd>{hit.row.node.label}</dd>
+            {event?.stream !== undefined && (
+              <>
+                <dt>Stream</dt>
+                <dd>{event.stream}</dd>
+              </>
+            )}
+            {event?.grid && (
+              <>
+                <dt>Grid / block</dt>
+                <dd>
+                  {formatDims(event.grid)} / {formatDims(event.block)}
+                </dd>
+              </>
+            )}
+            {event?.bytes !== undefined && (
+              <>
+                <dt>Bytes</dt>
+                <dd>{event.bytes.toLocaleString("en-US")}</dd>
+              </>
+            )}
+            {event?.correlation !== undefined && (
+              <>
+                <dt>Correlation</dt>
+                <dd>{event.correlation}</dd>
+              </>
+            )}
           </dl>
         </>
       )}
       {hit.type === "block" && (
         <>
-          <strong className="tl-tooltip-name">{hit.count.toLocaleString("en-US")} events under a pixel</strong>
+          <strong className="tl-tooltip-name">
+            {hit.count.toLocaleString("en-US")} events under a pixel
+          </strong>
           <dl>
-            <dt>Mostly</dt><dd>{hit.name}</dd>
-            <dt>Busy</dt><dd>{formatDuration(hit.busyNs)} of {formatDuration(hit.endNs - hit.startNs)}</dd>
-            <dt>From</dt><dd>{formatOffset(hit.startNs)}</dd>
+            <dt>Mostly</dt>
+            <dd>{hit.name}</dd>
+            <dt>Busy</dt>
+            <dd>
+              {formatDuration(hit.busyNs)} of {formatDuration(hit.endNs - hit.startNs)}
+            </dd>
+            <dt>From</dt>
+            <dd>{formatOffset(hit.startNs)}</dd>
           </dl>
           <p className="muted">Zoom in to see them one by one.</p>
         </>
@@ -55,9 +88,16 @@ export function Tooltip({ jobId, hit, clientX, clientY }: Props) {
         <>
           <strong className="tl-tooltip-name">{hit.row.node.label}</strong>
           <dl>
-            <dt>Mean</dt><dd>{hit.mean.toFixed(1)} {String(hit.row.node.info?.unit ?? "")}</dd>
-            <dt>Min – max</dt><dd>{hit.low.toFixed(1)} – {hit.high.toFixed(1)}</dd>
-            <dt>At</dt><dd>{formatOffset(hit.timeNs)}</dd>
+            <dt>Mean</dt>
+            <dd>
+              {hit.mean.toFixed(1)} {String(hit.row.node.info?.unit ?? "")}
+            </dd>
+            <dt>Min – max</dt>
+            <dd>
+              {hit.low.toFixed(1)} – {hit.high.toFixed(1)}
+            </dd>
+            <dt>At</dt>
+            <dd>{formatOffset(hit.timeNs)}</dd>
           </dl>
         </>
       )}
@@ -65,8 +105,10 @@ export function Tooltip({ jobId, hit, clientX, clientY }: Props) {
         <>
           <strong className="tl-tooltip-name">{hit.row.node.label}</strong>
           <dl>
-            <dt>Events</dt><dd>{hit.count.toLocaleString("en-US")}</dd>
-            <dt>Busy</dt><dd>{Math.round(hit.occupancy * 100)}%</dd>
+            <dt>Events</dt>
+            <dd>{hit.count.toLocaleString("en-US")}</dd>
+            <dt>Busy</dt>
+            <dd>{Math.round(hit.occupancy * 100)}%</dd>
           </dl>
           <p className="muted">Expand to see its tracks.</p>
         </>

@@ -14,7 +14,8 @@ function subtitle(row: LayoutRow): string {
     const ranks = (info.ranks as number[] | undefined) ?? [];
     return ranks.length === 1 ? `rank ${ranks[0]}` : `ranks ${ranks.join(", ")}`;
   }
-  if (row.kind === "events" && row.node.events !== undefined) return row.node.events.toLocaleString("en-US");
+  if (row.kind === "events" && row.node.events !== undefined)
+    return row.node.events.toLocaleString("en-US");
   if (row.kind === "counter" && info.unit) return String(info.unit);
   return "";
 }
@@ -25,7 +26,11 @@ export const TrackTree = forwardRef<HTMLDivElement, Props>(function TrackTree(
   ref,
 ) {
   return (
-    <div ref={ref} className="tl-tree" onScroll={(event) => onScroll(event.currentTarget.scrollTop)}>
+    <div
+      ref={ref}
+      className="tl-tree"
+      onScroll={(event) => onScroll(event.currentTarget.scrollTop)}
+    >
       <div className="tl-tree-header" style={{ height: HEADER_PX }}>
         <span className="muted">Tracks</span>
         <button type="button" className="btn btn-small" onClick={onShowShortcuts}>

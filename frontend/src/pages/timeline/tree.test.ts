@@ -4,15 +4,39 @@ import tracks from "../../timeline/testdata/amd_mi250_tracks.json";
 import { ancestorsOf, defaultExpanded, rankFilter, ranksOf, withoutSharedPrefix } from "./tree";
 
 const process = (id: string, ranks: number[], children: TrackNode[] = []): TrackNode => ({
-  id, label: id, kind: "process", data: null, info: { ranks, pid: 1 }, children,
+  id,
+  label: id,
+  kind: "process",
+  data: null,
+  info: { ranks, pid: 1 },
+  children,
 });
-const lane = (id: string): TrackNode => ({ id, label: id, kind: "stream", data: "events", rows: 1 });
-const group = (id: string, kind: string, children: TrackNode[]): TrackNode => ({ id, label: id, kind, data: null, children });
+const lane = (id: string): TrackNode => ({
+  id,
+  label: id,
+  kind: "stream",
+  data: "events",
+  rows: 1,
+});
+const group = (id: string, kind: string, children: TrackNode[]): TrackNode => ({
+  id,
+  label: id,
+  kind,
+  data: null,
+  children,
+});
 
 const roots: TrackNode[] = [
   group("algo-1", "node", [
     group("algo-1/gpus", "gpus", [
-      process("p0", [0], [group("p0/gpu0/device", "device", [lane("p0/s7")]), group("p0/cpu", "threads", [lane("p0/t1")])]),
+      process(
+        "p0",
+        [0],
+        [
+          group("p0/gpu0/device", "device", [lane("p0/s7")]),
+          group("p0/cpu", "threads", [lane("p0/t1")]),
+        ],
+      ),
       process("p1", [1], [group("p1/gpu1/device", "device", [lane("p1/s7")])]),
     ]),
   ]),
@@ -20,7 +44,12 @@ const roots: TrackNode[] = [
 
 describe("default expansion", () => {
   it("opens nodes and the first process down to its streams; other processes stay collapsed", () => {
-    expect([...defaultExpanded(roots)].sort()).toEqual(["algo-1", "algo-1/gpus", "p0", "p0/gpu0/device"]);
+    expect([...defaultExpanded(roots)].sort()).toEqual([
+      "algo-1",
+      "algo-1/gpus",
+      "p0",
+      "p0/gpu0/device",
+    ]);
   });
 
   it("works on a real tree", () => {
@@ -48,11 +77,16 @@ describe("rank filter and ancestors", () => {
 
 describe("withoutSharedPrefix", () => {
   it("drops the steps every path shares, never a path's own last step", () => {
-    expect(withoutSharedPrefix([
-      "algo-1 › GPUs › HOST-0 › GPU-0 host › thread 1262",
-      "algo-1 › GPUs › HOST-0 › GPU-0 device › stream 7",
-    ])).toEqual(["GPU-0 host › thread 1262", "GPU-0 device › stream 7"]);
-    expect(withoutSharedPrefix(["algo-1 › a › x", "algo-2 › a › x"])).toEqual(["algo-1 › a › x", "algo-2 › a › x"]);
+    expect(
+      withoutSharedPrefix([
+        "algo-1 › GPUs › HOST-0 › GPU-0 host › thread 1262",
+        "algo-1 › GPUs › HOST-0 › GPU-0 device › stream 7",
+      ]),
+    ).toEqual(["GPU-0 host › thread 1262", "GPU-0 device › stream 7"]);
+    expect(withoutSharedPrefix(["algo-1 › a › x", "algo-2 › a › x"])).toEqual([
+      "algo-1 › a › x",
+      "algo-2 › a › x",
+    ]);
     expect(withoutSharedPrefix(["algo-1 › a › x", "algo-1 › a › x"])).toEqual(["x", "x"]);
     expect(withoutSharedPrefix(["algo-1", "algo-1 › a"])).toEqual(["algo-1", "algo-1 › a"]);
     expect(withoutSharedPrefix([])).toEqual([]);

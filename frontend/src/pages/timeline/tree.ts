@@ -29,7 +29,8 @@ export function defaultExpanded(roots: TrackNode[]): Set<string> {
 export function ranksOf(roots: TrackNode[]): number[] {
   const ranks = new Set<number>();
   const visit = (node: TrackNode) => {
-    if (node.kind === "process") for (const rank of (node.info?.ranks as number[] | undefined) ?? []) ranks.add(rank);
+    if (node.kind === "process")
+      for (const rank of (node.info?.ranks as number[] | undefined) ?? []) ranks.add(rank);
     node.children?.forEach(visit);
   };
   roots.forEach(visit);
@@ -41,7 +42,8 @@ export function rankFilter(ranks: number[] | null): (node: TrackNode) => boolean
   if (!ranks) return () => true;
   const wanted = new Set(ranks);
   return (node) =>
-    node.kind !== "process" || ((node.info?.ranks as number[] | undefined) ?? []).some((r) => wanted.has(r));
+    node.kind !== "process" ||
+    ((node.info?.ranks as number[] | undefined) ?? []).some((r) => wanted.has(r));
 }
 
 /** Ids of the nodes above ``id``, outermost first (empty when ``id`` is not in the tree). */

@@ -9,7 +9,11 @@ describe("timeline URL state", () => {
       range: { startNs: "1712195495595112798", endNs: "1712195495997096942" },
       selection: "41:2087",
       open: ["algo-1", "algo-1/gpus", "algo-1/1102/gpu0/device"],
-      area: { startNs: "1712195495600000001", endNs: "1712195495700000003", tracks: ["algo-1/1102/gpu0/s7", "algo-1/1102/cpu"] },
+      area: {
+        startNs: "1712195495600000001",
+        endNs: "1712195495700000003",
+        tracks: ["algo-1/1102/gpu0/s7", "algo-1/1102/cpu"],
+      },
     };
     const params = writeTimelineUrl(state);
     expect(params.get("t")).toBe("1712195495595112798_1712195495997096942");
@@ -23,8 +27,17 @@ describe("timeline URL state", () => {
   });
 
   it("ignores what it cannot read instead of failing", () => {
-    const parsed = parseTimelineUrl(new URLSearchParams("job=x&ranks=a,2,2,1&t=9_3&sel=12&range=5_4&rtracks=a"));
-    expect(parsed).toEqual({ job: null, ranks: [1, 2], range: null, selection: null, open: null, area: null });
+    const parsed = parseTimelineUrl(
+      new URLSearchParams("job=x&ranks=a,2,2,1&t=9_3&sel=12&range=5_4&rtracks=a"),
+    );
+    expect(parsed).toEqual({
+      job: null,
+      ranks: [1, 2],
+      range: null,
+      selection: null,
+      open: null,
+      area: null,
+    });
     expect(parseTimelineUrl(new URLSearchParams("range=4_5")).area).toBeNull();
   });
 });

@@ -21,13 +21,20 @@ const INTEGER = /^-?\d+$/;
 
 function integers(text: string | null): number[] | null {
   if (text === null) return null;
-  const values = text.split(",").filter((v) => INTEGER.test(v)).map(Number);
+  const values = text
+    .split(",")
+    .filter((v) => INTEGER.test(v))
+    .map(Number);
   return values.length ? [...new Set(values)].sort((a, b) => a - b) : null;
 }
 
 function span(text: string | null): { startNs: string; endNs: string } | null {
   const [startNs, endNs] = (text ?? "").split("_");
-  return startNs && endNs && INTEGER.test(startNs) && INTEGER.test(endNs) && BigInt(endNs) > BigInt(startNs)
+  return startNs &&
+    endNs &&
+    INTEGER.test(startNs) &&
+    INTEGER.test(endNs) &&
+    BigInt(endNs) > BigInt(startNs)
     ? { startNs, endNs }
     : null;
 }

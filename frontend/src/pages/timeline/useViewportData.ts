@@ -10,13 +10,23 @@ type Loaded = { request: ViewportRequest; ids: string[]; data: ViewportData };
  * changes level, or needs tracks the last answer lacks. Until the new answer arrives the last
  * one stays on screen, drawn at the current zoom.
  */
-export function useViewportData(jobId: number, originNs: string, view: View | null, widthPx: number, ids: string[]) {
+export function useViewportData(
+  jobId: number,
+  originNs: string,
+  view: View | null,
+  widthPx: number,
+  ids: string[],
+) {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [error, setError] = useState<Error | null>(null);
   const idsKey = ids.join(",");
   const wanted = useMemo(() => {
     if (!view || widthPx <= 0 || !idsKey) return null;
-    if (loaded && covers(loaded.request, view, widthPx) && idsKey.split(",").every((id) => loaded.ids.includes(id))) {
+    if (
+      loaded &&
+      covers(loaded.request, view, widthPx) &&
+      idsKey.split(",").every((id) => loaded.ids.includes(id))
+    ) {
       return null;
     }
     return planRequest(view, widthPx);
@@ -42,7 +52,8 @@ export function useViewportData(jobId: number, originNs: string, view: View | nu
         setError(null);
       })
       .catch((reason: unknown) => {
-        if (!abort.signal.aborted) setError(reason instanceof Error ? reason : new Error(String(reason)));
+        if (!abort.signal.aborted)
+          setError(reason instanceof Error ? reason : new Error(String(reason)));
       });
     return () => abort.abort();
     // The key captures everything the request depends on.

@@ -27,8 +27,13 @@ function backend(initial: ApiToken[]) {
       if (tokens.some((t) => t.name === body.name)) {
         return { status: 400, body: { name: [`You already have a token named “${body.name}”.`] } };
       }
-      const made = { ...laptop, id: 2, name: body.name, prefix: KEY.slice(0, 8),
-        expiry: body.expires_in_days ? "2025-07-01T10:00:00Z" : null };
+      const made = {
+        ...laptop,
+        id: 2,
+        name: body.name,
+        prefix: KEY.slice(0, 8),
+        expiry: body.expires_in_days ? "2025-07-01T10:00:00Z" : null,
+      };
       tokens = [made, ...tokens];
       return { status: 201, body: { ...made, token: KEY } };
     })
@@ -44,7 +49,9 @@ describe("API tokens page", () => {
     renderApp("/tokens");
 
     expect(await screen.findByRole("cell", { name: "laptop" })).toBeInTheDocument();
-    expect(screen.getByTestId("shell-snippet")).toHaveTextContent("export PROFILER_TOKEN='<your token>'");
+    expect(screen.getByTestId("shell-snippet")).toHaveTextContent(
+      "export PROFILER_TOKEN='<your token>'",
+    );
     await userEvent.type(screen.getByLabelText("Name"), "gpu-cluster");
     await userEvent.selectOptions(screen.getByLabelText("Expires"), "In 30 days");
     await userEvent.click(screen.getByRole("button", { name: "Create token" }));
@@ -52,12 +59,17 @@ describe("API tokens page", () => {
     const reveal = await screen.findByRole("region", { name: "New token" });
     expect(within(reveal).getByTestId("new-token")).toHaveTextContent(KEY);
     expect(reveal).toHaveTextContent("Copy it now: you will not see it again.");
-    expect(api.sent("POST /api/tokens/")[0]!.body).toEqual({ name: "gpu-cluster", expires_in_days: 30 });
+    expect(api.sent("POST /api/tokens/")[0]!.body).toEqual({
+      name: "gpu-cluster",
+      expires_in_days: 30,
+    });
     const shell = screen.getByTestId("shell-snippet");
     expect(shell).toHaveTextContent(`export PROFILER_SERVER_URL=${window.location.origin}`);
     expect(shell).toHaveTextContent(`export PROFILER_TOKEN=${KEY}`);
     await waitFor(() => expect(screen.getAllByTestId("token-row")).toHaveLength(2));
-    expect(screen.getAllByTestId("token-row")[0]).toHaveTextContent(`gpu-cluster${KEY.slice(0, 8)}…`);
+    expect(screen.getAllByTestId("token-row")[0]).toHaveTextContent(
+      `gpu-cluster${KEY.slice(0, 8)}…`,
+    );
     expect(screen.getByLabelText("Name")).toHaveValue("");
   });
 
@@ -68,7 +80,9 @@ describe("API tokens page", () => {
     await userEvent.type(await screen.findByLabelText("Name"), "laptop");
     await userEvent.click(screen.getByRole("button", { name: "Create token" }));
 
-    expect(await screen.findByRole("alert")).toHaveTextContent("You already have a token named “laptop”.");
+    expect(await screen.findByRole("alert")).toHaveTextContent(
+      "You already have a token named “laptop”.",
+    );
     expect(screen.getByLabelText("Name")).toHaveAttribute("aria-invalid", "true");
     expect(screen.queryByRole("region", { name: "New token" })).not.toBeInTheDocument();
   });
@@ -110,6 +124,8 @@ describe("API tokens page", () => {
 
     await userEvent.click(await screen.findByRole("link", { name: "API tokens" }));
     expect(router.state.location.pathname).toBe("/tokens");
-    expect(await screen.findByRole("heading", { name: "You have no API tokens yet" })).toBeInTheDocument();
+    expect(
+      await screen.findByRole("heading", { name: "You have no API tokens yet" }),
+    ).toBeInTheDocument();
   });
 });

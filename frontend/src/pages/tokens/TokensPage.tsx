@@ -35,7 +35,10 @@ export function TokensPage() {
   );
 }
 
-function CreateTokenCard({ created, onCreated }: {
+function CreateTokenCard({
+  created,
+  onCreated,
+}: {
   created: NewApiToken | null;
   onCreated: (token: NewApiToken) => void;
 }) {
@@ -51,7 +54,12 @@ function CreateTokenCard({ created, onCreated }: {
     event.preventDefault();
     create.mutate(
       { name, expires_in_days: expiryDays === "" ? null : Number(expiryDays) },
-      { onSuccess: (token) => { onCreated(token); setName(""); } },
+      {
+        onSuccess: (token) => {
+          onCreated(token);
+          setName("");
+        },
+      },
     );
   };
 
@@ -61,16 +69,27 @@ function CreateTokenCard({ created, onCreated }: {
       <form onSubmit={submit} noValidate className="token-form">
         <label className="field">
           <span>Name</span>
-          <input name="name" value={name} maxLength={100} placeholder="e.g. gpu-cluster-a"
-            aria-invalid={nameErrors.length > 0} onChange={(event) => setName(event.target.value)} />
+          <input
+            name="name"
+            value={name}
+            maxLength={100}
+            placeholder="e.g. gpu-cluster-a"
+            aria-invalid={nameErrors.length > 0}
+            onChange={(event) => setName(event.target.value)}
+          />
         </label>
         <FieldErrors messages={nameErrors} />
         <label className="field field-narrow">
           <span>Expires</span>
-          <select name="expires_in_days" value={expiryDays}
-            onChange={(event) => setExpiryDays(event.target.value)}>
+          <select
+            name="expires_in_days"
+            value={expiryDays}
+            onChange={(event) => setExpiryDays(event.target.value)}
+          >
             {EXPIRY_CHOICES.map((choice) => (
-              <option key={choice.label} value={choice.days ?? ""}>{choice.label}</option>
+              <option key={choice.label} value={choice.days ?? ""}>
+                {choice.label}
+              </option>
             ))}
           </select>
         </label>
@@ -98,8 +117,8 @@ function NewTokenReveal({ token }: { token: NewApiToken }) {
         <CopyButton text={token.token} />
       </div>
       <p className="token-reveal-warning">
-        Copy it now: you will not see it again. Only a fingerprint of it is kept on the server;
-        if you lose it, revoke it and create another.
+        Copy it now: you will not see it again. Only a fingerprint of it is kept on the server; if
+        you lose it, revoke it and create another.
       </p>
     </div>
   );
@@ -179,7 +198,9 @@ function TokenRow({ token, onRevoked }: { token: ApiToken; onRevoked: (id: numbe
   return (
     <tr data-testid="token-row">
       <td>{token.name}</td>
-      <td><code>{token.prefix}…</code></td>
+      <td>
+        <code>{token.prefix}…</code>
+      </td>
       <td>{formatDateTime(token.created)}</td>
       <td title={token.last_used ? formatDateTime(token.last_used) : undefined}>
         {token.last_used ? formatAgo(token.last_used, nowMs) : "Never"}
@@ -193,8 +214,12 @@ function TokenRow({ token, onRevoked }: { token: ApiToken; onRevoked: (id: numbe
         {confirming ? (
           <span className="revoke-confirm" role="group" aria-label={`Revoke ${token.name}?`}>
             <span>Revoke it? Anything using it stops at once.</span>
-            <button type="button" className="btn btn-small btn-danger" disabled={revoke.isPending}
-              onClick={() => revoke.mutate(token.id, { onSuccess: () => onRevoked(token.id) })}>
+            <button
+              type="button"
+              className="btn btn-small btn-danger"
+              disabled={revoke.isPending}
+              onClick={() => revoke.mutate(token.id, { onSuccess: () => onRevoked(token.id) })}
+            >
               {revoke.isPending ? "Revoking…" : "Revoke"}
             </button>
             <button type="button" className="btn btn-small" onClick={() => setConfirming(false)}>
@@ -202,8 +227,11 @@ function TokenRow({ token, onRevoked }: { token: ApiToken; onRevoked: (id: numbe
             </button>
           </span>
         ) : (
-          <button type="button" className="btn btn-small btn-danger-quiet"
-            onClick={() => setConfirming(true)}>
+          <button
+            type="button"
+            className="btn btn-small btn-danger-quiet"
+            onClick={() => setConfirming(true)}
+          >
             Revoke…
           </button>
         )}
