@@ -4,7 +4,8 @@ import reactRefresh from "eslint-plugin-react-refresh";
 import globals from "globals";
 import tseslint from "typescript-eslint";
 
-const CROSS_PAGE = "Pages do not import from one another: move what they share to src/components or src/lib.";
+const CROSS_PAGE =
+  "Pages do not import from one another: move what they share to src/components or src/lib.";
 
 export default tseslint.config(
   { ignores: ["dist", "src/api/schema.d.ts"] },
@@ -29,9 +30,12 @@ export default tseslint.config(
   {
     files: ["src/pages/*/*.{ts,tsx}"],
     rules: {
-      "no-restricted-imports": ["error", {
-        patterns: [{ regex: "^\\.\\./(?!\\.)|(^|/)pages/", message: CROSS_PAGE }],
-      }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [{ regex: "^\\.\\./(?!\\.)|(^|/)pages/", message: CROSS_PAGE }],
+        },
+      ],
     },
   },
   {
