@@ -190,6 +190,25 @@ def database_env(name: str) -> tuple[dict[str, str], Callable[[], None]]:
     return env, drop
 
 
+def in_bench_database(name: str, run: Callable[[], None]) -> None:
+    """``run()`` with Django set up on a fresh, migrated benchmark database ``name`` (dropped
+    afterwards, whatever happens)."""
+    env, drop = database_env(name)
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    try:
+        run()
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        drop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

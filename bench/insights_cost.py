@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import statistics
 import sys
@@ -21,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ingest import DATA, ROOT, database_env  # noqa: E402
+from ingest import DATA, in_bench_database  # noqa: E402
 
 DEFAULT = [
     "resnet50_pt18_workers4.pt.trace.json.gz",
@@ -38,20 +37,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
-    env, drop = database_env("profiler_insights_cost")
-    os.environ.update(env)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    try:
-        run(args)
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        drop()
+    in_bench_database("profiler_insights_cost", lambda: run(args))
 
 
 def run(args: argparse.Namespace) -> None:

@@ -10,14 +10,13 @@ The last line reads ``RESULT <page>_ms=<median> <page>_queries=<n> ...``.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ingest import DATA, ROOT, database_env  # noqa: E402
+from ingest import DATA, in_bench_database  # noqa: E402
 
 TRACES = [
     "resnet50_pt18_workers4.pt.trace.json.gz",
@@ -34,20 +33,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
-    env, drop = database_env("profiler_read_cost")
-    os.environ.update(env)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    try:
-        run(args)
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        drop()
+    in_bench_database("profiler_read_cost", lambda: run(args))
 
 
 def run(args: argparse.Namespace) -> None:
