@@ -230,11 +230,9 @@ CELERY_TASK_ROUTES = {
     # Indexing holds a whole part in memory, like a parse: it runs where parses do.
     "profiler_app.timeline.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
 }
-CELERY_WORKER_QUEUES = [
-    CELERY_TASK_DEFAULT_QUEUE,
-    f"{CELERY_QUEUE_PREFIX}ingest",
-    CELERY_SWEEP_QUEUE,
-]
+# What a worker consumes, unprefixed (a test's worker with a prefix of its own names them too).
+WORKER_QUEUE_NAMES = ("default", "ingest", "sweep")
+CELERY_WORKER_QUEUES = [f"{CELERY_QUEUE_PREFIX}{name}" for name in WORKER_QUEUE_NAMES]
 # The sweeper's Celery node name starts with this; the health check's worker count leaves it out.
 SWEEPER_NAME = "sweeper"
 CELERY_TASK_ACKS_LATE = True

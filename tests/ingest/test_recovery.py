@@ -62,7 +62,7 @@ class Process:
         self.log_path = folder / f"{name}.log"
         options = {
             "worker": [
-                "--queues", f"{PREFIX}default,{PREFIX}ingest",
+                "--queues", ",".join(PREFIX + q for q in settings.WORKER_QUEUE_NAMES),
                 "--concurrency", "1",
                 "--pool", "prefork",
                 "--hostname", f"{name}-{os.getpid()}@%h",

@@ -74,7 +74,7 @@ class Hosts:
         return process
 
     def worker(self, host: str, **extra: str) -> subprocess.Popen:
-        queues = f"{self.prefix}default,{self.prefix}ingest"
+        queues = ",".join(self.prefix + q for q in settings.WORKER_QUEUE_NAMES)
         command = [
             sys.executable, "-m", "celery", "-A", "profiler_app.celery", "worker",
             "--queues", queues, "--concurrency", "1", "--pool", "prefork",
