@@ -89,6 +89,15 @@ def api_token(user) -> str:
     return issue_token(user, "tests")[1]
 
 
+@pytest.fixture
+def parsed_by_hand(monkeypatch):
+    """Parts stored by this test queue no parse: the test claims and parses them itself, and the
+    run's worker (alive once any test started it) must not take them first."""
+    from profiler_app.core import logic as core_logic
+
+    monkeypatch.setattr(core_logic, "send_ingest", lambda part_id: None)
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker):
     """A real `celery worker` subprocess on the test database and this run's own queues."""

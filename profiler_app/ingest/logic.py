@@ -338,10 +338,11 @@ def patiently(action: Callable[[], T], what: str) -> T:
         try:
             return action()
         except storage.StorageError as exc:
-            if not storage_unreachable(exc) or time.monotonic() + wait_s > deadline:
+            left_s = deadline - time.monotonic()
+            if not storage_unreachable(exc) or left_s <= 0:
                 raise
             log.warning("The bucket is out of reach for %s; trying again: %s", what, exc)
-        time.sleep(wait_s)
+        time.sleep(min(wait_s, left_s))  # the last try falls on the deadline, not before it
         wait_s = min(wait_s * 2, 15.0)
 
 

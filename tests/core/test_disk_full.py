@@ -156,6 +156,7 @@ def test_it_answers_507_to_completing_an_upload_and_keeps_the_upload(api, job, d
     assert api.post(f"{url}complete/").status_code == 202
 
 
+@pytest.mark.usefixtures("parsed_by_hand")
 def test_a_parse_that_fills_the_disk_fails_the_part_saying_so(api, job, disk):
     response = post_part(api, job, SMALL_TRACE)
     part_id = response.json()["id"]

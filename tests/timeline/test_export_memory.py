@@ -27,13 +27,18 @@ def rss_mb(field="VmRSS"):
     return int(line.split()[1]) / 1024
 
 store, copies = Path(sys.argv[1]), int(sys.argv[2])
-job = JobTimeline([Part(i + 1, f"node-{i}", i, None, open_index(store)) for i in range(copies)])
-b"".join(chrome_trace(JobTimeline([Part(1, "n", 0, None, open_index(store))]), 0, 1))  # warm
+def job_of(copies):
+    return JobTimeline([Part(i + 1, f"node-{i}", i, None, open_index(store)) for i in range(copies)])
+
+job = job_of(copies)
+b"".join(chrome_trace(job_of(1), 0, 1))  # warm
 base = rss_mb()
+least_bytes(job_of(2))
+small_floor_peak = rss_mb("VmHWM")
 events, least = least_bytes(job)
 floor_peak = rss_mb("VmHWM")
 sent = sum(len(piece) for piece in chrome_trace(job))  # as a server writes it to the socket
-print(json.dumps({"base": base, "floor_peak": floor_peak, "peak": rss_mb("VmHWM"),
+print(json.dumps({"base": base, "small_floor_peak": small_floor_peak, "floor_peak": floor_peak, "peak": rss_mb("VmHWM"),
                   "after": rss_mb(), "sent": sent, "least": least, "events": events}))
 """
 
@@ -59,5 +64,8 @@ def test_a_large_export_streams_in_bounded_memory(resnet_store):
     got = json.loads(done.stdout)
     assert got["sent"] > 70 * 2**20
     assert got["least"] <= got["sent"]
-    assert got["floor_peak"] - got["base"] < 16, got
+    # The floor's first reading costs a one-off ~16 MB (allocator arenas, measured 1.5–17 MB);
+    # what matters is that it does not grow with the job: 8 ranks cost what 2 did.
+    assert got["small_floor_peak"] - got["base"] < 32, got
+    assert got["floor_peak"] - got["small_floor_peak"] < 4, got
     assert got["peak"] - got["base"] < 100, got
