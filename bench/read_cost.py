@@ -1,6 +1,8 @@
 """What each page the soak's readers load costs the web, alone: SQL queries and milliseconds
 per answer (median of ``--repeat``), in this process against a fresh database holding ``--jobs``
-jobs of three real traces each (parsed here, insights computed, not timed).
+jobs of three real traces each (parsed here, insights computed, not timed). The Dashboard is
+measured twice: kept (its answer read from the cache, as a job read again is) and computed
+(with no cache, as a job read for the first time since a part of it was stored).
 
     .venv/bin/python bench/read_cost.py [--jobs 30] [--repeat 20]
 
@@ -23,7 +25,8 @@ TRACES = [
     "nccl_rank0.json.gz",
     "gpu_training_rank0.pt.trace.json.gz",
 ]
-PAGES = ["jobs", "dashboard", "summary", "timeline/tracks", "insights"]
+PAGES = ["jobs", "dashboard", "dashboard computed", "summary", "timeline/tracks", "insights"]
+NO_CACHE = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
 
 
 def main() -> None:
@@ -37,8 +40,10 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.db import connection
+    from django.test import override_settings
     from django.test.utils import CaptureQueriesContext
     from rest_framework.test import APIClient
 
@@ -64,20 +69,23 @@ def run(args: argparse.Namespace) -> None:
     result = []
     for page in PAGES:
         path = (
-            "/api/jobs/?ordering=-created_at" if page == "jobs" else f"/api/jobs/{job.id}/{page}/"
+            "/api/jobs/?ordering=-created_at"
+            if page == "jobs"
+            else f"/api/jobs/{job.id}/{page.removesuffix(' computed')}/"
         )
         times = []
         for _ in range(args.repeat):
-            with CaptureQueriesContext(connection) as queries:
+            caches = NO_CACHE if page.endswith(" computed") else settings.CACHES
+            with override_settings(CACHES=caches), CaptureQueriesContext(connection) as queries:
                 begun = time.perf_counter()
                 response = client.get(path)
                 times.append((time.perf_counter() - begun) * 1000)
             assert response.status_code == 200, (path, response.status_code)
         median = statistics.median(times)
         print(
-            f"{page:16} {median:7.1f} ms  {len(queries):3d} queries  {len(response.content):8d} B"
+            f"{page:20} {median:7.1f} ms  {len(queries):3d} queries  {len(response.content):8d} B"
         )
-        key = page.replace("/", "_")
+        key = page.replace("/", "_").replace(" ", "_")
         result.append(f"{key}_ms={median:.1f} {key}_queries={len(queries)}")
     print("RESULT " + " ".join(result))
 

@@ -9,7 +9,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
-from profiler_app.dashboard import queries
+from profiler_app.dashboard import cache, queries
 from profiler_app.dashboard.models import CustomHistogram
 from profiler_app.dashboard.serializers import (
     AnnotationDurationsSerializer,
@@ -22,7 +22,9 @@ from profiler_app.dashboard.serializers import (
 @api_view(["GET"])
 def dashboard_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
-    return Response(queries.dashboard(job, job.window_for(request.user)))
+    window = job.window_for(request.user)
+    key = cache.answer_key(job, window)
+    return Response(cache.cached(key, lambda: queries.dashboard(job, window)))
 
 
 @extend_schema(
