@@ -48,16 +48,37 @@ class ApiClient:
         return results[0] if results else None
 
     def ensure_job(self, payload: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        """Create the job, or find it when another rank (or an earlier run) created it."""
+        """Create the job, or find it when another rank (or an earlier run) created it; a
+        ``series`` in ``payload`` puts the job in that series (the server's default: the job
+        name without its run suffix)."""
+        payload = dict(payload)
+        series = payload.pop("series", None)
         try:
-            return self._request("POST", "/api/jobs/", json=payload), True
+            job, created = self._request("POST", "/api/jobs/", json=payload), True
         except ApiError as err:
             if err.status != 400:
                 raise
             existing = self.find_job(payload["name"])
             if existing is None:
                 raise
-            return existing, False
+            job, created = existing, False
+        if series:
+            self.set_series(int(job["id"]), series)
+        return job, created
+
+    def set_series(self, job_id: int, series: str) -> dict[str, Any]:
+        return self._request("PUT", f"/api/jobs/{job_id}/series/", json={"series": series})
+
+    def check(
+        self, job_id: int, baseline_id: int | None = None, threshold_pct: float | None = None
+    ) -> dict[str, Any]:
+        """The job's regression verdict, judged now (``baseline_id`` None: the series' own)."""
+        body: dict[str, Any] = {}
+        if baseline_id is not None:
+            body["baseline"] = baseline_id
+        if threshold_pct is not None:
+            body["threshold_pct"] = threshold_pct
+        return self._request("POST", f"/api/jobs/{job_id}/verdict/check/", json=body)
 
     def update_job(self, job_id: int, fields: dict[str, Any]) -> dict[str, Any]:
         return self._request("PATCH", f"/api/jobs/{job_id}/", json=fields)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -23,6 +24,7 @@ examples:
   profiler-collect upload ./log/resnet50 --job resnet50-baseline
   profiler-collect upload rank-0.json.gz rank-1.json.gz --job nccl-test --wait
   profiler-collect flush
+  profiler-collect check --job resnet50-run-8 --threshold 5
 
 The server and token default to $PROFILER_SERVER_URL and $PROFILER_TOKEN.
 """
@@ -101,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="trace files, or directories searched for *.json / *.json.gz",
     )
     up.add_argument("--job", required=True, help="job name (created if it does not exist)")
+    up.add_argument(
+        "--series",
+        default=os.environ.get("PROFILER_SERIES"),
+        help="the model or experiment this job is a run of (default $PROFILER_SERIES, else "
+        "the job name without its run suffix)",
+    )
     server_options(up)
     up.add_argument(
         "--node", help="node name for every file (default: the trace's host name, else algo-1)"
@@ -109,6 +117,30 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--wait", action="store_true", help="wait until the server has processed every part"
     )
+
+    ck = sub.add_parser(
+        "check",
+        help="judge a job against its baseline for CI: exit 0 no regression, 1 regression, "
+        "2 could not judge",
+        description="Wait until the job (and its baseline) are parsed, print the regression "
+        "verdict and its top causes, and exit 0 (no regression), 1 (regression) or 2 (could "
+        "not judge, with why).",
+    )
+    ck.add_argument("--job", required=True, help="name of the job to judge")
+    ck.add_argument(
+        "--baseline", help="name of the job to judge against (default: the series' baseline)"
+    )
+    ck.add_argument(
+        "--threshold",
+        type=float,
+        metavar="PCT",
+        help="median step time growth (%%) that is a regression (default: the series' setting)",
+    )
+    ck.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    ck.add_argument(
+        "--timeout", type=float, default=3600, help="seconds to wait for parsing (default 3600)"
+    )
+    server_options(ck)
 
     fl = sub.add_parser(
         "flush",
@@ -131,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "upload":
             return upload(args)
+        if args.command == "check":
+            return check(args)
         return flush(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -159,6 +193,7 @@ def upload(args: argparse.Namespace) -> int:
                 "status": "in_progress",
                 "framework": "PyTorch",
                 "instance_count": len(set(nodes)),
+                "series": args.series,
             }
         )
     except ApiError as err:
@@ -187,6 +222,55 @@ def upload(args: argparse.Namespace) -> int:
     if args.wait and not failed:
         failed += _wait_for_processing(client, job["id"])
     return 1 if failed else 0
+
+
+# Exit codes of ``check``: what a CI step branches on.
+NO_REGRESSION, REGRESSION, UNJUDGED = 0, 1, 2
+EXIT_CODES = {"no_regression": NO_REGRESSION, "regression": REGRESSION}
+TOP_CAUSES = 8
+
+
+def check(args: argparse.Namespace) -> int:
+    if not args.server:
+        print("error: no server: pass --server or set PROFILER_SERVER_URL", file=sys.stderr)
+        return UNJUDGED
+    client = ApiClient(args.server, args.token)
+    try:
+        job = client.find_job(args.job)
+        baseline = client.find_job(args.baseline) if args.baseline else None
+        missing = [n for n, j in ((args.job, job), (args.baseline, baseline)) if n and not j]
+        if missing or job is None:
+            print(f"could not judge: no job named {missing[0]!r}", file=sys.stderr)
+            return UNJUDGED
+        for each in (job, baseline):
+            if each is not None and _wait_for_processing(client, each["id"], args.timeout):
+                print(f"could not judge: {each['name']!r} did not parse", file=sys.stderr)
+                return UNJUDGED
+        verdict = client.check(job["id"], baseline["id"] if baseline else None, args.threshold)
+    except ApiError as err:
+        print(f"could not judge: {err}", file=sys.stderr)
+        return UNJUDGED
+    if args.json:
+        print(json.dumps(verdict, indent=2))
+    else:
+        print(describe_verdict(verdict))
+    return EXIT_CODES.get(verdict["status"], UNJUDGED)
+
+
+def describe_verdict(verdict: dict) -> str:
+    """The verdict in a few lines: status, against what, why, and the top causes."""
+    label = {"regression": "REGRESSION", "no_regression": "no regression"}
+    head = label.get(verdict["status"], "could not judge")
+    against = f" against {verdict['baseline_name']}" if verdict.get("baseline_name") else ""
+    lines = [f"{verdict['job_name']}{against}: {head}", f"  {verdict['reason']}"]
+    test = verdict.get("test")
+    if test:
+        lines.append(
+            f"  {test['name']}: U = {test['u']:g}, p = {test['p_value']:.3g} ({test['method']})"
+        )
+    for cause in verdict.get("causes", [])[:TOP_CAUSES]:
+        lines.append(f"  - {cause['name'][:80]}: {cause['detail']}")
+    return "\n".join(lines)
 
 
 def flush(args: argparse.Namespace) -> int:
@@ -245,6 +329,8 @@ def _node_of(info: TraceFile) -> str:
 
 
 def _wait_for_processing(client: ApiClient, job_id: int, timeout_s: float = 3600) -> int:
+    """Polls until every part of the job is processed; returns how many failed (or 1 on
+    timeout)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         parts = client.list_parts(job_id)

@@ -90,6 +90,9 @@ class Config:
     server_url: str | None = _env_str("PROFILER_SERVER_URL")
     token: str | None = _env_str("PROFILER_TOKEN")
     job_name: str | None = _env_str("PROFILER_JOB_NAME")
+    # The model or experiment the job is a run of (History page); None: the server names it
+    # after the job without its run suffix.
+    series: str | None = _env_str("PROFILER_SERIES")
     # Only an explicit value overrides the torchrun/SLURM node name; PROFILER_NODE_NAME is
     # consulted after them (see identity.detect).
     node_name: str | None = None
@@ -180,6 +183,7 @@ ALIASES = {
     "ServerUrl": "server_url",
     "Token": "token",
     "JobName": "job_name",
+    "Series": "series",
     "NodeName": "node_name",
     "SpoolDir": "spool_dir",
 }

@@ -329,6 +329,7 @@ class Profiler:
         job_info = {
             "job": {
                 "name": self.job_name,
+                "series": config.series,
                 "status": "in_progress",
                 "instance_type": config.instance_type or _instance_type(devices),
                 "instance_count": ident.node_count,

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "profiler_app.memory",
     "profiler_app.sql",
     "profiler_app.calltree",
+    "profiler_app.history",
 ]
 
 MIDDLEWARE = [

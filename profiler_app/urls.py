@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/", include("profiler_app.sql.urls")),
     path("api/", include("profiler_app.accounts.urls")),
     path("api/", include("profiler_app.calltree.urls")),
+    path("api/", include("profiler_app.history.urls")),
     path("api/", include("profiler_app.core.urls")),
     # Every other path belongs to the single-page app's router.
     re_path(r"^(?!api/|admin/|static/).*$", index, name="frontend"),

@@ -1,0 +1,354 @@
+"""Workflows of the run history: series membership, a run's figures, its verdict, the webhook.
+
+A job joins a series when it is named (the collector's ``PROFILER_SERIES``, ``profiler-collect
+upload --series``, its owner on the job page) or, when nobody named one, the series named after
+the job without its run suffix, once its parts are parsed. Each run is then judged against its
+baseline: the series' chosen baseline, else the previous run that passed.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import requests
+from celery import current_app
+from django.db import IntegrityError, transaction
+from django.db.models import Avg, Count, Sum
+from django.utils import timezone
+
+from profiler_app.cluster.compare import job_ref
+from profiler_app.core.models import PartState, ProfilePart, TrainingJob
+from profiler_app.history.models import (
+    DeliveryState,
+    RunVerdict,
+    Series,
+    SeriesRun,
+    WebhookDelivery,
+)
+from profiler_app.ingest.figures import in_window
+from profiler_app.ingest.models import KernelStat, PartSummary, RankOverlap, Step, UtilizationPoint
+from profiler_app.ingest.text import clean_json
+from profiler_app.insights.analyses import RankTrace, captured_only, drop_last_step
+from profiler_app.insights.analyses.idle import HOST_WAIT, idle_intervals
+from profiler_app.insights.analyses.operators import operator_table
+from profiler_app.insights.regression import (
+    REGRESSION,
+    UNJUDGED,
+    RunFigures,
+    Thresholds,
+    Verdict,
+    default_series_name,
+    judge,
+)
+from profiler_app.traces.figures import KERNEL_TYPES
+from profiler_app.traces.model import DERIVED_SOURCE
+from profiler_app.traces.window import COMPLETE_STEPS
+from tracefmt.kinds import EventKind
+
+log = logging.getLogger(__name__)
+
+JUDGE_TASK = "profiler_app.history.tasks.judge_run"
+DELIVER_TASK = "profiler_app.history.tasks.deliver_webhook"
+UNFINISHED = (PartState.PENDING, PartState.PROCESSING)
+TOP_ROWS = 5
+WEBHOOK_ATTEMPTS = 6
+WEBHOOK_BACKOFF_S = 10  # doubled after each failed attempt: 10 s … 5 min 20 s
+WEBHOOK_TIMEOUT_S = 10
+
+
+class NotReady(Exception):
+    """A job cannot be judged yet: its parts are being parsed, or none was parsed."""
+
+
+# Membership
+
+
+def assign(job: TrainingJob, name: str, chosen: bool = True) -> SeriesRun:
+    """Puts ``job`` in the series ``name`` (created, owned by the job's owner, if new)."""
+    with transaction.atomic():
+        series, _ = Series.objects.get_or_create(name=name, defaults={"owner": job.owner})
+        run, _ = SeriesRun.objects.update_or_create(
+            job=job, defaults={"series": series, "chosen": chosen}
+        )
+    return run
+
+
+def membership(job: TrainingJob) -> SeriesRun:
+    """The job's series run; a job nobody put in a series joins the one named after it."""
+    run = SeriesRun.objects.filter(job=job).select_related("series").first()
+    return run or assign(job, default_series_name(job.name), chosen=False)
+
+
+# What a run is made of
+
+
+def parts_ready(job: TrainingJob) -> bool:
+    parts = ProfilePart.objects.filter(job=job)
+    return (
+        parts.filter(state=PartState.DONE).exists()
+        and not parts.filter(state__in=UNFINISHED).exists()
+    )
+
+
+def run_figures(job: TrainingJob, window: str) -> RunFigures:
+    """The aggregates and the stores' operators and host waits of ``job`` in ``window``."""
+    ref = job_ref(job, window)
+    steps = np.fromiter(
+        in_window(Step, job, window).filter(captured=True).values_list("dur_ns", flat=True),
+        np.int64,
+    )
+    kernels = pd.DataFrame.from_records(
+        list(
+            in_window(KernelStat, job, window)
+            .filter(category__in=KERNEL_TYPES)
+            .values("name", "category", "precision")
+            .annotate(count=Sum("count"), total_ns=Sum("total_ns"))
+        ),
+        columns=["name", "category", "precision", "count", "total_ns"],
+    )
+    overlap = in_window(RankOverlap, job, window).aggregate(
+        comm=Sum("comm_ns"), overlap=Sum("overlap_ns")
+    )
+    operators, host_wait = _from_stores(job, window)
+    return RunFigures(
+        job_id=job.pk,
+        name=job.name,
+        ranks=ref["ranks"] or 0,
+        rank_steps=ref["rank_steps"],
+        step_ns=steps,
+        kernels=kernels,
+        operators=operators,
+        comm_ns=int(overlap["comm"] or 0),
+        overlap_ns=int(overlap["overlap"] or 0),
+        host_wait_ns=host_wait,
+    )
+
+
+def _from_stores(job: TrainingJob, window: str) -> tuple[pd.DataFrame, int]:
+    """Host operators' self time (steps left out: each is its own name) and the GPU streams'
+    host-wait idle time, part by part, in ``window`` as the insights take them."""
+    frames = []
+    host_wait = 0
+    summaries = PartSummary.objects.filter(job=job, part__state=PartState.DONE, n_events__gt=0)
+    for summary in summaries.order_by("rank", "part_id"):
+        trace = captured_only(
+            RankTrace.from_store(summary.rank, summary.store_dir, summary.part_id)
+        )
+        if window == COMPLETE_STEPS:
+            trace = drop_last_step(trace)
+        gaps = idle_intervals(trace)
+        host_wait += int(gaps.loc[gaps["category"] == HOST_WAIT, "idle_ns"].sum())
+        no_steps = trace.events["kind"].to_numpy() != int(EventKind.STEP)
+        trace = replace(trace, events=trace.events[no_steps])
+        frames.append(operator_table([trace])[["name", "count", "self_ns"]])
+    if not frames:
+        return pd.DataFrame(columns=["name", "count", "self_ns"]), 0
+    operators = pd.concat(frames, ignore_index=True).groupby("name", as_index=False).sum()
+    return operators, host_wait
+
+
+def summary_figures(job: TrainingJob, window: str, figures: RunFigures) -> dict[str, Any]:
+    """What the History page plots for a run: step time, GPU utilisation, kernel time by type,
+    top kernels and operators, each time per step per rank."""
+    per = max(figures.rank_steps, 1)
+    steps = figures.step_ns
+    by_type = figures.kernels.groupby("category")["total_ns"].sum()
+    top_kernels = figures.kernels.groupby("name")["total_ns"].sum().nlargest(TOP_ROWS)
+    top_ops = figures.operators.set_index("name")["self_ns"].nlargest(TOP_ROWS)
+    return {
+        "window": window,
+        "ranks": figures.ranks,
+        "steps": len(steps),
+        "rank_steps": figures.rank_steps,
+        "step_p50_ns": int(np.median(steps)) if len(steps) else None,
+        "step_p95_ns": int(np.percentile(steps, 95)) if len(steps) else None,
+        "gpu_util_pct": _gpu_util(job, window),
+        "kernel_ns_per_step": {t: round(int(by_type.get(t, 0)) / per) for t in KERNEL_TYPES},
+        "top_kernels": [{"name": n, "ns_per_step": round(v / per)} for n, v in top_kernels.items()],
+        "top_operators": [{"name": n, "ns_per_step": round(v / per)} for n, v in top_ops.items()],
+    }
+
+
+def _gpu_util(job: TrainingJob, window: str) -> float | None:
+    """Mean GPU utilisation: measured (NVML) points where the job has any, else derived."""
+    points = in_window(UtilizationPoint, job, window).filter(metric="gpu_util_pct")
+    if points.exclude(source=DERIVED_SOURCE).exists():
+        points = points.exclude(source=DERIVED_SOURCE)
+    mean = points.aggregate(v=Avg("value"))["v"]
+    return None if mean is None else round(mean, 2)
+
+
+# Verdicts
+
+
+def default_baseline(job: TrainingJob, series: Series) -> TrainingJob | None:
+    """The series' chosen baseline, else the latest earlier run that passed."""
+    if series.baseline_id is not None and series.baseline_id != job.pk:
+        return series.baseline
+    earlier = (
+        SeriesRun.objects.filter(series=series, job__created_at__lt=job.created_at)
+        .select_related("job__verdict")
+        .order_by("-job__created_at", "-job_id")
+    )
+    for run in earlier:
+        verdict = getattr(run.job, "verdict", None)
+        if verdict is not None and verdict.passed():
+            return run.job
+    return None
+
+
+def verdict_of(
+    job: TrainingJob,
+    baseline: TrainingJob | None,
+    thresholds: Thresholds,
+    figures: RunFigures | None = None,
+) -> Verdict:
+    """``job`` judged against ``baseline`` in the job's window (both in it)."""
+    if not parts_ready(job):
+        raise NotReady(f"Job {job.name!r} has parts still being parsed, or none parsed.")
+    if baseline is None:
+        return _unjudged("No baseline: the series has no earlier run that passed.", thresholds)
+    if not parts_ready(baseline):
+        raise NotReady(f"Baseline {baseline.name!r} has parts still being parsed, or none parsed.")
+    window = job.window
+    run = figures or run_figures(job, window)
+    return judge(run_figures(baseline, window), run, thresholds)
+
+
+def _unjudged(reason: str, thresholds: Thresholds) -> Verdict:
+    return Verdict(
+        UNJUDGED, reason, thresholds.step_pct, thresholds.alpha, *([None] * 6), causes=()
+    )
+
+
+def judge_job(job_id: int) -> RunVerdict | None:
+    """Stores the figures and verdict of a parsed job; announces a regression. Nothing while
+    parts are still being parsed (the last one's ``part_parsed`` asks again)."""
+    job = TrainingJob.objects.filter(pk=job_id).first()
+    if job is None or not parts_ready(job):
+        return None
+    run = membership(job)
+    series = run.series
+    figures = run_figures(job, job.window)
+    run.figures = clean_json(summary_figures(job, job.window, figures))
+    run.save(update_fields=["figures"])
+    baseline = default_baseline(job, series)
+    verdict = verdict_of(job, baseline, series.thresholds(), figures)
+    stored, _ = RunVerdict.objects.update_or_create(
+        job=job,
+        defaults={
+            "baseline": baseline,
+            "status": verdict.status,
+            "window": job.window,
+            "result": clean_json(verdict.as_dict()),
+            "computed_at": timezone.now(),
+        },
+    )
+    if verdict.status == REGRESSION and series.webhook_url:
+        announce(series, job, baseline, verdict)
+    return stored
+
+
+def rejudge_series(series: Series) -> None:
+    """Queues a new verdict for each parsed run of ``series`` (its baseline or settings changed)."""
+    for job_id in series.runs.values_list("job_id", flat=True):
+        send_judge(job_id)
+
+
+def send_judge(job_id: int) -> None:
+    transaction.on_commit(lambda: current_app.send_task(JUDGE_TASK, args=[job_id]))
+
+
+def on_part_parsed(sender, part_id: int, **kwargs) -> None:
+    """The ingest stored a part: once its job's last part is parsed, judge the run."""
+    part = ProfilePart.objects.filter(id=part_id).only("job_id").first()
+    if part is not None and parts_ready(part.job):
+        send_judge(part.job_id)
+
+
+def series_runs(series: Series):
+    """A series' runs in time order, with their jobs and verdicts (the History page)."""
+    return (
+        SeriesRun.objects.filter(series=series)
+        .select_related("job", "job__verdict", "job__verdict__baseline")
+        .order_by("job__created_at", "job_id")
+    )
+
+
+def series_with_counts():
+    return Series.objects.annotate(run_count=Count("runs")).select_related("baseline", "owner")
+
+
+# The webhook
+
+
+def webhook_payload(series: Series, job: TrainingJob, baseline: TrainingJob, v: Verdict) -> dict:
+    """Slack-compatible: ``text`` is what a Slack incoming webhook shows; the rest is for
+    programs."""
+    top = "; ".join(f"{c.name}: {c.detail}" for c in v.causes[:3]) or "no single cause found"
+    text = (
+        f":warning: Regression in series *{series.name}*: run *{job.name}* against "
+        f"*{baseline.name}*. {v.reason} Top causes: {top}"
+    )
+    return clean_json(
+        {
+            "text": text,
+            "series": series.name,
+            "job": {"id": job.pk, "name": job.name},
+            "baseline": {"id": baseline.pk, "name": baseline.name},
+            "status": v.status,
+            "change_pct": v.change_pct,
+            "p_value": v.test.p_value if v.test else None,
+            "causes": [
+                {"kind": c.kind, "name": c.name, "delta_ns": c.delta_ns} for c in v.causes[:5]
+            ],
+        }
+    )
+
+
+def announce(series: Series, job: TrainingJob, baseline: TrainingJob, verdict: Verdict) -> None:
+    """Records the delivery (once per run, baseline and URL) and queues its first attempt."""
+    try:
+        with transaction.atomic():
+            delivery = WebhookDelivery.objects.create(
+                series=series,
+                job=job,
+                baseline=baseline,
+                url=series.webhook_url,
+                payload=webhook_payload(series, job, baseline, verdict),
+            )
+    except IntegrityError:  # announced already: a verdict computed again
+        return
+    transaction.on_commit(lambda: current_app.send_task(DELIVER_TASK, args=[delivery.pk]))
+
+
+def attempt_delivery(delivery_id: int) -> float | None:
+    """One POST of a pending delivery, recorded. Returns the seconds to wait before the next
+    attempt, or None when there is none (delivered, gone, or out of attempts)."""
+    delivery = WebhookDelivery.objects.filter(pk=delivery_id, state=DeliveryState.PENDING).first()
+    if delivery is None:
+        return None
+    status, error = None, ""
+    try:
+        response = requests.post(delivery.url, json=delivery.payload, timeout=WEBHOOK_TIMEOUT_S)
+        status = response.status_code
+        if status >= 300:
+            error = f"HTTP {status}: {response.text[:200]}"
+    except requests.RequestException as exc:
+        error = f"{type(exc).__name__}: {str(exc)[:300]}"
+    delivery.attempts += 1
+    delivery.last_status, delivery.last_error = status, error
+    # A refusal such as 404 or 403 stays a refusal: only errors that can pass are tried again.
+    refused = status is not None and 400 <= status < 500 and status not in (408, 429)
+    if not error:
+        delivery.state, delivery.delivered_at = DeliveryState.DELIVERED, timezone.now()
+    elif refused or delivery.attempts >= WEBHOOK_ATTEMPTS:
+        delivery.state = DeliveryState.FAILED
+    delivery.save()
+    if delivery.state != DeliveryState.PENDING:
+        return None
+    return float(WEBHOOK_BACKOFF_S * 2 ** (delivery.attempts - 1))

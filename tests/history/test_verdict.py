@@ -1,0 +1,123 @@
+"""Verdicts of runs parsed by the real ingest, against numbers taken from the raw JSON."""
+
+import pytest
+
+from profiler_app.history import logic
+from profiler_app.history.models import RunVerdict, SeriesRun
+from profiler_app.insights.regression import TEST_NAME, Thresholds
+from tests.history.traces import ALLREDUCE, NCCL, NEW_KERNEL, raw_figures
+from tests.timeline.jobs import parse_job, parse_paths
+from tests.traces.expected import DATA
+
+
+def judged(owner, name, path, series="nccl-model", **fields):
+    job = parse_paths(owner, name, [("algo-1", 0, path)], **fields)
+    logic.assign(job, series)
+    logic.judge_job(job.pk)
+    return job, RunVerdict.objects.get(job=job)
+
+
+@pytest.mark.django_db
+def test_it_flags_a_slower_run_with_its_causes(user, slower_trace):
+    base, first = judged(user, "nccl-1", DATA / NCCL)
+    run, verdict = judged(user, "nccl-2", slower_trace)
+    raw_a, raw_b = raw_figures(NCCL), raw_figures(slower_trace)
+
+    assert (first.status, first.baseline) == ("unjudged", None)  # the series' first run
+    assert verdict.status == "regression" and verdict.baseline == base
+    result = verdict.result
+    assert result["baseline_median_ns"] == raw_a["median_ns"] == 222_442_191
+    assert result["run_median_ns"] == raw_b["median_ns"] == 249_952_679
+    assert result["change_pct"] == round(100 * (249_952_679 - 222_442_191) / 222_442_191, 2)
+    # 3 steps against 3, every one longer: the exact one-sided p is 1 / C(6, 3).
+    assert result["test"] == {
+        "name": TEST_NAME,
+        "u": 9.0,
+        "p_value": 0.05,
+        "method": "exact",
+        "n_baseline": 3,
+        "n_run": 3,
+    }
+    causes = result["causes"]
+    # The AllReduce kernel grew most, per step of the one rank: 15.59 ms → 43.64 ms.
+    top = causes[0]
+    assert top["kind"] == "kernel_grew" and top["name"].startswith(ALLREDUCE)
+    assert top["baseline_ns"] == round(raw_a["allreduce_ns"] / 3) == 15_587_386
+    assert top["run_ns"] == round(raw_b["allreduce_ns"] / 3) == 43_644_681
+    assert "communication kernel" in top["detail"].lower()
+    [new] = [c for c in causes if c["kind"] == "kernel_new"]
+    assert new["name"] == NEW_KERNEL
+    assert raw_b["new_runs"] == 120
+    assert (new["baseline_ns"], new["run_ns"]) == (0, raw_b["new_ns"] // 3)
+    assert new["extra"]["run_calls"] == 40.0
+    deltas = [c["delta_ns"] for c in causes if c["kind"] != "kernel_gone"]
+    assert deltas == sorted(deltas, reverse=True)
+    # Figures for the History page, per step of the one rank.
+    figures = SeriesRun.objects.get(job=run).figures
+    assert (figures["steps"], figures["rank_steps"], figures["ranks"]) == (3, 3, 1)
+    assert figures["step_p50_ns"] == raw_b["median_ns"]
+    assert figures["kernel_ns_per_step"]["COMM"] >= round(raw_b["allreduce_ns"] / 3)
+
+
+@pytest.mark.django_db
+def test_it_finds_no_regression_in_the_same_run_twice(user):
+    judged(user, "same-1", DATA / NCCL)
+    _, verdict = judged(user, "same-2", DATA / NCCL)
+    result = verdict.result
+    assert verdict.status == "no_regression"
+    assert result["change_pct"] == 0.0
+    assert result["test"]["method"] == "asymptotic"  # every step is tied with its copy
+    assert result["test"]["p_value"] > 0.5
+    assert result["causes"] == []
+
+
+@pytest.mark.django_db
+def test_it_cannot_judge_two_steps_against_two(user, slower_trace):
+    judged(user, "cut-1", DATA / NCCL, window="complete_steps")
+    _, verdict = judged(user, "cut-2", slower_trace, window="complete_steps")
+    assert verdict.status == "unjudged"
+    assert "2 steps against 2" in verdict.result["reason"]
+    assert verdict.result["test"] is None
+    # The causes are still there for a reader.
+    assert any(c["name"].startswith(ALLREDUCE) for c in verdict.result["causes"])
+
+
+@pytest.mark.django_db
+def test_it_takes_the_previous_run_that_passed_as_baseline(user, slower_trace):
+    good, _ = judged(user, "b-1", DATA / NCCL)
+    _, slow = judged(user, "b-2", slower_trace)
+    _, again = judged(user, "b-3", DATA / NCCL)
+    assert slow.status == "regression"
+    assert again.baseline == good  # not the regressed b-2
+    series = SeriesRun.objects.get(job=good).series
+    series.baseline = good
+    series.save()
+    assert logic.default_baseline(good, series) is None  # its own baseline: the first run
+
+
+@pytest.mark.django_db
+def test_it_names_the_series_after_the_job_when_nobody_chose(user):
+    job = parse_job(user, "resnet-run-7", [("algo-1", 0, "multirank_sampled/rank-0.json.gz")])
+    logic.judge_job(job.pk)
+    run = SeriesRun.objects.get(job=job)
+    assert (run.series.name, run.chosen, run.series.owner) == ("resnet", False, user)
+
+
+@pytest.mark.django_db
+def test_it_divides_by_rank_steps(user):
+    """Two ranks of one job against one rank: every cause per step per rank."""
+    two = parse_job(
+        user,
+        "ranks-1",
+        [
+            ("algo-1", 0, "multirank_sampled/rank-0.json.gz"),
+            ("algo-2", 1, "multirank_sampled/rank-1.json.gz"),
+        ],
+    )
+    one = parse_job(user, "ranks-2", [("algo-1", 0, "multirank_sampled/rank-0.json.gz")])
+    a = logic.run_figures(two, "whole_trace")
+    b = logic.run_figures(one, "whole_trace")
+    assert (a.ranks, a.rank_steps, b.ranks, b.rank_steps) == (2, 4, 1, 2)
+    verdict = logic.verdict_of(one, two, Thresholds())
+    for cause in verdict.causes:
+        assert cause.delta_ns == cause.run_ns - cause.baseline_ns
