@@ -1,22 +1,45 @@
 """Turns what the collector buffered (annotations, Kineto windows, samples) into one chunk.
 
-Kineto windows go in as torch.profiler wrote them (gzipped): the server parses them with the
-parser it uses for uploaded trace files.
+A Kineto window goes in packed into compressed columns (``tracefmt.kineto_columns``, about a
+sixth of its gzipped JSON), which the server unpacks into the JSON torch.profiler wrote and
+parses with the parser it uses for uploaded trace files. Packing parses JSON, which would hold
+the training process's GIL for seconds: it runs in a child process of its own, at a lower
+priority, while the flusher thread waits (without the GIL). A window the child cannot pack in
+time goes in gzipped, as torch.profiler wrote it.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import subprocess
+import sys
+import tempfile
 import time
+import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import tracefmt
 from collector.identity import Identity
 from collector.spool import chunk_file_name
 from tracefmt.chunk import KinetoWindow, chunk_bytes, empty_events, empty_samples
 from tracefmt.strings import StringTable
+
+log = logging.getLogger("collector")
+
+# zlib's default: a third of the CPU time of level 9 (what torch's .json.gz export uses) for
+# about 10 % more bytes.
+KINETO_GZIP_LEVEL = 6
+# Packing takes about ten times the window's JSON in memory (Python objects): larger windows
+# are gzipped instead, and so is one the child has not packed in this time.
+PACK_MAX_JSON_BYTES = 512 << 20
+PACK_TIMEOUT_S = 300.0
+# The child yields the CPU to the training process's own threads.
+PACK_NICENESS = 10
 
 # (kind, name, start_ns, dur_ns, tid) recorded by annotate()/step()
 Annotation = tuple[int, str, int, int, int]
@@ -106,3 +129,51 @@ class ChunkBuilder:
         cols["s_time_ns"] = np.asarray(times, dtype=np.int64)
         cols["s_value"] = np.asarray(values, dtype=np.float64)
         return cols
+
+
+def kineto_window(path: Path, annotations: frozenset[str] | set[str]) -> KinetoWindow:
+    """The window Kineto exported to ``path``, packed (gzipped if it cannot be)."""
+    names = tuple(sorted(annotations))
+    if path.stat().st_size <= PACK_MAX_JSON_BYTES:
+        packed = _pack_in_child(path)
+        if packed is not None:
+            return KinetoWindow(packed, names)
+    return KinetoWindow(gzip_file(path), names)
+
+
+def _pack_in_child(path: Path) -> bytes | None:
+    package_root = str(Path(tracefmt.__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".pack-") as tmp:
+        target = Path(tmp) / "window.kcol"
+        command = [sys.executable, "-m", "tracefmt.kineto_columns", "--nice", str(PACK_NICENESS)]
+        try:
+            done = subprocess.run(
+                [*command, str(path), str(target)],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                timeout=PACK_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            log.info("profiler: a Kineto window is sent gzipped (packing failed: %r)", exc)
+            return None
+        if done.returncode != 0 or not target.exists():
+            reason = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+            log.info("profiler: a Kineto window is sent gzipped (packing failed: %s)", reason)
+            return None
+        return target.read_bytes()
+
+
+def gzip_file(path: Path) -> bytes:
+    """The file gzipped a block at a time (a window can be hundreds of MB of JSON)."""
+    packer = zlib.compressobj(KINETO_GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    out = []
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            out.append(packer.compress(block))
+    out.append(packer.flush())
+    return b"".join(out)

@@ -16,7 +16,6 @@ import platform
 import sys
 import threading
 import time
-import zlib
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -25,14 +24,13 @@ from typing import Any, TypeVar
 
 from collector.api import ApiClient
 from collector.capture import KinetoCapture
-from collector.chunker import Annotation, ChunkBuilder
+from collector.chunker import Annotation, ChunkBuilder, kineto_window
 from collector.config import Config
 from collector.identity import Identity, default_job_name, detect, resource_ids, safe_name
 from collector.lifecycle import Hooks
 from collector.sampler import Sampler
 from collector.spool import ProcessSpool
 from collector.uploader import Uploader
-from tracefmt.chunk import KinetoWindow
 from tracefmt.kinds import EventKind
 
 log = logging.getLogger("collector")
@@ -41,9 +39,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 STEP = int(EventKind.STEP)
 FIRST_FLUSH_S = 5.0
-# zlib's default: a third of the CPU time of level 9 (what torch's .json.gz export uses) for
-# about 10 % more bytes.
-KINETO_GZIP_LEVEL = 6
 USER_ANNOTATION = int(EventKind.USER_ANNOTATION)
 
 # The profiler that annotations record into; None while not profiling (annotations are no-ops).
@@ -285,7 +280,7 @@ class Profiler:
             windows = []
             for path, names in finished:
                 try:
-                    windows.append(KinetoWindow(_gzip_file(path), tuple(names)))
+                    windows.append(kineto_window(path, names))
                 except OSError as exc:
                     self.warn_once("kineto-load", f"a Kineto window could not be read: {exc}")
                 finally:
@@ -479,17 +474,6 @@ def _drain(queue: deque[Any]) -> list[Any]:
     while queue:
         out.append(queue.popleft())
     return out
-
-
-def _gzip_file(path: Path) -> bytes:
-    """The file gzipped a block at a time (a window can be hundreds of MB of JSON)."""
-    packer = zlib.compressobj(KINETO_GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS | 16)
-    out = []
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            out.append(packer.compress(block))
-    out.append(packer.flush())
-    return b"".join(out)
 
 
 def _torch_facts(config: Config) -> tuple[str | None, bool, list[dict[str, Any]]]:

@@ -1,5 +1,6 @@
-"""Collector chunk format v2: a numpy ``.npz`` archive of columnar events and samples, plus the
-Kineto windows of the chunk as torch.profiler wrote them (gzipped JSON members).
+"""Collector chunk format v3: a numpy ``.npz`` archive of columnar events and samples, plus the
+Kineto windows of the chunk: packed into compressed columns (``tracefmt.kineto_columns``), or,
+where the collector could not pack one, as torch.profiler wrote it (gzipped JSON).
 
 The collector writes it and the server reads it; both import this one module.
 ``docs/formats.md`` is the user-facing description; this module is the executable one.
@@ -16,12 +17,14 @@ from typing import IO, Any
 
 import numpy as np
 
+from tracefmt import kineto_columns
 from tracefmt.kinds import CHUNK_MAX_KIND, MemcpyKind, SampleKind
 
 FORMAT_NAME = "profiler-app-chunk"
-FORMAT_VERSION = 2
-# Version 1 chunks carry Kineto's events as columns instead of members; they read the same way.
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+# Version 1 chunks carry Kineto's events as columns instead of members; version 2 chunks carry
+# every window as gzipped JSON. They all read the same way.
+READABLE_VERSIONS = (1, 2, 3)
 FILE_SUFFIX = ".pcol"
 ZIP_MAGIC = b"PK\x03\x04"
 
@@ -109,11 +112,33 @@ class ChunkFormatError(ValueError):
 
 @dataclass(frozen=True)
 class KinetoWindow:
-    """One Kineto window: its Chrome-trace JSON, gzipped, and the names of the collector's own
-    annotations that were inside it (Kineto recorded host copies of them)."""
+    """One Kineto window: its Chrome-trace JSON, packed (``tracefmt.kineto_columns``) or
+    gzipped, and the names of the collector's own annotations that were inside it (Kineto
+    recorded host copies of them)."""
 
     data: bytes
     annotations: tuple[str, ...] = ()
+
+    @property
+    def packed(self) -> bool:
+        return kineto_columns.is_packed(self.data)
+
+    @property
+    def file_suffix(self) -> str:
+        """The suffix of the window as a trace file (``.json`` once unpacked)."""
+        return ".json" if self.packed else ".json.gz"
+
+    def write_trace(self, out: IO[bytes], max_bytes: int) -> int:
+        """Write the window as a trace file (JSON, or gzipped JSON as stored); returns the
+        bytes written. A packed window that would expand past ``max_bytes`` is refused with
+        ``ChunkFormatError`` before it takes the memory."""
+        if not self.packed:
+            out.write(self.data)
+            return len(self.data)
+        try:
+            return kineto_columns.unpack_trace(self.data, out, max_bytes)
+        except kineto_columns.PackedTraceError as exc:
+            raise ChunkFormatError(str(exc)) from exc
 
 
 @dataclass(frozen=True)
@@ -188,7 +213,7 @@ def chunk_bytes(
     kineto: list[KinetoWindow] | tuple[KinetoWindow, ...] = (),
 ) -> bytes:
     windows = [
-        {"member": kineto_member_name(i), "annotations": sorted(w.annotations)}
+        {"member": kineto_member_name(i, w.packed), "annotations": sorted(w.annotations)}
         for i, w in enumerate(kineto)
     ]
     full_meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **meta}
@@ -200,8 +225,8 @@ def chunk_bytes(
     _check_columns("sample", samples, SAMPLE_COLUMNS)
     _check_values(strings, events, samples)
     for window in kineto:
-        if not window.data.startswith(GZIP_MAGIC):
-            raise ChunkFormatError("a Kineto window must be gzipped JSON")
+        if not (window.data.startswith(GZIP_MAGIC) or window.packed):
+            raise ChunkFormatError("a Kineto window must be packed or gzipped JSON")
     arrays = {
         "meta": _json_bytes(full_meta),
         "strings": _json_bytes(list(strings)),
@@ -210,15 +235,15 @@ def chunk_bytes(
     }
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
-    # gzip already compressed the windows: stored as they are, read back without inflating.
+    # The windows are compressed already: stored as they are, read back without inflating.
     with zipfile.ZipFile(buf, "a", compression=zipfile.ZIP_STORED) as archive:
-        for i, window in enumerate(kineto):
-            archive.writestr(kineto_member_name(i), window.data)
+        for window, entry in zip(kineto, windows, strict=True):
+            archive.writestr(entry["member"], window.data)
     return buf.getvalue()
 
 
-def kineto_member_name(index: int) -> str:
-    return f"kineto-{index}.json.gz"
+def kineto_member_name(index: int, packed: bool = False) -> str:
+    return f"kineto-{index}.kcol" if packed else f"kineto-{index}.json.gz"
 
 
 def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
@@ -255,6 +280,9 @@ def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
             kineto = tuple(
                 KinetoWindow(npz.zip.read(w["member"]), tuple(w["annotations"])) for w in windows
             )
+            for w, window in zip(windows, kineto, strict=True):
+                if w["member"].endswith(".kcol") and not window.packed:
+                    raise ChunkFormatError(f"chunk member {w['member']} is not a packed window")
     except ChunkFormatError:
         raise
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
@@ -310,10 +338,12 @@ def _check_meta(meta: Any) -> None:
             raise ChunkFormatError(
                 "each chunk meta device needs 'index', 'name' and 'total_memory_bytes'"
             )
+    # Packed windows came with version 3; older chunks name gzipped members only.
+    names = (False, True) if meta["version"] >= 3 else (False,)
     for i, window in enumerate(meta.get("kineto_windows", [])):
         if not (
             isinstance(window, dict)
-            and window.get("member") == kineto_member_name(i)
+            and window.get("member") in [kineto_member_name(i, packed) for packed in names]
             and isinstance(window.get("annotations"), list)
             and all(isinstance(name, str) for name in window["annotations"])
         ):

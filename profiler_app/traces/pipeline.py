@@ -35,7 +35,7 @@ from profiler_app.traces.recognition import read_warning
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
 from profiler_app.traces.window import StepCut, step_cut
-from tracefmt.chunk import KinetoWindow
+from tracefmt.chunk import ChunkFormatError, KinetoWindow
 from tracefmt.columns import FLOW_COLUMNS
 from tracefmt.kinds import EventKind
 from tracefmt.names import PROFILER_STEP_RE
@@ -371,9 +371,10 @@ class _KinetoWindows:
         memory_before = len(self.context.memory)
         info = KinetoFile()
         with tempfile.TemporaryDirectory(dir=store_dir.parent) as tmp:
-            trace = Path(tmp) / "window.json.gz"
-            trace.write_bytes(window.data)
+            trace = Path(tmp) / f"window{window.file_suffix}"
             try:
+                with trace.open("wb") as out:
+                    window.write_trace(out, self.budget)
                 batches = [
                     self.context.kineto_batches(decoded)
                     for decoded in iter_chunks(
@@ -385,7 +386,7 @@ class _KinetoWindows:
                     default=None,
                 )
                 offset_ns, _ = _clock_offset(info, first)
-            except TraceFormatError as exc:
+            except (TraceFormatError, ChunkFormatError) as exc:
                 del self.context.memory[memory_before:]
                 self.failures.append(f"Kineto window {number} of this chunk was not read: {exc}")
                 return

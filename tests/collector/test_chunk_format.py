@@ -67,7 +67,7 @@ def test_it_round_trips_events_samples_and_meta():
     chunk = read_chunk(data)
     assert chunk.meta == {
         "format": "profiler-app-chunk",
-        "version": 2,
+        "version": 3,
         **META,
         "kineto_windows": [],
     }
@@ -138,7 +138,7 @@ def test_it_names_the_version_it_reads():
             body = src.read(item)
             if item.filename == "meta.npy":
                 fake = np.frombuffer(
-                    json.dumps({**META, "format": "profiler-app-chunk", "version": 3}).encode(),
+                    json.dumps({**META, "format": "profiler-app-chunk", "version": 4}).encode(),
                     dtype=np.uint8,
                 )
                 out = io.BytesIO()
@@ -146,7 +146,8 @@ def test_it_names_the_version_it_reads():
                 body = out.getvalue()
             dst.writestr(item, body)
     with pytest.raises(
-        ChunkFormatError, match="unsupported chunk version 3; this reader understands versions 1, 2"
+        ChunkFormatError,
+        match="unsupported chunk version 4; this reader understands versions 1, 2, 3",
     ):
         read_chunk(buf.getvalue())
 
@@ -180,7 +181,7 @@ def test_it_keeps_kineto_windows_as_stored_gzip_members():
 
 def test_it_refuses_a_window_that_is_not_gzipped_or_is_missing():
     strings = StringTable()
-    with pytest.raises(ChunkFormatError, match="must be gzipped JSON"):
+    with pytest.raises(ChunkFormatError, match="must be packed or gzipped JSON"):
         chunk_bytes(META, strings.strings, empty_events(), empty_samples(), [KinetoWindow(b"{}")])
     data = chunk_bytes(
         META, strings.strings, empty_events(), empty_samples(), [KinetoWindow(gzip.compress(b""))]

@@ -2,6 +2,7 @@
 chunk as windows give the numbers computed from their raw JSON, less the collector's copies."""
 
 import gzip
+import io
 import json
 import re
 from decimal import Decimal
@@ -187,7 +188,7 @@ def test_an_unreadable_window_is_reported_and_the_rest_is_kept(tmp_path):
 def test_a_chunk_without_windows_captured_nothing(tmp_path):
     result, _ = ingest(tmp_path)
     assert result.metadata["captured_windows_ns"] == []
-    assert result.metadata["chunk_version"] == 2
+    assert result.metadata["chunk_version"] == 3
     assert pq.read_table(tmp_path / "store" / FLOWS_FILE).num_rows == 0
 
 
@@ -234,7 +235,10 @@ def test_a_collector_job_keeps_what_the_same_capture_keeps_as_a_trace_file(tmp_p
     for n, (chunk, window) in enumerate(windows):
         first = (2, 8)[n]
         assert set(window.annotations) == {"Forward", f"step_{first}", f"step_{first + 1}"}
-        trace = json.loads(gzip.decompress(window.data), parse_float=str)
+        assert window.packed  # the collector's child process packed it
+        text = io.BytesIO()
+        window.write_trace(text, 1 << 30)
+        trace = json.loads(text.getvalue(), parse_float=str)
         raw = trace["traceEvents"]
         expected = {
             "memory": sum(e.get("ph") == "i" and e.get("name") == "[memory]" for e in raw),
@@ -244,8 +248,8 @@ def test_a_collector_job_keeps_what_the_same_capture_keeps_as_a_trace_file(tmp_p
             ),
             "flows": sum(e.get("ph") in ("s", "f") and e.get("cat") != "ac2g" for e in raw),
         }
-        (tmp_path / f"w{n}.json.gz").write_bytes(window.data)
-        as_file = kept(ingest_trace(tmp_path / f"w{n}.json.gz", "kineto", tmp_path / f"k{n}"))
+        (tmp_path / f"w{n}.json").write_bytes(text.getvalue())
+        as_file = kept(ingest_trace(tmp_path / f"w{n}.json", "kineto", tmp_path / f"k{n}"))
         part = tmp_path / f"c{n}.pcol"
         write_chunk(part, chunk.meta, chunk.strings, chunk.events, chunk.samples, [window])
         collected = ingest_trace(part, "collector", tmp_path / f"c{n}")
