@@ -280,7 +280,11 @@ def series_runs(series: Series):
 
 
 def series_with_counts():
-    return Series.objects.annotate(run_count=Count("runs")).select_related("baseline", "owner")
+    return (
+        Series.objects.annotate(run_count=Count("runs"))
+        .select_related("baseline", "owner")
+        .order_by("name")
+    )
 
 
 # The webhook

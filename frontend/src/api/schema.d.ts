@@ -385,6 +385,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{job_id}/series/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The job's series; PUT moves it to another (created if new): its owner or staff only. */
+        get: operations["jobs_series_retrieve"];
+        /** @description The job's series; PUT moves it to another (created if new): its owner or staff only. */
+        put: operations["jobs_series_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{job_id}/sql/": {
         parameters: {
             query?: never;
@@ -553,6 +571,44 @@ export interface paths {
         get: operations["jobs_timeline_viewport_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{job_id}/verdict/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The run's stored verdict against its baseline (status "pending" until judged). */
+        get: operations["jobs_verdict_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{job_id}/verdict/check/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Judges the run now, against ``baseline`` (default: its series' baseline) with
+         *     ``threshold_pct`` (default: the series' threshold); nothing is stored. 409 while a run's
+         *     parts are being parsed.
+         */
+        post: operations["jobs_verdict_check_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -743,6 +799,75 @@ export interface paths {
         get?: never;
         put?: never;
         post: operations["parts_reprocess_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/series/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Series of runs; their owner (or staff) sets the baseline, thresholds and webhook. */
+        get: operations["series_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/series/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Series of runs; their owner (or staff) sets the baseline, thresholds and webhook. */
+        get: operations["series_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description Series of runs; their owner (or staff) sets the baseline, thresholds and webhook. */
+        patch: operations["series_partial_update"];
+        trace?: never;
+    };
+    "/api/series/{id}/deliveries/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The webhook's recorded deliveries, newest first. */
+        get: operations["series_deliveries_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/series/{id}/runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The series' runs in time order with their figures and verdicts. */
+        get: operations["series_runs_list"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1099,6 +1224,35 @@ export interface components {
             /** @description host events (operators, annotations, …) */
             events: number;
         };
+        Cause: {
+            /** @description kernel_grew, kernel_new, kernel_gone, operator_grew, operator_new, communication_exposed, host_wait or precision_mix */
+            kind: string;
+            name: string;
+            /** @description per step per rank */
+            baseline_ns: number;
+            /** @description per step per rank */
+            run_ns: number;
+            /** @description per step per rank */
+            delta_ns: number;
+            /**
+             * Format: double
+             * @description delta as a share of the baseline's median
+             */
+            step_share_pct: number;
+            detail: string;
+            extra: {
+                [key: string]: unknown;
+            };
+        };
+        CheckRequest: {
+            /** @description default: the series' baseline for this run */
+            baseline?: number | null;
+            /**
+             * Format: double
+             * @description default: the series' setting
+             */
+            threshold_pct?: number;
+        };
         ChromeTrace: {
             displayTimeUnit: string;
             otherData: components["schemas"]["ChromeTraceRange"];
@@ -1211,6 +1365,30 @@ export interface components {
          * @enum {string}
          */
         DataEnum: "events" | "counter";
+        Delivery: {
+            readonly id: number;
+            readonly job: number;
+            readonly job_name: string;
+            readonly baseline: number | null;
+            /** Format: uri */
+            readonly url: string;
+            readonly payload: unknown;
+            readonly state: components["schemas"]["DeliveryStateEnum"];
+            readonly attempts: number;
+            readonly last_status: number | null;
+            readonly last_error: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly delivered_at: string | null;
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `delivered` - Delivered
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        DeliveryStateEnum: "pending" | "delivered" | "failed";
         Demo: {
             available: boolean;
             reason: string;
@@ -1393,6 +1571,17 @@ export interface components {
             /** @description what the job's totals are divided by: its steps summed over its ranks, a rank without steps counting as one */
             rank_steps: number;
         };
+        JobSeries: {
+            /** @description series name */
+            series: string;
+            readonly series_id: number;
+            /** @description false: named after the job, nobody chose it */
+            readonly chosen: boolean;
+        };
+        JobSeriesRequest: {
+            /** @description series name */
+            series: string;
+        };
         JobSummary: {
             job: number;
             event_counts: {
@@ -1567,6 +1756,12 @@ export interface components {
             /** @description operators running at the peak, outermost first */
             running: string[];
         };
+        /**
+         * @description * `exact` - exact
+         *     * `asymptotic` - asymptotic
+         * @enum {string}
+         */
+        MethodEnum: "exact" | "asymptotic";
         MetricPair: {
             metric: string;
             /**
@@ -1589,6 +1784,10 @@ export interface components {
              *     * `lower` - lower
              */
             better: (components["schemas"]["BetterEnum"] | components["schemas"]["NullEnum"]) | null;
+        };
+        NamedTime: {
+            name: string;
+            ns_per_step: number;
         };
         NewApiToken: {
             readonly id: number;
@@ -1630,6 +1829,21 @@ export interface components {
             /** @description [time_ns, bytes used] pairs sampled by NVML */
             points: number[][];
         };
+        PaginatedDeliveryList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Delivery"][];
+        };
         PaginatedProfilePartList: {
             /** @example 123 */
             count: number;
@@ -1644,6 +1858,36 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["ProfilePart"][];
+        };
+        PaginatedSeriesList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Series"][];
+        };
+        PaginatedSeriesRunList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["SeriesRun"][];
         };
         PaginatedTrainingJobList: {
             /** @example 123 */
@@ -1692,9 +1936,34 @@ export interface components {
             /** Format: binary */
             file: string;
         };
+        PatchedSeriesRequest: {
+            /** @description The run every other run is judged against; null: each run's previous run that passed. */
+            baseline?: number | null;
+            /**
+             * Format: double
+             * @description A run regresses when its median step grew by this much (%) …
+             */
+            step_threshold_pct?: number;
+            /**
+             * Format: double
+             * @description … and the U test's p-value is at most this.
+             */
+            alpha?: number;
+            /**
+             * Format: double
+             * @description A cause moves at least this share (%) of the baseline's median step.
+             */
+            cause_min_pct?: number;
+            /**
+             * Format: double
+             * @description A precision's share of kernel time that grew by this many points is a cause.
+             */
+            precision_points?: number;
+            webhook_url?: string;
+        };
         PatchedTrainingJobRequest: {
             name?: string;
-            status?: components["schemas"]["StatusEnum"];
+            status?: components["schemas"]["TrainingJobStatusEnum"];
             instance_type?: string;
             instance_count?: number;
             framework?: string;
@@ -1897,10 +2166,72 @@ export interface components {
             };
             time_ranges: components["schemas"]["TimeRange"][];
         };
+        RunFigures: {
+            window: string;
+            ranks: number;
+            steps: number;
+            rank_steps: number;
+            step_p50_ns: number | null;
+            step_p95_ns: number | null;
+            /** Format: double */
+            gpu_util_pct: number | null;
+            kernel_ns_per_step: {
+                [key: string]: number;
+            };
+            top_kernels: components["schemas"]["NamedTime"][];
+            top_operators: components["schemas"]["NamedTime"][];
+        };
         SearchResult: {
             count: number;
             names: components["schemas"]["FoundName"][];
             results: components["schemas"]["FoundEvent"][];
+        };
+        Series: {
+            readonly id: number;
+            readonly name: string;
+            readonly owner: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly run_count: number;
+            /** @description The run every other run is judged against; null: each run's previous run that passed. */
+            baseline?: number | null;
+            readonly baseline_name: string;
+            /**
+             * Format: double
+             * @description A run regresses when its median step grew by this much (%) …
+             */
+            step_threshold_pct?: number;
+            /**
+             * Format: double
+             * @description … and the U test's p-value is at most this.
+             */
+            alpha?: number;
+            /**
+             * Format: double
+             * @description A cause moves at least this share (%) of the baseline's median step.
+             */
+            cause_min_pct?: number;
+            /**
+             * Format: double
+             * @description A precision's share of kernel time that grew by this many points is a cause.
+             */
+            precision_points?: number;
+            webhook_url?: string;
+            readonly can_change: boolean;
+        };
+        SeriesRun: {
+            job: number;
+            job_name: string;
+            /** Format: date-time */
+            created_at: string;
+            job_status: string;
+            is_baseline: boolean;
+            /** @description null until its parts are parsed */
+            figures: components["schemas"]["RunFigures"] | null;
+            verdict_status: string | null;
+            verdict_baseline: number | null;
+            /** Format: double */
+            change_pct: number | null;
         };
         SlowFinding: {
             /** @description rank or node */
@@ -1974,15 +2305,6 @@ export interface components {
             description: string;
             columns: components["schemas"]["SqlColumn"][];
         };
-        /**
-         * @description * `in_progress` - In Progress
-         *     * `completed` - Completed
-         *     * `failed` - Failed
-         *     * `stopped` - Stopped
-         *     * `stopping` - Stopping
-         * @enum {string}
-         */
-        StatusEnum: "in_progress" | "completed" | "failed" | "stopped" | "stopping";
         StepMark: {
             name: string;
             start_ns: string;
@@ -2061,7 +2383,7 @@ export interface components {
             name: string;
             /** Format: date-time */
             readonly created_at: string;
-            status?: components["schemas"]["StatusEnum"];
+            status?: components["schemas"]["TrainingJobStatusEnum"];
             instance_type?: string;
             instance_count?: number;
             framework?: string;
@@ -2118,7 +2440,7 @@ export interface components {
         };
         TrainingJobRequest: {
             name: string;
-            status?: components["schemas"]["StatusEnum"];
+            status?: components["schemas"]["TrainingJobStatusEnum"];
             instance_type?: string;
             instance_count?: number;
             framework?: string;
@@ -2152,6 +2474,15 @@ export interface components {
          */
         TrainingJobStateEnum: "in_progress" | "completed" | "partial" | "failed" | "stopped" | "stopping" | "interrupted";
         /**
+         * @description * `in_progress` - In Progress
+         *     * `completed` - Completed
+         *     * `failed` - Failed
+         *     * `stopped` - Stopped
+         *     * `stopping` - Stopping
+         * @enum {string}
+         */
+        TrainingJobStatusEnum: "in_progress" | "completed" | "failed" | "stopped" | "stopping";
+        /**
          * @description * `whole_trace` - whole trace
          *     * `complete_steps` - complete steps
          * @enum {string}
@@ -2165,6 +2496,18 @@ export interface components {
          * @enum {string}
          */
         TruncatedByEnum: "rows" | "bytes" | "time" | "error";
+        UTest: {
+            name: string;
+            /** Format: double */
+            u: number;
+            /** Format: double */
+            p_value: number;
+            method: components["schemas"]["MethodEnum"];
+            /** @description baseline steps (all ranks) */
+            n_baseline: number;
+            /** @description run steps (all ranks) */
+            n_run: number;
+        };
         Upload: {
             /** Format: uuid */
             readonly id: string;
@@ -2210,6 +2553,46 @@ export interface components {
             empty_reason: string | null;
             series: components["schemas"]["NodeSeries"][];
         };
+        Verdict: {
+            job: number;
+            job_name: string;
+            series: string | null;
+            baseline: number | null;
+            baseline_name: string | null;
+            /**
+             * @description pending: not judged yet (parts being parsed)
+             *
+             *     * `regression` - regression
+             *     * `no_regression` - no_regression
+             *     * `unjudged` - unjudged
+             *     * `pending` - pending
+             */
+            status: components["schemas"]["VerdictStatusEnum"];
+            window: string;
+            /** Format: date-time */
+            computed_at: string | null;
+            reason: string;
+            /** Format: double */
+            threshold_pct: number;
+            /** Format: double */
+            alpha: number;
+            baseline_median_ns: number | null;
+            run_median_ns: number | null;
+            baseline_p95_ns: number | null;
+            run_p95_ns: number | null;
+            /** Format: double */
+            change_pct: number | null;
+            test: components["schemas"]["UTest"] | null;
+            causes: components["schemas"]["Cause"][];
+        };
+        /**
+         * @description * `regression` - regression
+         *     * `no_regression` - no_regression
+         *     * `unjudged` - unjudged
+         *     * `pending` - pending
+         * @enum {string}
+         */
+        VerdictStatusEnum: "regression" | "no_regression" | "unjudged" | "pending";
         Window: {
             window: components["schemas"]["WindowWindowEnum"];
             /** @description How captions name it: "complete steps #1–#5 (5 of 6)" */
@@ -2405,8 +2788,13 @@ export interface operations {
                 a: number;
                 /** @description the job compared with it */
                 b: number;
-                /** @description both jobs' window; left out: the window the caller views job A in */
-                window?: "complete_steps" | "whole_trace";
+                /**
+                 * @description both jobs' window; left out: the window the caller views job A in
+                 *
+                 *     * `whole_trace` - whole_trace
+                 *     * `complete_steps` - complete_steps
+                 */
+                window?: "whole_trace" | "complete_steps";
             };
             header?: never;
             path?: never;
@@ -3790,6 +4178,130 @@ export interface operations {
             };
         };
     };
+    jobs_series_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobSeries"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_series_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobSeriesRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["JobSeriesRequest"];
+                "multipart/form-data": components["schemas"]["JobSeriesRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobSeries"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     jobs_sql_create: {
         parameters: {
             query?: never;
@@ -4349,6 +4861,138 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_verdict_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Verdict"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_verdict_check_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CheckRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["CheckRequest"];
+                "multipart/form-data": components["schemas"]["CheckRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Verdict"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5310,6 +5954,312 @@ export interface operations {
             };
         };
     };
+    series_list: {
+        parameters: {
+            query?: {
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedSeriesList"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    series_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this series. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Series"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    series_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this series. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedSeriesRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedSeriesRequest"];
+                "multipart/form-data": components["schemas"]["PatchedSeriesRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Series"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    series_deliveries_list: {
+        parameters: {
+            query?: {
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this series. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDeliveryList"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    series_runs_list: {
+        parameters: {
+            query?: {
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this series. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedSeriesRunList"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     settings_retrieve: {
         parameters: {
             query?: never;
@@ -5963,6 +6913,14 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
