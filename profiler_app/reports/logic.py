@@ -20,7 +20,7 @@ import pandas as pd
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, Max, OuterRef
+from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -50,9 +50,6 @@ TASK_NAME = "profiler_app.reports.tasks.run_insights"
 ERROR_CHARS = 2000
 # Runs the insights sweep queues again at most per run (the rest wait for the next run).
 SWEEP_BATCH = 500
-# A run waits while the job's parts are still being parsed (each would ask for another run),
-# but at most this long after it was asked for: a job streaming chunks still gets insights.
-MAX_WAIT_FOR_PARTS_S = 120
 
 
 def debounce_s() -> float:
@@ -65,9 +62,11 @@ def request_run(job_id: int, delay_s: float | None = None, window: str | None = 
     ``delay_s`` (the debounce by default); returns the generation asked for.
 
     Requests merge into one pending run: while a run is queued, it computes the latest
-    generation when it starts (when it was due, whatever a later request's delay; later still
-    while the job's parts are being parsed, see ``_claim``); while one runs, it queues exactly
-    one follow-up, due a debounce after it ends. N requests in a burst cost at most two runs."""
+    generation when it starts; while one runs, it queues exactly one follow-up, due a debounce
+    after it ends. N requests in a burst cost at most two runs. A run waits, with no task,
+    for the job's parts uploaded before it was asked for (each would ask for another run, and a
+    backlog of parses can hold them for minutes): the request of the last of them, the part
+    parsed, sends it."""
     countdown = debounce_s() if delay_s is None else delay_s
     window = window or _own_window(job_id)
     with transaction.atomic():
@@ -81,14 +80,18 @@ def request_run(job_id: int, delay_s: float | None = None, window: str | None = 
         generation = (start["last"] if created else insights.generation) + 1
         changes: dict[str, Any] = {"generation": generation}
         idle = created or insights.status in (InsightsStatus.DONE, InsightsStatus.FAILED)
+        waiting = insights.status == InsightsStatus.QUEUED and insights.waiting_for_parts
         if idle:
-            due = now + timedelta(seconds=countdown)
-            changes.update(
-                status=InsightsStatus.QUEUED, heartbeat_at=due, attempts=0, requested_at=now
-            )
+            changes.update(status=InsightsStatus.QUEUED, attempts=0, requested_at=now)
+        if idle or waiting:
+            asked_at = now if idle else insights.requested_at
+            if _parts_being_parsed(job_id, asked_at):
+                changes.update(waiting_for_parts=True, heartbeat_at=now)
+            else:
+                due = now + timedelta(seconds=countdown)
+                changes.update(waiting_for_parts=False, heartbeat_at=due)
+                transaction.on_commit(lambda: send_run(job_id, window, countdown))
         JobInsights.objects.filter(pk=insights.pk).update(**changes)
-        if idle:
-            transaction.on_commit(lambda: send_run(job_id, window, countdown))
     return generation
 
 
@@ -127,21 +130,28 @@ def send_run(job_id: int, window: str, countdown: float = 0) -> None:
 
 def requeue_lost() -> list[int]:
     """Queue again the runs whose task was lost (queued while the broker was down, or held
-    by a worker that died): queued or running with no sign of life for INGEST_STALL_SECONDS.
-    A copy of the lost task that still arrives does nothing (one task claims a queued run).
-    Returns the jobs."""
+    by a worker that died): queued or running with no sign of life for INGEST_STALL_SECONDS,
+    and the runs waiting for parts that no longer wait (a part they waited for failed, or
+    their send was lost). A copy of the lost task that still arrives does nothing (one task
+    claims a queued run). Returns the jobs."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.INGEST_STALL_SECONDS)
+    waited_for = ProfilePart.objects.filter(
+        job_id=OuterRef("job_id"),
+        state__in=(PartState.PENDING, PartState.PROCESSING),
+        created_at__lte=OuterRef("requested_at"),
+    )
     with transaction.atomic():
         lost = list(
             JobInsights.objects.select_for_update(skip_locked=True)
             .filter(status__in=(InsightsStatus.QUEUED, InsightsStatus.RUNNING))
             .filter(heartbeat_at__lt=stale)
+            .filter(Q(waiting_for_parts=False) | ~Exists(waited_for))
             .order_by("heartbeat_at")
             .values_list("pk", "job_id", "window", "status")[:SWEEP_BATCH]
         )
         JobInsights.objects.filter(pk__in=[row[0] for row in lost]).update(
-            status=InsightsStatus.QUEUED, heartbeat_at=now
+            status=InsightsStatus.QUEUED, heartbeat_at=now, waiting_for_parts=False
         )
     for _, job_id, window, status in lost:
         log.warning(
@@ -221,7 +231,7 @@ def compute(job_id: int, generation: int | None = None, window: str | None = Non
 def _claim(job_id: int, window: str) -> tuple[int, int] | None:
     """(generation, attempt) of the queued run this task starts; None when there is none (a
     copy the sweep sent, a redelivery, or a task of a run already merged into another), or
-    when the run waits a debounce more for the job's parts being parsed."""
+    when the run waits for the job's parts (``request_run``)."""
     with transaction.atomic():
         row = (
             JobInsights.objects.select_for_update()
@@ -233,13 +243,10 @@ def _claim(job_id: int, window: str) -> tuple[int, int] | None:
             return None
         generation, attempt, requested_at = row[0], row[1] + 1, row[2]
         now = timezone.now()
-        waited_s = (now - requested_at).total_seconds() if requested_at else 0.0
-        if waited_s < MAX_WAIT_FOR_PARTS_S and _parts_being_parsed(job_id):
-            countdown = debounce_s()
+        if _parts_being_parsed(job_id, requested_at or now):
             JobInsights.objects.filter(job_id=job_id, window=window).update(
-                heartbeat_at=now + timedelta(seconds=countdown)
+                waiting_for_parts=True, heartbeat_at=now
             )
-            transaction.on_commit(lambda: send_run(job_id, window, countdown))
             return None
         JobInsights.objects.filter(job_id=job_id, window=window).update(
             status=InsightsStatus.RUNNING, heartbeat_at=now, attempts=attempt
@@ -247,9 +254,14 @@ def _claim(job_id: int, window: str) -> tuple[int, int] | None:
     return generation, attempt
 
 
-def _parts_being_parsed(job_id: int) -> bool:
+def _parts_being_parsed(job_id: int, requested_at: datetime | None) -> bool:
+    """Whether a run asked for at ``requested_at`` waits: parts of the job uploaded by then are
+    still pending or being parsed. Later parts ask for a run of their own; waiting for them
+    too would hold a job streaming chunks for ever."""
     return ProfilePart.objects.filter(
-        job_id=job_id, state__in=(PartState.PENDING, PartState.PROCESSING)
+        job_id=job_id,
+        state__in=(PartState.PENDING, PartState.PROCESSING),
+        created_at__lte=requested_at or timezone.now(),
     ).exists()
 
 
@@ -276,6 +288,7 @@ def _finish(
                 "heartbeat_at": timezone.now() + timedelta(seconds=countdown),
                 "requested_at": timezone.now(),
                 "attempts": 0,
+                "waiting_for_parts": False,
             }
             transaction.on_commit(lambda: send_run(job_id, window, countdown))
         JobInsights.objects.filter(job_id=job_id, window=window).update(

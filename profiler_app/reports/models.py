@@ -20,8 +20,8 @@ class JobInsights(models.Model):
     gets one when a viewer who sees the job in it first asks (``logic.ensure_row``).
 
     Every request to (re)compute bumps ``generation``; requests merge into one pending run
-    (``logic.request_run``): a burst of parts ends in one computation, or two when it
-    arrives while one runs.
+    (``logic.request_run``), which waits for the parts being parsed: a burst of parts ends in
+    one computation, or two when it arrives while one runs.
     """
 
     job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="insights")
@@ -41,6 +41,10 @@ class JobInsights(models.Model):
     # Starts of the pending run: more than one means a worker died running it. A run's
     # heartbeat and results go to its own start only (the sweep may have started another).
     attempts = models.PositiveSmallIntegerField(default=0)
+    # A queued run with no task: it waits for the job's parts uploaded before it was asked for
+    # to be parsed. The last of them sends it (``logic.request_run``); the sweep does when
+    # none is left (one failed) or its send was lost.
+    waiting_for_parts = models.BooleanField(default=False)
 
     class Meta:
         constraints = [

@@ -7,10 +7,11 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from profiler_app.core.logic import PartSource, store_part
-from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.reports import logic
 from profiler_app.reports.models import InsightsStatus, JobInsights
 from tests.conftest import DATA_DIR, wait_for
@@ -91,26 +92,94 @@ def test_it_queues_one_task_per_pending_run(user, monkeypatch, django_capture_on
     assert JobInsights.objects.get(job=job).status == InsightsStatus.DONE
 
 
+def pending_part(job: TrainingJob, content: bytes) -> ProfilePart:
+    """A part stored and not parsed (its parse is queued only when the test commits)."""
+    source = PartSource("algo-1", 0, "kineto", f"{len(content)}.json")
+    return store_part(job, source, io.BytesIO(content))[0]
+
+
 @pytest.mark.django_db
-def test_it_waits_for_the_parts_being_parsed(user, monkeypatch, django_capture_on_commit_callbacks):
-    """A run due while the job's parts are still being parsed waits a debounce more (each
-    part would ask for another run), but not for ever."""
+def test_it_waits_for_the_parts_uploaded_before_it_was_asked_for(
+    user, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A run asked for while parts of its job are pending waits with no task (each part would
+    ask for another run, and a backlog of parses holds them for minutes); the request of the
+    last of them sends it. A part uploaded after the request does not hold it."""
     sent: list[float] = []
     monkeypatch.setattr(
         logic, "send_run", lambda job_id, window, countdown=0: sent.append(countdown)
     )
     monkeypatch.setattr(logic, "_compute", lambda job_id, window: {"status": InsightsStatus.DONE})
     job = TrainingJob.objects.create(name="parts-coming", owner=user)
-    store_part(job, PartSource("algo-1", 0, "kineto", "t.json"), io.BytesIO(b"{}"))
+    first, second = pending_part(job, b"{}"), pending_part(job, b"{ }")
 
+    with django_capture_on_commit_callbacks(execute=True):
+        logic.request_run(job.id)  # an earlier part parsed
+    row = JobInsights.objects.get(job=job)
+    assert (row.status, row.waiting_for_parts, sent) == (InsightsStatus.QUEUED, True, [])
+    later = pending_part(job, b"{  }")
+    ProfilePart.objects.filter(pk=later.pk).update(
+        created_at=row.requested_at + timedelta(seconds=1)
+    )
+
+    ProfilePart.objects.filter(pk=first.pk).update(state=PartState.DONE)
+    with django_capture_on_commit_callbacks(execute=True):
+        logic.request_run(job.id)  # the first parsed: the second is still to come
+    assert sent == []
+    ProfilePart.objects.filter(pk=second.pk).update(state=PartState.DONE)
+    with django_capture_on_commit_callbacks(execute=True):
+        logic.request_run(job.id)
+    assert sent == [logic.debounce_s()]
+    assert not JobInsights.objects.get(job=job).waiting_for_parts
+
+    with django_capture_on_commit_callbacks(execute=True):
+        logic.compute(job.id)
+    row = JobInsights.objects.get(job=job)
+    assert (row.status, row.generation, len(sent)) == (InsightsStatus.DONE, 3, 1)
+
+
+@pytest.mark.django_db
+def test_a_task_finds_its_run_waiting_for_parts(
+    user, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A part reprocessed between a run's send and its start: the run waits again, with no
+    task, rather than compute what that part's parse will change."""
+    sent: list[float] = []
+    monkeypatch.setattr(
+        logic, "send_run", lambda job_id, window, countdown=0: sent.append(countdown)
+    )
+    monkeypatch.setattr(logic, "_compute", lambda job_id, window: {"status": InsightsStatus.DONE})
+    job = TrainingJob.objects.create(name="reprocessed", owner=user)
+    part = pending_part(job, b"{}")
+    ProfilePart.objects.filter(pk=part.pk).update(state=PartState.DONE)
     with django_capture_on_commit_callbacks(execute=True):
         logic.request_run(job.id, delay_s=0)
-        logic.compute(job.id)
-    assert sent == [0, logic.debounce_s()]
-    assert JobInsights.objects.get(job=job).status == InsightsStatus.QUEUED
+    assert sent == [0]
 
-    long_ago = timezone.now() - timedelta(seconds=logic.MAX_WAIT_FOR_PARTS_S + 1)
-    JobInsights.objects.filter(job=job).update(requested_at=long_ago)
+    ProfilePart.objects.filter(pk=part.pk).update(state=PartState.PENDING)
     with django_capture_on_commit_callbacks(execute=True):
         logic.compute(job.id)
-    assert JobInsights.objects.get(job=job).status == InsightsStatus.DONE
+    row = JobInsights.objects.get(job=job)
+    assert (row.status, row.waiting_for_parts, sent) == (InsightsStatus.QUEUED, True, [0])
+
+
+@pytest.mark.django_db
+def test_the_sweep_sends_a_waiting_run_once_nothing_is_left_to_wait_for(
+    user, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A run waiting for parts is not taken for lost while they are parsed, however long; once
+    none is left (here the last failed: a failed part asks for no run) the sweep sends it."""
+    sent: list[int] = []
+    monkeypatch.setattr(logic, "send_run", lambda job_id, window, countdown=0: sent.append(job_id))
+    job = TrainingJob.objects.create(name="part-fails", owner=user)
+    part = pending_part(job, b"{}")
+    with django_capture_on_commit_callbacks(execute=True):
+        logic.request_run(job.id)
+    long_ago = timezone.now() - timedelta(seconds=settings.INGEST_STALL_SECONDS + 1)
+    JobInsights.objects.filter(job=job).update(heartbeat_at=long_ago)
+
+    assert logic.requeue_lost() == [] and sent == []
+    ProfilePart.objects.filter(pk=part.pk).update(state=PartState.FAILED)
+    assert logic.requeue_lost() == [job.id] and sent == [job.id]
+    row = JobInsights.objects.get(job=job)
+    assert (row.status, row.waiting_for_parts) == (InsightsStatus.QUEUED, False)
