@@ -13,12 +13,21 @@ round by round so that drift in machine load hits every mode alike:
 Overhead is the increase of the median step time over "none", paired round by round. Bytes
 are what would be uploaded (chunks left in a scratch spool: no server needed). A chunk's events
 are its own rows plus the complete events of its Kineto windows that the server keeps (not
-torch.profiler's ProfilerStep#n nor its copies of the collector's annotations). The last line
-is machine-readable:
+torch.profiler's ProfilerStep#n nor its copies of the collector's annotations).
 
-  RESULT overhead_pct=<n> bytes_per_event=<n> torch_profiler_bytes_per_event=<n>
+Before the live run, the real traces of ``--traces`` (default ../shared/traces) are each put
+into a chunk as one Kineto window, the way the collector stores it: gzipped JSON (chunk format
+2) and packed into columns with each codec of ``tracefmt.kineto_columns.CODECS`` (format 3).
+The codec the collector uses is the one that wins this measurement. The last line is
+machine-readable:
 
-    python bench/collector_overhead.py [--rounds 8] [--steps 150] [--device cpu]
+  RESULT overhead_pct=<n> bytes_per_event=<n> codec=<name> gzip_bytes_per_event=<n>
+         live_ops_bytes_per_event=<n> torch_profiler_bytes_per_event=<n>
+
+where bytes_per_event is over the real traces packed (format 3), gzip_bytes_per_event the same
+traces gzipped (format 2), and live_ops_bytes_per_event the live "collector+ops" mode.
+
+    python bench/collector_overhead.py [--rounds 8] [--steps 150] [--device cpu] [--sizes-only]
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import importlib.util
+import io
 import json
 import statistics
 import sys
@@ -41,7 +51,32 @@ sys.path.insert(0, str(REPO))
 
 import collector  # noqa: E402
 from collector.profiler import Profiler  # noqa: E402
-from tracefmt.chunk import KinetoWindow, read_chunk  # noqa: E402
+from tracefmt import kineto_columns  # noqa: E402
+from tracefmt.chunk import (  # noqa: E402
+    KinetoWindow,
+    chunk_bytes,
+    empty_events,
+    empty_samples,
+    read_chunk,
+)
+
+DEFAULT_TRACES = REPO.parent / "shared" / "traces"
+CHUNK_META = {
+    "job": "bench",
+    "node": "algo-1",
+    "hostname": "bench",
+    "rank": 0,
+    "local_rank": 0,
+    "world_size": 1,
+    "pid": 1,
+    "seq": 0,
+    "final": True,
+    "created_ns": 0,
+    "torch_version": None,
+    "cuda": True,
+    "devices": [],
+    "sources": {"kineto": "ok"},
+}
 
 
 def load_example():
@@ -129,14 +164,74 @@ def run_collector(
 
 def window_events(window: KinetoWindow) -> int:
     """The complete events of a Kineto window that the server keeps."""
-    own = set(window.annotations)
+    text = io.BytesIO()
+    window.write_trace(text, 1 << 34)
+    data = text.getvalue()
+    return kept_events(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data, window)
+
+
+def kept_events(text: bytes, window: KinetoWindow | None = None) -> int:
+    own = set(window.annotations) if window is not None else set()
     return sum(
         1
-        for e in json.loads(gzip.decompress(window.data))["traceEvents"]
+        for e in json.loads(text)["traceEvents"]
         if e.get("ph") == "X"
         and not str(e.get("name", "")).startswith("ProfilerStep#")
         and not (e.get("cat") == "user_annotation" and e.get("name") in own)
     )
+
+
+@dataclass
+class Sizes:
+    events: int = 0
+    bytes: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, encoding: str, size: int, seconds: float) -> None:
+        self.bytes[encoding] = self.bytes.get(encoding, 0) + size
+        self.seconds[encoding] = self.seconds.get(encoding, 0.0) + seconds
+
+
+def real_trace_sizes(folder: Path) -> Sizes:
+    """Each real trace as one window of a chunk: gzipped (format 2) and packed with each codec
+    (format 3); checks that every packed window unpacks to the trace's JSON."""
+    traces = sorted(p for p in folder.rglob("*.json.gz"))
+    if not traces:
+        raise SystemExit(f"no *.json.gz traces under {folder}")
+    encodings = ["gzip", *kineto_columns.CODECS.values()]
+    total = Sizes()
+    print(f"real traces under {folder}, each as one Kineto window of a chunk (bytes per event)")
+    print(f"{'trace':<42}{'events':>8}" + "".join(f"{e:>9}" for e in encodings))
+    for path in traces:
+        text = gzip.decompress(path.read_bytes())
+        events = kept_events(text)
+        total.events += events
+        row = f"{path.relative_to(folder).as_posix():<42}{events:>8}"
+        expected = kineto_columns.parse(text)
+        for encoding in encodings:
+            t0 = time.perf_counter()
+            if encoding == "gzip":
+                window = KinetoWindow(gzip.compress(text, 6))
+            else:
+                window = KinetoWindow(kineto_columns.pack_trace(text, codec=encoding))
+            seconds = time.perf_counter() - t0
+            if encoding != "gzip":
+                back = io.BytesIO()
+                window.write_trace(back, 1 << 34)
+                assert kineto_columns.parse(back.getvalue()) == expected, (path, encoding)
+            data = chunk_bytes(CHUNK_META, [""], empty_events(), empty_samples(), [window])
+            total.add(encoding, len(data), seconds)
+            row += f"{len(data) / max(events, 1):>9.2f}"
+        print(row)
+    print(
+        f"{'all':<42}{total.events:>8}"
+        + "".join(f"{total.bytes[e] / total.events:>9.2f}" for e in encodings)
+    )
+    print(
+        f"{'encoding seconds (one core)':<50}"
+        + "".join(f"{total.seconds[e]:>9.2f}" for e in encodings)
+    )
+    return total
 
 
 def run_round(
@@ -173,7 +268,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=15, help="untimed steps before round 1")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
+    parser.add_argument(
+        "--sizes-only", action="store_true", help="measure the real traces' sizes only"
+    )
     args = parser.parse_args(argv)
+
+    sizes = real_trace_sizes(args.traces)
+    packed = {e: n for e, n in sizes.bytes.items() if e != "gzip"}
+    best = min(packed, key=packed.__getitem__)
+    if best != kineto_columns.CODEC:
+        print(f"note: {best} beat the collector's codec {kineto_columns.CODEC} on these traces")
+    bpe = sizes.bytes[kineto_columns.CODEC] / sizes.events
+    gzip_bpe = sizes.bytes["gzip"] / sizes.events
+    if args.sizes_only:
+        print(
+            f"RESULT bytes_per_event={bpe:.2f} codec={kineto_columns.CODEC} "
+            f"gzip_bytes_per_event={gzip_bpe:.2f}"
+        )
+        return 0
 
     example = load_example()
     trainer = example.Trainer(args.device, args.batch_size)
@@ -234,9 +347,12 @@ def main(argv: list[str] | None = None) -> int:
         )
     overhead = 100 * (statistics.median(ratios["collector"]) - 1)
     torch_bpe = modes["torch.profiler"].bytes_out / modes["torch.profiler"].events
+    ops = modes["collector+ops"]
     print(
-        f"RESULT overhead_pct={overhead:.2f} "
-        f"bytes_per_event={default.bytes_out / default.events:.1f} "
+        f"RESULT overhead_pct={overhead:.2f} bytes_per_event={bpe:.2f} "
+        f"codec={kineto_columns.CODEC} gzip_bytes_per_event={gzip_bpe:.2f} "
+        f"live_ops_bytes_per_event={ops.bytes_out / ops.events:.1f} "
+        f"live_default_bytes_per_event={default.bytes_out / default.events:.1f} "
         f"torch_profiler_bytes_per_event={torch_bpe:.1f}"
     )
     return 0

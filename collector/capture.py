@@ -1,10 +1,11 @@
 """Kineto capture windows through ``torch.profiler`` on a step schedule.
 
 Each finished window is exported as a Chrome trace by Kineto's C++ writer into the spool's
-scratch folder and handed to the flusher thread, which gzips it into the next chunk as it is:
-the server reads it with the same parser as an uploaded trace file, so a collector job keeps
-everything such a file keeps (memory events, shapes, collective sizes, flows), and the training
-node never parses JSON (zlib releases the GIL; a Python JSON parse would hold it).
+scratch folder and handed to the flusher thread, which has a child process pack it into the
+next chunk (``collector.chunker.kineto_window``): the server unpacks it into the same JSON and
+reads it with the same parser as an uploaded trace file, so a collector job keeps everything
+such a file keeps (memory events, shapes, collective sizes, flows), and the training process
+never parses JSON (a Python JSON parse would hold its GIL).
 
 torch is imported lazily: the package must import on machines without it (the server).
 """
