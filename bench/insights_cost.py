@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> None:
     for _ in range(args.runs):
         started = time.perf_counter()
         profile.enable()
-        fields = logic._compute(job.id)
+        fields = logic._compute(job.id, job.window)
         profile.disable()
         times.append(time.perf_counter() - started)
         assert fields["status"] == "done", fields.get("error")

@@ -31,13 +31,15 @@ hostile_stuck: parts not done or failed at the end of the drain; outage_survived
 rode out every fault (the killed worker restarted by the launcher) and every fault's parts ended;
 fault_recovery_s: the slowest fault's time from its end to its parts ended and insights
 computed; many_tracks_peak_mb: the largest worker process while the many-track traces parsed;
-sql_answer_peak_mb: the largest web process during the SQL phase; read_p95_ms: readers' p95 under
+sql_answer_peak_mb: what the SQL answers add to a fresh process's peak memory (VmHWM), one at a
+time, the web's code loaded (the web processes' sizes are printed too); read_p95_ms: readers' p95 under
 load; drain_s: from the end of the load until its parts (uploaders' and large traces) are done or
 failed and their jobs' insights computed (the hostile parts are waited for too, up to
 ``--drain-timeout``, and counted in hostile_stuck); worker_peak_rss_mb: the peak sum of the
 worker's process tree over the load and the drain.
 
     .venv/bin/python bench/soak.py [--quick] [--duration 120] [--uploaders 50] [--readers 20]
+        [--phases load,tracks,sql,outages]
 
 ``--quick`` runs each phase small: a third of the hostile cases, the many-thread trace only,
 shorter load and faults (23 minutes on the shared 2-core machine with a load average near 10,
@@ -51,7 +53,10 @@ logs are kept in ``var/bench/soak-logs/``, each hostile case's outcome in
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -59,6 +64,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import psutil
 from soak_cases import hostile_cases, large_trace, many_track_traces
 from soak_load import (
     INSIGHTS_FINAL,
@@ -68,6 +74,7 @@ from soak_load import (
     insights,
     large_uploader,
     new_job,
+    parts_left,
     reader,
     unfinished,
     upload_part,
@@ -89,7 +96,42 @@ from soak_services import (
 
 INTERNAL_FAILURE = ("unexpectedly", "could not be stored", "died while parsing")
 LOGS = ROOT / "var" / "bench" / "soak-logs"
+PHASES = ("load", "tracks", "sql", "outages")
+RESULT_NAMES = (
+    "errors",
+    "unfinished",
+    "hostile_stuck",
+    "many_tracks_peak_mb",
+    "sql_answer_peak_mb",
+    "read_p95_ms",
+    "drain_s",
+    "worker_peak_rss_mb",
+)
 SQL_QUERIES = ["select * from events", "select list(e) as all_events from events e"]
+# What one answer costs, in a fresh process with the web's code loaded: the growth of its peak
+# (VmHWM) while the answers stream, one after another. The web processes' sizes say less:
+# they hold whatever the load left in them.
+SQL_PROBE = """
+import json
+import duckdb, pyarrow
+from profiler_app.core.models import TrainingJob
+from profiler_app.sql import logic, views
+
+def peak_kib():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+job = TrainingJob.objects.get(pk={job_id})
+before = peak_kib()
+sizes = []
+for query in {queries!r}:
+    answer = logic.query_job(job, query)
+    try:
+        sizes.append(sum(len(chunk) for chunk in answer))
+    finally:
+        answer.close()
+print(json.dumps({{"growth_kib": peak_kib() - before, "base_kib": before, "bytes": sizes}}))
+"""
 
 
 def main() -> None:
@@ -106,6 +148,12 @@ def main() -> None:
     parser.add_argument("--outage", type=float, help="seconds each fault lasts (40; quick 15)")
     parser.add_argument("--drain-timeout", type=float, default=900)
     parser.add_argument("--skip-outages", action="store_true")
+    parser.add_argument(
+        "--phases",
+        default=",".join(PHASES),
+        help=f"the phases to run, of {','.join(PHASES)} (all; sql alone parses a large trace "
+        "of its own)",
+    )
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
     args = parser.parse_args()
     quick = args.quick
@@ -114,6 +162,9 @@ def main() -> None:
     args.readers = args.readers or (5 if quick else 20)
     args.large_copies = args.large_copies or ([10] if quick else [10, 40])
     args.outage = args.outage or (15 if quick else 40)
+    phases = set(args.phases.split(",")) - ({"outages"} if args.skip_outages else set())
+    if phases - set(PHASES):
+        parser.error(f"--phases: one or more of {','.join(PHASES)}")
 
     work = scratch("soak-")
     shutil.rmtree(LOGS, ignore_errors=True)
@@ -148,11 +199,17 @@ def main() -> None:
         token = launcher.token("soak")
         print(f"server at {launcher.url}, logs in {LOGS}", flush=True)
 
-        loaded, large_jobs = load(args, launcher, token, hostile, large)
-        result.update(loaded)
-        result["many_tracks_peak_mb"] = many_tracks_phase(launcher, token, tracks)
-        result["sql_answer_peak_mb"] = sql_phase(launcher, token, max(large_jobs, default=None))
-        if not args.skip_outages:
+        result.update(dict.fromkeys(RESULT_NAMES, float("nan")))
+        large_jobs: list[int] = []
+        if "load" in phases:
+            loaded, large_jobs = load(args, launcher, token, hostile, large)
+            result.update(loaded)
+        if "tracks" in phases:
+            result["many_tracks_peak_mb"] = many_tracks_phase(launcher, token, tracks)
+        if "sql" in phases:
+            job_id = max(large_jobs, default=None) or large_job(launcher, token, large[-1])
+            result["sql_answer_peak_mb"] = sql_phase(launcher, token, job_id)
+        if "outages" in phases:
             outages += [
                 redis_kill(launcher, token, redis, args.outage, fault_trace),
                 postgres_stop(launcher, token, postgres, args.outage, fault_trace),
@@ -228,6 +285,21 @@ def worker_roots(launcher: Launcher):
     return lambda: [pid for role, pid in launcher.children().items() if role == "worker"]
 
 
+def tree_cpu_s(roots: list[int]) -> float:
+    """CPU seconds the processes under ``roots`` used, the exited children they waited for
+    included (a worker replaces its pool processes)."""
+    total = 0.0
+    for root in roots:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = psutil.Process(root).cpu_times()
+            total += times.children_user + times.children_system
+            for process in [psutil.Process(root), *psutil.Process(root).children(recursive=True)]:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    times = process.cpu_times()
+                    total += times.user + times.system
+    return total
+
+
 def web_roots(launcher: Launcher):
     return lambda: [pid for role, pid in launcher.children().items() if role == "web"]
 
@@ -238,6 +310,7 @@ def load(
     """The load and its drain: the numbers of the RESULT line, and the large traces' jobs."""
     stats = Stats()
     peak = Peak(worker_roots(launcher))
+    web_cpu, worker_cpu = tree_cpu_s(web_roots(launcher)()), tree_cpu_s(worker_roots(launcher)())
     deadline = time.monotonic() + args.duration
     url = launcher.url
     threads = [
@@ -265,27 +338,31 @@ def load(
     for thread in threads:
         thread.join(args.duration + 600)
     load_end = time.monotonic()
+    web_cpu = tree_cpu_s(web_roots(launcher)()) - web_cpu
     print(
         f"load over: {stats.uploads} uploads, {len(stats.reader_ms)} reads, "
-        f"{stats.hostile_cases} hostile cases; draining",
+        f"{stats.hostile_cases} hostile cases; the web used {web_cpu:.0f} CPU s; draining",
         flush=True,
     )
 
     api = Api(url, token, stats)
     drain_deadline = load_end + args.drain_timeout
     drained_at = None
+    settled: set[int] = set()
     while True:
-        soak_left, soak_parts = unfinished(api, stats.soak_parts)
-        hostile_left, hostile_parts = unfinished(api, stats.hostile_parts)
-        busy = insights_busy(api, stats) if drained_at is None and not soak_left else 0
-        if drained_at is None and not (soak_left or busy):
+        # Counted from the job list, a page per 50 jobs: asking each job for its parts, as the
+        # report below does, would cost the server as much as the parses being waited for.
+        soak_left = parts_left(api, stats.soak_parts)
+        hostile_left = parts_left(api, stats.hostile_parts)
+        busy = insights_busy(api, stats, settled) if drained_at is None and soak_left == 0 else 0
+        if drained_at is None and soak_left == 0 and not busy:
             drained_at = time.monotonic()
             print(
                 f"  drained: the load's parts and insights {drained_at - load_end:.0f} s after "
                 f"it stopped",
                 flush=True,
             )
-        if (drained_at and not hostile_left) or time.monotonic() > drain_deadline:
+        if (drained_at and hostile_left == 0) or time.monotonic() > drain_deadline:
             break
         print(
             f"  {time.monotonic() - load_end:4.0f} s: unfinished {soak_left} soak, "
@@ -294,10 +371,19 @@ def load(
         )
         time.sleep(5)
     drain_s = (drained_at or time.monotonic()) - load_end
+    worker_cpu = tree_cpu_s(worker_roots(launcher)()) - worker_cpu
     peak.stop()
+    soak_left, soak_parts = unfinished(api, stats.soak_parts)
+    hostile_left, hostile_parts = unfinished(api, stats.hostile_parts)
     soak_insights = insights(api, list(stats.soak_parts), time.monotonic() + 30)
     hostile_insights = insights(api, list(stats.hostile_parts), time.monotonic() + 30)
     report(stats, soak_parts, hostile_parts, soak_insights, hostile_insights, peak)
+    print(worker_time(launcher.log_path))
+    parsed = sum(1 for p in soak_parts.values() if p["state"] == "done")
+    print(
+        f"the worker used {worker_cpu:.0f} CPU s over the load and its drain "
+        f"({worker_cpu / max(1, parsed):.2f} s per part of the load parsed, {parsed})"
+    )
     by_path = {k: float(np.percentile(v, 95)) for k, v in stats.reads_by_path.items()}
     print("read p95 by path (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in by_path.items()))
     return {
@@ -310,10 +396,37 @@ def load(
     }, stats.large_jobs
 
 
-def insights_busy(api: Api, stats: Stats) -> int:
-    """Jobs whose insights are queued or running (asked job by job: what a user sees)."""
-    found = insights(api, list(stats.soak_parts), time.monotonic())
-    return sum(1 for i in found.values() if i.get("status") not in INSIGHTS_FINAL)
+TASK_DONE = re.compile(r"Task profiler_app\.[\w.]*?(\w+)\[[\w-]+\] succeeded in ([\d.]+)s")
+INSIGHTS_RUN = re.compile(r"Insights of job (\d+) \(\w+\) (?:done|failed) \(generation \d+\) in")
+
+
+def worker_time(log_path: Path) -> str:
+    """Where the worker's time went over the load and the drain, from its log: tasks and their
+    seconds (wall, in the pool's processes and the sweeper) by task, and how many insights runs
+    computed a job (a run_insights task that found its run merged or waiting computes none)."""
+    text = log_path.read_text(errors="replace")
+    seconds: Counter[str] = Counter()
+    tasks: Counter[str] = Counter()
+    for name, took in TASK_DONE.findall(text):
+        tasks[name] += 1
+        seconds[name] += float(took)
+    runs = Counter(INSIGHTS_RUN.findall(text))
+    by_task = ", ".join(
+        f"{n} {tasks[n]} tasks {seconds[n]:.0f} s" for n, _ in seconds.most_common()
+    )
+    return (
+        f"worker time: {by_task}; insights computed {sum(runs.values())} times for "
+        f"{len(runs)} jobs (at most {max(runs.values(), default=0)} runs of one job)"
+    )
+
+
+def insights_busy(api: Api, stats: Stats, settled: set[int]) -> int:
+    """Jobs whose insights are queued or running (asked job by job: what a user sees), once
+    every part of the load ended; a job seen settled then stays so and is not asked again."""
+    pending = [job_id for job_id in stats.soak_parts if job_id not in settled]
+    found = insights(api, pending, time.monotonic())
+    settled.update(j for j, i in found.items() if i.get("status") in INSIGHTS_FINAL)
+    return sum(1 for job_id in pending if job_id not in settled)
 
 
 def many_tracks_phase(launcher: Launcher, token: str, paths: list[Path]) -> float:
@@ -336,6 +449,19 @@ def many_tracks_phase(launcher: Launcher, token: str, paths: list[Path]) -> floa
         f"{peak.single / 2**20:.0f} MB, {left} unfinished, errors {stats.errors[:3]}"
     )
     return peak.single / 2**20 if not left else float("inf")
+
+
+def large_job(launcher: Launcher, token: str, path: Path) -> int | None:
+    """A job of the large trace at ``path``, parsed (the SQL phase's, run without the load)."""
+    stats = Stats()
+    api = Api(launcher.url, token, stats)
+    job_id = new_job(api, "sql-large", stats)
+    if job_id is None or upload_part(api, job_id, path, stats) is None:
+        return None
+    started = time.monotonic()
+    while unfinished(api, stats.soak_parts)[0] and time.monotonic() - started < 900:
+        time.sleep(1)
+    return job_id
 
 
 def sql_phase(launcher: Launcher, token: str, job_id: int | None) -> float:
@@ -376,7 +502,12 @@ def sql_phase(launcher: Launcher, token: str, job_id: int | None) -> float:
         f"sql on job {job_id}: {'; '.join(answers)}; web processes (MB) before: {mb(before)}, "
         f"at the peak: {mb(peak.by_pid)}, after: {mb(after)}; errors {api.stats.errors[:3]}"
     )
-    return peak.single / 2**20
+    probe = json.loads(launcher.manage(SQL_PROBE.format(job_id=job_id, queries=SQL_QUERIES)))
+    print(
+        f"sql answers in a fresh process: {probe['bytes']} bytes answered, its peak grew "
+        f"{probe['growth_kib'] >> 10} MB over {probe['base_kib'] >> 10} MB with the code loaded"
+    )
+    return probe["growth_kib"] / 1024
 
 
 def report(stats, soak_parts, hostile_parts, soak_insights, hostile_insights, peak) -> None:

@@ -147,20 +147,29 @@ def note_unexpected(stats: Stats, response: requests.Response | None, what: str)
 
 
 def reader(api: Api, index: int, deadline: float, stats: Stats) -> None:
+    """A person reading the catalog and the pages of parsed jobs: the job list every fifth
+    round, then a parsed job's Dashboard, summary, timeline tracks and insights. The newest
+    jobs wait behind a backlog of parses, so a list without a parsed job is read on, a page
+    further each round, as a person scrolls to the jobs that have data; a job parsed stays so."""
     rng = random.Random(1000 + index)
-    parsed: list[int] = []
+    parsed: set[int] = set()
+    page = 1
     for n in itertools.count():
         if time.monotonic() >= deadline or n >= 100_000:
             return
         if n % 5 == 0 or not parsed:
-            response, elapsed = api.call("GET", "/api/jobs/", params={"ordering": "-created_at"})
+            params = {"ordering": "-created_at", "page": page}
+            response, elapsed = api.call("GET", "/api/jobs/", params=params)
             record(stats, response, elapsed, "job list")
             if response is not None and response.status_code == 200:
-                parsed = [j["id"] for j in response.json()["results"] if j["parts_done"]]
+                body = response.json()
+                found = {j["id"] for j in body["results"] if j["parts_done"]}
+                parsed |= found
+                page = 1 if found or not body["next"] else page + 1
             if not parsed:
                 time.sleep(0.5)
                 continue
-        job_id = rng.choice(parsed)
+        job_id = rng.choice(sorted(parsed))
         for path in ("dashboard", "summary", "timeline/tracks", "insights"):
             response, elapsed = api.call("GET", f"/api/jobs/{job_id}/{path}/")
             record(stats, response, elapsed, path)
@@ -249,6 +258,26 @@ def unfinished(api: Api, jobs: dict[int, set[int]]) -> tuple[int, dict[int, dict
         1 for ids in jobs.values() for i in ids if parts.get(i, {}).get("state") not in FINAL
     )
     return left, parts
+
+
+def parts_left(api: Api, jobs: Iterable[int]) -> int | None:
+    """Parts of ``jobs`` neither done nor failed, from the job list's counts: a request per 50
+    jobs, where ``unfinished`` asks each job. None when a page did not come."""
+    wanted = set(jobs)
+    left = 0
+    path: str | None = "/api/jobs/"
+    while path:
+        response, _ = api.call("GET", path)
+        if response is None or response.status_code != 200:
+            return None
+        body = response.json()
+        left += sum(
+            j["parts_total"] - j["parts_done"] - j["parts_failed"]
+            for j in body["results"]
+            if j["id"] in wanted
+        )
+        path = body["next"][len(api.url) :] if body["next"] else None
+    return left
 
 
 def insights(api: Api, jobs: Iterable[int], deadline: float) -> dict[int, dict]:
