@@ -237,8 +237,8 @@ def chunk_bytes(
     np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
     # The windows are compressed already: stored as they are, read back without inflating.
     with zipfile.ZipFile(buf, "a", compression=zipfile.ZIP_STORED) as archive:
-        for window, entry in zip(kineto, windows, strict=True):
-            archive.writestr(entry["member"], window.data)
+        for i, window in enumerate(kineto):
+            archive.writestr(kineto_member_name(i, window.packed), window.data)
     return buf.getvalue()
 
 
@@ -339,11 +339,11 @@ def _check_meta(meta: Any) -> None:
                 "each chunk meta device needs 'index', 'name' and 'total_memory_bytes'"
             )
     # Packed windows came with version 3; older chunks name gzipped members only.
-    names = (False, True) if meta["version"] >= 3 else (False,)
+    storage = (False, True) if meta["version"] >= 3 else (False,)
     for i, window in enumerate(meta.get("kineto_windows", [])):
         if not (
             isinstance(window, dict)
-            and window.get("member") in [kineto_member_name(i, packed) for packed in names]
+            and window.get("member") in [kineto_member_name(i, packed) for packed in storage]
             and isinstance(window.get("annotations"), list)
             and all(isinstance(name, str) for name in window["annotations"])
         ):
