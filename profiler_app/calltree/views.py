@@ -14,12 +14,7 @@ from profiler_app.calltree.serializers import (
     CallTreeSerializer,
 )
 from profiler_app.core.models import TrainingJob
-
-
-def _params(serializer_class, request) -> dict:
-    params = serializer_class(data=request.query_params)
-    params.is_valid(raise_exception=True)
-    return params.validated_data
+from profiler_app.core.query import query_params
 
 
 def _answer(compute):
@@ -39,7 +34,7 @@ def calltree_view(request, job_id: int):
     or bottom-up."""
     job = get_object_or_404(TrainingJob, pk=job_id)  # the team shares every job
     window = job.window_for(request.user)
-    p = _params(CallTreeQuerySerializer, request)
+    p = query_params(CallTreeQuerySerializer, request)
     body = _answer(
         lambda: queries.tree(
             job, window, p.get("part"), p.get("threads"), p["inverted"], p["min_ns"]
@@ -56,7 +51,7 @@ def occurrences_view(request, job_id: int):
     """The events at one frame of the tree, in time order, each with its timeline link."""
     job = get_object_or_404(TrainingJob, pk=job_id)
     window = job.window_for(request.user)
-    p = _params(CallTreeOccurrencesQuerySerializer, request)
+    p = query_params(CallTreeOccurrencesQuerySerializer, request)
     body = _answer(
         lambda: queries.occurrences(
             job, window, p.get("part"), p.get("threads"), p["inverted"], p["path"], p["limit"]

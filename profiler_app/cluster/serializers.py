@@ -7,6 +7,21 @@ exceed a JavaScript number's exact range. Bandwidths are GB/s (bytes per nanosec
 from rest_framework import serializers
 
 from profiler_app.ingest.serializers import GpuTotalsSerializer, WindowSerializer
+from profiler_app.traces.window import WINDOWS
+
+
+class ClusterQuerySerializer(serializers.Serializer):
+    step = serializers.IntegerField(required=False, help_text="one step; left out: the mean")
+
+
+class CompareQuerySerializer(serializers.Serializer):
+    a = serializers.IntegerField(help_text="the baseline job")
+    b = serializers.IntegerField(help_text="the job compared with it")
+    window = serializers.ChoiceField(
+        choices=list(WINDOWS),
+        required=False,
+        help_text="both jobs' window; left out: the window the caller views job A in",
+    )
 
 
 class RankRowSerializer(serializers.Serializer):

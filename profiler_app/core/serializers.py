@@ -344,6 +344,38 @@ class RetentionRawFileSerializer(serializers.Serializer):
     bytes = serializers.IntegerField()
 
 
+class RetentionDaysField(serializers.CharField):
+    """A day count from 1 to 36500; empty means off (None)."""
+
+    default_error_messages = {
+        "invalid": "Enter a whole number of days from 1 to 36500, or nothing.",
+    }
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, allow_blank=True, **kwargs)
+
+    def run_validation(self, data=serializers.empty):
+        value = super().run_validation(data)
+        return None if value == "" else value  # a blank skips to_internal_value
+
+    def to_internal_value(self, data) -> int:  # type: ignore[override]
+        text = super().to_internal_value(data)
+        if not text.isdigit() or not 1 <= int(text) <= 36_500:
+            self.fail("invalid")
+        return int(text)
+
+
+class RetentionPreviewQuerySerializer(serializers.Serializer):
+    """Day counts to preview instead of the saved ones (absent: the saved one)."""
+
+    retention_raw_days = RetentionDaysField(
+        help_text="Preview this number of days instead of the saved one (empty: off)."
+    )
+    retention_jobs_days = RetentionDaysField(
+        help_text="Preview this number of days instead of the saved one (empty: off)."
+    )
+
+
 class RetentionPreviewSerializer(serializers.Serializer):
     retention_raw_days = serializers.IntegerField(allow_null=True)
     retention_jobs_days = serializers.IntegerField(allow_null=True)

@@ -6,6 +6,7 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
+from profiler_app.core.query import query_params
 from profiler_app.ingest import figures, queries
 from profiler_app.ingest.serializers import (
     GlossarySerializer,
@@ -30,12 +31,10 @@ def job_kernels(request, job_id: int):
     unless ``rank`` or ``node`` narrows it; with the job's totals."""
     job = get_object_or_404(TrainingJob, pk=job_id)
     window = job.window_for(request.user)
-    params = KernelQuerySerializer(data=request.query_params)
-    params.is_valid(raise_exception=True)
     body = {
         "window": figures.window_info(job, window),
         "totals": figures.gpu_totals(job, window),
-        "kernels": queries.job_kernels(job, window, **params.validated_data),
+        "kernels": queries.job_kernels(job, window, **query_params(KernelQuerySerializer, request)),
     }
     return Response(JobKernelsSerializer(body).data)
 

@@ -2,6 +2,54 @@
 
 from rest_framework import serializers
 
+from profiler_app.traces.memory import parse_device
+
+MAX_EVENTS_LIMIT = 1000
+
+
+class MemoryQuerySerializer(serializers.Serializer):
+    part = serializers.IntegerField(
+        required=False, help_text="the part drawn; left out: the highest peak"
+    )
+    node = serializers.IntegerField(
+        required=False, help_text="the node whose NVML samples are drawn"
+    )
+
+
+class MemoryEventsQuerySerializer(serializers.Serializer):
+    part = serializers.IntegerField(
+        required=False, help_text="left out: the part with the highest peak"
+    )
+    min_bytes = serializers.IntegerField(
+        default=0, min_value=0, help_text="only events of at least this size"
+    )
+    start_ns = serializers.IntegerField(
+        required=False, help_text="only events at or after (unix ns)"
+    )
+    end_ns = serializers.IntegerField(
+        required=False, help_text="only events at or before (unix ns)"
+    )
+    device = serializers.CharField(required=False, help_text='"CPU" or "GPU <index>"')
+    offset = serializers.IntegerField(default=0, min_value=0)
+    limit = serializers.IntegerField(
+        default=100,
+        min_value=1,
+        max_value=MAX_EVENTS_LIMIT,
+        help_text=f"at most {MAX_EVENTS_LIMIT}",
+    )
+
+    def validate_device(self, label: str):
+        device = parse_device(label)
+        if device is None:
+            raise serializers.ValidationError('Give "CPU" or "GPU <index>", e.g. "GPU 0".')
+        return device
+
+    def validate(self, data):
+        start, end = data.get("start_ns"), data.get("end_ns")
+        if start is not None and end is not None and end < start:
+            raise serializers.ValidationError({"end_ns": "The end is before the start."})
+        return data
+
 
 class MemoryPeakSerializer(serializers.Serializer):
     part = serializers.IntegerField()

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from profiler_app.core.errors import AnswerTooLarge, size_text
 from profiler_app.core.models import TrainingJob
 from profiler_app.core.negotiation import JsonErrors
+from profiler_app.core.query import query_params
 from profiler_app.core.throttles import ExportThrottle
 from profiler_app.lib.filenames import attachment
 from profiler_app.timeline import logic, payload
@@ -69,12 +70,6 @@ def _timeline(job_id: int):
     return _timeline_of(_job(job_id))
 
 
-def _params(serializer_class, request):
-    params = serializer_class(data=request.query_params)
-    params.is_valid(raise_exception=True)
-    return params.validated_data
-
-
 @extend_schema(responses=TimelineTracksSerializer)
 @api_view(["GET"])
 def tracks_view(request, job_id: int):
@@ -106,7 +101,7 @@ def viewport_view(request, job_id: int):
     """What a screen of the timeline draws: per track the events at least a pixel wide and
     merged blocks for the rest, counters per pixel, aggregates of collapsed groups, and the
     launch→run pairs. Binary: see ``profiler_app/timeline/payload.py``."""
-    params = _params(ViewportQuerySerializer, request)
+    params = query_params(ViewportQuerySerializer, request)
     timeline = _timeline(job_id)
     began = time.perf_counter()
     window = Window.for_view(params["start_ns"], params["end_ns"], params["width_px"])
@@ -132,7 +127,7 @@ def viewport_view(request, job_id: int):
 def search_view(request, job_id: int):
     """Events whose name contains ``q`` (any case): the earliest ``limit``, and every matching
     name with its count."""
-    params = _params(SearchQuerySerializer, request)
+    params = query_params(SearchQuerySerializer, request)
     found = search(_timeline(job_id), params["q"], params["limit"])
     body = {
         "count": found.total,
@@ -146,7 +141,7 @@ def search_view(request, job_id: int):
 @api_view(["GET"])
 def event_view(request, job_id: int):
     """One event with every recorded field, its connected launch or run, and launch latency."""
-    params = _params(EventQuerySerializer, request)
+    params = query_params(EventQuerySerializer, request)
     try:
         details = event_details(_timeline(job_id), params["id"])
     except UnknownEvent as exc:
@@ -191,7 +186,7 @@ CHROME_TRACE = inline_serializer(
 def export_view(request, job_id: int):
     """The job, or [start_ns, end_ns) of it, as Chrome-trace JSON (opens in Perfetto), streamed;
     refused (413) when its events alone would pass EXPORT_MAX_MB."""
-    params = _params(ExportQuerySerializer, request)
+    params = query_params(ExportQuerySerializer, request)
     job = _job(job_id)
     timeline = _timeline_of(job)
     start, end, limit = params.get("start_ns"), params.get("end_ns"), settings.EXPORT_MAX_BYTES
@@ -218,7 +213,7 @@ def range_view(request, job_id: int):
     """The events of [start_ns, end_ns) on the tracks, per track and name: count, total, self
     time (CPU threads), average, min, max and share of the range. Durations are clipped to the
     range (see ``profiler_app/timeline/ranges.py``)."""
-    params = _params(RangeQuerySerializer, request)
+    params = query_params(RangeQuerySerializer, request)
     timeline = _timeline(job_id)
     start, end = params["start_ns"], params["end_ns"]
     try:
@@ -248,7 +243,7 @@ def range_view(request, job_id: int):
 def range_events_view(request, job_id: int):
     """The events named ``name`` in the range on the tracks (the earliest ``limit``), to
     highlight them."""
-    params = _params(RangeEventsQuerySerializer, request)
+    params = query_params(RangeEventsQuerySerializer, request)
     timeline = _timeline(job_id)
     try:
         count, events = range_events(
