@@ -1,7 +1,7 @@
 import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { type DataColumn, type DataRow, DataTable } from "./DataTable";
+import { type DataColumn, type DataRow, DataTable, type DataTableProps } from "./DataTable";
 
 const COLUMNS: DataColumn[] = [
   { key: "name", label: "Operator", code: true },
@@ -51,7 +51,7 @@ async function exportedCsv(
   return { name: link.download, text };
 }
 
-function renderTable(props: Partial<Parameters<typeof DataTable>[0]> = {}) {
+function renderTable(props: Partial<DataTableProps<DataRow>> = {}) {
   return render(
     <DataTable
       title="Operators"

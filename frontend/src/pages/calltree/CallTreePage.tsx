@@ -1,7 +1,14 @@
 import { useMemo, useState } from "react";
 import { Link } from "react-router";
-import { type CallTree, type CallTreeQuery, useCallTree, useOccurrences } from "../../api/calltree";
+import {
+  type CallTree,
+  type CallTreeOccurrences,
+  type CallTreeQuery,
+  useCallTree,
+  useOccurrences,
+} from "../../api/calltree";
 import type { TrainingJob } from "../../api/types";
+import { type DataColumn, Table } from "../../components/DataTable";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { Panel } from "../../components/Panel";
@@ -251,6 +258,19 @@ function TreeTable({
   );
 }
 
+const OCCURRENCE_COLUMNS: DataColumn<CallTreeOccurrences["results"][number]>[] = [
+  { key: "offset_ns", label: "At", format: (ns) => `${(ns / 1e6).toFixed(3)} ms` },
+  { key: "dur_ns", label: "Duration", format: formatDuration },
+  { key: "self_ns", label: "Self", format: formatDuration },
+  { key: "thread", label: "Thread" },
+  {
+    key: "timeline_url",
+    label: "Timeline",
+    unsortable: true,
+    cell: (o) => <Link to={o.timeline_url}>Show in timeline</Link>,
+  },
+];
+
 function Occurrences({
   data,
   frame,
@@ -274,30 +294,13 @@ function Occurrences({
       {found.data && (
         <>
           <p>{`${found.data.count} occurrences${found.data.count > found.data.results.length ? `, the first ${found.data.results.length} listed` : ""}`}</p>
-          <table className="calltree-table" aria-label="Occurrences">
-            <thead>
-              <tr>
-                <th>At</th>
-                <th>Duration</th>
-                <th>Self</th>
-                <th>Thread</th>
-                <th>Timeline</th>
-              </tr>
-            </thead>
-            <tbody>
-              {found.data.results.map((o) => (
-                <tr key={o.event}>
-                  <td>{`${(o.offset_ns / 1e6).toFixed(3)} ms`}</td>
-                  <td>{formatDuration(o.dur_ns)}</td>
-                  <td>{formatDuration(o.self_ns)}</td>
-                  <td>{o.thread}</td>
-                  <td>
-                    <Link to={o.timeline_url}>Show in timeline</Link>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            label="Occurrences"
+            className="calltree-table"
+            rows={found.data.results}
+            columns={OCCURRENCE_COLUMNS}
+            rowKey={(o) => o.event}
+          />
         </>
       )}
     </Panel>

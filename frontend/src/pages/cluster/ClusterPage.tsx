@@ -1,8 +1,9 @@
-import { useMemo, useState } from "react";
+import { useMemo } from "react";
 import { Link, useSearchParams } from "react-router";
 import { type Cluster, type CollectiveRank, type RankRow, useCluster } from "../../api/cluster";
 import type { TrainingJob } from "../../api/types";
 import { Chart } from "../../charts/Chart";
+import { type DataColumn, Table } from "../../components/DataTable";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { WindowSwitch } from "../../components/JobWindow";
 import { WindowCaption } from "../../lib/window";
@@ -15,9 +16,6 @@ import {
   byWait,
   collectiveHeatmapOption,
   formatBandwidth,
-  type RankSortKey,
-  type Sort,
-  sortRanks,
   stepBarOption,
   timelineLink,
 } from "./clusterView";
@@ -166,190 +164,165 @@ function ClusterPanels({ data, jobId }: { data: Cluster; jobId: number }) {
   );
 }
 
-const RANK_COLUMNS: { key: RankSortKey; label: string }[] = [
-  { key: "rank", label: "Rank" },
-  { key: "node", label: "Node" },
-  { key: "dur_ns", label: "Step" },
-  { key: "gap_ns", label: "Gap" },
-  { key: "compute_ns", label: "Fwd + bwd" },
-  { key: "tail_ns", label: "Tail" },
-  { key: "comm_ns", label: "Comm kernels" },
-  { key: "sync_wait_ns", label: "Sync wait" },
-  { key: "overlap_pct", label: "Comm overlap" },
-];
+function durationColumn<R>(key: keyof R & string, label: string): DataColumn<R> {
+  return { key, label, format: formatDuration };
+}
+
+function rankColumns(jobId: number): DataColumn<RankRow>[] {
+  return [
+    { key: "rank", label: "Rank" },
+    { key: "node", label: "Node" },
+    durationColumn("dur_ns", "Step"),
+    durationColumn("gap_ns", "Gap"),
+    durationColumn("compute_ns", "Fwd + bwd"),
+    durationColumn("tail_ns", "Tail"),
+    durationColumn("comm_ns", "Comm kernels"),
+    durationColumn("sync_wait_ns", "Sync wait"),
+    { key: "overlap_pct", label: "Comm overlap", format: (pct) => `${pct.toFixed(1)}%` },
+    {
+      key: "details",
+      label: "Details",
+      unsortable: true,
+      cell: (row) => <Link to={timelineLink(jobId, row)}>Timeline</Link>,
+    },
+  ];
+}
 
 function RankTable({ rows, jobId }: { rows: RankRow[]; jobId: number }) {
-  const [sort, setSort] = useState<Sort>({ key: "rank", descending: false });
-  const sorted = useMemo(() => sortRanks(rows, sort), [rows, sort]);
-  const toggle = (key: RankSortKey) =>
-    setSort((old) => ({
-      key,
-      descending: old.key === key ? !old.descending : key !== "rank" && key !== "node",
-    }));
+  const columns = useMemo(() => rankColumns(jobId), [jobId]);
   return (
-    <div className="table-wrap">
-      <table className="table cluster-table" aria-label="Ranks">
-        <thead>
-          <tr>
-            {RANK_COLUMNS.map((column) => (
-              <th
-                key={column.key}
-                aria-sort={
-                  sort.key === column.key ? (sort.descending ? "descending" : "ascending") : "none"
-                }
-              >
-                <button type="button" className="sort-button" onClick={() => toggle(column.key)}>
-                  {column.label}
-                  <span className="sort-arrow" aria-hidden="true">
-                    {sort.key === column.key ? (sort.descending ? "▼" : "▲") : ""}
-                  </span>
-                </button>
-              </th>
-            ))}
-            <th>Details</th>
-          </tr>
-        </thead>
-        <tbody>
-          {sorted.map((row) => (
-            <tr key={row.rank}>
-              <td>{row.rank}</td>
-              <td>{row.node}</td>
-              <td>{formatDuration(row.dur_ns)}</td>
-              <td>{formatDuration(row.gap_ns)}</td>
-              <td>{formatDuration(row.compute_ns)}</td>
-              <td>{formatDuration(row.tail_ns)}</td>
-              <td>{formatDuration(row.comm_ns)}</td>
-              <td>{formatDuration(row.sync_wait_ns)}</td>
-              <td>{row.overlap_pct === null ? "—" : `${row.overlap_pct.toFixed(1)}%`}</td>
-              <td>
-                <Link to={timelineLink(jobId, row)}>Timeline</Link>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+    <>
+      <Table
+        label="Ranks"
+        className="cluster-table"
+        rows={rows}
+        columns={columns}
+        rowKey={(row) => row.rank}
+        defaultSort={{ key: "rank", desc: false }}
+      />
       <p className="panel-note">
         {plural(rows.length, "rank")}. Sync wait: how long a rank waited for the slowest rank of the
         step (latest gap + compute of the step minus its own). Comm overlap: the share of
         communication kernel time during which computation ran too.
       </p>
-    </div>
+    </>
   );
 }
 
+const COLLECTIVE_COLUMNS: DataColumn<Cluster["collectives"][number]>[] = [
+  { key: "collective", label: "Collective" },
+  {
+    key: "group_size",
+    label: "Group size",
+    cell: (row) => (row.group_size > 0 ? row.group_size : "—"),
+  },
+  { key: "ranks", label: "Ranks" },
+  { key: "count", label: "Calls", format: formatCount },
+  durationColumn("total_ns", "Time"),
+  durationColumn("mean_ns", "Mean"),
+  {
+    key: "bytes",
+    label: "Bytes",
+    cell: (row) => (row.sized_ns ? formatBytes(row.bytes) : "not recorded"),
+  },
+  { key: "algbw_gbps", label: "Algorithmic bw", format: formatBandwidth },
+  { key: "busbw_gbps", label: "Bus bw", format: formatBandwidth },
+];
+
 function CollectivesTable({ data }: { data: Cluster }) {
   return (
-    <div className="table-wrap">
-      <table className="table cluster-table" aria-label="Collectives">
-        <thead>
-          <tr>
-            <th>Collective</th>
-            <th>Group size</th>
-            <th>Ranks</th>
-            <th>Calls</th>
-            <th>Time</th>
-            <th>Mean</th>
-            <th>Bytes</th>
-            <th>Algorithmic bw</th>
-            <th>Bus bw</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.collectives.map((row) => (
-            <tr key={`${row.collective}:${row.group_size}`}>
-              <td>{row.collective}</td>
-              <td>{row.group_size > 0 ? row.group_size : "—"}</td>
-              <td>{row.ranks}</td>
-              <td>{formatCount(row.count)}</td>
-              <td>{formatDuration(row.total_ns)}</td>
-              <td>{formatDuration(row.mean_ns)}</td>
-              <td>{row.sized_ns ? formatBytes(row.bytes) : "not recorded"}</td>
-              <td>{formatBandwidth(row.algbw_gbps)}</td>
-              <td>{formatBandwidth(row.busbw_gbps)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      label="Collectives"
+      className="cluster-table"
+      rows={data.collectives}
+      columns={COLLECTIVE_COLUMNS}
+      rowKey={(row) => `${row.collective}:${row.group_size}`}
+    />
   );
 }
+
+const COLLECTIVE_RANK_COLUMNS: DataColumn<CollectiveRank>[] = [
+  { key: "rank", label: "Rank" },
+  { key: "collective", label: "Collective" },
+  { key: "count", label: "Calls", format: formatCount },
+  durationColumn("total_ns", "Time"),
+  {
+    key: "bytes",
+    label: "Bytes",
+    cell: (row) => (row.bytes ? formatBytes(row.bytes) : "not recorded"),
+  },
+  {
+    key: "wait_ns",
+    label: "Wait",
+    cell: (row) => (row.wait_ns === null ? "not derivable" : formatDuration(row.wait_ns)),
+  },
+  durationColumn("max_wait_ns", "Longest wait"),
+  {
+    key: "wait_share",
+    label: "Share of its time",
+    value: (row) => (row.wait_ns === null || !row.total_ns ? null : row.wait_ns / row.total_ns),
+    cell: (row) => (row.wait_ns === null ? "—" : formatPercent(row.wait_ns, row.total_ns)),
+  },
+];
 
 function CollectiveRanksTable({ rows }: { rows: readonly CollectiveRank[] }) {
   const ordered = useMemo(() => byWait(rows), [rows]);
   return (
-    <div className="table-wrap cluster-scroll">
-      <table className="table cluster-table" aria-label="Collective waits per rank">
-        <thead>
-          <tr>
-            <th>Rank</th>
-            <th>Collective</th>
-            <th>Calls</th>
-            <th>Time</th>
-            <th>Bytes</th>
-            <th>Wait</th>
-            <th>Longest wait</th>
-            <th>Share of its time</th>
-          </tr>
-        </thead>
-        <tbody>
-          {ordered.map((row) => (
-            <tr key={`${row.rank}:${row.collective}`}>
-              <td>{row.rank}</td>
-              <td>{row.collective}</td>
-              <td>{formatCount(row.count)}</td>
-              <td>{formatDuration(row.total_ns)}</td>
-              <td>{row.bytes ? formatBytes(row.bytes) : "not recorded"}</td>
-              <td>{row.wait_ns === null ? "not derivable" : formatDuration(row.wait_ns)}</td>
-              <td>{row.max_wait_ns === null ? "—" : formatDuration(row.max_wait_ns)}</td>
-              <td>{row.wait_ns === null ? "—" : formatPercent(row.wait_ns, row.total_ns)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+    <div className="cluster-scroll">
+      <Table
+        label="Collective waits per rank"
+        className="cluster-table"
+        rows={ordered}
+        columns={COLLECTIVE_RANK_COLUMNS}
+        rowKey={(row) => `${row.rank}:${row.collective}`}
+      />
     </div>
   );
 }
 
+type Device = Cluster["devices"][number];
+
+const DEVICE_COLUMNS: DataColumn<Device>[] = [
+  { key: "rank", label: "Rank" },
+  { key: "node", label: "Node" },
+  { key: "device", label: "GPU" },
+  { key: "name", label: "Name", cell: (row) => row.name || "—" },
+  durationColumn("kernel_ns", "Kernel time"),
+  {
+    key: "compute_share",
+    label: "Compute",
+    value: (row) => (row.kernel_ns ? row.compute_ns / row.kernel_ns : null),
+    cell: (row) => formatPercent(row.compute_ns, row.kernel_ns),
+  },
+  {
+    key: "comm_share",
+    label: "Communication",
+    value: (row) => (row.kernel_ns ? row.comm_ns / row.kernel_ns : null),
+    cell: (row) => formatPercent(row.comm_ns, row.kernel_ns),
+  },
+  durationColumn("memory_ns", "Memory ops"),
+  {
+    key: "peak_memory_bytes",
+    label: "Peak memory",
+    cell: (row) =>
+      (row.peak_memory_bytes === null ? "not sampled" : formatBytes(row.peak_memory_bytes)) +
+      (row.memory_bytes ? ` of ${formatBytes(row.memory_bytes)}` : ""),
+  },
+  {
+    key: "flops",
+    label: "FLOPs",
+    cell: (row) => (row.flops === null ? "not recorded" : formatCount(row.flops)),
+  },
+];
+
 function DevicesTable({ data }: { data: Cluster }) {
   return (
-    <div className="table-wrap">
-      <table className="table cluster-table" aria-label="Devices">
-        <thead>
-          <tr>
-            <th>Rank</th>
-            <th>Node</th>
-            <th>GPU</th>
-            <th>Name</th>
-            <th>Kernel time</th>
-            <th>Compute</th>
-            <th>Communication</th>
-            <th>Memory ops</th>
-            <th>Peak memory</th>
-            <th>FLOPs</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.devices.map((row) => (
-            <tr key={`${row.rank}:${row.device}`}>
-              <td>{row.rank}</td>
-              <td>{row.node}</td>
-              <td>{row.device}</td>
-              <td>{row.name || "—"}</td>
-              <td>{formatDuration(row.kernel_ns)}</td>
-              <td>{formatPercent(row.compute_ns, row.kernel_ns)}</td>
-              <td>{formatPercent(row.comm_ns, row.kernel_ns)}</td>
-              <td>{formatDuration(row.memory_ns)}</td>
-              <td>
-                {row.peak_memory_bytes === null
-                  ? "not sampled"
-                  : formatBytes(row.peak_memory_bytes)}
-                {row.memory_bytes ? ` of ${formatBytes(row.memory_bytes)}` : ""}
-              </td>
-              <td>{row.flops === null ? "not recorded" : formatCount(row.flops)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      label="Devices"
+      className="cluster-table"
+      rows={data.devices}
+      columns={DEVICE_COLUMNS}
+      rowKey={(row) => `${row.rank}:${row.device}`}
+    />
   );
 }

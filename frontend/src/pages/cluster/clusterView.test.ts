@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RankRow } from "../../api/cluster";
-import {
-  byWait,
-  collectiveHeatmapOption,
-  sortRanks,
-  stepBarOption,
-  timelineLink,
-} from "./clusterView";
+import { byWait, collectiveHeatmapOption, stepBarOption, timelineLink } from "./clusterView";
 
 const row = (rank: number, compute: number): RankRow => ({
   rank,
@@ -26,16 +20,6 @@ const row = (rank: number, compute: number): RankRow => ({
 });
 
 describe("cluster view helpers", () => {
-  it("sorts ranks by a column, ties by rank", () => {
-    const rows = [row(0, 5), row(1, 9), row(2, 5)];
-    expect(sortRanks(rows, { key: "compute_ns", descending: true }).map((r) => r.rank)).toEqual([
-      1, 0, 2,
-    ]);
-    expect(sortRanks(rows, { key: "node", descending: false }).map((r) => r.rank)).toEqual([
-      0, 1, 2,
-    ]);
-  });
-
   it("stacks gap, compute and tail per rank", () => {
     const option = stepBarOption([row(0, 5), row(1, 9)]);
     const series = option.series as { name: string; data: number[] }[];

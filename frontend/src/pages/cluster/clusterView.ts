@@ -1,31 +1,9 @@
-/** Pure helpers of the cluster page: sorting, chart options, links. */
+/** Pure helpers of the cluster page: chart options, links, the waits' order. */
 import type { ChartOption } from "../../charts/echarts";
 import { escapeHtml } from "../../charts/options";
 import type { CollectiveRank, RankRow } from "../../api/cluster";
 import { colourFor } from "../../lib/colour";
 import { formatDuration } from "../../lib/format";
-
-export type RankSortKey =
-  | "rank"
-  | "node"
-  | "dur_ns"
-  | "gap_ns"
-  | "compute_ns"
-  | "tail_ns"
-  | "comm_ns"
-  | "sync_wait_ns"
-  | "overlap_pct";
-export type Sort = { key: RankSortKey; descending: boolean };
-
-export function sortRanks(rows: readonly RankRow[], sort: Sort): RankRow[] {
-  const sign = sort.descending ? -1 : 1;
-  return [...rows].sort((x, y) => {
-    const a = x[sort.key] ?? -1;
-    const b = y[sort.key] ?? -1;
-    const order = typeof a === "string" ? a.localeCompare(String(b)) : a - (b as number);
-    return sign * order || x.rank - y.rank;
-  });
-}
 
 export const PARTS = [
   { key: "gap_ns", label: "Iteration gap", color: colourFor("Iteration gap") },

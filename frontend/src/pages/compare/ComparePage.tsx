@@ -1,6 +1,7 @@
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { useSearchParams } from "react-router";
 import { type Comparison, type DiffSection, useComparison } from "../../api/cluster";
+import { type DataColumn, Table } from "../../components/DataTable";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
 import { Panel } from "../../components/Panel";
 import { formatCount, formatDuration } from "../../lib/format";
@@ -71,17 +72,132 @@ export function ComparePage() {
   );
 }
 
-function ComparisonPanels({ data }: { data: Comparison }) {
+/** One line of the side-by-side table, as text: a metric's figures or a step statistic's. */
+type Line = {
+  key: string;
+  /** The metric's name in the API, for lines that are metrics. */
+  metric?: string;
+  label: string;
+  normA: string;
+  normB: string;
+  change: string;
+  judged: ReturnType<typeof verdict>;
+  a: string;
+  b: string;
+  delta: string;
+};
+
+function metricLines(data: Comparison): Line[] {
   const { a, b } = data.steps;
-  const stepRows = [
-    ["Steps (summed over ranks)", formatCount(a.count), formatCount(b.count), null],
-    ...(["p95_ns", "min_ns", "max_ns"] as const).map((key) => [
-      `Step time ${key.replace("_ns", "")}`,
-      a[key] === null ? "—" : formatDuration(a[key]!),
-      b[key] === null ? "—" : formatDuration(b[key]!),
-      a[key] !== null && b[key] !== null ? signedDuration(b[key]! - a[key]!) : null,
-    ]),
+  const metrics = data.metrics.map((m): Line => {
+    const hasNorm = m.norm_a !== null && m.norm_b !== null;
+    return {
+      key: m.metric,
+      metric: m.metric,
+      label: metricLabel(m.metric),
+      normA: formatFigure(m.metric, m.norm_a),
+      normB: formatFigure(m.metric, m.norm_b),
+      change: hasNorm ? formatChange(m.metric, m.norm_b! - m.norm_a!) : "—",
+      judged: verdict(m.better, m.norm_a, m.norm_b),
+      a: formatFigure(m.metric, m.a),
+      b: formatFigure(m.metric, m.b),
+      delta: m.a !== null && m.b !== null ? formatChange(m.metric, m.b - m.a) : "—",
+    };
+  });
+  const step = (label: string, x: string, y: string, delta: string | null): Line => ({
+    key: `step-${label}`,
+    label,
+    normA: "",
+    normB: "",
+    change: "",
+    judged: null,
+    a: x,
+    b: y,
+    delta: delta ?? "—",
+  });
+  return [
+    ...metrics,
+    step("Steps (summed over ranks)", formatCount(a.count), formatCount(b.count), null),
+    ...(["p95_ns", "min_ns", "max_ns"] as const).map((key) =>
+      step(
+        `Step time ${key.replace("_ns", "")}`,
+        a[key] === null ? "—" : formatDuration(a[key]!),
+        b[key] === null ? "—" : formatDuration(b[key]!),
+        a[key] !== null && b[key] !== null ? signedDuration(b[key]! - a[key]!) : null,
+      ),
+    ),
   ];
+}
+
+const LINE_COLUMNS: DataColumn<Line>[] = [
+  { key: "label", label: "Metric" },
+  { key: "normA", label: "A per step per rank", className: "compare-norm" },
+  { key: "normB", label: "B per step per rank", className: "compare-norm" },
+  {
+    key: "change",
+    label: "Change per step per rank",
+    cellClass: (line) =>
+      line.judged === "better" ? "delta-down" : line.judged === "worse" ? "delta-up" : undefined,
+    cellTitle: (line) => (line.judged ? `B is ${line.judged} per step per rank` : undefined),
+  },
+  { key: "a", label: "A total" },
+  { key: "b", label: "B total" },
+  { key: "delta", label: "B − A total" },
+];
+
+type RankPair = Comparison["ranks"][number];
+
+const RANK_COLUMNS: DataColumn<RankPair>[] = [
+  { key: "rank", label: "Rank" },
+  ...(
+    [
+      ["dur_ns", "Step"],
+      ["gap_ns", "Gap"],
+      ["compute_ns", "Fwd + bwd"],
+      ["tail_ns", "Tail"],
+    ] as const
+  ).flatMap(([key, label]) =>
+    (["a", "b"] as const).map((side): DataColumn<RankPair> => ({
+      key: `${side}_${key}`,
+      label: `${label} ${side.toUpperCase()}`,
+      format: formatDuration,
+    })),
+  ),
+];
+
+type DiffRow = DiffSection["rows"][number];
+
+const DIFF_COLUMNS: DataColumn<DiffRow>[] = [
+  { key: "name", label: "Name", className: "diff-name", cellTitle: (row) => row.name },
+  { key: "status", label: "Change" },
+  { key: "count_a", label: "Calls A", format: formatCount },
+  { key: "count_b", label: "Calls B", format: formatCount },
+  {
+    key: "norm_ns_a",
+    label: "Per step per rank A",
+    format: formatDuration,
+    className: "compare-norm",
+  },
+  {
+    key: "norm_ns_b",
+    label: "Per step per rank B",
+    format: formatDuration,
+    className: "compare-norm",
+  },
+  {
+    key: "norm_delta_ns",
+    label: "Change per step per rank",
+    format: signedDuration,
+    cellClass: (row) =>
+      row.norm_delta_ns > 0 ? "delta-up" : row.norm_delta_ns < 0 ? "delta-down" : undefined,
+  },
+  { key: "total_ns_a", label: "Time A", format: formatDuration },
+  { key: "total_ns_b", label: "Time B", format: formatDuration },
+  { key: "delta_ns", label: "B − A", format: signedDuration },
+];
+
+function ComparisonPanels({ data }: { data: Comparison }) {
+  const lines = useMemo(() => metricLines(data), [data]);
   const per = (job: Comparison["a"]) =>
     `${job.name}: ${job.window.label}; ${formatCount(job.ranks)} rank${job.ranks === 1 ? "" : "s"}, ` +
     `totals divided by ${formatCount(job.rank_steps)} rank-step${job.rank_steps === 1 ? "" : "s"}`;
@@ -97,56 +213,15 @@ function ComparisonPanels({ data }: { data: Comparison }) {
           </>
         }
       >
-        <table className="table compare-table" aria-label="Metrics side by side">
-          <thead>
-            <tr>
-              <th>Metric</th>
-              <th>A per step per rank</th>
-              <th>B per step per rank</th>
-              <th>Change per step per rank</th>
-              <th>A total</th>
-              <th>B total</th>
-              <th>B − A total</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.metrics.map((m) => {
-              const judged = verdict(m.better, m.norm_a, m.norm_b);
-              const hasNorm = m.norm_a !== null && m.norm_b !== null;
-              return (
-                <tr key={m.metric} data-metric={m.metric}>
-                  <td>{metricLabel(m.metric)}</td>
-                  <td className="compare-norm">{formatFigure(m.metric, m.norm_a)}</td>
-                  <td className="compare-norm">{formatFigure(m.metric, m.norm_b)}</td>
-                  <td
-                    className={
-                      judged === "better"
-                        ? "delta-down"
-                        : judged === "worse"
-                          ? "delta-up"
-                          : undefined
-                    }
-                    title={judged ? `B is ${judged} per step per rank` : undefined}
-                  >
-                    {hasNorm ? formatChange(m.metric, m.norm_b! - m.norm_a!) : "—"}
-                  </td>
-                  <td>{formatFigure(m.metric, m.a)}</td>
-                  <td>{formatFigure(m.metric, m.b)}</td>
-                  <td>{m.a !== null && m.b !== null ? formatChange(m.metric, m.b - m.a) : "—"}</td>
-                </tr>
-              );
-            })}
-            {stepRows.map(([label, x, y, delta]) => (
-              <tr key={`step-${label}`}>
-                <td>{label}</td>
-                <td colSpan={3} />
-                <td>{x}</td>
-                <td>{y}</td>
-                <td>{delta ?? "—"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          label="Metrics side by side"
+          className="compare-table"
+          rows={lines}
+          columns={LINE_COLUMNS}
+          unsorted
+          rowKey={(line) => line.key}
+          rowAttributes={(line) => ({ "data-metric": line.metric })}
+        />
       </Panel>
       <DiffPanel title="Kernels" section={data.kernels} />
       <DiffPanel title="Annotations" section={data.annotations} />
@@ -156,36 +231,14 @@ function ComparisonPanels({ data }: { data: Comparison }) {
         note="Each rank's mean step and its parts, in the comparison's window."
         emptyReason={data.ranks.length ? null : "the two jobs have no ranks with steps in common"}
       >
-        <table className="table compare-table" aria-label="Per rank">
-          <thead>
-            <tr>
-              <th>Rank</th>
-              <th>Step A</th>
-              <th>Step B</th>
-              <th>Gap A</th>
-              <th>Gap B</th>
-              <th>Fwd + bwd A</th>
-              <th>Fwd + bwd B</th>
-              <th>Tail A</th>
-              <th>Tail B</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.ranks.map((r) => (
-              <tr key={r.rank}>
-                <td>{r.rank}</td>
-                <td>{formatDuration(r.a_dur_ns)}</td>
-                <td>{formatDuration(r.b_dur_ns)}</td>
-                <td>{formatDuration(r.a_gap_ns)}</td>
-                <td>{formatDuration(r.b_gap_ns)}</td>
-                <td>{formatDuration(r.a_compute_ns)}</td>
-                <td>{formatDuration(r.b_compute_ns)}</td>
-                <td>{formatDuration(r.a_tail_ns)}</td>
-                <td>{formatDuration(r.b_tail_ns)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          label="Per rank"
+          className="compare-table"
+          rows={data.ranks}
+          columns={RANK_COLUMNS}
+          rowKey={(row) => row.rank}
+          defaultSort={{ key: "rank", desc: false }}
+        />
       </Panel>
     </div>
   );
@@ -211,52 +264,15 @@ function DiffPanel({ title, section }: { title: string; section: DiffSection }) 
         </>
       }
     >
-      <div className="table-wrap">
-        <table className="table compare-table" aria-label={`${title} diff`}>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Change</th>
-              <th>Calls A</th>
-              <th>Calls B</th>
-              <th>Per step per rank A</th>
-              <th>Per step per rank B</th>
-              <th>Change per step per rank</th>
-              <th>Time A</th>
-              <th>Time B</th>
-              <th>B − A</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row.name}>
-                <td className="diff-name" title={row.name}>
-                  {row.name}
-                </td>
-                <td>{row.status}</td>
-                <td>{formatCount(row.count_a)}</td>
-                <td>{formatCount(row.count_b)}</td>
-                <td className="compare-norm">{formatDuration(row.norm_ns_a)}</td>
-                <td className="compare-norm">{formatDuration(row.norm_ns_b)}</td>
-                <td
-                  className={
-                    row.norm_delta_ns > 0
-                      ? "delta-up"
-                      : row.norm_delta_ns < 0
-                        ? "delta-down"
-                        : undefined
-                  }
-                >
-                  {signedDuration(row.norm_delta_ns)}
-                </td>
-                <td>{formatDuration(row.total_ns_a)}</td>
-                <td>{formatDuration(row.total_ns_b)}</td>
-                <td>{signedDuration(row.delta_ns)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      {/* Unsorted: the first rows are the largest changes, and a sort of those alone would mislead. */}
+      <Table
+        label={`${title} diff`}
+        className="compare-table"
+        rows={rows}
+        columns={DIFF_COLUMNS}
+        unsorted
+        rowKey={(row) => row.name}
+      />
       {section.rows.length > FIRST_ROWS && (
         <button type="button" className="btn btn-small" onClick={() => setShowAll(!showAll)}>
           {showAll

@@ -1,5 +1,6 @@
 import type { TrainingJob } from "../../api/types";
 import { PartialBadge, StatusBadge } from "../../components/Badges";
+import { type DataColumn, Table } from "../../components/DataTable";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { MissingRanksNote } from "../../components/MissingRanks";
 import { ReadWarnings } from "../../components/ReadWarnings";
@@ -87,32 +88,20 @@ function JobInfo({ job }: { job: TrainingJob }) {
         {job.nodes.length === 0 ? (
           <p className="muted">No node has uploaded a part yet.</p>
         ) : (
-          <table className="table">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Hostname</th>
-                <th>GPUs</th>
-                <th>CPUs</th>
-              </tr>
-            </thead>
-            <tbody>
-              {job.nodes.map((node) => (
-                <tr key={node.id}>
-                  <td>{node.name}</td>
-                  <td>{node.hostname || "—"}</td>
-                  <td>{node.gpu_count ?? "not recorded"}</td>
-                  <td>{node.cpu_count ?? "not recorded"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table label="Nodes" rows={job.nodes} columns={NODE_COLUMNS} rowKey={(node) => node.id} />
         )}
       </section>
       <PartsTable jobId={job.id} />
     </>
   );
 }
+
+const NODE_COLUMNS: DataColumn<TrainingJob["nodes"][number]>[] = [
+  { key: "name", label: "Name" },
+  { key: "hostname", label: "Hostname", cell: (node) => node.hostname || "—" },
+  { key: "gpu_count", label: "GPUs", cell: (node) => node.gpu_count ?? "not recorded" },
+  { key: "cpu_count", label: "CPUs", cell: (node) => node.cpu_count ?? "not recorded" },
+];
 
 function duration(job: TrainingJob, nowMs: number): string {
   if (!job.started_at) return "—";

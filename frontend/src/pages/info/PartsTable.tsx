@@ -1,11 +1,51 @@
 import { useState } from "react";
 import { useJobParts } from "../../api/jobs";
+import type { ProfilePart } from "../../api/types";
 import { PartStateBadge } from "../../components/Badges";
+import { type DataColumn, Table } from "../../components/DataTable";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { Pagination } from "../../components/Pagination";
 import { formatBytes, formatDateTime } from "../../lib/format";
 
 const PAGE_SIZE = 50;
+
+const PART_COLUMNS: DataColumn<ProfilePart>[] = [
+  { key: "original_name", label: "File", className: "mono" },
+  { key: "node", label: "Node" },
+  { key: "rank", label: "Rank" },
+  { key: "pid", label: "PID", cell: (part) => part.pid ?? "—" },
+  {
+    key: "kind",
+    label: "Kind",
+    cell: (part) => (part.kind === "kineto" ? "PyTorch trace" : "Collector"),
+  },
+  { key: "size_bytes", label: "Size", className: "nowrap", format: formatBytes },
+  {
+    key: "state",
+    label: "State",
+    className: "nowrap",
+    cell: (part) => (
+      <>
+        <PartStateBadge state={part.state} />
+        {part.state === "processing" && (
+          <span className="muted"> {Math.round(part.progress * 100)}%</span>
+        )}
+      </>
+    ),
+  },
+  {
+    key: "created_at",
+    label: "Uploaded",
+    className: "nowrap",
+    cell: (part) => formatDateTime(part.created_at),
+  },
+  {
+    key: "error",
+    label: "Error",
+    className: "part-error",
+    cell: (part) => part.error || <span className="muted">—</span>,
+  },
+];
 
 export function PartsTable({ jobId }: { jobId: number }) {
   const [page, setPage] = useState(1);
@@ -20,43 +60,13 @@ export function PartsTable({ jobId }: { jobId: number }) {
       )}
       {parts.data && parts.data.count > 0 && (
         <>
-          <div className="table-wrap">
-            <table className="table parts-table">
-              <thead>
-                <tr>
-                  <th>File</th>
-                  <th>Node</th>
-                  <th>Rank</th>
-                  <th>PID</th>
-                  <th>Kind</th>
-                  <th>Size</th>
-                  <th>State</th>
-                  <th>Uploaded</th>
-                  <th>Error</th>
-                </tr>
-              </thead>
-              <tbody>
-                {parts.data.results.map((part) => (
-                  <tr key={part.id}>
-                    <td className="mono">{part.original_name}</td>
-                    <td>{part.node}</td>
-                    <td>{part.rank}</td>
-                    <td>{part.pid ?? "—"}</td>
-                    <td>{part.kind === "kineto" ? "PyTorch trace" : "Collector"}</td>
-                    <td className="nowrap">{formatBytes(part.size_bytes)}</td>
-                    <td className="nowrap">
-                      <PartStateBadge state={part.state} />
-                      {part.state === "processing" && (
-                        <span className="muted"> {Math.round(part.progress * 100)}%</span>
-                      )}
-                    </td>
-                    <td className="nowrap">{formatDateTime(part.created_at)}</td>
-                    <td className="part-error">{part.error || <span className="muted">—</span>}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label="Parts"
+            className="parts-table"
+            rows={parts.data.results}
+            columns={PART_COLUMNS}
+            rowKey={(part) => part.id}
+          />
           {parts.data.count > PAGE_SIZE && (
             <Pagination
               page={page}

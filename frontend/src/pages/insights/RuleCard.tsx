@@ -1,5 +1,7 @@
+import { useMemo } from "react";
 import { Link } from "react-router";
 import type { RuleResult, RuleStatus } from "../../api/insights";
+import { type DataColumn, type DataRow, Table } from "../../components/DataTable";
 
 const STATUS_TEXT: Record<RuleStatus, string> = {
   issue_found: "Issue found",
@@ -89,37 +91,34 @@ function Evidence({ evidence }: { evidence: Record<string, unknown> }) {
 
 /** A finding's per-rank figures (``evidence.ranks``) as a table: one row per rank. */
 function PerRank({ evidence }: { evidence: Record<string, unknown> }) {
-  const ranks = evidence.ranks;
-  if (!ranks || typeof ranks !== "object") return null;
-  const rows = Object.entries(ranks as Record<string, Record<string, unknown>>);
-  const columns = [
-    ...new Set(rows.flatMap(([, v]) => Object.keys(v).filter((k) => typeof v[k] === "number"))),
-  ];
-  if (rows.length === 0 || columns.length === 0) return null;
+  const { rows, columns } = useMemo(() => perRankTable(evidence.ranks), [evidence.ranks]);
+  if (rows.length === 0 || columns.length === 1) return null;
   return (
-    <table className="table rule-ranks" aria-label={`Per rank`}>
-      <thead>
-        <tr>
-          <th>rank</th>
-          {columns.map((c) => (
-            <th key={c}>{c.replaceAll("_", " ")}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map(([rank, values]) => (
-          <tr key={rank}>
-            <td>{rank}</td>
-            {columns.map((c) => (
-              <td key={c} className="num">
-                {typeof values[c] === "number" ? formatNumber(values[c] as number) : "—"}
-              </td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <Table
+      label="Per rank"
+      className="rule-ranks"
+      rows={rows}
+      columns={columns}
+      rowKey={(row) => String(row.rank)}
+    />
   );
+}
+
+function perRankTable(ranks: unknown): { rows: DataRow[]; columns: DataColumn[] } {
+  const entries =
+    ranks && typeof ranks === "object" ? Object.entries(ranks as Record<string, DataRow>) : [];
+  const rows = entries.map(([rank, values]): DataRow => ({
+    ...values,
+    rank: /^\d+$/.test(rank) ? Number(rank) : rank,
+  }));
+  const keys = [
+    ...new Set(rows.flatMap((row) => Object.keys(row).filter((k) => typeof row[k] === "number"))),
+  ].filter((key) => key !== "rank");
+  const columns: DataColumn[] = [
+    { key: "rank", label: "rank" },
+    ...keys.map((key) => ({ key, label: key.replaceAll("_", " "), format: formatNumber })),
+  ];
+  return { rows, columns };
 }
 
 function formatNumber(value: number): string {

@@ -1,5 +1,7 @@
+import { useMemo } from "react";
 import type { TrainingJob } from "../../api/types";
 import { JobStateBadge, PartialBadge } from "../../components/Badges";
+import { type DataColumn, Table } from "../../components/DataTable";
 import { MissingRanksBadge } from "../../components/MissingRanks";
 import { ReadWarningBadge } from "../../components/ReadWarnings";
 import { ProcessingProgress } from "../../components/ProcessingProgress";
@@ -21,11 +23,8 @@ type Props = {
   onDeleted: (job: TrainingJob) => void;
 };
 
-const SORTABLE = [
-  { field: "name", label: "Name" },
-  { field: "created_at", label: "Created" },
-  { field: "status", label: "Status" },
-] as const;
+/** The columns the server sorts by (``ordering``): each column's key is its field. */
+const SORTABLE = new Set(["name", "created_at", "status", "size_bytes"]);
 
 export function JobTable({
   jobs,
@@ -37,96 +36,130 @@ export function JobTable({
   onTag,
   onDeleted,
 }: Props) {
-  const header = (field: string, label: string) => {
-    const direction =
-      ordering === field ? "ascending" : ordering === `-${field}` ? "descending" : "none";
-    return (
-      <th key={field} aria-sort={direction}>
-        <button
-          type="button"
-          className="sort-button"
-          onClick={() => onOrdering(nextOrdering(ordering, field))}
-        >
-          {label}
-          <span className="sort-arrow" aria-hidden="true">
-            {direction === "ascending" ? "▲" : direction === "descending" ? "▼" : ""}
-          </span>
-        </button>
-      </th>
-    );
-  };
-
+  const columns = useMemo(
+    () => jobColumns({ selectedId, onSelect, loadedId, onTag, onDeleted }),
+    [selectedId, onSelect, loadedId, onTag, onDeleted],
+  );
+  const field = ordering.replace(/^-/, "");
   return (
-    <table className="table jobs-table">
-      <thead>
-        <tr>
-          <th className="col-select">
-            <span className="visually-hidden">Select</span>
-          </th>
-          {SORTABLE.map((column) => header(column.field, column.label))}
-          <th>Owner</th>
-          <th>Nodes</th>
-          {header("size_bytes", "Size")}
-          <th>Processing</th>
-          <th>
-            <span className="visually-hidden">Actions</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {jobs.map((job) => (
-          <tr key={job.id} className={job.id === selectedId ? "selected" : undefined}>
-            <td className="col-select">
-              <input
-                type="checkbox"
-                aria-label={`Select ${job.name}`}
-                checked={job.id === selectedId}
-                onChange={(event) => onSelect(event.target.checked ? job.id : null)}
-              />
-            </td>
-            <td className="col-name">
-              <span className="job-name">{job.name}</span>
-              {job.id === loadedId && <span className="badge badge-loaded">loaded</span>}
-              {isPartial(job) && <PartialBadge />}
-              <MissingRanksBadge jobId={job.id} />
-              <ReadWarningBadge warnings={job.read_warnings} />
-              {job.tags && job.tags.length > 0 && (
-                <div className="job-tags">
-                  {job.tags.map((tag) => (
-                    <button
-                      key={tag}
-                      type="button"
-                      className="tag"
-                      onClick={() => onTag(tag)}
-                      title={`Show only the jobs tagged ${tag}`}
-                    >
-                      {tag}
-                    </button>
-                  ))}
-                </div>
-              )}
-              {job.notes && (
-                <div className="job-notes" title={job.notes}>
-                  {job.notes}
-                </div>
-              )}
-            </td>
-            <td className="nowrap">{formatDateTime(job.created_at)}</td>
-            <td>
-              <JobStateBadge job={job} />
-            </td>
-            <td className="nowrap">{job.owner ?? <span className="muted">—</span>}</td>
-            <td title={job.nodes.map((node) => node.name).join(", ")}>{job.nodes.length}</td>
-            <td className="nowrap">{job.parts_total ? formatBytes(job.size_bytes) : "—"}</td>
-            <td>
-              <ProcessingProgress {...job} />
-            </td>
-            <td>
-              <JobActions job={job} onDeleted={onDeleted} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <Table
+      label="Jobs"
+      className="jobs-table"
+      rows={jobs}
+      columns={columns}
+      sort={SORTABLE.has(field) ? { key: field, desc: ordering.startsWith("-") } : null}
+      onSort={(key) => onOrdering(nextOrdering(ordering, key))}
+      rowKey={(job) => job.id}
+      rowClass={(job) => (job.id === selectedId ? "selected" : undefined)}
+    />
+  );
+}
+
+function jobColumns({
+  selectedId,
+  onSelect,
+  loadedId,
+  onTag,
+  onDeleted,
+}: Pick<
+  Props,
+  "selectedId" | "onSelect" | "loadedId" | "onTag" | "onDeleted"
+>): DataColumn<TrainingJob>[] {
+  const columns: DataColumn<TrainingJob>[] = [
+    {
+      key: "select",
+      label: "Select",
+      hiddenLabel: true,
+      className: "col-select",
+      cell: (job) => (
+        <input
+          type="checkbox"
+          aria-label={`Select ${job.name}`}
+          checked={job.id === selectedId}
+          onChange={(event) => onSelect(event.target.checked ? job.id : null)}
+        />
+      ),
+    },
+    {
+      key: "name",
+      label: "Name",
+      className: "col-name",
+      cell: (job) => <JobName job={job} loaded={job.id === loadedId} onTag={onTag} />,
+    },
+    {
+      key: "created_at",
+      label: "Created",
+      className: "nowrap",
+      cell: (job) => formatDateTime(job.created_at),
+    },
+    { key: "status", label: "Status", cell: (job) => <JobStateBadge job={job} /> },
+    {
+      key: "owner",
+      label: "Owner",
+      className: "nowrap",
+      cell: (job) => job.owner ?? <span className="muted">—</span>,
+    },
+    {
+      key: "nodes",
+      label: "Nodes",
+      value: (job) => job.nodes.length,
+      cellTitle: (job) => job.nodes.map((node) => node.name).join(", "),
+    },
+    {
+      key: "size_bytes",
+      label: "Size",
+      className: "nowrap",
+      cell: (job) => (job.parts_total ? formatBytes(job.size_bytes) : "—"),
+    },
+    { key: "processing", label: "Processing", cell: (job) => <ProcessingProgress {...job} /> },
+    {
+      key: "actions",
+      label: "Actions",
+      hiddenLabel: true,
+      cell: (job) => <JobActions job={job} onDeleted={onDeleted} />,
+    },
+  ];
+  return columns.map((column) =>
+    SORTABLE.has(column.key) ? column : { ...column, unsortable: true },
+  );
+}
+
+function JobName({
+  job,
+  loaded,
+  onTag,
+}: {
+  job: TrainingJob;
+  loaded: boolean;
+  onTag: (tag: string) => void;
+}) {
+  return (
+    <>
+      <span className="job-name">{job.name}</span>
+      {loaded && <span className="badge badge-loaded">loaded</span>}
+      {isPartial(job) && <PartialBadge />}
+      <MissingRanksBadge jobId={job.id} />
+      <ReadWarningBadge warnings={job.read_warnings} />
+      {job.tags && job.tags.length > 0 && (
+        <div className="job-tags">
+          {job.tags.map((tag) => (
+            <button
+              key={tag}
+              type="button"
+              className="tag"
+              onClick={() => onTag(tag)}
+              title={`Show only the jobs tagged ${tag}`}
+            >
+              {tag}
+            </button>
+          ))}
+        </div>
+      )}
+      {job.notes && (
+        <div className="job-notes" title={job.notes}>
+          {job.notes}
+        </div>
+      )}
+    </>
   );
 }

@@ -1,4 +1,6 @@
+import { useMemo } from "react";
 import type { ProfilePart } from "../../api/types";
+import { type DataColumn, Table } from "../../components/DataTable";
 import { formatBytes } from "../../lib/format";
 import { isActive, type UploadRow } from "../../upload/rows";
 import { formatSpeed } from "../../upload/speed";
@@ -23,86 +25,111 @@ const RANK_SOURCES: Record<UploadRow["rankFrom"], string> = {
 };
 
 export function UploadFileTable({ rows, parts, onRank, onNode, onCancel, onRemove }: Props) {
-  return (
-    <div className="table-wrap">
-      <table className="table upload-table" aria-label="Files to upload">
-        <thead>
-          <tr>
-            <th>File</th>
-            <th>Rank</th>
-            <th>Node</th>
-            <th>Progress</th>
-            <th>
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => {
-            const locked = isActive(row) || row.status === "done";
-            return (
-              <tr key={row.key} data-testid="upload-row">
-                <td>
-                  <span className="upload-name">{row.path}</span>
-                  <span className="muted upload-meta">
-                    {formatBytes(row.file.size)} ·{" "}
-                    {row.kind === "collector" ? "collector chunk" : "PyTorch trace"}
-                  </span>
-                </td>
-                <td className="nowrap">
-                  <input
-                    className="upload-rank"
-                    inputMode="numeric"
-                    value={row.rank}
-                    disabled={locked}
-                    aria-label={`Rank of ${row.path}`}
-                    onChange={(e) => onRank(row.key, e.target.value)}
-                  />
-                  <span className="muted upload-meta">{RANK_SOURCES[row.rankFrom]}</span>
-                </td>
-                <td>
-                  <input
-                    className="upload-node"
-                    value={row.node}
-                    disabled={locked}
-                    aria-label={`Node of ${row.path}`}
-                    onChange={(e) => onNode(row.key, e.target.value)}
-                  />
-                </td>
-                <td className="upload-progress-cell">
-                  <RowProgress
-                    row={row}
-                    part={row.partId === null ? undefined : parts.get(row.partId)}
-                  />
-                </td>
-                <td className="nowrap">
-                  {isActive(row) ? (
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      aria-label={`Cancel ${row.path}`}
-                      onClick={() => onCancel(row.key)}
-                    >
-                      Cancel
-                    </button>
-                  ) : row.status !== "done" ? (
-                    <button
-                      type="button"
-                      className="btn btn-small btn-link"
-                      aria-label={`Remove ${row.path}`}
-                      onClick={() => onRemove(row.key)}
-                    >
-                      Remove
-                    </button>
-                  ) : null}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+  const columns = useMemo(
+    () => uploadColumns({ parts, onRank, onNode, onCancel, onRemove }),
+    [parts, onRank, onNode, onCancel, onRemove],
   );
+  return (
+    <Table
+      label="Files to upload"
+      className="upload-table"
+      rows={rows}
+      columns={columns}
+      unsorted
+      rowKey={(row) => row.key}
+      rowAttributes={() => ({ "data-testid": "upload-row" })}
+    />
+  );
+}
+
+function uploadColumns({
+  parts,
+  onRank,
+  onNode,
+  onCancel,
+  onRemove,
+}: Omit<Props, "rows">): DataColumn<UploadRow>[] {
+  const locked = (row: UploadRow) => isActive(row) || row.status === "done";
+  return [
+    {
+      key: "path",
+      label: "File",
+      cell: (row) => (
+        <>
+          <span className="upload-name">{row.path}</span>
+          <span className="muted upload-meta">
+            {formatBytes(row.file.size)} ·{" "}
+            {row.kind === "collector" ? "collector chunk" : "PyTorch trace"}
+          </span>
+        </>
+      ),
+    },
+    {
+      key: "rank",
+      label: "Rank",
+      className: "nowrap",
+      cell: (row) => (
+        <>
+          <input
+            className="upload-rank"
+            inputMode="numeric"
+            value={row.rank}
+            disabled={locked(row)}
+            aria-label={`Rank of ${row.path}`}
+            onChange={(e) => onRank(row.key, e.target.value)}
+          />
+          <span className="muted upload-meta">{RANK_SOURCES[row.rankFrom]}</span>
+        </>
+      ),
+    },
+    {
+      key: "node",
+      label: "Node",
+      cell: (row) => (
+        <input
+          className="upload-node"
+          value={row.node}
+          disabled={locked(row)}
+          aria-label={`Node of ${row.path}`}
+          onChange={(e) => onNode(row.key, e.target.value)}
+        />
+      ),
+    },
+    {
+      key: "progress",
+      label: "Progress",
+      className: "upload-progress-cell",
+      cell: (row) => (
+        <RowProgress row={row} part={row.partId === null ? undefined : parts.get(row.partId)} />
+      ),
+    },
+    {
+      key: "actions",
+      label: "Actions",
+      hiddenLabel: true,
+      className: "nowrap",
+      cell: (row) =>
+        isActive(row) ? (
+          <button
+            type="button"
+            className="btn btn-small"
+            aria-label={`Cancel ${row.path}`}
+            onClick={() => onCancel(row.key)}
+          >
+            Cancel
+          </button>
+        ) : row.status !== "done" ? (
+          <button
+            type="button"
+            className="btn btn-small btn-link"
+            aria-label={`Remove ${row.path}`}
+            onClick={() => onRemove(row.key)}
+          >
+            Remove
+          </button>
+        ) : null,
+    },
+  ];
 }
 
 function RowProgress({ row, part }: { row: UploadRow; part: ProfilePart | undefined }) {

@@ -2,6 +2,7 @@ import { type FormEvent, useMemo, useState } from "react";
 import { ApiError } from "../../api/client";
 import { useRetentionPreview, useUpdateAppSettings } from "../../api/settings";
 import type { AppSettings, RetentionPreview } from "../../api/types";
+import { type DataColumn, Table } from "../../components/DataTable";
 import { ErrorAlert, FieldErrors } from "../../components/Feedback";
 import { formatBytes, formatDateTime } from "../../lib/format";
 import { useDebounced } from "../../lib/useDebounced";
@@ -123,6 +124,30 @@ export function RetentionSettings({ saved }: { saved: AppSettings }) {
 
 const WHOLE_MESSAGE = "Enter a whole number of days, or leave the field empty.";
 
+const JOB_COLUMNS: DataColumn<RetentionPreview["jobs"][number]>[] = [
+  { key: "name", label: "Job" },
+  { key: "owner", label: "Owner", cell: (job) => job.owner ?? "—" },
+  {
+    key: "last_activity_at",
+    label: "Last activity",
+    className: "nowrap",
+    cell: (job) => formatDateTime(job.last_activity_at),
+  },
+  { key: "bytes", label: "Size", className: "nowrap", format: formatBytes },
+];
+
+const RAW_FILE_COLUMNS: DataColumn<RetentionPreview["raw_files"][number]>[] = [
+  { key: "file", label: "Raw file", className: "mono" },
+  { key: "job_name", label: "Job" },
+  {
+    key: "uploaded_at",
+    label: "Uploaded",
+    className: "nowrap",
+    cell: (file) => formatDateTime(file.uploaded_at),
+  },
+  { key: "bytes", label: "Size", className: "nowrap", format: formatBytes },
+];
+
 function PreviewList({ preview }: { preview: RetentionPreview }) {
   const { jobs, raw_files: rawFiles } = preview;
   const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
@@ -135,48 +160,22 @@ function PreviewList({ preview }: { preview: RetentionPreview }) {
           : "Nothing: no data is old enough."}
       </p>
       {jobs.length > 0 && (
-        <table className="table table-compact retention-table" aria-label="Jobs to delete">
-          <thead>
-            <tr>
-              <th>Job</th>
-              <th>Owner</th>
-              <th>Last activity</th>
-              <th>Size</th>
-            </tr>
-          </thead>
-          <tbody>
-            {jobs.map((job) => (
-              <tr key={job.id}>
-                <td>{job.name}</td>
-                <td>{job.owner ?? "—"}</td>
-                <td className="nowrap">{formatDateTime(job.last_activity_at)}</td>
-                <td className="nowrap">{formatBytes(job.bytes)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          label="Jobs to delete"
+          className="table-compact retention-table"
+          rows={jobs}
+          columns={JOB_COLUMNS}
+          rowKey={(job) => job.id}
+        />
       )}
       {rawFiles.length > 0 && (
-        <table className="table table-compact retention-table" aria-label="Raw files to delete">
-          <thead>
-            <tr>
-              <th>Raw file</th>
-              <th>Job</th>
-              <th>Uploaded</th>
-              <th>Size</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rawFiles.map((file) => (
-              <tr key={file.part}>
-                <td className="mono">{file.file}</td>
-                <td>{file.job_name}</td>
-                <td className="nowrap">{formatDateTime(file.uploaded_at)}</td>
-                <td className="nowrap">{formatBytes(file.bytes)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          label="Raw files to delete"
+          className="table-compact retention-table"
+          rows={rawFiles}
+          columns={RAW_FILE_COLUMNS}
+          rowKey={(file) => file.part}
+        />
       )}
     </div>
   );

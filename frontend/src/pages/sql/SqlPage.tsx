@@ -1,7 +1,7 @@
 import { useMemo, useState } from "react";
 import { type SqlResult, type SqlSchema, useSqlQuery, useSqlSchema } from "../../api/sql";
 import type { TrainingJob } from "../../api/types";
-import { DataTable } from "../../components/DataTable";
+import { type DataColumn, DataTable, Table } from "../../components/DataTable";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { formatBytes } from "../../lib/format";
@@ -131,6 +131,12 @@ function Result({ result, jobName }: { result: SqlResult; jobName: string }) {
   );
 }
 
+const SCHEMA_COLUMNS: DataColumn<SqlSchema["views"][number]["columns"][number]>[] = [
+  { key: "name", label: "Column", cell: (column) => <code>{column.name}</code> },
+  { key: "type", label: "Type", className: "muted" },
+  { key: "description", label: "Meaning" },
+];
+
 function SchemaReference({ schema }: { schema: SqlSchema }) {
   return (
     <>
@@ -144,19 +150,14 @@ function SchemaReference({ schema }: { schema: SqlSchema }) {
             <code>{view.name}</code>
           </summary>
           <p className="muted">{view.description}</p>
-          <table className="table sql-columns">
-            <tbody>
-              {view.columns.map((column) => (
-                <tr key={column.name}>
-                  <td>
-                    <code>{column.name}</code>
-                  </td>
-                  <td className="muted">{column.type}</td>
-                  <td>{column.description}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            label={`Columns of ${view.name}`}
+            className="sql-columns"
+            rows={view.columns}
+            columns={SCHEMA_COLUMNS}
+            unsorted
+            rowKey={(column) => column.name}
+          />
         </details>
       ))}
     </>

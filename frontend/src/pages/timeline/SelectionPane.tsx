@@ -1,5 +1,6 @@
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import type { EventDetails, TimelineEvent } from "../../api/timeline";
+import { type DataColumn, Table } from "../../components/DataTable";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { formatDuration } from "../../lib/format";
 import type { ViewportData } from "../../timeline/model";
@@ -123,38 +124,41 @@ function CurrentSelection({
   );
 }
 
-function Connections({ data, onPickConnection }: Pick<Props, "data" | "onPickConnection">) {
-  const flows = data?.flows;
-  if (!flows || !flows.count)
-    return <p className="muted">No kernel launch and run pairs in this view.</p>;
-  const rows = [];
+/** A launch and its run in view, named. */
+type ConnectionRow = Connection & { launchName: string; runName: string; latencyNs: number };
+
+const CONNECTION_COLUMNS: DataColumn<ConnectionRow>[] = [
+  { key: "launchName", label: "Launch", className: "mono tl-ellipsis" },
+  { key: "launchStartNs", label: "Launched at", className: "nowrap", format: formatOffset },
+  { key: "runName", label: "Run", className: "mono tl-ellipsis" },
+  { key: "runDurNs", label: "Run time", className: "nowrap", format: formatDuration },
+  { key: "latencyNs", label: "Latency", className: "nowrap", format: formatDuration },
+];
+
+function connectionRows(data: ViewportData): ConnectionRow[] {
+  const flows = data.flows;
+  const rows: ConnectionRow[] = [];
   for (let i = 0; i < flows.count; i++) {
-    const connection = {
+    rows.push({
       part: flows.part[i]!,
       launch: flows.launch[i]!,
       run: flows.run[i]!,
       runStartNs: flows.runStart[i]!,
       runDurNs: flows.runDur[i]!,
       launchStartNs: flows.launchStart[i]!,
-    };
-    rows.push(
-      <tr
-        key={`${connection.part}:${connection.run}`}
-        onClick={() => onPickConnection(connection)}
-        className="clickable"
-      >
-        <td className="mono tl-ellipsis" title={data.names[flows.launchName[i]!]}>
-          {data.names[flows.launchName[i]!]}
-        </td>
-        <td className="nowrap">{formatOffset(flows.launchStart[i]!)}</td>
-        <td className="mono tl-ellipsis" title={data.names[flows.runName[i]!]}>
-          {data.names[flows.runName[i]!]}
-        </td>
-        <td className="nowrap">{formatDuration(flows.runDur[i]!)}</td>
-        <td className="nowrap">{formatDuration(flows.runStart[i]! - flows.launchStart[i]!)}</td>
-      </tr>,
-    );
+      launchName: data.names[flows.launchName[i]!]!,
+      runName: data.names[flows.runName[i]!]!,
+      latencyNs: flows.runStart[i]! - flows.launchStart[i]!,
+    });
   }
+  return rows;
+}
+
+function Connections({ data, onPickConnection }: Pick<Props, "data" | "onPickConnection">) {
+  const rows = useMemo(() => (data ? connectionRows(data) : []), [data]);
+  const flows = data?.flows;
+  if (!flows || !flows.count)
+    return <p className="muted">No kernel launch and run pairs in this view.</p>;
   return (
     <>
       <p className="muted">
@@ -164,18 +168,15 @@ function Connections({ data, onPickConnection }: Pick<Props, "data" | "onPickCon
         Choose one to centre it.
       </p>
       <div className="tl-connections">
-        <table className="table">
-          <thead>
-            <tr>
-              <th>Launch</th>
-              <th>Launched at</th>
-              <th>Run</th>
-              <th>Run time</th>
-              <th>Latency</th>
-            </tr>
-          </thead>
-          <tbody>{rows}</tbody>
-        </table>
+        <Table
+          label="Launch and run pairs"
+          rows={rows}
+          columns={CONNECTION_COLUMNS}
+          rowKey={(row) => `${row.part}:${row.run}`}
+          onRowClick={({ part, launch, run, runStartNs, runDurNs, launchStartNs }) =>
+            onPickConnection({ part, launch, run, runStartNs, runDurNs, launchStartNs })
+          }
+        />
       </div>
     </>
   );

@@ -1,8 +1,9 @@
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useCallback, useMemo, useState } from "react";
 import { ApiError } from "../../api/client";
 import { useApiTokens, useCreateApiToken, useRevokeApiToken } from "../../api/tokens";
 import type { ApiToken, NewApiToken } from "../../api/types";
 import { CopyButton } from "../../components/CopyButton";
+import { type DataColumn, Table } from "../../components/DataTable";
 import { EmptyState, ErrorAlert, FieldErrors, Loading } from "../../components/Feedback";
 import { formatAgo, formatDateTime } from "../../lib/format";
 import { useNow } from "../../lib/useNow";
@@ -19,6 +20,10 @@ const EXPIRY_CHOICES = [
 export function TokensPage() {
   // The key of the token made on this visit: the server never shows it again.
   const [created, setCreated] = useState<NewApiToken | null>(null);
+  const onRevoked = useCallback(
+    (id: number) => setCreated((shown) => (shown?.id === id ? null : shown)),
+    [],
+  );
   return (
     <>
       <h1>API tokens</h1>
@@ -30,7 +35,7 @@ export function TokensPage() {
         <CreateTokenCard created={created} onCreated={setCreated} />
         <CollectorSetupCard token={created?.token ?? null} />
       </div>
-      <TokenList onRevoked={(id) => setCreated((shown) => (shown?.id === id ? null : shown))} />
+      <TokenList onRevoked={onRevoked} />
     </>
   );
 }
@@ -155,6 +160,7 @@ function Snippet({ label, text, testId }: { label: string; text: string; testId:
 
 function TokenList({ onRevoked }: { onRevoked: (id: number) => void }) {
   const tokens = useApiTokens();
+  const columns = useMemo(() => tokenColumns(onRevoked), [onRevoked]);
   return (
     <section className="card" aria-labelledby="token-list-heading">
       <h2 id="token-list-heading">Your tokens</h2>
@@ -166,76 +172,88 @@ function TokenList({ onRevoked }: { onRevoked: (id: number) => void }) {
         </EmptyState>
       )}
       {tokens.data && tokens.data.length > 0 && (
-        <div className="table-wrap">
-          <table className="table tokens-table">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Token</th>
-                <th>Created</th>
-                <th>Last used</th>
-                <th>Expires</th>
-                <th aria-label="Actions" />
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.data.map((token) => (
-                <TokenRow key={token.id} token={token} onRevoked={onRevoked} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label="Your tokens"
+          className="tokens-table"
+          rows={tokens.data}
+          columns={columns}
+          rowKey={(token) => token.id}
+          rowAttributes={() => ({ "data-testid": "token-row" })}
+        />
       )}
     </section>
   );
 }
 
-function TokenRow({ token, onRevoked }: { token: ApiToken; onRevoked: (id: number) => void }) {
-  const revoke = useRevokeApiToken();
+function tokenColumns(onRevoked: (id: number) => void): DataColumn<ApiToken>[] {
+  return [
+    { key: "name", label: "Name" },
+    { key: "prefix", label: "Token", cell: (token) => <code>{token.prefix}…</code> },
+    { key: "created", label: "Created", cell: (token) => formatDateTime(token.created) },
+    {
+      key: "last_used",
+      label: "Last used",
+      cell: (token) => <LastUsed token={token} />,
+      cellTitle: (token) => (token.last_used ? formatDateTime(token.last_used) : undefined),
+    },
+    { key: "expiry", label: "Expires", cell: (token) => <Expiry token={token} /> },
+    {
+      key: "actions",
+      label: "Actions",
+      hiddenLabel: true,
+      unsortable: true,
+      className: "token-actions",
+      cell: (token) => <RevokeToken token={token} onRevoked={onRevoked} />,
+    },
+  ];
+}
+
+function LastUsed({ token }: { token: ApiToken }) {
   const nowMs = useNow();
-  const [confirming, setConfirming] = useState(false);
+  return token.last_used ? formatAgo(token.last_used, nowMs) : "Never";
+}
+
+function Expiry({ token }: { token: ApiToken }) {
+  const nowMs = useNow();
   const expired = token.expiry !== null && new Date(token.expiry).getTime() <= nowMs;
   return (
-    <tr data-testid="token-row">
-      <td>{token.name}</td>
-      <td>
-        <code>{token.prefix}…</code>
-      </td>
-      <td>{formatDateTime(token.created)}</td>
-      <td title={token.last_used ? formatDateTime(token.last_used) : undefined}>
-        {token.last_used ? formatAgo(token.last_used, nowMs) : "Never"}
-      </td>
-      <td>
-        {token.expiry === null ? "Never" : formatDateTime(token.expiry)}
-        {expired && <span className="badge badge-expired">expired</span>}
-      </td>
-      <td className="token-actions">
-        {revoke.isError && <ErrorAlert error={revoke.error} />}
-        {confirming ? (
-          <span className="revoke-confirm" role="group" aria-label={`Revoke ${token.name}?`}>
-            <span>Revoke it? Anything using it stops at once.</span>
-            <button
-              type="button"
-              className="btn btn-small btn-danger"
-              disabled={revoke.isPending}
-              onClick={() => revoke.mutate(token.id, { onSuccess: () => onRevoked(token.id) })}
-            >
-              {revoke.isPending ? "Revoking…" : "Revoke"}
-            </button>
-            <button type="button" className="btn btn-small" onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
-          </span>
-        ) : (
+    <>
+      {token.expiry === null ? "Never" : formatDateTime(token.expiry)}
+      {expired && <span className="badge badge-expired">expired</span>}
+    </>
+  );
+}
+
+function RevokeToken({ token, onRevoked }: { token: ApiToken; onRevoked: (id: number) => void }) {
+  const revoke = useRevokeApiToken();
+  const [confirming, setConfirming] = useState(false);
+  return (
+    <>
+      {revoke.isError && <ErrorAlert error={revoke.error} />}
+      {confirming ? (
+        <span className="revoke-confirm" role="group" aria-label={`Revoke ${token.name}?`}>
+          <span>Revoke it? Anything using it stops at once.</span>
           <button
             type="button"
-            className="btn btn-small btn-danger-quiet"
-            onClick={() => setConfirming(true)}
+            className="btn btn-small btn-danger"
+            disabled={revoke.isPending}
+            onClick={() => revoke.mutate(token.id, { onSuccess: () => onRevoked(token.id) })}
           >
-            Revoke…
+            {revoke.isPending ? "Revoking…" : "Revoke"}
           </button>
-        )}
-      </td>
-    </tr>
+          <button type="button" className="btn btn-small" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </span>
+      ) : (
+        <button
+          type="button"
+          className="btn btn-small btn-danger-quiet"
+          onClick={() => setConfirming(true)}
+        >
+          Revoke…
+        </button>
+      )}
+    </>
   );
 }
