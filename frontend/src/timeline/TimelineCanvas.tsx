@@ -4,6 +4,7 @@
  * React; the page hears about the view (to fetch data and update the URL) a few times a second.
  */
 import { useCallback, useEffect, useRef } from "react";
+import { fitCanvas } from "../canvas/surface";
 import { type Bounds, type View, panBy, pxToTime, spanNs, zoomAt } from "./coords";
 import { frameStats } from "./frameStats";
 import { HEADER_PX, type Hit, type Layout, hitTest, rowsBetween } from "./layout";
@@ -93,8 +94,7 @@ export function TimelineCanvas(props: Props) {
     const { width, height } = sizeRef.current;
     if (!canvas || !ctx || !width || !height) return;
     const began = performance.now();
-    const dpr = window.devicePixelRatio || 1;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    fitCanvas(canvas, ctx, width, height);
     const { layout, scrollTop, scene } = propsRef.current;
     const shown = draft.current ? { ...scene, area: draft.current } : scene;
     renderer.current.render(
@@ -170,10 +170,7 @@ export function TimelineCanvas(props: Props) {
     if (!container || !canvas) return;
     const observer = new ResizeObserver(() => {
       const rect = container.getBoundingClientRect();
-      const dpr = window.devicePixelRatio || 1;
       sizeRef.current = { width: rect.width, height: rect.height };
-      canvas.width = Math.round(rect.width * dpr);
-      canvas.height = Math.round(rect.height * dpr);
       canvas.style.width = `${rect.width}px`;
       canvas.style.height = `${rect.height}px`;
       report(true);

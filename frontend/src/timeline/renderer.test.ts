@@ -3,31 +3,8 @@ import { HEADER_PX, layoutTracks } from "./layout";
 import type { TrackNode } from "./model";
 import { colourFor } from "../lib/colour";
 import { TimelineRenderer } from "./renderer";
+import { recordingContext } from "../canvas/testing";
 import { sampleData, sampleTracks as tracks } from "./testdata/fixture";
-
-/** A 2D context that records what is drawn. */
-function recordingContext() {
-  const calls: { op: string; args: unknown[]; fillStyle: unknown }[] = [];
-  const target: Record<string, unknown> = {
-    fillStyle: "",
-    strokeStyle: "",
-    lineWidth: 1,
-    font: "",
-    textBaseline: "",
-  };
-  const ctx = new Proxy(target, {
-    get(obj, key: string) {
-      if (key in obj) return obj[key];
-      if (key === "measureText") return (text: string) => ({ width: text.length * 6 });
-      return (...args: unknown[]) => calls.push({ op: key, args, fillStyle: obj.fillStyle });
-    },
-    set(obj, key: string, value) {
-      obj[key] = value;
-      return true;
-    },
-  });
-  return { ctx: ctx as unknown as CanvasRenderingContext2D, calls };
-}
 
 const data = sampleData();
 const roots = tracks.tracks as TrackNode[];

@@ -1,8 +1,8 @@
 /**
  * Draws the timeline on a 2D canvas: the ruler and step band, then each visible row (events,
  * merged blocks, counters, aggregates), then step guides, the selection and launch→run arrows.
- * A plain class with no React and no fetching; anything off-screen is culled and rectangles
- * are filled in one path per colour.
+ * A plain class with no React and no fetching; anything off-screen is culled, rectangles are
+ * filled in one path per colour and labels fitted with the canvas kit (``src/canvas``).
  */
 import { type View, rulerTicks, timeToPx } from "./coords";
 import {
@@ -14,7 +14,9 @@ import {
   depthCentre,
   visibleRows,
 } from "./layout";
-import { colourFor } from "../lib/colour";
+import { nameFill } from "../canvas/colour";
+import { RectBatch } from "../canvas/rects";
+import { TextFitter } from "../canvas/text";
 import type { Step, ViewportData } from "./model";
 
 export type Viewport = { view: View; widthPx: number; heightPx: number; scrollTop: number };
@@ -34,40 +36,17 @@ export type Scene = {
 };
 
 const RULER_PX = 24;
-const LABEL_MIN_PX = 36;
-const FONT = "11px system-ui, sans-serif";
 const ARROW = "#00a6c8";
 
-class RectBatch {
-  private readonly byColour = new Map<string, number[]>();
-
-  add(colour: string, x: number, y: number, w: number, h: number) {
-    let list = this.byColour.get(colour);
-    if (!list) this.byColour.set(colour, (list = []));
-    list.push(x, y, w, h);
-  }
-
-  fill(ctx: CanvasRenderingContext2D) {
-    for (const [colour, r] of this.byColour) {
-      ctx.fillStyle = colour;
-      ctx.beginPath();
-      for (let i = 0; i < r.length; i += 4) ctx.rect(r[i]!, r[i + 1]!, r[i + 2]!, r[i + 3]!);
-      ctx.fill();
-    }
-    this.byColour.clear();
-  }
-}
-
 export class TimelineRenderer {
-  private readonly textWidths = new Map<string, number>();
+  private readonly text = new TextFitter();
   private readonly rects = new RectBatch();
   private readonly faint = new RectBatch();
 
   render(ctx: CanvasRenderingContext2D, layout: Layout, viewport: Viewport, scene: Scene) {
     const { widthPx, heightPx, scrollTop } = viewport;
     ctx.clearRect(0, 0, widthPx, heightPx);
-    ctx.font = FONT;
-    ctx.textBaseline = "middle";
+    this.text.prepare(ctx);
     const rowsTop = HEADER_PX;
     const rows = visibleRows(layout, scrollTop, heightPx - rowsTop);
     ctx.save();
@@ -125,7 +104,7 @@ export class TimelineRenderer {
         if (x1 < 0 || x0 > widthPx) continue;
         const density = Math.min(bl.busy[i]! / Math.max(bl.end[i]! - bl.start[i]!, 1), 1);
         // Merged blocks are drawn lighter the less of their span their events fill.
-        const shade = density > 0.5 ? colourFor(data.names[bl.name[i]!] ?? "") : "#9aa6b8";
+        const shade = density > 0.5 ? nameFill(data.names[bl.name[i]!] ?? "") : "#9aa6b8";
         const batch = density > 0.5 ? this.rects : this.faint;
         batch.add(
           shade,
@@ -142,7 +121,7 @@ export class TimelineRenderer {
         if (x1 < 0 || x0 > widthPx) continue;
         const left = Math.max(x0, -1);
         const w = Math.max(Math.min(x1, widthPx + 1) - left, 1);
-        this.rects.add(colourFor(data.names[ev.name[i]!] ?? ""), left, y, w > 2 ? w - 0.5 : w, h);
+        this.rects.add(nameFill(data.names[ev.name[i]!] ?? ""), left, y, w > 2 ? w - 0.5 : w, h);
       }
     }
   }
@@ -164,23 +143,9 @@ export class TimelineRenderer {
       for (let i = eo; i < eo + en; i++) {
         const x0 = Math.max(timeToPx(view, widthPx, ev.start[i]!), 0);
         const x1 = Math.min(timeToPx(view, widthPx, ev.start[i]! + ev.dur[i]!), widthPx);
-        if (x1 - x0 < LABEL_MIN_PX) continue;
-        const label = this.fit(ctx, data.names[ev.name[i]!] ?? "", x1 - x0 - 6);
-        if (label) ctx.fillText(label, x0 + 3, y);
+        this.text.label(ctx, data.names[ev.name[i]!] ?? "", x0, x1, y);
       }
     }
-  }
-
-  /** The longest prefix of ``text`` (with an ellipsis) that fits in ``maxPx``; widths cached. */
-  private fit(ctx: CanvasRenderingContext2D, text: string, maxPx: number): string {
-    let full = this.textWidths.get(text);
-    if (full === undefined) {
-      full = ctx.measureText(text).width;
-      this.textWidths.set(text, full);
-    }
-    if (full <= maxPx) return text;
-    const chars = Math.floor((text.length * maxPx) / full) - 1;
-    return chars >= 3 ? `${text.slice(0, chars)}…` : "";
   }
 
   private drawCounter(
@@ -410,10 +375,7 @@ export class TimelineRenderer {
       ctx.fillStyle = i % 2 ? "#ffe9a8" : "#fff4d6";
       ctx.fillRect(x0, top, Math.max(x1 - x0, 1), h);
       ctx.fillStyle = "#7a5200";
-      if (x1 - x0 > LABEL_MIN_PX) {
-        const label = this.fit(ctx, step.name, Math.min(x1, widthPx) - Math.max(x0, 0) - 6);
-        if (label) ctx.fillText(label, Math.max(x0, 0) + 3, top + h / 2);
-      }
+      this.text.label(ctx, step.name, Math.max(x0, 0), Math.min(x1, widthPx), top + h / 2);
     });
   }
 }

@@ -1,7 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { formatDuration } from "../../lib/format";
 import { type Frames, layoutFlame } from "./flame";
-import { ROW_PX, drawFlame, hitTest } from "./flameRenderer";
+import { fitCanvas } from "../../canvas/surface";
+import { FlameRenderer, ROW_PX, hitTest } from "./flameRenderer";
 
 type Props = {
   frames: Frames;
@@ -15,6 +16,7 @@ type Props = {
  * out to the parent (or in on the frame under the pointer). */
 export function FlameGraph({ frames, names, matches, selected, onSelect }: Props) {
   const canvas = useRef<HTMLCanvasElement>(null);
+  const renderer = useRef(new FlameRenderer());
   const [zoom, setZoom] = useState<number | null>(null);
   const [width, setWidth] = useState(1000);
   const [tip, setTip] = useState<{ x: number; y: number; frame: number } | null>(null);
@@ -32,11 +34,13 @@ export function FlameGraph({ frames, names, matches, selected, onSelect }: Props
     const el = canvas.current;
     const ctx = el?.getContext("2d");
     if (!el || !ctx) return;
-    const ratio = window.devicePixelRatio || 1;
-    el.width = width * ratio;
-    el.height = height * ratio;
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    drawFlame(ctx, rects, width, { names, nameOf: (f) => frames.name[f]!, matches, selected });
+    fitCanvas(el, ctx, width, height);
+    renderer.current.render(ctx, rects, width, {
+      names,
+      nameOf: (f) => frames.name[f]!,
+      matches,
+      selected,
+    });
     el.dataset.drawn = "data"; // what a browser test or the first-views bench waits on
   }, [rects, width, height, names, frames, matches, selected]);
 
