@@ -36,7 +36,7 @@ log = logging.getLogger("collector")
 KINETO_GZIP_LEVEL = 6
 # Packing takes about ten times the window's JSON in memory (Python objects): larger windows
 # are gzipped instead, and so is one the child has not packed in this time.
-PACK_MAX_JSON_BYTES = 512 << 20
+PACK_MAX_JSON_BYTES = 256 << 20
 PACK_TIMEOUT_S = 300.0
 # The child yields the CPU to the training process's own threads.
 PACK_NICENESS = 10
