@@ -63,6 +63,13 @@ export const routes: RouteObject[] = [
         }),
       },
       {
+        path: "history",
+        lazy: async () => {
+          void preloadCharts(); // its charts draw as soon as its data arrives
+          return { Component: (await import("./pages/history/HistoryPage")).HistoryPage };
+        },
+      },
+      {
         path: "sql",
         lazy: async () => ({ Component: (await import("./pages/sql/SqlPage")).SqlPage }),
       },

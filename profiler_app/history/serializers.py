@@ -84,7 +84,7 @@ class UTestSerializer(serializers.Serializer):
     name = serializers.CharField()
     u = serializers.FloatField()
     p_value = serializers.FloatField()
-    method = serializers.ChoiceField(choices=["exact", "asymptotic"])
+    method = serializers.CharField(help_text="exact, or asymptotic (normal, with ties)")
     n_baseline = serializers.IntegerField(help_text="baseline steps (all ranks)")
     n_run = serializers.IntegerField(help_text="run steps (all ranks)")
 
@@ -109,9 +109,9 @@ class VerdictSerializer(serializers.Serializer):
     series = serializers.CharField(allow_null=True)
     baseline = serializers.IntegerField(allow_null=True)
     baseline_name = serializers.CharField(allow_null=True)
-    status = serializers.ChoiceField(
-        choices=["regression", "no_regression", "unjudged", "pending"],
-        help_text="pending: not judged yet (parts being parsed)",
+    status = serializers.CharField(
+        help_text="regression, no_regression, unjudged (could not judge: see reason) or "
+        "pending (not judged yet: parts being parsed)"
     )
     window = serializers.CharField()
     computed_at = serializers.DateTimeField(allow_null=True)
@@ -171,6 +171,7 @@ class SeriesRunSerializer(serializers.Serializer):
 
 class DeliverySerializer(serializers.ModelSerializer):
     job_name = serializers.CharField(source="job.name", read_only=True)
+    state = serializers.CharField(read_only=True, help_text="pending, delivered or failed")
 
     class Meta:
         model = WebhookDelivery

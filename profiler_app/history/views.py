@@ -51,14 +51,14 @@ class SeriesViewSet(
         logic.rejudge_series(series)
 
     @extend_schema(responses=SeriesRunSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def runs(self, request, pk=None):
         """The series' runs in time order with their figures and verdicts."""
         rows = queries.runs_document(self.get_object())
         return Response(SeriesRunSerializer(rows, many=True).data)
 
     @extend_schema(responses=DeliverySerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def deliveries(self, request, pk=None):
         """The webhook's recorded deliveries, newest first."""
         series = self.get_object()

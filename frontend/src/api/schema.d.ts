@@ -1373,7 +1373,8 @@ export interface components {
             /** Format: uri */
             readonly url: string;
             readonly payload: unknown;
-            readonly state: components["schemas"]["DeliveryStateEnum"];
+            /** @description pending, delivered or failed */
+            readonly state: string;
             readonly attempts: number;
             readonly last_status: number | null;
             readonly last_error: string;
@@ -1382,13 +1383,6 @@ export interface components {
             /** Format: date-time */
             readonly delivered_at: string | null;
         };
-        /**
-         * @description * `pending` - Pending
-         *     * `delivered` - Delivered
-         *     * `failed` - Failed
-         * @enum {string}
-         */
-        DeliveryStateEnum: "pending" | "delivered" | "failed";
         Demo: {
             available: boolean;
             reason: string;
@@ -1756,12 +1750,6 @@ export interface components {
             /** @description operators running at the peak, outermost first */
             running: string[];
         };
-        /**
-         * @description * `exact` - exact
-         *     * `asymptotic` - asymptotic
-         * @enum {string}
-         */
-        MethodEnum: "exact" | "asymptotic";
         MetricPair: {
             metric: string;
             /**
@@ -1829,21 +1817,6 @@ export interface components {
             /** @description [time_ns, bytes used] pairs sampled by NVML */
             points: number[][];
         };
-        PaginatedDeliveryList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=4
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=2
-             */
-            previous?: string | null;
-            results: components["schemas"]["Delivery"][];
-        };
         PaginatedProfilePartList: {
             /** @example 123 */
             count: number;
@@ -1873,21 +1846,6 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Series"][];
-        };
-        PaginatedSeriesRunList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=4
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=2
-             */
-            previous?: string | null;
-            results: components["schemas"]["SeriesRun"][];
         };
         PaginatedTrainingJobList: {
             /** @example 123 */
@@ -1963,7 +1921,7 @@ export interface components {
         };
         PatchedTrainingJobRequest: {
             name?: string;
-            status?: components["schemas"]["TrainingJobStatusEnum"];
+            status?: components["schemas"]["StatusEnum"];
             instance_type?: string;
             instance_count?: number;
             framework?: string;
@@ -2305,6 +2263,15 @@ export interface components {
             description: string;
             columns: components["schemas"]["SqlColumn"][];
         };
+        /**
+         * @description * `in_progress` - In Progress
+         *     * `completed` - Completed
+         *     * `failed` - Failed
+         *     * `stopped` - Stopped
+         *     * `stopping` - Stopping
+         * @enum {string}
+         */
+        StatusEnum: "in_progress" | "completed" | "failed" | "stopped" | "stopping";
         StepMark: {
             name: string;
             start_ns: string;
@@ -2383,7 +2350,7 @@ export interface components {
             name: string;
             /** Format: date-time */
             readonly created_at: string;
-            status?: components["schemas"]["TrainingJobStatusEnum"];
+            status?: components["schemas"]["StatusEnum"];
             instance_type?: string;
             instance_count?: number;
             framework?: string;
@@ -2440,7 +2407,7 @@ export interface components {
         };
         TrainingJobRequest: {
             name: string;
-            status?: components["schemas"]["TrainingJobStatusEnum"];
+            status?: components["schemas"]["StatusEnum"];
             instance_type?: string;
             instance_count?: number;
             framework?: string;
@@ -2474,15 +2441,6 @@ export interface components {
          */
         TrainingJobStateEnum: "in_progress" | "completed" | "partial" | "failed" | "stopped" | "stopping" | "interrupted";
         /**
-         * @description * `in_progress` - In Progress
-         *     * `completed` - Completed
-         *     * `failed` - Failed
-         *     * `stopped` - Stopped
-         *     * `stopping` - Stopping
-         * @enum {string}
-         */
-        TrainingJobStatusEnum: "in_progress" | "completed" | "failed" | "stopped" | "stopping";
-        /**
          * @description * `whole_trace` - whole trace
          *     * `complete_steps` - complete steps
          * @enum {string}
@@ -2502,7 +2460,8 @@ export interface components {
             u: number;
             /** Format: double */
             p_value: number;
-            method: components["schemas"]["MethodEnum"];
+            /** @description exact, or asymptotic (normal, with ties) */
+            method: string;
             /** @description baseline steps (all ranks) */
             n_baseline: number;
             /** @description run steps (all ranks) */
@@ -2559,15 +2518,8 @@ export interface components {
             series: string | null;
             baseline: number | null;
             baseline_name: string | null;
-            /**
-             * @description pending: not judged yet (parts being parsed)
-             *
-             *     * `regression` - regression
-             *     * `no_regression` - no_regression
-             *     * `unjudged` - unjudged
-             *     * `pending` - pending
-             */
-            status: components["schemas"]["VerdictStatusEnum"];
+            /** @description regression, no_regression, unjudged (could not judge: see reason) or pending (not judged yet: parts being parsed) */
+            status: string;
             window: string;
             /** Format: date-time */
             computed_at: string | null;
@@ -2585,14 +2537,6 @@ export interface components {
             test: components["schemas"]["UTest"] | null;
             causes: components["schemas"]["Cause"][];
         };
-        /**
-         * @description * `regression` - regression
-         *     * `no_regression` - no_regression
-         *     * `unjudged` - unjudged
-         *     * `pending` - pending
-         * @enum {string}
-         */
-        VerdictStatusEnum: "regression" | "no_regression" | "unjudged" | "pending";
         Window: {
             window: components["schemas"]["WindowWindowEnum"];
             /** @description How captions name it: "complete steps #1–#5 (5 of 6)" */
@@ -2788,13 +2732,8 @@ export interface operations {
                 a: number;
                 /** @description the job compared with it */
                 b: number;
-                /**
-                 * @description both jobs' window; left out: the window the caller views job A in
-                 *
-                 *     * `whole_trace` - whole_trace
-                 *     * `complete_steps` - complete_steps
-                 */
-                window?: "whole_trace" | "complete_steps";
+                /** @description both jobs' window; left out: the window the caller views job A in */
+                window?: "complete_steps" | "whole_trace";
             };
             header?: never;
             path?: never;
@@ -6143,8 +6082,6 @@ export interface operations {
             query?: {
                 /** @description Which field to use when ordering the results. */
                 ordering?: string;
-                /** @description A page number within the paginated result set. */
-                page?: number;
             };
             header?: never;
             path: {
@@ -6160,7 +6097,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedDeliveryList"];
+                    "application/json": components["schemas"]["Delivery"][];
                 };
             };
             400: {
@@ -6204,8 +6141,6 @@ export interface operations {
             query?: {
                 /** @description Which field to use when ordering the results. */
                 ordering?: string;
-                /** @description A page number within the paginated result set. */
-                page?: number;
             };
             header?: never;
             path: {
@@ -6221,7 +6156,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedSeriesRunList"];
+                    "application/json": components["schemas"]["SeriesRun"][];
                 };
             };
             400: {
@@ -6913,14 +6848,6 @@ export interface operations {
                 };
             };
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };

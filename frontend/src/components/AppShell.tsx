@@ -13,6 +13,7 @@ const SECTIONS = [
   { to: "/calltree", label: "Call tree" },
   { to: "/memory", label: "Memory" },
   { to: "/compare", label: "Compare" },
+  { to: "/history", label: "History" },
   { to: "/sql", label: "SQL" },
   { to: "/info", label: "Info" },
   { to: "/settings", label: "Settings" },

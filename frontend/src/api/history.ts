@@ -1,0 +1,67 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { api, unwrap } from "./client";
+import type { components } from "./schema";
+
+type Schemas = components["schemas"];
+
+/** A model or experiment profiled again and again, with its regression settings. */
+export type Series = Schemas["Series"];
+export type SeriesSettings = Schemas["PatchedSeriesRequest"];
+/** One run of a series: its job, figures per step per rank, and verdict. */
+export type SeriesRun = Schemas["SeriesRun"];
+export type RunVerdict = Schemas["Verdict"];
+export type Cause = Schemas["Cause"];
+
+export const historyKey = ["history"] as const;
+
+export function useSeriesList() {
+  return useQuery({
+    queryKey: [...historyKey, "series"],
+    queryFn: async () => unwrap(await api.GET("/api/series/", { params: { query: {} } })),
+  });
+}
+
+export function useSeriesRuns(id: number | null) {
+  return useQuery({
+    queryKey: [...historyKey, "runs", id],
+    enabled: id !== null,
+    queryFn: async () =>
+      unwrap(await api.GET("/api/series/{id}/runs/", { params: { path: { id: id! } } })),
+  });
+}
+
+export function useVerdict(jobId: number | null) {
+  return useQuery({
+    queryKey: [...historyKey, "verdict", jobId],
+    enabled: jobId !== null,
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/jobs/{job_id}/verdict/", { params: { path: { job_id: jobId! } } }),
+      ),
+  });
+}
+
+/** The owner's (or staff's) change of a series' baseline, thresholds or webhook. */
+export function useUpdateSeries(id: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (body: SeriesSettings) =>
+      unwrap(await api.PATCH("/api/series/{id}/", { params: { path: { id } }, body })),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: historyKey }),
+  });
+}
+
+/** Moves a job to another series (created if new): its owner or staff. */
+export function useSetJobSeries(jobId: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (series: string) =>
+      unwrap(
+        await api.PUT("/api/jobs/{job_id}/series/", {
+          params: { path: { job_id: jobId } },
+          body: { series },
+        }),
+      ),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: historyKey }),
+  });
+}

@@ -1,0 +1,387 @@
+import { useMemo, useState } from "react";
+import { Link, useSearchParams } from "react-router";
+import {
+  type Cause,
+  type Series,
+  type SeriesRun,
+  useSeriesList,
+  useSeriesRuns,
+  useSetJobSeries,
+  useUpdateSeries,
+  useVerdict,
+} from "../../api/history";
+import { Chart } from "../../charts/Chart";
+import { type LineSeries, lineOption } from "../../charts/options";
+import { type DataColumn, DataTable } from "../../components/DataTable";
+import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
+import { Panel } from "../../components/Panel";
+import { formatDateTime, formatDuration } from "../../lib/format";
+import { compareLink } from "../../lib/navigation";
+import {
+  kernelTypeLines,
+  latestJudged,
+  readSeries,
+  runLabel,
+  stepLines,
+  utilisationLines,
+  verdictLabel,
+} from "./historyView";
+import "./history.css";
+
+export function HistoryPage() {
+  const [params, setParams] = useSearchParams();
+  const list = useSeriesList();
+  const all = list.data?.results ?? [];
+  const chosen = readSeries(params) ?? all[0]?.id ?? null;
+  const series = all.find((s) => s.id === chosen) ?? null;
+  const runs = useSeriesRuns(chosen);
+  const choose = (id: string) => setParams(new URLSearchParams({ series: id }), { replace: true });
+  return (
+    <>
+      <h1>History</h1>
+      <p className="muted">
+        A model's runs over time, each judged against its baseline: the series' chosen run, else the
+        previous run that passed.
+      </p>
+      {list.isError && <ErrorAlert error={list.error} />}
+      {list.isPending && <Loading what="the series" />}
+      {list.data && all.length === 0 && (
+        <EmptyState title="No series yet">
+          <p>
+            A job joins a series when it is uploaded: name it with PROFILER_SERIES or
+            <code> profiler-collect upload --series</code>, or it joins the series named after the
+            job without its run suffix.
+          </p>
+        </EmptyState>
+      )}
+      {all.length > 0 && (
+        <label className="history-picker">
+          Series{" "}
+          <select aria-label="Series" value={chosen ?? ""} onChange={(e) => choose(e.target.value)}>
+            {all.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.name} ({s.run_count} {s.run_count === 1 ? "run" : "runs"})
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      {runs.isError && <ErrorAlert error={runs.error} />}
+      {series && runs.data && <SeriesView key={series.id} series={series} runs={runs.data} />}
+    </>
+  );
+}
+
+function SeriesView({ series, runs }: { series: Series; runs: SeriesRun[] }) {
+  const [picked, setPicked] = useState<number | null>(null);
+  const shown = runs.find((r) => r.job === picked) ?? latestJudged(runs);
+  const columns = useMemo(() => runColumns(), []);
+  return (
+    <>
+      <div className="panel-grid">
+        <RunChart title="Step time" unit="ms" runs={runs} toLines={stepLines} />
+        <RunChart
+          title="GPU utilisation"
+          unit="%"
+          runs={runs}
+          toLines={utilisationLines}
+          yMax={100}
+        />
+        <RunChart
+          title="Kernel time by type per step per rank"
+          unit="ms"
+          runs={runs}
+          toLines={kernelTypeLines}
+        />
+        <SettingsCard series={series} runs={runs} />
+      </div>
+      <DataTable
+        title="Runs"
+        rows={runs}
+        columns={columns}
+        rowKey={(run) => run.job}
+        fileName={`${series.name}-runs`}
+        onRowClick={(run) => setPicked(run.job)}
+        isActive={(run) => run.job === shown?.job}
+        rowAttributes={(run) => ({ "data-verdict": run.verdict_status ?? undefined })}
+        wide
+      />
+      {shown && <VerdictCard run={shown} />}
+    </>
+  );
+}
+
+function RunChart(props: {
+  title: string;
+  unit: string;
+  runs: SeriesRun[];
+  /** A module function, so that the chart is drawn again only when the runs change. */
+  toLines: (runs: readonly SeriesRun[]) => LineSeries[];
+  yMax?: number;
+}) {
+  const { title, unit, runs, toLines, yMax } = props;
+  const lines = useMemo(() => toLines(runs), [toLines, runs]);
+  const empty = lines.every((line) => line.points.length === 0);
+  const option = useMemo(
+    () =>
+      lineOption(lines, {
+        xName: "Run",
+        yMax,
+        formatX: (x) => runLabel(runs, x),
+        formatY: (y) => `${Number(y.toFixed(1))} ${unit}`,
+      }),
+    [lines, runs, unit, yMax],
+  );
+  return (
+    <Panel
+      title={title}
+      emptyReason={empty ? "no parsed run has these figures yet" : null}
+      note="One point per run, oldest first; the Runs table links each run to its job."
+    >
+      <Chart option={option} height={220} label={`${title} per run`} />
+    </Panel>
+  );
+}
+
+function runColumns(): DataColumn<SeriesRun>[] {
+  return [
+    {
+      key: "job_name",
+      label: "Run",
+      cell: (run) => (
+        <Link to={`/dashboard?job=${run.job}`} onClick={(e) => e.stopPropagation()}>
+          {run.job_name}
+        </Link>
+      ),
+    },
+    {
+      key: "created_at",
+      label: "Created",
+      value: (run) => run.created_at,
+      cell: (run) => formatDateTime(run.created_at),
+    },
+    {
+      key: "median",
+      label: "Median step",
+      value: (run) => run.figures?.step_p50_ns ?? null,
+      format: formatDuration,
+    },
+    {
+      key: "p95",
+      label: "p95 step",
+      value: (run) => run.figures?.step_p95_ns ?? null,
+      format: formatDuration,
+    },
+    {
+      key: "gpu",
+      label: "GPU util.",
+      value: (run) => run.figures?.gpu_util_pct ?? null,
+      format: (v) => `${v.toFixed(1)} %`,
+    },
+    {
+      key: "verdict_status",
+      label: "Verdict",
+      value: (run) => verdictLabel(run.verdict_status),
+      cellClass: (run) => (run.verdict_status === "regression" ? "delta-up" : undefined),
+    },
+    {
+      key: "change_pct",
+      label: "Median change",
+      value: (run) => run.change_pct,
+      format: (v) => `${v > 0 ? "+" : ""}${v.toFixed(1)} %`,
+    },
+    {
+      key: "compare",
+      label: "Against its baseline",
+      unsortable: true,
+      cell: (run) =>
+        run.verdict_baseline ? (
+          <Link
+            to={compareLink(run.verdict_baseline, run.job)}
+            onClick={(e) => e.stopPropagation()}
+          >
+            Compare
+          </Link>
+        ) : (
+          (run.is_baseline && "baseline") || "—"
+        ),
+    },
+  ];
+}
+
+const CAUSE_COLUMNS: DataColumn<Cause>[] = [
+  { key: "name", label: "Cause", code: true },
+  { key: "kind", label: "Kind", value: (c) => c.kind.replace("_", " ") },
+  { key: "baseline_ns", label: "Baseline per step per rank", format: formatDuration },
+  { key: "run_ns", label: "Run per step per rank", format: formatDuration },
+  {
+    key: "delta_ns",
+    label: "Change",
+    format: (v) => `${v > 0 ? "+" : v < 0 ? "−" : ""}${formatDuration(Math.abs(v))}`,
+  },
+  {
+    key: "step_share_pct",
+    label: "Of the median step",
+    format: (v) => `${v.toFixed(1)} %`,
+  },
+  { key: "detail", label: "What changed", wrap: true },
+];
+
+function VerdictCard({ run }: { run: SeriesRun }) {
+  const verdict = useVerdict(run.job);
+  const data = verdict.data;
+  return (
+    <>
+      <section className="card history-verdict" aria-label="Verdict">
+        <h3>
+          Verdict of {run.job_name}:{" "}
+          <span className={`verdict verdict-${data?.status ?? "pending"}`}>
+            {verdictLabel(data?.status)}
+          </span>
+        </h3>
+        {verdict.isError && <ErrorAlert error={verdict.error} />}
+        {data && (
+          <>
+            <p>
+              {data.baseline_name ? (
+                <>
+                  Against <Link to={`/dashboard?job=${data.baseline}`}>{data.baseline_name}</Link>
+                  .{" "}
+                </>
+              ) : null}
+              {data.reason}
+            </p>
+            {data.test && (
+              <p className="muted">
+                {data.test.name}: U = {data.test.u}, p = {data.test.p_value.toPrecision(3)} (
+                {data.test.method}, {data.test.n_run} steps against {data.test.n_baseline}).
+              </p>
+            )}
+          </>
+        )}
+        <MoveRun run={run} />
+      </section>
+      {data && data.causes.length > 0 && (
+        <DataTable
+          title="Causes, largest first"
+          rows={data.causes}
+          columns={CAUSE_COLUMNS}
+          fileName={`${run.job_name}-causes`}
+          unsorted
+          wide
+        />
+      )}
+    </>
+  );
+}
+
+/** The job's owner moves a run to another series (created if new). */
+function MoveRun({ run }: { run: SeriesRun }) {
+  const [name, setName] = useState("");
+  const move = useSetJobSeries(run.job);
+  return (
+    <form
+      className="history-move"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (name.trim()) move.mutate(name.trim());
+      }}
+    >
+      <label>
+        Move this run to series{" "}
+        <input value={name} onChange={(e) => setName(e.target.value)} aria-label="New series" />
+      </label>
+      <button type="submit" disabled={!name.trim() || move.isPending}>
+        Move
+      </button>
+      {move.isError && <ErrorAlert error={move.error} />}
+    </form>
+  );
+}
+
+function SettingsCard({ series, runs }: { series: Series; runs: SeriesRun[] }) {
+  const update = useUpdateSeries(series.id);
+  const [draft, setDraft] = useState(() => settingsOf(series));
+  const disabled = !series.can_change;
+  const field = (key: "step_threshold_pct" | "alpha" | "cause_min_pct", label: string) => (
+    <label>
+      {label}{" "}
+      <input
+        type="number"
+        step="any"
+        value={draft[key]}
+        disabled={disabled}
+        onChange={(e) => setDraft({ ...draft, [key]: e.target.value })}
+      />
+    </label>
+  );
+  return (
+    <section className="card panel history-settings" aria-label="Series settings">
+      <h3>Settings of {series.name}</h3>
+      <p className="muted">
+        {disabled
+          ? `Only ${series.owner ?? "the series' owner"} or staff change these.`
+          : "A run regresses when its median step grew by the threshold and the test is significant."}
+      </p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          update.mutate({
+            baseline: draft.baseline === "" ? null : Number(draft.baseline),
+            step_threshold_pct: Number(draft.step_threshold_pct),
+            alpha: Number(draft.alpha),
+            cause_min_pct: Number(draft.cause_min_pct),
+            webhook_url: draft.webhook_url,
+          });
+        }}
+      >
+        <label>
+          Baseline{" "}
+          <select
+            aria-label="Baseline"
+            value={draft.baseline}
+            disabled={disabled}
+            onChange={(e) => setDraft({ ...draft, baseline: e.target.value })}
+          >
+            <option value="">Previous run that passed</option>
+            {runs.map((run) => (
+              <option key={run.job} value={run.job}>
+                {run.job_name}
+              </option>
+            ))}
+          </select>
+        </label>
+        {field("step_threshold_pct", "Threshold (%)")}
+        {field("alpha", "Significance level")}
+        {field("cause_min_pct", "Smallest cause (% of a step)")}
+        <label>
+          Webhook URL{" "}
+          <input
+            type="url"
+            value={draft.webhook_url}
+            disabled={disabled}
+            placeholder="https://hooks.slack.com/…"
+            onChange={(e) => setDraft({ ...draft, webhook_url: e.target.value })}
+          />
+        </label>
+        {!disabled && (
+          <button type="submit" disabled={update.isPending}>
+            Save
+          </button>
+        )}
+        {update.isError && <ErrorAlert error={update.error} />}
+      </form>
+    </section>
+  );
+}
+
+function settingsOf(series: Series) {
+  return {
+    baseline:
+      series.baseline === null || series.baseline === undefined ? "" : String(series.baseline),
+    step_threshold_pct: String(series.step_threshold_pct ?? ""),
+    alpha: String(series.alpha ?? ""),
+    cause_min_pct: String(series.cause_min_pct ?? ""),
+    webhook_url: series.webhook_url ?? "",
+  };
+}

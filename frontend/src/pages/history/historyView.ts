@@ -1,0 +1,93 @@
+import type { SeriesRun } from "../../api/history";
+import type { LineSeries } from "../../charts/options";
+import { colourFor } from "../../lib/colour";
+
+/** Which series the page shows: its id from the address, or null. */
+export function readSeries(params: URLSearchParams): number | null {
+  const id = Number(params.get("series"));
+  return Number.isInteger(id) && id > 0 ? id : null;
+}
+
+/** Runs are plotted at their position in the series (1, 2, …): runs days apart and runs
+ * minutes apart are equally readable, and the axis names each by its job. */
+function points(runs: readonly SeriesRun[], value: (run: SeriesRun) => number | null | undefined) {
+  const found: [number, number][] = [];
+  runs.forEach((run, i) => {
+    const y = value(run);
+    if (y !== null && y !== undefined) found.push([i + 1, y]);
+  });
+  return found;
+}
+
+const NS_PER_MS = 1e6;
+
+/** Median and p95 step time of each run, in milliseconds. */
+export function stepLines(runs: readonly SeriesRun[]): LineSeries[] {
+  return [
+    {
+      name: "Step time median",
+      color: colourFor("step median"),
+      points: points(runs, (r) => ms(r.figures?.step_p50_ns)),
+    },
+    {
+      name: "Step time p95",
+      color: colourFor("step p95"),
+      points: points(runs, (r) => ms(r.figures?.step_p95_ns)),
+    },
+  ];
+}
+
+export function utilisationLines(runs: readonly SeriesRun[]): LineSeries[] {
+  return [
+    {
+      name: "GPU utilisation",
+      color: colourFor("GPU"),
+      points: points(runs, (r) => r.figures?.gpu_util_pct),
+    },
+  ];
+}
+
+const KERNEL_TYPES: [string, string][] = [
+  ["COMP", "Computation"],
+  ["COMM", "Communication"],
+  ["OTHER", "Other kernels"],
+];
+
+/** Kernel time per step per rank of each type, in milliseconds. */
+export function kernelTypeLines(runs: readonly SeriesRun[]): LineSeries[] {
+  return KERNEL_TYPES.map(([type, label]) => ({
+    name: label,
+    color: colourFor(type),
+    points: points(runs, (r) => ms(r.figures?.kernel_ns_per_step[type])),
+  }));
+}
+
+function ms(ns: number | null | undefined): number | null {
+  return ns === null || ns === undefined ? null : ns / NS_PER_MS;
+}
+
+/** The run's name at an axis position (1-based), for the charts' axis and tooltips. */
+export function runLabel(runs: readonly SeriesRun[], position: number): string {
+  const run = runs[Math.round(position) - 1];
+  return run && Number.isInteger(position) ? `#${position} ${run.job_name}` : "";
+}
+
+export const VERDICT_LABELS: Record<string, string> = {
+  regression: "Regression",
+  no_regression: "No regression",
+  unjudged: "Could not judge",
+  pending: "Not judged yet",
+};
+
+export function verdictLabel(status: string | null | undefined): string {
+  return status ? (VERDICT_LABELS[status] ?? status) : "—";
+}
+
+/** The run a reader most likely wants to see: the latest one judged, else the latest. */
+export function latestJudged(runs: readonly SeriesRun[]): SeriesRun | null {
+  for (let i = runs.length - 1; i >= 0; i--) {
+    const status = runs[i]!.verdict_status;
+    if (status === "regression" || status === "no_regression") return runs[i]!;
+  }
+  return runs.at(-1) ?? null;
+}

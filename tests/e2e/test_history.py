@@ -1,0 +1,92 @@
+"""The History page in headless Chromium: two runs of one series, parsed by the real ingest,
+and the verdict with its causes."""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from profiler_app.history import logic
+from profiler_app.history.models import Series
+from tests.e2e.conftest import screenshot, sign_in
+from tests.history.traces import ALLREDUCE, NCCL, NEW_KERNEL, raw_figures, write_slower
+from tests.timeline.jobs import parse_paths
+from tests.traces.expected import DATA
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(scope="module")
+def slower_trace(tmp_path_factory):
+    return write_slower(tmp_path_factory.mktemp("history") / "nccl_slower.json.gz")
+
+
+@pytest.fixture
+def two_runs(user, slower_trace):
+    jobs = []
+    for name, path in (("nccl-1", DATA / NCCL), ("nccl-2", slower_trace)):
+        job = parse_paths(user, name, [("algo-1", 0, path)], status="completed")
+        logic.assign(job, "nccl-model")
+        logic.judge_job(job.pk)
+        jobs.append(job)
+    return jobs
+
+
+def test_it_shows_the_runs_and_the_verdict_with_its_causes(
+    tab: Page, live_server, user, two_runs, slower_trace
+):
+    base, run = two_runs
+    sign_in(tab, live_server.url, "alice", "alice-password-1", "/history")
+    expect(tab.get_by_role("heading", name="History", exact=True)).to_be_visible()
+    expect(tab.get_by_label("Series")).to_have_value(str(Series.objects.get().pk))
+    runs = tab.get_by_role("table", name="Runs")
+    expect(runs.locator("tbody tr")).to_have_count(2)
+    expect(runs.locator("tbody tr").nth(0)).to_contain_text("Could not judge")
+    slower = runs.locator("tbody tr").nth(1)
+    expect(slower).to_contain_text("Regression")
+    expect(slower).to_contain_text("+12.4 %")
+    expect(slower.get_by_role("link", name="nccl-2")).to_have_attribute(
+        "href", f"/dashboard?job={run.pk}"
+    )
+    expect(slower.get_by_role("link", name="Compare")).to_have_attribute(
+        "href", f"/compare?a={base.pk}&b={run.pk}"
+    )
+    verdict = tab.get_by_role("region", name="Verdict")
+    expect(verdict).to_contain_text("Verdict of nccl-2: Regression")
+    expect(verdict).to_contain_text("Against nccl-1.")
+    expect(verdict).to_contain_text("p = 0.0500 (exact, 3 steps against 3)")
+    causes = tab.get_by_role("table", name="Causes, largest first")
+    first = causes.locator("tbody tr").first
+    expect(first).to_contain_text(ALLREDUCE)
+    allreduce_ms = raw_figures(slower_trace)["allreduce_ns"] / 3 / 1e6
+    expect(first).to_contain_text(f"{allreduce_ms:.4g} ms")
+    expect(causes).to_contain_text(NEW_KERNEL)
+    expect(tab.locator(".chart:has(svg path)").first).to_be_visible()
+    screenshot(tab, "history")
+
+    # The first run's own verdict: the series' first, with no baseline.
+    runs.locator("tbody tr").nth(0).click()
+    expect(verdict).to_contain_text("Verdict of nccl-1: Could not judge")
+    expect(verdict).to_contain_text("No baseline")
+
+
+def test_the_owner_sets_the_series_and_a_teammate_reads_them(
+    new_tab, live_server, user, teammate, two_runs
+):
+    base, _ = two_runs
+    owner = new_tab()
+    sign_in(owner, live_server.url, "alice", "alice-password-1", "/history")
+    settings = owner.get_by_role("region", name="Series settings")
+    settings.get_by_label("Baseline").select_option(str(base.pk))
+    settings.get_by_label("Threshold (%)").fill("20")
+    settings.get_by_role("button", name="Save").click()
+    expect(settings.get_by_role("button", name="Save")).to_be_enabled()
+    series = Series.objects.get()
+    expect(settings.get_by_label("Threshold (%)")).to_have_value("20")
+    series.refresh_from_db()
+    assert (series.step_threshold_pct, series.baseline) == (20.0, base)
+
+    other = new_tab()
+    sign_in(other, live_server.url, "bob", "bob-password-1", "/history")
+    theirs = other.get_by_role("region", name="Series settings")
+    expect(theirs).to_contain_text("Only alice or staff change these.")
+    expect(theirs.get_by_label("Threshold (%)")).to_be_disabled()
+    expect(theirs.get_by_role("button", name="Save")).to_have_count(0)
