@@ -551,7 +551,10 @@ def _json_pieces(header: dict[str, Any], decoded: _Decoded) -> Iterator[bytes]:
         for path in _shape_paths(keys, arg_keys):
             where, column = texts[path]
             values.append(column[np.searchsorted(where, rows)].tolist())
-        lines[rows] = [template % t for t in zip(*values, strict=True)]
+        if values:
+            lines[rows] = [template % t for t in zip(*values, strict=True)]
+        else:  # events with no keys at all
+            lines[rows] = template
     del texts
     top = [f"{json.dumps(k)}:{v}" for k, v in header["top"]]
     at = next(i for i, (_, v) in enumerate(header["top"]) if v is None)

@@ -89,6 +89,23 @@ def test_it_gives_back_every_field_of_every_event_exactly(name):
     assert list(got) == list(expected)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"traceEvents": []}',
+        b'{"a": 1, "traceEvents": [], "b": [1.50, {"x": NaN}]}',
+        b'{"traceEvents": [{"ph": "X", "ts": 0, "dur": 1.5, "name": "a%sb\\n", "args": [1, 2]},'
+        b' {"ph": "X", "ts": 1.25, "args": {"k%d": -0.0, "big": 123456789012345678901234}},'
+        b' {"ph": "i", "ts": -3.125, "pid": "Spans", "tid": 7}, {}, {}], "z": true}',
+    ],
+)
+def test_it_gives_back_odd_json_exactly(text):
+    """No events, keys after the events, NaN, mixed types in a column, negative zero, ints past
+    64 bits, format characters in keys and names, events without keys."""
+    as_text = {"parse_float": str, "parse_constant": str}
+    assert json.loads(unpacked(pack_trace(text)), **as_text) == json.loads(text, **as_text)
+
+
 def kept_events(text: bytes) -> int:
     """Complete events the server keeps of a window (as bench/collector_overhead.py counts)."""
     events = json.loads(text)["traceEvents"]
