@@ -80,7 +80,7 @@ def replicate(template_part: int, span_ns: int, job, ranks: range, copies: int, 
     from django.db import connection
 
     from profiler_app.core.models import Node, ProfilePart
-    from profiler_app.ingest.logic import AGGREGATE_TABLES
+    from profiler_app.ingest.save import AGGREGATE_TABLES
 
     template = ProfilePart.objects.get(id=template_part)
     for rank in ranks:

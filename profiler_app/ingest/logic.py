@@ -1,8 +1,7 @@
-"""Workflows of the ingest: claim a part, parse it, store its aggregates idempotently.
+"""Workflows of the ingest: claim a part, parse it, and end it done, failed or queued again.
 
-Parsing is done by the pure ``profiler_app.traces`` package; this module only moves its
-results into Postgres (COPY, inside one transaction that first deletes the part's old rows) and
-its timeline store into media storage.
+Parsing is done by the pure ``profiler_app.traces`` package; ``ingest.save`` stores its results
+and ``ingest.failures`` words what went wrong.
 """
 
 from __future__ import annotations
@@ -11,76 +10,37 @@ import contextlib
 import logging
 import multiprocessing
 import time
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
-import numpy as np
-import pandas as pd
-import psycopg
-from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
-from botocore.exceptions import ConnectionError as BucketConnectionError
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
-from django.db.models import F, Q
+from django.db import DatabaseError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from profiler_app.core import storage
 from profiler_app.core.logic import send_ingest
-from profiler_app.core.models import Node, PartState, ProfilePart
+from profiler_app.core.models import PartState, ProfilePart
 from profiler_app.ingest.broker import waiting_part_ids
+from profiler_app.ingest.failures import (
+    database_lost,
+    patiently,
+    storage_failure_message,
+    storage_gone_message,
+    store_failure_message,
+    unexpected_failure_message,
+)
 from profiler_app.ingest.heartbeat import Heartbeat, close_connection
-from profiler_app.ingest.models import (
-    Annotation,
-    CollectiveStat,
-    GpuActivity,
-    IngestRun,
-    KernelStat,
-    MemoryAllocator,
-    MemoryOperation,
-    MemoryPeak,
-    MemoryPoint,
-    PartSummary,
-    RankOverlap,
-    Step,
-    StepBreakdown,
-    TimelineTrack,
-    UtilizationPoint,
-)
+from profiler_app.ingest.models import IngestRun
+from profiler_app.ingest.save import save_result
 from profiler_app.ingest.signals import store_written
-from profiler_app.ingest.text import clean_column, clean_json, storable
-from profiler_app.insights.analyses.cluster import (
-    COLLECTIVE_COLUMNS,
-    STEP_COLUMNS,
-    ClusterFrames,
-    frames_from_store,
-)
-from profiler_app.lib.disk import disk_full
-from profiler_app.traces import IngestResult, Limits, TraceFormatError, ingest_trace
-from profiler_app.traces.window import IN_BOTH, IN_COMPLETE_STEPS, IN_WHOLE_TRACE
+from profiler_app.insights.analyses.cluster import frames_from_store
+from profiler_app.traces import Limits, TraceFormatError, ingest_trace
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
-AGGREGATE_TABLES = (
-    PartSummary,
-    TimelineTrack,
-    KernelStat,
-    GpuActivity,
-    MemoryOperation,
-    Step,
-    Annotation,
-    UtilizationPoint,
-    StepBreakdown,
-    CollectiveStat,
-    RankOverlap,
-    MemoryPoint,
-    MemoryPeak,
-    MemoryAllocator,
-)
 PROGRESS_EVERY_S = 1.0
 ERROR_CHARS = 2000
 # Parts the ingest sweep queues again at most per run (the rest wait for the next run).
@@ -106,10 +66,6 @@ def decode_pool() -> tuple[ProcessPoolExecutor | None, int]:
 
 def limits() -> Limits:
     return Limits(max_decompressed_bytes=settings.TRACE_MAX_DECOMPRESSED_BYTES)
-
-
-def part_exists(part_id: int) -> bool:
-    return ProfilePart.objects.filter(id=part_id).exists()
 
 
 def claim(part_id: int, task_id: str) -> bool:
@@ -280,87 +236,6 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
     return stored
 
 
-def unexpected_failure_message(part_id: int, exc: Exception) -> str:
-    if disk_full(exc):
-        log.warning("Part %s: the disk is full (%s)", part_id, exc)
-        return (
-            "This part could not be parsed: the server's disk is full. Nothing of this part was "
-            "changed; free some space (or ask an administrator to), then reprocess it."
-        )
-    if part_exists(part_id):
-        log.exception("Parsing part %s failed", part_id)  # the details, for the admins
-    else:  # deleted during the parse, its files from under it: nothing went wrong
-        log.info("Part %s was deleted while it was parsed", part_id)
-    return (
-        "This file could not be parsed: the server met an unexpected problem with it "
-        f"(part {part_id}; the worker's log has the details). Reprocess it to try again."
-    )
-
-
-def _causes(exc: BaseException):
-    """The exception and those it was raised from or while handling (a wrapper's cause)."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
-
-
-def database_lost(exc: BaseException) -> bool:
-    """The connection to PostgreSQL broke (an outage, a restart), as opposed to a refusal."""
-    if not isinstance(
-        exc, OperationalError | InterfaceError | psycopg.OperationalError | psycopg.InterfaceError
-    ):
-        return False
-    try:
-        usable = connection.connection is not None and connection.is_usable()
-    except DatabaseError:
-        usable = False
-    if not usable:
-        close_connection()  # the next query connects afresh
-    return not usable
-
-
-def storage_unreachable(exc: BaseException) -> bool:
-    """The bucket did not answer (refused, timed out), as opposed to refusing a request."""
-    kinds = (BucketConnectionError, ReadTimeoutError, ConnectionClosedError)
-    return any(isinstance(e, kinds) for e in _causes(exc))
-
-
-def patiently(action: Callable[[], T], what: str) -> T:
-    """``action()``, tried again while the bucket is out of reach (a restart, a network
-    outage) for up to INGEST_BUCKET_RETRY_SECONDS; then its StorageError. A refusal (denied,
-    no such bucket) is raised at once: waiting would not change it."""
-    deadline = time.monotonic() + settings.INGEST_BUCKET_RETRY_SECONDS
-    wait_s = 1.0
-    while True:
-        try:
-            return action()
-        except storage.StorageError as exc:
-            left_s = deadline - time.monotonic()
-            if not storage_unreachable(exc) or left_s <= 0:
-                raise
-            log.warning("The bucket is out of reach for %s; trying again: %s", what, exc)
-        time.sleep(min(wait_s, left_s))  # the last try falls on the deadline, not before it
-        wait_s = min(wait_s * 2, 15.0)
-
-
-def storage_failure_message(exc: storage.StorageError) -> str:
-    if storage_unreachable(exc):
-        return (
-            "This part could not be parsed: the storage bucket could not be reached (tried "
-            f"for {settings.INGEST_BUCKET_RETRY_SECONDS:.0f} s; {exc}) Nothing of this part was "
-            "changed; reprocess it once the bucket is back."
-        )
-    if disk_full(exc):
-        return (
-            "This part could not be parsed: the server's disk is full. Nothing of this part was "
-            "changed; free some space (or ask an administrator to), then reprocess it."
-        )
-    return f"{exc} Nothing of this part was changed; reprocess it to try again."
-
-
 def discard(incoming: Path, key: str) -> None:
     """What the parse wrote, removed if it can be: a cleanup that fails (the bucket is down)
     is logged and never keeps the part from being marked."""
@@ -382,36 +257,6 @@ def requeue(part_id: int, task_id: str) -> None:
         return
     if released:
         send_ingest(part_id)
-
-
-def storage_gone_message(part_id: int, exc: FileNotFoundError) -> str:
-    if part_exists(part_id):  # else deleted during the parse: the failure is never shown
-        log.warning("Part %s: a file went missing while it was parsed (%s)", part_id, exc)
-    return (
-        "The uploaded file is no longer in the server's storage (removed by retention, or "
-        "by hand), so this part cannot be parsed. Upload the file again."
-    )
-
-
-def store_failure_message(exc: Exception) -> str:
-    if any(isinstance(e, psycopg.errors.DiskFull) for e in _causes(exc)):
-        return (
-            "This file was read, but its results could not be stored: the database's disk is "
-            "full. Free some space (or ask an administrator to), then reprocess it."
-        )
-    if disk_full(exc):
-        return (
-            "This file was read, but its results could not be stored: the server's disk is "
-            "full. Free some space (or ask an administrator to), then reprocess it."
-        )
-    # COPY runs on psycopg's own cursor, whose errors Django does not wrap.
-    if isinstance(exc, DatabaseError | psycopg.Error):
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return (
-            "This file was read, but its results could not be stored: the database refused "
-            f"a value ({reason})."
-        )
-    return f"This file was read, but its results could not be stored ({type(exc).__name__})."
 
 
 def _progress_writer(part_id: int, task_id: str, beat: Heartbeat):
@@ -438,184 +283,3 @@ def mark_failed(part_id: int, task_id: str, message: str) -> None:
     ProfilePart.objects.filter(
         id=part_id, state=PartState.PROCESSING, ingest_run__task_id=task_id
     ).update(state=PartState.FAILED, error=message[:ERROR_CHARS], finished_at=timezone.now())
-
-
-def save_result(
-    part: ProfilePart,
-    task_id: str,
-    result: IngestResult,
-    incoming: Path,
-    key: str,
-    cluster: ClusterFrames,
-) -> bool:
-    """Put the store parsed into ``incoming`` (and staged at ``key``) in place, replace the
-    part's rows with ``result`` and mark it done, in one transaction, if the part is still this
-    task's (it may have been reprocessed or deleted meanwhile: False, and ``incoming`` is the
-    caller's)."""
-    with transaction.atomic():
-        locked = (
-            ProfilePart.objects.select_for_update()
-            .filter(id=part.pk, state=PartState.PROCESSING, ingest_run__task_id=task_id)
-            .first()
-        )
-        if locked is None:  # reprocessed (the newer run writes store and rows), or deleted
-            return False
-        storage.place_store(incoming, key)
-        delete_part_rows(part.pk)
-        _insert(part, result, key, cluster)
-        _record_node_devices(part.node_id, result.metadata)
-        ProfilePart.objects.filter(id=part.pk).update(
-            state=PartState.DONE,
-            progress=1.0,
-            error="",
-            warning=storable(result.metadata.get("read_warning", "")),
-            finished_at=timezone.now(),
-        )
-        job_id, part_id = part.job_id, part.pk
-        # Robust: the part is stored; a bucket out of reach only leaves the old store behind.
-        transaction.on_commit(
-            lambda: storage.remove_older_stores(job_id, part_id, key), robust=True
-        )
-    return True
-
-
-def _record_node_devices(node_id: int, metadata: dict) -> None:
-    """A node has as many GPUs and CPUs as the most any of its parts recorded."""
-    for field in ("gpu_count", "cpu_count"):
-        count = metadata.get(field)
-        if count is not None:
-            Node.objects.filter(id=node_id).filter(
-                Q(**{f"{field}__isnull": True}) | Q(**{f"{field}__lt": count})
-            ).update(**{field: count})
-
-
-def delete_part_rows(part_id: int) -> None:
-    for model in AGGREGATE_TABLES:
-        model.objects.filter(part_id=part_id).delete()
-
-
-def _insert(part: ProfilePart, result: IngestResult, key: str, cluster: ClusterFrames) -> None:
-    agg, cut = result.aggregates, result.cut
-    common = {"job_id": part.job_id, "part_id": part.pk, "node_id": part.node_id, "rank": part.rank}
-    PartSummary.objects.create(
-        **common,
-        start_ns=agg.start_ns,
-        end_ns=agg.end_ns,
-        n_events=result.store.n_events,
-        event_counts=agg.event_counts,
-        metadata=clean_json(_jsonable(result.metadata)),
-        store_path=key,
-        last_step_start_ns=None if cut is None else cut.last_step_start_ns,
-    )
-    tracks = result.store.tracks
-    _copy(
-        TimelineTrack,
-        common,
-        tracks.assign(
-            start_ns=tracks["start_ns"].astype("Int64"), end_ns=tracks["end_ns"].astype("Int64")
-        ),
-        [
-            "track",
-            "on_device",
-            "pid",
-            "tid",
-            "label",
-            "first_row",
-            "n_rows",
-            "start_ns",
-            "end_ns",
-            "max_dur_ns",
-        ],
-    )
-    # Sums: one row per window, or one row for both when the part has no complete-steps window.
-    steps = result.complete_steps
-    by_window = (
-        [(IN_BOTH, agg, cluster.whole)]
-        if cut is None or steps is None or cluster.complete_steps is None
-        else [
-            (IN_WHOLE_TRACE, agg, cluster.whole),
-            (IN_COMPLETE_STEPS, steps, cluster.complete_steps),
-        ]
-    )
-    for windows, sums, frames in by_window:
-        rows = {**common, "windows": windows}
-        _copy(
-            KernelStat,
-            rows,
-            sums.kernels.rename(columns={"sumsq": "sum_sq_ns2"}),
-            [
-                "device",
-                "name",
-                "category",
-                "precision",
-                "count",
-                "total_ns",
-                "min_ns",
-                "max_ns",
-                "sum_sq_ns2",
-            ],
-        )
-        _copy(GpuActivity, rows, sums.activities, ["device", "activity", "count", "total_ns"])
-        _copy(
-            MemoryOperation,
-            rows,
-            sums.memory_ops,
-            ["device", "operation", "count", "total_ns", "bytes"],
-        )
-        _copy(CollectiveStat, rows, frames.collectives, COLLECTIVE_COLUMNS)
-        RankOverlap.objects.create(**rows, comm_ns=frames.comm_ns, overlap_ns=frames.overlap_ns)
-    # Time-stamped rows: in both windows when before the cut, else in the whole trace only.
-    for model, frame, stamp, columns in (
-        (Step, agg.steps, "start_ns", ["step", "name", "start_ns", "dur_ns", "captured"]),
-        (Annotation, agg.annotations, "start_ns", ["name", "start_ns", "dur_ns"]),
-        (
-            UtilizationPoint,
-            agg.series,
-            "time_ns",
-            ["metric", "device", "source", "name", "time_ns", "value"],
-        ),
-        (StepBreakdown, cluster.whole.steps, "start_ns", STEP_COLUMNS),
-    ):
-        in_windows = np.full(len(frame), IN_BOTH, dtype=np.int64)
-        if cut is not None:
-            in_windows[~cut.before(frame[stamp].to_numpy())] = IN_WHOLE_TRACE
-        _copy(model, common, frame.assign(windows=in_windows), [*columns, "windows"])
-    memory = result.memory
-    _copy(MemoryPoint, common, memory.curve, list(memory.curve.columns))
-    MemoryPeak.objects.bulk_create(
-        MemoryPeak(**common, **row) for row in memory.peaks.to_dict("records")
-    )
-    _copy(MemoryAllocator, common, memory.operators, list(memory.operators.columns))
-
-
-def _copy(model, common: dict, frame: pd.DataFrame, columns: list[str]) -> None:
-    """Bulk-insert a frame with Postgres COPY (psycopg 3); rows get the part's common ids.
-    Text is cleaned first (NUL, lone surrogates, over-long names: see ``ingest.text``)."""
-    if frame.empty:
-        return
-    names = [*common, *columns]
-    table = connection.ops.quote_name(model._meta.db_table)
-    fields = ", ".join(connection.ops.quote_name(n) for n in names)
-    values = [_column(model, frame[c], c).tolist() for c in columns]
-    fixed = tuple(common.values())
-    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({fields}) FROM STDIN") as copy:
-        for row in zip(*values, strict=True):
-            copy.write_row(fixed + row)
-
-
-def _column(model, values: pd.Series, name: str) -> pd.Series:
-    field = model._meta.get_field(name)
-    if field.get_internal_type() in ("CharField", "TextField"):
-        values = clean_column(values, field.max_length)
-    return values.astype(object).where(values.notna(), None)
-
-
-def _jsonable(value):
-    """Trace metadata as plain JSON (numpy numbers and tuples become Python ones)."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item"):
-        return value.item()
-    return value
