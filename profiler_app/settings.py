@@ -225,6 +225,7 @@ CELERY_SWEEP_QUEUE = f"{CELERY_QUEUE_PREFIX}sweep"
 CELERY_TASK_ROUTES = {
     "profiler_app.ingest.tasks.sweep_unfinished_parts": {"queue": CELERY_SWEEP_QUEUE},
     "profiler_app.reports.tasks.queue_missing_insights": {"queue": CELERY_SWEEP_QUEUE},
+    "profiler_app.history.tasks.queue_missing_verdicts": {"queue": CELERY_SWEEP_QUEUE},
     "profiler_app.core.tasks.record_workers": {"queue": CELERY_SWEEP_QUEUE},
     "profiler_app.core.tasks.check_idle_shutdown": {"queue": CELERY_SWEEP_QUEUE},
     "profiler_app.ingest.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
@@ -288,6 +289,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "profiler_app.reports.tasks.queue_missing_insights",
         "schedule": INGEST_SWEEP_SECONDS,
         "options": {"expires": INGEST_SWEEP_SECONDS},
+    },
+    # Parsed jobs without a current regression verdict are judged (docs/history.md).
+    "history-sweep": {
+        "task": "profiler_app.history.tasks.queue_missing_verdicts",
+        "schedule": envint("HISTORY_SWEEP_SECONDS", 60),
+        "options": {"expires": envint("HISTORY_SWEEP_SECONDS", 60)},
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")

@@ -17,7 +17,7 @@ import pandas as pd
 import requests
 from celery import current_app
 from django.db import IntegrityError, transaction
-from django.db.models import Avg, Count, Sum
+from django.db.models import Avg, Count, F, Max, Q, Sum
 from django.utils import timezone
 
 from profiler_app.cluster.compare import job_ref
@@ -55,6 +55,7 @@ JUDGE_TASK = "profiler_app.history.tasks.judge_run"
 DELIVER_TASK = "profiler_app.history.tasks.deliver_webhook"
 UNFINISHED = (PartState.PENDING, PartState.PROCESSING)
 TOP_ROWS = 5
+SWEEP_LIMIT = 100  # judged per sweep: a server upgraded with many jobs catches up over minutes
 WEBHOOK_ATTEMPTS = 6
 WEBHOOK_BACKOFF_S = 10  # doubled after each failed attempt: 10 s … 5 min 20 s
 WEBHOOK_TIMEOUT_S = 10
@@ -251,6 +252,18 @@ def judge_job(job_id: int) -> RunVerdict | None:
     if verdict.status == REGRESSION and series.webhook_url:
         announce(series, job, baseline, verdict)
     return stored
+
+
+def missing_verdicts(limit: int = SWEEP_LIMIT) -> list[int]:
+    """Jobs whose parts are all parsed but whose verdict is missing or older than their last
+    part (parsed before the run history existed, or their judging task was lost)."""
+    parsed = (
+        TrainingJob.objects.filter(parts__state=PartState.DONE)
+        .exclude(parts__state__in=UNFINISHED)
+        .annotate(last_part=Max("parts__finished_at"))
+    )
+    stale = parsed.filter(Q(verdict__isnull=True) | Q(verdict__computed_at__lt=F("last_part")))
+    return list(stale.order_by("-last_part").values_list("id", flat=True).distinct()[:limit])
 
 
 def rejudge_series(series: Series) -> None:

@@ -17,3 +17,13 @@ def deliver_webhook(self, delivery_id: int) -> None:
     wait_s = logic.attempt_delivery(delivery_id)
     if wait_s is not None:
         raise self.retry(countdown=wait_s)
+
+
+@shared_task(acks_late=False)
+def queue_missing_verdicts() -> int:
+    """Beat runs this every HISTORY_SWEEP_SECONDS: parsed jobs without a current verdict (parsed
+    before the run history existed, or whose judging task was lost) are judged."""
+    jobs = logic.missing_verdicts()
+    for job_id in jobs:
+        judge_run.delay(job_id)
+    return len(jobs)

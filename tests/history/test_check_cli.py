@@ -6,8 +6,9 @@ import subprocess
 
 import pytest
 
-from profiler_app.history.models import SeriesRun
+from profiler_app.history.models import RunVerdict, SeriesRun
 from tests.collector.helpers import python
+from tests.conftest import wait_for
 from tests.history.traces import ALLREDUCE, NCCL, NEW_KERNEL, raw_figures
 from tests.traces.expected import DATA
 
@@ -37,7 +38,12 @@ def upload(server, path, job: str) -> None:
 
 def test_check_exits_1_on_a_regression_and_0_on_the_same_run(server, slower_trace):
     upload(server, DATA / NCCL, "nccl-1")
+    # The worker judges each run once its parts are parsed: the first has no baseline.
+    first = wait_for(lambda: RunVerdict.objects.filter(job__name="nccl-1").first())
+    assert (first.status, first.baseline) == ("unjudged", None)
     upload(server, slower_trace, "nccl-2")
+    judged = wait_for(lambda: RunVerdict.objects.filter(job__name="nccl-2").first())
+    assert (judged.status, judged.baseline.name) == ("regression", "nccl-1")
     upload(server, DATA / NCCL, "nccl-3")
     assert set(SeriesRun.objects.values_list("series__name", "chosen")) == {("nccl-model", True)}
 

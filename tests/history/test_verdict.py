@@ -121,3 +121,14 @@ def test_it_divides_by_rank_steps(user):
     verdict = logic.verdict_of(one, two, Thresholds())
     for cause in verdict.causes:
         assert cause.delta_ns == cause.run_ns - cause.baseline_ns
+
+
+@pytest.mark.django_db
+def test_the_sweep_finds_parsed_jobs_without_a_current_verdict(user):
+    job = parse_job(user, "swept-1", [("algo-1", 0, "multirank_sampled/rank-0.json.gz")])
+    assert logic.missing_verdicts() == [job.pk]  # parsed by hand: no part_parsed was sent
+    logic.judge_job(job.pk)
+    assert logic.missing_verdicts() == []
+    # A part parsed after the verdict makes it stale.
+    RunVerdict.objects.filter(job=job).update(computed_at=job.created_at)
+    assert logic.missing_verdicts() == [job.pk]
