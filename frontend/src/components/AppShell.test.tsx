@@ -155,7 +155,10 @@ describe("app shell and login", () => {
       renderApp("/timeline?job=6");
       const notice = await screen.findByTestId("not-loaded-notice");
       expect(notice).toHaveTextContent("which is not the loaded profile (no profile is loaded)");
-      expect(within(notice).getByRole("button", { name: "Load job-six" })).toBeInTheDocument();
+      // The job's name arrives after the notice (first "job 6"): wait for it.
+      expect(
+        await within(notice).findByRole("button", { name: "Load job-six" }),
+      ).toBeInTheDocument();
     });
 
     it("says nothing more when the link names the loaded job", async () => {
