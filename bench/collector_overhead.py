@@ -279,11 +279,11 @@ def main(argv: list[str] | None = None) -> int:
     best = min(packed, key=packed.__getitem__)
     if best != kineto_columns.CODEC:
         print(f"note: {best} beat the collector's codec {kineto_columns.CODEC} on these traces")
-    bpe = sizes.bytes[kineto_columns.CODEC] / sizes.events
+    packed_bpe = sizes.bytes[kineto_columns.CODEC] / sizes.events
     gzip_bpe = sizes.bytes["gzip"] / sizes.events
     if args.sizes_only:
         print(
-            f"RESULT bytes_per_event={bpe:.2f} codec={kineto_columns.CODEC} "
+            f"RESULT bytes_per_event={packed_bpe:.2f} codec={kineto_columns.CODEC} "
             f"gzip_bytes_per_event={gzip_bpe:.2f}"
         )
         return 0
@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     torch_bpe = modes["torch.profiler"].bytes_out / modes["torch.profiler"].events
     ops = modes["collector+ops"]
     print(
-        f"RESULT overhead_pct={overhead:.2f} bytes_per_event={bpe:.2f} "
+        f"RESULT overhead_pct={overhead:.2f} bytes_per_event={packed_bpe:.2f} "
         f"codec={kineto_columns.CODEC} gzip_bytes_per_event={gzip_bpe:.2f} "
         f"live_ops_bytes_per_event={ops.bytes_out / ops.events:.1f} "
         f"live_default_bytes_per_event={default.bytes_out / default.events:.1f} "

@@ -6,4 +6,6 @@
 - ``strings``: the string table that interns names into small integers.
 - ``columns``: the server's columnar event model (what a part's events become).
 - ``chunk``: the collector's wire format (a ``.npz`` archive of columns).
+- ``kineto_columns``, ``kineto_unpack``: a chunk's Kineto windows packed into compressed
+  columns, and back to their JSON (``varint``: the integers' encoding).
 """

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from tracefmt import kineto_columns
+from tracefmt import kineto_columns, kineto_unpack
 from tracefmt.kinds import CHUNK_MAX_KIND, MemcpyKind, SampleKind
 
 FORMAT_NAME = "profiler-app-chunk"
@@ -136,7 +136,7 @@ class KinetoWindow:
             out.write(self.data)
             return len(self.data)
         try:
-            return kineto_columns.unpack_trace(self.data, out, max_bytes)
+            return kineto_unpack.unpack_trace(self.data, out, max_bytes)
         except kineto_columns.PackedTraceError as exc:
             raise ChunkFormatError(str(exc)) from exc
 

@@ -25,7 +25,8 @@ from tracefmt.chunk import (
     read_chunk,
 )
 from tracefmt.kinds import EventKind
-from tracefmt.kineto_columns import PackedTraceError, pack_trace, unpack_trace
+from tracefmt.kineto_columns import PackedTraceError, pack_trace
+from tracefmt.kineto_unpack import unpack_trace
 
 DATA = Path(__file__).parents[1] / "data"
 H100 = DATA / "h100_cnn_kineto.json.gz"  # torch.profiler on an H100, as the collector records
@@ -200,7 +201,7 @@ def test_the_collector_packs_a_window_in_a_child_and_gzips_what_it_cannot(tmp_pa
 def repack(packed: bytes, header_change=None, sections=None) -> bytes:
     """``packed`` with its header changed and/or its sections after the header replaced."""
     payload = lzma.decompress(packed[5:])
-    (length,) = kineto_columns._HEADER_LEN.unpack(payload[:4])
+    (length,) = kineto_columns.HEADER_LEN.unpack(payload[:4])
     header = json.loads(payload[4 : 4 + length])
     rest = payload[4 + length :]
     if header_change is not None:
@@ -208,7 +209,7 @@ def repack(packed: bytes, header_change=None, sections=None) -> bytes:
     if sections is not None:
         rest = sections(header)
     head = json.dumps(header).encode()
-    body = kineto_columns._HEADER_LEN.pack(len(head)) + head + rest
+    body = kineto_columns.HEADER_LEN.pack(len(head)) + head + rest
     return packed[:5] + lzma.compress(body)
 
 
@@ -247,7 +248,7 @@ def test_it_refuses_a_payload_that_decompresses_past_the_limit():
 
 def packed_from(header: dict, sections: bytes) -> bytes:
     head = json.dumps(header).encode()
-    body = kineto_columns._HEADER_LEN.pack(len(head)) + head + sections
+    body = kineto_columns.HEADER_LEN.pack(len(head)) + head + sections
     return kineto_columns.MAGIC + b"\x02" + lzma.compress(body)
 
 
