@@ -37,12 +37,12 @@ from profiler_app.insights.analyses.idle import HOST_WAIT, idle_intervals
 from profiler_app.insights.analyses.operators import operator_table
 from profiler_app.insights.regression import (
     REGRESSION,
-    UNJUDGED,
     RunFigures,
     Thresholds,
     Verdict,
     default_series_name,
     judge,
+    unjudged,
 )
 from profiler_app.traces.figures import KERNEL_TYPES
 from profiler_app.traces.model import DERIVED_SOURCE
@@ -212,18 +212,12 @@ def verdict_of(
     if not parts_ready(job):
         raise NotReady(f"Job {job.name!r} has parts still being parsed, or none parsed.")
     if baseline is None:
-        return _unjudged("No baseline: the series has no earlier run that passed.", thresholds)
+        return unjudged("No baseline: the series has no earlier run that passed.", thresholds)
     if not parts_ready(baseline):
         raise NotReady(f"Baseline {baseline.name!r} has parts still being parsed, or none parsed.")
     window = job.window
     run = figures or run_figures(job, window)
     return judge(run_figures(baseline, window), run, thresholds)
-
-
-def _unjudged(reason: str, thresholds: Thresholds) -> Verdict:
-    return Verdict(
-        UNJUDGED, reason, thresholds.step_pct, thresholds.alpha, *([None] * 6), causes=()
-    )
 
 
 def judge_job(job_id: int) -> RunVerdict | None:
@@ -249,7 +243,7 @@ def judge_job(job_id: int) -> RunVerdict | None:
             "computed_at": timezone.now(),
         },
     )
-    if verdict.status == REGRESSION and series.webhook_url:
+    if verdict.status == REGRESSION and series.webhook_url and baseline is not None:
         announce(series, job, baseline, verdict)
     return stored
 

@@ -7,7 +7,7 @@ from typing import Any
 from profiler_app.core.models import TrainingJob
 from profiler_app.history import logic
 from profiler_app.history.models import RunVerdict, Series, SeriesRun, VerdictStatus
-from profiler_app.insights.regression import Verdict
+from profiler_app.insights.regression import Thresholds, unjudged
 
 
 def verdict_document(
@@ -34,13 +34,11 @@ def stored_verdict(job: TrainingJob) -> dict[str, Any]:
     """The job's stored verdict, or a pending one while it has none."""
     stored = RunVerdict.objects.filter(job=job).select_related("baseline").first()
     if stored is None:
-        pending = Verdict(
-            VerdictStatus.PENDING,
+        pending = unjudged(
             "Not judged yet: the run is judged once its parts are parsed.",
-            *([None] * 8),
-            causes=(),
+            Thresholds(step_pct=0.0, alpha=0.0),
+            VerdictStatus.PENDING,
         ).as_dict()
-        pending["threshold_pct"] = pending["alpha"] = 0.0
         return verdict_document(job, pending, None)
     return verdict_document(job, stored.result, stored.baseline, stored.computed_at, stored.window)
 

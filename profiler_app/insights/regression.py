@@ -123,6 +123,23 @@ class Verdict:
         return found
 
 
+def unjudged(reason: str, thresholds: Thresholds, status: str = UNJUDGED) -> Verdict:
+    """A verdict with no figures: there was nothing to compare."""
+    return Verdict(
+        status,
+        reason,
+        thresholds.step_pct,
+        thresholds.alpha,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
+    )
+
+
 def mann_whitney_greater(baseline: np.ndarray, run: np.ndarray) -> UTest:
     """U of ``run`` against ``baseline`` and the p-value of "run's values tend to be larger"."""
     x = np.asarray(run, dtype=np.float64)
@@ -175,9 +192,25 @@ def judge(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -> Verd
     """The run's verdict against ``baseline``, both in one window."""
     causes = rank_causes(baseline, run, thresholds)
 
-    def verdict(status: str, reason: str, figures=(None,) * 5, test=None) -> Verdict:
+    def verdict(
+        status: str,
+        reason: str,
+        figures: tuple[int, int, int, int, float] | None = None,
+        test: UTest | None = None,
+    ) -> Verdict:
+        base_med, run_med, base_p95, run_p95, change = figures or (None,) * 5
         return Verdict(
-            status, reason, thresholds.step_pct, thresholds.alpha, *figures, test, causes
+            status,
+            reason,
+            thresholds.step_pct,
+            thresholds.alpha,
+            base_med,
+            run_med,
+            base_p95,
+            run_p95,
+            change,
+            test,
+            causes,
         )
 
     missing = [r.name for r in (baseline, run) if len(r.step_ns) == 0]
