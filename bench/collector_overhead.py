@@ -22,10 +22,14 @@ The codec the collector uses is the one that wins this measurement. The last lin
 machine-readable:
 
   RESULT overhead_pct=<n> bytes_per_event=<n> codec=<name> gzip_bytes_per_event=<n>
-         live_ops_bytes_per_event=<n> torch_profiler_bytes_per_event=<n>
+         live_ops_bytes_per_event=<n> live_default_bytes_per_event=<n>
+         torch_profiler_bytes_per_event=<n> pack_parent_us_per_event=<n>
+         pack_child_us_per_event=<n>
 
 where bytes_per_event is over the real traces packed (format 3), gzip_bytes_per_event the same
-traces gzipped (format 2), and live_ops_bytes_per_event the live "collector+ops" mode.
+traces gzipped (format 2), live_*_bytes_per_event the live modes, and pack_*_us_per_event the
+CPU time packing the largest trace takes on the collector's flusher thread (in the training
+process) and in its packing child.
 
     python bench/collector_overhead.py [--rounds 8] [--steps 150] [--device cpu] [--sizes-only]
 """
@@ -37,6 +41,7 @@ import gzip
 import importlib.util
 import io
 import json
+import resource
 import statistics
 import sys
 import tempfile
@@ -50,6 +55,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import collector  # noqa: E402
+from collector.chunker import kineto_window  # noqa: E402
 from collector.profiler import Profiler  # noqa: E402
 from tracefmt import kineto_columns  # noqa: E402
 from tracefmt.chunk import (  # noqa: E402
@@ -234,6 +240,30 @@ def real_trace_sizes(folder: Path) -> Sizes:
     return total
 
 
+def packing_cost(folder: Path) -> tuple[float, float]:
+    """CPU microseconds per event that packing the largest real trace costs the collector's
+    flusher thread (in the training process) and its packing child."""
+    path = max(folder.rglob("*.json.gz"), key=lambda p: p.stat().st_size)
+    text = gzip.decompress(path.read_bytes())
+    events = kept_events(text)
+    with tempfile.TemporaryDirectory(prefix="collector-pack-") as tmp:
+        trace = Path(tmp) / "kineto-window.json"
+        trace.write_bytes(text)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        thread = time.thread_time()
+        window = kineto_window(trace, set())
+        thread = time.thread_time() - thread
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert window.packed
+    child = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+    parent_us, child_us = 1e6 * thread / events, 1e6 * child / events
+    print(
+        f"packing {path.name} ({events} events) as the collector does: "
+        f"{parent_us:.2f} us/event on the flusher thread, {child_us:.1f} us/event in the child"
+    )
+    return parent_us, child_us
+
+
 def run_round(
     name: str, trainer, modes: dict[str, Mode], first: int, steps: int, sync, scratch: Path
 ) -> None:
@@ -275,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sizes = real_trace_sizes(args.traces)
+    parent_us, child_us = packing_cost(args.traces)
     packed = {e: n for e, n in sizes.bytes.items() if e != "gzip"}
     best = min(packed, key=packed.__getitem__)
     if best != kineto_columns.CODEC:
@@ -284,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.sizes_only:
         print(
             f"RESULT bytes_per_event={packed_bpe:.2f} codec={kineto_columns.CODEC} "
-            f"gzip_bytes_per_event={gzip_bpe:.2f}"
+            f"gzip_bytes_per_event={gzip_bpe:.2f} pack_parent_us_per_event={parent_us:.2f} "
+            f"pack_child_us_per_event={child_us:.1f}"
         )
         return 0
 
@@ -353,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         f"codec={kineto_columns.CODEC} gzip_bytes_per_event={gzip_bpe:.2f} "
         f"live_ops_bytes_per_event={ops.bytes_out / ops.events:.1f} "
         f"live_default_bytes_per_event={default.bytes_out / default.events:.1f} "
-        f"torch_profiler_bytes_per_event={torch_bpe:.1f}"
+        f"torch_profiler_bytes_per_event={torch_bpe:.1f} "
+        f"pack_parent_us_per_event={parent_us:.2f} pack_child_us_per_event={child_us:.1f}"
     )
     return 0
 
