@@ -52,6 +52,7 @@ from tracefmt.kinds import EventKind
 log = logging.getLogger(__name__)
 
 JUDGE_TASK = "profiler_app.history.tasks.judge_run"
+JUDGE_SERIES_TASK = "profiler_app.history.tasks.judge_series"
 DELIVER_TASK = "profiler_app.history.tasks.deliver_webhook"
 UNFINISHED = (PartState.PENDING, PartState.PROCESSING)
 TOP_ROWS = 5
@@ -261,9 +262,21 @@ def missing_verdicts(limit: int = SWEEP_LIMIT) -> list[int]:
 
 
 def rejudge_series(series: Series) -> None:
-    """Queues a new verdict for each parsed run of ``series`` (its baseline or settings changed)."""
-    for job_id in series.runs.values_list("job_id", flat=True):
-        send_judge(job_id)
+    """Queues the series' runs to be judged again (its baseline or settings changed)."""
+    transaction.on_commit(lambda: current_app.send_task(JUDGE_SERIES_TASK, args=[series.pk]))
+
+
+def judge_series(series_id: int) -> int:
+    """Judges every run of the series again, oldest first: a run's default baseline is the
+    latest earlier run that passed, so each verdict needs the earlier ones. Returns how many."""
+    jobs = list(
+        SeriesRun.objects.filter(series_id=series_id)
+        .order_by("job__created_at", "job_id")
+        .values_list("job_id", flat=True)
+    )
+    for job_id in jobs:
+        judge_job(job_id)
+    return len(jobs)
 
 
 def send_judge(job_id: int) -> None:

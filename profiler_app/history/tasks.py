@@ -11,6 +11,12 @@ def judge_run(job_id: int) -> None:
     logic.judge_job(job_id)
 
 
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def judge_series(series_id: int) -> None:
+    """Judge a series' runs again, oldest first (its baseline or settings changed)."""
+    logic.judge_series(series_id)
+
+
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def deliver_webhook(self, delivery_id: int) -> None:
     """One attempt at announcing a regression; the next is scheduled with backoff."""

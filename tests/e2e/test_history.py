@@ -36,7 +36,7 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     base, run = two_runs
     sign_in(tab, live_server.url, "alice", "alice-password-1", "/history")
     expect(tab.get_by_role("heading", name="History", exact=True)).to_be_visible()
-    expect(tab.get_by_label("Series")).to_have_value(str(Series.objects.get().pk))
+    expect(tab.get_by_label("Series", exact=True)).to_have_value(str(Series.objects.get().pk))
     runs = tab.get_by_role("table", name="Runs")
     expect(runs.locator("tbody tr")).to_have_count(2)
     expect(runs.locator("tbody tr").nth(0)).to_contain_text("Could not judge")
@@ -59,6 +59,9 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     allreduce_ms = raw_figures(slower_trace)["allreduce_ns"] / 3 / 1e6
     expect(first).to_contain_text(f"{allreduce_ms:.4g} ms")
     expect(causes).to_contain_text(NEW_KERNEL)
+    top = tab.get_by_role("table", name="Top kernels and operators of nccl-2")
+    expect(top.locator("tbody tr")).to_have_count(10)  # five of each
+    expect(top.locator("tbody tr").first).to_contain_text("## backward ##")
     expect(tab.locator(".chart:has(svg path)").first).to_be_visible()
     screenshot(tab, "history")
 

@@ -132,3 +132,21 @@ def test_the_sweep_finds_parsed_jobs_without_a_current_verdict(user):
     # A part parsed after the verdict makes it stale.
     RunVerdict.objects.filter(job=job).update(computed_at=job.created_at)
     assert logic.missing_verdicts() == [job.pk]
+
+
+@pytest.mark.django_db
+def test_a_new_threshold_judges_the_series_again_oldest_first(user, slower_trace):
+    judged(user, "t-1", DATA / NCCL)
+    _, slow = judged(user, "t-2", slower_trace)
+    _, after = judged(user, "t-3", DATA / NCCL)
+    assert (slow.status, after.baseline.name) == ("regression", "t-1")
+    series = SeriesRun.objects.get(job=slow.job).series
+    series.step_threshold_pct = 20.0
+    series.save()
+    assert logic.judge_series(series.pk) == 3
+    slow.refresh_from_db()
+    after.refresh_from_db()
+    # t-2 now passes, so t-3 is judged against it: the same run again, 11 % faster.
+    assert slow.status == "no_regression"
+    assert (after.status, after.baseline.name) == ("no_regression", "t-2")
+    assert after.result["change_pct"] < 0

@@ -107,6 +107,16 @@ function SeriesView({ series, runs }: { series: Series; runs: SeriesRun[] }) {
         wide
       />
       {shown && <VerdictCard run={shown} />}
+      {shown?.figures && (
+        <DataTable
+          title={`Top kernels and operators of ${shown.job_name}`}
+          rows={topWork(shown.figures)}
+          columns={TOP_COLUMNS}
+          fileName={`${shown.job_name}-top`}
+          defaultSort={{ key: "ns_per_step", desc: true }}
+          wide
+        />
+      )}
     </>
   );
 }
@@ -206,6 +216,22 @@ function runColumns(): DataColumn<SeriesRun>[] {
           (run.is_baseline && "baseline") || "—"
         ),
     },
+  ];
+}
+
+type TopRow = { kind: string; name: string; ns_per_step: number };
+
+const TOP_COLUMNS: DataColumn<TopRow>[] = [
+  { key: "name", label: "Name", code: true },
+  { key: "kind", label: "Kind" },
+  { key: "ns_per_step", label: "Time per step per rank", format: formatDuration },
+];
+
+/** A run's busiest kernels (GPU time) and host operators (self time), per step per rank. */
+function topWork(figures: NonNullable<SeriesRun["figures"]>): TopRow[] {
+  return [
+    ...figures.top_kernels.map((k) => ({ kind: "kernel", ...k })),
+    ...figures.top_operators.map((o) => ({ kind: "operator (self)", ...o })),
   ];
 }
 
