@@ -46,7 +46,7 @@ shorter load and faults (23 minutes on the shared 2-core machine with a load ave
 13 of them the drain: under the production decompression cap a gzip bomb of valid events parses
 in full, for minutes). Needs root for the tmpfs (the disk-full
 fault is skipped otherwise) and runs PostgreSQL as the machine's ``postgres`` user. The server's
-logs are kept in ``var/bench/soak-logs/``, each hostile case's outcome in
+logs are kept in ``var/bench/soak-logs/<run>/``, each hostile case's outcome in
 ``var/bench/soak-hostile.tsv``.
 """
 
@@ -95,7 +95,8 @@ from soak_services import (
 )
 
 INTERNAL_FAILURE = ("unexpectedly", "could not be stored", "died while parsing")
-LOGS = ROOT / "var" / "bench" / "soak-logs"
+# A folder per run: runs on a shared machine must not remove each other's logs.
+LOGS = ROOT / "var" / "bench" / "soak-logs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
 PHASES = ("load", "tracks", "sql", "outages")
 RESULT_NAMES = (
     "errors",
@@ -167,7 +168,6 @@ def main() -> None:
         parser.error(f"--phases: one or more of {','.join(PHASES)}")
 
     work = scratch("soak-")
-    shutil.rmtree(LOGS, ignore_errors=True)
     LOGS.mkdir(parents=True)
     cases_dir = ROOT / "var" / "bench"
     cases_dir.mkdir(parents=True, exist_ok=True)
