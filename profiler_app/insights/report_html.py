@@ -7,6 +7,7 @@ from html import escape
 from typing import Any
 
 from profiler_app.insights import svg
+from profiler_app.insights.regression_html import render_verdict
 from profiler_app.insights.report import (
     ISSUE,
     NOT_EVALUATED,
@@ -258,11 +259,13 @@ def render_html(
     base_url: str = "",
     job_info: Mapping[str, str] | None = None,
     analyses: Mapping[str, Any] | None = None,
+    verdict: Mapping[str, Any] | None = None,
 ) -> str:
     """The whole report page from the report's JSON (``report_json``, its timeline links
     relative). ``base_url`` makes those links absolute (the file is opened from disk);
     ``job_info`` adds lines such as instance type or framework; ``analyses``
-    (``reports.summaries.analyses_json``) adds the trace analyses."""
+    (``reports.summaries.analyses_json``) adds the trace analyses; ``verdict`` the run's
+    regression verdict (``history.queries.stored_verdict``)."""
     summary_rows = "".join(
         f'<tr><td><a href="#{escape(r["rule"])}">{escape(r["rule"])}</a></td>'
         f'<td class="{r["status"]}">{STATUS_TEXT[r["status"]]}</td>'
@@ -289,6 +292,7 @@ def render_html(
         + f"<p>Times are seconds from {origin}.</p>"
         + "".join(_rule_section(r, origin_ns, base_url) for r in data["rules"])
         + (f"<h1>Recommendations from the trace</h1>{recommendations}" if recommendations else "")
+        + (render_verdict(verdict) if verdict else "")
         + render_analyses(analyses or {})
         + "</body></html>"
     )

@@ -13,6 +13,8 @@ from django.db.models import BigIntegerField, ExpressionWrapper, Func, TextField
 from django.db.models.functions import Cast
 
 from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.history.models import VerdictStatus
+from profiler_app.history.queries import stored_verdict
 from profiler_app.insights.report_html import render_html
 from profiler_app.insights.rules import PARAMETER_GROUPS, params_from_overrides
 from profiler_app.reports.logic import job_info, overrides_of
@@ -123,4 +125,6 @@ def report_page(job: TrainingJob, window: str, base_url: str) -> str | None:
     insights = found.first()
     if insights is None or not insights.report:
         return None
-    return render_html(insights.report, base_url, job_info(job, window), insights.analyses)
+    verdict = stored_verdict(job)
+    shown = verdict if verdict["status"] != VerdictStatus.PENDING else None
+    return render_html(insights.report, base_url, job_info(job, window), insights.analyses, shown)

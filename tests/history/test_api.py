@@ -5,6 +5,7 @@ import pytest
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.history import logic
 from profiler_app.history.models import Series
+from profiler_app.reports import logic as reports
 from tests.history.traces import NCCL
 from tests.timeline.jobs import parse_paths
 from tests.traces.expected import DATA
@@ -95,3 +96,16 @@ def test_it_validates_series_settings(api, user, two_runs):
     assert blank.status_code == 400
     moved = api.put(f"/api/jobs/{outsider.pk}/series/", {"series": "nccl-model"}, format="json")
     assert moved.json() == {"series": "nccl-model", "series_id": series.pk, "chosen": True}
+
+
+@pytest.mark.django_db
+def test_the_report_shows_the_verdict(api, two_runs):
+    _, run = two_runs
+    reports.request_run(run.pk, delay_s=0)
+    reports.compute(run.pk)
+    html = api.get(f"/api/jobs/{run.pk}/insights/report.html").content.decode()
+    assert "<h1>Regression verdict of series nccl-model</h1>" in html
+    assert "<strong>Regression</strong> against nccl-1." in html
+    assert "U = 9, p = 0.05 (exact, 3 steps against 3)" in html
+    assert "<td>ncclKernel_AllReduce_RING_LL_Sum_float" in html
+    assert "<td>15.59</td><td>43.64</td>" in html
