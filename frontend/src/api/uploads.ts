@@ -1,16 +1,5 @@
-import type { ApiTransport } from "../upload/resumable";
-import { ApiError, api, readCookie, unwrap } from "./client";
+import { ApiError, api, unwrap } from "./client";
 import type { JobStatus } from "./types";
-
-/** The browser's side of the ranged-upload API: its session cookie and CSRF token. */
-export const browserTransport: ApiTransport = {
-  // Looked up per call so tests can stub the global fetch.
-  fetch: (url, init) => globalThis.fetch(new URL(url, window.location.origin), init),
-  headers: (): Record<string, string> => {
-    const token = readCookie("csrftoken");
-    return token ? { "X-CSRFToken": token } : {};
-  },
-};
 
 /** A new job for uploaded traces: In Progress until its files are in. */
 export async function createUploadJob(name: string, nodeCount: number) {

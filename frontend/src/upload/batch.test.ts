@@ -10,7 +10,7 @@ function setUp() {
   const calls: string[] = [];
   let failCreate = false;
   const batch = new UploadBatch({
-    transport: server.transport,
+    client: server.client,
     detect,
     createJob: async (name, nodeCount) => {
       calls.push(`create ${name} ${nodeCount}`);

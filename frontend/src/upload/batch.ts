@@ -4,7 +4,8 @@
  */
 import type { Detected } from "./detect";
 import { keepTraces, type PickedFile } from "./files";
-import { type ApiTransport, UploadCancelled, type UploadEvents, uploadFile } from "./resumable";
+import type { ApiClient } from "../api/http";
+import { UploadCancelled, type UploadEvents, uploadFile } from "./resumable";
 import {
   addRows,
   finalJobStatus,
@@ -34,7 +35,8 @@ export type BatchState = {
 };
 
 export type BatchDeps = {
-  transport: ApiTransport;
+  /** The API client the files go through (the app's, or a test server's). */
+  client: ApiClient;
   createJob: (name: string, nodeCount: number) => Promise<{ id: number; name: string }>;
   setJobStatus: (id: number, status: "completed" | "stopped") => Promise<unknown>;
   detect: (file: File, path: string) => Promise<Detected>;
@@ -205,7 +207,7 @@ export class UploadBatch {
         kind: row.kind,
         filename: row.file.name,
       };
-      const part = await uploadFile(this.deps.transport, jobId, row.file, fields, {
+      const part = await uploadFile(this.deps.client, jobId, row.file, fields, {
         ...this.deps.uploadEvents,
         signal: controller.signal,
         onProgress: (sentBytes) => {

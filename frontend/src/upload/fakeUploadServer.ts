@@ -2,7 +2,7 @@
  * The server's side of the ranged-upload API (core.views.UploadViewSet) in memory, for tests of
  * the client: it checks ranges as the server does and can be told to fail requests.
  */
-import type { ApiTransport, FetchFn } from "./resumable";
+import { createApiClient } from "../api/http";
 
 type Stored = {
   id: string;
@@ -29,36 +29,39 @@ export class FakeUploadServer {
   onRange: (() => void) | null = null;
   private nextId = 1;
 
-  transport: ApiTransport = {
-    fetch: (url, init) => this.fetch(url, init),
-    headers: () => ({ "X-CSRFToken": "token" }),
-  };
+  /** The app's API client, talking to this server; its CSRF token is "token". */
+  readonly client = createApiClient({
+    baseUrl: "http://server.test",
+    fetch: (request) => this.fetch(request),
+    csrfToken: () => "token",
+  });
 
   fail(route: string, ...faults: Fault[]) {
     this.faults.set(route, [...(this.faults.get(route) ?? []), ...faults]);
   }
 
-  private fetch: FetchFn = async (url, init) => {
-    const method = init.method ?? "GET";
+  /** Answers a request as the server would; replace it to answer otherwise. */
+  fetch = async (request: Request): Promise<Response> => {
+    const { method, signal } = request;
+    const url = new URL(request.url).pathname;
     const route = `${method} ${kindOf(url)}`;
     // An aborted fetch sends nothing.
-    if (init.signal?.aborted) throw new DOMException("The operation was aborted.", "AbortError");
-    this.log.push(
-      `${method} ${url}${init.headers && "Content-Range" in init.headers ? ` ${String(init.headers["Content-Range"])}` : ""}`,
-    );
+    if (signal.aborted) throw new DOMException("The operation was aborted.", "AbortError");
+    const range = request.headers.get("Content-Range");
+    this.log.push(`${method} ${url}${range ? ` ${range}` : ""}`);
     const fault = this.faults.get(route)?.shift();
     if (fault === "network") throw new TypeError("Failed to fetch");
     if (typeof fault === "number") return json(fault, { detail: "Upstream trouble." });
-    const response = await this.answer(method, url, init);
-    if (init.signal?.aborted) throw new DOMException("The operation was aborted.", "AbortError");
+    const response = await this.answer(method, url, request);
+    if (signal.aborted) throw new DOMException("The operation was aborted.", "AbortError");
     if (fault === "lost-response") throw new TypeError("network error");
     return response;
   };
 
-  private async answer(method: string, url: string, init: RequestInit): Promise<Response> {
+  private async answer(method: string, url: string, request: Request): Promise<Response> {
     const start = /^\/api\/jobs\/(\d+)\/uploads\/$/.exec(url);
     if (start && method === "POST") {
-      const fields = JSON.parse(String(init.body)) as Record<string, unknown>;
+      const fields = (await request.json()) as Record<string, unknown>;
       const id = `u${this.nextId++}`;
       const size = Number(fields.size_bytes);
       this.uploads.set(id, {
@@ -91,10 +94,8 @@ export class FakeUploadServer {
       this.uploads.delete(upload.id);
       return new Response(null, { status: 204 });
     }
-    const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(
-      (init.headers as Record<string, string>)["Content-Range"] ?? "",
-    );
-    const body = new Uint8Array(await (init.body as Blob).arrayBuffer());
+    const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(request.headers.get("Content-Range") ?? "");
+    const body = new Uint8Array(await request.arrayBuffer());
     const [first, last] = [Number(range![1]), Number(range![2])];
     if (first !== upload.received)
       return json(409, {

@@ -46,11 +46,11 @@ describe("uploadFile", () => {
     const file = patterned(10 * KIB + 5);
     const { events, progress, pauses } = recorder();
 
-    const part = await uploadFile(server.transport, 4, file, FIELDS, events);
+    const part = await uploadFile(server.client, 4, file, FIELDS, events);
 
     expect(part).toMatchObject({ id: 1 });
     expect(server.parts[0]!.bytes).toEqual(await bytesOf(file));
-    expect(server.parts[0]!.fields).toEqual({ ...FIELDS, size_bytes: file.size });
+    expect(server.parts[0]!.fields).toEqual({ ...FIELDS, hostname: "", size_bytes: file.size });
     expect(server.log).toEqual([
       "POST /api/jobs/4/uploads/",
       "PUT /api/uploads/u1/ bytes 0-4095/10245",
@@ -68,7 +68,7 @@ describe("uploadFile", () => {
     const { events, pauses } = recorder();
     const retries: string[] = [];
     server.fail("PUT upload", "network"); // the first range never arrives
-    await uploadFile(server.transport, 4, file, FIELDS, {
+    await uploadFile(server.client, 4, file, FIELDS, {
       ...events,
       onRetry: (attempt, delayMs, error) =>
         void retries.push(`${attempt} ${delayMs} ${error.message}`),
@@ -90,7 +90,7 @@ describe("uploadFile", () => {
     const file = patterned(12 * KIB);
     const { events, progress } = recorder();
     server.fail("PUT upload", "lost-response", 503);
-    await uploadFile(server.transport, 4, file, FIELDS, events);
+    await uploadFile(server.client, 4, file, FIELDS, events);
     expect(server.parts[0]!.bytes).toEqual(await bytesOf(file));
     expect(server.log).toEqual([
       "POST /api/jobs/4/uploads/",
@@ -108,7 +108,7 @@ describe("uploadFile", () => {
   it("keeps a completed part when the answer to completing it was lost", async () => {
     const server = new FakeUploadServer();
     server.fail("POST complete", "lost-response");
-    const part = await uploadFile(server.transport, 4, patterned(100), FIELDS, recorder().events);
+    const part = await uploadFile(server.client, 4, patterned(100), FIELDS, recorder().events);
     expect(part).toBeNull();
     expect(server.parts).toHaveLength(1);
   });
@@ -117,7 +117,7 @@ describe("uploadFile", () => {
     const server = new FakeUploadServer();
     server.fail("PUT upload", 500, 500, 500);
     const { events, pauses } = recorder();
-    const failure = uploadFile(server.transport, 4, patterned(100), FIELDS, {
+    const failure = uploadFile(server.client, 4, patterned(100), FIELDS, {
       ...events,
       maxAttempts: 3,
     });
@@ -128,12 +128,10 @@ describe("uploadFile", () => {
 
   it("does not retry what the server refuses for good", async () => {
     const { events, pauses } = recorder();
-    const transport = {
-      headers: () => ({}),
-      fetch: async () =>
-        new Response(JSON.stringify({ detail: "The file is too large." }), { status: 413 }),
-    };
-    const error = await uploadFile(transport, 4, patterned(10), FIELDS, events).catch(
+    const server = new FakeUploadServer();
+    server.fetch = async () =>
+      new Response(JSON.stringify({ detail: "The file is too large." }), { status: 413 });
+    const error = await uploadFile(server.client, 4, patterned(10), FIELDS, events).catch(
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(UploadError);
@@ -151,7 +149,7 @@ describe("uploadFile", () => {
       if (ranges === 2) controller.abort();
     };
     const file = patterned(20 * KIB);
-    const cancelled = uploadFile(server.transport, 4, file, FIELDS, {
+    const cancelled = uploadFile(server.client, 4, file, FIELDS, {
       ...recorder().events,
       signal: controller.signal,
     });
@@ -165,14 +163,12 @@ describe("uploadFile", () => {
   it("sends the CSRF token with every request that changes something", async () => {
     const seen: Record<string, string | undefined> = {};
     const server = new FakeUploadServer();
-    const transport = {
-      ...server.transport,
-      fetch: (url: string, init: RequestInit) => {
-        seen[init.method ?? "GET"] = (init.headers as Record<string, string>)["X-CSRFToken"];
-        return server.transport.fetch(url, init);
-      },
+    const answer = server.fetch;
+    server.fetch = (request) => {
+      seen[request.method] = request.headers.get("X-CSRFToken") ?? undefined;
+      return answer(request);
     };
-    await uploadFile(transport, 4, patterned(10), FIELDS, recorder().events);
+    await uploadFile(server.client, 4, patterned(10), FIELDS, recorder().events);
     expect(seen).toEqual({ POST: "token", PUT: "token" });
   });
 });

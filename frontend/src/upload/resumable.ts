@@ -5,23 +5,20 @@
  * A range that fails (the network drops, the server answers 5xx, or it says the range does not
  * continue the file) is retried after a growing pause, from the byte the server says it has:
  * the upload resumes, it never starts again. Aborting the signal cancels it on the server too.
- * `fetch` is passed in, so the whole protocol runs in tests without a browser.
+ * Every request goes through the app's generated API client (its CSRF token, DRF's error
+ * messages); the client is passed in, so the whole protocol runs in tests without a browser.
+ * Progress is what the server holds after each range: a range is one request, and fetch
+ * reports no progress within a request body.
  */
+import { ApiError, type ApiClient } from "../api/http";
 import type { components } from "../api/schema";
 import type { PartKind } from "./detect";
 
 export type ServerUpload = components["schemas"]["Upload"];
 export type StoredPart = components["schemas"]["ProfilePart"];
-export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
 
 export const CHUNK_BYTES = 8 * 1024 * 1024;
 export const MAX_ATTEMPTS = 8;
-
-export type ApiTransport = {
-  fetch: FetchFn;
-  /** Headers every unsafe request carries (the browser's CSRF token). */
-  headers: () => Record<string, string>;
-};
 
 export type PartFields = { node: string; rank: number; kind: PartKind; filename: string };
 
@@ -79,7 +76,7 @@ export function backoffMs(attempt: number): number {
  * stored it but its answer was lost (a retried completion finds the upload already gone).
  */
 export async function uploadFile(
-  transport: ApiTransport,
+  client: ApiClient,
   jobId: number,
   file: Blob,
   fields: PartFields,
@@ -87,21 +84,18 @@ export async function uploadFile(
 ): Promise<StoredPart | null> {
   const { signal, onProgress } = events;
   const chunkBytes = events.chunkBytes ?? CHUNK_BYTES;
-  const call = <T>(
-    method: string,
-    url: string,
-    body?: BodyInit,
-    headers?: Record<string, string>,
-  ) => request<T>(transport, method, url, signal, body, headers);
 
   checkCancelled(signal);
-  const body = JSON.stringify({ ...fields, size_bytes: file.size });
   const started = await withRetries(events, () =>
-    call<ServerUpload>("POST", `/api/jobs/${jobId}/uploads/`, body, {
-      "Content-Type": "application/json",
-    }),
+    send(signal, () =>
+      client.POST("/api/jobs/{id}/uploads/", {
+        params: { path: { id: jobId } },
+        body: { ...fields, hostname: "", size_bytes: file.size },
+        signal,
+      }),
+    ),
   );
-  const url = `/api/uploads/${started.id}/`;
+  const path = { params: { path: { id: started.id } }, signal };
   try {
     let received = started.received_bytes;
     let failures = 0;
@@ -110,16 +104,26 @@ export async function uploadFile(
       try {
         if (!known) {
           // Resume from what the server holds: the failed range may have arrived in full or part.
-          received = (await call<ServerUpload>("GET", url)).received_bytes;
+          received = (await send(signal, () => client.GET("/api/uploads/{id}/", path)))
+            .received_bytes;
           known = true;
           onProgress?.(received);
           continue;
         }
         const { start, end } = nextRange(received, file.size, chunkBytes);
-        const accepted = await call<ServerUpload>("PUT", url, file.slice(start, end), {
-          "Content-Type": "application/octet-stream",
-          "Content-Range": contentRange(start, end, file.size),
-        });
+        const accepted = await send(signal, () =>
+          client.PUT("/api/uploads/{id}/", {
+            params: {
+              path: { id: started.id },
+              header: { "Content-Range": contentRange(start, end, file.size) },
+            },
+            headers: { "Content-Type": "application/octet-stream" },
+            // The schema names the body a string of bytes; the range goes as the Blob it is.
+            body: file.slice(start, end) as unknown as string,
+            bodySerializer: (range) => range,
+            signal,
+          }),
+        );
         received = accepted.received_bytes;
         failures = 0;
         onProgress?.(received);
@@ -133,7 +137,7 @@ export async function uploadFile(
     return await withRetries(events, async () => {
       tries += 1;
       try {
-        return await call<StoredPart>("POST", `${url}complete/`);
+        return await send(signal, () => client.POST("/api/uploads/{id}/complete/", path));
       } catch (error) {
         if (tries > 1 && error instanceof UploadError && error.status === 404) return null;
         throw error;
@@ -142,7 +146,9 @@ export async function uploadFile(
   } catch (error) {
     if (signal?.aborted) {
       // Best effort: what the server holds of a cancelled file goes (or goes after a day).
-      await request(transport, "DELETE", url).catch(() => undefined);
+      await client
+        .DELETE("/api/uploads/{id}/", { params: { path: { id: started.id } } })
+        .catch(() => undefined);
       throw new UploadCancelled();
     }
     throw error;
@@ -173,51 +179,27 @@ async function waitToRetry(error: unknown, failures: number, events: UploadEvent
   checkCancelled(events.signal);
 }
 
-async function request<T>(
-  transport: ApiTransport,
-  method: string,
-  url: string,
-  signal?: AbortSignal,
-  body?: BodyInit,
-  headers: Record<string, string> = {},
+/** Runs one request; an answer that is not a success becomes an UploadError that says whether
+ * trying again may help, with DRF's message as the API client reads it. */
+async function send<T>(
+  signal: AbortSignal | undefined,
+  call: () => Promise<{ data?: T; error?: unknown; response: Response }>,
 ): Promise<T> {
-  let response: Response;
+  let result: Awaited<ReturnType<typeof call>>;
   try {
-    response = await transport.fetch(url, {
-      method,
-      body,
-      signal,
-      credentials: "same-origin",
-      headers: method === "GET" ? headers : { ...transport.headers(), ...headers },
-    });
+    result = await call();
   } catch (error) {
     checkCancelled(signal);
     const reason = error instanceof Error ? error.message : String(error);
     throw new UploadError(`The server could not be reached (${reason}).`, null, true);
   }
-  const text = await response.text();
-  if (!response.ok) {
-    const status = response.status;
+  const { status, ok } = result.response;
+  if (!ok) {
     // 409: the range did not continue the file (a retry of a range that did arrive): resync.
     const retryable = status >= 500 || status === 408 || status === 409 || status === 429;
-    throw new UploadError(errorMessage(status, text), status, retryable);
+    throw new UploadError(new ApiError(status, result.error).message, status, retryable);
   }
-  return (text ? JSON.parse(text) : null) as T;
-}
-
-function errorMessage(status: number, text: string): string {
-  try {
-    const body: unknown = JSON.parse(text);
-    if (body && typeof body === "object") {
-      const record = body as Record<string, unknown>;
-      if (typeof record.detail === "string") return record.detail;
-      const [field, messages] = Object.entries(record)[0] ?? [];
-      if (field && Array.isArray(messages)) return `${field}: ${String(messages[0])}`;
-    }
-  } catch {
-    // not JSON: a proxy's error page
-  }
-  return `The server answered ${status}.`;
+  return result.data as T;
 }
 
 function checkCancelled(signal?: AbortSignal): void {

@@ -1,10 +1,11 @@
-import { browserTransport, createUploadJob, setJobStatus } from "../../api/uploads";
+import { api } from "../../api/client";
+import { createUploadJob, setJobStatus } from "../../api/uploads";
 import { UploadBatch } from "../../upload/batch";
 import { detect } from "../../upload/detect";
 
 /** The browser's one upload batch: it outlives the Profiles page while the user looks around. */
 export const uploads = new UploadBatch({
-  transport: browserTransport,
+  client: api,
   createJob: createUploadJob,
   setJobStatus,
   detect,
