@@ -1,13 +1,15 @@
 /**
- * The timeline canvas: sizing, mouse and keyboard input, and one requestAnimationFrame per
- * redraw. The live view is kept in a ref so that panning and zooming redraw without rendering
- * React; the page hears about the view (to fetch data and update the URL) a few times a second.
+ * The timeline canvas: sizing, wiring mouse and keyboard events to the input state (``input.ts``),
+ * and one requestAnimationFrame per redraw. The live view is kept in a ref so that panning and
+ * zooming redraw without rendering React; the page hears about the view (to fetch data and
+ * update the URL) a few times a second.
  */
 import { useCallback, useEffect, useRef } from "react";
 import { fitCanvas } from "../canvas/surface";
 import { type Bounds, type View, panBy, pxToTime, spanNs, zoomAt } from "./coords";
 import { frameStats } from "./frameStats";
-import { HEADER_PX, type Hit, type Layout, hitTest, rowsBetween } from "./layout";
+import { type Area, HeldKeys, PointerGesture, isNavigationKey, keyName } from "./input";
+import { HEADER_PX, type Hit, type Layout, hitTest } from "./layout";
 import { type Scene, TimelineRenderer } from "./renderer";
 
 type Props = {
@@ -29,31 +31,15 @@ type Props = {
   onArea: (area: Area | null) => void;
 };
 
-export type Area = { startNs: number; endNs: number; tracks: string[] };
+export type { Area };
 
-const ZOOM_PER_S = 3.0; // w/s: the span shrinks or grows e^3 ≈ 20 times per second held
-const PAN_PER_S = 0.8; // a/d: 80% of the span per second held
 const REPORT_MS = 120;
-const KEYS_IN = new Set(["w", "ArrowUp"]);
-const KEYS_OUT = new Set(["s", "ArrowDown"]);
-const KEYS_LEFT = new Set(["a", "ArrowLeft"]);
-const KEYS_RIGHT = new Set(["d", "ArrowRight"]);
 
 function typingInField(target: EventTarget | null): boolean {
   return (
     target instanceof HTMLElement &&
     (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))
   );
-}
-
-type Mark = { t: number; y: number };
-
-/** The range between two places (time, height in the rows' content) and the tracks between. */
-function areaBetween(layout: Layout, a: Mark, b: Mark): Area | null {
-  const tracks = rowsBetween(layout, a.y, b.y + 1);
-  const startNs = Math.round(Math.min(a.t, b.t));
-  const endNs = Math.round(Math.max(a.t, b.t));
-  return tracks.length && endNs > startNs ? { startNs, endNs, tracks } : null;
 }
 
 export function TimelineCanvas(props: Props) {
@@ -65,19 +51,21 @@ export function TimelineCanvas(props: Props) {
   const propsRef = useRef(props);
   const frame = useRef(0);
   const lastReport = useRef(0);
-  const held = useRef(new Set<string>());
-  const lastTick = useRef(0);
-  const drag = useRef<{ x: number; y: number; view: View; moved: boolean } | null>(null);
-  // Shift+drag selects a range: where it began (time, content height) and the range so far.
-  const areaDrag = useRef<{ t: number; y: number } | null>(null);
-  const draft = useRef<Area | null>(null);
-  // "m" marks the time and height under the pointer; a second "m" selects between the marks.
-  const pointer = useRef<{ x: number; y: number; width: number } | null>(null);
-  const mark = useRef<{ t: number; y: number } | null>(null);
+  const keys = useRef(new HeldKeys());
+  const gesture = useRef(new PointerGesture());
 
   useEffect(() => {
     propsRef.current = props;
   });
+
+  /** The time and content height under the canvas point (x, y). */
+  const placeAt = useCallback(
+    (x: number, y: number, widthPx: number) => ({
+      t: pxToTime(viewRef.current, widthPx, x),
+      y: Math.max(y - HEADER_PX, 0) + propsRef.current.scrollTop,
+    }),
+    [],
+  );
 
   const report = useCallback((force: boolean) => {
     const now = performance.now();
@@ -96,7 +84,8 @@ export function TimelineCanvas(props: Props) {
     const began = performance.now();
     fitCanvas(canvas, ctx, width, height);
     const { layout, scrollTop, scene } = propsRef.current;
-    const shown = draft.current ? { ...scene, area: draft.current } : scene;
+    const draft = gesture.current.draft;
+    const shown = draft ? { ...scene, area: draft } : scene;
     renderer.current.render(
       ctx,
       layout,
@@ -113,31 +102,11 @@ export function TimelineCanvas(props: Props) {
   }, []);
 
   const tick = useCallback(() => {
-    const now = performance.now();
-    const dt = Math.min((now - (lastTick.current || now)) / 1000, 0.05);
-    lastTick.current = now;
-    const keys = held.current;
-    const { bounds } = propsRef.current;
-    let view = viewRef.current;
-    const zoom = [...keys].some((k) => KEYS_IN.has(k))
-      ? -1
-      : [...keys].some((k) => KEYS_OUT.has(k))
-        ? 1
-        : 0;
-    if (zoom)
-      view = zoomAt(
-        view,
-        Math.exp(zoom * ZOOM_PER_S * dt),
-        (view.startNs + view.endNs) / 2,
-        bounds,
-      );
-    const pan = [...keys].some((k) => KEYS_RIGHT.has(k))
-      ? 1
-      : [...keys].some((k) => KEYS_LEFT.has(k))
-        ? -1
-        : 0;
-    if (pan) view = panBy(view, pan * PAN_PER_S * dt * spanNs(view), bounds);
-    viewRef.current = view;
+    viewRef.current = keys.current.tick(
+      viewRef.current,
+      performance.now(),
+      propsRef.current.bounds,
+    );
     report(false);
   }, [report]);
 
@@ -146,9 +115,9 @@ export function TimelineCanvas(props: Props) {
     // While a key is held the view moves every frame, so the frame schedules the next one.
     const run = () => {
       frame.current = 0;
-      if (held.current.size) tick();
+      if (keys.current.any) tick();
       draw();
-      if (held.current.size) frame.current = requestAnimationFrame(run);
+      if (keys.current.any) frame.current = requestAnimationFrame(run);
     };
     frame.current = requestAnimationFrame(run);
   }, [draw, tick]);
@@ -206,38 +175,28 @@ export function TimelineCanvas(props: Props) {
   useEffect(() => {
     const onKeyDown = (event: KeyboardEvent) => {
       if (typingInField(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
-      const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
-      if ([KEYS_IN, KEYS_OUT, KEYS_LEFT, KEYS_RIGHT].some((keys) => keys.has(key))) {
+      const key = keyName(event);
+      if (isNavigationKey(key)) {
         event.preventDefault();
-        if (!held.current.has(key)) {
-          held.current.add(key);
-          lastTick.current = 0;
-          schedule();
-        }
+        if (keys.current.press(key)) schedule();
       } else if (key === "f") {
         propsRef.current.onFocusSelection();
       } else if (key === "?") {
         propsRef.current.onToggleShortcuts();
-      } else if (key === "m" && pointer.current) {
-        const { x, y, width } = pointer.current;
-        const here = {
-          t: pxToTime(viewRef.current, width, x),
-          y: Math.max(y - HEADER_PX, 0) + propsRef.current.scrollTop,
-        };
-        const first = mark.current;
-        mark.current = first ? null : here;
-        if (first) propsRef.current.onArea(areaBetween(propsRef.current.layout, first, here));
+      } else if (key === "m" && gesture.current.pointer) {
+        const { x, y, widthPx } = gesture.current.pointer;
+        const area = gesture.current.markAt(placeAt(x, y, widthPx), propsRef.current.layout);
+        if (area !== undefined) propsRef.current.onArea(area);
       } else if (key === "Escape") {
-        mark.current = null;
+        gesture.current.clearMark();
         propsRef.current.onSelect(null);
         propsRef.current.onArea(null);
       }
     };
     const onKeyUp = (event: KeyboardEvent) => {
-      const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
-      if (held.current.delete(key) && !held.current.size) report(true);
+      if (keys.current.release(keyName(event))) report(true);
     };
-    const onBlur = () => held.current.clear();
+    const onBlur = () => keys.current.clear();
     window.addEventListener("keydown", onKeyDown);
     window.addEventListener("keyup", onKeyUp);
     window.addEventListener("blur", onBlur);
@@ -246,14 +205,14 @@ export function TimelineCanvas(props: Props) {
       window.removeEventListener("keyup", onKeyUp);
       window.removeEventListener("blur", onBlur);
     };
-  }, [report, schedule]);
+  }, [report, schedule, placeAt]);
 
   const locate = (event: React.MouseEvent) => {
     const rect = canvasRef.current!.getBoundingClientRect();
-    return { x: event.clientX - rect.left, y: event.clientY - rect.top, width: rect.width };
+    const x = event.clientX - rect.left;
+    const y = event.clientY - rect.top;
+    return { x, y, widthPx: rect.width, place: placeAt(x, y, rect.width) };
   };
-
-  const contentY = (y: number) => Math.max(y - HEADER_PX, 0) + propsRef.current.scrollTop;
 
   const hitAt = (x: number, y: number, width: number): Hit | null => {
     if (y < HEADER_PX) return null;
@@ -268,67 +227,40 @@ export function TimelineCanvas(props: Props) {
         data-testid="timeline-canvas"
         onMouseDown={(event) => {
           if (event.button !== 0) return;
-          const { x, y, width } = locate(event);
-          if (event.shiftKey) {
-            areaDrag.current = { t: pxToTime(viewRef.current, width, x), y: contentY(y) };
-            return;
-          }
-          drag.current = { x, y, view: viewRef.current, moved: false };
+          const { x, y, place } = locate(event);
+          gesture.current.press(x, y, place, event.shiftKey, viewRef.current);
         }}
         onMouseMove={(event) => {
-          const { x, y, width } = locate(event);
-          pointer.current = { x, y, width };
-          if (areaDrag.current && event.buttons & 1) {
-            draft.current = areaBetween(propsRef.current.layout, areaDrag.current, {
-              t: pxToTime(viewRef.current, width, x),
-              y: contentY(y),
-            });
-            props.onHover(null, 0, 0);
-            schedule();
-            return;
-          }
-          const dragging = drag.current;
-          if (dragging && event.buttons & 1) {
-            const dx = x - dragging.x;
-            const dy = y - dragging.y;
-            if (!dragging.moved && Math.hypot(dx, dy) < 3) return;
-            if (!dragging.moved) dragging.moved = true;
-            viewRef.current = panBy(
-              dragging.view,
-              (-dx / width) * spanNs(dragging.view),
-              propsRef.current.bounds,
-            );
-            props.onScrollBy(-dy);
-            dragging.y = y;
-            props.onHover(null, 0, 0);
+          const { x, y, widthPx, place } = locate(event);
+          gesture.current.pointer = { x, y, widthPx };
+          const step =
+            event.buttons & 1
+              ? gesture.current.drag(x, y, widthPx, place, props.layout, props.bounds)
+              : null;
+          if (step?.kind === "still") return;
+          if (step?.kind === "pan") {
+            viewRef.current = step.view;
+            props.onScrollBy(step.scrollByPx);
             report(false);
+          }
+          if (step) {
+            props.onHover(null, 0, 0);
             schedule();
             return;
           }
-          props.onHover(hitAt(x, y, width), event.clientX, event.clientY);
+          props.onHover(hitAt(x, y, widthPx), event.clientX, event.clientY);
         }}
         onMouseUp={(event) => {
-          if (areaDrag.current) {
-            const { x, y, width } = locate(event);
-            const area = areaBetween(propsRef.current.layout, areaDrag.current, {
-              t: pxToTime(viewRef.current, width, x),
-              y: contentY(y),
-            });
-            areaDrag.current = null;
-            draft.current = null;
-            if (area) props.onArea(area);
+          const { x, y, widthPx, place } = locate(event);
+          const released = gesture.current.release(place, props.layout);
+          if (released?.kind === "area") {
+            if (released.area) props.onArea(released.area);
             schedule();
-            return;
-          }
-          const dragging = drag.current;
-          drag.current = null;
-          if (!dragging) return;
-          if (dragging.moved) {
+          } else if (released?.kind === "panned") {
             report(true);
-            return;
+          } else if (released?.kind === "click") {
+            props.onSelect(hitAt(x, y, widthPx));
           }
-          const { x, y, width } = locate(event);
-          props.onSelect(hitAt(x, y, width));
         }}
         onMouseLeave={() => props.onHover(null, 0, 0)}
       />

@@ -35,10 +35,9 @@ import { Tooltip } from "./Tooltip";
 import { TrackTree } from "./TrackTree";
 import "./timeline.css";
 import { ancestorsOf, defaultExpanded, rankFilter, ranksOf } from "./tree";
-import { type Area, parseTimelineUrl, writeTimelineUrl } from "./urlState";
+import { type Area, parseTimelineUrl } from "./urlState";
+import { useInitialTimelineUrl, useTimelineUrlWriter } from "./useTimelineUrl";
 import { useViewportData } from "./useViewportData";
-
-const URL_WRITE_MS = 400;
 
 export function TimelinePage() {
   const [params] = useSearchParams();
@@ -93,8 +92,7 @@ function JobTimeline({ job }: { job: TrainingJob }) {
 const MemoTree = memo(TrackTree);
 
 function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks }) {
-  const [params, setParams] = useSearchParams();
-  const initial = useMemo(() => parseTimelineUrl(params), []); // eslint-disable-line react-hooks/exhaustive-deps
+  const initial = useInitialTimelineUrl();
   const originNs = tracks.origin_ns;
   const roots = tracks.tracks as TrackNode[];
   const bounds: Bounds = useMemo(
@@ -195,26 +193,19 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
 
   // The URL follows the view, selection, filter and expansion, so the address bar is a link.
   const liveView = live?.view;
-  useEffect(() => {
-    const timer = window.setTimeout(() => {
-      const range = liveView
-        ? {
-            startNs: absoluteNs(originNs, liveView.startNs),
-            endNs: absoluteNs(originNs, liveView.endNs),
-          }
-        : initial.range;
-      const next = writeTimelineUrl({
-        job: jobId,
-        ranks,
-        range,
-        selection,
-        open: [...expanded],
-        area,
-      });
-      if (next.toString() !== params.toString()) setParams(next, { replace: true });
-    }, URL_WRITE_MS);
-    return () => window.clearTimeout(timer);
-  }, [liveView, selection, expanded, ranks, jobId, originNs, area]); // eslint-disable-line react-hooks/exhaustive-deps
+  useTimelineUrlWriter({
+    job: jobId,
+    ranks,
+    range: liveView
+      ? {
+          startNs: absoluteNs(originNs, liveView.startNs),
+          endNs: absoluteNs(originNs, liveView.endNs),
+        }
+      : initial.range,
+    selection,
+    open: [...expanded],
+    area,
+  });
 
   const jumpTo = useCallback(
     (view: View) => setTarget((t) => ({ view, version: t.version + 1 })),
