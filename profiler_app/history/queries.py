@@ -22,6 +22,7 @@ def verdict_document(
         "job": job.pk,
         "job_name": job.name,
         "series": run.series.name if run else None,
+        "series_id": run.series_id if run else None,
         "baseline": baseline.pk if baseline else None,
         "baseline_name": baseline.name if baseline else None,
         "window": window or job.window,

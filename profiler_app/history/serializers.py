@@ -107,6 +107,7 @@ class VerdictSerializer(serializers.Serializer):
     job = serializers.IntegerField()
     job_name = serializers.CharField()
     series = serializers.CharField(allow_null=True)
+    series_id = serializers.IntegerField(allow_null=True)
     baseline = serializers.IntegerField(allow_null=True)
     baseline_name = serializers.CharField(allow_null=True)
     status = serializers.CharField(

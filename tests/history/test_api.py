@@ -38,6 +38,7 @@ def test_it_serves_the_series_its_runs_and_a_verdict(api, two_runs):
         "nccl-1",
     )
     assert verdict["test"]["p_value"] == 0.05
+    assert verdict["series_id"] == series["id"]
 
 
 @pytest.mark.django_db

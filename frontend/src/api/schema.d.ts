@@ -2516,6 +2516,7 @@ export interface components {
             job: number;
             job_name: string;
             series: string | null;
+            series_id: number | null;
             baseline: number | null;
             baseline_name: string | null;
             /** @description regression, no_regression, unjudged (could not judge: see reason) or pending (not judged yet: parts being parsed) */
