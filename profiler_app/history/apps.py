@@ -6,7 +6,11 @@ class HistoryConfig(AppConfig):
     label = "history"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_save
+
+        from profiler_app.core.models import TrainingJob
         from profiler_app.history import logic
         from profiler_app.ingest.signals import part_parsed
 
         part_parsed.connect(logic.on_part_parsed, dispatch_uid="history-part")
+        post_save.connect(logic.on_job_saved, sender=TrainingJob, dispatch_uid="history-job")

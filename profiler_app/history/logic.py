@@ -1,9 +1,9 @@
 """Workflows of the run history: series membership, a run's figures, its verdict, the webhook.
 
 A job joins a series when it is named (the collector's ``PROFILER_SERIES``, ``profiler-collect
-upload --series``, its owner on the job page) or, when nobody named one, the series named after
-the job without its run suffix, once its parts are parsed. Each run is then judged against its
-baseline: the series' chosen baseline, else the previous run that passed.
+upload --series``, its owner on the History page) or, when nobody named one, the series named
+after the job without its run suffix. Once it has ended and its parts are parsed, each run is
+judged against its baseline: the series' chosen baseline, else the previous run that passed.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from django.db.models import Avg, Count, F, Max, Q, Sum
 from django.utils import timezone
 
 from profiler_app.cluster.compare import job_ref
-from profiler_app.core.models import PartState, ProfilePart, TrainingJob
+from profiler_app.core.models import JobStatus, PartState, ProfilePart, TrainingJob
 from profiler_app.history.models import (
     DeliveryState,
     RunVerdict,
@@ -55,6 +55,8 @@ JUDGE_TASK = "profiler_app.history.tasks.judge_run"
 JUDGE_SERIES_TASK = "profiler_app.history.tasks.judge_series"
 DELIVER_TASK = "profiler_app.history.tasks.deliver_webhook"
 UNFINISHED = (PartState.PENDING, PartState.PROCESSING)
+# A run is judged once it has ended: a collector job in progress parses a chunk every 30 s.
+ENDED = (JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.STOPPED)
 TOP_ROWS = 5
 SWEEP_LIMIT = 100  # judged per sweep: a server upgraded with many jobs catches up over minutes
 WEBHOOK_ATTEMPTS = 6
@@ -249,16 +251,22 @@ def judge_job(job_id: int) -> RunVerdict | None:
     return stored
 
 
-def missing_verdicts(limit: int = SWEEP_LIMIT) -> list[int]:
-    """Jobs whose parts are all parsed but whose verdict is missing or older than their last
-    part (parsed before the run history existed, or their judging task was lost)."""
+def _needing_verdicts():
+    """Ended jobs whose parts are all parsed but whose verdict is missing or older than their
+    last part."""
     parsed = (
-        TrainingJob.objects.filter(parts__state=PartState.DONE)
+        TrainingJob.objects.filter(status__in=ENDED, parts__state=PartState.DONE)
         .exclude(parts__state__in=UNFINISHED)
         .annotate(last_part=Max("parts__finished_at"))
     )
-    stale = parsed.filter(Q(verdict__isnull=True) | Q(verdict__computed_at__lt=F("last_part")))
-    return list(stale.order_by("-last_part").values_list("id", flat=True).distinct()[:limit])
+    return parsed.filter(Q(verdict__isnull=True) | Q(verdict__computed_at__lt=F("last_part")))
+
+
+def missing_verdicts(limit: int = SWEEP_LIMIT) -> list[int]:
+    """Jobs the sweep judges: parsed before the run history existed, or their judging task was
+    lost."""
+    found = _needing_verdicts().order_by("-last_part").values_list("id", flat=True)
+    return list(found.distinct()[:limit])
 
 
 def rejudge_series(series: Series) -> None:
@@ -284,10 +292,18 @@ def send_judge(job_id: int) -> None:
 
 
 def on_part_parsed(sender, part_id: int, **kwargs) -> None:
-    """The ingest stored a part: once its job's last part is parsed, judge the run."""
+    """The ingest stored a part: once the run has ended and its last part is parsed, judge it."""
     part = ProfilePart.objects.filter(id=part_id).only("job_id").first()
-    if part is not None and parts_ready(part.job):
+    if part is not None and _needing_verdicts().filter(pk=part.job_id).exists():
         send_judge(part.job_id)
+
+
+def on_job_saved(sender, instance: TrainingJob, created: bool, **kwargs) -> None:
+    """A job's status became final after its parts were parsed (an upload's last step): judge
+    it now rather than at the next sweep."""
+    ended = not created and instance.status in ENDED
+    if ended and _needing_verdicts().filter(pk=instance.pk).exists():
+        send_judge(instance.pk)
 
 
 def series_runs(series: Series):

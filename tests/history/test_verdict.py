@@ -2,6 +2,7 @@
 
 import pytest
 
+from profiler_app.core.models import TrainingJob
 from profiler_app.history import logic
 from profiler_app.history.models import RunVerdict, SeriesRun
 from profiler_app.insights.regression import TEST_NAME, Thresholds
@@ -124,14 +125,39 @@ def test_it_divides_by_rank_steps(user):
 
 
 @pytest.mark.django_db
-def test_the_sweep_finds_parsed_jobs_without_a_current_verdict(user):
+def test_the_sweep_finds_ended_parsed_jobs_without_a_current_verdict(user):
     job = parse_job(user, "swept-1", [("algo-1", 0, "multirank_sampled/rank-0.json.gz")])
+    assert logic.missing_verdicts() == []  # in progress: not judged yet
+    TrainingJob.objects.filter(pk=job.pk).update(status="completed")
     assert logic.missing_verdicts() == [job.pk]  # parsed by hand: no part_parsed was sent
     logic.judge_job(job.pk)
     assert logic.missing_verdicts() == []
     # A part parsed after the verdict makes it stale.
     RunVerdict.objects.filter(job=job).update(computed_at=job.created_at)
     assert logic.missing_verdicts() == [job.pk]
+
+
+@pytest.mark.django_db
+def test_a_run_is_judged_once_it_ended_and_its_parts_are_parsed(
+    user, django_capture_on_commit_callbacks
+):
+    job = parse_job(user, "ending-1", [("algo-1", 0, "multirank_sampled/rank-0.json.gz")])
+    part = job.parts.get()
+    with django_capture_on_commit_callbacks() as sent:
+        logic.on_part_parsed(None, part_id=part.pk)  # a collector job still training
+        job.notes = "still training"
+        job.save()
+    assert sent == []
+    with django_capture_on_commit_callbacks() as sent:
+        job.status = "completed"
+        job.save()  # the upload's last step, after its parts were parsed
+    assert len(sent) == 1
+    logic.judge_job(job.pk)
+    with django_capture_on_commit_callbacks() as sent:
+        job.notes = "judged already"
+        job.save()
+        logic.on_part_parsed(None, part_id=part.pk)
+    assert sent == []
 
 
 @pytest.mark.django_db
