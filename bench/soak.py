@@ -117,6 +117,7 @@ import json
 import duckdb, pyarrow
 from profiler_app.core.models import TrainingJob
 from profiler_app.sql import logic, views
+from profiler_app.traces.sql_console import QueryFailed, QueryRefused, QueryTimedOut
 
 def peak_kib():
     with open("/proc/self/status") as status:
@@ -126,7 +127,11 @@ job = TrainingJob.objects.get(pk={job_id})
 before = peak_kib()
 sizes = []
 for query in {queries!r}:
-    answer = logic.query_job(job, query)
+    try:
+        answer = logic.query_job(job, query)
+    except (QueryFailed, QueryRefused, QueryTimedOut) as refused:  # the view's 4xx
+        sizes.append(type(refused).__name__)
+        continue
     try:
         sizes.append(sum(len(chunk) for chunk in answer))
     finally:
@@ -504,7 +509,7 @@ def sql_phase(launcher: Launcher, token: str, job_id: int | None) -> float:
     )
     probe = json.loads(launcher.manage(SQL_PROBE.format(job_id=job_id, queries=SQL_QUERIES)))
     print(
-        f"sql answers in a fresh process: {probe['bytes']} bytes answered, its peak grew "
+        f"sql answers in a fresh process: {probe['bytes']} (bytes answered), its peak grew "
         f"{probe['growth_kib'] >> 10} MB over {probe['base_kib'] >> 10} MB with the code loaded"
     )
     return probe["growth_kib"] / 1024
