@@ -31,12 +31,16 @@ from tracefmt.kineto_columns import (
 
 _INT_TEXT_BYTES = 21  # the longest text of an int64 ("-9223372036854775808" and a comma)
 _ROWS_PER_WRITE = 20_000
+# The decompressed payload may take this share of the JSON's limit: real windows' JSON is 10 to
+# 20 times their payload, and the decoded columns take up to 8 times it.
+PAYLOAD_SHARE = 10
 
 
 def unpack_trace(data: bytes, out: IO[bytes], max_bytes: int) -> int:
     """Write the window's JSON to ``out``; returns its length. Refuses, before it takes the
-    memory, anything that would decompress or expand to more than ``max_bytes``."""
-    payload = _decompress(data, max_bytes)
+    memory, anything that would expand to more than ``max_bytes`` of JSON, or decompress to
+    more than a ``PAYLOAD_SHARE`` of it (decoded, each byte may become an 8-byte number)."""
+    payload = _decompress(data, max_bytes // PAYLOAD_SHARE)
     reader = _Reader(payload)
     header = reader.header()
     decoded = _decode_sections(header, reader)
@@ -282,28 +286,28 @@ def _output_bound(header: dict[str, Any], decoded: _Decoded) -> int:
 
 
 def _json_pieces(header: dict[str, Any], decoded: _Decoded) -> Iterator[bytes]:
+    """The JSON a batch of events at a time (only the columns' texts are held whole)."""
     texts = _column_texts(decoded, header["events"])
-    lines = np.empty(header["events"], dtype=object)
-    for shape, (keys, arg_keys) in enumerate(header["shapes"]):
-        rows = np.flatnonzero(decoded.shape_codes == shape)
-        if not len(rows):
-            continue
-        template = _template(keys, arg_keys)
-        values = []
-        for path in _shape_paths(keys, arg_keys):
-            where, column = texts[path]
-            values.append(column[np.searchsorted(where, rows)].tolist())
-        if values:
-            lines[rows] = [template % t for t in zip(*values, strict=True)]
-        else:  # events with no keys at all
-            lines[rows] = template
-    del texts
+    shapes = [(_template(k, a), _shape_paths(k, a)) for k, a in header["shapes"]]
     top = [f"{json.dumps(k)}:{v}" for k, v in header["top"]]
     at = next(i for i, (_, v) in enumerate(header["top"]) if v is None)
     yield ("{" + ",".join([*top[:at], '"traceEvents":['])).encode()
-    for first in range(0, len(lines), _ROWS_PER_WRITE):
-        batch = ",\n".join(lines[first : first + _ROWS_PER_WRITE])
-        yield (("," if first else "") + batch).encode()
+    codes = decoded.shape_codes
+    for first in range(0, len(codes), _ROWS_PER_WRITE):
+        batch = codes[first : first + _ROWS_PER_WRITE]
+        lines = np.empty(len(batch), dtype=object)
+        for shape in np.unique(batch).tolist():
+            local = np.flatnonzero(batch == shape)
+            template, paths = shapes[shape]
+            values = []
+            for path in paths:
+                where, column = texts[path]
+                values.append(column[np.searchsorted(where, local + first)].tolist())
+            if values:
+                lines[local] = [template % t for t in zip(*values, strict=True)]
+            else:  # events with no keys at all
+                lines[local] = template
+        yield (("," if first else "") + ",\n".join(lines)).encode()
     yield ("]" + "".join("," + p for p in top[at + 1 :]) + "}").encode()
 
 

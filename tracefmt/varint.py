@@ -51,20 +51,37 @@ def encode(values: np.ndarray) -> bytes:
 
 
 def decode(data: bytes | memoryview, count: int) -> np.ndarray:
-    """Exactly ``count`` varints filling ``data``; raises ``VarintError`` otherwise."""
+    """Exactly ``count`` varints filling ``data``; raises ``VarintError`` otherwise. Decoded a
+    block at a time: beside the result, the memory taken does not grow with ``count``."""
     raw = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(raw < 0x80)
-    if len(ends) != count or (count and ends[-1] != len(raw) - 1) or (not count and len(raw)):
-        raise VarintError(f"expected {count} numbers in {len(raw)} bytes, found {len(ends)}")
-    starts = np.zeros(count, dtype=np.int64)
-    starts[1:] = ends[:-1] + 1
-    lengths = ends - starts + 1
-    if count and int(lengths.max()) > MAX_BYTES:
+    found = int(np.count_nonzero(raw < 0x80))
+    if found != count or (count and raw[-1] >= 0x80):
+        raise VarintError(f"expected {count} numbers in {len(raw)} bytes, found {found}")
+    out = np.empty(count, dtype=np.int64)
+    done, start = 0, 0
+    for block in range(0, len(raw), _BLOCK_BYTES):
+        ends = np.flatnonzero(raw[block : block + _BLOCK_BYTES] < 0x80) + block
+        if not len(ends):
+            continue
+        starts = np.empty_like(ends)
+        starts[0] = start
+        starts[1:] = ends[:-1] + 1
+        out[done : done + len(ends)] = _decode_block(raw, starts, ends - starts + 1)
+        done += len(ends)
+        start = int(ends[-1]) + 1
+    return out
+
+
+_BLOCK_BYTES = 1 << 18
+
+
+def _decode_block(raw: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    if int(lengths.max()) > MAX_BYTES:
         raise VarintError(f"a number is longer than {MAX_BYTES} bytes")
-    last = raw[ends].astype(np.uint64)
+    last = raw[starts + lengths - 1]
     if np.any((lengths == MAX_BYTES) & (last > 1)):
         raise VarintError("a number does not fit in 64 bits")
-    u = np.zeros(count, dtype=np.uint64)
+    u = np.zeros(len(starts), dtype=np.uint64)
     for k in range(MAX_BYTES):
         rows = np.flatnonzero(lengths > k)
         if not len(rows):

@@ -325,3 +325,13 @@ def test_a_kcol_member_must_hold_a_packed_window(tmp_path, h100_packed):
         read_chunk(buf.getvalue())
     with pytest.raises(ChunkFormatError, match="kineto_windows"):
         read_chunk(with_meta(data, version=2))  # version 2 never had packed windows
+
+
+def test_varints_carry_the_whole_int64_range_across_blocks():
+    values = np.array([0, -1, 1, 2**63 - 1, -(2**63), 63, -64, 64, 2**62], dtype=np.int64)
+    many = np.tile(values, 40_000)  # past one decoding block
+    assert varint.decode(varint.encode(many), len(many)).tolist() == many.tolist()
+    with pytest.raises(varint.VarintError, match="does not fit in 64 bits"):
+        varint.decode(b"\xff" * 9 + b"\x02", 1)
+    with pytest.raises(varint.VarintError, match="expected 2 numbers in 1 bytes, found 1"):
+        varint.decode(b"\x01", 2)
