@@ -11,6 +11,7 @@ import {
   useVerdict,
 } from "../../api/history";
 import { Chart } from "../../charts/Chart";
+import type { ChartOption } from "../../charts/echarts";
 import { type LineSeries, lineOption } from "../../charts/options";
 import { type DataColumn, DataTable } from "../../components/DataTable";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
@@ -134,12 +135,14 @@ function RunChart(props: {
   const empty = lines.every((line) => line.points.length === 0);
   const option = useMemo(
     () =>
-      lineOption(lines, {
-        xName: "Run",
-        yMax,
-        formatX: (x) => runLabel(runs, x),
-        formatY: (y) => `${Number(y.toFixed(1))} ${unit}`,
-      }),
+      withRunMarkers(
+        lineOption(lines, {
+          xName: "Run",
+          yMax,
+          formatX: (x) => runLabel(runs, x),
+          formatY: (y) => `${Number(y.toFixed(1))} ${unit}`,
+        }),
+      ),
     [lines, runs, unit, yMax],
   );
   return (
@@ -151,6 +154,12 @@ function RunChart(props: {
       <Chart option={option} height={220} label={`${title} per run`} />
     </Panel>
   );
+}
+
+/** Each run drawn as a marker too: a series with one run has no line to draw. */
+function withRunMarkers(option: ChartOption): ChartOption {
+  const series = Array.isArray(option.series) ? option.series : [];
+  return { ...option, series: series.map((line) => ({ ...line, showSymbol: true })) };
 }
 
 function runColumns(): DataColumn<SeriesRun>[] {
