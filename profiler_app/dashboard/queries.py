@@ -137,14 +137,18 @@ def utilization_series(
     measured: Measured = (),
 ) -> dict:
     """Per node, the mean over its devices in at most SERIES_POINTS time buckets."""
-    empty_reason = (
-        no_samples_reason(job, metric.split("_")[0].upper() + " utilisation")
-        if applicable
-        else "no GPU in this profile"
-    )
-    empty: dict = {"source": None, "empty_reason": empty_reason, "series": []}
+
+    def empty() -> dict:
+        # Asked only when there are no points: a job with them spends no query on the reason.
+        reason = (
+            no_samples_reason(job, metric.split("_")[0].upper() + " utilisation")
+            if applicable
+            else "no GPU in this profile"
+        )
+        return {"source": None, "empty_reason": reason, "series": []}
+
     if start_ns is None or end_ns is None:
-        return empty
+        return empty()
     bucket_ns = max(1, (end_ns - start_ns) // SERIES_POINTS + 1)
     table = UtilizationPoint._meta.db_table
     shadowed = ""
@@ -167,7 +171,7 @@ def utilization_series(
         )
         rows = cursor.fetchall()
     if not rows:
-        return empty
+        return empty()
     # Grouped by node id, not name: sorting thousands of rows by a text key costs more than
     # the whole aggregation.
     names = dict(Node.objects.filter(job=job).values_list("id", "name"))
