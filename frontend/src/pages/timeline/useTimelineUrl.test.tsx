@@ -1,18 +1,24 @@
-import { act, render, screen } from "@testing-library/react";
+import { act, fireEvent, render, screen } from "@testing-library/react";
 import { useState } from "react";
 import { MemoryRouter, useLocation } from "react-router";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { useInitialTimelineUrl, useTimelineUrlWriter } from "./useTimelineUrl";
 
-let select: (id: string) => void = () => {};
-
 /** A page that opens from its link and writes back its selection. */
 function Page() {
   const initial = useInitialTimelineUrl();
   const [selection, setSelection] = useState(initial.selection);
-  select = setSelection;
   useTimelineUrlWriter({ ...initial, selection });
-  return <output>{useLocation().search}</output>;
+  return (
+    <>
+      {["4:18", "4:19"].map((id) => (
+        <button key={id} type="button" onClick={() => setSelection(id)}>
+          Select {id}
+        </button>
+      ))}
+      <output>{useLocation().search}</output>
+    </>
+  );
 }
 
 describe("timeline URL hooks", () => {
@@ -31,8 +37,8 @@ describe("timeline URL hooks", () => {
     // Written back in the one order of writeTimelineUrl, ranks sorted.
     expect(address()).toBe("?job=3&ranks=0,1&t=100_200&sel=4:17");
 
-    act(() => select("4:18"));
-    act(() => select("4:19"));
+    fireEvent.click(screen.getByRole("button", { name: "Select 4:18" }));
+    fireEvent.click(screen.getByRole("button", { name: "Select 4:19" }));
     act(() => void vi.advanceTimersByTime(399));
     expect(address()).toBe("?job=3&ranks=0,1&t=100_200&sel=4:17");
     act(() => void vi.advanceTimersByTime(1));
