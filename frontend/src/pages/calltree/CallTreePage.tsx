@@ -299,6 +299,8 @@ function Occurrences({
             className="calltree-table"
             rows={found.data.results}
             columns={OCCURRENCE_COLUMNS}
+            // Sorting the first occurrences listed would pass for sorting them all.
+            unsorted={found.data.count > found.data.results.length}
             rowKey={(o) => o.event}
           />
         </>

@@ -9,6 +9,7 @@ import { isPartial } from "../../lib/jobs";
 import { useNow } from "../../lib/useNow";
 import { KeyValueTable } from "./KeyValueTable";
 import { PartsTable } from "./PartsTable";
+import { RunVerdict } from "./RunVerdict";
 import { perNodeSummary } from "./summary";
 
 export function InfoPage() {
@@ -30,6 +31,7 @@ function JobInfo({ job }: { job: TrainingJob }) {
       </h2>
       <ReadWarnings warnings={job.read_warnings} />
       <MissingRanksNote jobId={job.id} />
+      <RunVerdict jobId={job.id} />
       <div className="info-grid">
         <section className="card" aria-labelledby="info-run">
           <h3 id="info-run">Run</h3>
@@ -76,11 +78,19 @@ function JobInfo({ job }: { job: TrainingJob }) {
       <div className="info-grid info-grid-wide">
         <section className="card" aria-labelledby="info-resources">
           <h3 id="info-resources">Resource identifiers</h3>
-          <KeyValueTable value={job.resource_ids} empty="No resource identifiers were recorded." />
+          <KeyValueTable
+            label="Resource identifiers"
+            value={job.resource_ids}
+            empty="No resource identifiers were recorded."
+          />
         </section>
         <section className="card" aria-labelledby="info-hyperparameters">
           <h3 id="info-hyperparameters">Hyperparameters</h3>
-          <KeyValueTable value={job.hyperparameters} empty="No hyperparameters were recorded." />
+          <KeyValueTable
+            label="Hyperparameters"
+            value={job.hyperparameters}
+            empty="No hyperparameters were recorded."
+          />
         </section>
       </div>
       <section className="card" aria-labelledby="info-nodes">

@@ -65,6 +65,8 @@ export function PartsTable({ jobId }: { jobId: number }) {
             className="parts-table"
             rows={parts.data.results}
             columns={PART_COLUMNS}
+            // Sorting one page of many would pass for sorting them all.
+            unsorted={parts.data.count > PAGE_SIZE}
             rowKey={(part) => part.id}
           />
           {parts.data.count > PAGE_SIZE && (

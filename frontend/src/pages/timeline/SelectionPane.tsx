@@ -172,6 +172,8 @@ function Connections({ data, onPickConnection }: Pick<Props, "data" | "onPickCon
           label="Launch and run pairs"
           rows={rows}
           columns={CONNECTION_COLUMNS}
+          // Sorting the first pairs listed would pass for sorting them all.
+          unsorted={flows.total > flows.count}
           rowKey={(row) => `${row.part}:${row.run}`}
           onRowClick={({ part, launch, run, runStartNs, runDurNs, launchStartNs }) =>
             onPickConnection({ part, launch, run, runStartNs, runDurNs, launchStartNs })
