@@ -4,6 +4,7 @@ and the verdict with its causes."""
 import pytest
 from playwright.sync_api import Page, expect
 
+from profiler_app.core.models import LoadedProfile
 from profiler_app.history import logic
 from profiler_app.history.models import Series
 from tests.e2e.conftest import screenshot, sign_in
@@ -69,6 +70,27 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     runs.locator("tbody tr").nth(0).click()
     expect(verdict).to_contain_text("Verdict of nccl-1: Could not judge")
     expect(verdict).to_contain_text("No baseline")
+
+    # The slower run's own Info page: its series, verdict, baseline and top causes.
+    LoadedProfile.objects.create(user=user, job=run)
+    tab.goto(f"{live_server.url}/info")
+    card = tab.locator("section", has=tab.get_by_role("heading", name="Regression verdict"))
+    expect(card.locator(".verdict")).to_have_text("Regression")
+    expect(card.get_by_role("link", name="nccl-model")).to_have_attribute(
+        "href", f"/history?series={Series.objects.get().pk}"
+    )
+    expect(card.get_by_role("link", name="nccl-1")).to_have_attribute(
+        "href", f"/dashboard?job={base.pk}"
+    )
+    expect(card).to_contain_text("+12.4 %")
+    top = card.get_by_role("list", name="Top causes").get_by_role("listitem")
+    expect(top).to_have_count(3)
+    expect(top.first).to_contain_text(ALLREDUCE)
+    base_ns = raw_figures(DATA / NCCL)["allreduce_ns"] / 3
+    delta_ms = (round(allreduce_ms * 1e6) - round(base_ns)) / 1e6
+    expect(top.first).to_contain_text(f": +{delta_ms:.4g} ms.")
+    expect(top.first).to_contain_text(f"{base_ns / 1e6:.2f} ms → {allreduce_ms:.2f} ms")
+    screenshot(tab, "info-verdict")
 
 
 def test_the_owner_sets_the_series_and_a_teammate_reads_them(

@@ -12,6 +12,18 @@ export type SeriesRun = Schemas["SeriesRun"];
 export type RunVerdict = Schemas["Verdict"];
 export type Cause = Schemas["Cause"];
 
+/** What each verdict status reads as, on every page that shows one. */
+export const VERDICT_LABELS: Record<string, string> = {
+  regression: "Regression",
+  no_regression: "No regression",
+  unjudged: "Could not judge",
+  pending: "Not judged yet",
+};
+
+export function verdictLabel(status: string | null | undefined): string {
+  return status ? (VERDICT_LABELS[status] ?? status) : "—";
+}
+
 export const historyKey = ["history"] as const;
 
 export function useSeriesList() {

@@ -2,6 +2,8 @@ import type { SeriesRun } from "../../api/history";
 import type { LineSeries } from "../../charts/options";
 import { colourFor } from "../../lib/colour";
 
+export { VERDICT_LABELS, verdictLabel } from "../../api/history";
+
 /** Which series the page shows: its id from the address, or null. */
 export function readSeries(params: URLSearchParams): number | null {
   const id = Number(params.get("series"));
@@ -70,17 +72,6 @@ function ms(ns: number | null | undefined): number | null {
 export function runLabel(runs: readonly SeriesRun[], position: number): string {
   const run = runs[Math.round(position) - 1];
   return run && Number.isInteger(position) ? `#${position} ${run.job_name}` : "";
-}
-
-export const VERDICT_LABELS: Record<string, string> = {
-  regression: "Regression",
-  no_regression: "No regression",
-  unjudged: "Could not judge",
-  pending: "Not judged yet",
-};
-
-export function verdictLabel(status: string | null | undefined): string {
-  return status ? (VERDICT_LABELS[status] ?? status) : "—";
 }
 
 /** The run a reader most likely wants to see: the latest one judged, else the latest. */
