@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import DATA, LARGEST_SHARED, ROOT, synthesize  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
-from profiler_app.timeline.export import chrome_trace  # noqa: E402
-from profiler_app.timeline.index import open_index  # noqa: E402
-from profiler_app.timeline.query import JobTimeline  # noqa: E402
-from profiler_app.timeline.tree import Part  # noqa: E402
+from profiler_app.timeline.pure.export import chrome_trace  # noqa: E402
+from profiler_app.timeline.pure.index import open_index  # noqa: E402
+from profiler_app.timeline.pure.query import JobTimeline  # noqa: E402
+from profiler_app.timeline.pure.tree import Part  # noqa: E402
 from profiler_app.traces import ingest_trace  # noqa: E402
 
 MB = 1 << 20

@@ -96,8 +96,8 @@ def build_indexes(job) -> list[float]:
     """How long the worker's indexing after each parse takes (seconds each): each part's timeline
     index built once more, as the parse built it."""
     from profiler_app.ingest.models import PartSummary
-    from profiler_app.timeline.index import INDEX_DIR_NAME
-    from profiler_app.timeline.index_build import build_index
+    from profiler_app.timeline.pure.index import INDEX_DIR_NAME
+    from profiler_app.timeline.pure.index_build import build_index
 
     took = []
     for summary in PartSummary.objects.filter(job=job).order_by("rank"):

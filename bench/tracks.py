@@ -34,7 +34,7 @@ def peak_rss_mb():  # this process's own peak: ru_maxrss also counts the parent'
         return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:")) / 1024
 from profiler_app.lib.memory import limit_memory
 limit_memory(int(sys.argv[3]))
-from profiler_app.timeline.index_build import build_index
+from profiler_app.timeline.pure.index_build import build_index
 from profiler_app.traces import ingest_trace
 start = time.perf_counter()
 try:

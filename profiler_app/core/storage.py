@@ -15,6 +15,9 @@ The same relative keys in both:
 Each app removes its own files once their rows are deleted: core the raw uploads and the
 unfinished uploads (``core.receivers``), the ingest the timeline stores (``ingest.receivers``).
 Sizes are the files' lengths in bytes.
+
+One module on purpose (near 450 lines): the two backends' rules for the three kinds of files
+sit side by side, so that nothing else needs to know where a file is.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from django.conf import settings
 from profiler_app.core import storage
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest.models import MemoryPoint, PartSummary, Step, UtilizationPoint
-from profiler_app.timeline.index import (
+from profiler_app.timeline.pure.index import (
     INDEX_DIR_NAME,
     IndexNotBuilt,
     PartIndex,
@@ -24,9 +24,9 @@ from profiler_app.timeline.index import (
     index_built,
     open_built_index,
 )
-from profiler_app.timeline.query import JobTimeline
-from profiler_app.timeline.series import Series, from_frame
-from profiler_app.timeline.tree import Part
+from profiler_app.timeline.pure.query import JobTimeline
+from profiler_app.timeline.pure.series import Series, from_frame
+from profiler_app.timeline.pure.tree import Part
 
 # Sources drawn from samples; "kernel_busy" utilisation is recomputed from the index instead,
 # at the resolution of the view.

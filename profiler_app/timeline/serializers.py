@@ -2,8 +2,8 @@ import re
 
 from rest_framework import serializers
 
-from profiler_app.timeline.ranges import MAX_EVENTS, MAX_TRACKS
-from profiler_app.timeline.viewport import MAX_BUCKETS
+from profiler_app.timeline.pure.ranges import MAX_EVENTS, MAX_TRACKS
+from profiler_app.timeline.pure.viewport import MAX_BUCKETS
 
 
 class NanosecondsField(serializers.CharField):

@@ -20,12 +20,14 @@ from profiler_app.core.negotiation import JsonErrors
 from profiler_app.core.query import query_params
 from profiler_app.core.throttles import ExportThrottle
 from profiler_app.lib.filenames import attachment
-from profiler_app.timeline import logic, payload
-from profiler_app.timeline.details import UnknownEvent, event_details
-from profiler_app.timeline.export import chrome_trace, least_bytes
-from profiler_app.timeline.query import UnknownTrack
-from profiler_app.timeline.ranges import event_lanes, range_events, range_totals
-from profiler_app.timeline.search import search
+from profiler_app.timeline import logic
+from profiler_app.timeline.pure import payload
+from profiler_app.timeline.pure.details import UnknownEvent, event_details
+from profiler_app.timeline.pure.export import chrome_trace, least_bytes
+from profiler_app.timeline.pure.query import UnknownTrack
+from profiler_app.timeline.pure.ranges import event_lanes, range_events, range_totals
+from profiler_app.timeline.pure.search import search
+from profiler_app.timeline.pure.viewport import Window
 from profiler_app.timeline.serializers import (
     EventDetailsSerializer,
     EventQuerySerializer,
@@ -39,7 +41,6 @@ from profiler_app.timeline.serializers import (
     TimelineTracksSerializer,
     ViewportQuerySerializer,
 )
-from profiler_app.timeline.viewport import Window
 
 # Worth compressing: viewport payloads shrink five to ten times at the fastest level.
 GZIP_MIN_BYTES = 4096
@@ -100,7 +101,7 @@ def tracks_view(request, job_id: int):
 def viewport_view(request, job_id: int):
     """What a screen of the timeline draws: per track the events at least a pixel wide and
     merged blocks for the rest, counters per pixel, aggregates of collapsed groups, and the
-    launch→run pairs. Binary: see ``profiler_app/timeline/payload.py``."""
+    launch→run pairs. Binary: see ``profiler_app/timeline/pure/payload.py``."""
     params = query_params(ViewportQuerySerializer, request)
     timeline = _timeline(job_id)
     began = time.perf_counter()
@@ -149,7 +150,7 @@ def event_view(request, job_id: int):
     return Response(EventDetailsSerializer(details).data)
 
 
-# What the export streams (profiler_app/timeline/export.py): Chrome's trace-event JSON.
+# What the export streams (profiler_app/timeline/pure/export.py): Chrome's trace-event JSON.
 CHROME_TRACE = inline_serializer(
     "ChromeTrace",
     fields={
@@ -212,7 +213,7 @@ def _unknown_track(exc: UnknownTrack) -> ValidationError:
 def range_view(request, job_id: int):
     """The events of [start_ns, end_ns) on the tracks, per track and name: count, total, self
     time (CPU threads), average, min, max and share of the range. Durations are clipped to the
-    range (see ``profiler_app/timeline/ranges.py``)."""
+    range (see ``profiler_app/timeline/pure/ranges.py``)."""
     params = query_params(RangeQuerySerializer, request)
     timeline = _timeline(job_id)
     start, end = params["start_ns"], params["end_ns"]

@@ -3,6 +3,9 @@ except for the compact kernel→operator precision links, steps and annotations)
 
 The output is shaped for the pages that read it: kernel statistics per device and name, GPU
 activity and memory operations, steps, annotation durations and utilisation series.
+
+One module, one accumulator, on purpose (near 500 lines): each batch is read once for every
+aggregate, and the batch loop is easier to keep bounded in memory when it is all in one place.
 """
 
 from __future__ import annotations

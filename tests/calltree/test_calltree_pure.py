@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from profiler_app.traces import calltree, ingest_trace
+from profiler_app.calltree.pure import tree as calltree
+from profiler_app.traces import ingest_trace
 from profiler_app.traces.timeline_read import TimelineReader
 from tests.calltree.raw import host_events, last_step_start, paths
 from tests.traces.expected import DATA, expected

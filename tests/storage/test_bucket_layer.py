@@ -17,7 +17,7 @@ from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic as ingest
 from profiler_app.ingest.models import KernelStat, PartSummary
 from profiler_app.timeline import logic as timeline
-from profiler_app.timeline.index import INDEX_DIR_NAME
+from profiler_app.timeline.pure.index import INDEX_DIR_NAME
 from tests.conftest import DATA_DIR
 from tests.storage import s3
 

@@ -24,7 +24,7 @@ from django.conf import settings
 
 from profiler_app.accounts.logic import issue_token
 from profiler_app.testing import database_url
-from profiler_app.timeline.payload import decode
+from profiler_app.timeline.pure.payload import decode
 from tests.conftest import DATA_DIR, wait_for
 from tests.storage import s3
 from tests.timeline.drawn import drawn_totals

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from profiler_app.core.models import TrainingJob
-from profiler_app.timeline.index import open_index
-from profiler_app.timeline.query import JobTimeline
-from profiler_app.timeline.tree import Part
+from profiler_app.timeline.pure.index import open_index
+from profiler_app.timeline.pure.query import JobTimeline
+from profiler_app.timeline.pure.tree import Part
 from profiler_app.traces import ingest_trace
 from tests.timeline.jobs import parse_job
 from tests.traces.expected import DATA

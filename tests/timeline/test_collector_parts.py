@@ -5,11 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.timeline.index import open_index
-from profiler_app.timeline.query import Counter, JobTimeline, LaneRows
-from profiler_app.timeline.series import from_frame, per_bucket
-from profiler_app.timeline.tree import Part
-from profiler_app.timeline.viewport import Window
+from profiler_app.timeline.pure.index import open_index
+from profiler_app.timeline.pure.query import Counter, JobTimeline, LaneRows
+from profiler_app.timeline.pure.series import from_frame, per_bucket
+from profiler_app.timeline.pure.tree import Part
+from profiler_app.timeline.pure.viewport import Window
 from profiler_app.traces import ingest_trace
 from tests.traces.test_collector_chunk import EVENTS, SAMPLES, T0, meta, write_chunk
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from profiler_app.timeline.export import chrome_trace, least_bytes
+from profiler_app.timeline.pure.export import chrome_trace, least_bytes
 
 pytestmark = pytest.mark.django_db
 

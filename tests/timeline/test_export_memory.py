@@ -17,10 +17,10 @@ RESNET = "resnet50_pt18_workers4.pt.trace.json.gz"  # 48,894 events a rank
 MEASURE = """
 import json, sys
 from pathlib import Path
-from profiler_app.timeline.export import chrome_trace, least_bytes
-from profiler_app.timeline.index import open_index
-from profiler_app.timeline.query import JobTimeline
-from profiler_app.timeline.tree import Part
+from profiler_app.timeline.pure.export import chrome_trace, least_bytes
+from profiler_app.timeline.pure.index import open_index
+from profiler_app.timeline.pure.query import JobTimeline
+from profiler_app.timeline.pure.tree import Part
 
 def rss_mb(field="VmRSS"):
     line = next(x for x in open("/proc/self/status") if x.startswith(field + ":"))

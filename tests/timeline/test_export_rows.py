@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from profiler_app.timeline.export import chrome_trace
-from profiler_app.timeline.index import open_index
-from profiler_app.timeline.query import JobTimeline
-from profiler_app.timeline.tree import Part
+from profiler_app.timeline.pure.export import chrome_trace
+from profiler_app.timeline.pure.index import open_index
+from profiler_app.timeline.pure.query import JobTimeline
+from profiler_app.timeline.pure.tree import Part
 from profiler_app.traces import ingest_trace, timeline_store
 from tests.traces.expected import DATA
 
@@ -37,7 +37,7 @@ def test_small_row_groups_export_the_same_trace(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("cached", [1, 2])
 def test_it_keeps_only_a_few_row_groups(tmp_path, monkeypatch, cached):
-    from profiler_app.timeline import export
+    from profiler_app.timeline.pure import export
 
     monkeypatch.setattr(timeline_store, "ROW_GROUP_ROWS", 1000)
     monkeypatch.setattr(export._ArgRows, "CACHED_GROUPS", cached)

@@ -2,10 +2,10 @@
 
 import pytest
 
-from profiler_app.timeline.details import event_details
-from profiler_app.timeline.query import MAX_FLOWS
-from profiler_app.timeline.search import search
-from profiler_app.timeline.viewport import Window
+from profiler_app.timeline.pure.details import event_details
+from profiler_app.timeline.pure.query import MAX_FLOWS
+from profiler_app.timeline.pure.search import search
+from profiler_app.timeline.pure.viewport import Window
 from tests.timeline.raw import raw_timeline
 
 GPU_TRACES = [

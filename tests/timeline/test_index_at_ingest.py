@@ -10,8 +10,8 @@ from django.conf import settings
 
 from profiler_app.ingest.models import PartSummary
 from profiler_app.timeline import logic
-from profiler_app.timeline.index import INDEX_DIR_NAME, INDEX_VERSION
-from profiler_app.timeline.index_build import store_signature
+from profiler_app.timeline.pure.index import INDEX_DIR_NAME, INDEX_VERSION
+from profiler_app.timeline.pure.index_build import store_signature
 
 pytestmark = [pytest.mark.django_db]
 

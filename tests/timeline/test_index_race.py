@@ -4,7 +4,7 @@ opens it meanwhile fails."""
 import shutil
 import threading
 
-from profiler_app.timeline.index import INDEX_DIR_NAME, open_index
+from profiler_app.timeline.pure.index import INDEX_DIR_NAME, open_index
 from profiler_app.traces import ingest_trace
 from tests.traces.expected import DATA
 

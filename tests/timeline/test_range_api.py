@@ -3,7 +3,7 @@ trace, the events of one name, and every input error a 400 with a message."""
 
 import pytest
 
-from profiler_app.timeline.ranges import MAX_TRACKS
+from profiler_app.timeline.pure.ranges import MAX_TRACKS
 from tests.timeline.test_range_totals import brute_force
 from tests.timeline.test_timeline_api import nodes, tree_of
 

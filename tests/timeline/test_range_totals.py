@@ -6,7 +6,7 @@ from functools import cache
 
 import pytest
 
-from profiler_app.timeline.ranges import range_events, range_totals
+from profiler_app.timeline.pure.ranges import range_events, range_totals
 from tests.timeline.raw import raw_lane_events
 from tests.timeline.test_viewport_totals import lane_keys
 

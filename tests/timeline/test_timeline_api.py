@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from profiler_app.timeline.payload import decode
+from profiler_app.timeline.pure.payload import decode
 from tests.timeline.drawn import drawn_totals
 from tests.timeline.raw import raw_timeline
 from tests.traces.expected import DATA, expected

@@ -6,8 +6,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from profiler_app.timeline.query import JobTimeline, LaneRows
-from profiler_app.timeline.viewport import Window
+from profiler_app.timeline.pure.query import JobTimeline, LaneRows
+from profiler_app.timeline.pure.viewport import Window
 from tests.timeline.raw import raw_timeline
 from tests.traces.expected import TRACES
 

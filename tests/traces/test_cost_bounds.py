@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.timeline.index_build import build_index
+from profiler_app.timeline.pure.index_build import build_index
 from profiler_app.traces import TimelineReader, ingest_trace
 from profiler_app.traces.model import EventBatch
 from profiler_app.traces.timeline_store import TimelineWriter
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PARSE = r"""
 import json, resource, sys
 from profiler_app.lib.memory import limit_memory
-from profiler_app.timeline.index_build import build_index
+from profiler_app.timeline.pure.index_build import build_index
 from profiler_app.traces import ingest_trace
 status = open("/proc/self/status").read().splitlines()
 data_mb = int(next(line.split()[1] for line in status if line.startswith("VmData:"))) // 1024

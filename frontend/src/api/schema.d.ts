@@ -488,7 +488,7 @@ export interface paths {
         /**
          * @description The events of [start_ns, end_ns) on the tracks, per track and name: count, total, self
          *     time (CPU threads), average, min, max and share of the range. Durations are clipped to the
-         *     range (see ``profiler_app/timeline/ranges.py``).
+         *     range (see ``profiler_app/timeline/pure/ranges.py``).
          */
         get: operations["jobs_timeline_range_retrieve"];
         put?: never;
@@ -566,7 +566,7 @@ export interface paths {
         /**
          * @description What a screen of the timeline draws: per track the events at least a pixel wide and
          *     merged blocks for the rest, counters per pixel, aggregates of collapsed groups, and the
-         *     launch→run pairs. Binary: see ``profiler_app/timeline/payload.py``.
+         *     launch→run pairs. Binary: see ``profiler_app/timeline/pure/payload.py``.
          */
         get: operations["jobs_timeline_viewport_retrieve"];
         put?: never;
@@ -2733,8 +2733,13 @@ export interface operations {
                 a: number;
                 /** @description the job compared with it */
                 b: number;
-                /** @description both jobs' window; left out: the window the caller views job A in */
-                window?: "complete_steps" | "whole_trace";
+                /**
+                 * @description both jobs' window; left out: the window the caller views job A in
+                 *
+                 *     * `whole_trace` - whole_trace
+                 *     * `complete_steps` - complete_steps
+                 */
+                window?: "whole_trace" | "complete_steps";
             };
             header?: never;
             path?: never;
@@ -6849,6 +6854,14 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -27,7 +27,7 @@ export function useTimelineTracks(jobId: number, refetchIntervalMs: number | fal
 
 export type ViewportQuery = { startNs: string; endNs: string; widthPx: number; tracks: string[] };
 
-/** One viewport payload (binary, see profiler_app/timeline/payload.py). */
+/** One viewport payload (binary, see profiler_app/timeline/pure/payload.py). */
 export async function fetchViewport(
   jobId: number,
   query: ViewportQuery,

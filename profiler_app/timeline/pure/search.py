@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.timeline.query import JobTimeline
+from profiler_app.timeline.pure.query import JobTimeline
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from profiler_app.timeline.index import PartIndex
-from profiler_app.timeline.lanes import HOST, OTHER, STREAM, THREAD
-from profiler_app.timeline.series import (
+from profiler_app.timeline.pure.index import PartIndex
+from profiler_app.timeline.pure.lanes import HOST, OTHER, STREAM, THREAD
+from profiler_app.timeline.pure.series import (
     COUNTER_METRIC,
     CPU_METRICS,
     GPU_METRICS,

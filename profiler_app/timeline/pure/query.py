@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.timeline import viewport as vp
-from profiler_app.timeline.lanes import RUN_KINDS
-from profiler_app.timeline.series import Series, per_bucket
-from profiler_app.timeline.tree import Part, TreeNode, build_tree
-from profiler_app.timeline.viewport import RowView, Window
+from profiler_app.timeline.pure import viewport as vp
+from profiler_app.timeline.pure.lanes import RUN_KINDS
+from profiler_app.timeline.pure.series import Series, per_bucket
+from profiler_app.timeline.pure.tree import Part, TreeNode, build_tree
+from profiler_app.timeline.pure.viewport import RowView, Window
 
 MAX_FLOWS = 2000
 _RUN_KIND_TABLE = np.zeros(256, dtype=bool)

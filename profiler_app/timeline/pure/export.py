@@ -15,9 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from profiler_app.timeline.lanes import LAUNCH_KINDS
-from profiler_app.timeline.query import JobTimeline
-from profiler_app.timeline.tree import Part
+from profiler_app.timeline.pure.lanes import LAUNCH_KINDS
+from profiler_app.timeline.pure.query import JobTimeline
+from profiler_app.timeline.pure.tree import Part
 from profiler_app.traces.timeline_store import EVENTS_FILE
 from tracefmt.kinds import KIND_NAMES
 

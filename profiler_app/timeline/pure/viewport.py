@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.timeline import activity as activity_mod
-from profiler_app.timeline.activity import MAX_K
-from profiler_app.timeline.index import PartIndex
-from profiler_app.timeline.levels import CLASS_REACH_NS, CLASS_SHIFT, MAX_REL_NS, N_CLASSES
+from profiler_app.timeline.pure import activity as activity_mod
+from profiler_app.timeline.pure.activity import MAX_K
+from profiler_app.timeline.pure.index import PartIndex
+from profiler_app.timeline.pure.levels import CLASS_REACH_NS, CLASS_SHIFT, MAX_REL_NS, N_CLASSES
 
 MAX_BUCKETS = 16384
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from profiler_app.timeline.query import Aggregate, Counter, JobTimeline, LaneRows, Viewport
+from profiler_app.timeline.pure.query import Aggregate, Counter, JobTimeline, LaneRows, Viewport
 
 MAGIC = b"TLV1"
 _ALIGN = 8

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from profiler_app.timeline.lanes import RUN_KINDS
-from profiler_app.timeline.query import JobTimeline
-from profiler_app.timeline.tree import Part
+from profiler_app.timeline.pure.lanes import RUN_KINDS
+from profiler_app.timeline.pure.query import JobTimeline
+from profiler_app.timeline.pure.tree import Part
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import KIND_NAMES, MEMCPY_KIND_NAMES
 

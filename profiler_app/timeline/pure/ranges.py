@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.timeline.index import PartIndex
-from profiler_app.timeline.lanes import THREAD
-from profiler_app.timeline.levels import CLASS_REACH_NS, N_CLASSES
-from profiler_app.timeline.query import JobTimeline, UnknownTrack
-from profiler_app.timeline.tree import TreeNode
-from profiler_app.timeline.viewport import _class_slices, _rel
+from profiler_app.timeline.pure.index import PartIndex
+from profiler_app.timeline.pure.lanes import THREAD
+from profiler_app.timeline.pure.levels import CLASS_REACH_NS, N_CLASSES
+from profiler_app.timeline.pure.query import JobTimeline, UnknownTrack
+from profiler_app.timeline.pure.tree import TreeNode
+from profiler_app.timeline.pure.viewport import _class_slices, _rel
 
 MAX_TRACKS = 2000
 MAX_EVENTS = 5000

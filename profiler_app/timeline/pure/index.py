@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from profiler_app.timeline.activity import ActivityLevel
-from profiler_app.timeline.index_build import INDEX_VERSION, build_index, signature_matches
+from profiler_app.timeline.pure.activity import ActivityLevel
+from profiler_app.timeline.pure.index_build import INDEX_VERSION, build_index, signature_matches
 from profiler_app.traces.store_files import StoreFiles
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import STRINGS_FILE

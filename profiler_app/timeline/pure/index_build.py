@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler_app.timeline import lanes as lanes_mod
-from profiler_app.timeline.activity import MAX_K as ACTIVITY_MAX_K
-from profiler_app.timeline.activity import MIN_RATIO as ACTIVITY_MIN_RATIO
-from profiler_app.timeline.activity import build_activity
-from profiler_app.timeline.levels import (
+from profiler_app.timeline.pure import lanes as lanes_mod
+from profiler_app.timeline.pure.activity import MAX_K as ACTIVITY_MAX_K
+from profiler_app.timeline.pure.activity import MIN_RATIO as ACTIVITY_MIN_RATIO
+from profiler_app.timeline.pure.activity import build_activity
+from profiler_app.timeline.pure.levels import (
     MAX_REL_NS,
     MIN_RATIO,
     N_CLASSES,
