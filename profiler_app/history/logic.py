@@ -19,6 +19,7 @@ from celery import current_app
 from django.db import IntegrityError, transaction
 from django.db.models import Avg, Count, F, Max, Q, Sum
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from profiler_app.cluster.compare import job_ref
 from profiler_app.core.models import JobStatus, PartState, ProfilePart, TrainingJob
@@ -288,7 +289,19 @@ def judge_series(series_id: int) -> int:
 
 
 def send_judge(job_id: int) -> None:
-    transaction.on_commit(lambda: current_app.send_task(JUDGE_TASK, args=[job_id]))
+    """Queues the job's judging once the transaction commits. If the broker is down, the
+    history sweep judges it later (it is parsed and has no verdict): the caller's work is done
+    and must not fail for it."""
+
+    def send() -> None:
+        try:
+            current_app.send_task(JUDGE_TASK, args=[job_id])
+        except OperationalError as exc:
+            log.warning(
+                "Could not queue job %s to be judged (the history sweep will): %s", job_id, exc
+            )
+
+    transaction.on_commit(send)
 
 
 def on_part_parsed(sender, part_id: int, **kwargs) -> None:

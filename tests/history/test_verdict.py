@@ -7,6 +7,7 @@ from profiler_app.history import logic
 from profiler_app.history.models import RunVerdict, SeriesRun
 from profiler_app.insights.regression import TEST_NAME, Thresholds
 from tests.history.traces import ALLREDUCE, NCCL, NEW_KERNEL, raw_figures
+from tests.ingest.helpers import broker_down
 from tests.timeline.jobs import parse_job, parse_paths
 from tests.traces.expected import DATA
 
@@ -176,3 +177,18 @@ def test_a_new_threshold_judges_the_series_again_oldest_first(user, slower_trace
     assert slow.status == "no_regression"
     assert (after.status, after.baseline.name) == ("no_regression", "t-2")
     assert after.result["change_pct"] < 0
+
+
+@pytest.mark.django_db
+def test_a_run_parsed_during_a_broker_outage_is_left_to_the_sweep(
+    user, caplog, django_capture_on_commit_callbacks
+):
+    job = parse_paths(user, "nccl-1", [("algo-1", 0, DATA / NCCL)], status="completed")
+    with broker_down(), django_capture_on_commit_callbacks(execute=True) as sent:
+        logic.send_judge(job.pk)
+    assert len(sent) == 1  # queued on commit, and the broker's refusal did not escape it
+    [warning] = [r for r in caplog.records if r.name == "profiler_app.history.logic"]
+    assert warning.levelname == "WARNING"
+    assert f"Could not queue job {job.pk} to be judged (the history sweep will)" in warning.message
+    assert logic.missing_verdicts() == [job.pk]
+    assert not RunVerdict.objects.filter(job=job).exists()
