@@ -17,6 +17,7 @@ from profiler_app.ingest import logic as ingest
 from profiler_app.ingest.models import PartSummary
 from tests.conftest import DATA_DIR
 from tests.core.disk import SmallDisk
+from tests.uploads import post_part, put_range, start_upload
 
 pytestmark = pytest.mark.django_db
 
@@ -46,15 +47,6 @@ def job(user):
     return TrainingJob.objects.create(name="full-disk", owner=user)
 
 
-def post_part(api, job, path=TRACE):
-    with path.open("rb") as file:
-        return api.post(
-            f"/api/jobs/{job.id}/parts/",
-            {"node": "algo-1", "rank": 0, "kind": "kineto", "file": file},
-            format="multipart",
-        )
-
-
 @pytest.mark.parametrize("spooled", [False, True], ids=["held in memory", "spooled to disk"])
 def test_it_answers_507_to_an_upload_and_keeps_no_partial_file(api, job, disk, settings, spooled):
     if spooled:  # the request's file goes to the scratch folder while it arrives
@@ -64,7 +56,7 @@ def test_it_answers_507_to_an_upload_and_keeps_no_partial_file(api, job, disk, s
     before = disk.files()
     disk.fill(leave_bytes=256 * 1024)  # room for a quarter of the file
 
-    response = post_part(api, job)
+    response = post_part(api, job, TRACE)
 
     assert response.status_code == 507
     assert response["Content-Type"] == "application/json"
@@ -76,38 +68,15 @@ def test_it_answers_507_to_an_upload_and_keeps_no_partial_file(api, job, disk, s
     assert api.get(f"/api/jobs/{job.id}/").status_code == 200
 
     disk.free()
-    again = post_part(api, job)
+    again = post_part(api, job, TRACE)
     assert again.status_code == 202, again.json()
     with ProfilePart.objects.get(pk=again.json()["id"]).file.open("rb") as stored_file:
         assert hashlib.sha256(stored_file.read()).hexdigest() == again.json()["sha256"]
 
 
-def start_upload(api, job, size: int) -> str:
-    body = {
-        "node": "algo-1",
-        "rank": 0,
-        "kind": "kineto",
-        "filename": TRACE.name,
-        "size_bytes": size,
-    }
-    response = api.post(f"/api/jobs/{job.id}/uploads/", body, format="json")
-    assert response.status_code == 201
-    return f"/api/uploads/{response.json()['id']}/"
-
-
-def put_range(api, url: str, raw: bytes, begin: int, end: int):
-    return api.generic(
-        "PUT",
-        url,
-        raw[begin:end],
-        content_type="application/octet-stream",
-        HTTP_CONTENT_RANGE=f"bytes {begin}-{end - 1}/{len(raw)}",
-    )
-
-
 def test_it_answers_507_to_a_range_and_keeps_the_bytes_counted_before(api, job, disk):
     raw = TRACE.read_bytes()
-    url = start_upload(api, job, len(raw))
+    url = start_upload(api, job, TRACE, len(raw))
     half = len(raw) // 2
     disk.fill(leave_bytes=half + 128 * 1024)  # the first half fits, the second does not
 
@@ -126,7 +95,7 @@ def test_it_answers_507_to_a_range_and_keeps_the_bytes_counted_before(api, job, 
 
 def test_it_answers_507_to_a_first_range_and_keeps_no_file(api, job, disk):
     raw = TRACE.read_bytes()
-    url = start_upload(api, job, len(raw))
+    url = start_upload(api, job, TRACE, len(raw))
     disk.fill(leave_bytes=128 * 1024)
 
     response = put_range(api, url, raw, 0, len(raw))
@@ -139,7 +108,7 @@ def test_it_answers_507_to_a_first_range_and_keeps_no_file(api, job, disk):
 
 def test_it_answers_507_to_completing_an_upload_and_keeps_the_upload(api, job, disk):
     raw = TRACE.read_bytes()
-    url = start_upload(api, job, len(raw))
+    url = start_upload(api, job, TRACE, len(raw))
     assert put_range(api, url, raw, 0, len(raw)).status_code == 200
     before = disk.files()
     disk.fill(leave_bytes=256 * 1024)  # the part's raw file is a copy of the upload's bytes

@@ -9,13 +9,11 @@ import pytest
 from profiler_app.reports import logic
 from profiler_app.reports.models import InsightsStatus, JobInsights
 from tests.timeline.jobs import parse_paths
+from tests.traces.synthetic import complete_event
+
+x = complete_event  # short: the traces below are tables of events
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
-
-
-def x(cat: str, name: str, ts: float, dur: float, pid=1, tid=1, **args) -> dict:
-    event = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
-    return {**event, "args": args} if args else event
 
 
 OTHER_TOOLS = {

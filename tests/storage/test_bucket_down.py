@@ -21,6 +21,7 @@ from profiler_app.lib.bucket_url import django_storage_options
 from tests.conftest import DATA_DIR
 from tests.core.disk import data_files
 from tests.storage import s3
+from tests.uploads import post_part, put_range, start_upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,38 +54,6 @@ def stalled_endpoint():
         yield f"http://127.0.0.1:{listener.getsockname()[1]}"
 
 
-def post_part(api, job):
-    with TRACE.open("rb") as file:
-        return api.post(
-            f"/api/jobs/{job.id}/parts/",
-            {"node": "algo-1", "rank": 0, "kind": "kineto", "file": file},
-            format="multipart",
-        )
-
-
-def start_upload(api, job, size: int) -> str:
-    body = {
-        "node": "algo-1",
-        "rank": 0,
-        "kind": "kineto",
-        "filename": TRACE.name,
-        "size_bytes": size,
-    }
-    response = api.post(f"/api/jobs/{job.id}/uploads/", body, format="json")
-    assert response.status_code == 201
-    return f"/api/uploads/{response.json()['id']}/"
-
-
-def put_range(api, url: str, raw: bytes):
-    return api.generic(
-        "PUT",
-        url,
-        raw,
-        content_type="application/octet-stream",
-        HTTP_CONTENT_RANGE=f"bytes 0-{len(raw) - 1}/{len(raw)}",
-    )
-
-
 def assert_unavailable(response, doing: str) -> None:
     assert response.status_code == 503
     assert response["Content-Type"] == "application/json"
@@ -98,11 +67,11 @@ def test_uploads_to_a_bucket_out_of_reach_answer_503_and_keep_nothing(
     api, job, settings, monkeypatch, s3_endpoint, bucket
 ):
     raw = TRACE.read_bytes()
-    url = start_upload(api, job, len(raw))
+    url = start_upload(api, job, TRACE, len(raw))
     before = data_files()
     point_at(f"http://127.0.0.1:{s3.free_port()}", settings, monkeypatch)  # nobody there
 
-    assert_unavailable(post_part(api, job), "store or read a raw upload (Could not connect")
+    assert_unavailable(post_part(api, job, TRACE), "store or read a raw upload (Could not connect")
     assert_unavailable(put_range(api, url, raw), "save uploads/")
 
     assert not ProfilePart.objects.exists()
@@ -127,8 +96,8 @@ def test_an_upload_to_a_stalled_bucket_is_answered_503_within_the_timeouts(
     with stalled_endpoint() as endpoint:
         point_at(endpoint, settings, monkeypatch)
         raw = TRACE.read_bytes()
-        url = start_upload(api, job, len(raw))
-        for send in (lambda: post_part(api, job), lambda: put_range(api, url, raw)):
+        url = start_upload(api, job, TRACE, len(raw))
+        for send in (lambda: post_part(api, job, TRACE), lambda: put_range(api, url, raw)):
             began = time.monotonic()
             response = send()
             waited_s = time.monotonic() - began
@@ -176,7 +145,7 @@ class Forward(http.server.BaseHTTPRequestHandler):
 
 
 def stored_part(api, job) -> int:
-    response = post_part(api, job)
+    response = post_part(api, job, TRACE)
     assert response.status_code == 202
     part_id = response.json()["id"]
     assert ingest.claim(part_id, "bucket-down-task")

@@ -56,3 +56,9 @@ def one_thread(path: Path, n: int, depth: int) -> Path:
             yield _OP % (j, 1, 1, stack * span + j, span - 2 * j - 1)
 
     return _write(path, lines())
+
+
+def complete_event(cat: str, name: str, ts: float, dur: float, pid=1, tid=1, **args) -> dict:
+    """One Chrome-trace complete event ("ph": "X"), its args only when given."""
+    event = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+    return {**event, "args": args} if args else event
