@@ -20,9 +20,7 @@ def render_verdict(verdict: Mapping[str, Any]) -> str:
     the test, and the causes per step per rank."""
     status = STATUS_TEXT.get(verdict["status"], verdict["status"])
     series = f" of series {escape(verdict['series'])}" if verdict.get("series") else ""
-    against = (
-        f" against {escape(verdict['baseline_name'])}" if verdict.get("baseline_name") else ""
-    )
+    against = f" against {escape(verdict['baseline_name'])}" if verdict.get("baseline_name") else ""
     parts = [
         f"<h1>Regression verdict{series}</h1>",
         f"<p><strong>{escape(status)}</strong>{against}. {escape(verdict['reason'])}</p>",
