@@ -102,10 +102,10 @@ def parts_ready(job: TrainingJob) -> bool:
 def run_figures(job: TrainingJob, window: str) -> RunFigures:
     """The aggregates and the stores' operators and host waits of ``job`` in ``window``."""
     ref = job_ref(job, window)
-    steps = np.fromiter(
-        in_window(Step, job, window).filter(captured=True).values_list("dur_ns", flat=True),
-        np.int64,
-    )
+    steps = np.array(
+        list(in_window(Step, job, window).filter(captured=True).values_list("rank", "dur_ns")),
+        dtype=np.int64,
+    ).reshape(-1, 2)
     kernels = pd.DataFrame.from_records(
         list(
             in_window(KernelStat, job, window)
@@ -124,7 +124,8 @@ def run_figures(job: TrainingJob, window: str) -> RunFigures:
         name=job.name,
         ranks=ref["ranks"] or 0,
         rank_steps=ref["rank_steps"],
-        step_ns=steps,
+        step_ns=steps[:, 1],
+        step_rank=steps[:, 0],
         kernels=kernels,
         operators=operators,
         comm_ns=int(overlap["comm"] or 0),
@@ -171,11 +172,28 @@ def summary_figures(job: TrainingJob, window: str, figures: RunFigures) -> dict[
         "rank_steps": figures.rank_steps,
         "step_p50_ns": int(np.median(steps)) if len(steps) else None,
         "step_p95_ns": int(np.percentile(steps, 95)) if len(steps) else None,
+        "step_per_rank": _per_rank_steps(figures),
         "gpu_util_pct": _gpu_util(job, window),
         "kernel_ns_per_step": {t: round(int(by_type.get(t, 0)) / per) for t in KERNEL_TYPES},
         "top_kernels": [{"name": n, "ns_per_step": round(v / per)} for n, v in top_kernels.items()],
         "top_operators": [{"name": n, "ns_per_step": round(v / per)} for n, v in top_ops.items()],
     }
+
+
+def _per_rank_steps(figures: RunFigures) -> list[dict[str, int]]:
+    """Each rank's step count, median and p95: a straggler shows here, not in the pooled ones."""
+    found = []
+    for rank in np.unique(figures.step_rank):
+        steps = figures.step_ns[figures.step_rank == rank]
+        found.append(
+            {
+                "rank": int(rank),
+                "steps": len(steps),
+                "p50_ns": int(np.median(steps)),
+                "p95_ns": int(np.percentile(steps, 95)),
+            }
+        )
+    return found
 
 
 def _gpu_util(job: TrainingJob, window: str) -> float | None:

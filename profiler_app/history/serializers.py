@@ -145,6 +145,13 @@ class NamedTimeSerializer(serializers.Serializer):
     ns_per_step = serializers.IntegerField()
 
 
+class RankStepsSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    steps = serializers.IntegerField()
+    p50_ns = serializers.IntegerField(help_text="median step")
+    p95_ns = serializers.IntegerField()
+
+
 class RunFiguresSerializer(serializers.Serializer):
     window = serializers.CharField()
     ranks = serializers.IntegerField()
@@ -152,6 +159,9 @@ class RunFiguresSerializer(serializers.Serializer):
     rank_steps = serializers.IntegerField()
     step_p50_ns = serializers.IntegerField(allow_null=True)
     step_p95_ns = serializers.IntegerField(allow_null=True)
+    step_per_rank = RankStepsSerializer(
+        many=True, required=False, help_text="rank by rank; absent in figures stored before"
+    )
     gpu_util_pct = serializers.FloatField(allow_null=True)
     kernel_ns_per_step = serializers.DictField(child=serializers.IntegerField())
     top_kernels = NamedTimeSerializer(many=True)

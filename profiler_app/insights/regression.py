@@ -1,10 +1,11 @@
 """A run's regression verdict against its baseline run, and the causes ranked (pure).
 
-Step time is judged on the per-step durations of every rank with the one-sided Mann–Whitney U
-test: it makes no assumption about the shape of the distribution (step times are skewed by
+Step time is judged on the per-step durations of every rank, each divided by the baseline's
+median step of the same rank (ranks differ steadily: one logs, one waits at each collective), with
+the one-sided Mann–Whitney U test: it makes no assumption about the shape of the distribution (step times are skewed by
 data-loader stalls and outliers, so a t-test's normality does not hold), it compares two
 independent samples of different sizes, and a few slow steps cannot dominate it as they dominate
-a mean. A run regresses when its median step grew by at least the series' threshold *and* the
+a mean. A run regresses when its median step (relative to its rank's, pooled over ranks) grew by at least the series' threshold *and* the
 test says its steps are longer at the series' significance level: a large change on two noisy
 steps, or a significant change of 0.1 %, is no regression.
 
@@ -63,6 +64,7 @@ class Thresholds:
 class RunFigures:
     """What the verdict reads of one run, in one window.
 
+    step_ns and step_rank: each step's duration and its rank, aligned;
     kernels: name, category, precision, count, total_ns (summed over ranks and devices);
     operators: name, count, self_ns (host self time, summed over ranks).
     """
@@ -72,6 +74,7 @@ class RunFigures:
     ranks: int
     rank_steps: int
     step_ns: np.ndarray
+    step_rank: np.ndarray
     kernels: pd.DataFrame
     operators: pd.DataFrame
     comm_ns: int
@@ -221,7 +224,9 @@ def judge(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -> Verd
             "annotations.",
         )
     base_med, run_med = _median(baseline.step_ns), _median(run.step_ns)
-    change = round(100.0 * (run_med - base_med) / base_med, 2) if base_med else 0.0
+    base_steps, run_steps = per_rank_relative(baseline, run)
+    base_rel, run_rel = float(np.median(base_steps)), float(np.median(run_steps))
+    change = round(100.0 * (run_rel - base_rel) / base_rel, 2)
     figures = (base_med, run_med, _p95(baseline.step_ns), _p95(run.step_ns), change)
     floor = smallest_p(len(baseline.step_ns), len(run.step_ns))
     if floor > thresholds.alpha:
@@ -232,15 +237,16 @@ def judge(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -> Verd
             f"{floor:.3g}); profile more steps.",
             figures,
         )
-    test = mann_whitney_greater(baseline.step_ns, run.step_ns)
+    test = mann_whitney_greater(base_steps, run_steps)
     significant = test.p_value <= thresholds.alpha
     grown = change >= thresholds.step_pct
     summary = f"Median step {_ms(run_med)} against {_ms(base_med)} ({change:+.1f} %"
+    combined = _how_ranks_combined(baseline, run)
     if grown and significant:
         return verdict(
             REGRESSION,
             f"{summary}, threshold {thresholds.step_pct:g} %), significant "
-            f"(p = {test.p_value:.3g} ≤ {thresholds.alpha:g}).",
+            f"(p = {test.p_value:.3g} ≤ {thresholds.alpha:g}).{combined}",
             figures,
             test,
         )
@@ -249,7 +255,34 @@ def judge(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -> Verd
         if not grown
         else f"not significant (p = {test.p_value:.3g} > {thresholds.alpha:g})"
     )
-    return verdict(NO_REGRESSION, f"{summary}): {why}.", figures, test)
+    return verdict(NO_REGRESSION, f"{summary}): {why}.{combined}", figures, test)
+
+
+def per_rank_relative(baseline: RunFigures, run: RunFigures) -> tuple[np.ndarray, np.ndarray]:
+    """Both runs' steps, each divided by the baseline's median step of the same rank (of all
+    the baseline's ranks for a rank the baseline lacks). A rank that is always slower (the one
+    that also logs, or waits at each collective) then neither widens the spread the test sees
+    nor, in a run with another mix of ranks, moves the median."""
+    overall = float(np.median(baseline.step_ns))
+    medians = {
+        int(rank): float(np.median(baseline.step_ns[baseline.step_rank == rank]))
+        for rank in np.unique(baseline.step_rank)
+    }
+
+    def relative(figures: RunFigures) -> np.ndarray:
+        scale = np.array([medians.get(int(r), overall) for r in figures.step_rank], np.float64)
+        return figures.step_ns.astype(np.float64) / scale
+
+    return relative(baseline), relative(run)
+
+
+def _how_ranks_combined(baseline: RunFigures, run: RunFigures) -> str:
+    if baseline.ranks <= 1 and run.ranks <= 1:
+        return ""
+    return (
+        f" Steps compared per rank ({run.ranks} against {baseline.ranks}): each step divided by "
+        "the baseline's median step of its rank, then all ranks' steps pooled."
+    )
 
 
 def rank_causes(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -> tuple[Cause, ...]:

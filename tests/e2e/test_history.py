@@ -1,6 +1,8 @@
 """The History page in headless Chromium: two runs of one series, parsed by the real ingest,
 and the verdict with its causes."""
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -63,6 +65,11 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     top = tab.get_by_role("table", name="Top kernels and operators of nccl-2")
     expect(top.locator("tbody tr")).to_have_count(10)  # five of each
     expect(top.locator("tbody tr").first).to_contain_text("## backward ##")
+    per_rank = tab.get_by_role("table", name="Step time per rank of nccl-2")
+    expect(per_rank.locator("tbody tr")).to_have_count(1)
+    rank_0 = per_rank.locator("tbody tr").first
+    median_ms = raw_figures(slower_trace)["median_ns"] / 1e6
+    expect(rank_0.locator("td")).to_have_text(["0", "3", f"{median_ms:.4g} ms", re.compile(" ms$")])
     expect(tab.locator(".chart:has(svg path)").first).to_be_visible()
     screenshot(tab, "history")
 

@@ -1,12 +1,16 @@
 """Verdicts of runs parsed by the real ingest, against numbers taken from the raw JSON."""
 
+import itertools
+import math
+import statistics
+
 import pytest
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.history import logic
 from profiler_app.history.models import RunVerdict, SeriesRun
 from profiler_app.insights.regression import TEST_NAME, Thresholds
-from tests.history.traces import ALLREDUCE, NCCL, NEW_KERNEL, raw_figures
+from tests.history.traces import ALLREDUCE, NCCL, NEW_KERNEL, raw_figures, raw_steps_ns
 from tests.ingest.helpers import broker_down
 from tests.timeline.jobs import parse_job, parse_paths
 from tests.traces.expected import DATA
@@ -192,3 +196,49 @@ def test_a_run_parsed_during_a_broker_outage_is_left_to_the_sweep(
     assert f"Could not queue job {job.pk} to be judged (the history sweep will)" in warning.message
     assert logic.missing_verdicts() == [job.pk]
     assert not RunVerdict.objects.filter(job=job).exists()
+
+
+RANK_0, RANK_1 = "multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"
+
+
+@pytest.mark.django_db
+def test_step_time_per_rank_and_a_verdict_that_compares_each_rank_with_itself(user):
+    """Two ranks against the same two traces with the ranks swapped: each rank's steps are
+    divided by the baseline's median step of that rank before they are pooled."""
+    base = parse_job(user, "ranks-1", [("algo-1", 0, RANK_0), ("algo-2", 1, RANK_1)])
+    run = parse_job(user, "ranks-2", [("algo-1", 0, RANK_1), ("algo-2", 1, RANK_0)])
+    r0, r1 = raw_steps_ns(DATA / RANK_0), raw_steps_ns(DATA / RANK_1)
+    assert (r0, r1) == ([607_312_000, 622_928_000], [607_904_000, 630_639_000])
+
+    logic.assign(base, "ranks")
+    logic.judge_job(base.pk)
+    figures = SeriesRun.objects.get(job=base).figures
+    # Two steps each: the median is their mean, the p95 lies 95 % of the way between them.
+    assert figures["step_per_rank"] == [
+        {"rank": 0, "steps": 2, "p50_ns": 615_120_000, "p95_ns": 622_147_200},
+        {"rank": 1, "steps": 2, "p50_ns": 619_271_500, "p95_ns": 629_502_250},
+    ]
+    assert (r0[0] + r0[1]) / 2 == 615_120_000 and r0[0] + (r0[1] - r0[0]) * 0.95 == 622_147_200
+    assert r1[0] + (r1[1] - r1[0]) * 95 / 100 == 629_502_250
+
+    verdict = logic.verdict_of(run, base, Thresholds())
+    med0, med1 = statistics.median(r0), statistics.median(r1)
+    base_rel = [s / med0 for s in r0] + [s / med1 for s in r1]
+    run_rel = [s / med0 for s in r1] + [s / med1 for s in r0]  # run's rank 0 ran rank 1's trace
+    change = 100 * (statistics.median(run_rel) - statistics.median(base_rel))
+    assert verdict.change_pct == round(change / statistics.median(base_rel), 2) == -0.29
+    u = sum(x > y for x in run_rel for y in base_rel)
+    assert verdict.test.u == u == 8
+    # Exact one-sided p: the share of the C(8, 4) ways to pick the run's 4 steps with U ≥ 8.
+    pooled = sorted(base_rel + run_rel)
+    at_least = sum(
+        sum(pooled[i] > pooled[j] for i in pick for j in set(range(8)) - set(pick)) >= u
+        for pick in itertools.combinations(range(8), 4)
+    )
+    assert verdict.test.p_value == at_least / math.comb(8, 4)
+    # Pooled raw, the two runs' steps would be the same four numbers (all tied).
+    assert verdict.test.method == "exact"
+    assert verdict.status == "no_regression"
+    assert "Steps compared per rank (2 against 2)" in verdict.reason
+    # The pooled medians stay the raw all-rank ones.
+    assert verdict.baseline_median_ns == int(statistics.median(r0 + r1)) == 615_416_000

@@ -103,3 +103,8 @@ def raw_figures(path: str | Path) -> dict:
         "new_runs": len(new),
         "new_ns": sum(new),
     }
+
+
+def raw_steps_ns(path: str | Path) -> list[int]:
+    """The trace's step durations (ProfilerStep#n) in ns, in trace order."""
+    return [ns(e["dur"]) for e in _steps(load(path)["traceEvents"])]

@@ -11,6 +11,8 @@ export type SeriesSettings = Schemas["PatchedSeriesRequest"];
 export type SeriesRun = Schemas["SeriesRun"];
 export type RunVerdict = Schemas["Verdict"];
 export type Cause = Schemas["Cause"];
+/** One rank's step count, median and p95 step in a run. */
+export type RankSteps = Schemas["RankSteps"];
 
 /** What each verdict status reads as, on every page that shows one. */
 export const VERDICT_LABELS: Record<string, string> = {

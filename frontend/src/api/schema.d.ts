@@ -2045,6 +2045,13 @@ export interface components {
             /** Format: double */
             overlap_pct: number | null;
         };
+        RankSteps: {
+            rank: number;
+            steps: number;
+            /** @description median step */
+            p50_ns: number;
+            p95_ns: number;
+        };
         ReadWarning: {
             part: number;
             rank: number;
@@ -2131,6 +2138,8 @@ export interface components {
             rank_steps: number;
             step_p50_ns: number | null;
             step_p95_ns: number | null;
+            /** @description rank by rank; absent in figures stored before */
+            step_per_rank?: components["schemas"]["RankSteps"][];
             /** Format: double */
             gpu_util_pct: number | null;
             kernel_ns_per_step: {

@@ -2,6 +2,7 @@ import { useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import {
   type Cause,
+  type RankSteps,
   type Series,
   type SeriesRun,
   useSeriesList,
@@ -108,6 +109,15 @@ function SeriesView({ series, runs }: { series: Series; runs: SeriesRun[] }) {
         wide
       />
       {shown && <VerdictCard run={shown} />}
+      {shown?.figures?.step_per_rank && (
+        <DataTable
+          title={`Step time per rank of ${shown.job_name}`}
+          rows={shown.figures.step_per_rank}
+          columns={RANK_COLUMNS}
+          rowKey={(row) => row.rank}
+          fileName={`${shown.job_name}-step-per-rank`}
+        />
+      )}
       {shown?.figures && (
         <DataTable
           title={`Top kernels and operators of ${shown.job_name}`}
@@ -227,6 +237,13 @@ function runColumns(): DataColumn<SeriesRun>[] {
     },
   ];
 }
+
+const RANK_COLUMNS: DataColumn<RankSteps>[] = [
+  { key: "rank", label: "Rank" },
+  { key: "steps", label: "Steps" },
+  { key: "p50_ns", label: "Median step", format: formatDuration },
+  { key: "p95_ns", label: "p95 step", format: formatDuration },
+];
 
 type TopRow = { kind: string; name: string; ns_per_step: number };
 
