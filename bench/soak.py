@@ -117,7 +117,7 @@ import json
 import duckdb, pyarrow
 from profiler_app.core.models import TrainingJob
 from profiler_app.sql import logic, views
-from profiler_app.traces.sql_console import QueryFailed, QueryRefused, QueryTimedOut
+from profiler_app.sql.pure.console import QueryFailed, QueryRefused, QueryTimedOut
 
 def peak_kib():
     with open("/proc/self/status") as status:

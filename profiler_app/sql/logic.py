@@ -8,8 +8,8 @@ from django.conf import settings
 
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest.models import PartSummary
-from profiler_app.traces.sql_answer import Answer
-from profiler_app.traces.sql_console import Limits, StorePart, open_query
+from profiler_app.sql.pure.answer import Answer
+from profiler_app.sql.pure.console import Limits, StorePart, open_query
 
 # Queries running at once in this process: each may use SQL_MEMORY_LIMIT and SQL_THREADS.
 _running = threading.BoundedSemaphore(max(1, settings.SQL_MAX_CONCURRENT))

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from profiler_app.traces.sql_console import MAX_QUERY_CHARS
+from profiler_app.sql.pure.console import MAX_QUERY_CHARS
 
 
 class SqlQuerySerializer(serializers.Serializer):

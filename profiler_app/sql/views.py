@@ -10,17 +10,17 @@ from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.sql import logic
-from profiler_app.sql.serializers import (
-    SqlQuerySerializer,
-    SqlResultSerializer,
-    SqlSchemaSerializer,
-)
-from profiler_app.traces.sql_console import (
+from profiler_app.sql.pure.console import (
     EXAMPLES,
     SCHEMA,
     QueryFailed,
     QueryRefused,
     QueryTimedOut,
+)
+from profiler_app.sql.serializers import (
+    SqlQuerySerializer,
+    SqlResultSerializer,
+    SqlSchemaSerializer,
 )
 
 

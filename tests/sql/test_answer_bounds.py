@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler_app.traces.sql_console import Limits, open_query, run_query
+from profiler_app.sql.pure.console import Limits, open_query, run_query
 from tests.traces.expected import DATA
 
 RESNET = "resnet50_pt18_workers4.pt.trace.json.gz"
@@ -59,7 +59,7 @@ def test_it_says_when_duckdb_failed_while_the_rows_were_sent():
     result = run_query(
         [],
         "select case when range = 1000000 then error('boom') else range end from range(3000000)",
-        Limits(max_rows=10**9),
+        Limits(max_rows=10**9, timeout_s=600),  # the error, not a busy machine's clock, ends it
     )
     assert result.truncated_by == "error" and 0 < len(result.rows) < 1_000_000
     assert result.note.endswith("Invalid Input Error: boom")
@@ -105,7 +105,7 @@ def resnet_store(tmp_path_factory) -> Path:
 MEASURE = """
 import json, sys
 from pathlib import Path
-from profiler_app.traces.sql_console import Limits, StorePart, open_query, run_query
+from profiler_app.sql.pure.console import Limits, StorePart, open_query, run_query
 
 def rss_mb(field="VmRSS"):  # VmHWM: the peak of this program (ru_maxrss counts the parent's)
     line = next(x for x in open("/proc/self/status") if x.startswith(field + ":"))

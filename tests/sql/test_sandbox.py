@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler_app.traces.sql_console import (
+from profiler_app.sql.pure.console import (
     Limits,
     QueryFailed,
     QueryRefused,

@@ -10,7 +10,7 @@ from drf_spectacular.generators import SchemaGenerator
 from openapi_schema_validator import OAS30Validator
 
 from profiler_app.sql import logic
-from profiler_app.traces.sql_console import EXAMPLES
+from profiler_app.sql.pure.console import EXAMPLES
 from tests.sql.raw import raw_events
 from tests.timeline.jobs import parse_job
 from tests.traces.expected import DATA, expected

@@ -13,9 +13,9 @@ from profiler_app.insights.analyses.counters import (
     memory_bandwidth_series,
     memory_bandwidth_summary,
 )
+from profiler_app.sql.pure.console import StorePart, run_query
 from profiler_app.traces import ingest_trace
 from profiler_app.traces.kineto_chunk import decode_chunk
-from profiler_app.traces.sql_console import StorePart, run_query
 from tests.traces.expected import DATA
 from tracefmt.kinds import EventKind, MemcpyKind
 

@@ -10,7 +10,6 @@ import { useNow } from "../../lib/useNow";
 import { KeyValueTable } from "./KeyValueTable";
 import { PartsTable } from "./PartsTable";
 import { RunVerdict } from "./RunVerdict";
-import { RunVerdict } from "./RunVerdict";
 import { perNodeSummary } from "./summary";
 
 export function InfoPage() {
@@ -32,7 +31,6 @@ function JobInfo({ job }: { job: TrainingJob }) {
       </h2>
       <ReadWarnings warnings={job.read_warnings} />
       <MissingRanksNote jobId={job.id} />
-      <RunVerdict jobId={job.id} />
       <RunVerdict jobId={job.id} />
       <div className="info-grid">
         <section className="card" aria-labelledby="info-run">

@@ -1,0 +1,474 @@
+"""Read-only SQL over one job's timeline stores, in a locked-down in-memory DuckDB.
+
+Every query gets a fresh connection whose views (``SCHEMA``) read the job's Parquet files in
+place. Before the user's text runs, the connection may read exactly those files and nothing
+else (``allowed_paths`` with external access off: no other file, no network, no ATTACH/COPY),
+loads no extension, and its configuration is locked. Only one SELECT statement is accepted
+(DuckDB's own parser decides), it is interrupted after ``timeout_s``, and its answer streams
+within ``max_rows`` and ``max_bytes`` (``sql.pure.answer``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from profiler_app.sql.pure.answer import Answer
+from profiler_app.traces.timeline_store import (
+    EVENTS_FILE,
+    STRINGS_FILE,
+    TRACKS_FILE,
+    ensure_event_model,
+)
+from tracefmt.columns import EVENT_COLUMNS
+from tracefmt.kinds import KIND_NAMES, MEMCPY_KIND_NAMES
+
+# Kineto's allocator events, when the part recorded them (``profile_memory=True``).
+MEMORY_FILE = "memory.parquet"
+MAX_QUERY_CHARS = 20_000
+
+# Columns holding ids into the part's strings.
+_STRING_COLUMNS = ("name", "input_types", "input_dims", "collective", "dtype", "process_group")
+_NOT_NULLABLE = ("kind", "track", "start_ns", "dur_ns", "memcpy_kind")
+
+
+@dataclass(frozen=True)
+class StorePart:
+    part: int
+    node: str
+    rank: int
+    directory: Path
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_s: float = 10.0
+    max_rows: int = 10_000
+    max_bytes: int = 16 * 2**20
+    memory_limit: str = "256MB"
+    threads: int = 2
+
+
+@dataclass(frozen=True)
+class Result:
+    columns: list[str]
+    types: list[str]
+    rows: list[list]
+    truncated: bool
+    truncated_by: str | None
+    note: str
+    elapsed_ms: float
+
+
+class QueryRefused(ValueError):
+    """The text is not one read-only SELECT statement (or does not parse)."""
+
+
+class QueryFailed(ValueError):
+    """DuckDB refused or failed the statement (bad SQL, a sandbox refusal, out of memory)."""
+
+
+class QueryTimedOut(ValueError):
+    pass
+
+
+# The views, their columns and what they mean, for the schema endpoint and docs/sql.md.
+_PART_COLUMNS = [
+    ("part", "INTEGER", "id of the uploaded part (one trace file or collector run)"),
+    ("node", "VARCHAR", "node (host) the part came from"),
+    ("rank", "INTEGER", "distributed rank of the part"),
+]
+_TIMED_COLUMNS = [
+    ("track", "INTEGER", "track (CPU thread or GPU stream) within the part; see tracks"),
+    ("name", "VARCHAR", "event name (operator, kernel, annotation…)"),
+    ("start_ns", "BIGINT", "start, ns since the unix epoch"),
+    ("dur_ns", "BIGINT", "duration, ns"),
+    ("end_ns", "BIGINT", "start_ns + dur_ns, ns since the unix epoch"),
+]
+_KERNEL_COLUMNS = [
+    ("device", "SMALLINT", "GPU index"),
+    ("stream", "INTEGER", "CUDA stream"),
+    ("correlation", "BIGINT", "links a kernel/copy to the runtime call that launched it"),
+    ("external_id", "BIGINT", "links GPU work and runtime calls to the CPU operator"),
+    ("grid_x", "INTEGER", "kernel grid size, x (also grid_y, grid_z)"),
+    ("grid_y", "INTEGER", ""),
+    ("grid_z", "INTEGER", ""),
+    ("block_x", "INTEGER", "kernel block size, x (also block_y, block_z)"),
+    ("block_y", "INTEGER", ""),
+    ("block_z", "INTEGER", ""),
+    ("registers", "INTEGER", "registers per thread"),
+    ("shared_mem", "INTEGER", "shared memory per block, bytes"),
+    ("occupancy_pct", "FLOAT", "estimated achieved occupancy, %"),
+    ("collective", "VARCHAR", "collective of a communication kernel (allreduce…)"),
+]
+SCHEMA: dict[str, dict] = {
+    "events": {
+        "description": "Every event of the job's parsed parts (CPU operators, annotations, "
+        "runtime calls, kernels, copies, steps…). Absent values are NULL.",
+        "columns": [
+            *_PART_COLUMNS,
+            ("kind", "VARCHAR", "one of: " + ", ".join(KIND_NAMES.values())),
+            *_TIMED_COLUMNS,
+            *_KERNEL_COLUMNS,
+            ("bytes", "BIGINT", "bytes copied or set (memcpy/memset)"),
+            ("memcpy_kind", "VARCHAR", "copy direction: " + ", ".join(MEMCPY_KIND_NAMES.values())),
+            ("bandwidth_gbps", "DOUBLE", "copy bandwidth, GB/s"),
+            ("input_types", "VARCHAR", "operator input types, as recorded"),
+            ("input_dims", "VARCHAR", "operator input shapes, as recorded"),
+            ("dtype", "VARCHAR", "collective data type"),
+            ("in_nelems", "BIGINT", "collective input elements"),
+            ("out_nelems", "BIGINT", "collective output elements"),
+            ("group_size", "INTEGER", "collective process-group size"),
+            ("process_group", "VARCHAR", "collective process group"),
+            ("depth", "INTEGER", "nesting depth on its thread or stream (0: top)"),
+            (
+                "parent_row",
+                "BIGINT",
+                "row (within the part) of the enclosing event; NULL at the top",
+            ),
+            ("self_ns", "BIGINT", "duration less what its direct children cover (glossary)"),
+            ("step", "BIGINT", "the training step it belongs to (NULL: none)"),
+            ("captured", "BOOLEAN", "recorded by Kineto (a collector job's captured steps)"),
+        ],
+    },
+    "kernels": {
+        "description": "GPU kernels: the events of kind 'kernel', with their launch details.",
+        "columns": [*_PART_COLUMNS, *_TIMED_COLUMNS, *_KERNEL_COLUMNS],
+    },
+    "steps": {
+        "description": "Training steps: 'ProfilerStep#N' / 'step_N' annotations and step events.",
+        "columns": [
+            *_PART_COLUMNS,
+            ("step", "BIGINT", "step number"),
+            *_TIMED_COLUMNS,
+        ],
+    },
+    "tracks": {
+        "description": "One row per track (CPU thread or GPU stream) of each part.",
+        "columns": [
+            *_PART_COLUMNS,
+            ("track", "INTEGER", "track id within the part (events.track)"),
+            ("label", "VARCHAR", "the track's label on the timeline"),
+            ("on_device", "BOOLEAN", "a GPU stream (true) or a CPU thread (false)"),
+            ("pid", "BIGINT", "process id (GPU index for a device track)"),
+            ("tid", "BIGINT", "thread id (stream for a device track)"),
+            ("n_events", "BIGINT", "events on the track"),
+            ("start_ns", "BIGINT", "first event's start, ns since the unix epoch"),
+            ("end_ns", "BIGINT", "last event's end, ns since the unix epoch"),
+            ("max_dur_ns", "BIGINT", "longest event, ns"),
+        ],
+    },
+    "strings": {
+        "description": "Each part's interned strings (event names and other text columns).",
+        "columns": [
+            *_PART_COLUMNS,
+            ("id", "BIGINT", "the string's id within its part"),
+            ("value", "VARCHAR", "the string"),
+        ],
+    },
+    "memory": {
+        "description": "Allocator events ('[memory]', recorded with profile_memory=True): one "
+        "allocation (bytes > 0) or free (bytes < 0) and the device's totals after it. Present "
+        "only when a part recorded memory events.",
+        "columns": [
+            *_PART_COLUMNS,
+            ("time_ns", "BIGINT", "when, ns since the unix epoch"),
+            ("track", "INTEGER", "track of the allocating thread"),
+            ("device_type", "INTEGER", "0 CPU, 1 CUDA"),
+            ("device_id", "INTEGER", "device index (-1 for the CPU)"),
+            ("addr", "BIGINT", "address of the block"),
+            ("bytes", "BIGINT", "bytes allocated (> 0) or freed (< 0)"),
+            (
+                "total_allocated",
+                "BIGINT",
+                "bytes allocated on the device after it (no totals in "
+                "the trace: the running sum of bytes)",
+            ),
+            (
+                "total_reserved",
+                "BIGINT",
+                "bytes the allocator reserved after it (-1: not recorded)",
+            ),
+        ],
+    },
+}
+
+
+# Queries the console offers as buttons (name, SQL).
+EXAMPLES: list[tuple[str, str]] = [
+    (
+        "Events per rank and kind",
+        "SELECT rank, kind, count(*) AS events, sum(dur_ns) AS total_ns\n"
+        "FROM events\nGROUP BY rank, kind\nORDER BY rank, total_ns DESC",
+    ),
+    (
+        "Top kernels by total time",
+        "SELECT name, count(*) AS launches, sum(dur_ns) AS total_ns, avg(dur_ns) AS avg_ns\n"
+        "FROM kernels\nGROUP BY name\nORDER BY total_ns DESC\nLIMIT 20",
+    ),
+    (
+        "Kernels while rank 1 waited in all-reduce",
+        "-- Kernels on every rank that overlap rank 1's all-reduce calls (change the rank)\n"
+        "WITH waits AS (\n"
+        "  SELECT start_ns, end_ns FROM events\n"
+        "  WHERE rank = 1 AND kind IN ('cpu_op', 'user_annotation')\n"
+        "    AND name ILIKE '%all_reduce%'\n"
+        ")\n"
+        "SELECT k.rank, k.name, count(*) AS kernels, sum(k.dur_ns) AS total_ns\n"
+        "FROM kernels k JOIN waits w ON k.start_ns < w.end_ns AND k.end_ns > w.start_ns\n"
+        "GROUP BY k.rank, k.name\nORDER BY total_ns DESC",
+    ),
+    (
+        "Step times per rank",
+        "SELECT step, rank, dur_ns / 1e6 AS ms\nFROM steps\nORDER BY step, rank",
+    ),
+    (
+        "Longest CPU operators",
+        "SELECT rank, name, dur_ns, start_ns\nFROM events\nWHERE kind = 'cpu_op'\n"
+        "ORDER BY dur_ns DESC\nLIMIT 20",
+    ),
+    (
+        "Peak memory per device (jobs with memory events)",
+        "SELECT rank, device_type, device_id, max(total_allocated) AS peak_allocated_bytes\n"
+        "FROM memory\nGROUP BY ALL\nORDER BY ALL",
+    ),
+]
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _nullable(column: str) -> str:
+    absent = EVENT_COLUMNS[column][1]
+    if column in _NOT_NULLABLE:
+        return f"e.{column}"
+    if isinstance(absent, float):  # NaN
+        return f"CASE WHEN isnan(e.{column}) THEN NULL ELSE e.{column} END"
+    return f"NULLIF(e.{column}, {absent})"
+
+
+def _event_columns(strings: str) -> str:
+    """The select list of ``events`` over one part's raw store ``e``."""
+    out = []
+    for column in EVENT_COLUMNS:
+        if column == "kind":
+            out.append("_kinds.name AS kind")
+        elif column in _STRING_COLUMNS:
+            out.append(f"{strings}[{_nullable(column)} + 1] AS {column}")
+        elif column == "memcpy_kind":
+            out.append("_copies.name AS memcpy_kind")
+        else:
+            out.append(f"{_nullable(column)} AS {column}")
+        if column == "dur_ns":
+            out.append("e.start_ns + e.dur_ns AS end_ns")
+    out += [
+        "e.depth::INTEGER AS depth",
+        "NULLIF(e.parent, -1) AS parent_row",
+        "e.self_ns AS self_ns",
+        "NULLIF(e.step, -1)::BIGINT AS step",
+        "e.captured AS captured",
+        "e.is_step AS _is_step",
+    ]
+    return ", ".join(out)
+
+
+def _part_events(part: StorePart) -> str:
+    events = _quote(str(part.directory / EVENTS_FILE))
+    strings = f"(SELECT v FROM _strings_list WHERE part = {part.part})"
+    return (
+        f"SELECT {part.part} AS part, {_quote(part.node)} AS node, {part.rank} AS rank, "
+        f"{_event_columns('_s.v')} FROM read_parquet({events}) e "
+        f"CROSS JOIN {strings} _s "
+        "LEFT JOIN _kinds ON _kinds.id = e.kind LEFT JOIN _copies ON _copies.id = e.memcpy_kind"
+    )
+
+
+def _part_tracks(part: StorePart) -> str:
+    tracks = _quote(str(part.directory / TRACKS_FILE))
+    return (
+        f"SELECT {part.part} AS part, {_quote(part.node)} AS node, {part.rank} AS rank, "
+        "track::INTEGER AS track, label, on_device, pid::BIGINT AS pid, tid::BIGINT AS tid, "
+        "n_rows::BIGINT AS n_events, start_ns::BIGINT AS start_ns, end_ns::BIGINT AS end_ns, "
+        f"max_dur_ns::BIGINT AS max_dur_ns FROM read_parquet({tracks})"
+    )
+
+
+def _part_memory(part: StorePart) -> str:
+    memory = _quote(str(part.directory / MEMORY_FILE))
+    return (
+        f"SELECT {part.part} AS part, {_quote(part.node)} AS node, {part.rank} AS rank, * "
+        f"FROM read_parquet({memory})"
+    )
+
+
+def _union(selects: list[str]) -> str:
+    return " UNION ALL BY NAME ".join(f"({s})" for s in selects)
+
+
+def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> list[str]:
+    """The views over ``parts``; the files they read (the only files the query may read)."""
+    con.execute("CREATE TABLE _kinds (id UTINYINT, name VARCHAR)")
+    con.executemany("INSERT INTO _kinds VALUES (?, ?)", list(KIND_NAMES.items()))
+    con.execute("CREATE TABLE _copies (id UTINYINT, name VARCHAR)")
+    con.executemany("INSERT INTO _copies VALUES (?, ?)", list(MEMCPY_KIND_NAMES.items()))
+    con.execute(
+        "CREATE TABLE _strings (part INTEGER, node VARCHAR, rank INTEGER, id BIGINT, value VARCHAR)"
+    )
+    files: list[str] = []
+    for part in parts:
+        path = str(part.directory / STRINGS_FILE)
+        con.execute(
+            "INSERT INTO _strings SELECT ?, ?, ?, file_row_number, value "
+            "FROM read_parquet(?, file_row_number = true)",
+            [part.part, part.node, part.rank, path],
+        )
+    con.execute(
+        "CREATE TABLE _strings_list AS "
+        "SELECT part, list(value ORDER BY id) AS v FROM _strings GROUP BY part"
+    )
+    con.execute("CREATE VIEW strings AS SELECT * FROM _strings")
+    with_events = [p for p in parts if (p.directory / EVENTS_FILE).exists()]
+    for part in with_events:
+        ensure_event_model(part.directory)
+    if with_events:
+        events = _union([_part_events(p) for p in with_events])
+        tracks = _union([_part_tracks(p) for p in with_events])
+        files += [str(p.directory / f) for p in with_events for f in (EVENTS_FILE, TRACKS_FILE)]
+    else:  # no parsed part: the views exist, empty
+        tracks = "SELECT * FROM (SELECT NULL::INTEGER AS part) WHERE false"
+        events = (
+            "SELECT * FROM (SELECT NULL::INTEGER AS part, NULL::BOOLEAN AS _is_step) WHERE false"
+        )
+    con.execute(f"CREATE VIEW _events AS {events}")
+    con.execute("CREATE VIEW events AS SELECT * EXCLUDE (_is_step) FROM _events")
+    con.execute(f"CREATE VIEW tracks AS {tracks}")
+    kernel_columns = [c for c, _, _ in SCHEMA["kernels"]["columns"]]
+    step_columns = [c for c, _, _ in SCHEMA["steps"]["columns"] if c != "step"]
+    if with_events:
+        con.execute(
+            f"CREATE VIEW kernels AS SELECT {', '.join(kernel_columns)} FROM events "
+            "WHERE kind = 'kernel'"
+        )
+        con.execute(
+            f"CREATE VIEW steps AS SELECT step, {', '.join(step_columns)} FROM _events "
+            "WHERE _is_step"
+        )
+    else:
+        con.execute("CREATE VIEW kernels AS SELECT * FROM events")
+        con.execute("CREATE VIEW steps AS SELECT * FROM events")
+    with_memory = [p for p in parts if (p.directory / MEMORY_FILE).exists()]
+    if with_memory:
+        con.execute(f"CREATE VIEW memory AS {_union([_part_memory(p) for p in with_memory])}")
+        files += [str(p.directory / MEMORY_FILE) for p in with_memory]
+    return files
+
+
+def _lock(con: duckdb.DuckDBPyConnection, files: list[str], limits: Limits) -> None:
+    """From here on the connection reads ``files`` only, and nothing can change that."""
+    con.execute(f"SET memory_limit = {_quote(limits.memory_limit)}")
+    con.execute(f"SET threads = {int(limits.threads)}")
+    con.execute("SET temp_directory = ''")  # nothing spills to disk
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET allow_community_extensions = false")
+    con.execute(f"SET allowed_paths = [{', '.join(_quote(f) for f in files)}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def only_select(query: str) -> str:
+    """The one SELECT statement of ``query``, or QueryRefused saying why not."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryRefused(f"The query is longer than {MAX_QUERY_CHARS} characters.")
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as error:
+        raise QueryRefused(str(error)) from None
+    if not statements:
+        raise QueryRefused("The query is empty.")
+    if len(statements) > 1:
+        raise QueryRefused("Send one statement at a time.")
+    [statement] = statements
+    if statement.type != duckdb.StatementType.SELECT:
+        kind = statement.type.name.replace("_STATEMENT", "")
+        raise QueryRefused(
+            f"Only SELECT queries can run here (this is a {kind} statement): the console is "
+            "read-only."
+        )
+    return statement.query
+
+
+def connect(parts: list[StorePart], limits: Limits) -> duckdb.DuckDBPyConnection:
+    """A connection with the views over ``parts``, already locked."""
+    con = duckdb.connect(":memory:", config={"autoload_known_extensions": False})
+    try:
+        files = _create_views(con, parts)
+        _lock(con, files, limits)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def open_query(parts: list[StorePart], query: str, limits: Limits | None = None) -> Answer:
+    """Starts ``query`` (one SELECT) over the views of ``parts`` in a locked connection; the
+    caller reads the answer and closes it. Refusals, errors and time-outs before the first
+    rows raise here."""
+    limits = limits or Limits()
+    statement = only_select(query)
+    started = time.monotonic()
+    con = connect(parts, limits)
+    timed_out = threading.Event()
+
+    def interrupt() -> None:
+        timed_out.set()
+        con.interrupt()
+
+    timer = threading.Timer(limits.timeout_s, interrupt)
+    timer.start()
+    try:
+        answer = Answer(
+            con,
+            con.sql(statement),
+            max_rows=limits.max_rows,
+            max_bytes=limits.max_bytes,
+            timeout_s=limits.timeout_s,
+            started=started,
+            timed_out=timed_out,
+        )
+    except (duckdb.Error, pa.ArrowException, OSError) as error:
+        timer.cancel()
+        con.close()
+        if timed_out.is_set():
+            raise QueryTimedOut(
+                f"The query ran longer than {limits.timeout_s:g} s and was stopped; narrow it "
+                "(a WHERE on rank, name or time) or aggregate."
+            ) from None
+        raise QueryFailed(str(error)) from None
+    answer.on_close.append(timer.cancel)
+    return answer
+
+
+def run_query(parts: list[StorePart], query: str, limits: Limits | None = None) -> Result:
+    """The whole answer of ``query`` at once (the API streams it instead)."""
+    answer = open_query(parts, query, limits)
+    try:
+        rows = json.loads(b"[" + b",".join(answer.json_rows()) + b"]")
+    finally:
+        answer.close()
+    return Result(
+        columns=answer.columns,
+        types=answer.types,
+        rows=rows,
+        truncated=answer.truncated_by is not None,
+        truncated_by=answer.truncated_by,
+        note=answer.note,
+        elapsed_ms=answer.elapsed_ms,
+    )
