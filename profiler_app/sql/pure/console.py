@@ -6,6 +6,8 @@ else (``allowed_paths`` with external access off: no other file, no network, no 
 loads no extension, and its configuration is locked. Only one SELECT statement is accepted
 (DuckDB's own parser decides), it is interrupted after ``timeout_s``, and its answer streams
 within ``max_rows`` and ``max_bytes`` (``sql.pure.answer``).
+
+One module on purpose (near 475 lines): every lock of the sandbox is read in one place.
 """
 
 from __future__ import annotations
