@@ -99,6 +99,15 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     expect(top.first).to_contain_text(f"{base_ns / 1e6:.2f} ms → {allreduce_ms:.2f} ms")
     screenshot(tab, "info-verdict")
 
+    # A point of a History chart opens its run.
+    tab.goto(f"{live_server.url}/history?series={Series.objects.get().pk}")
+    step_chart = tab.get_by_role("img", name="Step time per run")
+    # The runs' markers: unit circles scaled into place (the legend's are drawn at full size).
+    points = step_chart.locator("svg path[d='M1 0A1 1 0 1 1 1 -0.0001'][fill='#fff']")
+    expect(points).to_have_count(4)  # two runs, median and p95
+    points.last.click()
+    expect(tab).to_have_url(f"{live_server.url}/dashboard?job={run.pk}")
+
 
 def test_the_owner_sets_the_series_and_a_teammate_reads_them(
     new_tab, live_server, user, teammate, two_runs

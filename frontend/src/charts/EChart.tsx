@@ -9,16 +9,27 @@ type Props = {
   label: string;
   /** A data item of the first series to highlight with its tooltip (e.g. from a legend row). */
   highlighted?: number | null;
+  /** Called with a clicked point's x value (points given as [x, y]). */
+  onPointClick?: (x: number) => void;
 };
 
 /** One ECharts instance bound to a div: created on mount, resized with it, disposed on unmount. */
-export function EChart({ option, height, label, highlighted = null }: Props) {
+export function EChart({ option, height, label, highlighted = null, onPointClick }: Props) {
   const container = useRef<HTMLDivElement>(null);
   const chart = useRef<ECharts | null>(null);
+  // Read at click time: the handler is bound once, with the instance.
+  const pointClick = useRef(onPointClick);
+  useEffect(() => {
+    pointClick.current = onPointClick;
+  }, [onPointClick]);
 
   useEffect(() => {
     const instance = init(container.current!, undefined, { renderer: "svg" });
     chart.current = instance;
+    instance.on("click", (params) => {
+      const value = (params as { value?: unknown }).value;
+      if (Array.isArray(value) && typeof value[0] === "number") pointClick.current?.(value[0]);
+    });
     const observer = new ResizeObserver(() => instance.resize());
     observer.observe(container.current!);
     return () => {

@@ -1,5 +1,5 @@
 import { useMemo, useState } from "react";
-import { Link, useSearchParams } from "react-router";
+import { Link, useNavigate, useSearchParams } from "react-router";
 import {
   type Cause,
   type RankSteps,
@@ -23,6 +23,7 @@ import {
   kernelTypeLines,
   latestJudged,
   readSeries,
+  runAt,
   runLabel,
   stepLines,
   utilisationLines,
@@ -155,13 +156,18 @@ function RunChart(props: {
       ),
     [lines, runs, unit, yMax],
   );
+  const navigate = useNavigate();
+  const openRun = (x: number) => {
+    const run = runAt(runs, x);
+    if (run) navigate(`/dashboard?job=${run.job}`);
+  };
   return (
     <Panel
       title={title}
       emptyReason={empty ? "no parsed run has these figures yet" : null}
-      note="One point per run, oldest first; the Runs table links each run to its job."
+      note="One point per run, oldest first; click a point to open its run."
     >
-      <Chart option={option} height={220} label={`${title} per run`} />
+      <Chart option={option} height={220} label={`${title} per run`} onPointClick={openRun} />
     </Panel>
   );
 }

@@ -4,6 +4,7 @@ import {
   kernelTypeLines,
   latestJudged,
   readSeries,
+  runAt,
   runLabel,
   stepLines,
   utilisationLines,
@@ -72,6 +73,14 @@ describe("history charts", () => {
     expect(runLabel(RUNS, 2)).toBe("#2 nccl-2");
     expect(runLabel(RUNS, 1.5)).toBe("");
     expect(runLabel(RUNS, 9)).toBe("");
+  });
+
+  it("finds the run a clicked point stands for", () => {
+    expect(runAt(RUNS, 1)!.job).toBe(1);
+    expect(runAt(RUNS, 2)!.job).toBe(2);
+    expect(runAt(RUNS, 0)).toBeNull();
+    expect(runAt(RUNS, 2.5)).toBeNull();
+    expect(runAt(RUNS, 9)).toBeNull();
   });
 
   it("picks the latest judged run and reads the address", () => {

@@ -69,9 +69,14 @@ function ms(ns: number | null | undefined): number | null {
 }
 
 /** The run's name at an axis position (1-based), for the charts' axis and tooltips. */
+/** The run drawn at x = ``position`` (runs are drawn at 1, 2, …, oldest first). */
+export function runAt(runs: readonly SeriesRun[], position: number): SeriesRun | null {
+  return Number.isInteger(position) ? (runs[position - 1] ?? null) : null;
+}
+
 export function runLabel(runs: readonly SeriesRun[], position: number): string {
-  const run = runs[Math.round(position) - 1];
-  return run && Number.isInteger(position) ? `#${position} ${run.job_name}` : "";
+  const run = runAt(runs, position);
+  return run ? `#${position} ${run.job_name}` : "";
 }
 
 /** The run a reader most likely wants to see: the latest one judged, else the latest. */
