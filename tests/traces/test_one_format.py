@@ -2,16 +2,21 @@
 torch.profiler capture put into a chunk by the collector gives the same events as the same
 capture uploaded as a Kineto trace, less torch.profiler's copies of the collector's steps."""
 
+import importlib
+import pkgutil
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
 from profiler_app.traces import TimelineReader, ingest_trace
 from tests.traces.expected import DATA
-from tracefmt.chunk import KinetoWindow, empty_events, empty_samples, write_chunk
+from tracefmt.categories import CATEGORY_KINDS
+from tracefmt.chunk import KinetoWindow, empty_events, empty_samples, read_chunk, write_chunk
+from tracefmt.kinds import EventKind
 
 CAPTURE = DATA / "h100_cnn_kineto.json.gz"  # recorded on an H100 with torch.profiler
 COMPARED = [
@@ -73,32 +78,48 @@ def test_collector_and_server_paths_give_identical_events(tmp_path):
     assert via_collector.aggregates.event_counts == counts
 
 
+def loaded_modules(*packages: str) -> list:
+    """Every module of the packages, imported (the server's apps with Django set up by pytest)."""
+    found = []
+    for name in packages:
+        package = importlib.import_module(name)
+        found.append(package)
+        for info in pkgutil.walk_packages(package.__path__, f"{name}."):
+            if ".migrations" not in info.name:
+                found.append(importlib.import_module(info.name))
+    return found
+
+
 def test_no_second_category_map_or_chunk_reader():
-    """One home for the format: the collector and the server only import ``tracefmt``."""
-    root = Path(__file__).resolve().parents[2]
-    found = subprocess.run(
-        [
-            "git",
-            "grep",
-            "-l",
-            "-E",
-            r'"gpu_memcpy": EventKind|def read_chunk\(',
-            "--",
-            "*.py",
-            ":!tests",
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
-    assert found == ["tracefmt/categories.py", "tracefmt/chunk.py"]
-    server = subprocess.run(
-        ["git", "grep", "-l", "-E", r"^\s*(from|import) collector", "--", "profiler_app"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
-    assert server == []
+    """One home for the format: among every module of the server and the collector, the only
+    category→kind map and the only chunk reader are tracefmt's own objects (names imported
+    from it are the same objects; a copy, or a reader of its own, is a different one)."""
+    modules = loaded_modules("profiler_app", "collector")
+    assert len(modules) > 100
+    category_maps, readers = [], []
+    for module in modules:
+        for name, value in vars(module).items():
+            kinds = isinstance(value, dict) and any(
+                isinstance(v, EventKind) for v in value.values()
+            )
+            if kinds and set(value) & {"cpu_op", "kernel", "gpu_memcpy"}:
+                category_maps.append((module.__name__, name, value))
+            if callable(value) and getattr(value, "__name__", "").startswith("read_chunk"):
+                readers.append((module.__name__, name, value))
+    assert all(v is CATEGORY_KINDS for *_, v in category_maps), category_maps
+    assert all(v is read_chunk for *_, v in readers), readers
+    # The server holds nothing of the collector: no module of it, nothing defined in it.
+    server = [m for m in modules if m.__name__.startswith("profiler_app")]
+    from_collector = [
+        (m.__name__, name)
+        for m in server
+        for name, v in vars(m).items()
+        if (
+            v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", None) or ""
+        ).split(".")[0]
+        == "collector"
+    ]
+    assert from_collector == []
 
 
 @pytest.mark.parametrize("module", ["tracefmt.chunk", "tracefmt.categories", "tracefmt.columns"])
