@@ -3,6 +3,7 @@
 Times are integer nanoseconds; a cause's times are per step per rank.
 """
 
+from django.core.validators import URLValidator
 from rest_framework import serializers
 
 from profiler_app.core.models import TrainingJob
@@ -10,7 +11,9 @@ from profiler_app.history.models import SERIES_NAME_MAX_CHARS, Series, WebhookDe
 
 
 class SeriesSerializer(serializers.ModelSerializer):
-    owner = serializers.CharField(source="owner.username", read_only=True, default=None)
+    owner = serializers.CharField(
+        source="owner.username", read_only=True, default=None, allow_null=True
+    )
     run_count = serializers.IntegerField(read_only=True)
     baseline = serializers.PrimaryKeyRelatedField(
         queryset=TrainingJob.objects.all(),
@@ -19,7 +22,17 @@ class SeriesSerializer(serializers.ModelSerializer):
         help_text="The run every other run is judged against; null: each run's previous run "
         "that passed.",
     )
-    baseline_name = serializers.CharField(source="baseline.name", read_only=True, default=None)
+    baseline_name = serializers.CharField(
+        source="baseline.name", read_only=True, default=None, allow_null=True
+    )
+    # A string, blank or an http(s) URL (a URLField with blank allowed is two overlapping
+    # schemas for one value).
+    webhook_url = serializers.CharField(
+        allow_blank=True,
+        required=False,
+        max_length=1000,
+        help_text="Where a regression is posted (Slack-compatible JSON); blank: nowhere.",
+    )
     can_change = serializers.SerializerMethodField()
 
     class Meta:
@@ -56,6 +69,11 @@ class SeriesSerializer(serializers.ModelSerializer):
 
     def get_can_change(self, series: Series) -> bool:
         return series.can_change(self.context["request"].user)
+
+    def validate_webhook_url(self, url: str) -> str:
+        if url:
+            URLValidator(schemes=["http", "https"])(url)
+        return url
 
     def validate_baseline(self, job: TrainingJob | None) -> TrainingJob | None:
         series = self.instance

@@ -65,6 +65,10 @@ JOB_WRITES = {
         lambda c, job: c.post(f"/api/parts/{stored_part(job).id}/reprocess/"),
         202,
     ),
+    ("PUT", "/api/jobs/{job_id}/series/"): (
+        lambda c, job: c.put(f"/api/jobs/{job.id}/series/", {"series": "mine"}, format="json"),
+        200,
+    ),
     ("PUT", "/api/jobs/{job_id}/insights/parameters/"): (
         lambda c, job: c.put(
             f"/api/jobs/{job.id}/insights/parameters/", {"StepOutlier_stddev": 2}, format="json"
@@ -90,6 +94,8 @@ OTHER_WRITES = {
     ("POST", "/api/tokens/"): "creates a token of the caller's own (tests/accounts)",
     ("DELETE", "/api/tokens/{id}/"): "revokes the caller's own token; others' are 404",
     ("POST", "/api/jobs/{job_id}/sql/"): "a read-only query; every teammate reads (tests/sql)",
+    ("POST", "/api/jobs/{job_id}/verdict/check/"): "judges a run, storing nothing (tests/history)",
+    ("PATCH", "/api/series/{id}/"): "the series' owner or staff (tests/history/test_api)",
 }
 
 

@@ -118,7 +118,14 @@ def test_the_owner_sets_the_series_and_a_teammate_reads_them(
     settings = owner.get_by_role("region", name="Series settings")
     settings.get_by_label("Baseline").select_option(str(base.pk))
     settings.get_by_label("Threshold (%)").fill("20")
-    settings.get_by_role("button", name="Save").click()
+    # The save's answer, not the button's state, says the change is stored (on a busy machine
+    # the button is enabled again before the request has even left).
+    patch_url = f"{live_server.url}/api/series/{Series.objects.get().pk}/"
+    with owner.expect_response(
+        lambda r: r.url == patch_url and r.request.method == "PATCH"
+    ) as answer:
+        settings.get_by_role("button", name="Save").click()
+    assert answer.value.status == 200
     expect(settings.get_by_role("button", name="Save")).to_be_enabled()
     series = Series.objects.get()
     expect(settings.get_by_label("Threshold (%)")).to_have_value("20")

@@ -1917,6 +1917,7 @@ export interface components {
              * @description A precision's share of kernel time that grew by this many points is a cause.
              */
             precision_points?: number;
+            /** @description Where a regression is posted (Slack-compatible JSON); blank: nowhere. */
             webhook_url?: string;
         };
         PatchedTrainingJobRequest: {
@@ -2156,13 +2157,13 @@ export interface components {
         Series: {
             readonly id: number;
             readonly name: string;
-            readonly owner: string;
+            readonly owner: string | null;
             /** Format: date-time */
             readonly created_at: string;
             readonly run_count: number;
             /** @description The run every other run is judged against; null: each run's previous run that passed. */
             baseline?: number | null;
-            readonly baseline_name: string;
+            readonly baseline_name: string | null;
             /**
              * Format: double
              * @description A run regresses when its median step grew by this much (%) …
@@ -2183,6 +2184,7 @@ export interface components {
              * @description A precision's share of kernel time that grew by this many points is a cause.
              */
             precision_points?: number;
+            /** @description Where a regression is posted (Slack-compatible JSON); blank: nowhere. */
             webhook_url?: string;
             readonly can_change: boolean;
         };
