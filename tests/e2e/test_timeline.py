@@ -32,6 +32,25 @@ def view_range(page: Page) -> tuple[int, int]:
     return int(start), int(end)
 
 
+def hold_until(page: Page, key: str, enough) -> tuple[int, int]:
+    """Holds ``key`` (a zoom or pan key acts while held) until ``enough(view range)``. A loaded
+    machine draws fewer frames meanwhile, so the key is held again until the view has moved far
+    enough (the URL follows once the view rests); returns the view range then."""
+    shown = view_range(page)
+    for _ in range(20):
+        page.keyboard.down(key)
+        page.wait_for_timeout(700)
+        page.keyboard.up(key)
+        try:
+            expect(page).not_to_have_url(re.compile(rf"t={shown[0]}_{shown[1]}"), timeout=5_000)
+        except AssertionError:
+            continue
+        shown = view_range(page)
+        if enough(shown):
+            break
+    return shown
+
+
 def arrow_pixels(page: Page) -> int:
     """Pixels of the canvas in the arrow's colour."""
     return page.evaluate(
@@ -78,21 +97,8 @@ def test_it_zooms_selects_a_kernel_and_shows_its_launch(live_server, tab, job):
     start, end = view_range(tab)
     tab.locator("[data-testid=timeline-canvas]").hover()
 
-    # Holding W zooms while it is held; a loaded machine draws fewer frames meanwhile, so it is
-    # held again until the view is a third as wide (the URL follows once the view rests).
-    shown = (start, end)
-    for _ in range(20):
-        tab.keyboard.down("w")
-        tab.wait_for_timeout(700)
-        tab.keyboard.up("w")
-        try:
-            expect(tab).not_to_have_url(re.compile(rf"t={shown[0]}_{shown[1]}"), timeout=5_000)
-        except AssertionError:
-            continue
-        shown = view_range(tab)
-        if shown[1] - shown[0] < (end - start) / 3:
-            break
-    zoomed = view_range(tab)
+    # Holding W zooms while it is held, until the view is a third as wide.
+    zoomed = hold_until(tab, "w", lambda shown: shown[1] - shown[0] < (end - start) / 3)
     assert zoomed[1] - zoomed[0] < (end - start) / 3
 
     search = tab.get_by_placeholder("Search events by name")
@@ -123,11 +129,7 @@ def test_it_zooms_selects_a_kernel_and_shows_its_launch(live_server, tab, job):
     screenshot(tab, "timeline-tooltip")
 
     focused = view_range(tab)
-    tab.keyboard.down("s")
-    tab.wait_for_timeout(500)
-    tab.keyboard.up("s")
-    expect(tab).not_to_have_url(re.compile(rf"t={focused[0]}_{focused[1]}"))
-    zoomed_out = view_range(tab)
+    zoomed_out = hold_until(tab, "s", lambda shown: shown[1] - shown[0] > focused[1] - focused[0])
     tab.keyboard.press("f")
     # F frames the selection again: a narrower view than the zoomed-out one, around it.
     expect(tab).not_to_have_url(re.compile(rf"t={zoomed_out[0]}_{zoomed_out[1]}"))
