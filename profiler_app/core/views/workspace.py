@@ -21,6 +21,7 @@ from profiler_app.core.permissions import (
     IsStaff,
     IsStaffOrReadOnly,
 )
+from profiler_app.core.query import query_params
 from profiler_app.core.serializers import (
     AppSettingsSerializer,
     DemoSerializer,
@@ -146,13 +147,12 @@ class RetentionPreviewView(APIView):
     )
     def get(self, request):
         """What retention would delete now (the daily task deletes exactly this selection)."""
-        query = RetentionPreviewQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
+        query = query_params(RetentionPreviewQuerySerializer, request)
         saved = AppSettings.load()
         days = {
             "raw_days": saved.retention_raw_days,
             "jobs_days": saved.retention_jobs_days,
-            **{k.removeprefix("retention_"): v for k, v in query.validated_data.items()},
+            **{k.removeprefix("retention_"): v for k, v in query.items()},
         }
         plan = retention.select(days["raw_days"], days["jobs_days"])
         return Response(RetentionPreviewSerializer(plan).data)
