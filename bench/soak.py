@@ -320,7 +320,8 @@ def load(
     url = launcher.url
     threads = [
         threading.Thread(
-            target=uploader, args=(Api(url, token, stats), i, deadline, args.upload_pause, stats)
+            target=uploader,
+            args=(Api(url, token, stats, deadline), i, deadline, args.upload_pause, stats),
         )
         for i in range(args.uploaders)
     ]
@@ -330,12 +331,14 @@ def load(
     ]
     threads.append(
         threading.Thread(
-            target=hostile_feeder, args=(Api(url, token, stats), hostile, deadline, stats)
+            target=hostile_feeder,
+            args=(Api(url, token, stats, deadline), hostile, deadline, stats),
         )
     )
     threads.append(
         threading.Thread(
-            target=large_uploader, args=(Api(url, token, stats), large, deadline, stats)
+            target=large_uploader,
+            args=(Api(url, token, stats, deadline), large, deadline, stats),
         )
     )
     for thread in threads:
@@ -346,7 +349,9 @@ def load(
     web_cpu = tree_cpu_s(web_roots(launcher)()) - web_cpu
     print(
         f"load over: {stats.uploads} uploads, {len(stats.reader_ms)} reads, "
-        f"{stats.hostile_cases} hostile cases; the web used {web_cpu:.0f} CPU s; draining",
+        f"{stats.hostile_cases} hostile cases; {stats.busy_waits} uploads told the server was "
+        f"busy and sent again after Retry-After, {stats.busy_unsent} still busy at the end; "
+        f"the web used {web_cpu:.0f} CPU s; draining",
         flush=True,
     )
 

@@ -37,6 +37,9 @@ class Stats:
     hostile_refused: list[tuple[str, int, str]] = field(default_factory=list)
     hostile_cases: int = 0
     uploads: int = 0
+    # 429 ingest_busy answers waited out (Retry-After), and parts still refused at the load's end
+    busy_waits: int = 0
+    busy_unsent: int = 0
     reads_by_path: dict[str, list[float]] = field(default_factory=dict)
     large_jobs: list[int] = field(default_factory=list)
 
@@ -46,11 +49,14 @@ class Stats:
 
 
 class Api:
-    """requests with the token, timing, and 5xx/connection errors counted in ``stats``."""
+    """requests with the token, timing, and 5xx/connection errors counted in ``stats``. A 429
+    is waited out as the product's own senders do (Retry-After, then the same request again),
+    until ``busy_until`` (monotonic); past it the 429 is the answer."""
 
-    def __init__(self, url: str, token: str, stats: Stats) -> None:
+    def __init__(self, url: str, token: str, stats: Stats, busy_until: float | None = None) -> None:
         self.url = url.rstrip("/")
         self.stats = stats
+        self.busy_until = busy_until
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Token {token}"
         # A new connection per request: gunicorn closes a connection idle for 2 s, and a request
@@ -59,6 +65,21 @@ class Api:
         self.session.headers["Connection"] = "close"
 
     def call(self, method: str, path: str, **kwargs) -> tuple[requests.Response | None, float]:
+        while True:
+            response, elapsed = self._call_once(method, path, **kwargs)
+            if response is None or response.status_code != 429 or self.busy_until is None:
+                return response, elapsed
+            wait_s = float(response.headers.get("Retry-After", 5))
+            if time.monotonic() + wait_s > self.busy_until:
+                return response, elapsed
+            with self.stats.lock:
+                self.stats.busy_waits += 1
+            time.sleep(wait_s)
+            for value in (kwargs.get("files") or {}).values():  # send the file from its start
+                if hasattr(value[1], "seek"):
+                    value[1].seek(0)
+
+    def _call_once(self, method: str, path: str, **kwargs):
         started = time.perf_counter()
         try:
             response = self.session.request(
@@ -112,6 +133,10 @@ def upload_part(
             data={"node": "algo-1", "rank": rank, "kind": kind},
             files={"file": (path.name, f)},
         )
+    if response is not None and response.status_code == 429:  # still busy as the load ended
+        with stats.lock:
+            stats.busy_unsent += 1
+        return None
     if response is None or response.status_code not in (200, 202):
         note_unexpected(stats, response, f"upload {path.name}")
         return None

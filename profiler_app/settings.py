@@ -309,6 +309,9 @@ UPLOAD_ABANDON_HOURS = envfloat("UPLOAD_ABANDON_HOURS", 24.0)
 UPLOAD_STALL_SECONDS = envfloat("UPLOAD_STALL_SECONDS", 120.0)
 # A part whose parse killed its worker this many times fails instead of being retried.
 INGEST_MAX_PARSE_ATTEMPTS = envint("INGEST_MAX_PARSE_ATTEMPTS", 3)
+# Past this many seconds of parsing waiting (the queue over the recent pace), new parts are
+# answered 429 with Retry-After and their senders try again later (core.admission); 0: never.
+INGEST_MAX_BACKLOG_SECONDS = envfloat("INGEST_MAX_BACKLOG_SECONDS", 120.0)
 # A parse that cannot reach the storage bucket tries again for this long, then fails saying so.
 INGEST_BUCKET_RETRY_SECONDS = envfloat("INGEST_BUCKET_RETRY_SECONDS", 120.0)
 

@@ -17,6 +17,8 @@ if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
     os.environ.update(EmbeddedServices().start())
 os.environ.setdefault("TEST_DATABASE_NAME", f"test_profiler_{os.getpid()}")
 os.environ.setdefault("CELERY_QUEUE_PREFIX", f"test{os.getpid()}-")
+# Tests create parts in bursts beside a live worker; admission has its own tests (setting on).
+os.environ.setdefault("INGEST_MAX_BACKLOG_SECONDS", "0")
 os.environ.setdefault("PROFILER_MEDIA_ROOT", tempfile.mkdtemp(prefix="profiler-media-"))
 
 

@@ -258,6 +258,12 @@ class ProfilePart(models.Model):
                 condition=models.Q(state__in=["pending", "processing"]),
                 name="part_unfinished_idx",
             ),
+            # Ingest admission's pace: the parts finished in the last minute.
+            models.Index(
+                fields=["finished_at"],
+                condition=models.Q(finished_at__isnull=False),
+                name="part_finished_idx",
+            ),
             # Raw-upload retention: parsed parts that still keep their raw file, oldest first.
             models.Index(
                 fields=["created_at"],

@@ -14,6 +14,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from profiler_app.core import logic
+from profiler_app.core.admission import refuse_when_backlogged
 from profiler_app.core.filters import JobFilter
 from profiler_app.core.models import (
     Node,
@@ -105,11 +106,13 @@ class TrainingJobViewSet(
         methods=["POST"],
         request=PartUploadSerializer,
         # 200: this content was already uploaded to the job (the stored part).
+        # 429: the workers are far behind (core.admission): send again after Retry-After.
         # 503: the bucket is out of reach; 507: the server's disk is full (nothing is kept).
         responses={
             202: ProfilePartSerializer,
             200: ProfilePartSerializer,
             413: None,
+            429: None,
             503: None,
             507: None,
         },
@@ -128,6 +131,7 @@ class TrainingJobViewSet(
             page = self.paginate_queryset(parts)
             return self.get_paginated_response(ProfilePartSerializer(page, many=True).data)
         refuse_oversized(int(request.META.get("CONTENT_LENGTH") or 0))
+        refuse_when_backlogged()  # before the body is read: a refusal costs the web nothing
         data = PartUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
@@ -145,7 +149,9 @@ class TrainingJobViewSet(
         code = status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK
         return Response(ProfilePartSerializer(part).data, status=code)
 
-    @extend_schema(request=UploadStartSerializer, responses={201: UploadSerializer, 413: None})
+    @extend_schema(
+        request=UploadStartSerializer, responses={201: UploadSerializer, 413: None, 429: None}
+    )
     @action(detail=True, methods=["post"], url_path="uploads")
     def start_upload(self, request, pk=None):
         job = self.get_object()
@@ -153,6 +159,7 @@ class TrainingJobViewSet(
         data.is_valid(raise_exception=True)
         fields = data.validated_data
         refuse_oversized(fields["size_bytes"])
+        refuse_when_backlogged()  # at the start: bytes already sent are never refused
         upload = Upload.objects.create(
             job=job,
             owner=request.user,
