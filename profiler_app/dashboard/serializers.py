@@ -93,6 +93,16 @@ class DashboardSerializer(serializers.Serializer):
     annotation_names = serializers.ListField(child=serializers.CharField())
 
 
+class AnnotationQuerySerializer(serializers.Serializer):
+    name = serializers.CharField(
+        help_text="The annotation's name, e.g. Forward.",
+        error_messages={
+            "required": "Give the annotation name, e.g. ?name=Forward.",
+            "blank": "Give the annotation name, e.g. ?name=Forward.",
+        },
+    )
+
+
 class AnnotationDurationsSerializer(serializers.Serializer):
     name = serializers.CharField()
     durations_ns = serializers.ListField(child=serializers.IntegerField())

@@ -2,17 +2,19 @@ from typing import cast
 
 from django.db import IntegrityError, transaction
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
+from profiler_app.core.query import query_params
 from profiler_app.dashboard import cache, queries
 from profiler_app.dashboard.models import CustomHistogram
 from profiler_app.dashboard.serializers import (
     AnnotationDurationsSerializer,
+    AnnotationQuerySerializer,
     CustomHistogramSerializer,
     DashboardSerializer,
 )
@@ -27,16 +29,11 @@ def dashboard_view(request, job_id: int):
     return Response(cache.cached(key, lambda: queries.dashboard(job, window)))
 
 
-@extend_schema(
-    parameters=[OpenApiParameter("name", str, required=True, description="annotation name")],
-    responses=AnnotationDurationsSerializer,
-)
+@extend_schema(parameters=[AnnotationQuerySerializer], responses=AnnotationDurationsSerializer)
 @api_view(["GET"])
 def annotation_durations_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
-    name = request.query_params.get("name", "")
-    if not name:
-        raise ValidationError({"name": "Give the annotation name, e.g. ?name=Forward."})
+    name = query_params(AnnotationQuerySerializer, request)["name"]
     durations = queries.annotation_durations(job, job.window_for(request.user), name)
     return Response({"name": name, "durations_ns": durations})
 

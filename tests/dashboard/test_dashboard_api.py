@@ -112,6 +112,9 @@ def test_it_serves_every_panel_from_the_aggregates(api, parsed_job, raw):
         "durations_ns"
     ]
     assert durations and all(d >= 0 for d in durations)
+    missing = api.get(f"/api/jobs/{parsed_job.id}/annotations/durations/")
+    assert missing.status_code == 400
+    assert missing.json()["name"] == ["Give the annotation name, e.g. ?name=Forward."]
 
 
 @pytest.mark.django_db

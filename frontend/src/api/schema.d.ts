@@ -3380,7 +3380,7 @@ export interface operations {
     jobs_annotations_durations_retrieve: {
         parameters: {
             query: {
-                /** @description annotation name */
+                /** @description The annotation's name, e.g. Forward. */
                 name: string;
             };
             header?: never;
