@@ -57,6 +57,7 @@ sys.path.insert(0, str(REPO))
 import collector  # noqa: E402
 from collector.chunker import kineto_window  # noqa: E402
 from collector.profiler import Profiler  # noqa: E402
+from tests.traces.synthetic import chunk_meta  # noqa: E402
 from tracefmt import kineto_columns  # noqa: E402
 from tracefmt.chunk import (  # noqa: E402
     KinetoWindow,
@@ -67,22 +68,7 @@ from tracefmt.chunk import (  # noqa: E402
 )
 
 DEFAULT_TRACES = REPO.parent / "shared" / "traces"
-CHUNK_META = {
-    "job": "bench",
-    "node": "algo-1",
-    "hostname": "bench",
-    "rank": 0,
-    "local_rank": 0,
-    "world_size": 1,
-    "pid": 1,
-    "seq": 0,
-    "final": True,
-    "created_ns": 0,
-    "torch_version": None,
-    "cuda": True,
-    "devices": [],
-    "sources": {"kineto": "ok"},
-}
+CHUNK_META = chunk_meta(job="bench", hostname="bench", pid=1, torch_version=None)
 
 
 def load_example():

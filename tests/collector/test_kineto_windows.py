@@ -16,28 +16,14 @@ from profiler_app.traces import TimelineReader, ingest_trace
 from profiler_app.traces.memory import MEMORY_FILE
 from profiler_app.traces.pipeline import FLOWS_FILE, Limits
 from tests.collector.helpers import spooled_chunks
+from tests.traces.synthetic import chunk_meta
 from tracefmt.chunk import KinetoWindow, empty_events, empty_samples, write_chunk
 from tracefmt.kinds import EventKind, MemcpyKind
 
 DATA = Path(__file__).parents[1] / "data"  # the fixtures every test package shares
 A100 = DATA / "gpu_training_rank0.pt.trace.json.gz"
 MI250 = DATA / "amd_mi250_small.json.gz"
-META = {
-    "job": "windows",
-    "node": "algo-1",
-    "hostname": "gpu-7",
-    "rank": 0,
-    "local_rank": 0,
-    "world_size": 1,
-    "pid": 1102,
-    "seq": 0,
-    "final": True,
-    "created_ns": 0,
-    "torch_version": "2.3",
-    "cuda": True,
-    "devices": [],
-    "sources": {"kineto": "ok"},
-}
+META = chunk_meta(job="windows", torch_version="2.3")
 COLUMNS = [
     "kind",
     "name",

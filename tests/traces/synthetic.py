@@ -62,3 +62,24 @@ def complete_event(cat: str, name: str, ts: float, dur: float, pid=1, tid=1, **a
     """One Chrome-trace complete event ("ph": "X"), its args only when given."""
     event = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
     return {**event, "args": args} if args else event
+
+
+def chunk_meta(**fields) -> dict:
+    """The meta of a one-chunk collector capture (rank 0 of 1, final), as the collector's
+    ``ChunkBuilder`` writes it; ``fields`` override any entry (e.g. ``job``, ``torch_version``)."""
+    return {
+        "job": "capture",
+        "node": "algo-1",
+        "hostname": "gpu-7",
+        "rank": 0,
+        "local_rank": 0,
+        "world_size": 1,
+        "pid": 1102,
+        "seq": 0,
+        "final": True,
+        "created_ns": 0,
+        "torch_version": "2.11",
+        "cuda": True,
+        "devices": [],
+        "sources": {"kineto": "ok"},
+    } | fields

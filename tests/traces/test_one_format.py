@@ -14,11 +14,13 @@ import pytest
 
 from profiler_app.traces import TimelineReader, ingest_trace
 from tests.traces.expected import DATA
+from tests.traces.synthetic import chunk_meta
 from tracefmt.categories import CATEGORY_KINDS
 from tracefmt.chunk import KinetoWindow, empty_events, empty_samples, read_chunk, write_chunk
 from tracefmt.kinds import EventKind
 
 CAPTURE = DATA / "h100_cnn_kineto.json.gz"  # recorded on an H100 with torch.profiler
+META = chunk_meta(job="same-capture", hostname="h100", pid=1, sources={"kineto": "torch"})
 COMPARED = [
     "kind",
     "start_ns",
@@ -32,22 +34,6 @@ COMPARED = [
     "collective",
     "in_nelems",
 ]
-META = {
-    "job": "same-capture",
-    "node": "algo-1",
-    "hostname": "h100",
-    "rank": 0,
-    "local_rank": 0,
-    "world_size": 1,
-    "pid": 1,
-    "seq": 0,
-    "final": True,
-    "created_ns": 0,
-    "torch_version": "2.11",
-    "cuda": True,
-    "devices": [],
-    "sources": {"kineto": "torch"},
-}
 
 
 def events_of(store: Path) -> list[tuple]:

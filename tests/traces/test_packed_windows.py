@@ -15,6 +15,7 @@ import pytest
 
 from collector.chunker import kineto_window
 from profiler_app.traces import TimelineReader, ingest_trace
+from tests.traces.synthetic import chunk_meta
 from tracefmt import kineto_columns, varint
 from tracefmt.chunk import (
     ChunkFormatError,
@@ -32,22 +33,7 @@ DATA = Path(__file__).parents[1] / "data"
 H100 = DATA / "h100_cnn_kineto.json.gz"  # torch.profiler on an H100, as the collector records
 NCCL = DATA / "nccl_rank0.json.gz"
 PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
-META = {
-    "job": "packed",
-    "node": "algo-1",
-    "hostname": "gpu-7",
-    "rank": 0,
-    "local_rank": 0,
-    "world_size": 1,
-    "pid": 1102,
-    "seq": 0,
-    "final": True,
-    "created_ns": 0,
-    "torch_version": "2.11",
-    "cuda": True,
-    "devices": [],
-    "sources": {"kineto": "ok"},
-}
+META = chunk_meta(job="packed")
 MB = 1 << 20
 
 
