@@ -7,28 +7,39 @@ each kind's ``args`` are decoded together in one msgspec call (see ``kineto_sche
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass
 from itertools import repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
 import msgspec
 import numpy as np
-import pyarrow as pa
 
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.exact import durations_to_ns, texts_to_ns
+from profiler_app.traces.kineto_args import (
+    AT_INDEX,
+    all_args,
+    copy_directions_from_names,
+    copy_sizes_from_calls,
+    decode_args,
+    kernel_columns,
+    launch_columns,
+    memory_columns,
+    operator_columns,
+)
+from profiler_app.traces.kineto_encode import (
+    StringColumn,
+    dictionary,
+    ints,
+    pick,
+)
 from profiler_app.traces.kineto_schema import (
     COUNTER_ARGS_DECODER,
     EVENTS_DECODER,
-    KERNEL_ARGS_DECODER,
-    LAUNCH_ARGS_DECODER,
-    MEMORY_ARGS_DECODER,
     MEMORY_EVENT_ARGS_DECODER,
     METADATA_ARGS_DECODER,
-    OPERATOR_ARGS_DECODER,
     Event,
 )
 from profiler_app.traces.model import TrackKey
@@ -43,7 +54,6 @@ from tracefmt.categories import (
 )
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import DEVICE_KINDS, EventKind
-from tracefmt.names import memcpy_kind
 
 # Phase letter -> code. "X" (complete) and "i"/"I" (instant) events become timeline rows.
 PHASE_CODES = {"X": 1, "i": 2, "I": 2, "s": 3, "t": 4, "f": 5, "C": 6, "M": 7}
@@ -62,15 +72,12 @@ MEMORY_EVENT_COLUMNS = (
     "total_allocated",
     "total_reserved",
 )
-_MEMCPY_DIRECTIONS = {"HtoD": 1, "DtoH": 2, "DtoD": 3, "HtoH": 4, "PtoP": 5}
 
 _DEVICE_KIND_TABLE = np.zeros(256, dtype=bool)
 _DEVICE_KIND_TABLE[[int(k) for k in DEVICE_KINDS]] = True
-_NONE = np.empty(0, dtype=np.int64)
 # Decoding a slice takes up to 10 times its bytes (measured: events without args, each on a
 # thread of its own); 3-4 times on real traces.
 _DECODE_BYTES_PER_BYTE = 16
-_AT_INDEX = re.compile(r"`\$\[(\d+)\]((?:\.[\w.\[\]]+)?)`")
 
 _PH = attrgetter("ph")
 _NAME = attrgetter("name")
@@ -80,17 +87,6 @@ _TID = attrgetter("tid")
 _TS = attrgetter("ts")
 _DUR = attrgetter("dur")
 _ARGS = attrgetter("args")
-_EXTERNAL_ID = attrgetter("external_id")
-_EXTERNAL_ID_LOWER = attrgetter("external_id_lower")
-_CORRELATION = attrgetter("correlation")
-
-
-@dataclass(frozen=True)
-class StringColumn:
-    """Per-event codes into ``values`` (this chunk's own dictionary); -1 where absent."""
-
-    codes: np.ndarray
-    values: list[str]
 
 
 @dataclass(frozen=True)
@@ -117,93 +113,6 @@ class ChunkFailure:
     message: str
 
 
-def _pick(seq: list | tuple, positions: np.ndarray) -> list | tuple:
-    if len(positions) == 0:
-        return []
-    if len(positions) == len(seq):
-        return seq
-    picked = itemgetter(*positions.tolist())(seq)
-    return picked if len(positions) > 1 else [picked]
-
-
-def _ints(values: list | tuple, absent: int = -1) -> tuple[np.ndarray, np.ndarray]:
-    """int64 array for mostly-int values; strings holding numbers ("0x0", "7") are parsed.
-
-    Returns the array and the positions whose value was not a number at all.
-    """
-    n = len(values)
-    try:
-        return np.fromiter(values, dtype=np.int64, count=n), _NONE
-    except (TypeError, ValueError, OverflowError):
-        pass
-    is_int = np.fromiter(map(isinstance, values, repeat(int)), dtype=bool, count=n)
-    fixed = list(values)
-    bad: list[int] = []
-    for i in np.flatnonzero(~is_int).tolist():
-        try:
-            fixed[i] = int(str(values[i]), 0)
-        except ValueError:
-            fixed[i] = absent
-            bad.append(i)
-        if not -(2**63) <= fixed[i] < 2**63:
-            fixed[i] = absent
-            bad.append(i)
-    return np.fromiter(fixed, dtype=np.int64, count=n), np.asarray(bad, dtype=np.int64)
-
-
-def _dictionary(values: list | tuple) -> StringColumn:
-    """Dictionary-encode strings in C (Arrow's hash kernel)."""
-    encoded = pa.array(values, type=pa.string()).dictionary_encode()
-    return StringColumn(
-        encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
-        encoded.dictionary.to_pylist(),
-    )
-
-
-def _dictionary_raw(raws: list | tuple) -> StringColumn:
-    """``_dictionary`` for ``msgspec.Raw`` JSON texts, without a Python object per item."""
-    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
-    offsets = np.zeros(len(raws) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    texts = pa.LargeBinaryArray.from_buffers(
-        pa.large_binary(),
-        len(raws),
-        [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(raws))],
-    )
-    encoded = texts.dictionary_encode()
-    return StringColumn(
-        encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
-        [v.decode("utf-8", errors="replace") for v in encoded.dictionary.to_pylist()],
-    )
-
-
-def _scatter(
-    strings: dict[str, StringColumn], col: str, n: int, positions: np.ndarray, part: StringColumn
-) -> None:
-    """Put ``part`` (codes for ``positions``) into column ``col``, keeping earlier entries."""
-    existing = strings.get(col)
-    if existing is None:
-        codes = np.full(n, -1, dtype=np.int32)
-        codes[positions] = part.codes
-        strings[col] = StringColumn(codes, part.values)
-    else:
-        existing.codes[positions] = part.codes + len(existing.values)
-        strings[col] = StringColumn(existing.codes, existing.values + part.values)
-
-
-def _decode_args(decoder: msgspec.json.Decoder, raws: list | tuple, numbers: np.ndarray) -> list:
-    """Decode many events' args with one call; errors name the event they came from."""
-    try:
-        return decoder.decode(b"[" + b",".join(raws) + b"]")
-    except msgspec.ValidationError as exc:
-        found = _AT_INDEX.search(str(exc))
-        where = f"event #{numbers[int(found.group(1))]}" if found else "an event"
-        detail = _AT_INDEX.sub(lambda m: f"`args{m.group(2) or ''}`", str(exc))
-        raise TraceFormatError(f"{where} has malformed args: {detail}") from exc
-    except RecursionError as exc:
-        raise TraceFormatError("a value in args is nested too deeply") from exc
-
-
 def _track_keys(
     on_device: np.ndarray,
     pids: list | tuple,
@@ -212,8 +121,8 @@ def _track_keys(
 ) -> tuple[np.ndarray, list[TrackKey]]:
     """Local track codes. ``device_ids`` = (positions, device, stream) replaces pid/tid for GPU
     events. String pids/tids (Kineto's "Spans") become a labelled track of their own."""
-    pid_arr, bad_pid = _ints(pids)
-    tid_arr, bad_tid = _ints(tids)
+    pid_arr, bad_pid = ints(pids)
+    tid_arr, bad_tid = ints(tids)
     hints = np.zeros(len(pids), dtype=np.int64)
     hint_texts = [""]
     for i in sorted(set(bad_pid.tolist()) | set(bad_tid.tolist())):
@@ -259,7 +168,7 @@ def _timed_columns(
     cols: dict[str, np.ndarray] = {
         c: np.full(n, absent, dtype=dtype) for c, (dtype, absent) in EVENT_COLUMNS.items()
     }
-    categories = _dictionary(list(map(_CAT, timed)))
+    categories = dictionary(list(map(_CAT, timed)))
     category_kinds = np.fromiter(map(kind_of, categories.values), np.uint8, len(categories.values))
     kind = category_kinds[categories.codes] if n else np.empty(0, np.uint8)
     kind[phase == _INSTANT] = EventKind.INSTANT
@@ -267,11 +176,11 @@ def _timed_columns(
     unrecognised = _unrecognised(timed, categories, phase)
     cols["start_ns"] = texts_to_ns(list(map(_TS, timed)), "ts", numbers)
     cols["dur_ns"] = durations_to_ns(np.fromiter(map(_DUR, timed), np.float64, n), numbers)
-    strings = {"name": _dictionary(list(map(_NAME, timed)))}
+    strings = {"name": dictionary(list(map(_NAME, timed)))}
     _steps_recorded_as_operators(kind, strings["name"])
     _device_ops_by_name(kind, categories, strings["name"])
     raw_args = list(map(_ARGS, timed))
-    groups = _all_args(cols, raw_args, kind, numbers)
+    groups = all_args(cols, raw_args, kind, numbers)
 
     on_device = _DEVICE_KIND_TABLE[kind]
     pids, tids = list(map(_PID, timed)), list(map(_TID, timed))
@@ -284,23 +193,23 @@ def _timed_columns(
             pos, decoded = groups[group]
             if group == "other":  # only its GPU-side members (annotations, syncs)
                 keep = np.flatnonzero(on_device[pos])
-                pos, decoded = pos[keep], _pick(decoded, keep)
-            device[pos] = _ints(list(map(attrgetter("device"), decoded)))[0]
-            stream[pos] = _ints(list(map(attrgetter("stream"), decoded)))[0]
+                pos, decoded = pos[keep], pick(decoded, keep)
+            device[pos] = ints(list(map(attrgetter("device"), decoded)))[0]
+            stream[pos] = ints(list(map(attrgetter("stream"), decoded)))[0]
         # GPU-side annotations carry no args: Kineto puts device and stream in pid and tid.
-        dev_pid, _ = _ints(_pick(pids, dev_pos))
-        dev_tid, _ = _ints(_pick(tids, dev_pos))
+        dev_pid, _ = ints(pick(pids, dev_pos))
+        dev_tid, _ = ints(pick(tids, dev_pos))
         cols["device"][dev_pos] = np.where(device[dev_pos] >= 0, device[dev_pos], dev_pid)
         cols["stream"][dev_pos] = np.where(stream[dev_pos] >= 0, stream[dev_pos], dev_tid)
         device_ids = (dev_pos, cols["device"][dev_pos], cols["stream"][dev_pos])
     cols["track"], tracks = _track_keys(on_device, pids, tids, device_ids)
 
-    _kernel_columns(cols, strings, *groups["kernel"])
-    _memory_columns(cols, *groups["memory"])
-    _copy_directions_from_names(cols, strings["name"])
-    _launch_columns(cols, *groups["other"])
-    _copy_sizes_from_calls(cols)
-    _operator_columns(cols, strings, *groups["operator"])
+    kernel_columns(cols, strings, *groups["kernel"])
+    memory_columns(cols, *groups["memory"])
+    copy_directions_from_names(cols, strings["name"])
+    launch_columns(cols, *groups["other"])
+    copy_sizes_from_calls(cols)
+    operator_columns(cols, strings, *groups["operator"])
     memory = _memory_events(cols, strings["name"], raw_args, numbers)
     return cols, strings, tracks, unrecognised, memory
 
@@ -316,10 +225,10 @@ def _memory_events(
     pos = np.flatnonzero((names.codes == code) & (cols["kind"] == EventKind.INSTANT))
     if not len(pos):
         return {}
-    decoded = _decode_args(MEMORY_EVENT_ARGS_DECODER, _pick(raw_args, pos), numbers[pos])
+    decoded = decode_args(MEMORY_EVENT_ARGS_DECODER, pick(raw_args, pos), numbers[pos])
     out = {"time_ns": cols["start_ns"][pos], "track": cols["track"][pos]}
     for col in MEMORY_EVENT_COLUMNS[2:]:
-        out[col] = _ints(list(map(attrgetter(col), decoded)))[0]
+        out[col] = ints(list(map(attrgetter(col), decoded)))[0]
     return out
 
 
@@ -362,162 +271,9 @@ def _unrecognised(
     }
     rows = np.flatnonzero(np.asarray(unknown)[categories.codes] & (phase == _X))
     device_like = sum(
-        map(looks_like_device_work, map(_NAME, _pick(timed, rows)), map(_TID, _pick(timed, rows)))
+        map(looks_like_device_work, map(_NAME, pick(timed, rows)), map(_TID, pick(timed, rows)))
     )
     return counts, int(device_like)
-
-
-def _all_args(
-    cols: dict[str, np.ndarray], raw_args: list, kind: np.ndarray, numbers: np.ndarray
-) -> dict[str, tuple[np.ndarray, list | tuple]]:
-    """Each event's args decoded once, by the struct of its kind; fills the link columns.
-
-    Returns, per group, the positions of its events and their decoded args.
-    """
-    is_operator = kind == EventKind.CPU_OP
-    is_kernel = kind == EventKind.KERNEL
-    is_memory = (kind == EventKind.GPU_MEMCPY) | (kind == EventKind.GPU_MEMSET)
-    groups: dict[str, tuple[np.ndarray, msgspec.json.Decoder]] = {
-        "operator": (is_operator, OPERATOR_ARGS_DECODER),
-        "kernel": (is_kernel, KERNEL_ARGS_DECODER),
-        "memory": (is_memory, MEMORY_ARGS_DECODER),
-        "other": (~(is_operator | is_kernel | is_memory), LAUNCH_ARGS_DECODER),
-    }
-    out: dict[str, tuple[np.ndarray, list | tuple]] = {}
-    for group, (mask, decoder) in groups.items():
-        pos = np.flatnonzero(mask)
-        if not len(pos):
-            out[group] = (pos, [])
-            continue
-        decoded = _decode_args(decoder, _pick(raw_args, pos), numbers[pos])
-        external = np.fromiter(map(_EXTERNAL_ID, decoded), np.int64, len(pos))
-        older = np.fromiter(map(_EXTERNAL_ID_LOWER, decoded), np.int64, len(pos))
-        cols["external_id"][pos] = np.where(external >= 0, external, older)
-        cols["correlation"][pos] = np.fromiter(map(_CORRELATION, decoded), np.int64, len(pos))
-        out[group] = (pos, decoded)
-    return out
-
-
-def _kernel_columns(
-    cols: dict[str, np.ndarray],
-    strings: dict[str, StringColumn],
-    pos: np.ndarray,
-    kargs: list | tuple,
-) -> None:
-    if not len(pos):
-        return
-    for col in ("grid", "block"):
-        dims = [
-            v if v is not None and len(v) == 3 else (0, 0, 0) for v in map(attrgetter(col), kargs)
-        ]
-        arr = np.asarray(dims, dtype=np.int64).reshape(-1, 3)
-        for axis, suffix in enumerate("xyz"):
-            cols[f"{col}_{suffix}"][pos] = arr[:, axis]
-    cols["registers"][pos] = np.fromiter(map(attrgetter("registers"), kargs), np.int64, len(pos))
-    cols["shared_mem"][pos] = _ints(list(map(attrgetter("shared_memory"), kargs)))[0]
-    cols["occupancy_pct"][pos] = np.fromiter(map(attrgetter("occupancy"), kargs), np.float64)
-    _collective_columns(cols, strings, kargs, pos)
-
-
-def _collective_columns(
-    cols: dict[str, np.ndarray],
-    strings: dict[str, StringColumn],
-    sub_args: list | tuple,
-    pos: np.ndarray,
-) -> None:
-    n = len(cols["kind"])
-    names = list(map(attrgetter("collective"), sub_args))
-    has = np.flatnonzero(np.fromiter(map(bool, names), bool, len(names)))
-    if not len(has):
-        return
-    rows = pos[has]
-    picked = _pick(sub_args, has)
-    _scatter(
-        strings, "collective", n, rows, _dictionary(list(map(attrgetter("collective"), picked)))
-    )
-    _scatter(strings, "dtype", n, rows, _dictionary([a.dtype for a in picked]))
-    groups = [a.pg_name if a.pg_name is not None else a.pg_id for a in picked]
-    _scatter(
-        strings,
-        "process_group",
-        n,
-        rows,
-        _dictionary(["" if g is None else str(g) for g in groups]),
-    )
-    for col in ("in_nelems", "out_nelems", "group_size"):
-        cols[col][rows] = [getattr(a, col) for a in picked]
-
-
-def _memory_columns(cols: dict[str, np.ndarray], pos: np.ndarray, margs: list | tuple) -> None:
-    if not len(pos):
-        return
-    cols["bytes"][pos] = np.fromiter(map(attrgetter("bytes"), margs), np.int64, len(pos))
-    cols["bandwidth_gbps"][pos] = np.fromiter(
-        map(attrgetter("bandwidth_gbps"), margs), np.float64, len(pos)
-    )
-    # The direction is normally read from the name ("Memcpy HtoD (Host -> Device)") later;
-    # ROCm also states it in args.kind.
-    cols["memcpy_kind"][pos] = [
-        _MEMCPY_DIRECTIONS.get(k, 0) if isinstance(k, str) else 0
-        for k in map(attrgetter("kind"), margs)
-    ]
-
-
-def _copy_directions_from_names(cols: dict[str, np.ndarray], names: StringColumn) -> None:
-    """A copy's direction from its name ("Memcpy HtoD (Pageable -> Device)") where its args
-    did not state one (CUDA traces; ROCm writes ``args.kind``)."""
-    todo = np.flatnonzero((cols["kind"] == EventKind.GPU_MEMCPY) & (cols["memcpy_kind"] == 0))
-    if len(todo):
-        by_name = np.fromiter(map(memcpy_kind, names.values), np.uint8, len(names.values))
-        cols["memcpy_kind"][todo] = by_name[names.codes[todo]]
-
-
-def _launch_columns(cols: dict[str, np.ndarray], pos: np.ndarray, largs: list | tuple) -> None:
-    """Bytes of a runtime copy call (ROCm); the aggregates give them to the copy it launched."""
-    if not len(pos):
-        return
-    size = _ints(list(map(attrgetter("size"), largs)))[0]
-    runtime = (cols["kind"][pos] == EventKind.CUDA_RUNTIME) & (size >= 0)
-    cols["bytes"][pos[runtime]] = size[runtime]
-
-
-def _copy_sizes_from_calls(cols: dict[str, np.ndarray]) -> None:
-    """ROCm writes a copy's size only on the runtime call that enqueued it (``args.size`` of
-    ``hipMemcpyWithStream``); the copy takes it through the shared correlation id, and its
-    bandwidth follows (bytes per ns = GB/s). A call in another slice of the file is not seen
-    here: the analyses look it up again (``insights.analyses.counters``)."""
-    kind, correlation = cols["kind"], cols["correlation"]
-    copies = np.flatnonzero(
-        (kind == EventKind.GPU_MEMCPY) & (cols["bytes"] < 0) & (correlation >= 0)
-    )
-    calls = np.flatnonzero((kind == EventKind.CUDA_RUNTIME) & (cols["bytes"] >= 0))
-    if not len(copies) or not len(calls):
-        return
-    calls = calls[np.argsort(correlation[calls], kind="stable")]
-    at = np.minimum(np.searchsorted(correlation[calls], correlation[copies]), len(calls) - 1)
-    found = correlation[calls[at]] == correlation[copies]
-    copies, sizes = copies[found], cols["bytes"][calls[at[found]]]
-    cols["bytes"][copies] = sizes
-    dur = cols["dur_ns"][copies]
-    derivable = np.isnan(cols["bandwidth_gbps"][copies]) & (dur > 0)
-    cols["bandwidth_gbps"][copies[derivable]] = sizes[derivable] / dur[derivable]
-
-
-def _operator_columns(
-    cols: dict[str, np.ndarray],
-    strings: dict[str, StringColumn],
-    pos: np.ndarray,
-    oargs: list | tuple,
-) -> None:
-    n = len(cols["kind"])
-    if not len(pos):
-        return
-    for col, key in (("input_types", "input_type"), ("input_dims", "input_dims")):
-        raws = list(map(attrgetter(key), oargs))
-        has = np.flatnonzero(np.fromiter(map(len, raws), np.int64, len(raws)))
-        if len(has):
-            _scatter(strings, col, n, pos[has], _dictionary_raw(_pick(raws, has)))
-    _collective_columns(cols, strings, oargs, pos)
 
 
 def _flows(
@@ -525,11 +281,11 @@ def _flows(
 ) -> tuple[dict[str, np.ndarray], list[TrackKey], StringColumn]:
     candidates = np.flatnonzero((phase >= _FLOW_START) & (phase <= _FLOW_END))
     # Launch flows repeat the launch→kernel link that ``correlation`` already records.
-    cats = map(_CAT, _pick(events, candidates))
+    cats = map(_CAT, pick(events, candidates))
     wanted = ~np.fromiter(map(is_launch_flow, cats), bool, len(candidates))
     keep = candidates[wanted]
-    flows = list(_pick(events, keep))
-    ids, bad = _ints([e.id for e in flows])
+    flows = list(pick(events, keep))
+    ids, bad = ints([e.id for e in flows])
     for i in bad.tolist():
         # Chrome allows string flow ids; a stable negative number keeps them distinct.
         ids[i] = -(zlib.crc32(str(flows[i].id).encode()) + 1)
@@ -542,7 +298,7 @@ def _flows(
         "time_ns": texts_to_ns([e.ts for e in flows], "ts", numbers[keep]),
         "track": track,
     }
-    return columns, tracks, _dictionary([e.cat for e in flows])
+    return columns, tracks, dictionary([e.cat for e in flows])
 
 
 def _counters(events: list[Event], phase: np.ndarray, numbers: np.ndarray) -> list:
@@ -589,7 +345,7 @@ def decode_chunk(text: bytes | bytearray, first_event: int) -> DecodedChunk | Ch
         events = EVENTS_DECODER.decode(text)
     except msgspec.ValidationError as exc:
         return ChunkFailure(
-            _AT_INDEX.sub(
+            AT_INDEX.sub(
                 lambda m: f"event #{first_event + int(m.group(1))}{m.group(2) or ''}", str(exc)
             )
         )
@@ -602,7 +358,7 @@ def decode_chunk(text: bytes | bytearray, first_event: int) -> DecodedChunk | Ch
     numbers = np.arange(first_event, first_event + len(events), dtype=np.int64)
     timed_idx = np.flatnonzero((phase == _X) | (phase == _INSTANT))
     columns, strings, tracks, (unknown_categories, device_like), memory = _timed_columns(
-        _pick(events, timed_idx), phase[timed_idx], numbers[timed_idx]
+        pick(events, timed_idx), phase[timed_idx], numbers[timed_idx]
     )
     if counts[_FLOW_START : _FLOW_END + 1].any():
         flows, flow_tracks, flow_cats = _flows(events, phase, numbers)

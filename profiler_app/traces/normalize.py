@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.traces.kineto_chunk import DecodedChunk, StringColumn
+from profiler_app.traces.kineto_chunk import DecodedChunk
+from profiler_app.traces.kineto_encode import StringColumn
 from profiler_app.traces.model import EventBatch, FlowBatch, SampleBatch, TrackKey, TrackTable
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import DEVICE_KINDS, SampleKind
