@@ -5,7 +5,8 @@ and a timeline store; ``TimelineReader`` reads a store back.
 """
 
 from profiler_app.traces.errors import TraceFormatError
-from profiler_app.traces.pipeline import IngestResult, Limits, ingest_trace
+from profiler_app.traces.part_sink import IngestResult, Limits
+from profiler_app.traces.pipeline import ingest_trace
 from profiler_app.traces.timeline_read import TimelineReader
 
 __all__ = ["IngestResult", "Limits", "TimelineReader", "TraceFormatError", "ingest_trace"]

@@ -14,7 +14,7 @@ import pytest
 
 from profiler_app.traces import TimelineReader, ingest_trace
 from profiler_app.traces.memory import MEMORY_FILE
-from profiler_app.traces.pipeline import FLOWS_FILE, Limits
+from profiler_app.traces.part_sink import FLOWS_FILE, Limits
 from tests.collector.helpers import spooled_chunks
 from tests.traces.synthetic import chunk_meta
 from tracefmt.chunk import KinetoWindow, empty_events, empty_samples, write_chunk

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from profiler_app.traces import TimelineReader, ingest_trace
-from profiler_app.traces.pipeline import FLOWS_FILE
+from profiler_app.traces.part_sink import FLOWS_FILE
 from tracefmt.kinds import EventKind
 
 

@@ -1,0 +1,130 @@
+"""What a part's reader writes through, whichever format it came in: the ``PartSink`` folds
+each normalised batch into the aggregates and appends it to the timeline store, then finishes
+the part into an ``IngestResult`` (store, aggregates, complete-steps window, memory). The Kineto
+and collector readers differ only in how they fill it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from profiler_app.traces.aggregate import AGGREGATED_COLUMNS, Aggregator, PartAggregates
+from profiler_app.traces.event_model import Windows
+from profiler_app.traces.memory import MemorySummary, build_memory
+from profiler_app.traces.model import EventBatch, FlowBatch
+from profiler_app.traces.normalize import PartContext
+from profiler_app.traces.timeline_read import TimelineReader
+from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
+from profiler_app.traces.window import StepCut, step_cut
+from tracefmt.columns import FLOW_COLUMNS
+from tracefmt.names import PROFILER_STEP_RE
+from tracefmt.strings import StringTable
+
+FLOWS_FILE = "flows.parquet"
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_decompressed_bytes: int = 64 << 30
+    # A collector chunk's arrays may take this many times the archive's size once loaded
+    # (real chunks compress a few times; a bomb of zeros a thousand times), and at least
+    # ``min_chunk_budget_bytes``. Checked from the arrays' headers, before anything is loaded.
+    max_chunk_expansion: int = 200
+    min_chunk_budget_bytes: int = 256 << 20
+    chunk_bytes: int = 8 << 20
+    collector_batch_rows: int = 500_000
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    aggregates: PartAggregates
+    store: StoreSummary
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # Where the complete-steps window ends (None: the part has fewer than two profiler steps,
+    # both windows are the whole part), and the part's aggregates over that window.
+    cut: StepCut | None = None
+    complete_steps: PartAggregates | None = None
+    # The allocator's curve, peak and top allocators (whole trace) from [memory] events.
+    memory: MemorySummary = field(default_factory=MemorySummary.empty)
+
+
+class PartSink:
+    """Where normalised batches go: the aggregates, the store's runs and the flow list."""
+
+    def __init__(self, context: PartContext, store_dir: Path) -> None:
+        self.context = context
+        self.aggregator = Aggregator(context.strings)
+        self.writer = TimelineWriter(store_dir)
+        self.flows: list[FlowBatch] = []
+        self.store_dir = store_dir
+
+    def finish(self, offset_ns: int, captured_windows_ns: Windows = None) -> IngestResult:
+        """The part's aggregates and store (with its event model: ``captured_windows_ns`` are
+        the ranges a collector part's Kineto recorded; None for a trace recorded whole); the
+        caller adds the metadata they decide."""
+        tracks = self.context.track_frame()
+        aggregates = self.aggregator.finish(self.context.strings, offset_ns)
+        strings = self.context.strings.strings
+        store = self.writer.finish(offset_ns, strings, tracks, captured_windows_ns)
+        # Each step says whether Kineto recorded it.
+        steps = aggregates.steps
+        captured = np.isin(steps["start_ns"].to_numpy(), store.captured_step_starts)
+        steps = steps.assign(captured=captured)
+        aggregates = replace(aggregates, steps=steps)
+        self._write_flows(offset_ns)
+        memory = build_memory(self.store_dir, self.context.memory, offset_ns, self.context.strings)
+        self.context.memory = []
+        cut, complete_steps = complete_steps_aggregates(self.store_dir, self.context.strings)
+        return IngestResult(
+            aggregates, store, cut=cut, complete_steps=complete_steps, memory=memory
+        )
+
+    def _write_flows(self, offset_ns: int) -> None:
+        columns: dict[str, np.ndarray] = {}
+        if self.flows:
+            for col in self.flows[0].columns:
+                columns[col] = np.concatenate([f.columns[col] for f in self.flows])
+            columns["time_ns"] = columns["time_ns"] + offset_ns
+            self.aggregator.count("flow", len(columns["flow_id"]))
+        frame = pd.DataFrame(columns or {c: np.empty(0, t) for c, t in FLOW_COLUMNS.items()})
+        pq.write_table(
+            pa.Table.from_pandas(frame, preserve_index=False), self.store_dir / FLOWS_FILE
+        )
+
+
+def complete_steps_aggregates(
+    store_dir: Path, strings: StringTable
+) -> tuple[StepCut | None, PartAggregates | None]:
+    """The part's aggregates over its complete steps (``traces.window``), from its store: a
+    second pass, since where the last step starts is known only once every event was read."""
+    if sum(1 for s in strings.strings if PROFILER_STEP_RE.search(s)) < 2:
+        return None, None
+    reader = TimelineReader(store_dir)
+    cut_columns = ["kind", "name", "start_ns", "correlation"]
+    table = reader.read_all(cut_columns)
+    c = {name: table.column(name).to_numpy() for name in cut_columns}
+    del table
+    cut = step_cut(
+        c["kind"],
+        c["name"],
+        np.asarray(strings.strings, dtype=object),
+        c["start_ns"],
+        c["correlation"],
+    )
+    del c
+    if cut is None:
+        return None, None
+    aggregator = Aggregator(strings)
+    for group in range(reader.events.metadata.num_row_groups):
+        table = reader.events.read_row_group(group, columns=AGGREGATED_COLUMNS, use_threads=False)
+        columns = {name: table.column(name).to_numpy() for name in AGGREGATED_COLUMNS}
+        keep = cut.keeps(columns["kind"], columns["start_ns"], columns["correlation"])
+        aggregator.add_events(EventBatch({name: a[keep] for name, a in columns.items()}))
+    return cut, aggregator.finish(strings, 0)  # the store's times are on the epoch already
