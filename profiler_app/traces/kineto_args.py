@@ -160,26 +160,42 @@ def launch_columns(cols: dict[str, np.ndarray], pos: np.ndarray, largs: list | t
     cols["bytes"][pos[runtime]] = size[runtime]
 
 
-def copy_sizes_from_calls(cols: dict[str, np.ndarray]) -> None:
+def copies_sized_by_calls(
+    kind: np.ndarray, correlation: np.ndarray, nbytes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """ROCm writes a copy's size only on the runtime call that enqueued it (``args.size`` of
-    ``hipMemcpyWithStream``); the copy takes it through the shared correlation id, and its
-    bandwidth follows (bytes per ns = GB/s). A call in another slice of the file is not seen
-    here: the analyses look it up again (``insights.analyses.counters``)."""
-    kind, correlation = cols["kind"], cols["correlation"]
-    copies = np.flatnonzero(
-        (kind == EventKind.GPU_MEMCPY) & (cols["bytes"] < 0) & (correlation >= 0)
-    )
-    calls = np.flatnonzero((kind == EventKind.CUDA_RUNTIME) & (cols["bytes"] >= 0))
+    ``hipMemcpyWithStream``): the rows of copies without a size whose call (same correlation
+    id) states one, and those sizes."""
+    copies = np.flatnonzero((kind == EventKind.GPU_MEMCPY) & (nbytes < 0) & (correlation >= 0))
+    calls = np.flatnonzero((kind == EventKind.CUDA_RUNTIME) & (nbytes >= 0))
     if not len(copies) or not len(calls):
-        return
+        return copies[:0], nbytes[:0]
     calls = calls[np.argsort(correlation[calls], kind="stable")]
     at = np.minimum(np.searchsorted(correlation[calls], correlation[copies]), len(calls) - 1)
     found = correlation[calls[at]] == correlation[copies]
-    copies, sizes = copies[found], cols["bytes"][calls[at[found]]]
-    cols["bytes"][copies] = sizes
-    dur = cols["dur_ns"][copies]
-    derivable = np.isnan(cols["bandwidth_gbps"][copies]) & (dur > 0)
-    cols["bandwidth_gbps"][copies[derivable]] = sizes[derivable] / dur[derivable]
+    return copies[found], nbytes[calls[at[found]]]
+
+
+def size_copies(
+    nbytes: np.ndarray,
+    bandwidth_gbps: np.ndarray,
+    dur_ns: np.ndarray,
+    copies: np.ndarray,
+    sizes: np.ndarray,
+) -> None:
+    """Gives ``copies`` their ``sizes``, and a bandwidth where none was recorded (bytes per ns
+    = GB/s)."""
+    nbytes[copies] = sizes
+    dur = dur_ns[copies]
+    derivable = np.isnan(bandwidth_gbps[copies]) & (dur > 0)
+    bandwidth_gbps[copies[derivable]] = sizes[derivable] / dur[derivable]
+
+
+def copy_sizes_from_calls(cols: dict[str, np.ndarray]) -> None:
+    """``copies_sized_by_calls`` within one slice; a call in another slice of the file sizes
+    its copy when the store is finished (``timeline_store``)."""
+    copies, sizes = copies_sized_by_calls(cols["kind"], cols["correlation"], cols["bytes"])
+    size_copies(cols["bytes"], cols["bandwidth_gbps"], cols["dur_ns"], copies, sizes)
 
 
 def operator_columns(

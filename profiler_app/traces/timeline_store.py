@@ -34,6 +34,7 @@ from profiler_app.traces.event_model import (
     build_event_model,
     has_event_model,
 )
+from profiler_app.traces.kineto_args import copies_sized_by_calls, size_copies
 from profiler_app.traces.model import EventBatch
 from tracefmt.columns import EVENT_COLUMNS
 
@@ -55,6 +56,10 @@ STORE_SCHEMA = pa.schema([*EVENT_SCHEMA, *MODEL_SCHEMA])
 _TRACK = EVENT_SCHEMA.get_field_index("track")
 _START = EVENT_SCHEMA.get_field_index("start_ns")
 _DUR = EVENT_SCHEMA.get_field_index("dur_ns")
+_BYTES = EVENT_SCHEMA.get_field_index("bytes")
+_BANDWIDTH = EVENT_SCHEMA.get_field_index("bandwidth_gbps")
+# Read back from the spilled runs at finish: the event model's input, and the copy sizes.
+_FINISH_INPUT = (*MODEL_INPUT_COLUMNS, "bytes")
 _ORDER = ("track", "start_ns", "dur_ns")
 
 
@@ -169,13 +174,13 @@ class TimelineWriter:
             # Everything fit in one run: sort it in memory, no spill files.
             table = self._sorted_buffer() if self._buffer else EVENT_SCHEMA.empty_table()
             windows = (table.slice(f, _WINDOW_ROWS) for f in range(0, table.num_rows, _WINDOW_ROWS))
-            return windows, {c: table.column(c).to_numpy() for c in MODEL_INPUT_COLUMNS}
+            return windows, {c: table.column(c).to_numpy() for c in _FINISH_INPUT}
         self._spill()
-        pieces: dict[str, list[np.ndarray]] = {c: [] for c in MODEL_INPUT_COLUMNS}
+        pieces: dict[str, list[np.ndarray]] = {c: [] for c in _FINISH_INPUT}
         for run in self._runs:
             with pa.memory_map(str(run.path)) as source:
                 table = pa.ipc.open_file(source).read_all()
-                for column in MODEL_INPUT_COLUMNS:
+                for column in _FINISH_INPUT:
                     pieces[column].append(table.column(column).to_numpy())
                 del table
         columns = {c: np.concatenate(p) for c, p in pieces.items()}
@@ -196,6 +201,10 @@ class TimelineWriter:
         windows, columns = self._windows_and_model_input()
         columns["start_ns"] = columns["start_ns"] + np.int64(offset_ns)
         model = build_event_model(columns, strings, captured_windows_ns)
+        # A copy whose sizing call was decoded in another slice of the file gets its size now.
+        copies, sizes = copies_sized_by_calls(
+            columns["kind"], columns["correlation"], columns.pop("bytes")
+        )
         captured_steps = columns["start_ns"][model["is_step"] & model["captured"]]
         written = 0
         with pq.ParquetWriter(
@@ -206,6 +215,8 @@ class TimelineWriter:
                 rows = slice(written, written + window.num_rows)
                 if not np.array_equal(window.column(_START).to_numpy(), columns["start_ns"][rows]):
                     raise RuntimeError("the runs merged in another order than the model's")
+                if len(copies):
+                    window = _sized_copies(window, rows, copies, sizes)
                 for name in MODEL_COLUMNS:
                     window = window.append_column(
                         MODEL_SCHEMA.field(name), pa.array(model[name][rows])
@@ -223,6 +234,24 @@ class TimelineWriter:
         )
         shutil.rmtree(self.spill, ignore_errors=True)
         return StoreSummary(self.directory, int(stats.n_rows.sum()), tracks, captured_steps)
+
+
+def _sized_copies(window: pa.Table, rows: slice, copies: np.ndarray, sizes: np.ndarray) -> pa.Table:
+    """``window`` (the store's ``rows``) with the copies among them sized."""
+    lo, hi = np.searchsorted(copies, [rows.start, rows.stop])
+    if lo == hi:
+        return window
+    nbytes = window.column(_BYTES).to_numpy().copy()
+    bandwidth = window.column(_BANDWIDTH).to_numpy().copy()
+    size_copies(
+        nbytes,
+        bandwidth,
+        window.column(_DUR).to_numpy(),
+        copies[lo:hi] - rows.start,
+        sizes[lo:hi],
+    )
+    window = window.set_column(_BYTES, "bytes", pa.array(nbytes))
+    return window.set_column(_BANDWIDTH, "bandwidth_gbps", pa.array(bandwidth))
 
 
 def _shifted(window: pa.Table, offset_ns: int) -> pa.Table:

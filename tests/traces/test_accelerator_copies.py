@@ -14,7 +14,7 @@ from profiler_app.insights.analyses.counters import (
     memory_bandwidth_summary,
 )
 from profiler_app.sql.pure.console import StorePart, run_query
-from profiler_app.traces import ingest_trace
+from profiler_app.traces import Limits, ingest_trace
 from profiler_app.traces.kineto_chunk import decode_chunk
 from tests.traces.expected import DATA
 from tracefmt.kinds import EventKind, MemcpyKind
@@ -89,31 +89,70 @@ def test_the_bandwidth_analysis_reads_rocm_copies(amd_store):
     assert row["mean"] == pytest.approx(rates.mean(), rel=1e-12)
 
 
+# A ROCm copy call (its size in args) and the copy it enqueued (no size of its own).
+CALL = {
+    "ph": "X",
+    "cat": "cuda_runtime",
+    "name": "hipMemcpyWithStream",
+    "pid": 1,
+    "tid": 1,
+    "ts": 10,
+    "dur": 5,
+    "args": {"correlation": 7, "size": "4096"},
+}
+COPY = {
+    "ph": "X",
+    "cat": "gpu_memcpy",
+    "name": "Memcpy DtoH (Device -> Host)",
+    "pid": 2,
+    "tid": 0,
+    "ts": 12,
+    "dur": 2,
+    "args": {"correlation": 7, "device": 0, "stream": 0, "kind": "DtoH"},
+}
+
+
 def test_a_call_in_another_slice_still_sizes_the_copy(tmp_path):
     """Decoded apart, the copy keeps no size (the bandwidth analysis looks the call up again);
     decoded together, it takes the call's."""
-    call = {
-        "ph": "X",
-        "cat": "cuda_runtime",
-        "name": "hipMemcpyWithStream",
-        "pid": 1,
-        "tid": 1,
-        "ts": 10,
-        "dur": 5,
-        "args": {"correlation": 7, "size": "4096"},
-    }
-    copy = {
-        "ph": "X",
-        "cat": "gpu_memcpy",
-        "name": "Memcpy DtoH (Device -> Host)",
-        "pid": 2,
-        "tid": 0,
-        "ts": 12,
-        "dur": 2,
-        "args": {"correlation": 7, "device": 0, "stream": 0, "kind": "DtoH"},
-    }
-    alone = decode_chunk(json.dumps([copy]).encode(), 0)
+    alone = decode_chunk(json.dumps([COPY]).encode(), 0)
     assert alone.columns["bytes"].tolist() == [-1]
-    together = decode_chunk(json.dumps([call, copy]).encode(), 0)
+    together = decode_chunk(json.dumps([CALL, COPY]).encode(), 0)
     assert together.columns["bytes"].tolist() == [4096, 4096]
     assert together.columns["bandwidth_gbps"][1] == 4096 / 2000
+
+
+def test_a_copy_is_sized_by_its_call_in_another_slice_of_the_file(tmp_path):
+    """A large trace is decoded in slices, and Kineto writes the host's calls long before the
+    device's copies: the store still gives each copy its call's size (and the bandwidth)."""
+    calls = [
+        CALL | {"ts": 10 * i, "args": {"correlation": i, "size": str(1024 * i)}}
+        for i in range(1, 9)
+    ]
+    padding = [
+        {
+            "ph": "X",
+            "cat": "cpu_op",
+            "name": f"aten::op{i % 50}",
+            "pid": 1,
+            "tid": 1,
+            "ts": 100 + i,
+            "dur": 1,
+        }
+        for i in range(20_000)
+    ]
+    copies = [
+        COPY | {"ts": 30_000 + 10 * i, "dur": i, "args": COPY["args"] | {"correlation": i}}
+        for i in range(1, 9)
+    ]
+    path = tmp_path / "rocm.json"
+    path.write_text(json.dumps({"traceEvents": calls + padding + copies}))
+    chunk_bytes = 64 << 10
+    assert path.stat().st_size > 10 * chunk_bytes  # the calls and the copies are slices apart
+    store = tmp_path / "store"
+    ingest_trace(path, "kineto", store, limits=Limits(chunk_bytes=chunk_bytes))
+    events = RankTrace.from_store(0, store).events
+    stored = events[events["kind"] == EventKind.GPU_MEMCPY]
+    assert sorted(
+        zip(stored["correlation"], stored["bytes"], stored["bandwidth_gbps"], strict=True)
+    ) == [(i, 1024 * i, 1024 * i / (1000 * i)) for i in range(1, 9)]
