@@ -329,11 +329,11 @@ def load(
         threading.Thread(target=reader, args=(Api(url, token, stats), i, deadline, stats))
         for i in range(args.readers)
     ]
-    threads.append(
-        threading.Thread(
-            target=hostile_feeder,
-            args=(Api(url, token, stats, deadline), hostile, deadline, stats),
-        )
+    # The hostile cases wait out a busy server for as long as the drain may last: each case is
+    # still sent and judged, after the load if need be (the drain is timed from the load's end).
+    hostile_thread = threading.Thread(
+        target=hostile_feeder,
+        args=(Api(url, token, stats, deadline + args.drain_timeout), hostile, deadline, stats),
     )
     threads.append(
         threading.Thread(
@@ -341,7 +341,7 @@ def load(
             args=(Api(url, token, stats, deadline), large, deadline, stats),
         )
     )
-    for thread in threads:
+    for thread in [*threads, hostile_thread]:
         thread.start()
     for thread in threads:
         thread.join(args.duration + 600)
@@ -372,15 +372,20 @@ def load(
                 f"it stopped",
                 flush=True,
             )
-        if (drained_at and hostile_left == 0) or time.monotonic() > drain_deadline:
+        hostile_sending = hostile_thread.is_alive()
+        if (drained_at and hostile_left == 0 and not hostile_sending) or (
+            time.monotonic() > drain_deadline
+        ):
             break
         print(
             f"  {time.monotonic() - load_end:4.0f} s: unfinished {soak_left} soak, "
-            f"{hostile_left} hostile parts, {busy} insights runs",
+            f"{hostile_left} hostile parts{' (more being sent)' if hostile_sending else ''}, "
+            f"{busy} insights runs",
             flush=True,
         )
         time.sleep(5)
     drain_s = (drained_at or time.monotonic()) - load_end
+    hostile_thread.join(60)
     worker_cpu = tree_cpu_s(worker_roots(launcher)()) - worker_cpu
     peak.stop()
     soak_left, soak_parts = unfinished(api, stats.soak_parts)
