@@ -228,7 +228,7 @@ function ComparisonPanels({ data }: { data: Comparison }) {
       <Panel
         title="Per rank"
         size="wide"
-        note="Each rank's mean step and its parts, in the comparison's window."
+        note={`Each rank both jobs have (A has ${formatCount(data.a.ranks)}, B ${formatCount(data.b.ranks)}): its mean step and its parts, in the comparison's window.`}
         emptyReason={data.ranks.length ? null : "the two jobs have no ranks with steps in common"}
       >
         <Table
