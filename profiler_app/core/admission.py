@@ -87,7 +87,8 @@ def refuse_when_backlogged() -> None:
     raise IngestBusy(
         wait=wait,
         detail=(
-            f"The server is busy parsing {backlog.waiting} parts (about {seconds:.0f} s of work); "
-            f"send this again in {wait} s. Nothing was stored."
+            f"The server is busy parsing {backlog.waiting} parts (about {seconds:.0f} s of work) "
+            f"and takes no new part for now; try again in {wait} s (nothing of this one was "
+            "stored)."
         ),
     )

@@ -128,4 +128,4 @@ def test_the_collector_is_told_to_send_again_later(live_server, api_token, bound
     with pytest.raises(ApiError) as refused:
         client.upload_part(job.id, TRACE.read_bytes(), TRACE.name, {"node": "algo-1", "rank": 0})
     assert (refused.value.status, refused.value.retryable) == (429, True)
-    assert "send this again in 60 s" in str(refused.value)
+    assert "try again in 60 s" in str(refused.value)

@@ -12,7 +12,8 @@ type Stored = {
   bytes: Uint8Array;
   received: number;
 };
-export type Fault = "network" | "lost-response" | 500 | 503;
+/** "busy": 429 with Retry-After: 7, as the server answers while it is far behind its parses. */
+export type Fault = "network" | "lost-response" | "busy" | 500 | 503;
 
 export class FakeUploadServer {
   readonly uploads = new Map<string, Stored>();
@@ -52,6 +53,10 @@ export class FakeUploadServer {
     const fault = this.faults.get(route)?.shift();
     if (fault === "network") throw new TypeError("Failed to fetch");
     if (typeof fault === "number") return json(fault, { detail: "Upstream trouble." });
+    if (fault === "busy") {
+      const body = { detail: "The server is busy parsing.", code: "ingest_busy" };
+      return json(429, body, { "Retry-After": "7" });
+    }
     const response = await this.answer(method, url, request);
     if (signal.aborted) throw new DOMException("The operation was aborted.", "AbortError");
     if (fault === "lost-response") throw new TypeError("network error");
@@ -121,10 +126,10 @@ function kindOf(url: string): string {
   return "upload";
 }
 
-function json(status: number, body: unknown): Response {
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
     status,
-    headers: { "Content-Type": "application/json" },
+    headers: { "Content-Type": "application/json", ...headers },
   });
 }
 

@@ -126,6 +126,17 @@ describe("uploadFile", () => {
     expect(server.parts).toHaveLength(0);
   });
 
+  it("waits as long as a busy server asks, however often, without giving up", async () => {
+    const server = new FakeUploadServer();
+    server.fail("POST start", "busy", "busy", "busy", "busy");
+    const { events, pauses } = recorder();
+    const file = patterned(100);
+    await uploadFile(server.client, 4, file, FIELDS, { ...events, maxAttempts: 3 });
+    // Four refusals, more than the three tries a failure gets, each waited for its Retry-After.
+    expect(pauses).toEqual([7000, 7000, 7000, 7000]);
+    expect(server.parts[0]!.bytes).toEqual(await bytesOf(file));
+  });
+
   it("does not retry what the server refuses for good", async () => {
     const { events, pauses } = recorder();
     const server = new FakeUploadServer();

@@ -33,12 +33,14 @@ export type UploadEvents = {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 };
 
-/** The API refused, or could not be reached: `retryable` says whether trying again may help. */
+/** The API refused, or could not be reached: `retryable` says whether trying again may help;
+ * `retryAfterMs`, how long a busy server asked to be left alone (its Retry-After). */
 export class UploadError extends Error {
   constructor(
     message: string,
     readonly status: number | null,
     readonly retryable: boolean,
+    readonly retryAfterMs: number | null = null,
   ) {
     super(message);
     this.name = "UploadError";
@@ -170,10 +172,13 @@ async function waitToRetry(error: unknown, failures: number, events: UploadEvent
   checkCancelled(events.signal);
   const maxAttempts = events.maxAttempts ?? MAX_ATTEMPTS;
   if (!(error instanceof UploadError) || !error.retryable) throw error;
-  if (failures >= maxAttempts) {
+  // A server busy parsing (429 with Retry-After) is waited for as long as it asks, for as long
+  // as it stays busy: that is no failure to give up on (the user may cancel).
+  const busy = error.status === 429 && error.retryAfterMs !== null;
+  if (!busy && failures >= maxAttempts) {
     throw new UploadError(`${error.message} Gave up after ${failures} tries.`, error.status, false);
   }
-  const delayMs = backoffMs(failures);
+  const delayMs = busy ? error.retryAfterMs! : backoffMs(failures);
   events.onRetry?.(failures, delayMs, error);
   await (events.sleep ?? pause)(delayMs, events.signal);
   checkCancelled(events.signal);
@@ -197,9 +202,16 @@ async function send<T>(
   if (!ok) {
     // 409: the range did not continue the file (a retry of a range that did arrive): resync.
     const retryable = status >= 500 || status === 408 || status === 409 || status === 429;
-    throw new UploadError(new ApiError(status, result.error).message, status, retryable);
+    const message = new ApiError(status, result.error).message;
+    throw new UploadError(message, status, retryable, retryAfterMs(result.response));
   }
   return result.data as T;
+}
+
+/** A Retry-After of whole seconds, in ms (null when absent or a date). */
+function retryAfterMs(response: Response): number | null {
+  const seconds = Number(response.headers.get("Retry-After") ?? Number.NaN);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : null;
 }
 
 function checkCancelled(signal?: AbortSignal): void {
