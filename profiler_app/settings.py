@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "profiler_app.core",
     "profiler_app.accounts",
+    "profiler_app.profiles",
     "profiler_app.ingest",
     "profiler_app.dashboard",
     "profiler_app.timeline",

@@ -8,7 +8,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
-    path("api/", include("profiler_app.ingest.urls")),
+    path("api/", include("profiler_app.profiles.urls")),
     path("api/", include("profiler_app.dashboard.urls")),
     path("api/", include("profiler_app.timeline.urls")),
     path("api/", include("profiler_app.reports.urls")),

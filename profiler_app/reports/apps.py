@@ -7,7 +7,7 @@ class ReportsConfig(AppConfig):
 
     def ready(self) -> None:
         from profiler_app.core.signals import job_window_changed
-        from profiler_app.ingest.signals import part_parsed
+        from profiler_app.profiles.signals import part_parsed
         from profiler_app.reports import logic
 
         job_window_changed.connect(logic.on_window_changed, dispatch_uid="reports-window")

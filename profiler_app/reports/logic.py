@@ -26,11 +26,9 @@ from kombu.exceptions import OperationalError
 
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core import storage
+from profiler_app.core.heartbeat import Heartbeat
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
-from profiler_app.ingest.figures import in_window, window_info
-from profiler_app.ingest.heartbeat import Heartbeat
-from profiler_app.ingest.models import PartSummary, Step, UtilizationPoint
-from profiler_app.ingest.text import clean_json, storable
+from profiler_app.core.text import clean_json, storable
 from profiler_app.insights import frames
 from profiler_app.insights.analyses import RankTrace, analyze
 from profiler_app.insights.analyses.events import STRING_COLUMNS
@@ -39,6 +37,8 @@ from profiler_app.insights.frames import JobData
 from profiler_app.insights.report import profiler_report, report_json
 from profiler_app.insights.rules import params_from_overrides
 from profiler_app.insights.rules.recommendations import recommend
+from profiler_app.profiles.figures import in_window, window_info
+from profiler_app.profiles.models import PartSummary, Step, UtilizationPoint
 from profiler_app.reports.models import InsightsStatus, JobInsights, RuleOverrides
 from profiler_app.reports.summaries import analyses_json
 from profiler_app.traces.model import DERIVED_SOURCE

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from profiler_app.ingest.serializers import KernelTotalsSerializer, WindowSerializer
+from profiler_app.profiles.serializers import KernelTotalsSerializer, WindowSerializer
 from profiler_app.reports.models import InsightsStatus
 from profiler_app.reports.summaries import MAX_TABLE_ROWS
 

@@ -7,8 +7,8 @@ from collections import Counter
 from django.db.models import Count, Max, Min, Q, Sum
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.ingest.figures import in_window
-from profiler_app.ingest.models import KernelStat, PartSummary
+from profiler_app.profiles.figures import in_window
+from profiler_app.profiles.models import KernelStat, PartSummary
 from profiler_app.traces.figures import duration_std_ns
 
 

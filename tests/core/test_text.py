@@ -1,10 +1,10 @@
-"""Names are cleaned into text Postgres stores (profiler_app.ingest.text)."""
+"""Names are cleaned into text Postgres stores (profiler_app.core.text)."""
 
 import hashlib
 
 import pandas as pd
 
-from profiler_app.ingest.text import clean_column, clean_json, clean_text
+from profiler_app.core.text import clean_column, clean_json, clean_text
 
 
 def test_it_replaces_nul_and_lone_surrogates():

@@ -1,4 +1,5 @@
-"""What the ingest announces to the apps above it (which listen; the ingest imports none of them)."""
+"""What changes in the read model. The ingest sends these as it writes a part's rows; the pages
+listen here, so neither side imports the other."""
 
 from django.dispatch import Signal
 

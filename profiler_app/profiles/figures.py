@@ -15,7 +15,7 @@ from django.db.models import Count, Max, Min, QuerySet, Sum
 from django.db.models.functions import Coalesce
 
 from profiler_app.core.models import TrainingJob
-from profiler_app.ingest.models import GpuActivity, KernelStat, PartSummary, Step
+from profiler_app.profiles.models import GpuActivity, KernelStat, PartSummary, Step
 from profiler_app.traces.figures import gpu_figures
 from profiler_app.traces.window import (
     COMPLETE_STEPS,

@@ -7,8 +7,8 @@ from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.core.query import query_params
-from profiler_app.ingest import figures, queries
-from profiler_app.ingest.serializers import (
+from profiler_app.profiles import figures, queries
+from profiler_app.profiles.serializers import (
     GlossarySerializer,
     JobKernelsSerializer,
     JobSummarySerializer,

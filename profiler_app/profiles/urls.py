@@ -1,6 +1,6 @@
 from django.urls import path
 
-from profiler_app.ingest import views
+from profiler_app.profiles import views
 
 urlpatterns = [
     path("jobs/<int:job_id>/summary/", views.job_summary, name="job-summary"),

@@ -1,4 +1,5 @@
-"""Shapes of the ingest read API (used for validation and the OpenAPI schema)."""
+"""Shapes of the read API over a profile (used for validation and the OpenAPI schema); the pages
+reuse the window and totals shapes."""
 
 from rest_framework import serializers
 
