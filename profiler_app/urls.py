@@ -11,7 +11,7 @@ urlpatterns = [
     path("api/", include("profiler_app.profiles.urls")),
     path("api/", include("profiler_app.dashboard.urls")),
     path("api/", include("profiler_app.timeline.urls")),
-    path("api/", include("profiler_app.reports.urls")),
+    path("api/", include("profiler_app.insights.urls")),
     path("api/", include("profiler_app.cluster.urls")),
     path("api/", include("profiler_app.memory.urls")),
     path("api/", include("profiler_app.sql.urls")),

@@ -10,7 +10,7 @@ from django.db.models import Count, Max, Min, Sum
 
 from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import TrainingJob
-from profiler_app.insights.analyses import cluster as analysis
+from profiler_app.insights.pure.analyses import cluster as analysis
 from profiler_app.profiles.figures import gpu_totals, in_window, window_info
 from profiler_app.profiles.models import (
     CollectiveStat,

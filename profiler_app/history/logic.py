@@ -31,10 +31,10 @@ from profiler_app.history.models import (
     SeriesRun,
     WebhookDelivery,
 )
-from profiler_app.insights.analyses import RankTrace, captured_only, drop_last_step
-from profiler_app.insights.analyses.idle import HOST_WAIT, idle_intervals
-from profiler_app.insights.analyses.operators import operator_table
-from profiler_app.insights.regression import (
+from profiler_app.insights.pure.analyses import RankTrace, captured_only, drop_last_step
+from profiler_app.insights.pure.analyses.idle import HOST_WAIT, idle_intervals
+from profiler_app.insights.pure.analyses.operators import operator_table
+from profiler_app.insights.pure.regression import (
     REGRESSION,
     RunFigures,
     Thresholds,

@@ -35,7 +35,7 @@ from profiler_app.ingest.failures import (
 )
 from profiler_app.ingest.models import IngestRun
 from profiler_app.ingest.save import save_result
-from profiler_app.insights.analyses.cluster import frames_from_store
+from profiler_app.insights.pure.analyses.cluster import frames_from_store
 from profiler_app.profiles.signals import store_written
 from profiler_app.traces import Limits, TraceFormatError, ingest_trace
 

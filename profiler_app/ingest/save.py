@@ -14,7 +14,7 @@ from django.utils import timezone
 from profiler_app.core import storage
 from profiler_app.core.models import Node, PartState, ProfilePart
 from profiler_app.core.text import clean_column, clean_json, storable
-from profiler_app.insights.analyses.cluster import (
+from profiler_app.insights.pure.analyses.cluster import (
     COLLECTIVE_COLUMNS,
     STEP_COLUMNS,
     ClusterFrames,

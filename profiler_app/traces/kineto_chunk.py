@@ -485,7 +485,7 @@ def _copy_sizes_from_calls(cols: dict[str, np.ndarray]) -> None:
     """ROCm writes a copy's size only on the runtime call that enqueued it (``args.size`` of
     ``hipMemcpyWithStream``); the copy takes it through the shared correlation id, and its
     bandwidth follows (bytes per ns = GB/s). A call in another slice of the file is not seen
-    here: the analyses look it up again (``insights.analyses.counters``)."""
+    here: the analyses look it up again (``insights.pure.analyses.counters``)."""
     kind, correlation = cols["kind"], cols["correlation"]
     copies = np.flatnonzero(
         (kind == EventKind.GPU_MEMCPY) & (cols["bytes"] < 0) & (correlation >= 0)
