@@ -85,7 +85,7 @@ def main() -> None:
     from django.test import Client
 
     from profiler_app.core.models import TrainingJob
-    from profiler_app.ingest.models import PartSummary
+    from profiler_app.profiles.models import PartSummary
 
     try:
         user = get_user_model().objects.create_user("bench", password="bench-password-1")

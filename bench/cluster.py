@@ -53,7 +53,7 @@ def parse_template(job) -> tuple[int, int, int]:
 
     from profiler_app.core.models import Node, ProfilePart
     from profiler_app.ingest import logic
-    from profiler_app.ingest.models import PartSummary
+    from profiler_app.profiles.models import PartSummary
 
     path = DATA / TEMPLATE
     node = Node.objects.create(job=job, name="algo-1")
@@ -170,7 +170,7 @@ def main() -> None:
     from profiler_app.cluster import compare
     from profiler_app.cluster.models import CollectiveWait
     from profiler_app.core.models import TrainingJob
-    from profiler_app.ingest.models import CollectiveStat, PartSummary
+    from profiler_app.profiles.models import CollectiveStat, PartSummary
 
     try:
         user = get_user_model().objects.create_user("bench", password="bench-password-1")

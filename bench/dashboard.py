@@ -43,7 +43,7 @@ def ingest_ranks(job, path: Path, ranks: int) -> int:
     from profiler_app.core.logic import PartSource, store_part
     from profiler_app.core.models import Node, ProfilePart
     from profiler_app.ingest import logic
-    from profiler_app.ingest.models import PartSummary
+    from profiler_app.profiles.models import PartSummary
 
     with path.open("rb") as stream:
         first, _ = store_part(job, PartSource("algo-1", 0, "kineto", path.name), stream)

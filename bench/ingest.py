@@ -63,7 +63,7 @@ django.setup()
 from django.contrib.auth import get_user_model
 from django.core.files import File
 from profiler_app.core.models import Node, ProfilePart, TrainingJob
-from profiler_app.ingest.models import PartSummary
+from profiler_app.profiles.models import PartSummary
 from profiler_app.ingest.tasks import ingest_part
 
 path = sys.argv[1]

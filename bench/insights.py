@@ -2,7 +2,7 @@
 
 A job of ``--events`` trace events over ``--ranks`` ranks (CPU operators, CUDA launches,
 kernels, copies and NCCL kernels overlapping computation, in profiler steps) plus an hour of
-system metrics for two nodes. Our side runs ``insights.analyses.analyze`` (all trace analyses,
+system metrics for two nodes. Our side runs ``insights.pure.analyses.analyze`` (all trace analyses,
 the operator table included), the recommendations read from the trace, builds the rules' inputs
 from the events and runs the full ProfilerReport. HTA 0.5 runs its equivalent analyses (temporal, idle-time, kernel breakdown,
 comm–comp overlap, launch statistics, memory-bandwidth and queue-length summaries, for every
@@ -26,13 +26,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.analyses import RankTrace, analyze
-from profiler_app.insights.analyses.cluster import collective_waits_by_window
-from profiler_app.insights.analyses.events import ANALYSIS_COLUMNS
-from profiler_app.insights.analyses.framework import framework_from_events, steps_from_events
-from profiler_app.insights.frames import JobData, metrics_frame
-from profiler_app.insights.report import profiler_report
-from profiler_app.insights.rules.recommendations import recommend
+from profiler_app.insights.pure.analyses import RankTrace, analyze
+from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
+from profiler_app.insights.pure.analyses.events import ANALYSIS_COLUMNS
+from profiler_app.insights.pure.analyses.framework import framework_from_events, steps_from_events
+from profiler_app.insights.pure.frames import JobData, metrics_frame
+from profiler_app.insights.pure.report import profiler_report
+from profiler_app.insights.pure.rules.recommendations import recommend
 from profiler_app.traces.event_model import build_event_model
 from tracefmt.columns import empty_columns
 from tracefmt.kinds import EventKind

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> None:
     from profiler_app.core.logic import PartSource, store_part
     from profiler_app.core.models import TrainingJob
     from profiler_app.ingest.tasks import ingest_part
-    from profiler_app.reports import logic
+    from profiler_app.insights import logic
 
     user = get_user_model().objects.create_user("bench")
     started = time.perf_counter()

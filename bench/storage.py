@@ -90,7 +90,7 @@ class Splits:
     @contextlib.contextmanager
     def installed(self):
         from profiler_app.core import storage
-        from profiler_app.ingest.signals import store_written
+        from profiler_app.profiles.signals import store_written
 
         raw_file_on_disk, stage_store, place_store = (
             storage.raw_file_on_disk,

@@ -95,7 +95,7 @@ def ingest_job(job, path: Path, ranks: int) -> None:
 def build_indexes(job) -> list[float]:
     """How long the worker's indexing after each parse takes (seconds each): each part's timeline
     index built once more, as the parse built it."""
-    from profiler_app.ingest.models import PartSummary
+    from profiler_app.profiles.models import PartSummary
     from profiler_app.timeline.pure.index import INDEX_DIR_NAME
     from profiler_app.timeline.pure.index_build import build_index
 

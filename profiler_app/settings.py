@@ -44,10 +44,11 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "profiler_app.core",
     "profiler_app.accounts",
+    "profiler_app.profiles",
     "profiler_app.ingest",
     "profiler_app.dashboard",
     "profiler_app.timeline",
-    "profiler_app.reports",
+    "profiler_app.insights",
     "profiler_app.cluster",
     "profiler_app.memory",
     "profiler_app.sql",
@@ -224,7 +225,7 @@ CELERY_TASK_DEFAULT_QUEUE = f"{CELERY_QUEUE_PREFIX}default"
 CELERY_SWEEP_QUEUE = f"{CELERY_QUEUE_PREFIX}sweep"
 CELERY_TASK_ROUTES = {
     "profiler_app.ingest.tasks.sweep_unfinished_parts": {"queue": CELERY_SWEEP_QUEUE},
-    "profiler_app.reports.tasks.queue_missing_insights": {"queue": CELERY_SWEEP_QUEUE},
+    "profiler_app.insights.tasks.queue_missing_insights": {"queue": CELERY_SWEEP_QUEUE},
     "profiler_app.history.tasks.queue_missing_verdicts": {"queue": CELERY_SWEEP_QUEUE},
     "profiler_app.core.tasks.record_workers": {"queue": CELERY_SWEEP_QUEUE},
     "profiler_app.core.tasks.check_idle_shutdown": {"queue": CELERY_SWEEP_QUEUE},
@@ -286,7 +287,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 600,
     },
     "insights-sweep": {
-        "task": "profiler_app.reports.tasks.queue_missing_insights",
+        "task": "profiler_app.insights.tasks.queue_missing_insights",
         "schedule": INGEST_SWEEP_SECONDS,
         "options": {"expires": INGEST_SWEEP_SECONDS},
     },

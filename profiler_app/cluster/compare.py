@@ -14,8 +14,9 @@ import pandas as pd
 from django.db.models import Avg, Count, Q, Sum
 
 from profiler_app.core.models import TrainingJob
-from profiler_app.ingest.figures import gpu_totals, in_window, span, window_info
-from profiler_app.ingest.models import (
+from profiler_app.insights.pure.analyses import cluster as analysis
+from profiler_app.profiles.figures import gpu_totals, in_window, span, window_info
+from profiler_app.profiles.models import (
     Annotation,
     KernelStat,
     PartSummary,
@@ -23,7 +24,6 @@ from profiler_app.ingest.models import (
     StepBreakdown,
     UtilizationPoint,
 )
-from profiler_app.insights.analyses import cluster as analysis
 from profiler_app.traces.figures import KERNEL_TYPES
 from profiler_app.traces.model import DERIVED_SOURCE
 
@@ -170,7 +170,7 @@ def gpu_idle_pct(job: TrainingJob, window: str) -> float | None:
 
 
 def metrics(job: TrainingJob, window: str) -> dict[str, int | float | None]:
-    """The headline figures of a job (``ingest.figures``) in ``window``."""
+    """The headline figures of a job (``profiles.figures``) in ``window``."""
     events = PartSummary.objects.filter(job=job).aggregate(
         events=Sum("n_events"), ranks=Count("rank", distinct=True)
     )

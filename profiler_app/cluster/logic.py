@@ -6,8 +6,8 @@ from django.db import transaction
 
 from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import TrainingJob
-from profiler_app.insights.analyses import RankTrace
-from profiler_app.insights.analyses.cluster import collective_waits_by_window
+from profiler_app.insights.pure.analyses import RankTrace
+from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
 from profiler_app.traces.window import (
     COMPLETE_STEPS,
     IN_BOTH,

@@ -1,6 +1,6 @@
 """Job-level results of the cluster page, rewritten whenever the job's insights are computed.
-The per-part rows it reads (step breakdowns, collectives, overlap) are the ingest's, which writes
-them (``profiler_app.ingest.models``)."""
+The per-part rows it reads (step breakdowns, collectives, overlap) are the read model's
+(``profiler_app.profiles.models``), which the ingest writes."""
 
 from django.db import models
 

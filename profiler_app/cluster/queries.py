@@ -10,8 +10,9 @@ from django.db.models import Count, Max, Min, Sum
 
 from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import TrainingJob
-from profiler_app.ingest.figures import gpu_totals, in_window, window_info
-from profiler_app.ingest.models import (
+from profiler_app.insights.pure.analyses import cluster as analysis
+from profiler_app.profiles.figures import gpu_totals, in_window, window_info
+from profiler_app.profiles.models import (
     CollectiveStat,
     KernelStat,
     PartSummary,
@@ -19,7 +20,6 @@ from profiler_app.ingest.models import (
     StepBreakdown,
     UtilizationPoint,
 )
-from profiler_app.insights.analyses import cluster as analysis
 from profiler_app.traces.figures import gpu_figures
 
 BREAKDOWN = ["dur_ns", "gap_ns", "compute_ns", "tail_ns", "comm_ns", "sync_wait_ns"]

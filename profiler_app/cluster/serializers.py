@@ -6,7 +6,7 @@ exceed a JavaScript number's exact range. Bandwidths are GB/s (bytes per nanosec
 
 from rest_framework import serializers
 
-from profiler_app.ingest.serializers import GpuTotalsSerializer, WindowSerializer
+from profiler_app.profiles.serializers import GpuTotalsSerializer, WindowSerializer
 from profiler_app.traces.window import WINDOWS
 
 

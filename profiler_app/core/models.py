@@ -250,7 +250,7 @@ class ProfilePart(models.Model):
         ]
         indexes = [
             # Job list progress columns, the worker's claim, and an insights run waiting
-            # for the job's parts (reports.logic._parts_being_parsed).
+            # for the job's parts (insights.logic._parts_being_parsed).
             models.Index(fields=["job", "state"], name="part_job_state_idx"),
             # The ingest sweep: parts left pending or processing, oldest sign of life first.
             models.Index(

@@ -1,4 +1,4 @@
-"""Every dashboard panel's numbers, read from the ingest aggregates (never from raw events)."""
+"""Every dashboard panel's numbers, read from the profile's aggregates (never from raw events)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from django.db import connection
 from django.db.models import Count, Max, Q, Sum
 
 from profiler_app.core.models import JobStatus, Node, PartState, TrainingJob
-from profiler_app.ingest.figures import gpu_totals, in_window, span, window_info
-from profiler_app.ingest.models import (
+from profiler_app.profiles.figures import gpu_totals, in_window, span, window_info
+from profiler_app.profiles.models import (
     Annotation,
     GpuActivity,
     KernelStat,

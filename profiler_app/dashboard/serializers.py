@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.dashboard.models import CustomHistogram
-from profiler_app.ingest.serializers import GpuTotalsSerializer, WindowSerializer
+from profiler_app.profiles.serializers import GpuTotalsSerializer, WindowSerializer
 
 
 class ActivePointsSerializer(serializers.Serializer):

@@ -10,7 +10,7 @@ class HistoryConfig(AppConfig):
 
         from profiler_app.core.models import TrainingJob
         from profiler_app.history import logic
-        from profiler_app.ingest.signals import part_parsed
+        from profiler_app.profiles.signals import part_parsed
 
         part_parsed.connect(logic.on_part_parsed, dispatch_uid="history-part")
         post_save.connect(logic.on_job_saved, sender=TrainingJob, dispatch_uid="history-job")

@@ -23,6 +23,7 @@ from kombu.exceptions import OperationalError
 
 from profiler_app.cluster.compare import job_ref
 from profiler_app.core.models import JobStatus, PartState, ProfilePart, TrainingJob
+from profiler_app.core.text import clean_json
 from profiler_app.history.models import (
     DeliveryState,
     RunVerdict,
@@ -30,13 +31,10 @@ from profiler_app.history.models import (
     SeriesRun,
     WebhookDelivery,
 )
-from profiler_app.ingest.figures import in_window
-from profiler_app.ingest.models import KernelStat, PartSummary, RankOverlap, Step, UtilizationPoint
-from profiler_app.ingest.text import clean_json
-from profiler_app.insights.analyses import RankTrace, captured_only, drop_last_step
-from profiler_app.insights.analyses.idle import HOST_WAIT, idle_intervals
-from profiler_app.insights.analyses.operators import operator_table
-from profiler_app.insights.regression import (
+from profiler_app.insights.pure.analyses import RankTrace, captured_only, drop_last_step
+from profiler_app.insights.pure.analyses.idle import HOST_WAIT, idle_intervals
+from profiler_app.insights.pure.analyses.operators import operator_table
+from profiler_app.insights.pure.regression import (
     REGRESSION,
     RunFigures,
     Thresholds,
@@ -44,6 +42,14 @@ from profiler_app.insights.regression import (
     default_series_name,
     judge,
     unjudged,
+)
+from profiler_app.profiles.figures import in_window
+from profiler_app.profiles.models import (
+    KernelStat,
+    PartSummary,
+    RankOverlap,
+    Step,
+    UtilizationPoint,
 )
 from profiler_app.traces.figures import KERNEL_TYPES
 from profiler_app.traces.model import DERIVED_SOURCE

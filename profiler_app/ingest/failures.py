@@ -15,8 +15,8 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 from profiler_app.core import storage
+from profiler_app.core.heartbeat import close_connection
 from profiler_app.core.models import ProfilePart
-from profiler_app.ingest.heartbeat import close_connection
 from profiler_app.lib.disk import disk_full
 
 log = logging.getLogger(__name__)

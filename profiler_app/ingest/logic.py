@@ -21,6 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from profiler_app.core import storage
+from profiler_app.core.heartbeat import Heartbeat, close_connection
 from profiler_app.core.logic import send_ingest
 from profiler_app.core.models import PartState, ProfilePart
 from profiler_app.ingest.broker import waiting_part_ids
@@ -32,11 +33,10 @@ from profiler_app.ingest.failures import (
     store_failure_message,
     unexpected_failure_message,
 )
-from profiler_app.ingest.heartbeat import Heartbeat, close_connection
 from profiler_app.ingest.models import IngestRun
 from profiler_app.ingest.save import save_result
-from profiler_app.ingest.signals import store_written
-from profiler_app.insights.analyses.cluster import frames_from_store
+from profiler_app.insights.pure.analyses.cluster import frames_from_store
+from profiler_app.profiles.signals import store_written
 from profiler_app.traces import Limits, TraceFormatError, ingest_trace
 
 log = logging.getLogger(__name__)

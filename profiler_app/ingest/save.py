@@ -13,7 +13,13 @@ from django.utils import timezone
 
 from profiler_app.core import storage
 from profiler_app.core.models import Node, PartState, ProfilePart
-from profiler_app.ingest.models import (
+from profiler_app.core.text import clean_column, clean_json, storable
+from profiler_app.insights.pure.analyses.cluster import (
+    COLLECTIVE_COLUMNS,
+    STEP_COLUMNS,
+    ClusterFrames,
+)
+from profiler_app.profiles.models import (
     Annotation,
     CollectiveStat,
     GpuActivity,
@@ -28,12 +34,6 @@ from profiler_app.ingest.models import (
     StepBreakdown,
     TimelineTrack,
     UtilizationPoint,
-)
-from profiler_app.ingest.text import clean_column, clean_json, storable
-from profiler_app.insights.analyses.cluster import (
-    COLLECTIVE_COLUMNS,
-    STEP_COLUMNS,
-    ClusterFrames,
 )
 from profiler_app.traces import IngestResult
 from profiler_app.traces.window import IN_BOTH, IN_COMPLETE_STEPS, IN_WHOLE_TRACE
@@ -206,7 +206,7 @@ def _insert(part: ProfilePart, result: IngestResult, key: str, cluster: ClusterF
 
 def _copy(model, common: dict, frame: pd.DataFrame, columns: list[str]) -> None:
     """Bulk-insert a frame with Postgres COPY (psycopg 3); rows get the part's common ids.
-    Text is cleaned first (NUL, lone surrogates, over-long names: see ``ingest.text``)."""
+    Text is cleaned first (NUL, lone surrogates, over-long names: see ``core.text``)."""
     if frame.empty:
         return
     names = [*common, *columns]

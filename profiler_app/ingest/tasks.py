@@ -7,8 +7,8 @@ from celery.signals import worker_process_init
 from django.conf import settings
 
 from profiler_app.ingest import logic
-from profiler_app.ingest.signals import part_parsed
 from profiler_app.lib.memory import limit_memory
+from profiler_app.profiles.signals import part_parsed
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)

@@ -1,6 +1,3 @@
-"""Insights: the built-in profiler rules, the profiler report and the trace analyses.
-
-Pure code: it imports only the standard library, numpy, pandas and the pure event model of
-``profiler_app.traces``; it never touches Django or the database. Inputs are described in
-``frames`` (rules) and ``analyses.events`` (trace analyses).
-"""
+"""Insights of a job: the profiler rules' results, the downloadable report and the trace
+analyses, computed by a Celery task after ingest and stored per job. The rules, analyses and
+report renderer themselves are pure code, in ``insights.pure``."""

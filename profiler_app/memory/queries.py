@@ -11,7 +11,7 @@ import numpy as np
 from django.db.models import Min
 
 from profiler_app.core.models import TrainingJob
-from profiler_app.ingest.models import (
+from profiler_app.profiles.models import (
     MemoryAllocator,
     MemoryPeak,
     MemoryPoint,

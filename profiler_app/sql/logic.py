@@ -7,7 +7,7 @@ import threading
 from django.conf import settings
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.ingest.models import PartSummary
+from profiler_app.profiles.models import PartSummary
 from profiler_app.sql.pure.answer import Answer
 from profiler_app.sql.pure.console import Limits, StorePart, open_query
 

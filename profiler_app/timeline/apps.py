@@ -6,7 +6,7 @@ class TimelineConfig(AppConfig):
     label = "timeline"
 
     def ready(self) -> None:
-        from profiler_app.ingest.signals import store_written
+        from profiler_app.profiles.signals import store_written
         from profiler_app.timeline import logic
 
         store_written.connect(logic.on_store_written, dispatch_uid="timeline-index")

@@ -15,7 +15,7 @@ from django.conf import settings
 
 from profiler_app.core import storage
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.ingest.models import MemoryPoint, PartSummary, Step, UtilizationPoint
+from profiler_app.profiles.models import MemoryPoint, PartSummary, Step, UtilizationPoint
 from profiler_app.timeline.pure.index import (
     INDEX_DIR_NAME,
     IndexNotBuilt,

@@ -8,8 +8,8 @@ from drf_spectacular.generators import SchemaGenerator
 from openapi_schema_validator import OAS30Validator
 
 from profiler_app.core.models import LoadedProfile, TrainingJob, Upload
-from profiler_app.reports import logic as insights
-from profiler_app.reports.models import JobInsights
+from profiler_app.insights import logic as insights
+from profiler_app.insights.models import JobInsights
 from tests.timeline.jobs import parse_job
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

@@ -21,9 +21,10 @@ from profiler_app.core.models import (
     Upload,
 )
 from profiler_app.ingest import logic as ingest_logic
-from profiler_app.ingest.models import IngestRun, KernelStat, PartSummary
-from profiler_app.ingest.signals import store_written
+from profiler_app.ingest.models import IngestRun
 from profiler_app.ingest.tasks import ingest_part
+from profiler_app.profiles.models import KernelStat, PartSummary
+from profiler_app.profiles.signals import store_written
 from tests.conftest import DATA_DIR, wait_for
 from tests.core.disk import data_bytes, data_files, upload_file
 

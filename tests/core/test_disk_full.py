@@ -14,7 +14,7 @@ import pytest
 from profiler_app.core.logic import remove_abandoned_uploads
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob, Upload
 from profiler_app.ingest import logic as ingest
-from profiler_app.ingest.models import PartSummary
+from profiler_app.profiles.models import PartSummary
 from tests.conftest import DATA_DIR
 from tests.core.disk import SmallDisk
 from tests.uploads import post_part, put_range, start_upload

@@ -5,8 +5,8 @@ the trace's raw JSON (``tests.cluster.raw``), never from the parser."""
 import pytest
 
 from profiler_app.core.models import JobWindowChoice, TrainingJob
-from profiler_app.reports import logic as insights
-from profiler_app.reports.models import JobInsights
+from profiler_app.insights import logic as insights
+from profiler_app.insights.models import JobInsights
 from tests.cluster import raw
 from tests.timeline.jobs import parse_job
 

@@ -12,7 +12,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from profiler_app.core import logic
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob, Upload
-from profiler_app.reports.models import RuleOverrides
+from profiler_app.insights.models import RuleOverrides
 from tests.conftest import DATA_DIR
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.utils import timezone
 from profiler_app.core import storage
 from profiler_app.core.models import AppSettings, PartState, ProfilePart, TrainingJob
 from profiler_app.core.tasks import apply_retention
-from profiler_app.ingest.models import PartSummary
+from profiler_app.profiles.models import PartSummary
 from tests.conftest import wait_for
 from tests.core.disk import data_bytes, data_files
 from tests.core.test_delete_frees_disk import TRACES, upload

@@ -69,7 +69,7 @@ def test_the_sweeps_are_routed_to_their_own_queue():
     routes = settings.CELERY_TASK_ROUTES
     for task in (
         "profiler_app.ingest.tasks.sweep_unfinished_parts",
-        "profiler_app.reports.tasks.queue_missing_insights",
+        "profiler_app.insights.tasks.queue_missing_insights",
         "profiler_app.core.tasks.record_workers",
     ):
         assert routes[task] == {"queue": settings.CELERY_SWEEP_QUEUE}, task

@@ -22,8 +22,9 @@ from profiler_app.celery import app as celery_app
 from profiler_app.cli import role_command
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
-from profiler_app.ingest.models import IngestRun, KernelStat, PartSummary
+from profiler_app.ingest.models import IngestRun
 from profiler_app.ingest.tasks import ingest_part
+from profiler_app.profiles.models import KernelStat, PartSummary
 from profiler_app.testing import database_url
 from profiler_app.traces.window import WHOLE_TRACE, rows_in
 from tests.conftest import wait_for

@@ -3,7 +3,7 @@ from playwright.sync_api import expect
 
 from profiler_app.accounts.models import ApiToken
 from profiler_app.core.models import TrainingJob
-from profiler_app.reports.models import JobInsights
+from profiler_app.insights.models import JobInsights
 from tests.conftest import wait_for
 from tests.e2e.conftest import screenshot, sign_in
 

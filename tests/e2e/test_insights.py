@@ -8,7 +8,7 @@ from playwright.sync_api import Locator, expect
 
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import LoadedProfile, PartState, TrainingJob
-from profiler_app.reports.models import JobInsights
+from profiler_app.insights.models import JobInsights
 from tests.conftest import DATA_DIR
 from tests.e2e.conftest import screenshot, sign_in
 from tests.ingest.helpers import wait_parsed

@@ -8,8 +8,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from profiler_app.core.models import LoadedProfile, TrainingJob
-from profiler_app.reports import logic as insights
-from profiler_app.reports.models import JobInsights
+from profiler_app.insights import logic as insights
+from profiler_app.insights.models import JobInsights
 from tests.cluster import raw
 from tests.e2e.conftest import screenshot, sign_in
 from tests.e2e.test_cluster import duration

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from profiler_app.core.models import LoadedProfile
-from profiler_app.reports import logic
-from profiler_app.reports.models import JobInsights
+from profiler_app.insights import logic
+from profiler_app.insights.models import JobInsights
 from profiler_app.traces.window import COMPLETE_STEPS
 from tests.e2e.conftest import SCREENSHOTS, screenshot, sign_in
 from tests.e2e.test_timeline import view_range, wait_for_paint

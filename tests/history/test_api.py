@@ -5,7 +5,7 @@ import pytest
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.history import logic
 from profiler_app.history.models import Series
-from profiler_app.reports import logic as reports
+from profiler_app.insights import logic as reports
 from tests.history.traces import NCCL
 from tests.timeline.jobs import parse_paths
 from tests.traces.expected import DATA

@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.ingest.models import KernelStat, Step
+from profiler_app.profiles.models import KernelStat, Step
 from profiler_app.traces.window import WHOLE_TRACE, rows_in
 from tests.ingest.helpers import upload, wait_parsed
 from tests.traces.expected import DATA, TRACES, expected

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from profiler_app.ingest.queries import missing_rank_ranges
+from profiler_app.profiles.queries import missing_rank_ranges
 from tests.timeline.jobs import parse_job, parse_paths
 from tests.traces.expected import DATA
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from profiler_app.core.models import Node, PartState, TrainingJob
-from profiler_app.reports.models import JobInsights
+from profiler_app.insights.models import JobInsights
 from tests.ingest.helpers import upload, wait_parsed
 from tests.reports.test_insights_api import wait_insights
 from tests.traces.expected import DATA, expected, ns

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.ingest.models import KernelStat, MemoryOperation, Step, UtilizationPoint
+from profiler_app.profiles.models import KernelStat, MemoryOperation, Step, UtilizationPoint
 from tests.ingest.helpers import upload, wait_parsed
 from tests.traces.expected import DATA
 from tracefmt.chunk import read_chunk

@@ -20,9 +20,9 @@ from django.utils import timezone
 
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
-from profiler_app.ingest.models import KernelStat, PartSummary
 from profiler_app.ingest.tasks import ingest_part
-from profiler_app.reports.models import InsightsStatus, JobInsights
+from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.profiles.models import KernelStat, PartSummary
 from profiler_app.testing import database_url
 from profiler_app.traces.window import WHOLE_TRACE, rows_in
 from tests.conftest import wait_for

@@ -27,9 +27,9 @@ from profiler_app.core import storage
 from profiler_app.core.logic import PartSource, reset_part_for_reprocess, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic
-from profiler_app.ingest.models import Annotation, KernelStat, PartSummary
 from profiler_app.ingest.save import AGGREGATE_TABLES
 from profiler_app.ingest.tasks import ingest_part, sweep_unfinished_parts
+from profiler_app.profiles.models import Annotation, KernelStat, PartSummary
 from profiler_app.testing import database_url
 from profiler_app.traces.window import WHOLE_TRACE, rows_in
 from tests.conftest import wait_for

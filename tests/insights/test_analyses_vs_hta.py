@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.insights.analyses import RankTrace, analyze, drop_last_step
-from profiler_app.insights.rules import params_from_overrides
+from profiler_app.insights.pure.analyses import RankTrace, analyze, drop_last_step
+from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.traces import ingest_trace
 from tests.conftest import DATA_DIR
 from tests.insights.hta_reference import reference

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from profiler_app.insights.analyses import RankTrace, analyze
-from profiler_app.insights.rules import params_from_overrides
-from profiler_app.insights.rules.recommendations import recommend
+from profiler_app.insights.pure.analyses import RankTrace, analyze
+from profiler_app.insights.pure.rules import params_from_overrides
+from profiler_app.insights.pure.rules.recommendations import recommend
 from profiler_app.traces import ingest_trace
 
 STEP_US = 100_000  # 100 ms steps; the last one is left out, as the analyses do

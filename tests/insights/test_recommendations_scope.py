@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from profiler_app.insights.analyses import RankTrace, analyze
-from profiler_app.insights.rules import params_from_overrides
-from profiler_app.insights.rules.recommendations import recommend
+from profiler_app.insights.pure.analyses import RankTrace, analyze
+from profiler_app.insights.pure.rules import params_from_overrides
+from profiler_app.insights.pure.rules.recommendations import recommend
 from profiler_app.traces import ingest_trace
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.insights.raw_oracle import SYNC_NAMES, Scope, is_data_loading, is_gpu, ns, union_ns

@@ -7,7 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from profiler_app.insights.frames import (
+from profiler_app.insights.pure.frames import (
     CPU_UTIL,
     GPU_MEM_USED,
     GPU_UTIL,
@@ -15,9 +15,9 @@ from profiler_app.insights.frames import (
     JobData,
     framework_frame,
 )
-from profiler_app.insights.rules import RULES, evaluate_rules, params_from_overrides
-from profiler_app.insights.rules.base import MAX_SCANS, snapshot_ids
-from profiler_app.insights.rules.overview import (
+from profiler_app.insights.pure.rules import RULES, evaluate_rules, params_from_overrides
+from profiler_app.insights.pure.rules.base import MAX_SCANS, snapshot_ids
+from profiler_app.insights.pure.rules.overview import (
     evaluate_overall_framework_metrics,
     evaluate_overall_system_usage,
 )

@@ -2,10 +2,10 @@
 
 import pytest
 
-from profiler_app.insights.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
-from profiler_app.insights.rules import params_from_overrides
-from profiler_app.insights.rules.base import NONE_RECORDED
-from profiler_app.insights.rules.utilization import (
+from profiler_app.insights.pure.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
+from profiler_app.insights.pure.rules import params_from_overrides
+from profiler_app.insights.pure.rules.base import NONE_RECORDED
+from profiler_app.insights.pure.rules.utilization import (
     evaluate_batch_size,
     evaluate_low_gpu_utilization,
 )

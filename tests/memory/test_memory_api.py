@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.ingest.models import UtilizationPoint
+from profiler_app.profiles.models import UtilizationPoint
 from tests.conftest import DATA_DIR
 from tests.ingest.helpers import upload, wait_parsed
 from tests.traces.expected import ns

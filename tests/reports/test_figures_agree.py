@@ -18,8 +18,8 @@ from decimal import Decimal
 import pytest
 
 from profiler_app.core.models import TrainingJob
-from profiler_app.reports import logic as insights
-from profiler_app.reports.models import InsightsStatus, JobInsights
+from profiler_app.insights import logic as insights
+from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE, WINDOWS
 from tests.timeline.jobs import parse_job
 from tests.traces.expected import DATA, GPU_OP_CATEGORIES, LEGACY_CATEGORIES, expected, ns

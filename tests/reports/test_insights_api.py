@@ -11,7 +11,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.reports.models import InsightsStatus, JobInsights, RuleOverrides
+from profiler_app.insights.models import InsightsStatus, JobInsights, RuleOverrides
 from profiler_app.traces.window import COMPLETE_STEPS
 from tests.conftest import DATA_DIR, wait_for
 from tests.ingest.helpers import upload, wait_parsed
@@ -388,7 +388,7 @@ def test_a_stored_nanosecond_idle_delay_keeps_its_meaning():
     from django.apps import apps
 
     migration = importlib.import_module(
-        "profiler_app.reports.migrations.0002_idle_delay_in_microseconds"
+        "profiler_app.insights.migrations.0002_idle_delay_in_microseconds"
     )
     job = TrainingJob.objects.create(name="old-override")
     RuleOverrides.objects.create(

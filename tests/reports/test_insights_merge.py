@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
-from profiler_app.reports import logic
-from profiler_app.reports.models import InsightsStatus, JobInsights
+from profiler_app.insights import logic
+from profiler_app.insights.models import InsightsStatus, JobInsights
 from tests.conftest import DATA_DIR, wait_for
 from tests.ingest.helpers import upload, wait_parsed
 

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.reports.models import InsightsStatus, JobInsights
+from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.cluster import raw
 from tests.conftest import DATA_DIR, wait_for

@@ -4,8 +4,8 @@ from collections import Counter
 
 import pytest
 
-from profiler_app.insights.analyses import RankTrace, analyze
-from profiler_app.reports.logic import merge
+from profiler_app.insights.logic import merge
+from profiler_app.insights.pure.analyses import RankTrace, analyze
 from profiler_app.traces import ingest_trace
 from tests.traces.expected import DATA
 

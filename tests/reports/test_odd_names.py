@@ -8,8 +8,8 @@ import pytest
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import TrainingJob
 from profiler_app.ingest.tasks import ingest_part
-from profiler_app.reports import logic
-from profiler_app.reports.models import InsightsStatus, JobInsights
+from profiler_app.insights import logic
+from profiler_app.insights.models import InsightsStatus, JobInsights
 
 EVENT = {
     "ph": "X",

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from profiler_app.reports import logic
-from profiler_app.reports.models import InsightsStatus, JobInsights
+from profiler_app.insights import logic
+from profiler_app.insights.models import InsightsStatus, JobInsights
 from tests.timeline.jobs import parse_paths
 from tests.traces.synthetic import complete_event
 

@@ -4,8 +4,8 @@ under it, the page downloads."""
 
 import pytest
 
-from profiler_app.reports import logic, queries
-from profiler_app.reports.models import InsightsStatus, JobInsights
+from profiler_app.insights import logic, queries
+from profiler_app.insights.models import InsightsStatus, JobInsights
 from tests.timeline.jobs import parse_job
 
 pytestmark = pytest.mark.django_db

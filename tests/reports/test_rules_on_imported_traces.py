@@ -3,9 +3,9 @@ no NVML samples; what a trace truly lacks is named (computed in this process, as
 
 import pytest
 
-from profiler_app.insights.rules.recommendations import RECOMMENDATIONS
-from profiler_app.reports import logic, queries
-from profiler_app.reports.models import InsightsStatus, JobInsights
+from profiler_app.insights import logic, queries
+from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.insights.pure.rules.recommendations import RECOMMENDATIONS
 from tests.timeline.jobs import parse_job
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from profiler_app.reports.summaries import peak_series
+from profiler_app.insights.summaries import peak_series
 
 T0 = 1_712_195_495_505_543_140  # epoch ns: beyond float precision
 

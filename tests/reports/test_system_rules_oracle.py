@@ -10,8 +10,8 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from profiler_app.reports import logic
-from profiler_app.reports.models import InsightsStatus, JobInsights
+from profiler_app.insights import logic
+from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.traces.window import COMPLETE_STEPS
 from tests.conftest import DATA_DIR
 from tests.reports.test_insights_api import kernel_busy_percentiles

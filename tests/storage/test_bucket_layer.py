@@ -15,7 +15,7 @@ from django.core.files import File
 from profiler_app.core import logic, storage, store_cache
 from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic as ingest
-from profiler_app.ingest.models import KernelStat, PartSummary
+from profiler_app.profiles.models import KernelStat, PartSummary
 from profiler_app.timeline import logic as timeline
 from profiler_app.timeline.pure.index import INDEX_DIR_NAME
 from tests.conftest import DATA_DIR

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from profiler_app.ingest.models import PartSummary
+from profiler_app.profiles.models import PartSummary
 from profiler_app.timeline import logic
 from profiler_app.timeline.pure.index import INDEX_DIR_NAME, INDEX_VERSION
 from profiler_app.timeline.pure.index_build import store_signature

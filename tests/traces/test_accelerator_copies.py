@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profiler_app.insights.analyses import RankTrace
-from profiler_app.insights.analyses.counters import (
+from profiler_app.insights.pure.analyses import RankTrace
+from profiler_app.insights.pure.analyses.counters import (
     memory_bandwidth_series,
     memory_bandwidth_summary,
 )

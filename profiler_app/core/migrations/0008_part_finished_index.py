@@ -4,14 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('core', '0007_window_choice'),
+        ("core", "0007_window_choice"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='profilepart',
-            index=models.Index(condition=models.Q(('finished_at__isnull', False)), fields=['finished_at'], name='part_finished_idx'),
+            model_name="profilepart",
+            index=models.Index(
+                condition=models.Q(("finished_at__isnull", False)),
+                fields=["finished_at"],
+                name="part_finished_idx",
+            ),
         ),
     ]

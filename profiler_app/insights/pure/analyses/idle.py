@@ -1,0 +1,102 @@
+"""Why each CUDA stream sits idle: host wait, kernel wait or other.
+
+The gap before each GPU op on a stream (since all earlier ops there ended; 0 when the op
+starts while one still runs, so idle time is never negative) is
+- host wait when the op's launch on the CPU started after the earlier ops had ended: the CPU
+  did not enqueue work fast enough;
+- kernel wait when it is not host wait and shorter than ``consecutive_kernel_delay_ns``: the
+  overhead between back-to-back kernels (CUDA graphs remove it);
+- other otherwise (e.g. waiting on an event from another stream).
+
+Holistic Trace Analysis's default delay is "30"; it compares it with microsecond timestamps,
+so it is 30 µs (not the 30 ns its docstring says).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from profiler_app.insights.pure.analyses.events import LAUNCH_KINDS, RankTrace, grouped_describe
+
+HOST_WAIT, KERNEL_WAIT, OTHER_WAIT = "host_wait", "kernel_wait", "other"
+IDLE_CATEGORIES = (HOST_WAIT, KERNEL_WAIT, OTHER_WAIT)
+CONSECUTIVE_KERNEL_DELAY_NS = 30_000
+
+
+def launch_starts(trace: RankTrace, correlation: np.ndarray) -> np.ndarray:
+    """Start of the host-side launch of each correlation id; -1 where there is none."""
+    events = trace.events
+    chosen = (events["kind"].isin(LAUNCH_KINDS) & (events["correlation"] >= 0)).to_numpy()
+    ids = events["correlation"].to_numpy()[chosen]
+    starts = events["start_ns"].to_numpy()[chosen]
+    if len(ids) == 0:
+        return np.full(len(correlation), -1, dtype=np.int64)
+    order = np.lexsort((starts, ids))
+    ids, starts = ids[order], starts[order]
+    at = np.minimum(np.searchsorted(ids, correlation), len(ids) - 1)
+    return np.where(ids[at] == correlation, starts[at], -1)
+
+
+def idle_intervals(
+    trace: RankTrace, consecutive_kernel_delay_ns: int = CONSECUTIVE_KERNEL_DELAY_NS
+) -> pd.DataFrame:
+    """One row per gap between consecutive GPU ops of a stream: stream, start_ns, idle_ns,
+    category."""
+    ops = trace.gpu_ops
+    order = np.lexsort((ops["start_ns"].to_numpy(), ops["stream"].to_numpy()))
+    stream = ops["stream"].to_numpy()[order]
+    start = ops["start_ns"].to_numpy()[order]
+    end = ops["end_ns"].to_numpy()[order]
+    launched = launch_starts(trace, ops["correlation"].to_numpy()[order])
+    follows = np.zeros(len(order), dtype=bool)
+    follows[1:] = stream[1:] == stream[:-1]
+    # Between two ranges Kineto recorded (a collector job) the stream was not watched.
+    window = trace.window_of(start)
+    follows[1:] &= window[1:] == window[:-1]
+    # Ops of one stream can overlap (parts merged into a rank, several devices' streams with one
+    # id): the stream is busy until the latest end so far, not the previous op's end.
+    reach = pd.Series(end).groupby(stream, sort=False).cummax().to_numpy()
+    prev_end = np.roll(reach, 1)
+    idle = np.maximum(start - prev_end, 0)
+    host = (launched >= 0) & (launched > prev_end)
+    kernel = ~host & (idle < consecutive_kernel_delay_ns)
+    category = np.where(host, 0, np.where(kernel, 1, 2)).astype(np.int8)  # IDLE_CATEGORIES
+    return pd.DataFrame(
+        {
+            "stream": stream[follows],
+            "start_ns": prev_end[follows],
+            "idle_ns": idle[follows],
+            "category": pd.Categorical.from_codes(category[follows], categories=IDLE_CATEGORIES),
+        }
+    )
+
+
+def idle_time_breakdown(
+    traces: Iterable[RankTrace], consecutive_kernel_delay_ns: int = CONSECUTIVE_KERNEL_DELAY_NS
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(breakdown, interval statistics) per rank, stream and category.
+
+    breakdown: rank, stream, category, idle_ns, idle_ratio (of the stream's idle time);
+    statistics: rank, stream, category, count, mean, std, min, p25, p50, p75, max (ns).
+    """
+    gaps = pd.concat(
+        [idle_intervals(t, consecutive_kernel_delay_ns).assign(rank=t.rank) for t in traces]
+        or [pd.DataFrame(columns=["rank", "stream", "start_ns", "idle_ns", "category"])],
+        ignore_index=True,
+    )
+    keys = ["rank", "stream", "category"]
+    totals = (
+        gaps.groupby(keys, sort=True, observed=True)["idle_ns"]
+        .sum()
+        .unstack("category", fill_value=0)
+        .reindex(columns=IDLE_CATEGORIES, fill_value=0)
+        .stack()
+        .rename("idle_ns")
+        .reset_index()
+    )
+    stream_total = totals.groupby(["rank", "stream"])["idle_ns"].transform("sum")
+    totals["idle_ratio"] = totals["idle_ns"] / stream_total.where(stream_total != 0)
+    return totals, grouped_describe(gaps, keys, "idle_ns")

@@ -1,0 +1,92 @@
+"""CUDA kernel launch statistics: launch call time, GPU time and launch delay of each op.
+
+Every GPU op has a host-side call that enqueued it, linked by the correlation id. The launch
+delay is how long after that call returned the op started on the GPU (0 when it started
+earlier, which happens when the call blocks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from profiler_app.insights.pure.analyses.events import RankTrace, describe
+
+RUNTIME_CUTOFF_NS = 50_000
+LAUNCH_DELAY_CUTOFF_NS = 100_000
+
+
+def launches(traces: Iterable[RankTrace]) -> pd.DataFrame:
+    """rank, correlation, call, op, cpu_dur_ns, gpu_dur_ns, launch_delay_ns — one row per
+    GPU op with the host call that enqueued it."""
+    frames = []
+    for trace in traces:
+        pairs = trace.launch_pairs
+        delay = pairs["op_start_ns"] - pairs["call_start_ns"] - pairs["call_dur_ns"]
+        frames.append(
+            pd.DataFrame(
+                {
+                    "rank": trace.rank,
+                    "correlation": pairs["correlation"],
+                    "call": trace.labels(pairs["call_name"]),
+                    "op": trace.labels(pairs["op_name"]),
+                    "cpu_dur_ns": pairs["call_dur_ns"],
+                    "gpu_dur_ns": pairs["op_dur_ns"],
+                    "launch_delay_ns": np.maximum(delay, 0),
+                }
+            )
+        )
+    columns = ["rank", "correlation", "call", "op", "cpu_dur_ns", "gpu_dur_ns", "launch_delay_ns"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def short_kernels(table: pd.DataFrame, runtime_cutoff_ns: int = RUNTIME_CUTOFF_NS) -> np.ndarray:
+    """Which rows of a ``launches`` table are short kernels, HTA's rule and the only one: the
+    launch call took at most ``runtime_cutoff_ns`` (it is not a runtime outlier) and the op ran
+    shorter on the GPU than that call took. Every count of short kernels comes from here."""
+    cpu = table["cpu_dur_ns"].to_numpy()
+    return (cpu <= runtime_cutoff_ns) & (table["gpu_dur_ns"].to_numpy() < cpu)
+
+
+@dataclass(frozen=True)
+class LaunchSummary:
+    """Per rank: distributions and the three kinds of finding of HTA's launch statistics."""
+
+    stats: pd.DataFrame  # rank, measure (cpu_dur/gpu_dur/launch_delay), count, mean, ... max
+    findings: pd.DataFrame  # rank, launches, short_kernels, runtime_outliers, delay_outliers
+
+
+def summarize_launches(
+    table: pd.DataFrame,
+    runtime_cutoff_ns: int = RUNTIME_CUTOFF_NS,
+    launch_delay_cutoff_ns: int = LAUNCH_DELAY_CUTOFF_NS,
+) -> LaunchSummary:
+    """Per rank: the launches, their short kernels (``short_kernels``), runtime outliers
+    (launch calls longer than ``runtime_cutoff_ns``) and delay outliers (ops that started more
+    than ``launch_delay_cutoff_ns`` after their launch returned)."""
+    stats = []
+    findings = []
+    for rank, part in table.groupby("rank", sort=True):
+        for measure in ("cpu_dur_ns", "gpu_dur_ns", "launch_delay_ns"):
+            values = part[measure].to_numpy(dtype=np.float64)
+            stats.append({"rank": rank, "measure": measure, **describe(values)})
+        cpu = part["cpu_dur_ns"]
+        findings.append(
+            {
+                "rank": rank,
+                "launches": len(part),
+                "short_kernels": int(short_kernels(part, runtime_cutoff_ns).sum()),
+                "runtime_outliers": int((cpu > runtime_cutoff_ns).sum()),
+                "delay_outliers": int((part["launch_delay_ns"] > launch_delay_cutoff_ns).sum()),
+            }
+        )
+    return LaunchSummary(
+        pd.DataFrame(stats),
+        pd.DataFrame(
+            findings,
+            columns=["rank", "launches", "short_kernels", "runtime_outliers", "delay_outliers"],
+        ),
+    )

@@ -1,0 +1,46 @@
+"""Performance recommendations read straight from the trace, in the spirit of the PyTorch
+profiler's TensorBoard plugin: data loading, synchronisation, launch overhead, tensor cores,
+host-to-device copies and communication. Each is a rule with parameters (overridable per job
+like the system rules, ``DataLoading_threshold_pct``), evidence that links to the timeline,
+and a fix. They judge the window of the trace analyses, and within it where each applies
+(``inputs.scope_of``): inside the steps, or, for a trace without step annotations, the steady
+state after the first iteration; their evidence names that scope."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from profiler_app.insights.pure.analyses import TraceAnalyses
+from profiler_app.insights.pure.rules.base import RuleResult, RuleSpec
+from profiler_app.insights.pure.rules.recommendations.device import (
+    COMMUNICATION,
+    HOST_TO_DEVICE_COPIES,
+    TENSOR_CORES,
+)
+from profiler_app.insights.pure.rules.recommendations.host import (
+    DATA_LOADING,
+    LAUNCH_OVERHEAD,
+    SYNCHRONIZATION,
+)
+
+RECOMMENDATIONS: dict[str, RuleSpec] = {
+    spec.name: spec
+    for spec in (
+        DATA_LOADING,
+        LAUNCH_OVERHEAD,
+        SYNCHRONIZATION,
+        TENSOR_CORES,
+        HOST_TO_DEVICE_COPIES,
+        COMMUNICATION,
+    )
+}
+
+
+def recommend(analyses: TraceAnalyses, params: Mapping[str, Any]) -> list[RuleResult]:
+    """Every recommendation over the events ``analyses`` covered (each rank's complete steps),
+    with the parameter objects of ``params`` (defaults where absent)."""
+    return [
+        spec.judge(analyses, params.get(name) or spec.params())
+        for name, spec in RECOMMENDATIONS.items()
+    ]

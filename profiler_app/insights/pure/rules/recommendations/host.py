@@ -1,0 +1,314 @@
+"""Recommendations about the host side of the steps: data loading, synchronisation, launches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from profiler_app.insights.pure.analyses import TraceAnalyses
+from profiler_app.insights.pure.analyses.events import RankTrace
+from profiler_app.insights.pure.analyses.launch import short_kernels
+from profiler_app.insights.pure.rules.base import (
+    RuleResult,
+    RuleSpec,
+    TimeRange,
+    check_params,
+    not_evaluated,
+)
+from profiler_app.insights.pure.rules.recommendations.inputs import (
+    NO_STEPS,
+    covered_ns,
+    events_named,
+    per_rank_result,
+    scope_of,
+    share_pct,
+    top_events,
+    top_ranges,
+)
+from tracefmt.kinds import EventKind
+
+HOST_KINDS = (
+    int(EventKind.CPU_OP),
+    int(EventKind.USER_ANNOTATION),
+    int(EventKind.CUDA_RUNTIME),
+    int(EventKind.CUDA_DRIVER),
+    int(EventKind.PYTHON_FUNCTION),
+)
+
+
+def _is_data_loading(name: str) -> bool:
+    return name.startswith("enumerate(DataLoader)") or "DataLoaderIter" in name
+
+
+@dataclass(frozen=True)
+class DataLoadingParams:
+    threshold_pct: float = 10  # of step time spent fetching batches
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+DATA_LOADING_ADVICE = (
+    "The training loop waits for its next batch. Load data in parallel: raise the DataLoader's "
+    "num_workers, keep workers alive between epochs (persistent_workers=True), prefetch more "
+    "batches (prefetch_factor), and use pin_memory=True for faster copies to the GPU."
+)
+
+
+def _time_in(
+    trace: RankTrace, wanted: Callable[[str], bool], key: str
+) -> tuple[dict[str, Any], pd.DataFrame] | None:
+    """The rank's host events ``wanted`` names inside its scope (``scope_of``: its steps, or
+    the steady state of a trace without them), and the share of the scope they cover (nested
+    ones once) as ``key``; None for a rank without events."""
+    scope = scope_of(trace)
+    if not scope.scope_ns:
+        return None
+    events = events_named(trace, wanted, HOST_KINDS, scope.rows)
+    busy_ns = covered_ns(events)
+    figures = {
+        "steps": scope.steps,
+        "window": scope.label,
+        "step_ns": scope.scope_ns,
+        key: busy_ns,
+        "share_pct": share_pct(busy_ns, scope.scope_ns),
+    }
+    return figures, events
+
+
+def evaluate_data_loading(analyses: TraceAnalyses, params: DataLoadingParams) -> RuleResult:
+    """Share of the step time spent in the data loader's ``__next__`` (each rank)."""
+    rule = "DataLoading"
+    ranks: dict[str, dict[str, Any]] = {}
+    ranges: list = []
+    listed: list = []
+    for trace in analyses.window:
+        found = _time_in(trace, _is_data_loading, "data_loading_ns")
+        if found is None:
+            continue
+        ranks[str(trace.rank)], loading = found
+        ranges += top_ranges(trace, loading)
+        listed += top_events(trace, loading)
+    if not ranks:
+        return not_evaluated(rule, params, NO_STEPS)
+    slow = [r for r, v in ranks.items() if v["share_pct"] > params.threshold_pct]
+    return per_rank_result(
+        rule,
+        params,
+        ranks,
+        slow,
+        datapoints=sum(v["steps"] for v in ranks.values()),
+        evidence={"slow_ranks": slow, "top_events": listed},
+        advice=DATA_LOADING_ADVICE,
+        time_ranges=ranges,
+    )
+
+
+# Host calls that wait for the GPU: explicit synchronisation, and reading a GPU value on the
+# host (``.item()``, printing or branching on a tensor, ``.cpu()``/``.tolist()``).
+SYNC_NAMES = frozenset(
+    {
+        "cudaStreamSynchronize",
+        "cudaDeviceSynchronize",
+        "cudaEventSynchronize",
+        "cudaStreamWaitEvent",
+        "hipStreamSynchronize",
+        "hipDeviceSynchronize",
+        "hipEventSynchronize",
+        "aten::item",
+        "aten::_local_scalar_dense",
+    }
+)
+
+
+@dataclass(frozen=True)
+class SynchronizationParams:
+    threshold_pct: float = 5  # of step time the host spends waiting for the GPU
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+SYNC_ADVICE = (
+    "The host stops and waits for the GPU inside the steps. Remove implicit synchronisations "
+    "from the loop: no .item(), .cpu(), .tolist() or print of a GPU tensor per step (log every "
+    "N steps, or accumulate on the GPU), no Python branching on GPU values, no "
+    "torch.cuda.synchronize(); copy results with non_blocking=True into pinned memory."
+)
+
+
+def _call_sites(trace: RankTrace, event: pd.Series) -> list[str]:
+    """What encloses a waiting call on its thread (its ancestors in the event model),
+    outermost first: Python frames where the trace recorded stacks, else CPU operators."""
+    events = trace.events
+    kind, name, parent = (events[c].to_numpy() for c in ("kind", "name", "parent"))
+    chain: list[int] = []
+    at = trace.positions(np.array([event["parent"]]))[0] if event["parent"] >= 0 else -1
+    while at >= 0:
+        chain.append(int(at))
+        up = parent[at]
+        at = trace.positions(np.array([up]))[0] if up >= 0 else -1
+    chain.reverse()
+    python = [i for i in chain if kind[i] == EventKind.PYTHON_FUNCTION]
+    chosen = python or [i for i in chain if kind[i] == EventKind.CPU_OP]
+    return [str(trace.names[name[i]]) for i in chosen]
+
+
+def evaluate_synchronization(analyses: TraceAnalyses, params: SynchronizationParams) -> RuleResult:
+    rule = "Synchronization"
+    ranks: dict[str, dict[str, Any]] = {}
+    ranges: list = []
+    sites: list = []
+    for trace in analyses.window:
+        found = _time_in(trace, SYNC_NAMES.__contains__, "waiting_ns")
+        if found is None:
+            continue
+        figures, waits = found
+        by_call = waits.groupby(trace.labels(waits["name"].to_numpy()), observed=True)["dur_ns"]
+        ranks[str(trace.rank)] = {
+            **figures,
+            "calls": {
+                str(name): {"count": int(count), "total_ns": int(total)}
+                for name, count, total in zip(
+                    by_call.count().index, by_call.count(), by_call.sum(), strict=True
+                )
+            },
+        }
+        ranges += top_ranges(trace, waits)
+        for _, event in waits.nlargest(3, "dur_ns").iterrows():
+            sites.append(
+                {
+                    "call": str(trace.names[int(event["name"])]),
+                    "rank": trace.rank,
+                    "dur_ns": int(event["dur_ns"]),
+                    "stack": _call_sites(trace, event),
+                }
+            )
+    if not ranks:
+        return not_evaluated(rule, params, NO_STEPS)
+    slow = [r for r, v in ranks.items() if v["share_pct"] > params.threshold_pct]
+    return per_rank_result(
+        rule,
+        params,
+        ranks,
+        slow,
+        datapoints=sum(v["steps"] for v in ranks.values()),
+        evidence={"waiting_ranks": slow, "call_sites": sites},
+        advice=SYNC_ADVICE,
+        time_ranges=ranges,
+    )
+
+
+@dataclass(frozen=True)
+class LaunchOverheadParams:
+    short_kernel_pct: float = 50  # of launches that are short kernels (``short_kernels``)
+    gpu_idle_pct: float = 20  # of the GPU's span spent idle
+    min_launches: int = 100
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+LAUNCH_ADVICE = (
+    "The GPU runs many kernels shorter than the CPU takes to launch them, and sits idle "
+    "between them: the step is launch-bound. Capture the step in a CUDA graph "
+    "(torch.cuda.graphs, or torch.compile(mode='reduce-overhead')), let torch.compile fuse "
+    "small operations, or give each kernel more work (a larger batch)."
+)
+
+
+def _busiest_steps(trace: RankTrace, correlations: pd.Series, n: int = 3) -> list[TimeRange]:
+    """The ``n`` steps that ran the most of these launches' kernels."""
+    steps = trace.step_events
+    if steps.empty:
+        return []
+    steps = steps.sort_values("start_ns")
+    ops = trace.gpu_ops
+    starts = ops.loc[ops["correlation"].isin(correlations), "start_ns"].to_numpy()
+    step_of = np.searchsorted(steps["start_ns"].to_numpy(), starts, side="right") - 1
+    counts = np.bincount(step_of[step_of >= 0], minlength=len(steps))
+    top = np.argsort(-counts, kind="stable")[:n]
+    chosen = steps.iloc[top[counts[top] > 0]]
+    return [
+        TimeRange(int(start), int(start + dur), "", -1, trace.rank, "")
+        for start, dur in zip(chosen["start_ns"], chosen["dur_ns"], strict=True)
+    ]
+
+
+def evaluate_launch_overhead(analyses: TraceAnalyses, params: LaunchOverheadParams) -> RuleResult:
+    rule = "LaunchOverhead"
+    table = analyses.launches
+    temporal = analyses.temporal.set_index("rank")
+    traces = {t.rank: t for t in analyses.window}
+    ranks: dict[str, dict[str, Any]] = {}
+    bound: list = []
+    ranges: list[TimeRange] = []
+    scopes = {rank: scope_of(trace) for rank, trace in traces.items()}
+    for rank, group in table.groupby("rank", sort=True):
+        if rank in scopes:  # launches made inside the rank's steps (or steady state)
+            in_scope = traces[rank].events["correlation"].to_numpy()[scopes[rank].rows]
+            group = group[np.isin(group["correlation"].to_numpy(), in_scope[in_scope >= 0])]
+            if group.empty:
+                continue
+        short = short_kernels(group, analyses.runtime_cutoff_ns)
+        idle = float(temporal.at[rank, "idle_pct"]) if rank in temporal.index else 0.0
+        names = group["op"][short].value_counts().head(5)
+        ranks[str(rank)] = {
+            "window": scopes[rank].label if rank in scopes else "",
+            "launches": len(group),
+            "short_kernels": int(short.sum()),
+            "short_pct": share_pct(short.sum(), len(group)),
+            "gpu_idle_pct": idle,
+            "median_cpu_launch_ns": float(np.median(group["cpu_dur_ns"])),
+            "median_gpu_ns": float(np.median(group["gpu_dur_ns"])),
+            "top_short_kernels": {str(k): int(v) for k, v in names.items()},
+        }
+        judged = ranks[str(rank)]
+        if (
+            len(group) >= params.min_launches  # a few launches cannot make a step launch-bound
+            and judged["short_pct"] > params.short_kernel_pct
+            and idle > params.gpu_idle_pct
+        ):
+            bound.append(str(rank))
+            if rank in traces:
+                ranges += _busiest_steps(traces[rank], group["correlation"][short])
+    if not ranks:
+        return not_evaluated(rule, params, "no kernel launches in the profile")
+    return per_rank_result(
+        rule,
+        params,
+        ranks,
+        bound,
+        datapoints=sum(v["launches"] for v in ranks.values()),
+        evidence={"launch_bound_ranks": bound},
+        advice=LAUNCH_ADVICE,
+        time_ranges=ranges,
+    )
+
+
+DATA_LOADING = RuleSpec(
+    "DataLoading",
+    DataLoadingParams,
+    evaluate_data_loading,  # type: ignore[arg-type]
+    "Share of each rank's step time spent waiting for the data loader's next batch "
+    "(enumerate(DataLoader) / DataLoaderIter.__next__), over threshold_pct.",
+)
+SYNCHRONIZATION = RuleSpec(
+    "Synchronization",
+    SynchronizationParams,
+    evaluate_synchronization,  # type: ignore[arg-type]
+    "Share of each rank's step time the host spends waiting for the GPU (stream/device "
+    "synchronisation, .item() and other reads of GPU values), over threshold_pct.",
+)
+LAUNCH_OVERHEAD = RuleSpec(
+    "LaunchOverhead",
+    LaunchOverheadParams,
+    evaluate_launch_overhead,  # type: ignore[arg-type]
+    "Launch-bound steps: more than short_kernel_pct of the kernels are short (launched by a "
+    "call within the runtime cut-off and shorter on the GPU than that call) while the GPU is "
+    "idle more than gpu_idle_pct of its span.",
+)

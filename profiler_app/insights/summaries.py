@@ -1,0 +1,103 @@
+"""Compact JSON of the trace analyses, for the API and the Insights page (pure: no Django).
+
+Tables go whole (HTA's top kernels per rank and type, the rest as "others", is a table of its
+own): the per-kernel and operator tables (a few thousand rows per job at most) keep
+their ``MAX_TABLE_ROWS`` busiest rows only past that, and their ``*_total`` fields count every
+row. The queue-length and bandwidth series are down-sampled to at most ``MAX_POINTS`` per line
+by keeping each bin's maximum, so short peaks stay visible.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from profiler_app.insights.pure.analyses import TraceAnalyses
+from profiler_app.traces.figures import gpu_figures
+
+MAX_POINTS = 400
+# Far above any real job's distinct kernels or operators; a guard, not a top-N.
+MAX_TABLE_ROWS = 20_000
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain JSON values (NaN -> null, categoricals -> text)."""
+    return json.loads(frame.to_json(orient="records"))
+
+
+def peak_series(
+    frame: pd.DataFrame, keys: list[str], value: str, max_points: int = MAX_POINTS
+) -> list[dict[str, Any]]:
+    """One line per ``keys`` group: ``points`` [[time_ns, max value in the bin], ...]."""
+    lines = []
+    for key, group in frame.groupby(keys, sort=True, observed=True):
+        time_ns = group["time_ns"].to_numpy()
+        values = group[value].to_numpy(dtype=np.float64)
+        order = np.argsort(time_ns, kind="stable")
+        time_ns, values = time_ns[order], values[order]
+        if len(time_ns) > max_points:
+            # Integer bins: epoch nanoseconds do not survive a round trip through floats.
+            width_ns = (int(time_ns[-1] - time_ns[0]) // max_points) + 1
+            bins = (time_ns - time_ns[0]) // width_ns
+            starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
+            values = np.maximum.reduceat(values, starts)
+            time_ns = time_ns[0] + bins[starts] * width_ns
+        labels = key if isinstance(key, tuple) else (key,)
+        line = {
+            k: (v.item() if isinstance(v, np.generic) else v)
+            for k, v in zip(keys, labels, strict=True)
+        }
+        line["points"] = [[int(t), float(v)] for t, v in zip(time_ns, values, strict=True)]
+        lines.append(line)
+    return lines
+
+
+def busiest(frame: pd.DataFrame, by: str) -> list[dict[str, Any]]:
+    """Every row, the largest ``by`` first; only the ``MAX_TABLE_ROWS`` largest past that."""
+    ordered = frame.sort_values(by, ascending=False, kind="stable")
+    return records(ordered.head(MAX_TABLE_ROWS))
+
+
+def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
+    return {
+        "temporal": records(result.temporal),
+        "kernel_types": records(result.kernel_types),
+        "kernels": busiest(result.kernels, "sum_ns"),
+        "top_kernels": records(result.top_kernels),
+        "kernels_total": len(result.kernels),
+        "totals": gpu_totals(result.kernels),
+        "overlap": records(result.overlap),
+        "idle": records(result.idle),
+        "idle_intervals": records(result.idle_intervals),
+        "memory_bandwidth": peak_series(
+            result.memory_bandwidth, ["rank", "kind"], "bandwidth_gbps"
+        ),
+        "memory_bandwidth_summary": records(result.memory_bandwidth_summary),
+        "queue_length": peak_series(result.queue_length, ["rank", "stream"], "queue_length"),
+        "queue_length_summary": records(result.queue_length_summary),
+        "launch_stats": records(result.launch_stats),
+        "launch_findings": records(result.launch_findings),
+        "operators": busiest(result.operators, "self_ns"),
+        "operators_total": len(result.operators),
+        **_operators_by_shape(result.operators_by_shape),
+    }
+
+
+def gpu_totals(kernels: pd.DataFrame) -> dict[str, int]:
+    """The GPU figures (``traces.figures``) of the analyses' per-kernel table (the events), so
+    the Insights page states the same figures as the pages reading the aggregates."""
+    by_type = kernels.groupby("type")[["count", "sum_ns"]].sum()
+    return gpu_figures(by_type["count"].to_dict(), by_type["sum_ns"].to_dict())
+
+
+def _operators_by_shape(by_shape: pd.DataFrame) -> dict[str, Any]:
+    """The by-shape operator table, or nothing when the trace recorded no shapes."""
+    recorded = bool(len(by_shape)) and bool((by_shape["input_dims"] != "").any())
+    return {
+        "input_shapes_recorded": recorded,
+        "operators_by_shape": busiest(by_shape, "self_ns") if recorded else [],
+        "operators_by_shape_total": len(by_shape) if recorded else 0,
+    }

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from profiler_app.profiles import views
+
+urlpatterns = [
+    path("jobs/<int:job_id>/summary/", views.job_summary, name="job-summary"),
+    path("jobs/<int:job_id>/kernels/", views.job_kernels, name="job-kernels"),
+    path("glossary/", views.glossary, name="glossary"),
+]
