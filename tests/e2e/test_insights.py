@@ -12,7 +12,7 @@ from profiler_app.insights.models import JobInsights
 from tests.conftest import DATA_DIR
 from tests.e2e.conftest import screenshot, sign_in
 from tests.ingest.helpers import wait_parsed
-from tests.reports.test_insights_api import RULE_NAMES, wait_insights
+from tests.insights.test_insights_api import RULE_NAMES, wait_insights
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

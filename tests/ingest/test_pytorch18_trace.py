@@ -11,7 +11,7 @@ import pytest
 from profiler_app.core.models import Node, PartState, TrainingJob
 from profiler_app.insights.models import JobInsights
 from tests.ingest.helpers import upload, wait_parsed
-from tests.reports.test_insights_api import wait_insights
+from tests.insights.test_insights_api import wait_insights
 from tests.traces.expected import DATA, expected, ns
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -14,7 +14,7 @@ from profiler_app.insights import logic
 from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.traces.window import COMPLETE_STEPS
 from tests.conftest import DATA_DIR
-from tests.reports.test_insights_api import kernel_busy_percentiles
+from tests.insights.test_insights_api import kernel_busy_percentiles
 from tests.timeline.jobs import parse_job
 from tests.traces.expected import ns
 
