@@ -15,7 +15,8 @@ from django.db.models.functions import Cast
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.history.models import VerdictStatus
 from profiler_app.history.queries import stored_verdict
-from profiler_app.insights.logic import job_info, overrides_of
+from profiler_app.insights.inputs import job_info
+from profiler_app.insights.logic import overrides_of
 from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.insights.pure.report_html import render_html
 from profiler_app.insights.pure.rules import PARAMETER_GROUPS, params_from_overrides

@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import LoadedProfile, TrainingJob
-from profiler_app.insights.logic import rank_traces
+from profiler_app.insights.inputs import rank_traces
 from tests.cluster import raw
 from tests.e2e.conftest import screenshot, sign_in
 from tests.timeline.jobs import parse_job, parse_paths

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from profiler_app.insights.logic import merge
+from profiler_app.insights.inputs import merge
 from profiler_app.insights.pure.analyses import RankTrace, analyze
 from profiler_app.traces import ingest_trace
 from tests.traces.expected import DATA

@@ -28,7 +28,7 @@ from collector.chunker import ChunkBuilder
 from collector.identity import Identity
 from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.core.models import TrainingJob
-from profiler_app.insights import logic
+from profiler_app.insights import inputs, logic
 from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.insights.pure.frames import JobData
 from profiler_app.insights.pure.rules import RuleResult, evaluate_rules, params_from_overrides
@@ -160,7 +160,7 @@ def analysed(name: str, chunks: list[Path], started_ns: int, ended_ns: int) -> t
         logic.compute(job.id, JobInsights.objects.get(job=job).generation)
         row = JobInsights.objects.get(job=job)
         assert row.status == InsightsStatus.DONE, row.error
-        data = logic.job_data(job, logic.rank_traces(job))
+        data = inputs.job_data(job, inputs.rank_traces(job))
         return {r["rule"]: r for r in row.report["rules"]}, data
     finally:
         delete_job(job)
@@ -446,7 +446,7 @@ def test_max_initialization_time_from_the_job_start(parsed, report, raw):
         "waited_s": pytest.approx((first - STARTED_NS) / NS_PER_S, abs=1e-9),
         "initialization_s": pytest.approx((first - STARTED_NS) / NS_PER_S, abs=1e-9),
         "training_loop_s": pytest.approx((last_end - first) / NS_PER_S, abs=1e-9),
-        # The job's end reaches the rules through a float (insights.logic._ns): 128 ns off.
+        # The job's end reaches the rules through a float (insights.inputs._ns): 128 ns off.
         "finalization_s": pytest.approx((ENDED_NS - last_end) / NS_PER_S, abs=1e-6),
     }
     # 2.98 s of initialisation: a threshold of 0.049 min (2.94 s) is passed, 0.05 (3 s) is not.

@@ -1,0 +1,154 @@
+"""What the rules and analyses read of a job: each rank's parts merged into one trace, the
+collector's raw samples (never the ingest's down-sampled points), its steps and its facts.
+
+The analyses read the parts' timeline stores; the rules read the samples, the profile's Step
+rows and the framework time of the parsed events (``job_data``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime
+
+import numpy as np
+import pandas as pd
+
+from profiler_app.core import storage
+from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
+from profiler_app.insights.pure import frames
+from profiler_app.insights.pure.analyses import RankTrace
+from profiler_app.insights.pure.analyses.events import STRING_COLUMNS
+from profiler_app.insights.pure.analyses.framework import (
+    framework_from_events,
+    metrics_from_samples,
+)
+from profiler_app.insights.pure.frames import JobData
+from profiler_app.profiles.figures import in_window, window_info
+from profiler_app.profiles.models import PartSummary, Step, UtilizationPoint
+from profiler_app.traces.model import DERIVED_SOURCE
+from tracefmt.chunk import read_chunk
+
+
+def _ns(moment) -> int | None:
+    """Unix nanoseconds, exactly (a float of them is off by up to a microsecond)."""
+    if moment is None:
+        return None
+    since = moment - datetime(1970, 1, 1, tzinfo=UTC)
+    return (since.days * 86_400 + since.seconds) * 1_000_000_000 + since.microseconds * 1_000
+
+
+def _chunk_samples(name: str) -> tuple[dict, dict[int, int]]:
+    """A collector chunk's utilisation samples and each GPU's memory in bytes (device index →
+    total), read from its raw file (fetched when it is kept in a bucket)."""
+    with storage.raw_file_on_disk(name) as path:
+        chunk = read_chunk(path)
+    samples = {n.removeprefix("s_"): c for n, c in chunk.samples.items()}
+    devices = chunk.meta.get("devices") or []
+    return samples, {int(d["index"]): int(d["total_memory_bytes"]) for d in devices}
+
+
+def job_data(job: TrainingJob, traces: list[RankTrace], window: str | None = None) -> JobData:
+    collector_parts = list(
+        ProfilePart.objects.filter(job=job, kind=PartKind.COLLECTOR, state=PartState.DONE)
+        .select_related("node")
+        .order_by("id")
+    )
+    metrics = []
+    for part in collector_parts:
+        if not part.file.name:  # a raw file removed by retention took its samples with it
+            continue
+        samples, gpu_memory_bytes = _chunk_samples(part.file.name)
+        metrics.append(metrics_from_samples(samples, part.node.name, gpu_memory_bytes))
+    measured = pd.concat(metrics, ignore_index=True) if metrics else JobData.empty().metrics
+    derived = _kernel_busy_gpu_utilization(job, measured, window)
+    steps = _steps(job, window)
+    framework = [framework_from_events(t) for t in traces]
+    return JobData(
+        pd.concat([measured, derived], ignore_index=True) if len(derived) else measured,
+        steps,
+        pd.concat(framework, ignore_index=True) if framework else JobData.empty().framework,
+        # Only the collector knows when the training started; an imported trace starts
+        # wherever profiling did.
+        job_start_ns=_ns(job.started_at) if collector_parts else None,
+        job_end_ns=_ns(job.ended_at) if collector_parts else None,
+        gpu_util_source=frames.KERNEL_BUSY if len(derived) and not len(measured) else frames.NVML,
+    )
+
+
+def _kernel_busy_gpu_utilization(
+    job: TrainingJob, measured: pd.DataFrame, window: str | None
+) -> pd.DataFrame:
+    """GPU utilisation from kernel busy time (the dashboard's series) for the GPUs that have
+    no NVML samples: the GPU rules then judge an imported trace too."""
+    gpu = measured[measured["metric"] == frames.GPU_UTIL]
+    have = set(zip(gpu["node"], gpu["device"].astype(int), strict=True))
+    rows = [
+        row
+        for row in in_window(UtilizationPoint, job, window)
+        .filter(metric=frames.GPU_UTIL, source=DERIVED_SOURCE, part__state=PartState.DONE)
+        .order_by("node__name", "device", "time_ns")
+        .values_list("time_ns", "node__name", "device", "value")
+        if (row[1], row[2]) not in have
+    ]
+    if not rows:
+        return JobData.empty().metrics
+    time_ns, node, device, value = (list(c) for c in zip(*rows, strict=True))
+    return frames.metrics_frame(time_ns, node, device, [frames.GPU_UTIL] * len(rows), value)
+
+
+def _steps(job: TrainingJob, window: str | None) -> pd.DataFrame:
+    rows = list(
+        in_window(Step, job, window)
+        .order_by("rank", "start_ns")
+        .values_list("rank", "node__name", "step", "name", "start_ns", "dur_ns")
+    )
+    if not rows:
+        return JobData.empty().steps
+    rank, node, step, name, start_ns, dur_ns = (list(column) for column in zip(*rows, strict=True))
+    mode = [frames.EVAL if "eval" in n.lower() else frames.TRAIN for n in name]
+    return frames.steps_frame(rank, node, step, name, start_ns, dur_ns, mode)
+
+
+def rank_traces(job: TrainingJob) -> list[RankTrace]:
+    """One trace per rank, merging the rank's parts (several chunks, or trace files)."""
+    by_rank: dict[int, list[RankTrace]] = defaultdict(list)
+    summaries = PartSummary.objects.filter(job=job, part__state=PartState.DONE, n_events__gt=0)
+    for summary in summaries.order_by("rank", "part_id"):
+        trace = RankTrace.from_store(summary.rank, summary.store_dir, summary.part_id)
+        by_rank[summary.rank].append(trace)
+    return [merge(rank, parts) for rank, parts in sorted(by_rank.items())]
+
+
+def merge(rank: int, parts: list[RankTrace]) -> RankTrace:
+    """The parts' events in one trace, their string ids mapped into one strings table (each
+    string once: the analyses label by it)."""
+    if len(parts) == 1:
+        return parts[0]
+    table: dict[str, int] = {}
+    frames_: list[pd.DataFrame] = []
+    offset = 0
+    for part in parts:
+        new_id = np.array([table.setdefault(s, len(table)) for s in part.strings] or [-1])
+        events = part.events.copy()
+        for column in STRING_COLUMNS:
+            ids = events[column].to_numpy()
+            events[column] = np.where(ids >= 0, new_id[np.maximum(ids, 0)], ids).astype(ids.dtype)
+        parent = events["parent"].to_numpy()  # a row of the part: a label of the merged trace
+        events["parent"] = np.where(parent >= 0, parent + offset, -1)
+        offset += len(events)
+        frames_.append(events)
+    parts_ = tuple(p for part in parts for p in part.parts)
+    return RankTrace(rank, pd.concat(frames_, ignore_index=True), list(table), parts_)
+
+
+def job_info(job: TrainingJob, window: str | None = None) -> dict[str, str]:
+    framework = f"{job.framework} {job.framework_version}".strip()
+    info = {
+        "Instance type": job.instance_type,
+        "Instances": str(job.instance_count),
+        "Framework": framework,
+        "Status": job.status,
+        "Window": window_info(job, window)["label"],
+        "Owner": job.owner.username if job.owner is not None else "",
+    }
+    return {k: v for k, v in info.items() if v}
