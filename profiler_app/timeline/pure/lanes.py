@@ -86,7 +86,8 @@ def assign_lanes(
     has_second = np.zeros(len(t), dtype=bool)
     has_second[at[second]] = True
     # Lane numbers: one per track, two for a driving thread with events off its host lane.
-    first_lane = np.r_[0, np.cumsum(1 + has_second)[:-1]].astype(np.int64)
+    widths = 1 + has_second.astype(np.int64)
+    first_lane = np.cumsum(widths) - widths  # as many as tracks, none for a part without any
     event_lane = np.where(at >= 0, first_lane[np.maximum(at, 0)] + second, -1).astype(np.int32)
     kinds = np.where(on_device, STREAM, np.where(other, OTHER, np.where(drives, HOST, THREAD)))
     first = pd.DataFrame(
