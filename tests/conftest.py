@@ -91,11 +91,13 @@ def api_token(user) -> str:
 
 @pytest.fixture
 def parsed_by_hand(monkeypatch):
-    """Parts stored by this test queue no parse: the test claims and parses them itself, and the
-    run's worker (alive once any test started it) must not take them first."""
+    """Parts stored (or swept) by this test queue no parse: the test claims and parses them
+    itself, and the run's worker (alive once any test started it) must not take them first."""
     from profiler_app.core import logic as core_logic
+    from profiler_app.ingest import logic as ingest_logic
 
-    monkeypatch.setattr(core_logic, "send_ingest", lambda part_id: None)
+    for module in (core_logic, ingest_logic):
+        monkeypatch.setattr(module, "send_ingest", lambda part_id: None)
 
 
 @pytest.fixture(scope="session")

@@ -233,6 +233,8 @@ def stored(job: TrainingJob, doc: dict, name: str = "trace.json") -> ProfilePart
 
 
 def parsed_here(part: ProfilePart) -> ProfilePart:
+    """Parsed in this process (a test using it asks for ``parsed_by_hand``: the run's worker
+    must not take the part first)."""
     ingest_part.apply(args=[part.id])
     return ProfilePart.objects.get(id=part.id)
 
@@ -241,7 +243,7 @@ LONG_NAME = "".join(random.Random(15).choices(string.ascii_letters, k=4000))  # 
 
 
 @pytest.mark.django_db
-def test_it_stores_names_postgres_would_refuse(user):
+def test_it_stores_names_postgres_would_refuse(user, parsed_by_hand):
     """NUL characters and names too long for an index entry: the part still parses."""
     job = TrainingJob.objects.create(name="odd-names", owner=user)
     annotation = {**EVENT, "cat": "user_annotation", "tid": 1}
@@ -268,7 +270,7 @@ def test_it_stores_names_postgres_would_refuse(user):
 
 
 @pytest.mark.django_db
-def test_it_writes_the_timeline_store_privately(user):
+def test_it_writes_the_timeline_store_privately(user, parsed_by_hand):
     job = TrainingJob.objects.create(name="private-store", owner=user)
     part = parsed_here(stored(job, {"traceEvents": [EVENT]}))
     store = storage.stores_dir(part.job_id) / str(part.pk)
@@ -278,7 +280,7 @@ def test_it_writes_the_timeline_store_privately(user):
 
 
 @pytest.mark.django_db
-def test_it_fails_a_base_time_beyond_int64_clearly(user):
+def test_it_fails_a_base_time_beyond_int64_clearly(user, parsed_by_hand):
     job = TrainingJob.objects.create(name="far-future", owner=user)
     part = parsed_here(stored(job, {"traceEvents": [EVENT], "baseTimeNanoseconds": 2**63 - 1}))
     assert part.state == PartState.FAILED
@@ -289,7 +291,7 @@ def test_it_fails_a_base_time_beyond_int64_clearly(user):
 
 
 @pytest.mark.django_db
-def test_it_fails_a_part_whose_results_the_database_refuses(user):
+def test_it_fails_a_part_whose_results_the_database_refuses(user, parsed_by_hand):
     """Whatever Postgres refuses while the results are written (here a real trigger), the
     write rolls back and the part fails with the reason instead of staying "processing"."""
     with connection.cursor() as cursor:
@@ -328,7 +330,7 @@ def test_it_fails_a_part_that_killed_its_worker_too_often(user, settings):
 
 
 @pytest.mark.django_db
-def test_it_sweeps_parts_with_no_sign_of_life(user, settings):
+def test_it_sweeps_parts_with_no_sign_of_life(user, settings, parsed_by_hand):
     """A lost enqueue (pending) and a dead worker's part (processing) are queued again and
     parsed; recent ones are left alone."""
     settings.INGEST_STALL_SECONDS = 600
@@ -470,7 +472,7 @@ def test_a_part_reprocessed_while_it_is_parsed_ends_parsed_once(user, tmp_path):
 
 
 @pytest.mark.django_db
-def test_it_stores_a_read_warning_that_quotes_a_nul(user):
+def test_it_stores_a_read_warning_that_quotes_a_nul(user, parsed_by_hand):
     """The warning about an unknown category quotes its name, NUL included."""
     job = TrainingJob.objects.create(name="odd-category", owner=user)
     part = parsed_here(stored(job, {"traceEvents": [EVENT, {**EVENT, "cat": "c\u0000t"}]}))
@@ -479,7 +481,7 @@ def test_it_stores_a_read_warning_that_quotes_a_nul(user):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_unexpected_parse_failure_says_so_without_internals(user, monkeypatch):
+def test_an_unexpected_parse_failure_says_so_without_internals(user, monkeypatch, parsed_by_hand):
     from profiler_app.ingest import logic as ingest_logic
 
     def broken(*args, **kwargs):
