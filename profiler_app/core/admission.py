@@ -9,9 +9,8 @@ accepted is parsed soon.
 
 The backlog is estimated from the queue and the recent pace: the parts waiting or being parsed,
 divided by the parts finished per second lately (those finished in the last minute, over the
-time since the first of them started). With no recent finish (an idle
-server, or no worker running) there is no pace to go by, and nothing is refused; a short queue
-is always admitted.
+time since the first of them started). With no recent finish (an idle server, or no worker
+running) there is no pace to go by, and nothing is refused; a short queue is always admitted.
 """
 
 from __future__ import annotations
