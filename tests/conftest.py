@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from profiler_app.accounts.logic import issue_token
@@ -98,6 +99,29 @@ def parsed_by_hand(monkeypatch):
 
     for module in (core_logic, ingest_logic):
         monkeypatch.setattr(module, "send_ingest", lambda part_id: None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def flush_outlives_a_deadlock():
+    """A transactional test ends by emptying every table in one TRUNCATE while the run's worker
+    may still be finishing a task the test queued. The two take their locks in different orders,
+    and when Postgres breaks the deadlock by cancelling the TRUNCATE, the flush is tried again
+    (the next test would otherwise start on this one's rows)."""
+    from django.test import TransactionTestCase
+
+    original = TransactionTestCase._fixture_teardown
+
+    def teardown(self):
+        for attempt in range(1, 6):
+            try:
+                return original(self)
+            except CommandError as exc:
+                if attempt == 5 or "deadlock detected" not in str(exc.__cause__):
+                    raise
+
+    TransactionTestCase._fixture_teardown = teardown
+    yield
+    TransactionTestCase._fixture_teardown = original
 
 
 @pytest.fixture(scope="session")
