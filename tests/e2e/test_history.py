@@ -39,7 +39,9 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     base, run = two_runs
     sign_in(tab, live_server.url, "alice", "alice-password-1", "/history")
     expect(tab.get_by_role("heading", name="History", exact=True)).to_be_visible()
-    expect(tab.get_by_label("Series", exact=True)).to_have_value(str(Series.objects.get().pk))
+    expect(tab.get_by_label("Series", exact=True)).to_have_value(
+        str(Series.objects.get(name="nccl-model").pk)
+    )
     runs = tab.get_by_role("table", name="Runs")
     expect(runs.locator("tbody tr")).to_have_count(2)
     expect(runs.locator("tbody tr").nth(0)).to_contain_text("Could not judge")
@@ -84,7 +86,7 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     card = tab.locator("section", has=tab.get_by_role("heading", name="Regression verdict"))
     expect(card.locator(".verdict")).to_have_text("Regression")
     expect(card.get_by_role("link", name="nccl-model")).to_have_attribute(
-        "href", f"/history?series={Series.objects.get().pk}"
+        "href", f"/history?series={Series.objects.get(name='nccl-model').pk}"
     )
     expect(card.get_by_role("link", name="nccl-1")).to_have_attribute(
         "href", f"/dashboard?job={base.pk}"
@@ -100,7 +102,7 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     screenshot(tab, "info-verdict")
 
     # A point of a History chart opens its run.
-    tab.goto(f"{live_server.url}/history?series={Series.objects.get().pk}")
+    tab.goto(f"{live_server.url}/history?series={Series.objects.get(name='nccl-model').pk}")
     step_chart = tab.get_by_role("img", name="Step time per run")
     # The runs' markers: unit circles scaled into place (the legend's are drawn at full size).
     points = step_chart.locator("svg path[d='M1 0A1 1 0 1 1 1 -0.0001'][fill='#fff']")
@@ -120,14 +122,14 @@ def test_the_owner_sets_the_series_and_a_teammate_reads_them(
     settings.get_by_label("Threshold (%)").fill("20")
     # The save's answer, not the button's state, says the change is stored (on a busy machine
     # the button is enabled again before the request has even left).
-    patch_url = f"{live_server.url}/api/series/{Series.objects.get().pk}/"
+    patch_url = f"{live_server.url}/api/series/{Series.objects.get(name='nccl-model').pk}/"
     with owner.expect_response(
         lambda r: r.url == patch_url and r.request.method == "PATCH"
     ) as answer:
         settings.get_by_role("button", name="Save").click()
     assert answer.value.status == 200
     expect(settings.get_by_role("button", name="Save")).to_be_enabled()
-    series = Series.objects.get()
+    series = Series.objects.get(name="nccl-model")
     expect(settings.get_by_label("Threshold (%)")).to_have_value("20")
     series.refresh_from_db()
     assert (series.step_threshold_pct, series.baseline) == (20.0, base)

@@ -22,6 +22,7 @@ import { compareLink } from "../../lib/navigation";
 import {
   kernelTypeLines,
   latestJudged,
+  defaultSeries,
   readSeries,
   runAt,
   runLabel,
@@ -35,7 +36,7 @@ export function HistoryPage() {
   const [params, setParams] = useSearchParams();
   const list = useSeriesList();
   const all = list.data?.results ?? [];
-  const chosen = readSeries(params) ?? all[0]?.id ?? null;
+  const chosen = readSeries(params) ?? defaultSeries(all);
   const series = all.find((s) => s.id === chosen) ?? null;
   const runs = useSeriesRuns(chosen);
   const choose = (id: string) => setParams(new URLSearchParams({ series: id }), { replace: true });

@@ -3,6 +3,7 @@ import type { SeriesRun } from "../../api/history";
 import {
   kernelTypeLines,
   latestJudged,
+  defaultSeries,
   readSeries,
   runAt,
   runLabel,
@@ -89,6 +90,11 @@ describe("history charts", () => {
     expect(latestJudged([])).toBeNull();
     expect(readSeries(new URLSearchParams("series=4"))).toBe(4);
     expect(readSeries(new URLSearchParams("series=x"))).toBeNull();
+    // Without one in the address: the first series with runs, not an emptied one before it.
+    const emptied = { id: 1, run_count: 0 };
+    expect(defaultSeries([emptied, { id: 2, run_count: 2 }])).toBe(2);
+    expect(defaultSeries([emptied])).toBe(1);
+    expect(defaultSeries([])).toBeNull();
     expect(verdictLabel("unjudged")).toBe("Could not judge");
     expect(verdictLabel(null)).toBe("—");
   });

@@ -10,6 +10,12 @@ export function readSeries(params: URLSearchParams): number | null {
   return Number.isInteger(id) && id > 0 ? id : null;
 }
 
+/** The series shown when the address names none: the first that has runs (a series whose runs
+ * all moved to another is left empty), else the first. */
+export function defaultSeries(all: readonly { id: number; run_count: number }[]): number | null {
+  return (all.find((s) => s.run_count > 0) ?? all[0])?.id ?? null;
+}
+
 /** Runs are plotted at their position in the series (1, 2, …): runs days apart and runs
  * minutes apart are equally readable, and the axis names each by its job. */
 function points(runs: readonly SeriesRun[], value: (run: SeriesRun) => number | null | undefined) {
