@@ -55,6 +55,7 @@ def test_it_says_when_time_ran_out_while_the_rows_were_sent():
     assert result.note.startswith("The query ran past 1 s while its rows were sent")
 
 
+@pytest.mark.slow  # 3 s: a query is let run until DuckDB fails mid-answer
 def test_it_says_when_duckdb_failed_while_the_rows_were_sent():
     result = run_query(
         [],

@@ -71,6 +71,7 @@ def trace_events(path: Path) -> list[dict]:
 TRACKS_PEAK_MB = 700
 
 
+@pytest.mark.slow  # 4 s each: 200,000 tracks parsed
 @pytest.mark.parametrize("by", ["tid", "pid"])
 def test_it_parses_200000_one_event_tracks_in_bounded_memory(tmp_path, by):
     path = many_tracks(tmp_path / "t.json.gz", 200_000, by)
