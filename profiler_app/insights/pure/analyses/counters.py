@@ -45,8 +45,10 @@ def _memory_kind(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
 
 def _copy_bytes(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
     """Each op's bytes; where the op states none, those of the runtime call that enqueued it
-    (ROCm writes a copy's size only on its ``hipMemcpy*`` call). The ingest already links
-    the two within a slice of the file; this finds the calls in other slices too."""
+    (ROCm writes a copy's size only on its ``hipMemcpy*`` call). Stores written since the
+    ingest sized every copy when it finished the store (``timeline_store``); this lookup keeps
+    the figures of stores written before, whose copies were sized within a slice of the file
+    only."""
     nbytes = ops["bytes"].to_numpy().copy()
     events = trace.events
     sized = events["kind"].isin(LAUNCH_KINDS).to_numpy() & (events["bytes"].to_numpy() >= 0)
