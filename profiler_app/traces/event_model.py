@@ -22,8 +22,10 @@ re-derives them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -46,7 +48,9 @@ MODEL_COLUMNS = tuple(MODEL_SCHEMA.names)
 MODEL_INPUT_COLUMNS = ("track", "kind", "name", "start_ns", "dur_ns", "correlation")
 # Host-side kinds a step annotation may have (GPU projections of it are not steps).
 _STEP_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
-_BATCH_ROWS = 1 << 21
+# Events modelled at once: the working arrays of ``nest`` and ``self_times`` take about 100
+# bytes an event, so a segment costs ~25 MB whatever the part's size.
+_BATCH_ROWS = 1 << 18
 Windows = Sequence[Sequence[int]] | None
 
 
@@ -56,77 +60,222 @@ def step_ids(strings: Sequence[str]) -> np.ndarray:
     return np.array([-1 if n is None else n for n in numbers], dtype=np.int64)
 
 
+class CorrelationLookup:
+    """A value per correlation id, from the first event (in the order given) that has it."""
+
+    def __init__(self, correlation: np.ndarray, values: np.ndarray) -> None:
+        order = np.argsort(correlation, kind="stable")
+        self.correlation, self.values = correlation[order], values[order]
+
+    def find(self, correlation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of ``correlation`` have a value, and those values."""
+        if not len(self.correlation):
+            return np.zeros(len(correlation), dtype=bool), self.values[:0]
+        at = np.minimum(np.searchsorted(self.correlation, correlation), len(self.correlation) - 1)
+        found = self.correlation[at] == correlation
+        return found, self.values[at[found]]
+
+
+@dataclass(frozen=True)
+class PartFacts:
+    """What an event's model needs from the rest of its part: when each host call started and
+    the copy size a runtime call states (by correlation id), and the part's steps."""
+
+    launch_start: CorrelationLookup
+    call_bytes: CorrelationLookup
+    step_start: np.ndarray
+    step_end: np.ndarray
+    step_number: np.ndarray
+
+
+class FactGatherer:
+    """Collects a part's ``PartFacts`` from its events in any order (a batch at a time, each
+    with ``MODEL_INPUT_COLUMNS`` and ``bytes``), keeping only the few rows they need."""
+
+    _KEYS = ("track", "start_ns", "dur_ns")
+
+    def __init__(self, strings: Sequence[str]) -> None:
+        self.numbers = step_numbers(strings)
+        self.launches: list[dict[str, np.ndarray]] = []
+        self.calls: list[dict[str, np.ndarray]] = []
+        self.steps: list[dict[str, np.ndarray]] = []
+
+    def add(self, c: dict[str, np.ndarray]) -> None:
+        kind, correlation = c["kind"], c["correlation"]
+        keep = {
+            "launches": (~np.isin(kind, list(DEVICE_KINDS)) & (correlation >= 0), "start_ns"),
+            "calls": ((kind == EventKind.CUDA_RUNTIME) & (c["bytes"] >= 0), "bytes"),
+            "steps": (_is_step(kind, _named_step(self.numbers, c["name"])), "name"),
+        }
+        for facts, (rows, value) in keep.items():
+            rows = np.flatnonzero(rows)
+            if len(rows):
+                columns = ("correlation", value, *self._KEYS)
+                getattr(self, facts).append({k: c[k][rows] for k in columns})
+
+    def facts(self, offset_ns: int) -> PartFacts:
+        """The facts with times moved by ``offset_ns``."""
+        launches, calls, steps = (
+            self._in_store_order(f) for f in (self.launches, self.calls, self.steps)
+        )
+        step_start = steps["start_ns"] + np.int64(offset_ns)
+        return PartFacts(
+            CorrelationLookup(launches["correlation"], launches["start_ns"] + np.int64(offset_ns)),
+            CorrelationLookup(calls["correlation"], calls["bytes"]),
+            step_start,
+            step_start + steps["dur_ns"],
+            _named_step(self.numbers, steps["name"]),
+        )
+
+    def _in_store_order(self, pieces: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        """The rows as the store orders them, so "the first event" means the same as there."""
+        if not pieces:
+            empty = np.zeros(0, dtype=np.int64)
+            return {
+                k: empty for k in ("correlation", "start_ns", "dur_ns", "bytes", "name", "track")
+            }
+        c = {k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
+        order = store_order(c["track"], c["start_ns"], c["dur_ns"])
+        return {k: a[order] for k, a in c.items()}
+
+
+def store_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """The order of events in a store: by track, start, the longer first among equal starts
+    (the outer one, as ``traces.nesting`` nests them), then as they came (stable)."""
+    order = np.lexsort((start, track))
+    # Few events share a (track, start): order only those by duration.
+    track_sorted, start_sorted = track[order], start[order]
+    tie = np.flatnonzero(
+        (track_sorted[1:] == track_sorted[:-1]) & (start_sorted[1:] == start_sorted[:-1])
+    )
+    if len(tie):
+        members = np.union1d(tie, tie + 1)
+        rows = order[members]
+        order[members] = rows[
+            np.lexsort((-dur[rows], start_sorted[members], track_sorted[members]))
+        ]
+    return order
+
+
+def step_numbers(strings: Sequence[str]) -> np.ndarray:
+    """``step_ids`` with an extra last entry (-1) for events without a known name."""
+    return np.r_[step_ids(strings), -1]
+
+
+def _named_step(numbers: np.ndarray, name: np.ndarray) -> np.ndarray:
+    """The step number each name id names (``step_numbers``), -1 for none."""
+    unknown = len(numbers) - 1
+    return numbers[np.where((name >= 0) & (name < unknown), name, unknown)]
+
+
+def _is_step(kind: np.ndarray, named_step: np.ndarray) -> np.ndarray:
+    return (np.isin(kind, _STEP_KINDS) & (named_step >= 0)) | (kind == EventKind.STEP)
+
+
+class EventModel:
+    """The model columns of a part's events, computed a segment at a time: consecutive rows
+    of the store that start where nothing earlier on their track is still open
+    (``segments``), so an event and everything nested in it are in one segment."""
+
+    def __init__(
+        self, strings: Sequence[str], facts: PartFacts, captured_windows_ns: Windows
+    ) -> None:
+        self.numbers = step_numbers(strings)
+        self.facts = facts
+        self.captured_windows_ns = captured_windows_ns
+
+    def columns(self, c: dict[str, np.ndarray], first_row: int) -> dict[str, np.ndarray]:
+        """The model of a segment (``MODEL_INPUT_COLUMNS`` in store order, times on the
+        part's clock) that starts at store row ``first_row``."""
+        kind, start, dur = c["kind"], c["start_ns"], c["dur_ns"]
+        end = start + dur
+        parent, depth = nest(c["track"], start, end)
+        self_ns = self_times(start, end, parent)
+        named_step = _named_step(self.numbers, c["name"])
+        is_step = _is_step(kind, named_step)
+        at_ns = _launch_times(kind, start, c["correlation"], self.facts.launch_start)
+        f = self.facts
+        step = _step_of(at_ns, f.step_start, f.step_end, f.step_number)
+        step[is_step] = named_step[is_step]
+        if self.captured_windows_ns is None:
+            captured = np.ones(len(kind), dtype=bool)
+        else:
+            # A step counts by its middle: the collector's step begins a moment before Kineto's.
+            at_ns = np.where(is_step, start + dur // 2, at_ns)
+            captured = _in_windows(at_ns, self.captured_windows_ns)
+        return {
+            "depth": depth.astype(np.int32),
+            "parent": np.where(parent >= 0, parent + first_row, -1),
+            "self_ns": self_ns,
+            "step": step.astype(np.int32),
+            "is_step": is_step,
+            "captured": captured,
+        }
+
+
 def build_event_model(
     columns: dict[str, np.ndarray],
     strings: Sequence[str],
     captured_windows_ns: Windows = None,
 ) -> dict[str, np.ndarray]:
-    """The model columns of a part's events (``MODEL_INPUT_COLUMNS``, in store order). The
-    captured windows: the ranges a collector part's Kineto recorded; None for a part recorded
-    whole."""
-    track, kind, name = columns["track"], columns["kind"], columns["name"]
-    start, dur, correlation = columns["start_ns"], columns["dur_ns"], columns["correlation"]
-    end = start + dur
-    parent, depth = _nest_by_tracks(track, start, end)
-    numbers = np.r_[step_ids(strings), -1]  # id -1 (no name) reads the last entry
-    named_step = numbers[np.where((name >= 0) & (name < len(strings)), name, len(strings))]
-    is_step = (np.isin(kind, _STEP_KINDS) & (named_step >= 0)) | (kind == EventKind.STEP)
-    at_ns = launch_times(kind, start, correlation)
-    step = _step_of(at_ns, start[is_step], end[is_step], named_step[is_step])
-    step[is_step] = named_step[is_step]
-    if captured_windows_ns is None:
-        captured = np.ones(len(kind), dtype=bool)
-    else:
-        # A step counts by its middle: the collector's step begins a moment before Kineto's.
-        at_ns = np.where(is_step, start + dur // 2, at_ns)
-        captured = _in_windows(at_ns, captured_windows_ns)
-    return {
-        "depth": depth.astype(np.int32),
-        "parent": parent,
-        "self_ns": self_times(start, end, parent),
-        "step": step.astype(np.int32),
-        "is_step": is_step,
-        "captured": captured,
+    """The model columns of a whole part's events (``MODEL_INPUT_COLUMNS``, in store order).
+    The captured windows: the ranges a collector part's Kineto recorded; None for a part
+    recorded whole."""
+    gatherer = FactGatherer(strings)
+    gatherer.add({"bytes": np.full(len(columns["kind"]), -1, dtype=np.int64), **columns})
+    model = EventModel(strings, gatherer.facts(0), captured_windows_ns)
+    n = len(columns["kind"])
+    out = {
+        name: np.zeros(n, dtype=MODEL_SCHEMA.field(name).type.to_pandas_dtype())
+        for name in MODEL_COLUMNS
     }
+    end = columns["start_ns"] + columns["dur_ns"]
+    for a, b in segments(columns["track"], columns["start_ns"], end, _BATCH_ROWS):
+        part = model.columns({k: v[a:b] for k, v in columns.items()}, a)
+        for name, values in part.items():
+            out[name][a:b] = values
+    return out
 
 
 def has_event_model(events: pq.ParquetFile) -> bool:
     return all(name in events.schema_arrow.names for name in MODEL_COLUMNS)
 
 
-def _nest_by_tracks(
-    track: np.ndarray, start: np.ndarray, end: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``nest`` over runs of whole tracks (the store is sorted by track) of about
-    ``_BATCH_ROWS`` events each, so its working arrays stay a bounded size."""
-    n = len(track)
-    parent = np.full(n, -1, dtype=np.int64)
-    depth = np.zeros(n, dtype=np.int64)
-    if not n:
-        return parent, depth
-    track_first = np.flatnonzero(np.r_[True, track[1:] != track[:-1]])
-    cuts = np.unique(
-        track_first[np.searchsorted(track_first, np.arange(0, n, _BATCH_ROWS), "right") - 1]
-    )
-    for a, b in zip(cuts, np.r_[cuts[1:], n], strict=True):
-        p, d = nest(track[a:b], start[a:b], end[a:b])
-        parent[a:b] = np.where(p >= 0, p + a, -1)
-        depth[a:b] = d
-    return parent, depth
+def segments(track: np.ndarray, start: np.ndarray, end: np.ndarray, rows: int) -> zip:
+    """(first, stop) ranges of store rows, about ``rows`` long, each starting at a row where no
+    earlier event of its track is still open (``free_rows``); a single tree longer than
+    ``rows`` is one range."""
+    free = free_rows(track, start, end)
+    cuts = np.unique(free[np.searchsorted(free, np.arange(0, len(track), rows), "right") - 1])
+    return zip(cuts, np.r_[cuts[1:], len(track)], strict=True)
+
+
+def free_rows(track: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The rows (store order) at which no earlier event of the row's track is still open: a
+    track's first row, and a row starting at or after every earlier end on its track."""
+    if not len(track):
+        return np.zeros(0, dtype=np.int64)
+    reach = pd.Series(end).groupby(track, sort=False).cummax().to_numpy()
+    new_track = np.r_[True, track[1:] != track[:-1]]
+    return np.flatnonzero(new_track | np.r_[True, start[1:] >= reach[:-1]])
 
 
 def launch_times(kind: np.ndarray, start: np.ndarray, correlation: np.ndarray) -> np.ndarray:
     """When each event happened for the host: its start, or for GPU work the start of the
     call that launched it (same correlation id) when the trace holds that call."""
+    host = np.flatnonzero(~np.isin(kind, list(DEVICE_KINDS)) & (correlation >= 0))
+    return _launch_times(
+        kind, start, correlation, CorrelationLookup(correlation[host], start[host])
+    )
+
+
+def _launch_times(
+    kind: np.ndarray, start: np.ndarray, correlation: np.ndarray, calls: CorrelationLookup
+) -> np.ndarray:
     at = start.copy()
     gpu = np.flatnonzero(np.isin(kind, GPU_OP_KINDS) & (correlation >= 0))
-    host = np.flatnonzero(~np.isin(kind, list(DEVICE_KINDS)) & (correlation >= 0))
-    if not len(gpu) or not len(host):
-        return at
-    host = host[np.argsort(correlation[host], kind="stable")]
-    found = np.minimum(np.searchsorted(correlation[host], correlation[gpu]), len(host) - 1)
-    ok = correlation[host][found] == correlation[gpu]
-    at[gpu[ok]] = start[host[found[ok]]]
+    found, call_start = calls.find(correlation[gpu])
+    at[gpu[found]] = call_start
     return at
 
 

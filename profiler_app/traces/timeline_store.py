@@ -30,13 +30,19 @@ from profiler_app.traces.event_model import (
     MODEL_COLUMNS,
     MODEL_INPUT_COLUMNS,
     MODEL_SCHEMA,
+    EventModel,
+    FactGatherer,
+    PartFacts,
     Windows,
     build_event_model,
+    free_rows,
     has_event_model,
+    store_order,
 )
-from profiler_app.traces.kineto_args import copies_sized_by_calls, size_copies
+from profiler_app.traces.kineto_args import size_copies
 from profiler_app.traces.model import EventBatch
 from tracefmt.columns import EVENT_COLUMNS
+from tracefmt.kinds import EventKind
 
 EVENTS_FILE = "events.parquet"
 TRACKS_FILE = "tracks.parquet"
@@ -46,7 +52,8 @@ ROW_GROUP_ROWS = 65536
 # default (Snappy + dictionaries) and the files come out no larger.
 PARQUET_OPTIONS = {"compression": "lz4", "use_dictionary": False}
 _RUN_BATCH_ROWS = 16384
-_WINDOW_ROWS = 262144
+# Events written per window, one row group: the merge holds a few windows of all columns.
+_WINDOW_ROWS = ROW_GROUP_ROWS
 
 EVENT_SCHEMA = pa.schema(
     [(c, pa.from_numpy_dtype(np.dtype(t))) for c, (t, _) in EVENT_COLUMNS.items()]
@@ -58,7 +65,7 @@ _START = EVENT_SCHEMA.get_field_index("start_ns")
 _DUR = EVENT_SCHEMA.get_field_index("dur_ns")
 _BYTES = EVENT_SCHEMA.get_field_index("bytes")
 _BANDWIDTH = EVENT_SCHEMA.get_field_index("bandwidth_gbps")
-# Read back from the spilled runs at finish: the event model's input, and the copy sizes.
+# Read at finish: the event model's input, and the copy sizes.
 _FINISH_INPUT = (*MODEL_INPUT_COLUMNS, "bytes")
 _ORDER = ("track", "start_ns", "dur_ns")
 
@@ -69,24 +76,6 @@ class StoreSummary:
     n_events: int
     tracks: pd.DataFrame  # track, first_row, n_rows, start_ns, end_ns, max_dur_ns (+ labels)
     captured_step_starts: np.ndarray  # start of each step Kineto recorded (the event model's)
-
-
-def store_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
-    """The order of events in a store: by track, start, the longer first among equal starts
-    (the outer one, as ``traces.nesting`` nests them), then as they came (stable)."""
-    order = np.lexsort((start, track))
-    # Few events share a (track, start): order only those by duration.
-    track_sorted, start_sorted = track[order], start[order]
-    tie = np.flatnonzero(
-        (track_sorted[1:] == track_sorted[:-1]) & (start_sorted[1:] == start_sorted[:-1])
-    )
-    if len(tie):
-        members = np.union1d(tie, tie + 1)
-        rows = order[members]
-        order[members] = rows[
-            np.lexsort((-dur[rows], start_sorted[members], track_sorted[members]))
-        ]
-    return order
 
 
 def ensure_event_model(directory: str | Path) -> None:
@@ -127,7 +116,8 @@ class _Run:
 
 
 class TimelineWriter:
-    def __init__(self, directory: str | Path, run_rows: int = 400_000) -> None:
+    # A run of 131,072 events is ~20 MB of columns (and as much again while it is sorted).
+    def __init__(self, directory: str | Path, run_rows: int = 131_072) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.spill = self.directory / "runs"
@@ -167,25 +157,27 @@ class TimelineWriter:
             writer.write_table(table, max_chunksize=_RUN_BATCH_ROWS)
         self._runs.append(_Run(path, table.num_rows))
 
-    def _windows_and_model_input(self) -> tuple[Iterator[pa.Table], dict[str, np.ndarray]]:
-        """All events in store order, in bounded windows, and the event model's input columns
-        in that same order (read from the spilled runs, not from the written file)."""
+    def _windows(self) -> Iterator[pa.Table]:
+        """All events in store order, in bounded windows."""
         if not self._runs:
             # Everything fit in one run: sort it in memory, no spill files.
             table = self._sorted_buffer() if self._buffer else EVENT_SCHEMA.empty_table()
-            windows = (table.slice(f, _WINDOW_ROWS) for f in range(0, table.num_rows, _WINDOW_ROWS))
-            return windows, {c: table.column(c).to_numpy() for c in _FINISH_INPUT}
+            return (table.slice(f, _WINDOW_ROWS) for f in range(0, table.num_rows, _WINDOW_ROWS))
         self._spill()
-        pieces: dict[str, list[np.ndarray]] = {c: [] for c in _FINISH_INPUT}
+        return _merge_runs(self._runs)
+
+    def _facts(self, strings: list[str], offset_ns: int) -> PartFacts:
+        """The part's facts (``event_model.PartFacts``), gathered from its unsorted events: the
+        spilled runs one at a time, and what is still buffered."""
+        gatherer = FactGatherer(strings)
         for run in self._runs:
             with pa.memory_map(str(run.path)) as source:
                 table = pa.ipc.open_file(source).read_all()
-                for column in _FINISH_INPUT:
-                    pieces[column].append(table.column(column).to_numpy())
+                gatherer.add({c: table.column(c).to_numpy() for c in _FINISH_INPUT})
                 del table
-        columns = {c: np.concatenate(p) for c, p in pieces.items()}
-        order = store_order(*(columns[c] for c in _ORDER))
-        return _merge_runs(self._runs), {c: a[order] for c, a in columns.items()}
+        for batch in self._buffer:
+            gatherer.add(batch)
+        return gatherer.facts(offset_ns)
 
     def finish(
         self,
@@ -196,34 +188,28 @@ class TimelineWriter:
     ) -> StoreSummary:
         """Merge the runs into the final files, with the event model's columns
         (``traces.event_model``: ``captured_windows_ns`` as it takes them); ``offset_ns`` moves
-        times onto the unix epoch."""
+        times onto the unix epoch. Nothing here holds more than a few windows of events."""
         stats = _TrackStats(self._max_track + 1)
-        windows, columns = self._windows_and_model_input()
-        columns["start_ns"] = columns["start_ns"] + np.int64(offset_ns)
-        model = build_event_model(columns, strings, captured_windows_ns)
-        # A copy whose sizing call was decoded in another slice of the file gets its size now.
-        copies, sizes = copies_sized_by_calls(
-            columns["kind"], columns["correlation"], columns.pop("bytes")
-        )
-        captured_steps = columns["start_ns"][model["is_step"] & model["captured"]]
+        facts = self._facts(strings, offset_ns)
+        model = EventModel(strings, facts, captured_windows_ns)
+        captured_steps = []
         written = 0
         with pq.ParquetWriter(
             self.directory / EVENTS_FILE, STORE_SCHEMA, **PARQUET_OPTIONS
         ) as events:
-            for window in windows:
-                window = _shifted(window, offset_ns)
-                rows = slice(written, written + window.num_rows)
-                if not np.array_equal(window.column(_START).to_numpy(), columns["start_ns"][rows]):
-                    raise RuntimeError("the runs merged in another order than the model's")
-                if len(copies):
-                    window = _sized_copies(window, rows, copies, sizes)
+            for segment in _segments(self._windows()):
+                segment = _shifted(segment, offset_ns)
+                columns = {c: segment.column(c).to_numpy() for c in _FINISH_INPUT}
+                # A copy whose sizing call was decoded in another slice of the file gets its
+                # size now.
+                segment = _sized_copies(segment, columns, facts)
+                rows = model.columns(columns, written)
+                captured_steps.append(columns["start_ns"][rows["is_step"] & rows["captured"]])
                 for name in MODEL_COLUMNS:
-                    window = window.append_column(
-                        MODEL_SCHEMA.field(name), pa.array(model[name][rows])
-                    )
-                events.write_table(window, row_group_size=ROW_GROUP_ROWS)
-                stats.add(window)
-                written += window.num_rows
+                    segment = segment.append_column(MODEL_SCHEMA.field(name), pa.array(rows[name]))
+                events.write_table(segment, row_group_size=ROW_GROUP_ROWS)
+                stats.add(segment)
+                written += segment.num_rows
         # A part may hold samples but no events (a chunk cut before any annotation ended).
         tracks = stats.frame().merge(track_labels, on="track", how="left")
         pq.write_table(
@@ -233,25 +219,46 @@ class TimelineWriter:
             pa.table({"value": pa.array(strings, pa.string())}), self.directory / STRINGS_FILE
         )
         shutil.rmtree(self.spill, ignore_errors=True)
-        return StoreSummary(self.directory, int(stats.n_rows.sum()), tracks, captured_steps)
+        steps = np.concatenate(captured_steps) if captured_steps else np.zeros(0, dtype=np.int64)
+        return StoreSummary(self.directory, int(stats.n_rows.sum()), tracks, steps)
 
 
-def _sized_copies(window: pa.Table, rows: slice, copies: np.ndarray, sizes: np.ndarray) -> pa.Table:
-    """``window`` (the store's ``rows``) with the copies among them sized."""
-    lo, hi = np.searchsorted(copies, [rows.start, rows.stop])
-    if lo == hi:
-        return window
-    nbytes = window.column(_BYTES).to_numpy().copy()
-    bandwidth = window.column(_BANDWIDTH).to_numpy().copy()
-    size_copies(
-        nbytes,
-        bandwidth,
-        window.column(_DUR).to_numpy(),
-        copies[lo:hi] - rows.start,
-        sizes[lo:hi],
+def _segments(windows: Iterator[pa.Table]) -> Iterator[pa.Table]:
+    """The windows re-cut so that each piece ends where nothing is open on its last track
+    (``event_model.free_rows``): the event model nests within one piece. The rows after the
+    last such point wait for the next window."""
+    carry: pa.Table | None = None
+    for window in windows:
+        table = pa.concat_tables([carry, window]).combine_chunks() if carry is not None else window
+        start = table.column(_START).to_numpy()
+        free = free_rows(
+            table.column(_TRACK).to_numpy(), start, start + table.column(_DUR).to_numpy()
+        )
+        cut = int(free[-1]) if len(free) else 0
+        if cut == 0:  # one tree so far: wait for its end
+            carry = table
+            continue
+        yield table.slice(0, cut)
+        carry = table.slice(cut)
+    if carry is not None and carry.num_rows:
+        yield carry
+
+
+def _sized_copies(segment: pa.Table, columns: dict[str, np.ndarray], facts: PartFacts) -> pa.Table:
+    """``segment`` with its copies that have no size sized from their runtime call (ROCm)."""
+    kind, correlation = columns["kind"], columns["correlation"]
+    copies = np.flatnonzero(
+        (kind == EventKind.GPU_MEMCPY) & (columns["bytes"] < 0) & (correlation >= 0)
     )
-    window = window.set_column(_BYTES, "bytes", pa.array(nbytes))
-    return window.set_column(_BANDWIDTH, "bandwidth_gbps", pa.array(bandwidth))
+    found, sizes = facts.call_bytes.find(correlation[copies])
+    if not found.any():
+        return segment
+    nbytes = columns["bytes"].copy()
+    bandwidth = segment.column(_BANDWIDTH).to_numpy().copy()
+    size_copies(nbytes, bandwidth, columns["dur_ns"], copies[found], sizes)
+    columns["bytes"] = nbytes
+    segment = segment.set_column(_BYTES, "bytes", pa.array(nbytes))
+    return segment.set_column(_BANDWIDTH, "bandwidth_gbps", pa.array(bandwidth))
 
 
 def _shifted(window: pa.Table, offset_ns: int) -> pa.Table:
