@@ -10,6 +10,7 @@ from profiler_app.traces.model import EventBatch
 from profiler_app.traces.timeline_store import TimelineWriter
 from tests.traces.expected import TRACES, expected
 from tracefmt.columns import empty_columns
+from tracefmt.kinds import EventKind
 
 
 @pytest.mark.parametrize("trace", TRACES)
@@ -105,3 +106,40 @@ def test_it_merges_many_spilled_runs(tmp_path):
     track = table.column("track").to_numpy()
     start = table.column("start_ns").to_numpy()
     assert np.array_equal(np.lexsort((start, track)), np.arange(n))
+
+
+def test_the_event_model_written_window_by_window_is_the_whole_parts(tmp_path, monkeypatch):
+    """A store is finished a few windows at a time (the event model of each segment that
+    starts where nothing is open on its track): written through 9 spilled runs and windows of
+    2,000 rows, its nesting, self times and steps equal those computed over the whole part at
+    once."""
+    from functools import partial
+
+    from profiler_app.traces import ingest_trace, part_sink, timeline_store
+    from profiler_app.traces.event_model import _step_of, launch_times, step_numbers
+    from profiler_app.traces.nesting import nest, self_times
+    from tests.traces.expected import DATA
+
+    monkeypatch.setattr(part_sink, "TimelineWriter", partial(TimelineWriter, run_rows=5000))
+    monkeypatch.setattr(timeline_store, "_WINDOW_ROWS", 2000)
+    result = ingest_trace(DATA / "gpu_training_rank0.pt.trace.json.gz", "kineto", tmp_path / "s")
+    reader = TimelineReader(result.store.directory)
+    table = reader.read_all(None)
+    c = {name: table.column(name).to_numpy() for name in table.column_names}
+    assert len(c["track"]) > 40_000
+
+    end = c["start_ns"] + c["dur_ns"]
+    parent, depth = nest(c["track"], c["start_ns"], end)
+    assert np.array_equal(c["parent"], parent) and np.array_equal(c["depth"], depth)
+    assert np.array_equal(c["self_ns"], self_times(c["start_ns"], end, parent))
+    assert depth.max() >= 3  # operators nest in steps, runtime calls in operators
+
+    named = step_numbers(reader.strings)[c["name"]]
+    is_step = c["is_step"]
+    assert is_step.sum() == len(result.aggregates.steps) >= 2
+    at = launch_times(c["kind"], c["start_ns"], c["correlation"])
+    step = _step_of(at, c["start_ns"][is_step], end[is_step], named[is_step])
+    step[is_step] = named[is_step]
+    assert np.array_equal(c["step"], step)
+    kernels_in_steps = (c["step"] >= 0) & (c["kind"] == EventKind.KERNEL)
+    assert kernels_in_steps.sum() > 1000  # placed by their launch, found in another run
