@@ -3,20 +3,16 @@ thread's host events nested by a stack walk, totals and self times per path of n
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections import Counter, defaultdict
-from decimal import Decimal
 
-from tests.traces.expected import DATA, ns
+from tests.traces.expected import ns, raw_trace
 
 HOST_CATEGORIES = {"cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver"}
 
 
 def host_events(trace: str, tid: int, before_ns: int | None = None) -> list[dict]:
     """The thread's host events as (start, dur, name), raw times in ns."""
-    with gzip.open(DATA / trace) as f:
-        doc = json.load(f, parse_float=Decimal)
+    doc = raw_trace(trace)
     out = []
     for e in doc["traceEvents"]:
         if e.get("ph") == "X" and e.get("cat") in HOST_CATEGORIES and e.get("tid") == tid:
@@ -27,8 +23,7 @@ def host_events(trace: str, tid: int, before_ns: int | None = None) -> list[dict
 
 
 def last_step_start(trace: str) -> int:
-    with gzip.open(DATA / trace) as f:
-        doc = json.load(f, parse_float=Decimal)
+    doc = raw_trace(trace)
     return max(ns(e["ts"]) for e in doc["traceEvents"] if "ProfilerStep#" in e.get("name", ""))
 
 

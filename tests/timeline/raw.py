@@ -8,13 +8,10 @@ the rest on its thread lane; other threads keep everything on their thread lane.
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections import Counter
 from dataclasses import dataclass, field
-from decimal import Decimal
 
-from tests.traces.expected import DATA, LEGACY_CATEGORIES, expected, ns
+from tests.traces.expected import LEGACY_CATEGORIES, expected, ns, raw_trace
 
 DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "cuda_sync"}
 RUN_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -53,10 +50,9 @@ def raw_lane_events(trace: str) -> list[tuple[tuple, str, int, int]]:
 
 
 def _lane_events(trace: str, out: RawTimeline):
-    with gzip.open(DATA / trace) as f:
-        doc = json.load(f, parse_float=Decimal)
     offset = expected(trace).offset_ns
-    timed = [e for e in doc["traceEvents"] if e.get("ph") in ("X", "i", "I")]
+    # Copies: the categories are renamed below, and the parsed file is shared.
+    timed = [dict(e) for e in raw_trace(trace)["traceEvents"] if e.get("ph") in ("X", "i", "I")]
     for e in timed:  # PyTorch 1.8 names, and its steps recorded as operators
         e["cat"] = LEGACY_CATEGORIES.get(e.get("cat", ""), e.get("cat", ""))
         if e["cat"] == "cpu_op" and e.get("name", "").startswith("ProfilerStep#"):

@@ -4,10 +4,7 @@ and no event of any shared trace has a negative self time."""
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections import defaultdict
-from decimal import Decimal
 
 import pytest
 
@@ -18,7 +15,7 @@ from profiler_app.insights.pure.analyses.operators import operator_table
 from profiler_app.timeline.pure.ranges import range_totals
 from profiler_app.traces import TimelineReader
 from tests.timeline.test_viewport_totals import lane_keys
-from tests.traces.expected import DATA, LEGACY_CATEGORIES, expected, ns
+from tests.traces.expected import LEGACY_CATEGORIES, expected, ns, raw_trace
 
 TRACES = [
     "gpu_training_rank0.pt.trace.json.gz",
@@ -44,8 +41,7 @@ def raw_self_ns(trace: str, before_ns: int | None = None) -> dict[str, int]:
     """Per CPU operator name: the summed self time of its calls (those starting before
     ``before_ns``), by a stack walk per thread: duration less the part of it the direct
     children cover."""
-    with gzip.open(DATA / trace) as f:
-        events = json.load(f, parse_float=Decimal)["traceEvents"]
+    events = raw_trace(trace)["traceEvents"]
     threads = defaultdict(list)
     for e in events:
         category = LEGACY_CATEGORIES.get(e.get("cat", ""), e.get("cat", ""))

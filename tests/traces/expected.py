@@ -6,6 +6,7 @@ convert to nanoseconds exactly (no float rounding anywhere).
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from collections import Counter, defaultdict
@@ -36,6 +37,14 @@ GPU_OP_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
 _EPOCH_2000_NS = 946_684_800 * 10**9
 
 
+@functools.cache
+def raw_trace(trace: str | Path, exact: bool = True) -> dict:
+    """A trace file's JSON (a name under ``DATA`` or a path), parsed once per test session:
+    floats as ``Decimal`` when ``exact``. Every caller shares it: read it, never change it."""
+    with gzip.open(DATA / trace) as f:
+        return json.load(f, parse_float=Decimal) if exact else json.load(f)
+
+
 def ns(value) -> int:
     return int((Decimal(value) * 1000).to_integral_value(rounding=ROUND_HALF_EVEN))
 
@@ -56,9 +65,9 @@ class Expected:
     end_ns: int = 0
 
 
+@functools.cache
 def expected(trace: str) -> Expected:
-    with gzip.open(DATA / trace) as f:
-        doc = json.load(f, parse_float=Decimal)
+    doc = raw_trace(trace)
     rows = []
     for event in doc["traceEvents"]:
         if event.get("ph") in ("X", "i", "I"):
@@ -111,8 +120,7 @@ def expected(trace: str) -> Expected:
 
 
 def kernel_names_by_category(trace: str) -> dict[str, set[str]]:
-    with gzip.open(DATA / trace) as f:
-        doc = json.load(f)
+    doc = raw_trace(trace, exact=False)
     names: dict[str, set[str]] = defaultdict(set)
     for event in doc["traceEvents"]:
         category = LEGACY_CATEGORIES.get(event.get("cat", ""), event.get("cat"))

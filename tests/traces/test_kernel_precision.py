@@ -1,14 +1,12 @@
 """A kernel's precision from its name: cuBLAS, cuDNN, CUTLASS, xmma and PyTorch naming, checked
 against every distinct kernel name of the shared traces."""
 
-import gzip
-import json
 import re
 from collections import Counter
 
 import pytest
 
-from tests.traces.expected import DATA
+from tests.traces.expected import raw_trace
 from tracefmt.names import kernel_category, precision_from_name, runs_on_tensor_cores
 
 TRACES = [
@@ -195,8 +193,7 @@ def test_it_reads_the_precision_from_the_name(name, precision):
 
 def kernel_names(trace: str) -> dict[str, float]:
     """Each GPU kernel name of a trace with its total duration (µs), straight from the JSON."""
-    with gzip.open(DATA / trace) as f:
-        events = json.load(f)["traceEvents"]
+    events = raw_trace(trace, exact=False)["traceEvents"]
     totals: Counter[str] = Counter()
     for e in events:
         if e.get("ph") == "X" and str(e.get("cat", "")).lower() == "kernel":
