@@ -320,19 +320,21 @@ class _RunCursor:
         self._file = pa.OSFile(str(run.path), "rb")
         self._reader = pa.ipc.open_file(self._file)
         self.pos, self.end = 0, run.rows
-        self._batch_index = -1
-        self._batch: pa.RecordBatch | None = None
+        # The batch at the cursor and the one its look-ahead row is in (``key_at``): with one,
+        # each round of the merge read both again.
+        self._batches: dict[int, pa.RecordBatch] = {}
 
     def remaining(self) -> int:
         return self.end - self.pos
 
     def _load(self, row: int) -> pa.RecordBatch:
         index = row // _RUN_BATCH_ROWS
-        if index != self._batch_index:
-            self._batch = self._reader.get_batch(index)
-            self._batch_index = index
-        assert self._batch is not None
-        return self._batch
+        batch = self._batches.get(index)
+        if batch is None:
+            if len(self._batches) >= 2:  # the cursor only moves forward: drop the earliest
+                del self._batches[min(self._batches)]
+            batch = self._batches[index] = self._reader.get_batch(index)
+        return batch
 
     def key_at(self, row: int) -> tuple[int, int]:
         """(track, start_ns) of a row."""
