@@ -29,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from profiler_app.traces.correlation import CorrelationLookup, sizing_calls
 from profiler_app.traces.nesting import nest, self_times
 from tracefmt.kinds import DEVICE_KINDS, GPU_OP_KINDS, EventKind
 from tracefmt.names import step_number
@@ -60,22 +61,6 @@ def step_ids(strings: Sequence[str]) -> np.ndarray:
     return np.array([-1 if n is None else n for n in numbers], dtype=np.int64)
 
 
-class CorrelationLookup:
-    """A value per correlation id, from the first event (in the order given) that has it."""
-
-    def __init__(self, correlation: np.ndarray, values: np.ndarray) -> None:
-        order = np.argsort(correlation, kind="stable")
-        self.correlation, self.values = correlation[order], values[order]
-
-    def find(self, correlation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Which of ``correlation`` have a value, and those values."""
-        if not len(self.correlation):
-            return np.zeros(len(correlation), dtype=bool), self.values[:0]
-        at = np.minimum(np.searchsorted(self.correlation, correlation), len(self.correlation) - 1)
-        found = self.correlation[at] == correlation
-        return found, self.values[at[found]]
-
-
 @dataclass(frozen=True)
 class PartFacts:
     """What an event's model needs from the rest of its part: when each host call started and
@@ -104,7 +89,7 @@ class FactGatherer:
         kind, correlation = c["kind"], c["correlation"]
         keep = {
             "launches": (~np.isin(kind, list(DEVICE_KINDS)) & (correlation >= 0), "start_ns"),
-            "calls": ((kind == EventKind.CUDA_RUNTIME) & (c["bytes"] >= 0), "bytes"),
+            "calls": (sizing_calls(kind, c["bytes"]), "bytes"),
             "steps": (_is_step(kind, _named_step(self.numbers, c["name"])), "name"),
         }
         for facts, (rows, value) in keep.items():

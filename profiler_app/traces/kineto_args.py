@@ -9,6 +9,7 @@ from operator import attrgetter
 import msgspec
 import numpy as np
 
+from profiler_app.traces.correlation import copies_sized_by_calls
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.kineto_encode import (
     StringColumn,
@@ -158,22 +159,6 @@ def launch_columns(cols: dict[str, np.ndarray], pos: np.ndarray, largs: list | t
     size = ints(list(map(attrgetter("size"), largs)))[0]
     runtime = (cols["kind"][pos] == EventKind.CUDA_RUNTIME) & (size >= 0)
     cols["bytes"][pos[runtime]] = size[runtime]
-
-
-def copies_sized_by_calls(
-    kind: np.ndarray, correlation: np.ndarray, nbytes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """ROCm writes a copy's size only on the runtime call that enqueued it (``args.size`` of
-    ``hipMemcpyWithStream``): the rows of copies without a size whose call (same correlation
-    id) states one, and those sizes."""
-    copies = np.flatnonzero((kind == EventKind.GPU_MEMCPY) & (nbytes < 0) & (correlation >= 0))
-    calls = np.flatnonzero((kind == EventKind.CUDA_RUNTIME) & (nbytes >= 0))
-    if not len(copies) or not len(calls):
-        return copies[:0], nbytes[:0]
-    calls = calls[np.argsort(correlation[calls], kind="stable")]
-    at = np.minimum(np.searchsorted(correlation[calls], correlation[copies]), len(calls) - 1)
-    found = correlation[calls[at]] == correlation[copies]
-    return copies[found], nbytes[calls[at[found]]]
 
 
 def size_copies(

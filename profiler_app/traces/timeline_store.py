@@ -26,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from profiler_app.traces.correlation import copies_sized_by_calls
 from profiler_app.traces.event_model import (
     MODEL_COLUMNS,
     MODEL_INPUT_COLUMNS,
@@ -42,7 +43,6 @@ from profiler_app.traces.event_model import (
 from profiler_app.traces.kineto_args import size_copies
 from profiler_app.traces.model import EventBatch
 from tracefmt.columns import EVENT_COLUMNS
-from tracefmt.kinds import EventKind
 
 EVENTS_FILE = "events.parquet"
 TRACKS_FILE = "tracks.parquet"
@@ -245,18 +245,16 @@ def _segments(windows: Iterator[pa.Table]) -> Iterator[pa.Table]:
 
 
 def _sized_copies(segment: pa.Table, columns: dict[str, np.ndarray], facts: PartFacts) -> pa.Table:
-    """``segment`` with its copies that have no size sized from their runtime call (ROCm)."""
-    kind, correlation = columns["kind"], columns["correlation"]
-    copies = np.flatnonzero(
-        (kind == EventKind.GPU_MEMCPY) & (columns["bytes"] < 0) & (correlation >= 0)
+    """``segment`` with its copies that have no size sized from their runtime call (ROCm),
+    wherever in the part that call is."""
+    copies, sizes = copies_sized_by_calls(
+        columns["kind"], columns["correlation"], columns["bytes"], facts.call_bytes
     )
-    found, sizes = facts.call_bytes.find(correlation[copies])
-    if not found.any():
+    if not len(copies):
         return segment
     nbytes = columns["bytes"].copy()
     bandwidth = segment.column(_BANDWIDTH).to_numpy().copy()
-    size_copies(nbytes, bandwidth, columns["dur_ns"], copies[found], sizes)
-    columns["bytes"] = nbytes
+    size_copies(nbytes, bandwidth, columns["dur_ns"], copies, sizes)
     segment = segment.set_column(_BYTES, "bytes", pa.array(nbytes))
     return segment.set_column(_BANDWIDTH, "bandwidth_gbps", pa.array(bandwidth))
 
