@@ -37,11 +37,16 @@ GPU_OP_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
 _EPOCH_2000_NS = 946_684_800 * 10**9
 
 
-@functools.cache
 def raw_trace(trace: str | Path, exact: bool = True) -> dict:
     """A trace file's JSON (a name under ``DATA`` or a path), parsed once per test session:
     floats as ``Decimal`` when ``exact``. Every caller shares it: read it, never change it."""
-    with gzip.open(DATA / trace) as f:
+    return _parsed((DATA / trace).resolve(), exact)
+
+
+@functools.cache
+def _parsed(path: Path, exact: bool) -> dict:
+    """Keyed by the resolved path: a name and a path to the same file are parsed once."""
+    with gzip.open(path) as f:
         return json.load(f, parse_float=Decimal) if exact else json.load(f)
 
 
