@@ -19,6 +19,7 @@ from profiler_app.traces.collector_part import ingest_collector
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.kineto_part import ingest_kineto
 from profiler_app.traces.part_sink import IngestResult, Limits
+from profiler_app.traces.process_memory import release_free_memory
 
 KINETO, COLLECTOR = "kineto", "collector"
 
@@ -61,7 +62,8 @@ def ingest_trace(
                 result = ingest_collector(Path(path), store_dir, limits, progress)
             else:
                 raise TraceFormatError(f"unknown part kind {kind!r}")
-            return result
+        release_free_memory()
+        return result
     except BaseException:
         shutil.rmtree(store_dir, ignore_errors=True)
         raise

@@ -50,6 +50,22 @@ class TimelineReader:
     def read_all(self, columns: list[str] | None = None) -> pa.Table:
         return self._read(None, columns)
 
+    def column(self, name: str) -> np.ndarray:
+        """One column of every event, read a row group at a time into one array (reading the
+        whole column through Arrow would hold it twice)."""
+        out: np.ndarray | None = None
+        # Read, not memory-mapped: mapped pages of the file would stay in this process.
+        events = pq.ParquetFile(self.directory / EVENTS_FILE)
+        for group in range(events.metadata.num_row_groups):
+            part = events.read_row_group(group, [name], use_threads=False).column(0).to_numpy()
+            if out is None:
+                out = np.empty(self.n_events, dtype=part.dtype)
+            first = int(self._group_starts[group])
+            out[first : first + len(part)] = part
+        if out is None:
+            return self._empty([name]).column(0).to_numpy()
+        return out
+
     def read_kinds(self, kinds: list[int], columns: list[str]) -> pa.Table:
         """Only the events of ``kinds``, one row group at a time: memory follows what is kept,
         not the part's size (GPU work is a small share of a trace's events)."""

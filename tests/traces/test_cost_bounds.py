@@ -168,3 +168,25 @@ def test_a_parse_over_the_memory_ceiling_ends_in_a_memory_error(tmp_path):
         if "memory_error" not in out:
             assert out["events"] == 600_000
     assert outcomes[0] and not outcomes[-1]
+
+
+def test_the_index_nests_its_lanes_a_batch_at_a_time(tmp_path, monkeypatch):
+    """Lanes are nested in batches to bound memory: batches of a few events (a lane alone
+    when larger) give the index that one batch of every lane gives, array for array."""
+    from profiler_app.timeline.pure import index_build
+
+    trace = ROOT / "tests" / "data" / "gpu_training_rank0.pt.trace.json.gz"
+    ingest_trace(trace, "kineto", tmp_path / "store")
+    build_index(tmp_path / "store", tmp_path / "whole")
+    monkeypatch.setattr(index_build, "_NEST_EVENTS", 64)
+    build_index(tmp_path / "store", tmp_path / "batched")
+    meta = json.loads((tmp_path / "whole" / "meta.json").read_text())
+    assert len(meta["lanes"]) > 2 and meta["n_events"] > 64 * len(meta["lanes"])
+    arrays = sorted(p.name for p in (tmp_path / "whole").glob("*.npy"))
+    assert arrays == sorted(p.name for p in (tmp_path / "batched").glob("*.npy"))
+    for name in arrays:
+        whole, batched = np.load(tmp_path / "whole" / name), np.load(tmp_path / "batched" / name)
+        assert whole.dtype == batched.dtype and np.array_equal(whole, batched), name
+    assert meta == json.loads((tmp_path / "batched" / "meta.json").read_text())
+    depth = np.load(tmp_path / "whole" / "row_depth.npy")
+    assert depth.max() >= 3  # nesting that a cut inside a lane would break

@@ -56,7 +56,7 @@ def _entries(starts: np.ndarray, span_start, span_end, k: int) -> int:
     new_first = np.maximum(first, np.r_[np.iinfo(np.int64).min, last[:-1] + 1])
     covered = int(np.maximum(last - new_first + 1, 0).sum())
     shifted = starts >> k
-    return covered + int(np.count_nonzero(np.diff(shifted))) + 1
+    return covered + int(np.count_nonzero(shifted[1:] != shifted[:-1])) + 1
 
 
 def build_activity(

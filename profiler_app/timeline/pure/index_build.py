@@ -23,14 +23,15 @@ from profiler_app.timeline.pure.activity import MAX_K as ACTIVITY_MAX_K
 from profiler_app.timeline.pure.activity import MIN_RATIO as ACTIVITY_MIN_RATIO
 from profiler_app.timeline.pure.activity import build_activity
 from profiler_app.timeline.pure.levels import (
+    CLASS_SHIFT,
     MAX_REL_NS,
     MIN_RATIO,
     N_CLASSES,
     build_levels,
-    class_keys,
     duration_class,
 )
 from profiler_app.traces.nesting import nest
+from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
 from tracefmt.kinds import EventKind
@@ -110,40 +111,59 @@ class _Pyramids:
         if len(entries):
             self.n_subjects = max(self.n_subjects, int(entries[:, 0].max()) + 1)
 
+    def span_union(self) -> tuple[np.ndarray, np.ndarray]:
+        """The union of every subject's merged spans so far (the union of their intervals)."""
+        return merge_intervals(_cat([s[1] for s in self.spans]), _cat([s[2] for s in self.spans]))
+
     def arrays(self) -> dict[str, np.ndarray]:
+        """Every subject's levels and spans; each concatenated part is dropped once moved."""
         p = self.prefix
         entries = _cat(self.entries).reshape(-1, 3)
-        bucket, count, busy = (_cat([d[i] for d in self.data]) for i in range(3))
-        span_subject, span_start, span_end = (_cat([s[i] for s in self.spans]) for i in range(3))
         # Levels in subject order (stable: coarsest first), their buckets moved with them.
         n = entries[:, 2]
         order = np.argsort(entries[:, 0], kind="stable")
         was_at, n = (np.cumsum(n) - n)[order], n[order]
         now_at = np.cumsum(n) - n
         gather = np.repeat(was_at - now_at, n) + np.arange(int(n.sum()))
+        out = {f"{p}_table": np.column_stack([entries[order, :2], now_at, n]).astype(np.int64)}
+        data, self.data = _transposed(self.data, 3), []
+        for key, parts in zip(("bucket", "count", "busy"), data, strict=True):
+            out[f"{p}_{key}"] = _cat(parts)[gather]
+            parts.clear()
+        del gather
+        spans, self.spans = _transposed(self.spans, 3), []
+        span_subject = _cat(spans[0])
         by_subject = np.argsort(span_subject, kind="stable")
-        span_off = np.searchsorted(span_subject[by_subject], np.arange(self.n_subjects + 1))
-        return {
-            f"{p}_table": np.column_stack([entries[order, :2], now_at, n]).astype(np.int64),
-            f"{p}_bucket": bucket[gather],
-            f"{p}_count": count[gather],
-            f"{p}_busy": busy[gather],
-            f"{p}_span_off": span_off.astype(np.int64),
-            f"{p}_span_start": span_start[by_subject],
-            f"{p}_span_end": span_end[by_subject],
-        }
+        out[f"{p}_span_off"] = np.searchsorted(
+            span_subject[by_subject], np.arange(self.n_subjects + 1)
+        ).astype(np.int64)
+        del span_subject
+        for key, parts in zip(("span_start", "span_end"), spans[1:], strict=True):
+            out[f"{p}_{key}"] = _cat(parts)[by_subject]
+            parts.clear()
+        return out
+
+
+def _transposed(rows: list[tuple], width: int) -> list[list]:
+    return [[row[i] for row in rows] for i in range(width)]
 
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64)
+    return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.empty(0, np.int64)
 
 
-def _activity_arrays(arrays: dict[str, np.ndarray], n_lanes: int, device) -> dict[str, np.ndarray]:
+def _activity_arrays(
+    start: np.ndarray,
+    dur: np.ndarray,
+    kind: np.ndarray,
+    device: np.ndarray,
+    row_lane: np.ndarray,
+    row_off: np.ndarray,
+    n_lanes: int,
+) -> dict[str, np.ndarray]:
     """Per lane and for the whole part: events starting and time covered; per GPU: time a
     kernel ran (its utilisation)."""
-    start, dur, kind = arrays["start"], arrays["dur"], arrays["kind"]
     lanes = _Pyramids("act")
-    row_off, row_lane = arrays["row_off"], arrays["row_lane"]
     lane_lo = np.searchsorted(row_lane, np.arange(n_lanes), side="left")
     lane_hi = np.searchsorted(row_lane, np.arange(n_lanes), side="right")
     first, stop = row_off[lane_lo], row_off[lane_hi]
@@ -154,8 +174,9 @@ def _activity_arrays(arrays: dict[str, np.ndarray], n_lanes: int, device) -> dic
     for lane in np.flatnonzero(~few).tolist():
         a, b = first[lane], stop[lane]
         lanes.add(lane, start[a:b], start[a:b], start[a:b] + dur[a:b])
-    # One more subject, the whole part: what a collapsed process or node draws.
-    lanes.add(n_lanes, start, start, start + dur)
+    # One more subject, the whole part: what a collapsed process or node draws. Its time
+    # covered is the union of the lanes' spans, far fewer than its events.
+    lanes.add(n_lanes, start, *lanes.span_union())
     gpus = _Pyramids("util")
     kernels = np.flatnonzero((kind == EventKind.KERNEL) & (device >= 0))
     devices = np.unique(device[kernels]).astype(np.int64)
@@ -261,84 +282,138 @@ def _level_arrays(rows_off: np.ndarray, start, dur, name) -> dict[str, np.ndarra
 
 
 def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
-    """Writes the index of the store in ``store_dir`` to ``index_dir`` (atomically)."""
+    """Writes the index of the store in ``store_dir`` to ``index_dir`` (atomically).
+
+    Memory stays a few columns of the part: each column is read alone, and each array of the
+    index is written as soon as it is made (a 2.8-million-event part peaked at 935 MB when
+    every column and array was held at once)."""
     store_dir, index_dir = Path(store_dir), Path(index_dir)
     reader = TimelineReader(store_dir)
-    table = reader.read_all(_COLUMNS)
-    c = {col: table.column(col).to_numpy() for col in _COLUMNS}
-    del table
-    end = c["start_ns"] + c["dur_ns"]
-    devices = lanes_mod.launch_devices(c["track"], c["kind"], c["correlation"], c["device"])
-    lanes = lanes_mod.assign_lanes(reader.tracks, c["track"], c["kind"], devices)
-    lane = lanes.event_lane.astype(np.int64)
-
-    # A lane draws its events stacked as they nest in it (a thread's runtime calls have a
-    # lane of their own, so they sit at its top).
-    depth = np.minimum(nest(lane, c["start_ns"], end)[1], MAX_DEPTH)
-    del end
-    row_key = lane * (MAX_DEPTH + 1) + depth
-    del lane, depth
-    order = np.lexsort((-c["dur_ns"], c["start_ns"], row_key))
-    keys, row_first = np.unique(row_key[order], return_index=True)
-    del row_key
-    rows_off = np.r_[row_first, len(order)].astype(np.int64)
-    row_of = np.repeat(np.arange(len(keys)), np.diff(rows_off))
-
-    # Each column is dropped once reordered: an 18-million-event part has 144 MB a column.
-    start, dur = c.pop("start_ns")[order], c.pop("dur_ns")[order]
-    name, kind = c.pop("name")[order].astype(np.int32), c.pop("kind")[order]
-    origin = int(start.min()) if len(start) else 0
-    if len(start) and int(start.max()) - origin > MAX_REL_NS:
-        raise ValueError("a part spanning more than four years cannot be indexed")
-    ckey = class_keys(duration_class(dur), start - origin)
-    by_class = np.lexsort((ckey, row_of))
-    del row_of
-    arrays: dict[str, np.ndarray] = {
-        "start": start,
-        "dur": dur,
-        "name": name,
-        "kind": kind,
-        "store_row": order.astype(np.int32),
+    with _Staging(index_dir) as out:
+        kind = reader.column("kind")
+        lanes = _lanes(reader, kind)
+        start, dur = reader.column("start_ns"), reader.column("dur_ns")
+        order, keys, rows_off = _row_order(lanes.event_lane, start, dur)
+        lane_table = lanes.table
+        del lanes
+        start, dur, kind = start[order], dur[order], kind[order]
+        name = reader.column("name")[order].astype(np.int32)
+        origin = int(start.min()) if len(start) else 0
+        if len(start) and int(start.max()) - origin > MAX_REL_NS:
+            raise ValueError("a part spanning more than four years cannot be indexed")
+        row_lane = (keys // (MAX_DEPTH + 1)).astype(np.int64)
+        out.save(
+            start=start,
+            dur=dur,
+            name=name,
+            kind=kind,
+            row_lane=row_lane,
+            row_depth=(keys % (MAX_DEPTH + 1)).astype(np.int64),
+            row_off=rows_off,
+        )
+        out.save(store_row=order.astype(np.int32))
         # The event model's nesting (on the event's thread, whatever lane draws it): the
         # parent's position here (-1: none) and the self time.
-        "parent": _positions(c.pop("parent")[order], order),
-        "self_ns": c.pop("self_ns")[order],
-        "cum": np.r_[0, np.cumsum(dur)].astype(np.int64),
-        "partner": _partners(kind, c.pop("correlation")[order]),
-        "row_lane": (keys // (MAX_DEPTH + 1)).astype(np.int64),
-        "row_depth": (keys % (MAX_DEPTH + 1)).astype(np.int64),
-        "row_off": rows_off,
-        "ckey": ckey[by_class],
-        "cidx": by_class.astype(np.int32),
-    }
-    del ckey, by_class
-    arrays.update(_level_arrays(rows_off, start, dur, name))
-    arrays.update(_activity_arrays(arrays, len(lanes.table), c.pop("device")[order]))
-    del c, order
-    by_name = np.argsort(name, kind="stable")
-    arrays["name_order"] = by_name.astype(np.int32)
-    arrays["name_off"] = np.searchsorted(name[by_name], np.arange(len(reader.strings) + 1))
-    meta = {
-        "version": INDEX_VERSION,
-        "signature": store_signature(store_dir),
-        "origin_ns": origin,
-        "n_events": len(start),
-        "n_classes": N_CLASSES,
-    }
-    _write(index_dir, arrays, meta, _lane_meta(lanes.table, arrays, start, dur))
+        out.save(parent=_positions(reader.column("parent")[order], order))
+        out.save(self_ns=reader.column("self_ns")[order])
+        out.save(partner=_partners(kind, reader.column("correlation")[order]))
+        out.save(cum=np.r_[0, np.cumsum(dur)].astype(np.int64))
+        out.save(**_class_arrays(rows_off, start - origin, dur))
+        out.save(**_level_arrays(rows_off, start, dur, name))
+        device = reader.column("device")[order]
+        del order
+        out.save(**_activity_arrays(start, dur, kind, device, row_lane, rows_off, len(lane_table)))
+        del device, kind
+        by_name = np.argsort(name, kind="stable")
+        out.save(
+            name_order=by_name.astype(np.int32),
+            name_off=np.searchsorted(name[by_name], np.arange(len(reader.strings) + 1)),
+        )
+        del by_name, name
+        meta = {
+            "version": INDEX_VERSION,
+            "signature": store_signature(store_dir),
+            "origin_ns": origin,
+            "n_events": len(start),
+            "n_classes": N_CLASSES,
+        }
+        out.meta(meta, _lane_meta(lane_table, row_lane, rows_off, start, dur))
+    del start, dur
+    release_free_memory()
     return index_dir
+
+
+def _lanes(reader: TimelineReader, kind: np.ndarray) -> lanes_mod.Lanes:
+    track = reader.column("track")
+    devices = lanes_mod.launch_devices(
+        track, kind, reader.column("correlation"), reader.column("device")
+    )
+    return lanes_mod.assign_lanes(reader.tracks, track, kind, devices)
+
+
+# Lanes nested together: nesting takes about ten working arrays of its events.
+_NEST_EVENTS = 1 << 18
+
+
+def _row_order(
+    event_lane: np.ndarray, start: np.ndarray, dur: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The index's order of the store's events: by row (a lane's nesting depth), then start,
+    the longer first among equal starts; with each row's key (lane, depth) and offset.
+
+    The store is already in that order within a track (``event_model.store_order``) and a
+    lane is part of one track, so stable sorts by lane and then by row give it; lanes are
+    nested a batch at a time."""
+    by_lane = np.argsort(event_lane, kind="stable")
+    lane = event_lane[by_lane]
+    depth = np.empty(len(lane), dtype=np.int8)
+    lane_first = np.flatnonzero(np.r_[True, lane[1:] != lane[:-1]]) if len(lane) else by_lane
+    batch_first = [0]
+    for first in lane_first.tolist():
+        if first - batch_first[-1] >= _NEST_EVENTS:
+            batch_first.append(first)
+    for a, b in zip(batch_first, [*batch_first[1:], len(lane)], strict=True):
+        rows = by_lane[a:b]
+        s = start[rows]
+        depth[a:b] = np.minimum(nest(lane[a:b], s, s + dur[rows])[1], MAX_DEPTH)
+    row_key = lane.astype(np.int64)
+    row_key *= MAX_DEPTH + 1
+    row_key += depth
+    del lane, depth
+    by_row = np.argsort(row_key, kind="stable")
+    row_key = row_key[by_row]
+    order = by_lane[by_row]
+    del by_lane, by_row
+    row_first = np.flatnonzero(np.r_[True, row_key[1:] != row_key[:-1]]) if len(order) else order
+    return order, row_key[row_first], np.r_[row_first, len(order)].astype(np.int64)
+
+
+def _class_arrays(rows_off: np.ndarray, rel_start: np.ndarray, dur: np.ndarray) -> dict:
+    """``ckey``/``cidx``: each row's events by (duration class, start)."""
+    ckey = duration_class(dur)  # class_keys, in place: each working array is a column
+    ckey <<= CLASS_SHIFT
+    ckey |= rel_start
+    del rel_start
+    row_of = np.repeat(np.arange(len(rows_off) - 1, dtype=np.int32), np.diff(rows_off))
+    by_class = np.lexsort((ckey, row_of))
+    del row_of
+    return {"ckey": ckey[by_class], "cidx": by_class.astype(np.int32)}
 
 
 def _positions(store_rows: np.ndarray, order: np.ndarray) -> np.ndarray:
     """Index positions of store rows (-1 stays -1); ``order`` maps positions to store rows."""
-    where = np.empty(len(order), dtype=np.int64)
-    where[order] = np.arange(len(order))
-    return np.where(store_rows >= 0, where[np.maximum(store_rows, 0)], -1).astype(np.int64)
+    where = np.empty(len(order), dtype=np.int32 if len(order) < 2**31 else np.int64)
+    where[order] = np.arange(len(order), dtype=where.dtype)
+    positions = np.full(len(order), -1, dtype=np.int64)
+    known = store_rows >= 0
+    positions[known] = where[store_rows[known]]
+    return positions
 
 
-def _lane_meta(table: pd.DataFrame, arrays: dict[str, np.ndarray], start, dur) -> Iterator[dict]:
+def _lane_meta(
+    table: pd.DataFrame, row_lane: np.ndarray, off: np.ndarray, start, dur
+) -> Iterator[dict]:
     """Per lane of ``table``: its rows (contiguous: rows sort by lane) and events' extent."""
-    off, row_lane = arrays["row_off"], arrays["row_lane"]
     lane = table["lane"].to_numpy().astype(np.int64)
     row_lo = np.searchsorted(row_lane, lane, side="left")
     row_hi = np.searchsorted(row_lane, lane, side="right")
@@ -371,28 +446,42 @@ def _lane_meta(table: pd.DataFrame, arrays: dict[str, np.ndarray], start, dur) -
     )
 
 
-def _write(
-    index_dir: Path, arrays: dict[str, np.ndarray], meta: dict, lanes: Iterator[dict]
-) -> None:
-    """Write to a sibling folder, then swap it in, so readers never see half an index.
-    ``meta.json`` gets ``meta`` and its ``lanes`` list, written a few thousand lanes at a time
-    (a trace of 200,000 threads has as many lanes: their dicts together would take 0.3 GB)."""
-    staging = index_dir.with_name(f".{index_dir.name}-{uuid.uuid4().hex}")
-    staging.mkdir(parents=True)
-    try:
+class _Staging:
+    """The index written into a sibling folder, an array at a time, then swapped in, so
+    readers never see half an index."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.index_dir = index_dir
+        self.folder = index_dir.with_name(f".{index_dir.name}-{uuid.uuid4().hex}")
+
+    def __enter__(self) -> _Staging:
+        self.folder.mkdir(parents=True)
+        return self
+
+    def save(self, **arrays: np.ndarray) -> None:
         for key, value in arrays.items():
-            np.save(staging / f"{key}.npy", np.ascontiguousarray(value))
-        with (staging / "meta.json").open("w") as out:
+            np.save(self.folder / f"{key}.npy", np.ascontiguousarray(value))
+
+    def meta(self, meta: dict, lanes: Iterator[dict]) -> None:
+        """``meta.json``: ``meta`` and its ``lanes`` list, written a few thousand lanes at a
+        time (a trace of 200,000 threads has as many lanes: their dicts would take 0.3 GB)."""
+        with (self.folder / "meta.json").open("w") as out:
             out.write(json.dumps(meta)[:-1] + ', "lanes": [')
             separator = ""
             while batch := list(islice(lanes, 4096)):
                 out.write(separator + json.dumps(batch)[1:-1])
                 separator = ", "
             out.write("]}")
-        if index_dir.exists():
-            retired = index_dir.with_name(f".{index_dir.name}-old-{uuid.uuid4().hex}")
-            os.replace(index_dir, retired)
-            shutil.rmtree(retired, ignore_errors=True)
-        os.replace(staging, index_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+    def __exit__(self, error_type, error, traceback) -> None:
+        try:
+            if error_type is None:
+                if self.index_dir.exists():
+                    retired = self.index_dir.with_name(
+                        f".{self.index_dir.name}-old-{uuid.uuid4().hex}"
+                    )
+                    os.replace(self.index_dir, retired)
+                    shutil.rmtree(retired, ignore_errors=True)
+                os.replace(self.folder, self.index_dir)
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)

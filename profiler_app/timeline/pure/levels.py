@@ -28,7 +28,7 @@ CLASS_REACH_NS = np.r_[_POW2 - 1, np.iinfo(np.int64).max].astype(np.int64)
 
 def duration_class(dur_ns: np.ndarray) -> np.ndarray:
     """``int.bit_length`` of each duration: 0 for 0 ns, c for [2**(c-1), 2**c)."""
-    return np.searchsorted(_POW2, dur_ns, side="right").astype(np.int64)
+    return np.searchsorted(_POW2, dur_ns, side="right").astype(np.int64, copy=False)
 
 
 def class_keys(cls: np.ndarray, rel_start_ns: np.ndarray) -> np.ndarray:
