@@ -52,6 +52,12 @@ def cluster(job: TrainingJob, window: str, step: int | None) -> dict:
     }
 
 
+def waits_stamp(job: TrainingJob) -> str:
+    """Changes whenever the insights task replaces the job's collective waits."""
+    found = CollectiveWait.objects.filter(job=job).aggregate(n=Count("id"), last=Max("id"))
+    return f"{found['n']}-{found['last']}"
+
+
 def _step_frame(job: TrainingJob, window: str) -> pd.DataFrame:
     rows = in_window(StepBreakdown, job, window).values_list(
         "rank",

@@ -12,6 +12,7 @@ from profiler_app.cluster.serializers import (
 )
 from profiler_app.core.models import TrainingJob
 from profiler_app.core.query import query_params
+from profiler_app.profiles import answers
 
 
 @extend_schema(parameters=[ClusterQuerySerializer], responses=ClusterSerializer)
@@ -19,7 +20,9 @@ from profiler_app.core.query import query_params
 def cluster_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
     step = query_params(ClusterQuerySerializer, request).get("step")
-    return Response(queries.cluster(job, job.window_for(request.user), step))
+    window = job.window_for(request.user)
+    key = answers.answer_key(job, window, "cluster", step, queries.waits_stamp(job))
+    return Response(answers.cached(key, lambda: queries.cluster(job, window, step)))
 
 
 @extend_schema(parameters=[CompareQuerySerializer], responses=CompareSerializer)

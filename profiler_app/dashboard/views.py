@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.core.query import query_params
-from profiler_app.dashboard import cache, queries
+from profiler_app.dashboard import queries
 from profiler_app.dashboard.models import CustomHistogram
 from profiler_app.dashboard.serializers import (
     AnnotationDurationsSerializer,
@@ -18,6 +18,7 @@ from profiler_app.dashboard.serializers import (
     CustomHistogramSerializer,
     DashboardSerializer,
 )
+from profiler_app.profiles import answers
 
 
 @extend_schema(responses=DashboardSerializer)
@@ -25,8 +26,8 @@ from profiler_app.dashboard.serializers import (
 def dashboard_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
     window = job.window_for(request.user)
-    key = cache.answer_key(job, window)
-    return Response(cache.cached(key, lambda: queries.dashboard(job, window)))
+    key = answers.answer_key(job, window, "dashboard")
+    return Response(answers.cached(key, lambda: queries.dashboard(job, window)))
 
 
 @extend_schema(parameters=[AnnotationQuerySerializer], responses=AnnotationDurationsSerializer)

@@ -1,15 +1,18 @@
-"""The Dashboard's kept answers (``profiler_app.dashboard.cache``) in the real Redis: read again
-without computing a panel, replaced as soon as a part is added or stored, the job's status
-changes or the viewer's window does, and computed as before when the cache is unreachable.
-Figures come from the traces' raw JSON (``tests.cluster.raw``)."""
+"""Kept page answers (``profiler_app.profiles.answers``) in the real Redis: the Dashboard's read
+again without computing a panel, replaced as soon as a part is added or stored, the job's status
+changes or the viewer's window does, and computed as before when the cache is unreachable; the
+Cluster page's kept per step and replaced when the collective waits are. Figures come from the
+traces' raw JSON (``tests.cluster.raw``)."""
 
 import pytest
 from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
+from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import JobStatus, TrainingJob
+from profiler_app.insights.inputs import rank_traces
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.cluster import raw
 from tests.timeline.jobs import parse_job, parse_stored
@@ -91,3 +94,25 @@ def test_it_answers_with_the_cache_unreachable(api, user):
         body = dashboard(api, job)
     assert body["totals"]["kernel_ns"] == raw.gpu_times(FIRST)["kernel_ns"]
     assert body == uncached(api, job)
+
+
+def test_it_keeps_the_cluster_answer_per_step_until_the_waits_are_replaced(api, user):
+    ranks = ["multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"]
+    job = parse_job(user, "cluster", [("algo-1", 0, ranks[0]), ("algo-2", 1, ranks[1])])
+    url = f"/api/jobs/{job.id}/cluster/"
+    first = api.get(url).json()
+    assert [r["wait_ns"] for r in first["collective_ranks"]] == [None, None]
+    with CaptureQueriesContext(connection) as queries:
+        again = api.get(url).json()
+    assert len(queries) == KEPT_ANSWER_QUERIES + 1  # and the collective waits' stamp
+    assert again == first
+    one = api.get(url, {"step": 552}).json()
+    assert one["step"] == 552 and one["ranks"] != first["ranks"]
+
+    save_collective_waits(job, rank_traces(job))  # as the insights task does
+    rows = api.get(url).json()["collective_ranks"]
+    waits = raw.collective_waits(ranks)
+    assert {r["rank"]: (r["count"], r["wait_ns"], r["max_wait_ns"]) for r in rows} == waits
+    assert api.get(url, {"step": 552}).json()["collective_ranks"] == rows
+    with override_settings(CACHES=NO_CACHE):
+        assert api.get(url).json()["collective_ranks"] == rows
