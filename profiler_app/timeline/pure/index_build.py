@@ -320,16 +320,16 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
         out.save(cum=np.r_[0, np.cumsum(dur)].astype(np.int64))
         out.save(**_class_arrays(rows_off, start - origin, dur))
         out.save(**_level_arrays(rows_off, start, dur, name))
-        device = reader.column("device")[order]
-        del order
-        out.save(**_activity_arrays(start, dur, kind, device, row_lane, rows_off, len(lane_table)))
-        del device, kind
         by_name = np.argsort(name, kind="stable")
         out.save(
             name_order=by_name.astype(np.int32),
             name_off=np.searchsorted(name[by_name], np.arange(len(reader.strings) + 1)),
         )
         del by_name, name
+        device = reader.column("device")[order]
+        del order
+        out.save(**_activity_arrays(start, dur, kind, device, row_lane, rows_off, len(lane_table)))
+        del device, kind
         meta = {
             "version": INDEX_VERSION,
             "signature": store_signature(store_dir),
