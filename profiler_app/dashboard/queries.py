@@ -22,6 +22,10 @@ from profiler_app.traces.window import rows_in
 
 TOP_ROWS = 200
 SERIES_POINTS = 500
+# All nodes' series together: a 128-node job draws 125 points a node, not 64,000 in all (its
+# answer was 1.9 MB of utilisation). A node keeps at least NODE_POINTS_MIN.
+SERIES_POINTS_TOTAL = 16_000
+NODE_POINTS_MIN = 60
 # Kernel panels count compute and communication kernels; memcpy/memset have their own panels.
 MEMORY_CATEGORY = "MEM"
 # A communication kernel's type (NCCL's "int8_t" buffers) is not a compute precision.
@@ -136,7 +140,7 @@ def utilization_series(
     applicable: bool,
     measured: Measured = (),
 ) -> dict:
-    """Per node, the mean over its devices in at most SERIES_POINTS time buckets."""
+    """Per node, the mean over its devices in at most ``points_per_node`` time buckets."""
 
     def empty() -> dict:
         # Asked only when there are no points: a job with them spends no query on the reason.
@@ -149,7 +153,8 @@ def utilization_series(
 
     if start_ns is None or end_ns is None:
         return empty()
-    bucket_ns = max(1, (end_ns - start_ns) // SERIES_POINTS + 1)
+    names = dict(Node.objects.filter(job=job).values_list("id", "name"))
+    bucket_ns = max(1, (end_ns - start_ns) // points_per_node(len(names)) + 1)
     table = UtilizationPoint._meta.db_table
     shadowed = ""
     shadowed_params: list[str | int] = []
@@ -174,7 +179,6 @@ def utilization_series(
         return empty()
     # Grouped by node id, not name: sorting thousands of rows by a text key costs more than
     # the whole aggregation.
-    names = dict(Node.objects.filter(job=job).values_list("id", "name"))
     series: dict[str, list[list[float]]] = {}
     for node_id, _source, _bucket, time_ns, value in rows:
         series.setdefault(names[node_id], []).append([time_ns, round(value, 3)])
@@ -183,6 +187,10 @@ def utilization_series(
         "empty_reason": None,
         "series": [{"node": node, "points": series[node]} for node in sorted(series)],
     }
+
+
+def points_per_node(nodes: int) -> int:
+    return max(NODE_POINTS_MIN, min(SERIES_POINTS, SERIES_POINTS_TOTAL // max(nodes, 1)))
 
 
 def cpu_series(job: TrainingJob, window: str, start_ns: int | None, end_ns: int | None) -> dict:

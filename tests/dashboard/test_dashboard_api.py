@@ -196,3 +196,49 @@ def test_tf32_tensor_op_kernels_are_tf32_in_the_precision_pie_and_the_kernels_ta
 
     kernels = api.get(f"/api/jobs/{job.id}/kernels/").json()["kernels"]
     assert {k["name"] for k in kernels if k["precision"] == "TF32"} == names
+
+
+@pytest.mark.django_db
+def test_many_nodes_share_one_budget_of_utilisation_points(user):
+    """Each node's series is the mean of its points per bucket; with many nodes the buckets
+    widen, so the whole chart stays SERIES_POINTS_TOTAL points (a node keeps NODE_POINTS_MIN)."""
+    from profiler_app.core.models import Node, ProfilePart
+    from profiler_app.dashboard import queries
+    from profiler_app.profiles.models import UtilizationPoint
+    from profiler_app.traces.window import WHOLE_TRACE
+
+    job = TrainingJob.objects.create(name="many-nodes", owner=user)
+    n_nodes, n_points, step_ns = 40, 1_000, 1_000
+    for i in range(n_nodes):
+        node = Node.objects.create(job=job, name=f"algo-{i + 1:02d}")
+        part = ProfilePart.objects.create(
+            job=job, node=node, rank=i, kind="kineto", size_bytes=1, sha256=str(i)
+        )
+        UtilizationPoint.objects.bulk_create(
+            UtilizationPoint(
+                job=job,
+                part=part,
+                node=node,
+                rank=i,
+                metric="gpu_util_pct",
+                device=0,
+                source="nvml",
+                time_ns=k * step_ns,
+                value=float((k + i) % 100),
+            )
+            for k in range(n_points)
+        )
+    end_ns = n_points * step_ns
+    got = queries.utilization_series(job, WHOLE_TRACE, "gpu_util_pct", 0, end_ns, True)
+    per_node = queries.SERIES_POINTS_TOTAL // n_nodes
+    assert queries.points_per_node(n_nodes) == per_node < n_points
+    assert len(got["series"]) == n_nodes
+    bucket_ns = end_ns // per_node + 1
+    for i, series in enumerate(got["series"]):
+        assert series["node"] == f"algo-{i + 1:02d}"
+        buckets = Counter(k * step_ns // bucket_ns for k in range(n_points))
+        assert len(series["points"]) == len(buckets) <= per_node
+        first_bucket = [float((k + i) % 100) for k in range(n_points) if k * step_ns < bucket_ns]
+        assert series["points"][0] == [0, round(sum(first_bucket) / len(first_bucket), 3)]
+    assert queries.points_per_node(1) == queries.SERIES_POINTS
+    assert queries.points_per_node(10_000) == queries.NODE_POINTS_MIN
