@@ -23,11 +23,11 @@ from profiler_app.timeline.pure.activity import MAX_K as ACTIVITY_MAX_K
 from profiler_app.timeline.pure.activity import MIN_RATIO as ACTIVITY_MIN_RATIO
 from profiler_app.timeline.pure.activity import build_activity
 from profiler_app.timeline.pure.levels import (
-    CLASS_SHIFT,
     MAX_REL_NS,
     MIN_RATIO,
     N_CLASSES,
     build_levels,
+    class_keys,
     duration_class,
 )
 from profiler_app.traces.nesting import nest
@@ -390,9 +390,7 @@ def _row_order(
 
 def _class_arrays(rows_off: np.ndarray, rel_start: np.ndarray, dur: np.ndarray) -> dict:
     """``ckey``/``cidx``: each row's events by (duration class, start)."""
-    ckey = duration_class(dur)  # class_keys, in place: each working array is a column
-    ckey <<= CLASS_SHIFT
-    ckey |= rel_start
+    ckey = class_keys(duration_class(dur), rel_start)
     del rel_start
     row_of = np.repeat(np.arange(len(rows_off) - 1, dtype=np.int32), np.diff(rows_off))
     by_class = np.lexsort((ckey, row_of))

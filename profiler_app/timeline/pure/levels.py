@@ -32,7 +32,12 @@ def duration_class(dur_ns: np.ndarray) -> np.ndarray:
 
 
 def class_keys(cls: np.ndarray, rel_start_ns: np.ndarray) -> np.ndarray:
-    return (cls.astype(np.int64) << CLASS_SHIFT) | rel_start_ns
+    """(duration class, start) as one sortable key. Built in ``cls``'s memory when it is
+    int64 already (``duration_class``'s): over a whole part each working array is a column."""
+    key = cls.astype(np.int64, copy=False)
+    key <<= CLASS_SHIFT
+    key |= rel_start_ns
+    return key
 
 
 @dataclass(frozen=True)
