@@ -38,17 +38,6 @@ from tracefmt.kinds import EventKind
 
 INDEX_VERSION = 4
 MAX_DEPTH = 63
-_COLUMNS = [
-    "track",
-    "kind",
-    "name",
-    "start_ns",
-    "dur_ns",
-    "correlation",
-    "device",
-    "parent",
-    "self_ns",
-]
 
 
 def store_signature(store_dir: Path) -> str:
@@ -113,7 +102,8 @@ class _Pyramids:
 
     def span_union(self) -> tuple[np.ndarray, np.ndarray]:
         """The union of every subject's merged spans so far (the union of their intervals)."""
-        return merge_intervals(_cat([s[1] for s in self.spans]), _cat([s[2] for s in self.spans]))
+        _, starts, ends = _transposed(self.spans, 3)
+        return merge_intervals(_cat(starts), _cat(ends))
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every subject's levels and spans; each concatenated part is dropped once moved."""
