@@ -12,12 +12,12 @@ import json
 from collections.abc import Iterator
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from profiler_app.timeline.pure.lanes import LAUNCH_KINDS
 from profiler_app.timeline.pure.query import JobTimeline
 from profiler_app.timeline.pure.tree import Part
+from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.timeline_store import EVENTS_FILE
 from tracefmt.kinds import KIND_NAMES
 
@@ -135,7 +135,7 @@ def chrome_trace(
             yield piece
             written = True
         part.index.release_pages()  # the whole job's index would otherwise stay resident
-        pa.default_memory_pool().release_unused()
+        release_free_memory()
     yield b"]}"
 
 
