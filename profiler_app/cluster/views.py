@@ -22,7 +22,7 @@ def cluster_view(request, job_id: int):
     step = query_params(ClusterQuerySerializer, request).get("step")
     window = job.window_for(request.user)
     key = answers.answer_key(job, window, "cluster", step, queries.waits_stamp(job))
-    return Response(answers.cached(key, lambda: queries.cluster(job, window, step)))
+    return answers.response(key, lambda: queries.cluster(job, window, step))
 
 
 @extend_schema(parameters=[CompareQuerySerializer], responses=CompareSerializer)

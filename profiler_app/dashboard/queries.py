@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import connection
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Q, Sum
 
 from profiler_app.core.models import JobStatus, Node, PartState, TrainingJob
 from profiler_app.profiles.figures import gpu_totals, in_window, span, window_info
@@ -32,27 +32,33 @@ MEMORY_CATEGORY = "MEM"
 NOT_COMPUTE_CATEGORIES = (MEMORY_CATEGORY, "COMM")
 # GPUs, as (node id, device), whose derived utilisation points are shadowed by measured ones.
 Measured = Sequence[tuple[int, int]]
+PointCounts = list[tuple[int, int, str, int, int]]
 
 
 def dashboard(job: TrainingJob, window: str) -> dict:
     """The Dashboard of ``job`` in ``window`` (its viewer's, ``TrainingJob.window_for``)."""
     start_ns, end_ns = span(job, window)
     has_gpu = in_window(KernelStat, job, window).exists()
-    measured = measured_gpus(job, window)
+    gpu_counts = point_counts(job, window, "gpu_util_pct")
+    cpu_counts = point_counts(job, window, "cpu_util_pct") or point_counts(
+        job, window, "cpu_util_total_pct"
+    )
+    measured = measured_gpus(gpu_counts)
+    kernel_time, kernel_count = kernel_tops(job, window)
     return {
         "job": job.id,
         "window": window_info(job, window),
         "totals": gpu_totals(job, window),
         "partial": is_partial(job),
         "profile_ns": (end_ns - start_ns) if start_ns is not None and end_ns is not None else 0,
-        "gpu_active": active_points(job, window, ["gpu_util_pct"], has_gpu, measured),
-        "cpu_active": active_points(job, window, ["cpu_util_pct", "cpu_util_total_pct"], True),
+        "gpu_active": active_points(job, gpu_counts, "GPU utilisation", has_gpu),
+        "cpu_active": active_points(job, cpu_counts, "CPU utilisation", True),
         "gpu_utilization": utilization_series(
             job, window, "gpu_util_pct", start_ns, end_ns, has_gpu, measured
         ),
         "cpu_utilization": cpu_series(job, window, start_ns, end_ns),
-        "kernel_time": kernel_top(job, window, "-total_ns"),
-        "kernel_count": kernel_top(job, window, "-count"),
+        "kernel_time": kernel_time,
+        "kernel_count": kernel_count,
         "steps": steps(job, window),
         "precision": grouped_rows(
             in_window(KernelStat, job, window).exclude(category__in=NOT_COMPUTE_CATEGORIES),
@@ -93,42 +99,44 @@ def no_samples_reason(job: TrainingJob, what: str) -> str:
     return f"no {what} samples in an imported trace"
 
 
-def active_points(
-    job: TrainingJob, window: str, metrics: list[str], applicable: bool, measured: Measured = ()
-) -> dict:
-    """Data points with utilisation above 0 % (active) and at 0 % (idle)."""
-    gpu = metrics[0].startswith("gpu")
-    what = "GPU utilisation" if gpu else "CPU utilisation"
-    for metric in metrics:
-        points = in_window(UtilizationPoint, job, window).filter(metric=metric)
-        for node_id, device in measured:
-            points = points.exclude(source=DERIVED_SOURCE, node_id=node_id, device=device)
-        counts = points.aggregate(
-            active=Count("id", filter=Q(value__gt=0)),
-            idle=Count("id", filter=Q(value__lte=0)),
-            source=Max("source"),  # a measured source sorts after "kernel_busy"
-        )
-        if counts["active"] + counts["idle"]:
-            return {
-                "source": counts["source"],
-                "active_points": counts["active"],
-                "idle_points": counts["idle"],
-                "empty_reason": None,
-            }
-    reason = no_samples_reason(job, what) if applicable else "no GPU in this profile"
-    return {"source": None, "active_points": 0, "idle_points": 0, "empty_reason": reason}
-
-
-def measured_gpus(job: TrainingJob, window: str) -> Measured:
-    """(node id, device) of the GPUs with measured (NVML) utilisation. A collector's chunks
-    without NVML samples derive utilisation from kernels; the measured points beat those."""
+def point_counts(job: TrainingJob, window: str, metric: str) -> PointCounts:
+    """(node id, device, source, active, idle) of ``metric``'s data points, one row per device
+    and source: active above 0 %, idle at 0 %. One pass over a 1,024-rank job's points serves
+    the active/idle panel and which GPUs are measured."""
     return list(
         in_window(UtilizationPoint, job, window)
-        .filter(metric="gpu_util_pct")
-        .exclude(source=DERIVED_SOURCE)
-        .values_list("node_id", "device")
-        .distinct()
+        .filter(metric=metric)
+        .values_list("node_id", "device", "source")
+        .annotate(
+            active=Count("id", filter=Q(value__gt=0)), idle=Count("id", filter=Q(value__lte=0))
+        )
+        .order_by()
     )
+
+
+def measured_gpus(counts: PointCounts) -> Measured:
+    """(node id, device) of the devices with measured (NVML) utilisation. A collector's chunks
+    without NVML samples derive utilisation from kernels; the measured points beat those."""
+    return sorted(
+        {(node, device) for node, device, source, _, _ in counts if source != DERIVED_SOURCE}
+    )
+
+
+def active_points(job: TrainingJob, counts: PointCounts, what: str, applicable: bool) -> dict:
+    """Data points with utilisation above 0 % (active) and at 0 % (idle), of the devices'
+    measured points where they have both."""
+    shadowed = set(measured_gpus(counts))
+    kept = [c for c in counts if not (c[2] == DERIVED_SOURCE and (c[0], c[1]) in shadowed)]
+    active, idle = sum(c[3] for c in kept), sum(c[4] for c in kept)
+    if active + idle:
+        return {
+            "source": max(c[2] for c in kept),  # a measured source sorts after "kernel_busy"
+            "active_points": active,
+            "idle_points": idle,
+            "empty_reason": None,
+        }
+    reason = no_samples_reason(job, what) if applicable else "no GPU in this profile"
+    return {"source": None, "active_points": 0, "idle_points": 0, "empty_reason": reason}
 
 
 def utilization_series(
@@ -202,20 +210,27 @@ def cpu_series(job: TrainingJob, window: str, start_ns: int | None, end_ns: int 
     )
 
 
-def kernel_top(job: TrainingJob, window: str, ordering: str) -> dict:
-    kernels = in_window(KernelStat, job, window).exclude(category=MEMORY_CATEGORY)
-    totals = kernels.aggregate(total_ns=Sum("total_ns"), total_count=Sum("count"))
-    top = (
-        kernels.values("name")
+def kernel_tops(job: TrainingJob, window: str) -> tuple[dict, dict]:
+    """The busiest kernels by time and by count, from one pass over the kernel rows."""
+    rows = list(
+        in_window(KernelStat, job, window)
+        .exclude(category=MEMORY_CATEGORY)
+        .values("name")
         .annotate(total_ns=Sum("total_ns"), count=Sum("count"))
-        .order_by(ordering, "name")[:TOP_ROWS]
+        .order_by("name")
     )
-    return {
-        "total_ns": totals["total_ns"] or 0,
-        "total_count": totals["total_count"] or 0,
-        "empty_reason": None if totals["total_count"] else "no GPU kernels in this profile",
-        "top": list(top),
-    }
+    total_ns, total_count = sum(r["total_ns"] for r in rows), sum(r["count"] for r in rows)
+
+    def top(field: str) -> dict:
+        # A stable sort: equal figures keep the database's name order.
+        return {
+            "total_ns": total_ns,
+            "total_count": total_count,
+            "empty_reason": None if total_count else "no GPU kernels in this profile",
+            "top": sorted(rows, key=lambda r: -r[field])[:TOP_ROWS],
+        }
+
+    return top("total_ns"), top("count")
 
 
 def steps(job: TrainingJob, window: str) -> dict:

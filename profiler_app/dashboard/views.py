@@ -27,7 +27,7 @@ def dashboard_view(request, job_id: int):
     job = get_object_or_404(TrainingJob, pk=job_id)
     window = job.window_for(request.user)
     key = answers.answer_key(job, window, "dashboard")
-    return Response(answers.cached(key, lambda: queries.dashboard(job, window)))
+    return answers.response(key, lambda: queries.dashboard(job, window))
 
 
 @extend_schema(parameters=[AnnotationQuerySerializer], responses=AnnotationDurationsSerializer)

@@ -4,7 +4,9 @@ Tables go whole (HTA's top kernels per rank and type, the rest as "others", is a
 own): the per-kernel and operator tables (a few thousand rows per job at most) keep
 their ``MAX_TABLE_ROWS`` busiest rows only past that, and their ``*_total`` fields count every
 row. The queue-length and bandwidth series are down-sampled to at most ``MAX_POINTS`` per line
-by keeping each bin's maximum, so short peaks stay visible.
+by keeping each bin's maximum, so short peaks stay visible; a chart's lines share one budget of
+``SERIES_POINTS_TOTAL`` points past 100 lines (a 1,024-rank job's 2,048 queue-length lines at
+400 points were 10.8 MB of its 44 MB of analyses), each keeping at least ``LINE_POINTS_MIN``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from profiler_app.insights.pure.analyses import TraceAnalyses
 from profiler_app.traces.figures import gpu_figures
 
 MAX_POINTS = 400
+SERIES_POINTS_TOTAL = 40_000
+LINE_POINTS_MIN = 20
 # Far above any real job's distinct kernels or operators; a guard, not a top-N.
 MAX_TABLE_ROWS = 20_000
 
@@ -29,11 +33,15 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def peak_series(
-    frame: pd.DataFrame, keys: list[str], value: str, max_points: int = MAX_POINTS
+    frame: pd.DataFrame, keys: list[str], value: str, max_points: int | None = None
 ) -> list[dict[str, Any]]:
-    """One line per ``keys`` group: ``points`` [[time_ns, max value in the bin], ...]."""
+    """One line per ``keys`` group: ``points`` [[time_ns, max value in the bin], ...], at most
+    ``max_points`` of them (by default, ``points_per_line`` of the chart's lines)."""
     lines = []
-    for key, group in frame.groupby(keys, sort=True, observed=True):
+    groups = frame.groupby(keys, sort=True, observed=True)
+    if max_points is None:
+        max_points = points_per_line(groups.ngroups)
+    for key, group in groups:
         time_ns = group["time_ns"].to_numpy()
         values = group[value].to_numpy(dtype=np.float64)
         order = np.argsort(time_ns, kind="stable")
@@ -53,6 +61,10 @@ def peak_series(
         line["points"] = [[int(t), float(v)] for t, v in zip(time_ns, values, strict=True)]
         lines.append(line)
     return lines
+
+
+def points_per_line(lines: int) -> int:
+    return max(LINE_POINTS_MIN, min(MAX_POINTS, SERIES_POINTS_TOTAL // max(lines, 1)))
 
 
 def busiest(frame: pd.DataFrame, by: str) -> list[dict[str, Any]]:

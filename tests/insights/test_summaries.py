@@ -1,8 +1,15 @@
-"""Down-sampling of the analyses' series keeps every bin's peak, in time order, exactly."""
+"""Down-sampling of the analyses' series keeps every bin's peak, in time order, exactly, and a
+chart's many lines share one budget of points."""
 
+import numpy as np
 import pandas as pd
 
-from profiler_app.insights.summaries import peak_series
+from profiler_app.insights.summaries import (
+    LINE_POINTS_MIN,
+    MAX_POINTS,
+    SERIES_POINTS_TOTAL,
+    peak_series,
+)
 
 T0 = 1_712_195_495_505_543_140  # epoch ns: beyond float precision
 
@@ -27,3 +34,31 @@ def test_a_short_series_goes_whole():
     )
     [line] = peak_series(frame, ["rank", "kind"], "bandwidth_gbps")
     assert line["points"] == [[T0, 0.5], [T0 + 3, 2.0]]
+
+
+def lines_frame(lines: int, points: int) -> pd.DataFrame:
+    """``lines`` ranks' queue lengths, ``points`` samples each, rising by one a sample."""
+    return pd.DataFrame(
+        {
+            "rank": np.repeat(np.arange(lines), points),
+            "stream": 7,
+            "time_ns": np.tile(T0 + np.arange(points) * 1000, lines),
+            "queue_length": np.tile(np.arange(points), lines),
+        }
+    )
+
+
+def test_many_lines_share_one_budget_of_points():
+    few = peak_series(lines_frame(8, 1000), ["rank", "stream"], "queue_length")
+    assert [len(line["points"]) for line in few] == [MAX_POINTS] * 8
+
+    lines = 2048  # a 1,024-rank job's two streams a rank
+    many = peak_series(lines_frame(lines, 1000), ["rank", "stream"], "queue_length")
+    assert [line["rank"] for line in many] == list(range(lines))
+    per_line = max(LINE_POINTS_MIN, SERIES_POINTS_TOTAL // lines)
+    assert all(len(line["points"]) == per_line for line in many)
+    # Equal time bins over the line's 999 µs; each keeps its last (largest) value.
+    width_ns = 999_000 // per_line + 1
+    bins = [(i * 1000) // width_ns for i in range(1000)]
+    peaks = [float(max(i for i in range(1000) if bins[i] == b)) for b in range(per_line)]
+    assert [v for _, v in many[5]["points"]] == peaks
