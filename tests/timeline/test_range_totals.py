@@ -1,12 +1,19 @@
 """Range totals against a brute force over the raw trace's JSON: every event overlapping the
 range, its duration clipped to the range, per lane and name; self time from a stack walk."""
 
+import shutil
 from collections import defaultdict
 from functools import cache
 
 import pytest
 
+from profiler_app.timeline.pure import index_build
+from profiler_app.timeline.pure.index import PartIndex
+from profiler_app.timeline.pure.index_build import build_index
+from profiler_app.timeline.pure.query import JobTimeline
 from profiler_app.timeline.pure.ranges import range_events, range_totals
+from profiler_app.timeline.pure.tree import Part
+from profiler_app.traces.store_files import StoreFiles
 from tests.timeline.raw import raw_lane_events
 from tests.timeline.test_viewport_totals import lane_keys
 
@@ -58,9 +65,51 @@ def brute_force(trace: str, key: tuple, start_ns: int, end_ns: int) -> dict[str,
 @pytest.mark.parametrize("trace", TRACES)
 def test_it_totals_a_range_like_the_raw_trace(trace, timeline_of):
     timeline = timeline_of(trace)
-    keys = lane_keys(timeline)
     span = timeline.end_ns - timeline.start_ns
     start, end = timeline.start_ns + span // 3, timeline.start_ns + 2 * span // 3
+    assert_like_raw(timeline, trace, start, end)
+
+
+@pytest.mark.parametrize("trace", TRACES)
+def test_whole_blocks_add_up_like_their_events(trace, store_of, monkeypatch):
+    """Blocks of 32 events: most of a wide range comes from the blocks' stored sums, the rest
+    (blocks at its edges, a block with an event past its end) event by event."""
+    monkeypatch.setattr(index_build, "BLOCK_EVENTS", 32)
+    store = store_of(trace)
+    folder = "index-with-small-blocks"
+    build_index(store, store / folder)
+    try:
+        index = PartIndex(StoreFiles(store), folder)
+        assert index.block_events == 32 and len(index.blk_end) > 100
+        timeline = JobTimeline([Part(1, "algo-1", 0, None, index)])
+        span = timeline.end_ns - timeline.start_ns
+        for lo, hi in [(0, 1), (0.1, 0.9), (0.3, 0.7), (0.05, 0.6)]:
+            start, end = timeline.start_ns + int(span * lo), timeline.start_ns + int(span * hi)
+            assert_like_raw(timeline, trace, start, end + (hi == 1))
+        # A range ending inside a block's last event (one that goes on past it): that block is
+        # read event by event, the event clipped.
+        keys = lane_keys(timeline)
+        checked = {
+            row
+            for row, lane in enumerate(index.row_lane.tolist())
+            if keys.get(timeline.lane_node.get((1, lane)), ("",))[0] in ("thread", "stream")
+        }
+        ends = [
+            int(index.start[p - 1]) + 1
+            for row in sorted(checked)
+            for p in [(int(index.row_off[row]) // 32 + 3) * 32]
+            if p < index.row_off[row + 1]
+            and index.dur[p - 1] > 1
+            and index.start[p] > index.start[p - 1]
+        ]
+        assert ends
+        assert_like_raw(timeline, trace, timeline.start_ns, ends[0])
+    finally:
+        shutil.rmtree(store / folder)
+
+
+def assert_like_raw(timeline: JobTimeline, trace: str, start: int, end: int) -> None:
+    keys = lane_keys(timeline)
     lanes = [lane for lane, key in keys.items() if key[0] in ("thread", "stream")]
     assert lanes
     rows = range_totals(timeline, start, end, lanes)

@@ -3,14 +3,16 @@
 Events are ordered by row, then start; a row is one nesting depth of one lane. Per event:
 ``start``, ``dur``, ``name`` (the store's string id), ``kind``, ``store_row`` (its row in the
 store's ``events.parquet``, for details and export), ``partner`` (its launch or run), and the
-event model's ``parent`` (its position here) and ``self_ns``. ``cum``
+event model's ``parent`` (its position here; ``child_order``/``child_parent`` the other way)
+and ``self_ns``. ``cum``
 is the running sum of durations, so the summed duration of any index range is one subtraction.
 
 ``ckey``/``cidx`` order each row's events by (duration class, start): the events of a row that
 last at least ``2**k`` ns and overlap a window are a handful of contiguous slices. ``level_*``
 hold the rows' summary levels (see ``levels``); ``act_*`` and ``util_*`` the activity
 pyramids (see ``activity``) of each lane and of each GPU's kernels; ``name_order``/``name_off``
-the events of each name, for search.
+the events of each name, for search; ``blk_*`` each block of ``BLOCK_EVENTS`` events' sums per
+name, for range totals (see ``ranges``).
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ _ARRAYS = (
     "kind",
     "store_row",
     "parent",
+    "child_order",
+    "child_parent",
     "self_ns",
     "cum",
     "partner",
@@ -93,6 +97,14 @@ _ARRAYS = (
     "level_name",
     "name_order",
     "name_off",
+    "blk_end",
+    "blk_off",
+    "blk_name",
+    "blk_count",
+    "blk_total",
+    "blk_self",
+    "blk_min",
+    "blk_max",
     "util_device",
     *(f"{p}_{a}" for p in ("act", "util") for a in _PYRAMID),
 )
@@ -154,6 +166,8 @@ class PartIndex:
     kind: np.ndarray
     store_row: np.ndarray
     parent: np.ndarray
+    child_order: np.ndarray
+    child_parent: np.ndarray
     self_ns: np.ndarray
     cum: np.ndarray
     partner: np.ndarray
@@ -169,6 +183,14 @@ class PartIndex:
     level_name: np.ndarray
     name_order: np.ndarray
     name_off: np.ndarray
+    blk_end: np.ndarray
+    blk_off: np.ndarray
+    blk_name: np.ndarray
+    blk_count: np.ndarray
+    blk_total: np.ndarray
+    blk_self: np.ndarray
+    blk_min: np.ndarray
+    blk_max: np.ndarray
     util_device: np.ndarray
     act_table: np.ndarray
     act_bucket: np.ndarray
@@ -184,6 +206,11 @@ class PartIndex:
     util_span_off: np.ndarray
     util_span_start: np.ndarray
     util_span_end: np.ndarray
+
+    @property
+    def block_events(self) -> int:
+        """Events a block of ``blk_*`` sums covers (``index_build.BLOCK_EVENTS`` when built)."""
+        return self.meta["block_events"]
 
     @property
     def n_events(self) -> int:

@@ -36,7 +36,7 @@ from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
 from tracefmt.kinds import EventKind
 
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 MAX_DEPTH = 63
 
 
@@ -304,12 +304,18 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
         out.save(store_row=order.astype(np.int32))
         # The event model's nesting (on the event's thread, whatever lane draws it): the
         # parent's position here (-1: none) and the self time.
-        out.save(parent=_positions(reader.column("parent")[order], order))
-        out.save(self_ns=reader.column("self_ns")[order])
+        parent = _positions(reader.column("parent")[order], order)
+        out.save(parent=parent)
+        out.save(**_children(parent))
+        del parent
+        self_ns = reader.column("self_ns")[order]
+        out.save(self_ns=self_ns)
         out.save(partner=_partners(kind, reader.column("correlation")[order]))
         out.save(cum=np.r_[0, np.cumsum(dur)].astype(np.int64))
         out.save(**_class_arrays(rows_off, start - origin, dur))
         out.save(**_level_arrays(rows_off, start, dur, name))
+        out.save(**_block_sums(start, dur, name, self_ns))
+        del self_ns
         by_name = np.argsort(name, kind="stable")
         out.save(
             name_order=by_name.astype(np.int32),
@@ -326,11 +332,62 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
             "origin_ns": origin,
             "n_events": len(start),
             "n_classes": N_CLASSES,
+            "block_events": BLOCK_EVENTS,
         }
         out.meta(meta, _lane_meta(lane_table, row_lane, rows_off, start, dur))
     del start, dur
     release_free_memory()
     return index_dir
+
+
+# Events (in index order) a block of the range totals' sums covers.
+BLOCK_EVENTS = 1 << 12
+_BLOCK_COLUMNS = ("blk_name", "blk_count", "blk_total", "blk_self", "blk_min", "blk_max")
+# Blocks summed at once: bounds the working arrays to a few of a million events.
+_BLOCKS_AT_ONCE = 256
+
+
+def _block_sums(
+    start: np.ndarray, dur: np.ndarray, name: np.ndarray, self_ns: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Per block of ``BLOCK_EVENTS`` events and name: count, summed duration and self time,
+    shortest and longest (``blk_*``, the block's names at ``blk_off``); and each block's latest
+    end. Range totals add a block wholly inside a range from these, not from its events (a
+    100M-event job's whole range was 100M events' worth of work)."""
+    n = len(start)
+    firsts = np.arange(0, n, BLOCK_EVENTS)
+    blk_end = np.maximum.reduceat(start + dur, firsts) if n else np.zeros(0, np.int64)
+    n_names = int(name.max()) + 1 if n else 1
+    empty = np.zeros(0, dtype=np.int64)
+    pieces: list[tuple[np.ndarray, ...]] = [(empty.astype(np.int32), *[empty] * 5)]
+    per_block = np.zeros(len(firsts), dtype=np.int64)
+    step = BLOCK_EVENTS * _BLOCKS_AT_ONCE
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        d, own = dur[lo:hi].astype(np.int64), self_ns[lo:hi].astype(np.int64)
+        key = (np.arange(lo, hi, dtype=np.int64) // BLOCK_EVENTS) * n_names + name[lo:hi]
+        order = np.lexsort((d, key))  # by block and name, the shortest first
+        key, d, own = key[order], d[order], own[order]
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        last = np.r_[first[1:], len(key)] - 1
+        block = key[first] // n_names
+        per_block += np.bincount(block, minlength=len(firsts))
+        pieces.append(
+            (
+                (key[first] % n_names).astype(np.int32),
+                np.diff(np.r_[first, len(key)]).astype(np.int64),
+                np.add.reduceat(d, first),
+                np.add.reduceat(own, first),
+                d[first],
+                d[last],
+            )
+        )
+    columns = [np.concatenate(column) for column in zip(*pieces, strict=True)]
+    return {
+        "blk_end": blk_end.astype(np.int64),
+        "blk_off": np.r_[0, np.cumsum(per_block)].astype(np.int64),
+        **dict(zip(_BLOCK_COLUMNS, columns, strict=True)),
+    }
 
 
 def _lanes(reader: TimelineReader, kind: np.ndarray) -> lanes_mod.Lanes:
@@ -396,6 +453,19 @@ def _positions(store_rows: np.ndarray, order: np.ndarray) -> np.ndarray:
     known = store_rows >= 0
     positions[known] = where[store_rows[known]]
     return positions
+
+
+def _children(parent: np.ndarray) -> dict[str, np.ndarray]:
+    """Each event's children: the positions of the events with a parent, by parent
+    (``child_order``), and those parents (``child_parent``, sorted: a binary search finds an
+    event's children without reading every event's parent)."""
+    has = np.flatnonzero(parent >= 0)
+    by_parent = has[np.argsort(parent[has], kind="stable")]
+    dtype = np.int32 if len(parent) < 2**31 else np.int64
+    return {
+        "child_order": by_parent.astype(dtype),
+        "child_parent": parent[by_parent].astype(dtype),
+    }
 
 
 def _lane_meta(

@@ -10,7 +10,9 @@ calls a thread makes are drawn on its GPU host lane, so they are not subtracted.
 
 Per row (one depth of one lane) events are in start order: those starting inside the range are
 one slice (two binary searches), those starting before it and reaching into it come from the
-duration classes (as for a viewport). Counting is numpy's ``bincount`` over the slices' names.
+duration classes (as for a viewport). Of the slice, the index's blocks (``block_events`` events
+each) wholly inside the range add their stored sums per name; only the events of the blocks at
+its edges are read one by one. Counting is numpy's ``bincount`` over names.
 """
 
 from __future__ import annotations
@@ -62,13 +64,66 @@ def event_lanes(job: JobTimeline, ids: list[str]) -> list[TreeNode]:
     return list(out.values())
 
 
+@dataclass(frozen=True)
+class _Sums:
+    """Per name entries of whole blocks: (name, count, total, self, min, max) arrays."""
+
+    name: np.ndarray
+    count: np.ndarray
+    total: np.ndarray
+    self_ns: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def _row_slices(ix: PartIndex, row: int, start_ns: int, end_ns: int) -> tuple[_Hits, _Sums]:
+    """The row's events in the range: those read one by one, and the sums of whole blocks.
+    A block counts whole when all its events start in the range and end by its end."""
+    lo, hi = _starting_inside(ix, row, start_ns, end_ns)
+    size = ix.block_events
+    first, stop = -(-lo // size), hi // size
+    whole = np.zeros(0, dtype=bool)
+    if first < stop:
+        whole = ix.blk_end[first:stop] <= end_ns
+    blocks = np.arange(first, first + len(whole))
+    read = [np.arange(lo, hi if not len(whole) else first * size, dtype=np.int64)]
+    read += [np.arange(k * size, (k + 1) * size) for k in blocks[~whole]]
+    if len(whole):
+        read.append(np.arange(stop * size, hi, dtype=np.int64))
+    inside = np.concatenate(read)
+    entries = np.zeros(0, dtype=np.int64)
+    if whole.any():
+        off = ix.blk_off[first : stop + 1]
+        entries = np.arange(int(off[0]), int(off[-1]))[np.repeat(whole, np.diff(off))]
+    sums = _Sums(
+        ix.blk_name[entries],
+        ix.blk_count[entries],
+        ix.blk_total[entries],
+        ix.blk_self[entries],
+        ix.blk_min[entries],
+        ix.blk_max[entries],
+    )
+    return _edge_hits(ix, row, inside, start_ns, end_ns), sums
+
+
 def _row_hits(ix: PartIndex, row: int, start_ns: int, end_ns: int) -> _Hits:
+    """Every event of the row in the range, one by one."""
+    lo, hi = _starting_inside(ix, row, start_ns, end_ns)
+    return _edge_hits(ix, row, np.arange(lo, hi, dtype=np.int64), start_ns, end_ns)
+
+
+def _starting_inside(ix: PartIndex, row: int, start_ns: int, end_ns: int) -> tuple[int, int]:
+    """Index positions [lo, hi) of the row's events that start in the range."""
     a, b = int(ix.row_off[row]), int(ix.row_off[row + 1])
     starts = ix.start[a:b]
     lo = a + int(np.searchsorted(starts, start_ns, side="left"))
-    hi = a + int(np.searchsorted(starts, end_ns, side="left"))
-    inside = np.arange(lo, hi, dtype=np.int64)
-    clipped_inside = np.minimum(ix.dur[lo:hi], end_ns - ix.start[lo:hi])
+    return lo, a + int(np.searchsorted(starts, end_ns, side="left"))
+
+
+def _edge_hits(ix: PartIndex, row: int, inside: np.ndarray, start_ns: int, end_ns: int) -> _Hits:
+    """``inside`` (events starting in the range) and the row's events that start before it
+    and reach into it, with their clipped durations."""
+    clipped_inside = np.minimum(ix.dur[inside], end_ns - ix.start[inside])
     # Started before the range: a class-c event starts at most its longest duration earlier.
     classes = np.arange(N_CLASSES)
     reach = np.minimum(CLASS_REACH_NS[classes], max(start_ns, 0))
@@ -94,11 +149,15 @@ def _clipped_self(ix: PartIndex, hits: _Hits, start_ns: int, end_ns: int) -> np.
     if not len(cut):
         return own
     cut_idx = np.sort(idx[cut])
-    parent = np.asarray(ix.parent)
-    at = np.minimum(np.searchsorted(cut_idx, parent), len(cut_idx) - 1)
-    children = np.flatnonzero(cut_idx[at] == parent)
+    # Searched in the array's own type: another would convert all of it first.
+    wanted = cut_idx.astype(ix.child_parent.dtype)
+    first = np.searchsorted(ix.child_parent, wanted, side="left")
+    many = np.searchsorted(ix.child_parent, wanted, side="right") - first
+    # Each cut event's children: its run of child_order, the runs one after another.
+    runs = np.repeat(first - np.cumsum(np.r_[0, many[:-1]]), many)
+    children = np.asarray(ix.child_order[runs + np.arange(int(many.sum()))], dtype=np.int64)
     if len(children):
-        up = parent[children]
+        up = np.asarray(ix.parent[children])
         lo = np.maximum.reduce([ix.start[children], ix.start[up], np.full(len(up), start_ns)])
         hi = np.minimum.reduce(
             [
@@ -117,22 +176,33 @@ def _clipped_self(ix: PartIndex, hits: _Hits, start_ns: int, end_ns: int) -> np.
 def _lane_totals(ix: PartIndex, lane: int, start_ns: int, end_ns: int, with_self: bool):
     """(name id, count, total, self, min, max) arrays of one part lane in the range."""
     rows = [int(r) for r in ix.lanes[lane]["rows"]]
-    hits = [_row_hits(ix, r, start_ns, end_ns) for r in rows]
+    found = [_row_slices(ix, r, start_ns, end_ns) for r in rows]
+    hits, sums = [h for h, _ in found], [s for _, s in found]
     idx = np.concatenate([h.idx for h in hits])
-    if not len(idx):
+    block_names = np.concatenate([s.name for s in sums]).astype(np.int64)
+    if not len(idx) and not len(block_names):
         return None
     clipped = np.concatenate([h.clipped for h in hits])
-    names = np.asarray(ix.name[idx], dtype=np.int64)
+    names = np.concatenate([np.asarray(ix.name[idx], dtype=np.int64), block_names])
+    counts = np.concatenate([np.ones(len(idx), dtype=np.int64), *[s.count for s in sums]])
+    durations = np.concatenate([clipped, *[s.total for s in sums]])
+    lows = np.concatenate([clipped, *[s.low for s in sums]])
+    highs = np.concatenate([clipped, *[s.high for s in sums]])
     size = int(names.max()) + 1
-    count = np.bincount(names, minlength=size)
-    total = np.bincount(names, weights=clipped, minlength=size)
+    count = np.bincount(names, weights=counts, minlength=size).astype(np.int64)
+    total = np.bincount(names, weights=durations, minlength=size)
     low = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
     high = np.zeros(size, dtype=np.int64)
-    np.minimum.at(low, names, clipped)
-    np.maximum.at(high, names, clipped)
+    np.minimum.at(low, names, lows)
+    np.maximum.at(high, names, highs)
     self_ns = None
     if with_self:
-        own = np.concatenate([_clipped_self(ix, h, start_ns, end_ns) for h in hits])
+        own = np.concatenate(
+            [
+                *[_clipped_self(ix, h, start_ns, end_ns) for h in hits],
+                *[s.self_ns for s in sums],
+            ]
+        )
         self_ns = np.bincount(names, weights=own, minlength=size)
     ids = np.flatnonzero(count)
     return (
