@@ -310,12 +310,13 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
         del parent
         self_ns = reader.column("self_ns")[order]
         out.save(self_ns=self_ns)
+        # Now, while fewer arrays are held than for the levels below.
+        out.save(**_block_sums(start, dur, name, self_ns))
+        del self_ns
         out.save(partner=_partners(kind, reader.column("correlation")[order]))
         out.save(cum=np.r_[0, np.cumsum(dur)].astype(np.int64))
         out.save(**_class_arrays(rows_off, start - origin, dur))
         out.save(**_level_arrays(rows_off, start, dur, name))
-        out.save(**_block_sums(start, dur, name, self_ns))
-        del self_ns
         by_name = np.argsort(name, kind="stable")
         out.save(
             name_order=by_name.astype(np.int32),
@@ -355,23 +356,26 @@ def _block_sums(
     end. Range totals add a block wholly inside a range from these, not from its events (a
     100M-event job's whole range was 100M events' worth of work)."""
     n = len(start)
-    firsts = np.arange(0, n, BLOCK_EVENTS)
-    blk_end = np.maximum.reduceat(start + dur, firsts) if n else np.zeros(0, np.int64)
+    n_blocks = -(-n // BLOCK_EVENTS)
     n_names = int(name.max()) + 1 if n else 1
     empty = np.zeros(0, dtype=np.int64)
     pieces: list[tuple[np.ndarray, ...]] = [(empty.astype(np.int32), *[empty] * 5)]
-    per_block = np.zeros(len(firsts), dtype=np.int64)
+    per_block = np.zeros(n_blocks, dtype=np.int64)
+    blk_end = np.zeros(n_blocks, dtype=np.int64)
     step = BLOCK_EVENTS * _BLOCKS_AT_ONCE
     for lo in range(0, n, step):
         hi = min(n, lo + step)
         d, own = dur[lo:hi].astype(np.int64), self_ns[lo:hi].astype(np.int64)
+        blk_end[lo // BLOCK_EVENTS : -(-hi // BLOCK_EVENTS)] = np.maximum.reduceat(
+            start[lo:hi] + d, np.arange(0, hi - lo, BLOCK_EVENTS)
+        )
         key = (np.arange(lo, hi, dtype=np.int64) // BLOCK_EVENTS) * n_names + name[lo:hi]
         order = np.lexsort((d, key))  # by block and name, the shortest first
         key, d, own = key[order], d[order], own[order]
         first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         last = np.r_[first[1:], len(key)] - 1
         block = key[first] // n_names
-        per_block += np.bincount(block, minlength=len(firsts))
+        per_block += np.bincount(block, minlength=n_blocks)
         pieces.append(
             (
                 (key[first] % n_names).astype(np.int32),
@@ -384,7 +388,7 @@ def _block_sums(
         )
     columns = [np.concatenate(column) for column in zip(*pieces, strict=True)]
     return {
-        "blk_end": blk_end.astype(np.int64),
+        "blk_end": blk_end,
         "blk_off": np.r_[0, np.cumsum(per_block)].astype(np.int64),
         **dict(zip(_BLOCK_COLUMNS, columns, strict=True)),
     }
@@ -459,13 +463,13 @@ def _children(parent: np.ndarray) -> dict[str, np.ndarray]:
     """Each event's children: the positions of the events with a parent, by parent
     (``child_order``), and those parents (``child_parent``, sorted: a binary search finds an
     event's children without reading every event's parent)."""
-    has = np.flatnonzero(parent >= 0)
-    by_parent = has[np.argsort(parent[has], kind="stable")]
     dtype = np.int32 if len(parent) < 2**31 else np.int64
-    return {
-        "child_order": by_parent.astype(dtype),
-        "child_parent": parent[by_parent].astype(dtype),
-    }
+    narrow = parent.astype(dtype)
+    by_parent = np.argsort(narrow, kind="stable")
+    parents = narrow[by_parent]
+    del narrow
+    orphans = int(np.searchsorted(parents, 0))  # parent -1 sorts first
+    return {"child_order": by_parent[orphans:].astype(dtype), "child_parent": parents[orphans:]}
 
 
 def _lane_meta(
