@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from analysis_views import GROUP_BY, range_totals, timed  # noqa: E402
 from dashboard import percentile_ms, timed_requests  # noqa: E402
-from ingest import DATA, LARGEST_SHARED, ROOT, database_env, gunzip, synthesize  # noqa: E402
+from ingest import DATA, LARGEST_SHARED, ROOT, gunzip, in_bench_database, synthesize  # noqa: E402
 from timeline import WIDTH_PX, opening_tracks, percentile, server_side, store_parts  # noqa: E402
 
 # Runs in a fresh process, as a worker runs the task: one stored part parsed, then its numbers.
@@ -113,84 +113,77 @@ def main() -> None:
     )
     gunzip_s, json_bytes = gunzip(synthetic)
     print(f"  {synthetic.stat().st_size / 1e9:.2f} GB gzipped, {json_bytes / 1e9:.2f} GB JSON")
-    env, drop = database_env("profiler_bench_scale")
-    os.environ.update(env)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
-    import django
+    in_bench_database("profiler_bench_scale", lambda: run(args, synthetic, gunzip_s))
 
-    django.setup()
+
+def run(args: argparse.Namespace, synthetic: Path, gunzip_s: float) -> None:
+    """The job ingested and its pages timed, in the benchmark's database."""
     from django.contrib.auth import get_user_model
     from django.db import connections
     from django.test import Client
 
     from profiler_app.core.models import TrainingJob
 
-    try:
-        user = get_user_model().objects.create_user("bench", password="bench-password-1")
-        job = TrainingJob.objects.create(name="scale", owner=user, status="completed")
-        part_ids = store_parts(job, synthetic, args.ranks)
-        connections.close_all()  # the parsing processes open their own
-        print(f"ingesting {args.ranks} parts, {args.workers} workers …", flush=True)
-        ingest_s, parsed = parse_all(part_ids, args.workers)
-        part_s = statistics.mean(p["seconds"] for p in parsed)
-        worker_rss = max(p["rss_mb"] for p in parsed)
+    user = get_user_model().objects.create_user("bench", password="bench-password-1")
+    job = TrainingJob.objects.create(name="scale", owner=user, status="completed")
+    part_ids = store_parts(job, synthetic, args.ranks)
+    connections.close_all()  # the parsing processes open their own
+    print(f"ingesting {args.ranks} parts, {args.workers} workers …", flush=True)
+    ingest_s, parsed = parse_all(part_ids, args.workers)
+    part_s = statistics.mean(p["seconds"] for p in parsed)
+    worker_rss = max(p["rss_mb"] for p in parsed)
 
-        client = Client()
-        client.force_login(user)
-        dashboard_url = f"/api/jobs/{job.id}/dashboard/"
-        dashboard_first = timed_requests(client, [dashboard_url])
-        dashboard = timed_requests(client, [dashboard_url] * 60)
+    client = Client()
+    client.force_login(user)
+    dashboard_url = f"/api/jobs/{job.id}/dashboard/"
+    dashboard_first = timed_requests(client, [dashboard_url])
+    dashboard = timed_requests(client, [dashboard_url] * 60)
 
-        body = client.get(f"/api/jobs/{job.id}/timeline/tracks/").json()
-        events = body["n_events"]
-        tracks = opening_tracks(body["tracks"])
-        first_viewport, _ = timed(
-            lambda: client.get(
-                f"/api/jobs/{job.id}/timeline/viewport/",
-                {
-                    "start_ns": body["start_ns"],
-                    "end_ns": body["end_ns"],
-                    "width_px": WIDTH_PX,
-                    "tracks": ",".join(tracks),
-                },
-            )
+    body = client.get(f"/api/jobs/{job.id}/timeline/tracks/").json()
+    events = body["n_events"]
+    tracks = opening_tracks(body["tracks"])
+    first_viewport, _ = timed(
+        lambda: client.get(
+            f"/api/jobs/{job.id}/timeline/viewport/",
+            {
+                "start_ns": body["start_ns"],
+                "end_ns": body["end_ns"],
+                "width_px": WIDTH_PX,
+                "tracks": ",".join(tracks),
+            },
         )
-        rng = random.Random(7)
-        levels = server_side(client, job, body, tracks, args.requests, rng)
-        viewports = [t for times, _, _ in levels.values() for t in times]
-        ranges = range_totals(client, job, body, args.ranges, rng)
-        sql = [sql_group_by_ms(client, job) for _ in range(args.queries)]
+    )
+    rng = random.Random(7)
+    levels = server_side(client, job, body, tracks, args.requests, rng)
+    viewports = [t for times, _, _ in levels.values() for t in times]
+    ranges = range_totals(client, job, body, args.ranges, rng)
+    sql = [sql_group_by_ms(client, job) for _ in range(args.queries)]
 
-        print(f"\n{args.ranks} ranks, {events:,} events")
-        print(
-            f"ingest: {ingest_s:.0f}s for the job ({args.workers} workers); a part "
-            f"{part_s:.1f}s on average vs gunzip {gunzip_s:.1f}s ({part_s / gunzip_s:.1f}x); "
-            f"worker peak RSS {worker_rss:.0f} MB"
-        )
-        print(f"{'case':<44} {'p50 ms':>8} {'p95 ms':>8}")
-        for label, samples_ms in {
-            "dashboard, first answer": [1000 * t for t in dashboard_first],
-            "dashboard, repeated": [1000 * t for t in dashboard],
-            "timeline viewport, first (whole job)": [first_viewport],
-            "timeline viewports, every zoom level": viewports,
-            f"range totals, {len(body['tracks'])} root tracks": ranges,
-            "SQL group-by over every event": sql,
-        }.items():
-            print(
-                f"{label:<44} {percentile(samples_ms, 50):8.1f} {percentile(samples_ms, 95):8.1f}"
-            )
-        print(
-            f"RESULT scale_events={events} ingest_s={ingest_s:.0f} "
-            f"ingest_vs_gunzip={part_s / gunzip_s:.2f} "
-            f"dashboard_p95_ms={percentile_ms(dashboard, 95):.1f} "
-            f"viewport_p95_ms={percentile(viewports, 95):.1f} "
-            f"first_viewport_ms={first_viewport:.0f} "
-            f"range_totals_p95_ms={percentile(ranges, 95):.0f} "
-            f"sql_group_by_ms={statistics.median(sql):.0f} worker_peak_rss_mb={worker_rss:.0f}"
-        )
-    finally:
-        connections.close_all()
-        drop()
+    print(f"\n{args.ranks} ranks, {events:,} events")
+    print(
+        f"ingest: {ingest_s:.0f}s for the job ({args.workers} workers); a part "
+        f"{part_s:.1f}s on average vs gunzip {gunzip_s:.1f}s ({part_s / gunzip_s:.1f}x); "
+        f"worker peak RSS {worker_rss:.0f} MB"
+    )
+    print(f"{'case':<44} {'p50 ms':>8} {'p95 ms':>8}")
+    for label, samples_ms in {
+        "dashboard, first answer": [1000 * t for t in dashboard_first],
+        "dashboard, repeated": [1000 * t for t in dashboard],
+        "timeline viewport, first (whole job)": [first_viewport],
+        "timeline viewports, every zoom level": viewports,
+        f"range totals, {len(body['tracks'])} root tracks": ranges,
+        "SQL group-by over every event": sql,
+    }.items():
+        print(f"{label:<44} {percentile(samples_ms, 50):8.1f} {percentile(samples_ms, 95):8.1f}")
+    print(
+        f"RESULT scale_events={events} ingest_s={ingest_s:.0f} "
+        f"ingest_vs_gunzip={part_s / gunzip_s:.2f} "
+        f"dashboard_p95_ms={percentile_ms(dashboard, 95):.1f} "
+        f"viewport_p95_ms={percentile(viewports, 95):.1f} "
+        f"first_viewport_ms={first_viewport:.0f} "
+        f"range_totals_p95_ms={percentile(ranges, 95):.0f} "
+        f"sql_group_by_ms={statistics.median(sql):.0f} worker_peak_rss_mb={worker_rss:.0f}"
+    )
 
 
 if __name__ == "__main__":
