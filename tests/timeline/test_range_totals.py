@@ -2,20 +2,25 @@
 range, its duration clipped to the range, per lane and name; self time from a stack walk."""
 
 import shutil
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import cache
 
+import numpy as np
 import pytest
 
 from profiler_app.timeline.pure import index_build
-from profiler_app.timeline.pure.index import PartIndex
+from profiler_app.timeline.pure.index import PartIndex, open_index
 from profiler_app.timeline.pure.index_build import build_index
 from profiler_app.timeline.pure.query import JobTimeline
 from profiler_app.timeline.pure.ranges import range_events, range_totals
 from profiler_app.timeline.pure.tree import Part
+from profiler_app.traces import ingest_trace
 from profiler_app.traces.store_files import StoreFiles
 from tests.timeline.raw import raw_lane_events
 from tests.timeline.test_viewport_totals import lane_keys
+from tests.traces.expected import DATA
+from tracefmt.chunk import read_chunk
+from tracefmt.kinds import EventKind
 
 TRACES = [
     "gpu_training_rank0.pt.trace.json.gz",
@@ -106,6 +111,46 @@ def test_whole_blocks_add_up_like_their_events(trace, store_of, monkeypatch):
         assert_like_raw(timeline, trace, timeline.start_ns, ends[0])
     finally:
         shutil.rmtree(store / folder)
+
+
+def test_a_collector_chunks_blocks_add_up_like_its_events(tmp_path, monkeypatch):
+    """A collector chunk from a real H100 loop: over the whole chunk its GPU streams' totals per
+    name, added mostly from 32-event blocks, are the chunk's own GPU events; over any range,
+    every row (self times included) is what reading each event gives."""
+    path = DATA / "h100_collector" / "chunk-003.pcol"
+    store = tmp_path / "store"
+    ingest_trace(path, "collector", store)
+    read_each = JobTimeline([Part(1, "algo-1", 0, None, open_index(store))])
+    monkeypatch.setattr(index_build, "BLOCK_EVENTS", 32)
+    build_index(store, store / "small-blocks")
+    index = PartIndex(StoreFiles(store), "small-blocks")
+    assert index.block_events == 32 and read_each.parts[1].index.block_events > index.n_events
+    blocks = JobTimeline([Part(1, "algo-1", 0, None, index)])
+
+    chunk = read_chunk(path)
+    events, strings = chunk.events, chunk.strings
+    gpu = np.isin(events["ev_kind"], [EventKind.KERNEL, EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET])
+    want_count: Counter = Counter()
+    want_ns: Counter = Counter()
+    for name, dur in zip(events["ev_name"][gpu], events["ev_dur_ns"][gpu], strict=True):
+        want_count[strings[name]] += 1
+        want_ns[strings[name]] += int(dur)
+    streams = [lane for lane, key in lane_keys(blocks).items() if key[0] == "stream"]
+    rows = range_totals(blocks, blocks.start_ns, blocks.end_ns + 1, streams)
+    got_count: Counter = Counter()
+    got_ns: Counter = Counter()
+    for row in rows:
+        got_count[row.name] += row.count
+        got_ns[row.name] += row.total_ns
+    assert (got_count, got_ns) == (want_count, want_ns)
+
+    lanes = list(lane_keys(blocks))
+    span = blocks.end_ns - blocks.start_ns
+    for lo, hi in [(0, 1), (0.1, 0.9), (0.3, 0.6), (0.45, 0.55)]:
+        start, end = blocks.start_ns + int(span * lo), blocks.start_ns + int(span * hi) + 1
+        assert [vars(r) for r in range_totals(blocks, start, end, lanes)] == [
+            vars(r) for r in range_totals(read_each, start, end, lanes)
+        ]
 
 
 def assert_like_raw(timeline: JobTimeline, trace: str, start: int, end: int) -> None:
