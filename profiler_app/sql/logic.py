@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from django.conf import settings
 
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.profiles.models import PartSummary
 from profiler_app.sql.pure.answer import Answer
-from profiler_app.sql.pure.console import Limits, StorePart, open_query
+from profiler_app.sql.pure.console import Limits, StorePart, open_query, write_totals
 
 # Queries running at once in this process: each may use SQL_MEMORY_LIMIT and SQL_THREADS.
 _running = threading.BoundedSemaphore(max(1, settings.SQL_MAX_CONCURRENT))
@@ -17,6 +18,13 @@ _running = threading.BoundedSemaphore(max(1, settings.SQL_MAX_CONCURRENT))
 
 class ConsoleBusy(Exception):
     pass
+
+
+def on_store_written(sender, part_id: int, store_dir: Path, **kwargs) -> None:
+    """The ingest wrote a part's store: its event totals now, in the worker, so that the
+    console's group-by queries never scan its events (``sql.pure.totals``)."""
+    if (store_dir / "events.parquet").exists():
+        write_totals(store_dir)
 
 
 def job_parts(job: TrainingJob) -> list[StorePart]:

@@ -23,6 +23,11 @@ class SqlResultSerializer(serializers.Serializer):
     )
     note = serializers.CharField(allow_blank=True, help_text="why it was cut, in words")
     elapsed_ms = serializers.FloatField()
+    read_from = serializers.ChoiceField(
+        choices=["totals", "events"],
+        help_text="totals: a query that only groups and aggregates was answered from each "
+        "part's per-name totals, written at ingest; events: it read the events",
+    )
     max_rows = serializers.IntegerField()
     max_bytes = serializers.IntegerField(help_text="bytes of JSON rows at most")
 

@@ -38,6 +38,8 @@ def test_it_runs_an_example_and_exports_its_result(tab: Page, live_server, two_r
     editor.press("Control+Enter")
     expect(result.locator("tbody tr")).to_have_count(2)
     expect(result.locator("tbody tr").nth(1)).to_contain_text(str(len(expected(RANK1).events)))
+    expect(tab.get_by_role("status")).to_contain_text("from each part's per-name totals")
+    screenshot(tab, "sql-group-by-from-totals")
     with tab.expect_download() as download:
         tab.get_by_role("button", name="Export CSV").click()
     csv = download.value.path().read_text()

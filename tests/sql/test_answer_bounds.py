@@ -80,6 +80,7 @@ def test_it_streams_one_json_document():
         "truncated_by": "rows",
         "note": answer.note,
         "elapsed_ms": answer.elapsed_ms,
+        "read_from": "events",
         "max_rows": 2,
         "max_bytes": 16 * 2**20,
     }

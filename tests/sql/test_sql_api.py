@@ -11,6 +11,7 @@ from openapi_schema_validator import OAS30Validator
 
 from profiler_app.sql import logic
 from profiler_app.sql.pure.console import EXAMPLES
+from profiler_app.sql.pure.totals import TOTALS_FILE
 from tests.sql.raw import raw_events
 from tests.timeline.jobs import parse_job
 from tests.traces.expected import DATA, expected
@@ -48,6 +49,18 @@ def test_it_counts_events_per_rank_as_the_raw_json_does(api, job):
         [1, "algo-2", len(expected(RANK1).events)],
     ]
     assert body["truncated"] is False and body["elapsed_ms"] > 0
+
+
+@pytest.mark.django_db
+def test_the_worker_writes_each_parts_totals_and_group_by_reads_them(api, job):
+    parts = logic.job_parts(job)
+    assert len(parts) == 2
+    assert all((p.directory / TOTALS_FILE).exists() for p in parts)  # before any query
+    body = sql(api, job, "select rank, count(*) from events group by rank order by 1").json()
+    assert body["read_from"] == "totals"
+    assert body["rows"] == [[0, len(expected(RANK0).events)], [1, len(expected(RANK1).events)]]
+    body = sql(api, job, "select rank, count(*) from events where start_ns > 0 group by 1").json()
+    assert body["read_from"] == "events"
 
 
 @pytest.mark.django_db

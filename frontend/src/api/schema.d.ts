@@ -2053,6 +2053,12 @@ export interface components {
             p50_ns: number;
             p95_ns: number;
         };
+        /**
+         * @description * `totals` - totals
+         *     * `events` - events
+         * @enum {string}
+         */
+        ReadFromEnum: "totals" | "events";
         ReadWarning: {
             part: number;
             rank: number;
@@ -2257,6 +2263,13 @@ export interface components {
             note: string;
             /** Format: double */
             elapsed_ms: number;
+            /**
+             * @description totals: a query that only groups and aggregates was answered from each part's per-name totals, written at ingest; events: it read the events
+             *
+             *     * `totals` - totals
+             *     * `events` - events
+             */
+            read_from: components["schemas"]["ReadFromEnum"];
             max_rows: number;
             /** @description bytes of JSON rows at most */
             max_bytes: number;

@@ -115,6 +115,8 @@ class Answer:
         self.bytes_sent = 0
         self.truncated_by: str | None = None
         self.note = ""
+        # "totals" when the query was answered from the parts' event totals (``totals``).
+        self.read_from = "events"
         self.on_close: list[Callable[[], None]] = []
         self._closed = False
         self._ended: float | None = None
@@ -221,6 +223,7 @@ class Answer:
             "truncated_by": self.truncated_by,
             "note": self.note,
             "elapsed_ms": self.elapsed_ms,
+            "read_from": self.read_from,
             "max_rows": self.max_rows,
             "max_bytes": self.max_bytes,
         }

@@ -12,15 +12,18 @@ One module on purpose (near 475 lines): every lock of the sandbox is read in one
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
+from profiler_app.sql.pure import totals
 from profiler_app.sql.pure.answer import Answer
 from profiler_app.traces.timeline_store import (
     EVENTS_FILE,
@@ -66,6 +69,7 @@ class Result:
     truncated_by: str | None
     note: str
     elapsed_ms: float
+    read_from: str = "events"
 
 
 class QueryRefused(ValueError):
@@ -310,12 +314,44 @@ def _part_memory(part: StorePart) -> str:
     )
 
 
+def _part_totals(part: StorePart) -> str:
+    path = _quote(str(part.directory / totals.TOTALS_FILE))
+    return (
+        f"SELECT {part.part} AS part, {_quote(part.node)} AS node, {part.rank} AS rank, * "
+        f"FROM read_parquet({path})"
+    )
+
+
+def ensure_totals(directory: str | Path) -> None:
+    """The store's event totals (``sql.pure.totals``), written if it has none yet."""
+    if not (Path(directory) / totals.TOTALS_FILE).exists():
+        write_totals(directory)
+
+
+def write_totals(directory: str | Path) -> None:
+    """Writes the store's event totals, through the console's own ``events`` view."""
+    path = Path(directory) / totals.TOTALS_FILE
+    staging = path.with_name(f".{path.name}.{uuid.uuid4().hex}")  # two writers: each its own
+    con = duckdb.connect(":memory:", config={"autoload_known_extensions": False})
+    try:
+        con.execute("SET threads = 1")
+        con.execute("SET memory_limit = '256MB'")
+        _create_views(con, [StorePart(0, "", 0, Path(directory))], with_totals=False)
+        con.execute(f"COPY ({totals.TOTALS_SELECT}) TO {_quote(str(staging))} (FORMAT parquet)")
+    finally:
+        con.close()
+    staging.replace(path)
+
+
 def _union(selects: list[str]) -> str:
     return " UNION ALL BY NAME ".join(f"({s})" for s in selects)
 
 
-def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> list[str]:
-    """The views over ``parts``; the files they read (the only files the query may read)."""
+def _create_views(
+    con: duckdb.DuckDBPyConnection, parts: list[StorePart], with_totals: bool = True
+) -> list[str]:
+    """The views over ``parts`` (and over their event totals); the files they read (the only
+    files the query may read)."""
     con.execute("CREATE TABLE _kinds (id UTINYINT, name VARCHAR)")
     con.executemany("INSERT INTO _kinds VALUES (?, ?)", list(KIND_NAMES.items()))
     con.execute("CREATE TABLE _copies (id UTINYINT, name VARCHAR)")
@@ -365,6 +401,18 @@ def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> lis
     else:
         con.execute("CREATE VIEW kernels AS SELECT * FROM events")
         con.execute("CREATE VIEW steps AS SELECT * FROM events")
+    if with_events and with_totals:
+        for part in with_events:
+            ensure_totals(part.directory)
+        con.execute(
+            f"CREATE VIEW {totals.TOTALS_VIEWS['events']} AS "
+            f"{_union([_part_totals(p) for p in with_events])}"
+        )
+        con.execute(
+            f"CREATE VIEW {totals.TOTALS_VIEWS['kernels']} AS "
+            f"SELECT * FROM {totals.TOTALS_VIEWS['events']} WHERE kind = 'kernel'"
+        )
+        files += [str(p.directory / totals.TOTALS_FILE) for p in with_events]
     with_memory = [p for p in parts if (p.directory / MEMORY_FILE).exists()]
     if with_memory:
         con.execute(f"CREATE VIEW memory AS {_union([_part_memory(p) for p in with_memory])}")
@@ -419,10 +467,33 @@ def connect(parts: list[StorePart], limits: Limits) -> duckdb.DuckDBPyConnection
     return con
 
 
-def open_query(parts: list[StorePart], query: str, limits: Limits | None = None) -> Answer:
+@functools.cache
+def _scalar_functions() -> frozenset[str]:
+    with duckdb.connect(":memory:", config={"autoload_known_extensions": False}) as con:
+        return totals.scalar_functions(con)
+
+
+def _over_totals(
+    con: duckdb.DuckDBPyConnection, statement: str, relation: duckdb.DuckDBPyRelation
+) -> duckdb.DuckDBPyRelation | None:
+    """``relation`` (``statement``, bound) over the parts' event totals, when it means the same
+    there (``sql.pure.totals``)."""
+    if not con.execute(
+        "SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [totals.TOTALS_VIEWS["events"]]
+    ).fetchall()[0][0]:
+        return None
+    view_columns = {c.lower() for c in con.table("events").columns}
+    rewritten = totals.rewrite(con, statement, view_columns, relation.columns, _scalar_functions())
+    return con.sql(rewritten) if rewritten else None
+
+
+def open_query(
+    parts: list[StorePart], query: str, limits: Limits | None = None, use_totals: bool = True
+) -> Answer:
     """Starts ``query`` (one SELECT) over the views of ``parts`` in a locked connection; the
     caller reads the answer and closes it. Refusals, errors and time-outs before the first
-    rows raise here."""
+    rows raise here. A query that only groups and aggregates reads the parts' event totals
+    instead of their events (``use_totals``: unless told not to)."""
     limits = limits or Limits()
     statement = only_select(query)
     started = time.monotonic()
@@ -436,9 +507,11 @@ def open_query(parts: list[StorePart], query: str, limits: Limits | None = None)
     timer = threading.Timer(limits.timeout_s, interrupt)
     timer.start()
     try:
+        relation = con.sql(statement)  # bound, not run yet
+        over_totals = _over_totals(con, statement, relation) if use_totals else None
         answer = Answer(
             con,
-            con.sql(statement),
+            relation if over_totals is None else over_totals,
             max_rows=limits.max_rows,
             max_bytes=limits.max_bytes,
             timeout_s=limits.timeout_s,
@@ -455,12 +528,15 @@ def open_query(parts: list[StorePart], query: str, limits: Limits | None = None)
             ) from None
         raise QueryFailed(str(error)) from None
     answer.on_close.append(timer.cancel)
+    answer.read_from = "events" if over_totals is None else "totals"
     return answer
 
 
-def run_query(parts: list[StorePart], query: str, limits: Limits | None = None) -> Result:
+def run_query(
+    parts: list[StorePart], query: str, limits: Limits | None = None, use_totals: bool = True
+) -> Result:
     """The whole answer of ``query`` at once (the API streams it instead)."""
-    answer = open_query(parts, query, limits)
+    answer = open_query(parts, query, limits, use_totals)
     try:
         rows = json.loads(b"[" + b",".join(answer.json_rows()) + b"]")
     finally:
@@ -473,4 +549,5 @@ def run_query(parts: list[StorePart], query: str, limits: Limits | None = None) 
         truncated_by=answer.truncated_by,
         note=answer.note,
         elapsed_ms=answer.elapsed_ms,
+        read_from=answer.read_from,
     )

@@ -109,6 +109,7 @@ function Result({ result, jobName }: { result: SqlResult; jobName: string }) {
       <p className="muted sql-status" role="status">
         {result.rows.length.toLocaleString("en-US")} {result.rows.length === 1 ? "row" : "rows"} in{" "}
         {Math.round(result.elapsed_ms).toLocaleString("en-US")} ms
+        {result.read_from === "totals" && " — from each part's per-name totals"}
         {result.truncated && " — the answer was cut"}
       </p>
       {result.truncated && (
