@@ -38,7 +38,8 @@ PointCounts = list[tuple[int, int, str, int, int]]
 def dashboard(job: TrainingJob, window: str) -> dict:
     """The Dashboard of ``job`` in ``window`` (its viewer's, ``TrainingJob.window_for``)."""
     start_ns, end_ns = span(job, window)
-    has_gpu = in_window(KernelStat, job, window).exists()
+    gpus = gpus_with_kernels(job, window)
+    has_gpu = gpus > 0
     gpu_counts = point_counts(job, window, "gpu_util_pct")
     cpu_counts = point_counts(job, window, "cpu_util_pct") or point_counts(
         job, window, "cpu_util_total_pct"
@@ -51,6 +52,7 @@ def dashboard(job: TrainingJob, window: str) -> dict:
         "totals": gpu_totals(job, window),
         "partial": is_partial(job),
         "profile_ns": (end_ns - start_ns) if start_ns is not None and end_ns is not None else 0,
+        "gpus": gpus,
         "gpu_active": active_points(job, gpu_counts, "GPU utilisation", has_gpu),
         "cpu_active": active_points(job, cpu_counts, "CPU utilisation", True),
         "gpu_utilization": utilization_series(
@@ -85,6 +87,12 @@ def dashboard(job: TrainingJob, window: str) -> dict:
             .distinct()
         ),
     }
+
+
+def gpus_with_kernels(job: TrainingJob, window: str) -> int:
+    """The GPUs, (node, device), that ran kernels: kernel time summed over them is a share of
+    as many profile spans."""
+    return in_window(KernelStat, job, window).values("node_id", "device").distinct().count()
 
 
 def is_partial(job: TrainingJob) -> bool:

@@ -80,6 +80,10 @@ class DashboardSerializer(serializers.Serializer):
     totals = GpuTotalsSerializer()
     partial = serializers.BooleanField()  # type: ignore[assignment]
     profile_ns = serializers.IntegerField()
+    gpus = serializers.IntegerField(
+        help_text="GPUs (node, device) that ran kernels: the kernel, precision, activity and "
+        "memory panels give time as a share of profile_ns × gpus"
+    )
     gpu_active = ActivePointsSerializer()
     cpu_active = ActivePointsSerializer()
     gpu_utilization = UtilizationSerializer()

@@ -242,3 +242,24 @@ def test_many_nodes_share_one_budget_of_utilisation_points(user):
         assert series["points"][0] == [0, round(sum(first_bucket) / len(first_bucket), 3)]
     assert queries.points_per_node(1) == queries.SERIES_POINTS
     assert queries.points_per_node(10_000) == queries.NODE_POINTS_MIN
+
+
+@pytest.mark.django_db(transaction=True)
+def test_kernel_time_on_two_gpus_is_a_share_of_both_gpus_time(api, user):
+    """Two ranks on two nodes: the panels' shares are of twice the span (the UI's ``gpuTime``);
+    the GPUs counted are the (node, device) pairs that ran kernels in the raw JSON."""
+    ranks = ["multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"]
+    job = parse_job(user, "two-gpus", [("algo-1", 0, ranks[0]), ("algo-2", 1, ranks[1])])
+    devices = {
+        (node, e["args"]["device"])
+        for node, trace in zip(("algo-1", "algo-2"), ranks, strict=True)
+        for e in raw_events(trace)
+        if e.get("ph") == "X" and e.get("cat") == "kernel"
+    }
+    body = api.get(f"/api/jobs/{job.id}/dashboard/").json()
+    assert body["gpus"] == len(devices) == 2
+    # Each GPU's kernels fit in its own span: the summed kernel time does not fit in one.
+    assert body["kernel_time"]["total_ns"] <= body["gpus"] * body["profile_ns"]
+
+    single = parse_job(user, "one-gpu", [("algo-1", 0, TRACE)])
+    assert api.get(f"/api/jobs/{single.id}/dashboard/").json()["gpus"] == 1

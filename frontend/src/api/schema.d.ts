@@ -1347,6 +1347,8 @@ export interface components {
             totals: components["schemas"]["GpuTotals"];
             partial: boolean;
             profile_ns: number;
+            /** @description GPUs (node, device) that ran kernels: the kernel, precision, activity and memory panels give time as a share of profile_ns × gpus */
+            gpus: number;
             gpu_active: components["schemas"]["ActivePoints"];
             cpu_active: components["schemas"]["ActivePoints"];
             gpu_utilization: components["schemas"]["Utilization"];

@@ -254,72 +254,103 @@ def _quote(text: str) -> str:
 def _nullable(column: str) -> str:
     absent = EVENT_COLUMNS[column][1]
     if column in _NOT_NULLABLE:
-        return f"e.{column}"
+        return f"f.{column}"
     if isinstance(absent, float):  # NaN
-        return f"CASE WHEN isnan(e.{column}) THEN NULL ELSE e.{column} END"
-    return f"NULLIF(e.{column}, {absent})"
+        return f"CASE WHEN isnan(f.{column}) THEN NULL ELSE f.{column} END"
+    return f"NULLIF(f.{column}, {absent})"
 
 
 def _event_columns(strings: str) -> str:
-    """The select list of ``events`` over one part's raw store ``e``."""
+    """The select list of ``events`` over the parts' raw stores ``f``; ``strings`` opens the
+    lookup of a string id (``list[start + ``)."""
     out = []
     for column in EVENT_COLUMNS:
         if column == "kind":
-            out.append("_kinds.name AS kind")
+            out.append(f"{_variable('_kind_names')}[f.kind::BIGINT + 1] AS kind")
         elif column in _STRING_COLUMNS:
-            out.append(f"{strings}[{_nullable(column)} + 1] AS {column}")
+            out.append(f"{strings}{_nullable(column)} + 1] AS {column}")
         elif column == "memcpy_kind":
-            out.append("_copies.name AS memcpy_kind")
+            out.append(f"{_variable('_copy_names')}[f.memcpy_kind::BIGINT + 1] AS memcpy_kind")
         else:
             out.append(f"{_nullable(column)} AS {column}")
         if column == "dur_ns":
-            out.append("e.start_ns + e.dur_ns AS end_ns")
+            out.append("f.start_ns + f.dur_ns AS end_ns")
     out += [
-        "e.depth::INTEGER AS depth",
-        "NULLIF(e.parent, -1) AS parent_row",
-        "e.self_ns AS self_ns",
-        "NULLIF(e.step, -1)::BIGINT AS step",
-        "e.captured AS captured",
-        "e.is_step AS _is_step",
+        "f.depth::INTEGER AS depth",
+        "NULLIF(f.parent, -1) AS parent_row",
+        "f.self_ns AS self_ns",
+        "NULLIF(f.step, -1)::BIGINT AS step",
+        "f.captured AS captured",
+        "f.is_step AS _is_step",
     ]
     return ", ".join(out)
 
 
-def _part_events(part: StorePart) -> str:
-    events = _quote(str(part.directory / EVENTS_FILE))
-    strings = f"(SELECT v FROM _strings_list WHERE part = {part.part})"
-    return (
-        f"SELECT {part.part} AS part, {_quote(part.node)} AS node, {part.rank} AS rank, "
-        f"{_event_columns('_s.v')} FROM read_parquet({events}) e "
-        f"CROSS JOIN {strings} _s "
-        "LEFT JOIN _kinds ON _kinds.id = e.kind LEFT JOIN _copies ON _copies.id = e.memcpy_kind"
+# Parts written by other versions may differ in their small files' columns.
+_BY_NAME = ", union_by_name = true"
+_ROW_NUMBERS = ", file_row_number = true"
+
+
+def _variable(name: str) -> str:
+    """Reads a list set with ``SET VARIABLE`` (``_set_parts``). A constant to DuckDB: a lookup
+    in it costs a row nothing like a join would, and a filter on ``rank`` skips whole files."""
+    return f"getvariable({_quote(name)})"
+
+
+def _from_files(parts: list[StorePart], name: str, options: str = "") -> str:
+    """``FROM`` the parts' ``name`` files as ``f``, in one scan (not a union of a select per part,
+    which DuckDB binds again for every part in every query)."""
+    files = ", ".join(_quote(str(p.directory / name)) for p in parts)
+    return f"read_parquet([{files}]{options}) f"
+
+
+def _part_columns(name: str) -> str:
+    """A row's part, node and rank: its file's place in the file list picks them."""
+    key = name.split(".")[0]
+    at = "[f.file_index::BIGINT + 1]"
+    return ", ".join(
+        f"{_variable(f'_{key}_{column}')}{at} AS {column}" for column in ("part", "node", "rank")
     )
 
 
-def _part_tracks(part: StorePart) -> str:
-    tracks = _quote(str(part.directory / TRACKS_FILE))
+def _set_parts(con: duckdb.DuckDBPyConnection, name: str, parts: list[StorePart]) -> None:
+    key = name.split(".")[0]
+    con.execute(f"SET VARIABLE _{key}_part = ?::INTEGER[]", [[p.part for p in parts]])
+    con.execute(f"SET VARIABLE _{key}_node = ?::VARCHAR[]", [[p.node for p in parts]])
+    con.execute(f"SET VARIABLE _{key}_rank = ?::INTEGER[]", [[p.rank for p in parts]])
+
+
+def _events_select(parts: list[StorePart]) -> str:
+    # A part's string ids index its own strings: ``_strings_all`` holds every part's, one
+    # after another, from the part's offset.
+    offset = f"{_variable('_events_strings_at')}[f.file_index::BIGINT + 1]"
+    strings = f"{_variable('_strings_all')}[{offset} + "
+    columns = _event_columns(strings)
+    return f"SELECT {_part_columns(EVENTS_FILE)}, {columns} FROM {_from_files(parts, EVENTS_FILE)}"
+
+
+def _tracks_select(parts: list[StorePart]) -> str:
     return (
-        f"SELECT {part.part} AS part, {_quote(part.node)} AS node, {part.rank} AS rank, "
-        "track::INTEGER AS track, label, on_device, pid::BIGINT AS pid, tid::BIGINT AS tid, "
-        "n_rows::BIGINT AS n_events, start_ns::BIGINT AS start_ns, end_ns::BIGINT AS end_ns, "
-        f"max_dur_ns::BIGINT AS max_dur_ns FROM read_parquet({tracks})"
+        f"SELECT {_part_columns(TRACKS_FILE)}, track::INTEGER AS track, label, on_device, "
+        "pid::BIGINT AS pid, tid::BIGINT AS tid, n_rows::BIGINT AS n_events, "
+        "start_ns::BIGINT AS start_ns, end_ns::BIGINT AS end_ns, "
+        f"max_dur_ns::BIGINT AS max_dur_ns FROM {_from_files(parts, TRACKS_FILE, _BY_NAME)}"
     )
 
 
-def _part_memory(part: StorePart) -> str:
-    memory = _quote(str(part.directory / MEMORY_FILE))
-    return (
-        f"SELECT {part.part} AS part, {_quote(part.node)} AS node, {part.rank} AS rank, * "
-        f"FROM read_parquet({memory})"
-    )
+def _rows_with_part(parts: list[StorePart], name: str) -> str:
+    """Every column of the parts' ``name`` files, after their part, node and rank."""
+    return f"SELECT {_part_columns(name)}, f.* FROM {_from_files(parts, name, _BY_NAME)}"
 
 
-def _part_totals(part: StorePart) -> str:
-    path = _quote(str(part.directory / totals.TOTALS_FILE))
-    return (
-        f"SELECT {part.part} AS part, {_quote(part.node)} AS node, {part.rank} AS rank, * "
-        f"FROM read_parquet({path})"
-    )
+# A part's store is written once; the event model's columns were checked (or added) here.
+_MODELLED: set[Path] = set()
+
+
+def _ensure_event_model(directory: Path) -> None:
+    if directory not in _MODELLED:
+        ensure_event_model(directory)
+        _MODELLED.add(directory)
 
 
 def ensure_totals(directory: str | Path) -> None:
@@ -343,8 +374,34 @@ def write_totals(directory: str | Path) -> None:
     staging.replace(path)
 
 
-def _union(selects: list[str]) -> str:
-    return " UNION ALL BY NAME ".join(f"({s})" for s in selects)
+def _strings(con: duckdb.DuckDBPyConnection, parts: list[StorePart], with_events: list) -> None:
+    """``_strings`` (the ``strings`` view's table), every part's strings in one list
+    (``_strings_all``) and where each part's begin in it (``_events_strings_at``)."""
+    if not parts:
+        con.execute(
+            "CREATE TABLE _strings (part INTEGER, node VARCHAR, rank INTEGER, id BIGINT, "
+            "value VARCHAR)"
+        )
+        return
+    con.execute(
+        f"CREATE TABLE _strings AS SELECT {_part_columns(STRINGS_FILE)}, "
+        "f.file_row_number AS id, f.value, f.file_index::BIGINT AS _file "
+        f"FROM {_from_files(parts, STRINGS_FILE, _ROW_NUMBERS)}"
+    )
+    con.execute(
+        "SET VARIABLE _strings_all = (SELECT coalesce(list(value ORDER BY _file, id), []) "
+        "FROM _strings)"
+    )
+    counts = dict(con.execute("SELECT _file, count(*) FROM _strings GROUP BY _file").fetchall())
+    starts, at = {}, 0
+    for i, part in enumerate(parts):
+        starts[part.directory, part.part] = at
+        at += counts.get(i, 0)
+    con.execute(
+        "SET VARIABLE _events_strings_at = ?::BIGINT[]",
+        [[starts[p.directory, p.part] for p in with_events]],
+    )
+    con.execute("ALTER TABLE _strings DROP COLUMN _file")
 
 
 def _create_views(
@@ -352,33 +409,28 @@ def _create_views(
 ) -> list[str]:
     """The views over ``parts`` (and over their event totals); the files they read (the only
     files the query may read)."""
-    con.execute("CREATE TABLE _kinds (id UTINYINT, name VARCHAR)")
-    con.executemany("INSERT INTO _kinds VALUES (?, ?)", list(KIND_NAMES.items()))
-    con.execute("CREATE TABLE _copies (id UTINYINT, name VARCHAR)")
-    con.executemany("INSERT INTO _copies VALUES (?, ?)", list(MEMCPY_KIND_NAMES.items()))
-    con.execute(
-        "CREATE TABLE _strings (part INTEGER, node VARCHAR, rank INTEGER, id BIGINT, value VARCHAR)"
-    )
-    files: list[str] = []
-    for part in parts:
-        path = str(part.directory / STRINGS_FILE)
-        con.execute(
-            "INSERT INTO _strings SELECT ?, ?, ?, file_row_number, value "
-            "FROM read_parquet(?, file_row_number = true)",
-            [part.part, part.node, part.rank, path],
-        )
-    con.execute(
-        "CREATE TABLE _strings_list AS "
-        "SELECT part, list(value ORDER BY id) AS v FROM _strings GROUP BY part"
-    )
-    con.execute("CREATE VIEW strings AS SELECT * FROM _strings")
+    for variable, names in (("_kind_names", KIND_NAMES), ("_copy_names", MEMCPY_KIND_NAMES)):
+        by_id = [names.get(i) for i in range(max(names) + 1)]  # an unknown id reads as NULL
+        con.execute(f"SET VARIABLE {variable} = ?::VARCHAR[]", [by_id])
     with_events = [p for p in parts if (p.directory / EVENTS_FILE).exists()]
     for part in with_events:
-        ensure_event_model(part.directory)
+        _ensure_event_model(part.directory)
+    if with_events and with_totals:
+        for part in with_events:
+            ensure_totals(part.directory)
+    groups = {
+        STRINGS_FILE: parts,
+        EVENTS_FILE: with_events,
+        TRACKS_FILE: with_events,
+        totals.TOTALS_FILE: with_events if with_totals else [],
+        MEMORY_FILE: [p for p in parts if (p.directory / MEMORY_FILE).exists()],
+    }
+    for name, group in groups.items():
+        _set_parts(con, name, group)
+    _strings(con, parts, with_events)
+    con.execute("CREATE VIEW strings AS SELECT * FROM _strings")
     if with_events:
-        events = _union([_part_events(p) for p in with_events])
-        tracks = _union([_part_tracks(p) for p in with_events])
-        files += [str(p.directory / f) for p in with_events for f in (EVENTS_FILE, TRACKS_FILE)]
+        events, tracks = _events_select(with_events), _tracks_select(with_events)
     else:  # no parsed part: the views exist, empty
         tracks = "SELECT * FROM (SELECT NULL::INTEGER AS part) WHERE false"
         events = (
@@ -401,23 +453,18 @@ def _create_views(
     else:
         con.execute("CREATE VIEW kernels AS SELECT * FROM events")
         con.execute("CREATE VIEW steps AS SELECT * FROM events")
-    if with_events and with_totals:
-        for part in with_events:
-            ensure_totals(part.directory)
+    if groups[totals.TOTALS_FILE]:
         con.execute(
             f"CREATE VIEW {totals.TOTALS_VIEWS['events']} AS "
-            f"{_union([_part_totals(p) for p in with_events])}"
+            f"{_rows_with_part(with_events, totals.TOTALS_FILE)}"
         )
         con.execute(
             f"CREATE VIEW {totals.TOTALS_VIEWS['kernels']} AS "
             f"SELECT * FROM {totals.TOTALS_VIEWS['events']} WHERE kind = 'kernel'"
         )
-        files += [str(p.directory / totals.TOTALS_FILE) for p in with_events]
-    with_memory = [p for p in parts if (p.directory / MEMORY_FILE).exists()]
-    if with_memory:
-        con.execute(f"CREATE VIEW memory AS {_union([_part_memory(p) for p in with_memory])}")
-        files += [str(p.directory / MEMORY_FILE) for p in with_memory]
-    return files
+    if groups[MEMORY_FILE]:
+        con.execute(f"CREATE VIEW memory AS {_rows_with_part(groups[MEMORY_FILE], MEMORY_FILE)}")
+    return [str(p.directory / name) for name, group in groups.items() for p in group]
 
 
 def _lock(con: duckdb.DuckDBPyConnection, files: list[str], limits: Limits) -> None:

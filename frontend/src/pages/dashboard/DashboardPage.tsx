@@ -1,4 +1,5 @@
 import { useQueryClient } from "@tanstack/react-query";
+import { useMemo } from "react";
 import { type Dashboard, dashboardKey, useDashboard } from "../../api/dashboard";
 import type { TrainingJob } from "../../api/types";
 import { PartialBadge, StatusBadge } from "../../components/Badges";
@@ -17,6 +18,7 @@ import {
   StepTimePanel,
 } from "./DistributionPanels";
 import { KernelCountPanels, KernelTimePanels } from "./KernelPanels";
+import { gpuTime } from "./slices";
 import { ActiveTimePanel, UtilizationPanel } from "./UtilizationPanels";
 import "./dashboard.css";
 
@@ -71,19 +73,19 @@ function profileSummary(data: Dashboard, job: TrainingJob): string {
 }
 
 function Panels({ data }: { data: Dashboard }) {
-  const profileNs = data.profile_ns;
+  const shareOf = useMemo(() => gpuTime(data.profile_ns, data.gpus), [data]);
   return (
     <div className="panel-grid">
       <ActiveTimePanel device="GPU" share={data.gpu_active} />
       <UtilizationPanel device="GPU" utilization={data.gpu_utilization} />
       <ActiveTimePanel device="CPU" share={data.cpu_active} />
       <UtilizationPanel device="CPU" utilization={data.cpu_utilization} />
-      <KernelTimePanels kernels={data.kernel_time} profileNs={profileNs} />
+      <KernelTimePanels kernels={data.kernel_time} gpuTime={shareOf} />
       <KernelCountPanels kernels={data.kernel_count} />
       <StepTimePanel steps={data.steps} />
-      <PrecisionPanel precision={data.precision} profileNs={profileNs} />
-      <GpuActivityPanel activity={data.gpu_activity} profileNs={profileNs} />
-      <MemoryOpsPanel memoryOps={data.memory_ops} profileNs={profileNs} />
+      <PrecisionPanel precision={data.precision} gpuTime={shareOf} />
+      <GpuActivityPanel activity={data.gpu_activity} gpuTime={shareOf} />
+      <MemoryOpsPanel memoryOps={data.memory_ops} gpuTime={shareOf} />
       <CustomHistograms jobId={data.job} annotationNames={data.annotation_names} />
     </div>
   );

@@ -5,6 +5,7 @@ import type { LegendSlice } from "../../charts/PieChart";
 import { Panel } from "../../components/Panel";
 import { DurationHistogram } from "./DurationHistogram";
 import { activitySlices, memoryOpSlices, precisionSlices } from "./slices";
+import type { GpuTime } from "./slices";
 
 export function StepTimePanel({ steps }: { steps: Dashboard["steps"] }) {
   const empty = steps.empty_reason ?? (steps.durations_ns.length ? null : "no steps annotated");
@@ -42,12 +43,12 @@ function SlicesPanel({ title, note, slices, emptyReason, fallback }: SlicesPanel
 
 export function PrecisionPanel({
   precision,
-  profileNs,
+  gpuTime,
 }: {
   precision: Dashboard["precision"];
-  profileNs: number;
+  gpuTime: GpuTime;
 }) {
-  const slices = useMemo(() => precisionSlices(precision.rows, profileNs), [precision, profileNs]);
+  const slices = useMemo(() => precisionSlices(precision.rows, gpuTime), [precision, gpuTime]);
   return (
     <SlicesPanel
       title="Kernel precision distribution"
@@ -61,12 +62,12 @@ export function PrecisionPanel({
 
 export function GpuActivityPanel({
   activity,
-  profileNs,
+  gpuTime,
 }: {
   activity: Dashboard["gpu_activity"];
-  profileNs: number;
+  gpuTime: GpuTime;
 }) {
-  const slices = useMemo(() => activitySlices(activity.rows, profileNs), [activity, profileNs]);
+  const slices = useMemo(() => activitySlices(activity.rows, gpuTime), [activity, gpuTime]);
   return (
     <SlicesPanel
       title="GPU activity distribution"
@@ -80,12 +81,12 @@ export function GpuActivityPanel({
 
 export function MemoryOpsPanel({
   memoryOps,
-  profileNs,
+  gpuTime,
 }: {
   memoryOps: Dashboard["memory_ops"];
-  profileNs: number;
+  gpuTime: GpuTime;
 }) {
-  const slices = useMemo(() => memoryOpSlices(memoryOps.rows, profileNs), [memoryOps, profileNs]);
+  const slices = useMemo(() => memoryOpSlices(memoryOps.rows, gpuTime), [memoryOps, gpuTime]);
   return (
     <SlicesPanel
       title="GPU memory operations distribution"

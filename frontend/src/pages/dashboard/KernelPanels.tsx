@@ -4,6 +4,7 @@ import { PieChart } from "../../charts/PieChart";
 import { Panel } from "../../components/Panel";
 import { formatCount, formatSeconds } from "../../lib/format";
 import { kernelCountSlices, kernelTimeSlices } from "./slices";
+import type { GpuTime } from "./slices";
 import { DEFAULT_K, MAX_K, parseK } from "./topk";
 
 /** The fixed count of the "top 15" panels, as the product describes them. */
@@ -50,22 +51,22 @@ function KInput({ onK, chart }: { onK: (k: number) => void; chart: string }) {
 
 export function KernelTimePanels({
   kernels,
-  profileNs,
+  gpuTime,
 }: {
   kernels: KernelTop;
-  profileNs: number;
+  gpuTime: GpuTime;
 }) {
   const [k, setK] = useState(DEFAULT_K);
   const all = useMemo(
-    () => kernelTimeSlices(kernels, { k, withOther: true, profileNs }),
-    [kernels, k, profileNs],
+    () => kernelTimeSlices(kernels, { k, withOther: true, gpuTime }),
+    [kernels, k, gpuTime],
   );
   const top = useMemo(
-    () => kernelTimeSlices(kernels, { k: TOP, withOther: false, profileNs }),
-    [kernels, profileNs],
+    () => kernelTimeSlices(kernels, { k: TOP, withOther: false, gpuTime }),
+    [kernels, gpuTime],
   );
   const empty = emptyReason(kernels);
-  const share = `Seconds of run time and % of the profile's ${formatSeconds(profileNs)} span.`;
+  const share = `Seconds of run time and % of ${gpuTime.caption}.`;
   return (
     <>
       <Panel

@@ -38,6 +38,7 @@ export function makeDashboard(overrides: Partial<Dashboard> = {}): Dashboard {
     },
     partial: false,
     profile_ns: 578_888_534,
+    gpus: 1,
     gpu_active: { source: "kernel_busy", active_points: 812, idle_points: 188, empty_reason: null },
     cpu_active: {
       source: null,

@@ -4,6 +4,7 @@ import { LONG_KERNEL, makeDashboard } from "./fixtures";
 import {
   activeSlices,
   activitySlices,
+  gpuTime,
   kernelCountSlices,
   kernelTimeSlices,
   memoryOpSlices,
@@ -12,7 +13,7 @@ import {
 } from "./slices";
 
 const data = makeDashboard();
-const profileNs = data.profile_ns;
+const oneGpu = gpuTime(data.profile_ns, 1);
 
 describe("dashboard slices", () => {
   it("splits data points into active and idle", () => {
@@ -31,8 +32,20 @@ describe("dashboard slices", () => {
     expect(activeSlices(data.cpu_active, "CPU")).toEqual([]);
   });
 
+  it("gives kernel time on many GPUs as a share of their summed time, not of one span", () => {
+    const eight = gpuTime(data.profile_ns, 8);
+    expect(eight.ns).toBe(8 * data.profile_ns);
+    expect(eight.caption).toBe("the 8 GPUs' time (the 0.578889 s span × 8)");
+    const [top] = kernelTimeSlices(data.kernel_time, { k: 2, withOther: true, gpuTime: eight });
+    // 26.303973 ms of 8 × 578.889 ms: a share no kernel can take past 100% of its GPUs.
+    expect(top).toMatchObject({ value: 26_303_973, shareText: "0.6%" });
+    expect(top!.tip.lines[1]).toBe("0.6% of the 8 GPUs' time");
+    const [fp32] = precisionSlices(data.precision.rows, eight);
+    expect(fp32!.tip.lines[2]).toMatch(/ of the 8 GPUs' time$/);
+  });
+
   it("gives the top k kernels by time in seconds and % of the profile, then Other", () => {
-    const slices = kernelTimeSlices(data.kernel_time, { k: 2, withOther: true, profileNs });
+    const slices = kernelTimeSlices(data.kernel_time, { k: 2, withOther: true, gpuTime: oneGpu });
     expect(slices.map((s) => s.legendName)).toEqual([
       "vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, Array<char*, 3> >",
       "volta_sgemm_64x64_nt",
@@ -64,7 +77,7 @@ describe("dashboard slices", () => {
   });
 
   it("shows the top kernels only, without Other, for the top-15 panels", () => {
-    const slices = kernelTimeSlices(data.kernel_time, { k: 15, withOther: false, profileNs });
+    const slices = kernelTimeSlices(data.kernel_time, { k: 15, withOther: false, gpuTime: oneGpu });
     expect(slices).toHaveLength(15);
     expect(slices.some((s) => s.name === "Other")).toBe(false);
   });
@@ -83,7 +96,7 @@ describe("dashboard slices", () => {
   });
 
   it("orders GPU activity by time and leaves out kinds that took none", () => {
-    const slices = activitySlices(data.gpu_activity.rows, profileNs);
+    const slices = activitySlices(data.gpu_activity.rows, oneGpu);
     expect(slices.map((s) => [s.name, s.shareText])).toEqual([
       ["Kernels", "85.9%"],
       ["Memory copies (memcpy)", "13.7%"],
@@ -98,7 +111,7 @@ describe("dashboard slices", () => {
   });
 
   it("adds bytes and bandwidth to memory operations that move data", () => {
-    const [htod, dtoh, memset] = memoryOpSlices(data.memory_ops.rows, profileNs);
+    const [htod, dtoh, memset] = memoryOpSlices(data.memory_ops.rows, oneGpu);
     expect(htod!.tip.lines.slice(-2)).toEqual(["Bytes: 300 MB", "Bandwidth: 10.00 GB/s"]);
     expect(dtoh!.tip.lines.slice(-2)).toEqual(["Bytes: 3.2 kB", "Bandwidth: 0.00 GB/s"]);
     expect(memset!.tip.lines).not.toContain("Bytes: 0 B");
@@ -106,7 +119,7 @@ describe("dashboard slices", () => {
 
   it("gives kernel precision as shares of kernel time", () => {
     expect(
-      precisionSlices(data.precision.rows, profileNs).map((s) => [
+      precisionSlices(data.precision.rows, oneGpu).map((s) => [
         s.name,
         s.valueText,
         s.shareText,

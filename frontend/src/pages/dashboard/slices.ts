@@ -47,11 +47,25 @@ export function activeSlices(share: ActiveShare, device: "GPU" | "CPU"): LegendS
   ].filter((s) => s.value > 0);
 }
 
-type KernelSliceOptions = { k: number; withOther: boolean; profileNs: number };
+/**
+ * What a slice's time is a share of: the GPUs' time, the profile's span times the GPUs that ran
+ * kernels (kernel time summed over 8 GPUs is a share of 8 spans, not of one). ``label`` names it
+ * in a tooltip, ``caption`` under a chart.
+ */
+export type GpuTime = { ns: number; label: string; caption: string };
 
-/** Kernels by total run time, each with seconds and its share of the profile's time span. */
+export function gpuTime(spanNs: number, gpus: number): GpuTime {
+  const span = formatSeconds(spanNs);
+  if (gpus <= 1) return { ns: spanNs, label: "the profile", caption: `the profile's ${span} span` };
+  const label = `the ${formatCount(gpus)} GPUs' time`;
+  return { ns: spanNs * gpus, label, caption: `${label} (the ${span} span × ${formatCount(gpus)})` };
+}
+
+type KernelSliceOptions = { k: number; withOther: boolean; gpuTime: GpuTime };
+
+/** Kernels by total run time, each with seconds and its share of the GPUs' time. */
 export function kernelTimeSlices(kernels: KernelTop, options: KernelSliceOptions): LegendSlice[] {
-  const { k, withOther, profileNs } = options;
+  const { k, withOther, gpuTime } = options;
   const { slices, other } = topKWithOther(kernels.top, (row) => row.total_ns, kernels.total_ns, k);
   const result: LegendSlice[] = slices.map(({ row }) => ({
     name: row.name,
@@ -59,12 +73,12 @@ export function kernelTimeSlices(kernels: KernelTop, options: KernelSliceOptions
     value: row.total_ns,
     color: colourFor(row.name),
     valueText: formatSeconds(row.total_ns),
-    shareText: formatPercent(row.total_ns, profileNs),
+    shareText: formatPercent(row.total_ns, gpuTime.ns),
     tip: {
       title: row.name,
       lines: [
         `Total time: ${formatSecondsWithUnit(row.total_ns)}`,
-        `${formatPercent(row.total_ns, profileNs)} of the profile`,
+        `${formatPercent(row.total_ns, gpuTime.ns)} of ${gpuTime.label}`,
         `${formatPercent(row.total_ns, kernels.total_ns)} of all kernel time`,
         `Launches: ${formatCount(row.count)}`,
       ],
@@ -78,12 +92,12 @@ export function kernelTimeSlices(kernels: KernelTop, options: KernelSliceOptions
       value: other,
       color: OTHER_COLOUR,
       valueText: formatSeconds(other),
-      shareText: formatPercent(other, profileNs),
+      shareText: formatPercent(other, gpuTime.ns),
       tip: {
         title: `Other: all kernels beyond the top ${k}`,
         lines: [
           `Total time: ${formatSecondsWithUnit(other)}`,
-          `${formatPercent(other, profileNs)} of the profile`,
+          `${formatPercent(other, gpuTime.ns)} of ${gpuTime.label}`,
           `${formatPercent(other, kernels.total_ns)} of all kernel time`,
           `Launches: ${formatCount(otherCount)}`,
         ],
@@ -96,7 +110,7 @@ export function kernelTimeSlices(kernels: KernelTop, options: KernelSliceOptions
 /** Kernels by launch count, each with its share of all launches. */
 export function kernelCountSlices(
   kernels: KernelTop,
-  options: Omit<KernelSliceOptions, "profileNs">,
+  options: Omit<KernelSliceOptions, "gpuTime">,
 ): LegendSlice[] {
   const { k, withOther } = options;
   const { slices, other } = topKWithOther(kernels.top, (row) => row.count, kernels.total_count, k);
@@ -140,11 +154,11 @@ type TimedRow = { label: string; total_ns: number; count: number; extra?: string
 
 /**
  * Slices of GPU time by some category: share of the pie's whole in the legend; seconds, the
- * share of the profile and the count on hover.
+ * share of the GPUs' time and the count on hover.
  */
 function timedSlices(
   rows: readonly TimedRow[],
-  profileNs: number,
+  gpuTime: GpuTime,
   whole: string,
   counted: string,
 ): LegendSlice[] {
@@ -162,7 +176,7 @@ function timedSlices(
       lines: [
         `Total time: ${formatSecondsWithUnit(row.total_ns)}`,
         `${formatPercent(row.total_ns, totalNs)} of ${whole}`,
-        `${formatPercent(row.total_ns, profileNs)} of the profile`,
+        `${formatPercent(row.total_ns, gpuTime.ns)} of ${gpuTime.label}`,
         `${counted}: ${formatCount(row.count)}`,
         ...(row.extra ?? []),
       ],
@@ -170,9 +184,9 @@ function timedSlices(
   }));
 }
 
-export function precisionSlices(rows: readonly PrecisionRow[], profileNs: number): LegendSlice[] {
+export function precisionSlices(rows: readonly PrecisionRow[], gpuTime: GpuTime): LegendSlice[] {
   const labelled = rows.map((row) => ({ ...row, label: row.precision }));
-  return timedSlices(labelled, profileNs, "kernel time", "Kernel runs");
+  return timedSlices(labelled, gpuTime, "kernel time", "Kernel runs");
 }
 
 const ACTIVITY_LABELS: Record<string, string> = {
@@ -182,9 +196,9 @@ const ACTIVITY_LABELS: Record<string, string> = {
   sync: "Synchronisation",
 };
 
-export function activitySlices(rows: readonly KindRow[], profileNs: number): LegendSlice[] {
+export function activitySlices(rows: readonly KindRow[], gpuTime: GpuTime): LegendSlice[] {
   const labelled = rows.map((row) => ({ ...row, label: ACTIVITY_LABELS[row.kind] ?? row.kind }));
-  return timedSlices(labelled, profileNs, "GPU activity time", "Operations");
+  return timedSlices(labelled, gpuTime, "GPU activity time", "Operations");
 }
 
 /** Achieved bandwidth in GB/s: bytes per nanosecond is exactly GB per second. */
@@ -192,7 +206,7 @@ function bandwidth(bytes: number, totalNs: number): string {
   return `${(bytes / totalNs).toFixed(2)} GB/s`;
 }
 
-export function memoryOpSlices(rows: readonly KindRow[], profileNs: number): LegendSlice[] {
+export function memoryOpSlices(rows: readonly KindRow[], gpuTime: GpuTime): LegendSlice[] {
   const labelled = rows.map((row) => ({
     ...row,
     label: row.kind,
@@ -200,7 +214,7 @@ export function memoryOpSlices(rows: readonly KindRow[], profileNs: number): Leg
       ? [`Bytes: ${formatBytes(row.bytes)}`, `Bandwidth: ${bandwidth(row.bytes, row.total_ns)}`]
       : [],
   }));
-  return timedSlices(labelled, profileNs, "memory operation time", "Operations");
+  return timedSlices(labelled, gpuTime, "memory operation time", "Operations");
 }
 
 /** One line per node, in seconds since the earliest sample of any node: one shared time axis. */
