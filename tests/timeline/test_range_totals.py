@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from profiler_app.timeline.pure import index_build
-from profiler_app.timeline.pure.index import PartIndex, open_index
+from profiler_app.timeline.pure.index import PartIndex
 from profiler_app.timeline.pure.index_build import build_index
 from profiler_app.timeline.pure.query import JobTimeline
 from profiler_app.timeline.pure.ranges import range_events, range_totals
@@ -120,7 +120,9 @@ def test_a_collector_chunks_blocks_add_up_like_its_events(tmp_path, monkeypatch)
     path = DATA / "h100_collector" / "chunk-003.pcol"
     store = tmp_path / "store"
     ingest_trace(path, "collector", store)
-    read_each = JobTimeline([Part(1, "algo-1", 0, None, open_index(store))])
+    monkeypatch.setattr(index_build, "BLOCK_EVENTS", 1 << 20)  # no whole block: read each
+    build_index(store, store / "one-block")
+    read_each = JobTimeline([Part(1, "algo-1", 0, None, PartIndex(StoreFiles(store), "one-block"))])
     monkeypatch.setattr(index_build, "BLOCK_EVENTS", 32)
     build_index(store, store / "small-blocks")
     index = PartIndex(StoreFiles(store), "small-blocks")

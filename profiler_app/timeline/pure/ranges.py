@@ -12,7 +12,9 @@ Per row (one depth of one lane) events are in start order: those starting inside
 one slice (two binary searches), those starting before it and reaching into it come from the
 duration classes (as for a viewport). Of the slice, the index's blocks (``block_events`` events
 each) wholly inside the range add their stored sums per name; only the events of the blocks at
-its edges are read one by one. Counting is numpy's ``bincount`` over names.
+its edges are read one by one. All the rows a part has in the request are handled at once: the
+binary searches go row by row, everything after them is one numpy pass over the part's hits,
+counted per (lane, name) with ``bincount``.
 """
 
 from __future__ import annotations
@@ -23,13 +25,15 @@ import numpy as np
 
 from profiler_app.timeline.pure.index import PartIndex
 from profiler_app.timeline.pure.lanes import THREAD
-from profiler_app.timeline.pure.levels import CLASS_REACH_NS, N_CLASSES
+from profiler_app.timeline.pure.levels import CLASS_REACH_NS, CLASS_SHIFT, N_CLASSES
 from profiler_app.timeline.pure.query import JobTimeline, UnknownTrack
 from profiler_app.timeline.pure.tree import TreeNode
-from profiler_app.timeline.pure.viewport import _class_slices, _rel
+from profiler_app.timeline.pure.viewport import _ranges, _rel
 
 MAX_TRACKS = 2000
 MAX_EVENTS = 5000
+# (lane, name) pairs of a part counted in a dense table up to this many; past it, sorted.
+_DENSE_KEYS = 1 << 22
 
 
 @dataclass
@@ -41,14 +45,6 @@ class RangeRow:
     self_ns: int | None
     min_ns: int
     max_ns: int
-
-
-@dataclass(frozen=True)
-class _Hits:
-    """Events of one row in the range: index positions and their clipped durations."""
-
-    idx: np.ndarray
-    clipped: np.ndarray
 
 
 def event_lanes(job: JobTimeline, ids: list[str]) -> list[TreeNode]:
@@ -65,86 +61,84 @@ def event_lanes(job: JobTimeline, ids: list[str]) -> list[TreeNode]:
 
 
 @dataclass(frozen=True)
-class _Sums:
-    """Per name entries of whole blocks: (name, count, total, self, min, max) arrays."""
+class _Found:
+    """What a part's rows hold in the range, each entry labelled with its row's output lane
+    (``label``): events read one by one (index position, clipped duration) and the per-name
+    entries of blocks wholly inside the range (positions in the ``blk_*`` arrays)."""
 
-    name: np.ndarray
-    count: np.ndarray
-    total: np.ndarray
-    self_ns: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-
-
-def _row_slices(ix: PartIndex, row: int, start_ns: int, end_ns: int) -> tuple[_Hits, _Sums]:
-    """The row's events in the range: those read one by one, and the sums of whole blocks.
-    A block counts whole when all its events start in the range and end by its end."""
-    lo, hi = _starting_inside(ix, row, start_ns, end_ns)
-    size = ix.block_events
-    first, stop = -(-lo // size), hi // size
-    whole = np.zeros(0, dtype=bool)
-    if first < stop:
-        whole = ix.blk_end[first:stop] <= end_ns
-    blocks = np.arange(first, first + len(whole))
-    read = [np.arange(lo, hi if not len(whole) else first * size, dtype=np.int64)]
-    read += [np.arange(k * size, (k + 1) * size) for k in blocks[~whole]]
-    if len(whole):
-        read.append(np.arange(stop * size, hi, dtype=np.int64))
-    inside = np.concatenate(read)
-    entries = np.zeros(0, dtype=np.int64)
-    if whole.any():
-        off = ix.blk_off[first : stop + 1]
-        entries = np.arange(int(off[0]), int(off[-1]))[np.repeat(whole, np.diff(off))]
-    sums = _Sums(
-        ix.blk_name[entries],
-        ix.blk_count[entries],
-        ix.blk_total[entries],
-        ix.blk_self[entries],
-        ix.blk_min[entries],
-        ix.blk_max[entries],
-    )
-    return _edge_hits(ix, row, inside, start_ns, end_ns), sums
+    label: np.ndarray
+    idx: np.ndarray
+    clipped: np.ndarray
+    block_label: np.ndarray
+    entries: np.ndarray
 
 
-def _row_hits(ix: PartIndex, row: int, start_ns: int, end_ns: int) -> _Hits:
-    """Every event of the row in the range, one by one."""
-    lo, hi = _starting_inside(ix, row, start_ns, end_ns)
-    return _edge_hits(ix, row, np.arange(lo, hi, dtype=np.int64), start_ns, end_ns)
-
-
-def _starting_inside(ix: PartIndex, row: int, start_ns: int, end_ns: int) -> tuple[int, int]:
-    """Index positions [lo, hi) of the row's events that start in the range."""
-    a, b = int(ix.row_off[row]), int(ix.row_off[row + 1])
-    starts = ix.start[a:b]
-    lo = a + int(np.searchsorted(starts, start_ns, side="left"))
-    return lo, a + int(np.searchsorted(starts, end_ns, side="left"))
-
-
-def _edge_hits(ix: PartIndex, row: int, inside: np.ndarray, start_ns: int, end_ns: int) -> _Hits:
-    """``inside`` (events starting in the range) and the row's events that start before it
-    and reach into it, with their clipped durations."""
-    clipped_inside = np.minimum(ix.dur[inside], end_ns - ix.start[inside])
-    # Started before the range: a class-c event starts at most its longest duration earlier.
+def _find(
+    ix: PartIndex, rows: np.ndarray, labels: np.ndarray, start_ns: int, end_ns: int, blocks: bool
+) -> _Found:
+    """The events of ``rows`` in the range, all rows at once: only the binary searches go row
+    by row (a few numpy calls each); gathering, filtering and clipping are one pass."""
     classes = np.arange(N_CLASSES)
     reach = np.minimum(CLASS_REACH_NS[classes], max(start_ns, 0))
-    before = _class_slices(
-        ix, row, classes, _rel(ix, start_ns - reach), np.full(N_CLASSES, _rel(ix, start_ns))
+    shifted = classes.astype(np.int64) << CLASS_SHIFT
+    # Started before the range: a class-c event starts at most its longest duration earlier.
+    keys = np.concatenate(
+        [shifted | _rel(ix, start_ns - reach), shifted | _rel(ix, np.full(N_CLASSES, start_ns))]
     )
-    before = before[ix.start[before] < start_ns]
-    ends = ix.start[before] + ix.dur[before]
-    before = before[ends > start_ns]
-    clipped_before = np.minimum(ends[ends > start_ns], end_ns) - start_ns
-    return _Hits(np.concatenate([before, inside]), np.concatenate([clipped_before, clipped_inside]))
+    n = len(rows)
+    lo, hi = np.empty(n, np.int64), np.empty(n, np.int64)
+    class_lo, class_hi = np.empty((n, N_CLASSES), np.int64), np.empty((n, N_CLASSES), np.int64)
+    for i, row in enumerate(rows.tolist()):
+        a, b = int(ix.row_off[row]), int(ix.row_off[row + 1])
+        lo[i], hi[i] = np.searchsorted(ix.start[a:b], (start_ns, end_ns)) + a
+        found = np.searchsorted(ix.ckey[a:b], keys) + a
+        class_lo[i], class_hi[i] = found[:N_CLASSES], found[N_CLASSES:]
+    before = np.asarray(ix.cidx[_ranges(class_lo.ravel(), class_hi.ravel())], dtype=np.int64)
+    before_label = np.repeat(labels, (class_hi - class_lo).sum(axis=1))
+    began = ix.start[before]
+    ends = began + ix.dur[before]
+    keep = (began < start_ns) & (ends > start_ns)
+    before, before_label, ends = before[keep], before_label[keep], ends[keep]
+
+    size = ix.block_events
+    first = -(-lo // size) if blocks else hi  # no whole blocks: every event read
+    stop = np.maximum(hi // size, first) if blocks else hi
+    has_blocks = first < stop
+    block = _ranges(first, stop)
+    block_row = np.repeat(np.arange(n), stop - first)
+    whole = ix.blk_end[block] <= end_ns if len(block) else np.zeros(0, dtype=bool)
+    # Read one by one: before the first whole-size block, the blocks not wholly inside, after
+    # the last; a row without any such block, all of it.
+    head_stop = np.where(has_blocks, first * size, hi)
+    tail_start = np.where(has_blocks, stop * size, hi)
+    partial = block[~whole]
+    read_lo = np.concatenate([lo, partial * size, tail_start])
+    read_hi = np.concatenate([head_stop, (partial + 1) * size, hi])
+    read_label = np.concatenate([labels, labels[block_row[~whole]], labels])
+    inside = _ranges(read_lo, read_hi)
+    inside_label = np.repeat(read_label, np.maximum(read_hi - read_lo, 0))
+    clipped_inside = np.minimum(ix.dur[inside], end_ns - ix.start[inside])
+
+    wholes = block[whole]
+    off = np.asarray(ix.blk_off)
+    entries = _ranges(off[wholes], off[wholes + 1]) if len(wholes) else np.zeros(0, np.int64)
+    entry_label = np.repeat(labels[block_row[whole]], off[wholes + 1] - off[wholes])
+    return _Found(
+        np.concatenate([before_label, inside_label]),
+        np.concatenate([before, inside]),
+        np.concatenate([np.minimum(ends, end_ns) - start_ns, clipped_inside]),
+        entry_label,
+        entries,
+    )
 
 
-def _clipped_self(ix: PartIndex, hits: _Hits, start_ns: int, end_ns: int) -> np.ndarray:
+def _clipped_self(ix: PartIndex, idx: np.ndarray, clipped: np.ndarray, start_ns: int, end_ns: int):
     """The self time (``traces.nesting.self_times``) of each hit within the range: the stored
     one for events wholly inside it; for the few cut by its edges, their clipped duration less
     the part of the range their children cover."""
-    idx = hits.idx
     begin, stop = ix.start[idx], ix.start[idx] + ix.dur[idx]
     inside = (begin >= start_ns) & (stop <= end_ns)
-    own = np.where(inside, ix.self_ns[idx], hits.clipped).astype(np.int64)
+    own = np.where(inside, ix.self_ns[idx], clipped).astype(np.int64)
     cut = np.flatnonzero(~inside)
     if not len(cut):
         return own
@@ -173,84 +167,85 @@ def _clipped_self(ix: PartIndex, hits: _Hits, start_ns: int, end_ns: int) -> np.
     return np.maximum(own, 0)
 
 
-def _lane_totals(ix: PartIndex, lane: int, start_ns: int, end_ns: int, with_self: bool):
-    """(name id, count, total, self, min, max) arrays of one part lane in the range."""
-    rows = [int(r) for r in ix.lanes[lane]["rows"]]
-    found = [_row_slices(ix, r, start_ns, end_ns) for r in rows]
-    hits, sums = [h for h, _ in found], [s for _, s in found]
-    idx = np.concatenate([h.idx for h in hits])
-    block_names = np.concatenate([s.name for s in sums]).astype(np.int64)
-    if not len(idx) and not len(block_names):
-        return None
-    clipped = np.concatenate([h.clipped for h in hits])
-    names = np.concatenate([np.asarray(ix.name[idx], dtype=np.int64), block_names])
-    counts = np.concatenate([np.ones(len(idx), dtype=np.int64), *[s.count for s in sums]])
-    durations = np.concatenate([clipped, *[s.total for s in sums]])
-    lows = np.concatenate([clipped, *[s.low for s in sums]])
-    highs = np.concatenate([clipped, *[s.high for s in sums]])
-    size = int(names.max()) + 1
-    count = np.bincount(names, weights=counts, minlength=size).astype(np.int64)
-    total = np.bincount(names, weights=durations, minlength=size)
-    low = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
-    high = np.zeros(size, dtype=np.int64)
-    np.minimum.at(low, names, lows)
-    np.maximum.at(high, names, highs)
-    self_ns = None
-    if with_self:
-        own = np.concatenate(
-            [
-                *[_clipped_self(ix, h, start_ns, end_ns) for h in hits],
-                *[s.self_ns for s in sums],
-            ]
-        )
-        self_ns = np.bincount(names, weights=own, minlength=size)
-    ids = np.flatnonzero(count)
-    return (
-        ids,
-        count[ids],
-        np.rint(total[ids]).astype(np.int64),
-        None if self_ns is None else np.rint(self_ns[ids]).astype(np.int64),
-        low[ids],
-        high[ids],
+def _part_totals(ix: PartIndex, rows: np.ndarray, labels: np.ndarray, start_ns, end_ns):
+    """(label, name id, count, total, self, min, max) arrays per (label, name) of the part's
+    ``rows`` in the range."""
+    lanes, local = np.unique(labels, return_inverse=True)  # the few lanes of this part
+    found = _find(ix, rows, local, start_ns, end_ns, blocks=True)
+    entries = found.entries
+    label = np.concatenate([found.label, found.block_label])
+    names = np.concatenate(
+        [np.asarray(ix.name[found.idx], np.int64), np.asarray(ix.blk_name[entries], np.int64)]
     )
+    if not len(names):
+        return None
+    clipped = found.clipped
+    counts = np.concatenate([np.ones(len(found.idx), np.int64), ix.blk_count[entries]])
+    durations = np.concatenate([clipped, ix.blk_total[entries]])
+    own = np.concatenate(
+        [_clipped_self(ix, found.idx, clipped, start_ns, end_ns), ix.blk_self[entries]]
+    )
+    n_names = int(names.max()) + 1
+    key = label * n_names + names
+    if len(lanes) * n_names <= _DENSE_KEYS:  # counted in place: no sort of the hits
+        size = len(lanes) * n_names
+        at, keys = key, np.flatnonzero(np.bincount(key, minlength=size))
+        slot = np.zeros(size, np.int64)
+        slot[keys] = np.arange(len(keys))
+        at = slot[key]
+    else:
+        keys, at = np.unique(key, return_inverse=True)
+    count = np.bincount(at, weights=counts).astype(np.int64)
+    total = np.rint(np.bincount(at, weights=durations)).astype(np.int64)
+    self_ns = np.rint(np.bincount(at, weights=own)).astype(np.int64)
+    low = np.full(len(keys), np.iinfo(np.int64).max, dtype=np.int64)
+    high = np.zeros(len(keys), dtype=np.int64)
+    np.minimum.at(low, at, np.concatenate([clipped, ix.blk_min[entries]]))
+    np.maximum.at(high, at, np.concatenate([clipped, ix.blk_max[entries]]))
+    return lanes[keys // n_names], keys % n_names, count, total, self_ns, low, high
+
+
+def _rows_by_part(lanes: list[TreeNode]) -> dict:
+    """For each part: its rows in the lanes and, per row, its lane's place in ``lanes``."""
+    out: dict = {}
+    for place, node in enumerate(lanes):
+        for part, lane in node.members:
+            rows, labels, _ = out.setdefault(part.id, ([], [], part))
+            lane_rows = [int(r) for r in part.index.lanes[lane]["rows"]]
+            rows += lane_rows
+            labels += [place] * len(lane_rows)
+    return {
+        part_id: (part, np.asarray(rows, np.int64), np.asarray(labels, np.int64))
+        for part_id, (rows, labels, part) in out.items()
+    }
 
 
 def range_totals(
     job: JobTimeline, start_ns: int, end_ns: int, track_ids: list[str]
 ) -> list[RangeRow]:
     """Rows per (track, name) of the events in [start_ns, end_ns), largest total first."""
-    out: list[RangeRow] = []
-    for node in event_lanes(job, track_ids):
-        with_self = node.kind == THREAD
-        by_name: dict[str, RangeRow] = {}
-        for part, lane in node.members:
-            found = _lane_totals(part.index, lane, start_ns, end_ns, with_self)
-            if found is None:
+    lanes = event_lanes(job, track_ids)
+    with_self = [node.kind == THREAD for node in lanes]
+    by_key: dict[tuple[int, str], RangeRow] = {}
+    for part, rows, labels in _rows_by_part(lanes).values():
+        found = _part_totals(part.index, rows, labels, start_ns, end_ns)
+        if found is None:
+            continue
+        strings = part.index.strings
+        columns = zip(*(column.tolist() for column in found), strict=True)
+        for place, name_id, count, total, self_ns, low, high in columns:
+            name = strings[name_id]
+            row = by_key.get((place, name))
+            if row is None:
+                own = self_ns if with_self[place] else None
+                by_key[place, name] = RangeRow(lanes[place].id, name, count, total, own, low, high)
                 continue
-            strings = part.index.strings
-            ids_a, count_a, total_a, self_a, low_a, high_a = found
-            ids, count, total = ids_a.tolist(), count_a.tolist(), total_a.tolist()
-            low, high = low_a.tolist(), high_a.tolist()
-            self_ns = self_a.tolist() if self_a is not None else None
-            for j, name_id in enumerate(ids):
-                row = by_name.get(strings[name_id])
-                if row is None:
-                    by_name[strings[name_id]] = RangeRow(
-                        node.id,
-                        strings[name_id],
-                        count[j],
-                        total[j],
-                        self_ns[j] if self_ns is not None else None,
-                        low[j],
-                        high[j],
-                    )
-                    continue
-                row.count += count[j]
-                row.total_ns += total[j]
-                if row.self_ns is not None and self_ns is not None:
-                    row.self_ns += self_ns[j]
-                row.min_ns, row.max_ns = min(row.min_ns, low[j]), max(row.max_ns, high[j])
-        out.extend(by_name.values())
+            row.count += count
+            row.total_ns += total
+            if row.self_ns is not None:
+                row.self_ns += self_ns
+            row.min_ns, row.max_ns = min(row.min_ns, low), max(row.max_ns, high)
+    out = list(by_key.values())
     out.sort(key=lambda r: (-r.total_ns, r.track, r.name))
     return out
 
@@ -259,22 +254,25 @@ def range_events(
     job: JobTimeline, start_ns: int, end_ns: int, track_ids: list[str], name: str, limit: int
 ) -> tuple[int, list[dict]]:
     """The events named ``name`` in the range: how many, and the earliest ``limit``."""
+    lanes = event_lanes(job, track_ids)
     picked: list[tuple[int, str, int, int, str, int]] = []
     total = 0
-    for node in event_lanes(job, track_ids):
-        for part, lane in node.members:
-            ix = part.index
-            try:
-                name_id = ix.strings.index(name)
-            except ValueError:
-                continue
-            for row in ix.lanes[lane]["rows"]:
-                hits = _row_hits(ix, int(row), start_ns, end_ns)
-                idx = hits.idx[ix.name[hits.idx] == name_id]
-                total += len(idx)
-                depth = int(ix.row_depth[row])
-                for i in idx[np.argsort(ix.start[idx], kind="stable")][:limit].tolist():
-                    picked.append((int(ix.start[i]), node.id, part.id, i, name, depth))
+    for part, rows, labels in _rows_by_part(lanes).values():
+        ix = part.index
+        try:
+            name_id = ix.strings.index(name)
+        except ValueError:
+            continue
+        found = _find(ix, rows, labels, start_ns, end_ns, blocks=False)
+        named = ix.name[found.idx] == name_id
+        idx, place = found.idx[named], found.label[named]
+        total += len(idx)
+        earliest = np.argsort(ix.start[idx], kind="stable")[:limit]
+        depth = np.asarray(ix.row_depth)[np.searchsorted(ix.row_off, idx[earliest], "right") - 1]
+        for i, lane, row_depth in zip(
+            idx[earliest].tolist(), place[earliest].tolist(), depth.tolist(), strict=True
+        ):
+            picked.append((int(ix.start[i]), lanes[lane].id, part.id, i, name, row_depth))
     picked.sort()
     events = [
         {
