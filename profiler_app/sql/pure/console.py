@@ -338,9 +338,9 @@ def _tracks_select(parts: list[StorePart]) -> str:
     )
 
 
-def _rows_with_part(parts: list[StorePart], name: str) -> str:
+def _rows_with_part(parts: list[StorePart], name: str, options: str = _BY_NAME) -> str:
     """Every column of the parts' ``name`` files, after their part, node and rank."""
-    return f"SELECT {_part_columns(name)}, f.* FROM {_from_files(parts, name, _BY_NAME)}"
+    return f"SELECT {_part_columns(name)}, f.* FROM {_from_files(parts, name, options)}"
 
 
 # A part's store is written once; the event model's columns were checked (or added) here.
@@ -456,7 +456,8 @@ def _create_views(
     if groups[totals.TOTALS_FILE]:
         con.execute(
             f"CREATE VIEW {totals.TOTALS_VIEWS['events']} AS "
-            f"{_rows_with_part(with_events, totals.TOTALS_FILE)}"
+            # One writer, one schema: no file's footer read to unify them.
+            f"{_rows_with_part(with_events, totals.TOTALS_FILE, options='')}"
         )
         con.execute(
             f"CREATE VIEW {totals.TOTALS_VIEWS['kernels']} AS "
