@@ -23,7 +23,7 @@ holds the template's events once (the replicated copies exist as aggregate rows 
 
 Last line: RESULT cluster_ranks=<n> cluster_p95_ms=<n> cluster_first_ms=<n> dashboard_p95_ms=<n>
 dashboard_first_ms=<n> diff_s=<n> events=<n> insights_done=<0|1> insights_s=<n>
-insights_peak_rss_mb=<n> analyses_mb=<n>
+insights_peak_rss_mb=<n> analyses_mb=<n> sql_group_by_ms=<n> (median of 3)
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from analysis_views import sql_ms  # noqa: E402
 from dashboard import percentile_ms, timed_requests  # noqa: E402
 from ingest import DATA, database_env  # noqa: E402
 
@@ -252,6 +253,8 @@ def main() -> None:
         flagged = sorted({f["key"] for f in body["slow"] if f["scope"] == "rank"})
         print(f"  slow ranks flagged: {flagged} (expected ['{args.ranks // 3}'])")
 
+        sql = [sql_ms(client, big)[0] for _ in range(3)]  # answered from the parts' totals
+
         dashboard_url = f"/api/jobs/{big.id}/dashboard/"
         dashboard_first = timed_requests(client, [dashboard_url])
         dashboard_times = timed_requests(client, [dashboard_url] * n)
@@ -271,6 +274,7 @@ def main() -> None:
             "dashboard API, same job, repeated": dashboard_times,
             f"compare API, 2 × {diff_ranks} ranks": api_diff,
             "compare (in process)": diff_times,
+            f"SQL group-by over {args.ranks} ranks' events": [ms / 1000 for ms in sql],
         }.items():
             print(
                 f"{label:<58} {percentile_ms(samples, 50):8.1f} {percentile_ms(samples, 95):8.1f}"
@@ -282,7 +286,8 @@ def main() -> None:
             f"dashboard_first_ms={1000 * dashboard_first[0]:.1f} "
             f"diff_s={max(max(diff_times), max(api_diff)):.3f} events={big_events} "
             f"insights_done={int(insights.status == 'done')} insights_s={insights_s:.1f} "
-            f"insights_peak_rss_mb={peak_rss_mb():.0f} analyses_mb={analyses_mb(insights):.1f}"
+            f"insights_peak_rss_mb={peak_rss_mb():.0f} analyses_mb={analyses_mb(insights):.1f} "
+            f"sql_group_by_ms={sorted(sql)[1]:.0f}"
         )
     finally:
         from django.db import connections

@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from analysis_views import GROUP_BY, range_totals, timed  # noqa: E402
+from analysis_views import SCANNING_GROUP_BY, range_totals, sql_ms, timed  # noqa: E402
 from dashboard import percentile_ms, timed_requests  # noqa: E402
 from ingest import DATA, LARGEST_SHARED, ROOT, gunzip, in_bench_database, synthesize  # noqa: E402
 from timeline import WIDTH_PX, opening_tracks, percentile, server_side, store_parts  # noqa: E402
@@ -81,24 +81,6 @@ def parse_all(part_ids: list[int], workers: int) -> tuple[float, list[dict]]:
     with ThreadPoolExecutor(workers) as pool:
         results = list(pool.map(parse, part_ids))
     return time.perf_counter() - started, results
-
-
-# The same group-by limited to a time range: no totals answer it, every event is read.
-SCANNING_GROUP_BY = GROUP_BY.replace("GROUP BY", "WHERE start_ns > 0 GROUP BY")
-
-
-def sql_ms(client, job, query: str = GROUP_BY) -> tuple[float, str]:
-    """The query's answer read whole (the rows stream; the query holds one of the console's
-    slots until its answer is closed), and what it read (``totals`` or ``events``)."""
-    began = time.perf_counter()
-    response = client.post(
-        f"/api/jobs/{job.id}/sql/", {"query": query}, content_type="application/json"
-    )
-    assert response.status_code == 200, response.content[:500]
-    body = json.loads(b"".join(response.streaming_content))
-    response.close()
-    assert body["rows"]
-    return (time.perf_counter() - began) * 1000, body["read_from"]
 
 
 def main() -> None:
@@ -164,9 +146,9 @@ def run(args: argparse.Namespace, synthetic: Path, gunzip_s: float) -> None:
     viewports = [t for times, _, _ in levels.values() for t in times]
     ranges = range_totals(client, job, body, args.ranges, rng)
     sql_runs = [sql_ms(client, job) for _ in range(args.queries)]
-    sql = [ms for ms, _ in sql_runs]
-    [read_from] = {source for _, source in sql_runs}
-    scan_ms, _ = sql_ms(client, job, SCANNING_GROUP_BY)
+    sql = [ms for ms, _, _ in sql_runs]
+    [read_from] = {source for _, source, _ in sql_runs}
+    scan_ms, _, _ = sql_ms(client, job, SCANNING_GROUP_BY)
 
     print(f"\n{args.ranks} ranks, {events:,} events")
     print(
