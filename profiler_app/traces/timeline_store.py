@@ -194,6 +194,7 @@ class TimelineWriter:
         model = EventModel(strings, facts, captured_windows_ns)
         captured_steps = []
         written = 0
+        pending: list[pa.Table] = []  # segments not yet written: one row group of them
         with pq.ParquetWriter(
             self.directory / EVENTS_FILE, STORE_SCHEMA, **PARQUET_OPTIONS
         ) as events:
@@ -207,9 +208,16 @@ class TimelineWriter:
                 captured_steps.append(columns["start_ns"][rows["is_step"] & rows["captured"]])
                 for name in MODEL_COLUMNS:
                     segment = segment.append_column(MODEL_SCHEMA.field(name), pa.array(rows[name]))
-                events.write_table(segment, row_group_size=ROW_GROUP_ROWS)
                 stats.add(segment)
                 written += segment.num_rows
+                pending.append(segment)
+                # Segments end where nothing is open, often every few thousand events: written
+                # one by one they made thousands of row groups, whose footer every reader parses.
+                if sum(t.num_rows for t in pending) >= ROW_GROUP_ROWS:
+                    _write_group(events, pending)
+                    pending = []
+            if pending:
+                _write_group(events, pending)
         # A part may hold samples but no events (a chunk cut before any annotation ended).
         tracks = stats.frame().merge(track_labels, on="track", how="left")
         pq.write_table(
@@ -221,6 +229,12 @@ class TimelineWriter:
         shutil.rmtree(self.spill, ignore_errors=True)
         steps = np.concatenate(captured_steps) if captured_steps else np.zeros(0, dtype=np.int64)
         return StoreSummary(self.directory, int(stats.n_rows.sum()), tracks, steps)
+
+
+def _write_group(writer: pq.ParquetWriter, segments: list[pa.Table]) -> None:
+    """The segments as one row group (at most twice ``ROW_GROUP_ROWS``: a window's rows)."""
+    table = pa.concat_tables(segments)
+    writer.write_table(table, row_group_size=max(table.num_rows, 1))
 
 
 def _segments(windows: Iterator[pa.Table]) -> Iterator[pa.Table]:

@@ -358,3 +358,33 @@ def test_it_switches_every_panel_to_the_complete_steps(live_server, tab, user, a
     expect(tab.get_by_label("Window")).to_have_value("complete_steps")
     expect(tab.locator(".panel-window").first).to_have_text(caption)
     screenshot(tab, "cluster-complete-steps")
+
+
+def test_kernel_time_on_two_gpus_is_a_share_of_both_gpus_time(live_server, tab, user):
+    """Two ranks, one GPU each: a kernel's share is of twice the span, as the panel says; the
+    span and the kernel times from the raw JSON of both, on one clock."""
+    from tests.timeline.jobs import parse_job
+    from tests.traces.expected import DATA, expected
+
+    traces = ["multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"]
+    job = parse_job(user, "two-gpus", [("algo-1", 0, traces[0]), ("algo-2", 1, traces[1])])
+    LoadedProfile.objects.create(user=user, job=job)
+    starts, ends, kernel_ns = [], [], Counter()
+    for trace in traces:
+        offset = expected(trace).offset_ns
+        for e in raw_events(DATA / trace):
+            if e.get("ph") in ("X", "i", "I"):
+                starts.append(ns(e["ts"]) + offset)
+                ends.append(ns(e["ts"] + e.get("dur", 0)) + offset)
+            if e.get("ph") == "X" and e.get("cat") == "kernel":
+                kernel_ns[e["name"]] += ns(e["dur"])
+    span_ns = max(ends) - min(starts)
+    top_name, top_ns = min(kernel_ns.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path="/dashboard")
+    kernels = panel(tab, "Time spent by all GPU kernels")
+    expect(kernels).to_contain_text(f"% of the 2 GPUs' time (the {seconds(span_ns)} span × 2)")
+    first = legend_rows(tab, "Time spent by all GPU kernels").first
+    expect(first.locator(".pie-name")).to_have_attribute("title", top_name)
+    expect(first).to_contain_text(seconds(top_ns) + percent(top_ns, 2 * span_ns))
+    screenshot(tab, "dashboard-two-gpus")

@@ -409,6 +409,8 @@ def _create_views(
 ) -> list[str]:
     """The views over ``parts`` (and over their event totals); the files they read (the only
     files the query may read)."""
+    # Each view and the query bind the same files: their footers are parsed once, not at each.
+    con.execute("SET parquet_metadata_cache = true")
     for variable, names in (("_kind_names", KIND_NAMES), ("_copy_names", MEMCPY_KIND_NAMES)):
         by_id = [names.get(i) for i in range(max(names) + 1)]  # an unknown id reads as NULL
         con.execute(f"SET VARIABLE {variable} = ?::VARCHAR[]", [by_id])
