@@ -49,13 +49,7 @@ function KInput({ onK, chart }: { onK: (k: number) => void; chart: string }) {
   );
 }
 
-export function KernelTimePanels({
-  kernels,
-  gpuTime,
-}: {
-  kernels: KernelTop;
-  gpuTime: GpuTime;
-}) {
+export function KernelTimePanels({ kernels, gpuTime }: { kernels: KernelTop; gpuTime: GpuTime }) {
   const [k, setK] = useState(DEFAULT_K);
   const all = useMemo(
     () => kernelTimeSlices(kernels, { k, withOther: true, gpuTime }),

@@ -119,11 +119,7 @@ describe("dashboard slices", () => {
 
   it("gives kernel precision as shares of kernel time", () => {
     expect(
-      precisionSlices(data.precision.rows, oneGpu).map((s) => [
-        s.name,
-        s.valueText,
-        s.shareText,
-      ]),
+      precisionSlices(data.precision.rows, oneGpu).map((s) => [s.name, s.valueText, s.shareText]),
     ).toEqual([
       ["FP32", "0.240000 s", "96.0%"],
       ["INT64", "0.010000 s", "4.0%"],

@@ -58,7 +58,11 @@ export function gpuTime(spanNs: number, gpus: number): GpuTime {
   const span = formatSeconds(spanNs);
   if (gpus <= 1) return { ns: spanNs, label: "the profile", caption: `the profile's ${span} span` };
   const label = `the ${formatCount(gpus)} GPUs' time`;
-  return { ns: spanNs * gpus, label, caption: `${label} (the ${span} span × ${formatCount(gpus)})` };
+  return {
+    ns: spanNs * gpus,
+    label,
+    caption: `${label} (the ${span} span × ${formatCount(gpus)})`,
+  };
 }
 
 type KernelSliceOptions = { k: number; withOther: boolean; gpuTime: GpuTime };
