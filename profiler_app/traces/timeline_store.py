@@ -210,14 +210,10 @@ class TimelineWriter:
                     segment = segment.append_column(MODEL_SCHEMA.field(name), pa.array(rows[name]))
                 stats.add(segment)
                 written += segment.num_rows
-                pending.append(segment)
                 # Segments end where nothing is open, often every few thousand events: written
                 # one by one they made thousands of row groups, whose footer every reader parses.
-                if sum(t.num_rows for t in pending) >= ROW_GROUP_ROWS:
-                    _write_group(events, pending)
-                    pending = []
-            if pending:
-                _write_group(events, pending)
+                pending = _write_groups(events, [*pending, segment])
+            _write_groups(events, pending, last=True)
         # A part may hold samples but no events (a chunk cut before any annotation ended).
         tracks = stats.frame().merge(track_labels, on="track", how="left")
         pq.write_table(
@@ -231,10 +227,18 @@ class TimelineWriter:
         return StoreSummary(self.directory, int(stats.n_rows.sum()), tracks, steps)
 
 
-def _write_group(writer: pq.ParquetWriter, segments: list[pa.Table]) -> None:
-    """The segments as one row group (at most twice ``ROW_GROUP_ROWS``: a window's rows)."""
+def _write_groups(
+    writer: pq.ParquetWriter, segments: list[pa.Table], last: bool = False
+) -> list[pa.Table]:
+    """Writes the segments' rows as row groups of ``ROW_GROUP_ROWS``; the rows short of a
+    whole group wait for the next segments (``last``: are written too)."""
+    rows = sum(t.num_rows for t in segments)
+    whole = rows if last else rows - rows % ROW_GROUP_ROWS
+    if not whole:
+        return segments
     table = pa.concat_tables(segments)
-    writer.write_table(table, row_group_size=max(table.num_rows, 1))
+    writer.write_table(table.slice(0, whole), row_group_size=ROW_GROUP_ROWS)
+    return [table.slice(whole)] if whole < rows else []
 
 
 def _segments(windows: Iterator[pa.Table]) -> Iterator[pa.Table]:
