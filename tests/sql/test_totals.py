@@ -130,3 +130,12 @@ def test_the_kernel_totals_equal_the_raw_json(parts):
         if not name.startswith(("Memcpy", "Memset"))
     }
     assert got == want and len(got) > 10
+
+
+def test_the_documented_columns_are_the_events_views(parts):
+    """The rewrite tells columns from select aliases by the documented list: it must be the
+    view's."""
+    from profiler_app.sql.pure.console import SCHEMA
+
+    view = run_query(parts, "SELECT * FROM events LIMIT 1").columns
+    assert set(view) == {column for column, _, _ in SCHEMA["events"]["columns"]}
