@@ -139,3 +139,38 @@ def test_the_documented_columns_are_the_events_views(parts):
 
     view = run_query(parts, "SELECT * FROM events LIMIT 1").columns
     assert set(view) == {column for column, _, _ in SCHEMA["events"]["columns"]}
+
+
+@pytest.mark.parametrize("view", ["events", "kernels"])
+def test_the_totals_connection_binds_a_query_over_the_views_columns(parts, view):
+    """Before the rewrite a query is bound over empty views of the documented columns (to
+    name the answer's columns): they must be the real views' names and types (in any order: a
+    query naming no column, ``*``, reads the events)."""
+    from profiler_app.sql.pure.console import Limits, connect
+
+    real = run_query(parts, f"SELECT * FROM {view} LIMIT 0", use_totals=False)
+    con = connect(parts, Limits(), totals_only=True)
+    try:
+        stand_in = con.sql(f"SELECT * FROM {view}")
+        got = dict(zip(stand_in.columns, map(str, stand_in.types), strict=True))
+        assert got == dict(zip(real.columns, real.types, strict=True))
+    finally:
+        con.close()
+
+
+def test_a_query_answered_from_the_totals_reads_no_part_s_strings_or_events(parts, tmp_path):
+    """Over a thousand parts, reading every part's strings took most of a second: a query
+    the totals answer must not touch them (here they are gone, and it still answers)."""
+    import dataclasses
+    import shutil
+
+    stripped = []
+    for part in parts:
+        copy = tmp_path / part.directory.name
+        shutil.copytree(part.directory, copy)
+        (copy / "strings.parquet").unlink()
+        stripped.append(dataclasses.replace(part, directory=copy))
+    query = SAME_FROM_TOTALS[0]
+    assert run_query(stripped, query).rows == run_query(parts, query, use_totals=False).rows
+    with pytest.raises(Exception, match="strings.parquet"):
+        run_query(stripped, query, use_totals=False)

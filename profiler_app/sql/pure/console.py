@@ -367,7 +367,7 @@ def write_totals(directory: str | Path) -> None:
     try:
         con.execute("SET threads = 1")
         con.execute("SET memory_limit = '256MB'")
-        _create_views(con, [StorePart(0, "", 0, Path(directory))], with_totals=False)
+        _create_views(con, [StorePart(0, "", 0, Path(directory))])
         con.execute(f"COPY ({totals.TOTALS_SELECT}) TO {_quote(str(staging))} (FORMAT parquet)")
     finally:
         con.close()
@@ -404,11 +404,8 @@ def _strings(con: duckdb.DuckDBPyConnection, parts: list[StorePart], with_events
     con.execute("ALTER TABLE _strings DROP COLUMN _file")
 
 
-def _create_views(
-    con: duckdb.DuckDBPyConnection, parts: list[StorePart], with_totals: bool = True
-) -> list[str]:
-    """The views over ``parts`` (and over their event totals); the files they read (the only
-    files the query may read)."""
+def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> list[str]:
+    """The views over ``parts``; the files they read (the only files the query may read)."""
     # Each view and the query bind the same files: their footers are parsed once, not at each.
     con.execute("SET parquet_metadata_cache = true")
     for variable, names in (("_kind_names", KIND_NAMES), ("_copy_names", MEMCPY_KIND_NAMES)):
@@ -417,14 +414,10 @@ def _create_views(
     with_events = [p for p in parts if (p.directory / EVENTS_FILE).exists()]
     for part in with_events:
         _ensure_event_model(part.directory)
-    if with_events and with_totals:
-        for part in with_events:
-            ensure_totals(part.directory)
     groups = {
         STRINGS_FILE: parts,
         EVENTS_FILE: with_events,
         TRACKS_FILE: with_events,
-        totals.TOTALS_FILE: with_events if with_totals else [],
         MEMORY_FILE: [p for p in parts if (p.directory / MEMORY_FILE).exists()],
     }
     for name, group in groups.items():
@@ -455,16 +448,6 @@ def _create_views(
     else:
         con.execute("CREATE VIEW kernels AS SELECT * FROM events")
         con.execute("CREATE VIEW steps AS SELECT * FROM events")
-    if groups[totals.TOTALS_FILE]:
-        con.execute(
-            f"CREATE VIEW {totals.TOTALS_VIEWS['events']} AS "
-            # One writer, one schema: no file's footer read to unify them.
-            f"{_rows_with_part(with_events, totals.TOTALS_FILE, options='')}"
-        )
-        con.execute(
-            f"CREATE VIEW {totals.TOTALS_VIEWS['kernels']} AS "
-            f"SELECT * FROM {totals.TOTALS_VIEWS['events']} WHERE kind = 'kernel'"
-        )
     if groups[MEMORY_FILE]:
         con.execute(f"CREATE VIEW memory AS {_rows_with_part(groups[MEMORY_FILE], MEMORY_FILE)}")
     return [str(p.directory / name) for name, group in groups.items() for p in group]
@@ -505,11 +488,41 @@ def only_select(query: str) -> str:
     return statement.query
 
 
-def connect(parts: list[StorePart], limits: Limits) -> duckdb.DuckDBPyConnection:
-    """A connection with the views over ``parts``, already locked."""
+def _create_totals_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> list[str]:
+    """Enough to bind a query and answer it from the event totals: the totals views, and
+    ``events`` and ``kernels`` as empty views of their documented columns. No part's strings or
+    events are read (over a thousand parts, reading their strings alone takes most of a
+    second). The files they read."""
+    con.execute("SET parquet_metadata_cache = true")
+    with_events = [p for p in parts if (p.directory / EVENTS_FILE).exists()]
+    for part in with_events:
+        _ensure_event_model(part.directory)
+        ensure_totals(part.directory)
+    _set_parts(con, totals.TOTALS_FILE, with_events)
+    for view in ("events", "kernels"):
+        columns = ", ".join(f"NULL::{kind} AS {name}" for name, kind, _ in SCHEMA[view]["columns"])
+        con.execute(f"CREATE VIEW {view} AS SELECT * FROM (SELECT {columns}) WHERE false")
+    if with_events:
+        con.execute(
+            f"CREATE VIEW {totals.TOTALS_VIEWS['events']} AS "
+            # One writer, one schema: no file's footer read to unify them.
+            f"{_rows_with_part(with_events, totals.TOTALS_FILE, options='')}"
+        )
+        con.execute(
+            f"CREATE VIEW {totals.TOTALS_VIEWS['kernels']} AS "
+            f"SELECT * FROM {totals.TOTALS_VIEWS['events']} WHERE kind = 'kernel'"
+        )
+    return [str(p.directory / totals.TOTALS_FILE) for p in with_events]
+
+
+def connect(
+    parts: list[StorePart], limits: Limits, totals_only: bool = False
+) -> duckdb.DuckDBPyConnection:
+    """A connection with the views over ``parts``, already locked (``totals_only``: only what
+    answers from the event totals, ``_create_totals_views``)."""
     con = duckdb.connect(":memory:", config={"autoload_known_extensions": False})
     try:
-        files = _create_views(con, parts)
+        files = _create_totals_views(con, parts) if totals_only else _create_views(con, parts)
         _lock(con, files, limits)
     except BaseException:
         con.close()
@@ -528,18 +541,22 @@ def _scalar_functions() -> frozenset[str]:
 
 
 def _over_totals(
-    con: duckdb.DuckDBPyConnection, statement: str, relation: duckdb.DuckDBPyRelation
-) -> duckdb.DuckDBPyRelation | None:
-    """``relation`` (``statement``, bound) over the parts' event totals, when it means the same
-    there (``sql.pure.totals``)."""
-    if not con.execute(
-        "SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [totals.TOTALS_VIEWS["events"]]
-    ).fetchall()[0][0]:
-        return None
-    rewritten = totals.rewrite(
-        con, statement, _EVENT_VIEW_COLUMNS, relation.columns, _scalar_functions()
-    )
-    return con.sql(rewritten) if rewritten else None
+    parts: list[StorePart], statement: str, limits: Limits
+) -> tuple[duckdb.DuckDBPyConnection, duckdb.DuckDBPyRelation] | None:
+    """A connection to the parts' event totals and ``statement`` over them, bound, when it means
+    the same there (``sql.pure.totals``); None when it must read the events."""
+    con = connect(parts, limits, totals_only=True)
+    try:
+        relation = con.sql(statement)  # over the empty views: names the answer's columns
+        rewritten = totals.rewrite(
+            con, statement, _EVENT_VIEW_COLUMNS, relation.columns, _scalar_functions()
+        )
+        if rewritten:
+            return con, con.sql(rewritten)
+    except duckdb.Error:  # reads another view, or is wrong: the events' connection says how
+        pass
+    con.close()
+    return None
 
 
 def open_query(
@@ -552,7 +569,8 @@ def open_query(
     limits = limits or Limits()
     statement = only_select(query)
     started = time.monotonic()
-    con = connect(parts, limits)
+    over_totals = _over_totals(parts, statement, limits) if use_totals else None
+    con = connect(parts, limits) if over_totals is None else over_totals[0]
     timed_out = threading.Event()
 
     def interrupt() -> None:
@@ -562,11 +580,11 @@ def open_query(
     timer = threading.Timer(limits.timeout_s, interrupt)
     timer.start()
     try:
-        relation = con.sql(statement)  # bound, not run yet
-        over_totals = _over_totals(con, statement, relation) if use_totals else None
+        # Bound, not run yet.
+        relation = con.sql(statement) if over_totals is None else over_totals[1]
         answer = Answer(
             con,
-            relation if over_totals is None else over_totals,
+            relation,
             max_rows=limits.max_rows,
             max_bytes=limits.max_bytes,
             timeout_s=limits.timeout_s,
