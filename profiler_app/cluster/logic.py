@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import pandas as pd
 from django.db import transaction
 
 from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import TrainingJob
-from profiler_app.insights.pure.analyses import RankTrace
-from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
 from profiler_app.traces.window import (
     COMPLETE_STEPS,
     IN_BOTH,
@@ -17,10 +16,9 @@ from profiler_app.traces.window import (
 )
 
 
-def save_collective_waits(job: TrainingJob, traces: list[RankTrace]) -> None:
-    """Replace the job's per-rank collective waits with those of ``traces`` (all its ranks), in
-    each window: one row for both where the windows agree."""
-    waits = collective_waits_by_window(traces)
+def save_collective_waits(job: TrainingJob, waits: dict[str, pd.DataFrame]) -> None:
+    """Replace the job's per-rank collective waits with ``waits`` (each window's, over all its
+    ranks: ``collective_waits_by_window``): one row for both where the windows agree."""
     whole, complete = waits[WHOLE_TRACE], waits[COMPLETE_STEPS]
     if whole.equals(complete):
         by_bits = {IN_BOTH: whole}

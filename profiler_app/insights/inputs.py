@@ -7,8 +7,10 @@ rows and the framework time of the parsed events (``job_data``).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from itertools import groupby
+from operator import attrgetter
 
 import numpy as np
 import pandas as pd
@@ -18,10 +20,7 @@ from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJ
 from profiler_app.insights.pure import frames
 from profiler_app.insights.pure.analyses import RankTrace
 from profiler_app.insights.pure.analyses.events import STRING_COLUMNS
-from profiler_app.insights.pure.analyses.framework import (
-    framework_from_events,
-    metrics_from_samples,
-)
+from profiler_app.insights.pure.analyses.framework import metrics_from_samples
 from profiler_app.insights.pure.frames import JobData
 from profiler_app.profiles.figures import in_window, window_info
 from profiler_app.profiles.models import PartSummary, Step, UtilizationPoint
@@ -47,7 +46,9 @@ def _chunk_samples(name: str) -> tuple[dict, dict[int, int]]:
     return samples, {int(d["index"]): int(d["total_memory_bytes"]) for d in devices}
 
 
-def job_data(job: TrainingJob, traces: list[RankTrace], window: str | None = None) -> JobData:
+def job_data(job: TrainingJob, framework: list[pd.DataFrame], window: str | None = None) -> JobData:
+    """What the system rules read of the job; ``framework``: each rank's
+    ``framework_from_events``."""
     collector_parts = list(
         ProfilePart.objects.filter(job=job, kind=PartKind.COLLECTOR, state=PartState.DONE)
         .select_related("node")
@@ -62,7 +63,6 @@ def job_data(job: TrainingJob, traces: list[RankTrace], window: str | None = Non
     measured = pd.concat(metrics, ignore_index=True) if metrics else JobData.empty().metrics
     derived = _kernel_busy_gpu_utilization(job, measured, window)
     steps = _steps(job, window)
-    framework = [framework_from_events(t) for t in traces]
     return JobData(
         pd.concat([measured, derived], ignore_index=True) if len(derived) else measured,
         steps,
@@ -109,14 +109,18 @@ def _steps(job: TrainingJob, window: str | None) -> pd.DataFrame:
     return frames.steps_frame(rank, node, step, name, start_ns, dur_ns, mode)
 
 
-def rank_traces(job: TrainingJob) -> list[RankTrace]:
-    """One trace per rank, merging the rank's parts (several chunks, or trace files)."""
-    by_rank: dict[int, list[RankTrace]] = defaultdict(list)
+def each_rank_trace(job: TrainingJob) -> Iterator[RankTrace]:
+    """One trace per rank in rank order, merging the rank's parts (several chunks, or trace
+    files), each read only when asked for: a job's ranks one at a time."""
     summaries = PartSummary.objects.filter(job=job, part__state=PartState.DONE, n_events__gt=0)
-    for summary in summaries.order_by("rank", "part_id"):
-        trace = RankTrace.from_store(summary.rank, summary.store_dir, summary.part_id)
-        by_rank[summary.rank].append(trace)
-    return [merge(rank, parts) for rank, parts in sorted(by_rank.items())]
+    listed = list(summaries.order_by("rank", "part_id"))  # rows only: no events read yet
+    for rank, parts in groupby(listed, key=attrgetter("rank")):
+        yield merge(rank, [RankTrace.from_store(rank, p.store_dir, p.part_id) for p in parts])
+
+
+def rank_traces(job: TrainingJob) -> list[RankTrace]:
+    """Every rank's trace (``each_rank_trace``) at once."""
+    return list(each_rank_trace(job))
 
 
 def merge(rank: int, parts: list[RankTrace]) -> RankTrace:

@@ -21,12 +21,12 @@ from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.heartbeat import Heartbeat
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.core.text import clean_json, storable
-from profiler_app.insights.inputs import job_data, rank_traces
+from profiler_app.insights.inputs import each_rank_trace, job_data
 from profiler_app.insights.models import InsightsStatus, JobInsights, RuleOverrides
-from profiler_app.insights.pure.analyses import analyze
+from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
+from profiler_app.insights.pure.by_rank import insights_by_rank
 from profiler_app.insights.pure.report import profiler_report, report_json
 from profiler_app.insights.pure.rules import params_from_overrides
-from profiler_app.insights.pure.rules.recommendations import recommend
 from profiler_app.insights.summaries import analyses_json
 from profiler_app.profiles.figures import window_info
 
@@ -293,15 +293,16 @@ def _compute(job_id: int, window: str) -> dict[str, Any]:
     """The fields a run in ``window`` stores: its results, or the failure."""
     job = TrainingJob.objects.get(pk=job_id)
     try:
-        traces = rank_traces(job)
-        save_collective_waits(job, traces)
         overrides = overrides_of(job)
         params = params_from_overrides(overrides)
-        analyses = analyze(traces, params, window=window) if traces else None
-        found = tuple(recommend(analyses, params)) if analyses is not None else ()
-        data = job_data(job, traces, window)
-        report = profiler_report(data, overrides, job.name, found, job.pk)
-        summary = analyses_json(analyses) if analyses is not None else {}
+        # A rank at a time: a job's ranks are never all in memory.
+        read = insights_by_rank(each_rank_trace(job), params, window)
+        save_collective_waits(
+            job, read.collective_waits if read else collective_waits_by_window([])
+        )
+        data = job_data(job, read.framework if read else [], window)
+        report = profiler_report(data, overrides, job.name, read.found if read else (), job.pk)
+        summary = analyses_json(read.analyses) if read else {}
         # Which window these results cover, as every page names it.
         summary["window"] = window_info(job, window)
         # Names from traces may hold what Postgres refuses in text (NUL): the report quotes them.

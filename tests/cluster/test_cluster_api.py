@@ -9,6 +9,7 @@ from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest import logic as ingest
 from profiler_app.insights.inputs import rank_traces
+from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
 from profiler_app.profiles.models import CollectiveStat, RankOverlap, StepBreakdown
 from tests.cluster import raw
 from tests.ingest.helpers import upload, wait_parsed
@@ -65,18 +66,20 @@ def test_it_measures_each_ranks_wait_in_the_collectives(api, user):
     # Before the job-level pass (the insights task) has seen all ranks: not known yet.
     assert [r["wait_ns"] for r in api.get(url).json()["collective_ranks"]] == [None, None]
 
-    save_collective_waits(job, rank_traces(job))  # as the insights task does
+    save_collective_waits(
+        job, collective_waits_by_window(rank_traces(job))
+    )  # as the insights task does
     rows = api.get(url).json()["collective_ranks"]
     waits = raw.collective_waits([RANK0, RANK1])
     assert {r["rank"]: (r["count"], r["wait_ns"], r["max_wait_ns"]) for r in rows} == waits
     assert all(wait > 0 for _, wait, _ in waits.values())  # each rank waited at some call
 
     # Run again (new parts, new parameters): the job's rows are replaced, not added to.
-    save_collective_waits(job, rank_traces(job))
+    save_collective_waits(job, collective_waits_by_window(rank_traces(job)))
     assert CollectiveWait.objects.filter(job=job).count() == 2 * 2  # a row per window
     # One rank alone has nobody to wait for: not derivable.
     single = parse_job(user, "one-rank", [("algo-1", 0, RANK0)])
-    save_collective_waits(single, rank_traces(single))
+    save_collective_waits(single, collective_waits_by_window(rank_traces(single)))
     [row] = api.get(f"/api/jobs/{single.id}/cluster/").json()["collective_ranks"]
     assert row["wait_ns"] is None
 
@@ -84,7 +87,7 @@ def test_it_measures_each_ranks_wait_in_the_collectives(api, user):
 @pytest.mark.django_db
 def test_it_measures_the_waits_in_the_jobs_window(api, user):
     job = parse_job(user, "two-ranks", [("algo-1", 0, RANK0), ("algo-2", 1, RANK1)])
-    save_collective_waits(job, rank_traces(job))
+    save_collective_waits(job, collective_waits_by_window(rank_traces(job)))
     url = f"/api/jobs/{job.id}/cluster/"
 
     def waits() -> dict[int, tuple[int, int, int]]:

@@ -13,6 +13,7 @@ from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import JobStatus, TrainingJob
 from profiler_app.insights.inputs import rank_traces
+from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.cluster import raw
 from tests.timeline.jobs import parse_job, parse_stored
@@ -109,7 +110,9 @@ def test_it_keeps_the_cluster_answer_per_step_until_the_waits_are_replaced(api, 
     one = api.get(url, {"step": 552}).json()
     assert one["step"] == 552 and one["ranks"] != first["ranks"]
 
-    save_collective_waits(job, rank_traces(job))  # as the insights task does
+    save_collective_waits(
+        job, collective_waits_by_window(rank_traces(job))
+    )  # as the insights task does
     rows = api.get(url).json()["collective_ranks"]
     waits = raw.collective_waits(ranks)
     assert {r["rank"]: (r["count"], r["wait_ns"], r["max_wait_ns"]) for r in rows} == waits

@@ -10,6 +10,7 @@ from playwright.sync_api import Page, expect
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import LoadedProfile, TrainingJob
 from profiler_app.insights.inputs import rank_traces
+from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
 from tests.cluster import raw
 from tests.e2e.conftest import screenshot, sign_in
 from tests.timeline.jobs import parse_job, parse_paths
@@ -43,7 +44,9 @@ def four_ranks(user, tmp_path):
             ("algo-2", rank, raw.write_scaled(RANK0, tmp_path / f"r{rank}.json.gz", scale, rank))
         )
     job = parse_paths(user, "four-ranks", paths, status="completed")
-    save_collective_waits(job, rank_traces(job))  # as the insights task does after the parts
+    save_collective_waits(
+        job, collective_waits_by_window(rank_traces(job))
+    )  # as the insights task does after the parts
     LoadedProfile.objects.create(user=user, job=job)
     job.paths = [path for _, _, path in paths]
     return job
@@ -115,7 +118,7 @@ def test_it_compares_two_jobs_from_a_shareable_link(tab: Page, live_server, user
 
 def test_it_follows_the_window_in_the_collective_waits(tab: Page, live_server, user):
     job = parse_job(user, "two-ranks", [("algo-1", 0, RANK0), ("algo-2", 1, RANK1)])
-    save_collective_waits(job, rank_traces(job))
+    save_collective_waits(job, collective_waits_by_window(rank_traces(job)))
     LoadedProfile.objects.create(user=user, job=job)
     sign_in(tab, live_server.url, "alice", "alice-password-1", "/cluster")
     waits = tab.get_by_role("table", name="Collective waits per rank")

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from profiler_app.insights.pure.analyses import RankTrace, analyze
+from profiler_app.insights.pure.by_rank import insights_by_rank
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.recommendations import recommend
 from profiler_app.traces import ingest_trace
@@ -83,6 +84,8 @@ def judge(traces: list[tuple[Trace, int]], tmp_path, overrides=None) -> dict[str
         ranks.append(RankTrace.from_store(rank, tmp_path / f"store{rank}", part_id=40 + rank))
     params = params_from_overrides(overrides)
     results = recommend(analyze(ranks, params), params)
+    # The insights task judges a rank at a time: the same results.
+    assert insights_by_rank(iter(ranks), params).found == tuple(results)
     return {r.rule: r for r in results}
 
 

@@ -30,6 +30,7 @@ from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.core.models import TrainingJob
 from profiler_app.insights import inputs, logic
 from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.insights.pure.analyses.framework import framework_from_events
 from profiler_app.insights.pure.frames import JobData
 from profiler_app.insights.pure.rules import RuleResult, evaluate_rules, params_from_overrides
 from tests.conftest import DATA_DIR
@@ -160,7 +161,8 @@ def analysed(name: str, chunks: list[Path], started_ns: int, ended_ns: int) -> t
         logic.compute(job.id, JobInsights.objects.get(job=job).generation)
         row = JobInsights.objects.get(job=job)
         assert row.status == InsightsStatus.DONE, row.error
-        data = inputs.job_data(job, inputs.rank_traces(job))
+        framework = [framework_from_events(t) for t in inputs.rank_traces(job)]
+        data = inputs.job_data(job, framework)
         return {r["rule"]: r for r in row.report["rules"]}, data
     finally:
         delete_job(job)

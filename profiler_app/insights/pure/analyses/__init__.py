@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pandas as pd
@@ -49,6 +49,7 @@ __all__ = [
     "RankTrace",
     "TraceAnalyses",
     "analyze",
+    "combine_analyses",
     "drop_last_step",
 ]
 
@@ -186,3 +187,21 @@ def analyze(
         window=tuple(gpu),
         runtime_cutoff_ns=runtime_cutoff_ns,
     )
+
+
+def combine_analyses(per_rank: list[TraceAnalyses]) -> TraceAnalyses:
+    """One analysis of the job from each rank's own (``analyze`` of that rank alone, in rank
+    order): every table is per rank, so the job's is theirs one after another. The events
+    they covered are not kept (``window`` is empty): read a rank at a time, a job's ranks never
+    have to be held at once."""
+    if not per_rank:
+        return analyze([])
+    tables = {}
+    for column in fields(TraceAnalyses):
+        if column.name in ("window", "runtime_cutoff_ns"):
+            continue
+        frames = [getattr(a, column.name) for a in per_rank]
+        # An empty table's columns carry no dtype: it would turn the others' into objects.
+        found = [frame for frame in frames if len(frame)] or frames[:1]
+        tables[column.name] = pd.concat(found, ignore_index=True) if len(found) > 1 else found[0]
+    return TraceAnalyses(**tables, runtime_cutoff_ns=per_rank[0].runtime_cutoff_ns)

@@ -17,6 +17,7 @@ step annotations is one inferred step spanning its GPU work.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -283,7 +284,10 @@ def _collective_labels(trace: RankTrace, comm: pd.DataFrame) -> np.ndarray:
     return labels[inverse.reshape(-1)]
 
 
-def collective_waits(traces: list[RankTrace]) -> pd.DataFrame:
+_WAIT_COLUMNS = ["rank", "collective", "calls", "wait_ns", "max_wait_ns"]
+
+
+def collective_waits(traces: Iterable[RankTrace]) -> pd.DataFrame:
     """Per rank and collective: the calls matched across ranks and the time the rank's kernels
     waited in them for the last rank to arrive.
 
@@ -298,27 +302,34 @@ def collective_waits(traces: list[RankTrace]) -> pd.DataFrame:
 
     Columns: rank, collective, calls, wait_ns, max_wait_ns.
     """
-    columns = ["rank", "collective", "calls", "wait_ns", "max_wait_ns"]
-    starts = []
-    for trace in traces:
-        ops = trace.gpu_ops
-        comm = ops[ops["type"] == COMM]
-        if comm.empty:
-            continue
-        frame = pd.DataFrame(
-            {
-                "rank": trace.rank,
-                "collective": _collective_labels(trace, comm),
-                "start_ns": comm["start_ns"].to_numpy(np.int64),
-                "dur_ns": comm["dur_ns"].to_numpy(np.int64),
-            }
-        ).sort_values(["collective", "start_ns"], kind="stable")
-        frame["call"] = frame.groupby("collective").cumcount()
-        starts.append(frame)
-    ranks = {trace.rank for trace in traces}
-    if len(ranks) < 2 or not starts:
-        return _empty_per_collective(columns)
-    calls = pd.concat(starts, ignore_index=True)
+    return match_collective_calls([(trace.rank, collective_calls(trace)) for trace in traces])
+
+
+def collective_calls(trace: RankTrace) -> pd.DataFrame:
+    """The rank's communication kernels, numbered per collective in start order: rank,
+    collective, start_ns, dur_ns, call (what ``match_collective_calls`` matches across ranks;
+    a few rows per step, so a job's ranks can be read one at a time)."""
+    ops = trace.gpu_ops
+    comm = ops[ops["type"] == COMM]
+    frame = pd.DataFrame(
+        {
+            "rank": np.full(len(comm), trace.rank, np.int64),
+            "collective": _collective_labels(trace, comm) if len(comm) else np.array([], object),
+            "start_ns": comm["start_ns"].to_numpy(np.int64),
+            "dur_ns": comm["dur_ns"].to_numpy(np.int64),
+        }
+    ).sort_values(["collective", "start_ns"], kind="stable")
+    frame["call"] = frame.groupby("collective").cumcount()
+    return frame
+
+
+def match_collective_calls(per_rank_calls: list[tuple[int, pd.DataFrame]]) -> pd.DataFrame:
+    """``collective_waits`` from every rank's ``collective_calls`` ((rank, calls) per rank)."""
+    ranks = {rank for rank, _ in per_rank_calls}
+    found = [frame for _, frame in per_rank_calls if len(frame)]
+    if len(ranks) < 2 or not found:
+        return _empty_per_collective(_WAIT_COLUMNS)
+    calls = pd.concat(found, ignore_index=True)
     per_rank = calls.groupby(["collective", "rank"]).size().unstack("rank")
     matched = per_rank.index[
         per_rank.notna().all(axis=1)
@@ -331,24 +342,45 @@ def collective_waits(traces: list[RankTrace]) -> pd.DataFrame:
     table = calls.groupby(["rank", "collective"], sort=True).agg(
         calls=("wait_ns", "size"), wait_ns=("wait_ns", "sum"), max_wait_ns=("wait_ns", "max")
     )
-    return table.reset_index()[columns]
+    return table.reset_index()[_WAIT_COLUMNS]
 
 
-def collective_waits_by_window(traces: list[RankTrace]) -> dict[str, pd.DataFrame]:
-    """``collective_waits`` in each window (``traces.window``), over the steps Kineto recorded
-    (``captured_only``): the whole trace, and the complete steps, where each rank keeps the calls
-    launched before its last profiler step and the calls are matched among those (a collective
-    one rank's cut leaves a call fewer of is then not derivable)."""
-    whole, complete = [], []
-    for trace in map(captured_only, traces):
-        # Only the GPU ops count here: copy those rows, not the whole trace, per window.
-        events = trace.events
-        gpu = events["kind"].isin(GPU_OP_KINDS).to_numpy()
-        kept = complete_steps_rows(trace)
-        columns = [c for c in STORE_COLUMNS if c in events]
-        whole.append(replace(trace, events=rows_where(events[columns], gpu)))
-        complete.append(replace(trace, events=rows_where(events[columns], gpu & kept)))
-    return {WHOLE_TRACE: collective_waits(whole), COMPLETE_STEPS: collective_waits(complete)}
+def collective_calls_by_window(trace: RankTrace) -> dict[str, pd.DataFrame]:
+    """The rank's ``collective_calls`` in each window (``traces.window``), over the steps Kineto
+    recorded (``captured_only``): the whole trace, and the complete steps, where the rank keeps
+    the calls launched before its last profiler step."""
+    trace = captured_only(trace)
+    # Only the GPU ops count here: copy those rows, not the whole trace, per window.
+    events = trace.events
+    gpu = events["kind"].isin(GPU_OP_KINDS).to_numpy()
+    kept = complete_steps_rows(trace)
+    columns = [c for c in STORE_COLUMNS if c in events]
+    return {
+        WHOLE_TRACE: collective_calls(replace(trace, events=rows_where(events[columns], gpu))),
+        COMPLETE_STEPS: collective_calls(
+            replace(trace, events=rows_where(events[columns], gpu & kept))
+        ),
+    }
+
+
+def collective_waits_by_window(traces: Iterable[RankTrace]) -> dict[str, pd.DataFrame]:
+    """``collective_waits`` in each window, the calls matched among those each rank keeps
+    there (a collective one rank's cut leaves a call fewer of is then not derivable)."""
+    return match_calls_by_window(
+        [(trace.rank, collective_calls_by_window(trace)) for trace in traces]
+    )
+
+
+def match_calls_by_window(
+    per_rank_calls: list[tuple[int, dict[str, pd.DataFrame]]],
+) -> dict[str, pd.DataFrame]:
+    """``collective_waits_by_window`` from every rank's ``collective_calls_by_window``."""
+    return {
+        window: match_collective_calls(
+            [(rank, by_window[window]) for rank, by_window in per_rank_calls]
+        )
+        for window in (WHOLE_TRACE, COMPLETE_STEPS)
+    }
 
 
 @dataclass(frozen=True)

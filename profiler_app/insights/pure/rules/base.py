@@ -211,6 +211,8 @@ def short_job_verdict(
     )
 
 
+# What a rule raises on data it was not written for (it is then "not evaluated", not a crash).
+RULE_ERRORS = (ArithmeticError, LookupError, TypeError, ValueError)
 UNREADABLE = (
     "this data has a shape the rule cannot read (a trace from another tool, or one it was not "
     "written for); the other rules are unaffected, and the worker's log has the details"
@@ -223,7 +225,9 @@ class RuleSpec:
 
     name: str
     params: type
-    evaluate: Callable[[JobData, Any], RuleResult]
+    # Of the job's data (``JobData``) for a system rule, of its trace analyses for a
+    # recommendation.
+    evaluate: Callable[[Any, Any], RuleResult]
     summary: str
 
     def judge(self, data: Any, params: Any) -> RuleResult:
@@ -231,7 +235,7 @@ class RuleSpec:
         a message that says so: one rule's exception never costs the job its other insights."""
         try:
             return self.evaluate(data, params)
-        except (ArithmeticError, LookupError, TypeError, ValueError):
+        except RULE_ERRORS:
             log.exception("Rule %s failed", self.name)
             return not_evaluated(self.name, params, UNREADABLE)
 

@@ -15,14 +15,21 @@ from profiler_app.insights.pure.analyses import TraceAnalyses
 from profiler_app.insights.pure.rules.base import RuleResult, RuleSpec
 from profiler_app.insights.pure.rules.recommendations.device import (
     COMMUNICATION,
+    COMMUNICATION_BY_RANK,
     HOST_TO_DEVICE_COPIES,
+    HOST_TO_DEVICE_COPIES_BY_RANK,
     TENSOR_CORES,
+    TENSOR_CORES_BY_RANK,
 )
 from profiler_app.insights.pure.rules.recommendations.host import (
     DATA_LOADING,
+    DATA_LOADING_BY_RANK,
     LAUNCH_OVERHEAD,
+    LAUNCH_OVERHEAD_BY_RANK,
     SYNCHRONIZATION,
+    SYNCHRONIZATION_BY_RANK,
 )
+from profiler_app.insights.pure.rules.recommendations.inputs import RankRule
 
 RECOMMENDATIONS: dict[str, RuleSpec] = {
     spec.name: spec
@@ -35,6 +42,17 @@ RECOMMENDATIONS: dict[str, RuleSpec] = {
         COMMUNICATION,
     )
 }
+
+# Each recommendation, judged a rank at a time (``RankRule``; ``by_rank`` reads a job so).
+BY_RANK: dict[str, RankRule] = {
+    "DataLoading": DATA_LOADING_BY_RANK,
+    "LaunchOverhead": LAUNCH_OVERHEAD_BY_RANK,
+    "Synchronization": SYNCHRONIZATION_BY_RANK,
+    "TensorCores": TENSOR_CORES_BY_RANK,
+    "HostToDeviceCopies": HOST_TO_DEVICE_COPIES_BY_RANK,
+    "Communication": COMMUNICATION_BY_RANK,
+}
+assert BY_RANK.keys() == RECOMMENDATIONS.keys()
 
 
 def recommend(analyses: TraceAnalyses, params: Mapping[str, Any]) -> list[RuleResult]:

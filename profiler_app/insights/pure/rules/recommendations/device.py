@@ -19,6 +19,9 @@ from profiler_app.insights.pure.rules.base import (
 )
 from profiler_app.insights.pure.rules.recommendations.inputs import (
     NO_STEPS,
+    RankJudgement,
+    RankRule,
+    combined,
     per_rank_result,
     scope_of,
     share_pct,
@@ -60,42 +63,41 @@ def _is_fp32_matmul(name: str) -> bool:
     )
 
 
-def evaluate_tensor_cores(analyses: TraceAnalyses, params: TensorCoresParams) -> RuleResult:
-    rule = "TensorCores"
-    ranks: dict[str, dict[str, Any]] = {}
-    flagged: list = []
-    ranges: list = []
-    for trace in analyses.window:
-        ops = trace.gpu_ops
-        compute = ops[ops["type"] == COMP]
-        if compute.empty:
-            continue
-        names = trace.names
-        fp32_ids = [i for i in np.unique(compute["name"]) if _is_fp32_matmul(str(names[i]))]
-        fp32 = compute[compute["name"].isin(fp32_ids)]
-        compute_ns, fp32_ns = int(compute["dur_ns"].sum()), int(fp32["dur_ns"].sum())
-        by_name = fp32.groupby("name")["dur_ns"].sum().nlargest(5)
-        ranks[str(trace.rank)] = {
-            "compute_ns": compute_ns,
-            "fp32_matmul_ns": fp32_ns,
-            "share_pct": share_pct(fp32_ns, compute_ns),
-            "top_kernels": {str(names[i]): int(ns) for i, ns in by_name.items()},
-        }
-        if ranks[str(trace.rank)]["share_pct"] > params.threshold_pct:
-            flagged.append(str(trace.rank))
-            ranges += top_ranges(trace, fp32)
-    if not ranks:
-        return not_evaluated(rule, params, NO_GPU)
-    return per_rank_result(
-        rule,
+def _tensor_cores_rank(
+    trace: RankTrace, analyses: TraceAnalyses, params: TensorCoresParams
+) -> RankJudgement | None:
+    ops = trace.gpu_ops
+    compute = ops[ops["type"] == COMP]
+    if compute.empty:
+        return None
+    names = trace.names
+    fp32_ids = [i for i in np.unique(compute["name"]) if _is_fp32_matmul(str(names[i]))]
+    fp32 = compute[compute["name"].isin(fp32_ids)]
+    compute_ns, fp32_ns = int(compute["dur_ns"].sum()), int(fp32["dur_ns"].sum())
+    by_name = fp32.groupby("name")["dur_ns"].sum().nlargest(5)
+    figures = {
+        "compute_ns": compute_ns,
+        "fp32_matmul_ns": fp32_ns,
+        "share_pct": share_pct(fp32_ns, compute_ns),
+        "top_kernels": {str(names[i]): int(ns) for i, ns in by_name.items()},
+    }
+    flagged = share_pct(fp32_ns, compute_ns) > params.threshold_pct
+    return RankJudgement(trace.rank, figures, flagged, top_ranges(trace, fp32) if flagged else [])
+
+
+def _tensor_cores(judgements: list[RankJudgement], params: TensorCoresParams) -> RuleResult:
+    return combined(
+        "TensorCores",
         params,
-        ranks,
-        flagged,
-        datapoints=len(ranks),
-        evidence={"fp32_ranks": flagged},
+        judgements,
+        flagged_key="fp32_ranks",
+        datapoints=None,
         advice=TENSOR_CORE_ADVICE,
-        time_ranges=ranges,
+        nothing_judged=NO_GPU,
     )
+
+
+TENSOR_CORES_BY_RANK = RankRule(_tensor_cores_rank, _tensor_cores)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -126,58 +128,55 @@ def _directions(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
     return np.where(stored > 0, stored, np.where(copies, named, 0))
 
 
-def evaluate_host_to_device_copies(
-    analyses: TraceAnalyses, params: HostToDeviceCopiesParams
-) -> RuleResult:
-    rule = "HostToDeviceCopies"
-    ranks: dict[str, dict[str, Any]] = {}
-    flagged: list = []
-    ranges: list = []
-    for trace in analyses.window:
-        scope = scope_of(trace)
-        n_steps, step_ns = scope.steps, scope.scope_ns
-        if not step_ns:
-            continue
-        ops = trace.gpu_ops
-        ops = ops[scope.rows[trace.positions(ops.index.to_numpy())]]
-        copies = ops[_directions(trace, ops) == MemcpyKind.HTOD]
-        kernels_ns = int(ops.loc[ops["kind"].to_numpy() == EventKind.KERNEL, "dur_ns"].sum())
-        names = trace.names
-        pageable_ids = [i for i in np.unique(copies["name"]) if "Pageable" in str(names[i])]
-        pageable = copies[copies["name"].isin(pageable_ids)]
-        small = copies[(copies["bytes"] >= 0) & (copies["bytes"] < params.small_copy_bytes)]
-        evidence: dict[str, Any] = {
-            "steps": n_steps,
-            "window": scope.label,
-            "step_ns": step_ns,
-            "kernel_ns": kernels_ns,
-            "copies": len(copies),
-            "pageable_copies": len(pageable),
-            "pageable_bytes": int(pageable["bytes"].clip(lower=0).sum()),
-            "pageable_ns": int(pageable["dur_ns"].sum()),
-            "pageable_pct_of_steps": share_pct(int(pageable["dur_ns"].sum()), step_ns),
-            "small_copies": len(small),
-            "small_copies_per_step": len(small) / max(n_steps, 1),
-        }
-        ranks[str(trace.rank)] = evidence
-        if (
-            evidence["pageable_pct_of_steps"] > params.pageable_pct
-            or evidence["small_copies_per_step"] > params.small_copies_per_step
-        ):
-            flagged.append(str(trace.rank))
-            ranges += top_ranges(trace, pageable if len(pageable) else small)
-    if not ranks:
-        return not_evaluated(rule, params, NO_STEPS)
-    return per_rank_result(
-        rule,
-        params,
-        ranks,
-        flagged,
-        datapoints=sum(v["copies"] for v in ranks.values()),
-        evidence={"flagged_ranks": flagged},
-        advice=COPY_ADVICE,
-        time_ranges=ranges,
+def _copies_rank(
+    trace: RankTrace, analyses: TraceAnalyses, params: HostToDeviceCopiesParams
+) -> RankJudgement | None:
+    scope = scope_of(trace)
+    n_steps, step_ns = scope.steps, scope.scope_ns
+    if not step_ns:
+        return None
+    ops = trace.gpu_ops
+    ops = ops[scope.rows[trace.positions(ops.index.to_numpy())]]
+    copies = ops[_directions(trace, ops) == MemcpyKind.HTOD]
+    kernels_ns = int(ops.loc[ops["kind"].to_numpy() == EventKind.KERNEL, "dur_ns"].sum())
+    names = trace.names
+    pageable_ids = [i for i in np.unique(copies["name"]) if "Pageable" in str(names[i])]
+    pageable = copies[copies["name"].isin(pageable_ids)]
+    small = copies[(copies["bytes"] >= 0) & (copies["bytes"] < params.small_copy_bytes)]
+    figures: dict[str, Any] = {
+        "steps": n_steps,
+        "window": scope.label,
+        "step_ns": step_ns,
+        "kernel_ns": kernels_ns,
+        "copies": len(copies),
+        "pageable_copies": len(pageable),
+        "pageable_bytes": int(pageable["bytes"].clip(lower=0).sum()),
+        "pageable_ns": int(pageable["dur_ns"].sum()),
+        "pageable_pct_of_steps": share_pct(int(pageable["dur_ns"].sum()), step_ns),
+        "small_copies": len(small),
+        "small_copies_per_step": len(small) / max(n_steps, 1),
+    }
+    flagged = (
+        figures["pageable_pct_of_steps"] > params.pageable_pct
+        or figures["small_copies_per_step"] > params.small_copies_per_step
     )
+    ranges = top_ranges(trace, pageable if len(pageable) else small) if flagged else []
+    return RankJudgement(trace.rank, figures, flagged, ranges)
+
+
+def _copies(judgements: list[RankJudgement], params: HostToDeviceCopiesParams) -> RuleResult:
+    return combined(
+        "HostToDeviceCopies",
+        params,
+        judgements,
+        flagged_key="flagged_ranks",
+        datapoints=lambda figures: figures["copies"],
+        advice=COPY_ADVICE,
+        nothing_judged=NO_STEPS,
+    )
+
+
+HOST_TO_DEVICE_COPIES_BY_RANK = RankRule(_copies_rank, _copies)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -198,46 +197,51 @@ COMM_ADVICE = (
 )
 
 
-def evaluate_communication(analyses: TraceAnalyses, params: CommunicationParams) -> RuleResult:
-    rule = "Communication"
-    overlap = analyses.overlap.set_index("rank")
-    ranks: dict[str, dict[str, Any]] = {}
-    exposed: list = []
-    ranges: list = []
-    mean_steps: dict[int, float] = {}
-    for trace in analyses.window:
-        n_steps, step_ns = step_time_ns(trace)
-        if not step_ns:
-            continue
-        if n_steps:
-            mean_steps[trace.rank] = step_ns / n_steps
-        comm_ns = int(overlap.at[trace.rank, "comm_ns"]) if trace.rank in overlap.index else 0
-        overlapped = float(overlap.at[trace.rank, "overlap_pct"]) if comm_ns else 0.0
-        ranks[str(trace.rank)] = {
-            "steps": n_steps,
-            "window": window_label(trace, n_steps),
-            "step_ns": step_ns,
-            "comm_ns": comm_ns,
-            "comm_pct_of_steps": share_pct(comm_ns, step_ns),
-            "overlap_pct": overlapped,
-        }
-        if share_pct(comm_ns, step_ns) > params.min_comm_pct and overlapped < params.overlap_pct:
-            exposed.append(str(trace.rank))
-            ops = trace.gpu_ops
-            ranges += top_ranges(trace, ops[ops["type"] == COMM])
+def _communication_rank(
+    trace: RankTrace, analyses: TraceAnalyses, params: CommunicationParams
+) -> RankJudgement | None:
+    n_steps, step_ns = step_time_ns(trace)
+    if not step_ns:
+        return None
+    overlap = analyses.overlap
+    mine = overlap[overlap["rank"] == trace.rank]
+    comm_ns = int(mine["comm_ns"].iloc[0]) if len(mine) else 0
+    overlapped = float(mine["overlap_pct"].iloc[0]) if comm_ns else 0.0
+    figures = {
+        "steps": n_steps,
+        "window": window_label(trace, n_steps),
+        "step_ns": step_ns,
+        "comm_ns": comm_ns,
+        "comm_pct_of_steps": share_pct(comm_ns, step_ns),
+        "overlap_pct": overlapped,
+    }
+    exposed = share_pct(comm_ns, step_ns) > params.min_comm_pct and overlapped < params.overlap_pct
+    ops = trace.gpu_ops
+    ranges = top_ranges(trace, ops[ops["type"] == COMM]) if exposed else []
+    return RankJudgement(trace.rank, figures, exposed, ranges)
+
+
+def _communication(judgements: list[RankJudgement], params: CommunicationParams) -> RuleResult:
+    if not judgements:
+        return not_evaluated("Communication", params, NO_STEPS)
+    exposed = [str(j.rank) for j in judgements if j.flagged]
+    mean_steps = {
+        j.rank: j.figures["step_ns"] / j.figures["steps"] for j in judgements if j.figures["steps"]
+    }
     slow = _slow_ranks(mean_steps, params.slow_rank_pct)
-    if not ranks:
-        return not_evaluated(rule, params, NO_STEPS)
     return per_rank_result(
-        rule,
+        "Communication",
         params,
-        ranks,
+        {str(j.rank): j.figures for j in judgements},
         [*exposed, *(s["rank"] for s in slow)],
-        datapoints=len(ranks),
+        datapoints=len(judgements),
         evidence={"exposed_ranks": exposed, "slow_ranks": slow},
         advice=COMM_ADVICE,
-        time_ranges=ranges,
+        time_ranges=[r for j in judgements for r in j.time_ranges],
     )
+
+
+COMMUNICATION_BY_RANK = RankRule(_communication_rank, _communication)  # type: ignore[arg-type]
 
 
 def _slow_ranks(mean_step_ns: dict[int, float], slow_pct: float) -> list[dict]:
@@ -255,21 +259,21 @@ def _slow_ranks(mean_step_ns: dict[int, float], slow_pct: float) -> list[dict]:
 TENSOR_CORES = RuleSpec(
     "TensorCores",
     TensorCoresParams,
-    evaluate_tensor_cores,  # type: ignore[arg-type]
+    TENSOR_CORES_BY_RANK.evaluate,
     "Share of compute-kernel time spent in FP32 matrix multiplications and convolutions "
     "(no tensor cores), over threshold_pct.",
 )
 HOST_TO_DEVICE_COPIES = RuleSpec(
     "HostToDeviceCopies",
     HostToDeviceCopiesParams,
-    evaluate_host_to_device_copies,  # type: ignore[arg-type]
+    HOST_TO_DEVICE_COPIES_BY_RANK.evaluate,
     "Host-to-device copies from pageable memory above pageable_pct of step time, or more than "
     "small_copies_per_step copies under small_copy_bytes per step.",
 )
 COMMUNICATION = RuleSpec(
     "Communication",
     CommunicationParams,
-    evaluate_communication,  # type: ignore[arg-type]
+    COMMUNICATION_BY_RANK.evaluate,
     "Communication kernels above min_comm_pct of step time and overlapped with computation "
     "less than overlap_pct; ranks whose mean step is slow_rank_pct above the median.",
 )

@@ -17,13 +17,14 @@ from profiler_app.insights.pure.rules.base import (
     RuleSpec,
     TimeRange,
     check_params,
-    not_evaluated,
 )
 from profiler_app.insights.pure.rules.recommendations.inputs import (
     NO_STEPS,
+    RankJudgement,
+    RankRule,
+    combined,
     covered_ns,
     events_named,
-    per_rank_result,
     scope_of,
     share_pct,
     top_events,
@@ -80,32 +81,34 @@ def _time_in(
     return figures, events
 
 
-def evaluate_data_loading(analyses: TraceAnalyses, params: DataLoadingParams) -> RuleResult:
-    """Share of the step time spent in the data loader's ``__next__`` (each rank)."""
-    rule = "DataLoading"
-    ranks: dict[str, dict[str, Any]] = {}
-    ranges: list = []
-    listed: list = []
-    for trace in analyses.window:
-        found = _time_in(trace, _is_data_loading, "data_loading_ns")
-        if found is None:
-            continue
-        ranks[str(trace.rank)], loading = found
-        ranges += top_ranges(trace, loading)
-        listed += top_events(trace, loading)
-    if not ranks:
-        return not_evaluated(rule, params, NO_STEPS)
-    slow = [r for r, v in ranks.items() if v["share_pct"] > params.threshold_pct]
-    return per_rank_result(
-        rule,
-        params,
-        ranks,
-        slow,
-        datapoints=sum(v["steps"] for v in ranks.values()),
-        evidence={"slow_ranks": slow, "top_events": listed},
-        advice=DATA_LOADING_ADVICE,
-        time_ranges=ranges,
+def _data_loading_rank(
+    trace: RankTrace, analyses: TraceAnalyses, params: DataLoadingParams
+) -> RankJudgement | None:
+    """Share of the step time spent in the data loader's ``__next__``."""
+    found = _time_in(trace, _is_data_loading, "data_loading_ns")
+    if found is None:
+        return None
+    figures, loading = found
+    flagged = figures["share_pct"] > params.threshold_pct
+    return RankJudgement(
+        trace.rank, figures, flagged, top_ranges(trace, loading), top_events(trace, loading)
     )
+
+
+def _data_loading(judgements: list[RankJudgement], params: DataLoadingParams) -> RuleResult:
+    return combined(
+        "DataLoading",
+        params,
+        judgements,
+        flagged_key="slow_ranks",
+        listed_key="top_events",
+        datapoints=lambda figures: figures["steps"],
+        advice=DATA_LOADING_ADVICE,
+        nothing_judged=NO_STEPS,
+    )
+
+
+DATA_LOADING_BY_RANK = RankRule(_data_loading_rank, _data_loading)  # type: ignore[arg-type]
 
 
 # Host calls that wait for the GPU: explicit synchronisation, and reading a GPU value on the
@@ -158,49 +161,47 @@ def _call_sites(trace: RankTrace, event: pd.Series) -> list[str]:
     return [str(trace.names[name[i]]) for i in chosen]
 
 
-def evaluate_synchronization(analyses: TraceAnalyses, params: SynchronizationParams) -> RuleResult:
-    rule = "Synchronization"
-    ranks: dict[str, dict[str, Any]] = {}
-    ranges: list = []
-    sites: list = []
-    for trace in analyses.window:
-        found = _time_in(trace, SYNC_NAMES.__contains__, "waiting_ns")
-        if found is None:
-            continue
-        figures, waits = found
-        by_call = waits.groupby(trace.labels(waits["name"].to_numpy()), observed=True)["dur_ns"]
-        ranks[str(trace.rank)] = {
-            **figures,
-            "calls": {
-                str(name): {"count": int(count), "total_ns": int(total)}
-                for name, count, total in zip(
-                    by_call.count().index, by_call.count(), by_call.sum(), strict=True
-                )
-            },
+def _synchronization_rank(
+    trace: RankTrace, analyses: TraceAnalyses, params: SynchronizationParams
+) -> RankJudgement | None:
+    found = _time_in(trace, SYNC_NAMES.__contains__, "waiting_ns")
+    if found is None:
+        return None
+    figures, waits = found
+    by_call = waits.groupby(trace.labels(waits["name"].to_numpy()), observed=True)["dur_ns"]
+    figures["calls"] = {
+        str(name): {"count": int(count), "total_ns": int(total)}
+        for name, count, total in zip(
+            by_call.count().index, by_call.count(), by_call.sum(), strict=True
+        )
+    }
+    sites = [
+        {
+            "call": str(trace.names[int(event["name"])]),
+            "rank": trace.rank,
+            "dur_ns": int(event["dur_ns"]),
+            "stack": _call_sites(trace, event),
         }
-        ranges += top_ranges(trace, waits)
-        for _, event in waits.nlargest(3, "dur_ns").iterrows():
-            sites.append(
-                {
-                    "call": str(trace.names[int(event["name"])]),
-                    "rank": trace.rank,
-                    "dur_ns": int(event["dur_ns"]),
-                    "stack": _call_sites(trace, event),
-                }
-            )
-    if not ranks:
-        return not_evaluated(rule, params, NO_STEPS)
-    slow = [r for r, v in ranks.items() if v["share_pct"] > params.threshold_pct]
-    return per_rank_result(
-        rule,
+        for _, event in waits.nlargest(3, "dur_ns").iterrows()
+    ]
+    flagged = figures["share_pct"] > params.threshold_pct
+    return RankJudgement(trace.rank, figures, flagged, top_ranges(trace, waits), sites)
+
+
+def _synchronization(judgements: list[RankJudgement], params: SynchronizationParams) -> RuleResult:
+    return combined(
+        "Synchronization",
         params,
-        ranks,
-        slow,
-        datapoints=sum(v["steps"] for v in ranks.values()),
-        evidence={"waiting_ranks": slow, "call_sites": sites},
+        judgements,
+        flagged_key="waiting_ranks",
+        listed_key="call_sites",
+        datapoints=lambda figures: figures["steps"],
         advice=SYNC_ADVICE,
-        time_ranges=ranges,
+        nothing_judged=NO_STEPS,
     )
+
+
+SYNCHRONIZATION_BY_RANK = RankRule(_synchronization_rank, _synchronization)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -239,75 +240,74 @@ def _busiest_steps(trace: RankTrace, correlations: pd.Series, n: int = 3) -> lis
     ]
 
 
-def evaluate_launch_overhead(analyses: TraceAnalyses, params: LaunchOverheadParams) -> RuleResult:
-    rule = "LaunchOverhead"
+def _launch_overhead_rank(
+    trace: RankTrace, analyses: TraceAnalyses, params: LaunchOverheadParams
+) -> RankJudgement | None:
     table = analyses.launches
-    temporal = analyses.temporal.set_index("rank")
-    traces = {t.rank: t for t in analyses.window}
-    ranks: dict[str, dict[str, Any]] = {}
-    bound: list = []
-    ranges: list[TimeRange] = []
-    scopes = {rank: scope_of(trace) for rank, trace in traces.items()}
-    for rank, group in table.groupby("rank", sort=True):
-        if rank in scopes:  # launches made inside the rank's steps (or steady state)
-            in_scope = traces[rank].events["correlation"].to_numpy()[scopes[rank].rows]
-            group = group[np.isin(group["correlation"].to_numpy(), in_scope[in_scope >= 0])]
-            if group.empty:
-                continue
-        short = short_kernels(group, analyses.runtime_cutoff_ns)
-        idle = float(temporal.at[rank, "idle_pct"]) if rank in temporal.index else 0.0
-        names = group["op"][short].value_counts().head(5)
-        ranks[str(rank)] = {
-            "window": scopes[rank].label if rank in scopes else "",
-            "launches": len(group),
-            "short_kernels": int(short.sum()),
-            "short_pct": share_pct(short.sum(), len(group)),
-            "gpu_idle_pct": idle,
-            "median_cpu_launch_ns": float(np.median(group["cpu_dur_ns"])),
-            "median_gpu_ns": float(np.median(group["gpu_dur_ns"])),
-            "top_short_kernels": {str(k): int(v) for k, v in names.items()},
-        }
-        judged = ranks[str(rank)]
-        if (
-            len(group) >= params.min_launches  # a few launches cannot make a step launch-bound
-            and judged["short_pct"] > params.short_kernel_pct
-            and idle > params.gpu_idle_pct
-        ):
-            bound.append(str(rank))
-            if rank in traces:
-                ranges += _busiest_steps(traces[rank], group["correlation"][short])
-    if not ranks:
-        return not_evaluated(rule, params, "no kernel launches in the profile")
-    return per_rank_result(
-        rule,
-        params,
-        ranks,
-        bound,
-        datapoints=sum(v["launches"] for v in ranks.values()),
-        evidence={"launch_bound_ranks": bound},
-        advice=LAUNCH_ADVICE,
-        time_ranges=ranges,
+    group = table[table["rank"].to_numpy() == trace.rank]
+    scope = scope_of(trace)
+    in_scope = trace.events["correlation"].to_numpy()[scope.rows]
+    # The launches made inside the rank's steps (or steady state).
+    group = group[np.isin(group["correlation"].to_numpy(), in_scope[in_scope >= 0])]
+    if group.empty:
+        return None
+    short = short_kernels(group, analyses.runtime_cutoff_ns)
+    temporal = analyses.temporal
+    mine = temporal[temporal["rank"] == trace.rank]
+    idle = float(mine["idle_pct"].iloc[0]) if len(mine) else 0.0
+    names = group["op"][short].value_counts().head(5)
+    figures: dict[str, Any] = {
+        "window": scope.label,
+        "launches": len(group),
+        "short_kernels": int(short.sum()),
+        "short_pct": share_pct(short.sum(), len(group)),
+        "gpu_idle_pct": idle,
+        "median_cpu_launch_ns": float(np.median(group["cpu_dur_ns"])),
+        "median_gpu_ns": float(np.median(group["gpu_dur_ns"])),
+        "top_short_kernels": {str(k): int(v) for k, v in names.items()},
+    }
+    bound = (
+        len(group) >= params.min_launches  # a few launches cannot make a step launch-bound
+        and figures["short_pct"] > params.short_kernel_pct
+        and idle > params.gpu_idle_pct
     )
+    ranges = _busiest_steps(trace, group["correlation"][short]) if bound else []
+    return RankJudgement(trace.rank, figures, bound, ranges)
+
+
+def _launch_overhead(judgements: list[RankJudgement], params: LaunchOverheadParams) -> RuleResult:
+    return combined(
+        "LaunchOverhead",
+        params,
+        sorted(judgements, key=lambda j: j.rank),
+        flagged_key="launch_bound_ranks",
+        datapoints=lambda figures: figures["launches"],
+        advice=LAUNCH_ADVICE,
+        nothing_judged="no kernel launches in the profile",
+    )
+
+
+LAUNCH_OVERHEAD_BY_RANK = RankRule(_launch_overhead_rank, _launch_overhead)  # type: ignore[arg-type]
 
 
 DATA_LOADING = RuleSpec(
     "DataLoading",
     DataLoadingParams,
-    evaluate_data_loading,  # type: ignore[arg-type]
+    DATA_LOADING_BY_RANK.evaluate,
     "Share of each rank's step time spent waiting for the data loader's next batch "
     "(enumerate(DataLoader) / DataLoaderIter.__next__), over threshold_pct.",
 )
 SYNCHRONIZATION = RuleSpec(
     "Synchronization",
     SynchronizationParams,
-    evaluate_synchronization,  # type: ignore[arg-type]
+    SYNCHRONIZATION_BY_RANK.evaluate,
     "Share of each rank's step time the host spends waiting for the GPU (stream/device "
     "synchronisation, .item() and other reads of GPU values), over threshold_pct.",
 )
 LAUNCH_OVERHEAD = RuleSpec(
     "LaunchOverhead",
     LaunchOverheadParams,
-    evaluate_launch_overhead,  # type: ignore[arg-type]
+    LAUNCH_OVERHEAD_BY_RANK.evaluate,
     "Launch-bound steps: more than short_kernel_pct of the kernels are short (launched by a "
     "call within the runtime cut-off and shorter on the GPU than that call) while the GPU is "
     "idle more than gpu_idle_pct of its span.",

@@ -1,16 +1,25 @@
 """Helpers of the trace recommendations, which read the trace analyses and the events they
-covered (``TraceAnalyses.window``: each rank's complete steps). Pure: numpy and pandas only."""
+covered (``TraceAnalyses.window``: each rank's complete steps), rank by rank
+(``RankRule``). Pure: numpy and pandas only."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from profiler_app.insights.pure.analyses import TraceAnalyses
 from profiler_app.insights.pure.analyses.events import RankTrace, merge_intervals
-from profiler_app.insights.pure.rules.base import NO_ACTION, RuleResult, TimeRange, result
+from profiler_app.insights.pure.rules.base import (
+    NO_ACTION,
+    RuleResult,
+    TimeRange,
+    not_evaluated,
+    result,
+)
 from profiler_app.traces.event_model import launch_times as event_launch_times
 from tracefmt.kinds import EventKind
 
@@ -225,4 +234,66 @@ def per_rank_result(
         evidence={"ranks": ranks, **evidence},
         time_ranges=time_ranges or [],
         recommendation=advice if flagged else NO_ACTION,
+    )
+
+
+@dataclass(frozen=True)
+class RankJudgement:
+    """One rank's part of a recommendation: its evidence row, whether it is flagged, its
+    timeline links, and what it adds to the job's list of events (top events, call sites)."""
+
+    rank: int
+    figures: dict[str, Any]
+    flagged: bool
+    time_ranges: list[TimeRange] = field(default_factory=list)
+    listed: list[dict] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RankRule:
+    """A recommendation judged one rank at a time, then combined: ``judge_rank`` reads one
+    rank's events and its rows of the analyses (None: nothing to judge there); ``combine``
+    turns the ranks' judgements into the job's result. A job's ranks can so be read one after
+    another, never all at once."""
+
+    judge_rank: Callable[[RankTrace, TraceAnalyses, Any], RankJudgement | None]
+    combine: Callable[[list[RankJudgement], Any], RuleResult]
+
+    def evaluate(self, analyses: TraceAnalyses, params: Any) -> RuleResult:
+        """Every rank the analyses covered, at once."""
+        judged = (self.judge_rank(trace, analyses, params) for trace in analyses.window)
+        return self.combine([j for j in judged if j is not None], params)
+
+
+def combined(
+    rule: str,
+    params: object,
+    judgements: list[RankJudgement],
+    *,
+    flagged_key: str,
+    datapoints: Callable[[dict], int] | None,
+    advice: str,
+    nothing_judged: str,
+    listed_key: str | None = None,
+) -> RuleResult:
+    """``per_rank_result`` of the ranks' judgements: the flagged ranks under ``flagged_key``,
+    their listed events under ``listed_key``, the datapoints summed over the ranks' figures
+    (None: one per rank); "not evaluated" with ``nothing_judged`` when no rank was judged."""
+    if not judgements:
+        return not_evaluated(rule, params, nothing_judged)
+    flagged = [str(j.rank) for j in judgements if j.flagged]
+    evidence: dict[str, Any] = {flagged_key: flagged}
+    if listed_key is not None:
+        evidence[listed_key] = [item for j in judgements for item in j.listed]
+    return per_rank_result(
+        rule,
+        params,
+        {str(j.rank): j.figures for j in judgements},
+        flagged,
+        datapoints=sum(datapoints(j.figures) for j in judgements)
+        if datapoints
+        else len(judgements),
+        evidence=evidence,
+        advice=advice,
+        time_ranges=[r for j in judgements for r in j.time_ranges],
     )

@@ -1,0 +1,99 @@
+"""The insights task reads a job's ranks one at a time (``insights_by_rank``): every figure and
+verdict equals the analysis of all ranks at once, on two ranks of a real multi-rank trace and a
+real H100 collector chunk, in both windows and with thresholds low enough to flag; and no rank
+is still held when the next is read."""
+
+import gc
+import weakref
+from pathlib import Path
+
+import pytest
+
+from profiler_app.insights.pure.analyses import RankTrace, analyze
+from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
+from profiler_app.insights.pure.analyses.framework import framework_from_events
+from profiler_app.insights.pure.by_rank import insights_by_rank
+from profiler_app.insights.pure.rules import params_from_overrides
+from profiler_app.insights.pure.rules.recommendations import recommend
+from profiler_app.insights.summaries import analyses_json
+from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
+from tests.traces.expected import DATA
+
+SOURCES = [
+    ("multirank_sampled/rank-0.json.gz", "kineto"),
+    ("multirank_sampled/rank-1.json.gz", "kineto"),
+    ("h100_collector/chunk-003.pcol", "collector"),
+]
+# Low enough that most recommendations flag a rank: the flagged paths are compared too.
+FLAGGING = {
+    "DataLoading_threshold_pct": 0.01,
+    "Synchronization_threshold_pct": 0.01,
+    "TensorCores_threshold_pct": 0.01,
+    "HostToDeviceCopies_small_copies_per_step": 0.01,
+    "Communication_min_comm_pct": 0.01,
+    "Communication_overlap_pct": 100,
+    "LaunchOverhead_min_launches": 1,
+    "LaunchOverhead_short_kernel_pct": 0.01,
+    "LaunchOverhead_gpu_idle_pct": 0.01,
+}
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory) -> list[Path]:
+    from profiler_app.traces import ingest_trace
+
+    root = Path(tmp_path_factory.mktemp("by_rank"))
+    for rank, (trace, kind) in enumerate(SOURCES):
+        ingest_trace(DATA / trace, kind, root / f"rank-{rank}")
+    return [root / f"rank-{rank}" for rank in range(len(SOURCES))]
+
+
+def read(stores: list[Path]) -> list[RankTrace]:
+    return [
+        RankTrace.from_store(rank, store, part_id=rank + 1) for rank, store in enumerate(stores)
+    ]
+
+
+@pytest.mark.parametrize("window", [COMPLETE_STEPS, WHOLE_TRACE])
+@pytest.mark.parametrize("overrides", [None, FLAGGING], ids=["defaults", "flagging"])
+def test_a_rank_at_a_time_gives_what_all_ranks_at_once_give(stores, window, overrides):
+    params = params_from_overrides(overrides)
+    traces = read(stores)
+    at_once = analyze(traces, params, window=window)
+    found = tuple(recommend(at_once, params))
+
+    by_rank = insights_by_rank(iter(read(stores)), params, window)
+
+    assert by_rank is not None
+    assert analyses_json(by_rank.analyses) == analyses_json(at_once)
+    assert by_rank.found == found
+    if overrides:
+        assert sum(r.triggered for r in found) >= 4, [r.rule for r in found if r.triggered]
+    waits = collective_waits_by_window(traces)
+    assert by_rank.collective_waits.keys() == waits.keys()
+    for name, table in waits.items():
+        assert by_rank.collective_waits[name].equals(table), name
+    for mine, theirs in zip(by_rank.framework, map(framework_from_events, traces), strict=True):
+        assert mine.equals(theirs)
+
+
+def test_no_rank_is_held_while_the_next_is_read(stores):
+    released = []
+
+    def each_rank():
+        previous = None
+        for rank, store in enumerate(stores):
+            if previous is not None:
+                gc.collect()
+                released.append(previous() is None)
+            trace = RankTrace.from_store(rank, store, part_id=rank + 1)
+            previous = weakref.ref(trace)
+            yield trace
+            del trace
+
+    assert insights_by_rank(each_rank(), params_from_overrides(None)) is not None
+    assert released == [True] * (len(stores) - 1)
+
+
+def test_a_job_with_no_rank_has_no_insights():
+    assert insights_by_rank(iter([]), params_from_overrides(None)) is None
