@@ -2,8 +2,9 @@
 
 A job of ``--events`` trace events over ``--ranks`` ranks (CPU operators, CUDA launches,
 kernels, copies and NCCL kernels overlapping computation, in profiler steps) plus an hour of
-system metrics for two nodes. Our side runs ``insights.pure.analyses.analyze`` (all trace analyses,
-the operator table included), the recommendations read from the trace, builds the rules' inputs
+system metrics for two nodes. Our side runs ``insights.pure.by_rank.insights_by_rank`` as the insights task does (all trace
+analyses, the operator table included, and the recommendations read from the trace, a rank at a
+time), builds the rules' inputs
 from the events and runs the full ProfilerReport. HTA 0.5 runs its equivalent analyses (temporal, idle-time, kernel breakdown,
 comm–comp overlap, launch statistics, memory-bandwidth and queue-length summaries, for every
 rank) on the same events, handed to it as the DataFrames its parser would build (parsing
@@ -26,13 +27,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses import RankTrace, analyze
-from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
+from profiler_app.insights.pure.analyses import RankTrace
 from profiler_app.insights.pure.analyses.events import ANALYSIS_COLUMNS
-from profiler_app.insights.pure.analyses.framework import framework_from_events, steps_from_events
+from profiler_app.insights.pure.analyses.framework import steps_from_events
+from profiler_app.insights.pure.by_rank import insights_by_rank
 from profiler_app.insights.pure.frames import JobData, metrics_frame
 from profiler_app.insights.pure.report import profiler_report
-from profiler_app.insights.pure.rules.recommendations import recommend
+from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.traces.event_model import build_event_model
 from tracefmt.columns import empty_columns
 from tracefmt.kinds import EventKind
@@ -239,20 +240,20 @@ def synthetic_metrics(ranks: int, rng: np.random.Generator) -> pd.DataFrame:
 
 
 def ours(traces: list[RankTrace], metrics: pd.DataFrame) -> Any:
-    result = analyze(traces)
-    collective_waits_by_window(traces)  # the insights task's cluster pass (no HTA equivalent)
-    # The recommendations read from the trace, over the same complete-steps window.
-    found = tuple(recommend(result, {}))
+    # As the insights task reads a job: a rank at a time (analyses, recommendations over the
+    # same complete-steps window, framework time, collective calls), then combined.
+    read = insights_by_rank(traces, params_from_overrides(None))
+    assert read is not None
     steps = pd.concat(
         [steps_from_events(t, f"algo-{t.rank // 8 + 1}") for t in traces], ignore_index=True
     )
-    framework = pd.concat([framework_from_events(t) for t in traces], ignore_index=True)
+    framework = pd.concat(read.framework, ignore_index=True)
     report = profiler_report(
         JobData(metrics, steps, framework, job_start_ns=10**12),
         job_name="bench",
-        recommendations=found,
+        recommendations=read.found,
     )
-    return result, report
+    return read.analyses, report
 
 
 def hta_frames(traces: list[RankTrace]) -> Any:

@@ -232,6 +232,8 @@ CELERY_TASK_ROUTES = {
     "profiler_app.ingest.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
     # Indexing holds a whole part in memory, like a parse: it runs where parses do.
     "profiler_app.timeline.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
+    # Reading a rank for its insights holds the rank in memory, like a parse.
+    "profiler_app.insights.tasks.prepare_rank": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
 }
 # What a worker consumes, unprefixed (a test's worker with a prefix of its own names them too).
 WORKER_QUEUE_NAMES = ("default", "ingest", "sweep")
@@ -341,6 +343,9 @@ EXPORT_MAX_BYTES = envint("EXPORT_MAX_MB", 2048) * 2**20
 REPORT_MAX_BYTES = envint("REPORT_MAX_MB", 64) * 2**20
 # Insights re-run this long after the last part of a burst arrives (one run per burst).
 INSIGHTS_DEBOUNCE_S = envfloat("INSIGHTS_DEBOUNCE_S", 3.0)
+# Each rank's insights results, kept so a run reads again only the ranks that changed
+# (``insights.rank_results``): a cache, safe to delete.
+INSIGHTS_RANKS_DIR = envpath("PROFILER_INSIGHTS_RANKS_DIR", DATA_DIR / "insights")
 
 LOGGING = {
     "version": 1,

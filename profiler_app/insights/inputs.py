@@ -109,18 +109,26 @@ def _steps(job: TrainingJob, window: str | None) -> pd.DataFrame:
     return frames.steps_frame(rank, node, step, name, start_ns, dur_ns, mode)
 
 
-def each_rank_trace(job: TrainingJob) -> Iterator[RankTrace]:
-    """One trace per rank in rank order, merging the rank's parts (several chunks, or trace
-    files), each read only when asked for: a job's ranks one at a time."""
-    summaries = PartSummary.objects.filter(job=job, part__state=PartState.DONE, n_events__gt=0)
-    listed = list(summaries.order_by("rank", "part_id"))  # rows only: no events read yet
-    for rank, parts in groupby(listed, key=attrgetter("rank")):
-        yield merge(rank, [RankTrace.from_store(rank, p.store_dir, p.part_id) for p in parts])
+def rank_parts(job_id: int, rank: int | None = None) -> Iterator[tuple[int, list[PartSummary]]]:
+    """Each rank of the job (or only ``rank``), in rank order, with its parsed parts (rows
+    only: nothing read)."""
+    summaries = PartSummary.objects.filter(
+        job_id=job_id, part__state=PartState.DONE, n_events__gt=0
+    ).order_by("rank", "part_id")
+    if rank is not None:
+        summaries = summaries.filter(rank=rank)
+    for rank, parts in groupby(summaries.select_related("part"), key=attrgetter("rank")):
+        yield rank, list(parts)
+
+
+def rank_trace(rank: int, parts: list[PartSummary]) -> RankTrace:
+    """One trace of the rank, merging its parts (several chunks, or trace files)."""
+    return merge(rank, [RankTrace.from_store(rank, p.store_dir, p.part_id) for p in parts])
 
 
 def rank_traces(job: TrainingJob) -> list[RankTrace]:
-    """Every rank's trace (``each_rank_trace``) at once."""
-    return list(each_rank_trace(job))
+    """Every rank's trace at once."""
+    return [rank_trace(rank, parts) for rank, parts in rank_parts(job.pk)]
 
 
 def merge(rank: int, parts: list[RankTrace]) -> RankTrace:

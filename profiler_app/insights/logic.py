@@ -21,10 +21,11 @@ from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.heartbeat import Heartbeat
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.core.text import clean_json, storable
-from profiler_app.insights.inputs import each_rank_trace, job_data
+from profiler_app.insights import rank_results
+from profiler_app.insights.inputs import job_data, rank_parts
 from profiler_app.insights.models import InsightsStatus, JobInsights, RuleOverrides
 from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
-from profiler_app.insights.pure.by_rank import insights_by_rank
+from profiler_app.insights.pure.by_rank import combine_ranks
 from profiler_app.insights.pure.report import profiler_report, report_json
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.summaries import analyses_json
@@ -33,6 +34,7 @@ from profiler_app.profiles.figures import window_info
 log = logging.getLogger(__name__)
 
 TASK_NAME = "profiler_app.insights.tasks.run_insights"
+PREPARE_TASK = "profiler_app.insights.tasks.prepare_rank"
 ERROR_CHARS = 2000
 # Runs the insights sweep queues again at most per run (the rest wait for the next run).
 SWEEP_BATCH = 500
@@ -165,10 +167,50 @@ def queue_missing() -> list[int]:
 
 
 def on_part_parsed(sender, part_id: int, **kwargs) -> None:
-    """The ingest stored a part: recompute its job's insights in each window (debounced)."""
-    part = ProfilePart.objects.filter(id=part_id, state=PartState.DONE).only("job_id").first()
+    """The ingest stored a part: recompute its job's insights in each window (debounced), and
+    have a worker of the parses read the part's rank for them now (``prepare_rank``)."""
+    part = ProfilePart.objects.filter(id=part_id, state=PartState.DONE).first()
     if part is not None:
         request_all(part.job_id)
+        _send_prepare(part.job_id, part.rank)
+
+
+def _send_prepare(job_id: int, rank: int) -> None:
+    """Queue ``prepare_rank`` in each window the job has insights in, unless another part of
+    the rank is still to be parsed (its own parse asks then)."""
+    if ProfilePart.objects.filter(
+        job_id=job_id, rank=rank, state__in=(PartState.PENDING, PartState.PROCESSING)
+    ).exists():
+        return
+    windows = set(JobInsights.objects.filter(job_id=job_id).values_list("window", flat=True))
+    for window in sorted(windows | {_own_window(job_id)}):
+        try:
+            current_app.send_task(PREPARE_TASK, (job_id, rank, window))
+        except OperationalError as exc:  # the insights run reads the rank itself
+            log.warning("Could not queue rank %s of job %s for its insights: %s", rank, job_id, exc)
+
+
+def prepare_rank(job_id: int, rank: int, window: str) -> None:
+    """Read the rank's insights result (``rank_results``) now, with the job's parameters, so
+    that the job's ranks are read in parallel by the workers of its parses and the insights
+    run only combines them. Best effort: on any failure the run reads the rank itself."""
+    job = TrainingJob.objects.filter(pk=job_id).first()
+    if job is None:
+        return
+    try:
+        params = params_from_overrides(overrides_of(job))
+        for _, parts in rank_parts(job_id, rank):
+            rank_results.kept_or_read(job_id, rank, parts, params, window)
+    except Exception:
+        log.exception(
+            "Reading rank %s of job %s (%s) for its insights failed", rank, job_id, window
+        )
+
+
+def on_job_deleted(sender, instance: TrainingJob, **kwargs) -> None:
+    """A deleted job's kept rank results go once the deletion commits."""
+    job_id = instance.pk
+    transaction.on_commit(lambda: rank_results.remove_job(job_id))
 
 
 def on_window_changed(sender, job: TrainingJob, **kwargs) -> None:
@@ -295,8 +337,9 @@ def _compute(job_id: int, window: str) -> dict[str, Any]:
     try:
         overrides = overrides_of(job)
         params = params_from_overrides(overrides)
-        # A rank at a time: a job's ranks are never all in memory.
-        read = insights_by_rank(each_rank_trace(job), params, window)
+        # A rank at a time (a job's ranks are never all in memory), each rank read again only
+        # when it changed since a run kept its result.
+        read = combine_ranks(rank_results.rank_results(job.pk, params, window), params)
         save_collective_waits(
             job, read.collective_waits if read else collective_waits_by_window([])
         )

@@ -14,6 +14,13 @@ def run_insights(job_id: int, generation: int | None = None, window: str | None 
 
 
 @shared_task(acks_late=False)
+def prepare_rank(job_id: int, rank: int, window: str) -> None:
+    """Read a rank of a job for its insights once its parts are parsed (routed where parses
+    run; lost with its worker, the insights run reads the rank itself)."""
+    logic.prepare_rank(job_id, rank, window)
+
+
+@shared_task(acks_late=False)
 def queue_missing_insights() -> int:
     """Beat runs this every INGEST_SWEEP_SECONDS: jobs parsed before insights existed get
     them, and runs whose task was lost are queued again."""

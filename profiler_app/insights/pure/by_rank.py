@@ -6,13 +6,14 @@ the one over all ranks at once (``analyze`` and ``recommend``). Pure: no Django.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 
 from profiler_app.insights.pure.analyses import (
+    ANALYSIS_PARAMETERS,
     RankTrace,
     TraceAnalyses,
     analyze,
@@ -32,6 +33,21 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class RankResult:
+    """What the insights keep of one rank (``read_rank``): its analyses without its events, its
+    judgement by each recommendation (None: nothing to judge there), the recommendations that
+    could not read it, its framework time and its collective calls. Small next to its events,
+    and all the job's results need of the rank: it can be kept and read again (``RankResults``)."""
+
+    rank: int
+    analyses: TraceAnalyses
+    judgements: dict[str, RankJudgement | None]
+    unreadable: frozenset[str]
+    framework: pd.DataFrame
+    collective_calls: dict[str, pd.DataFrame]
+
+
+@dataclass(frozen=True)
 class JobAnalyses:
     analyses: TraceAnalyses  # over every rank (its ``window`` empty: the events are not kept)
     found: tuple[RuleResult, ...]  # the recommendations
@@ -42,48 +58,66 @@ class JobAnalyses:
 def insights_by_rank(
     traces: Iterable[RankTrace], params: Mapping[str, Any], window: str = COMPLETE_STEPS
 ) -> JobAnalyses | None:
-    """Every rank's analyses and judgements, a rank at a time from ``traces`` (in rank order:
-    the tables keep it), combined into the job's; None for a job with no rank."""
-    analyses: list[TraceAnalyses] = []
-    judgements: dict[str, list[RankJudgement]] = {name: [] for name in BY_RANK}
-    unreadable: set[str] = set()
-    framework: list[pd.DataFrame] = []
-    calls = []
+    """Every rank's result (``read_rank``), a rank at a time from ``traces`` (in rank order: the
+    tables keep it), combined into the job's; None for a job with no rank."""
+    return combine_ranks(_each_read(traces, params, window), params)
+
+
+def _each_read(
+    traces: Iterable[RankTrace], params: Mapping[str, Any], window: str
+) -> Iterator[RankResult]:
     for trace in traces:
-        mine = _judge_rank(trace, params, window, judgements, unreadable)
-        framework.append(framework_from_events(trace))
-        calls.append((trace.rank, collective_calls_by_window(trace)))
-        analyses.append(mine)
+        result = read_rank(trace, params, window)
         del trace  # before the next rank is read, not after
-    if not analyses:
-        return None
-    found = tuple(_combine(name, judgements[name], params, name in unreadable) for name in BY_RANK)
-    return JobAnalyses(combine_analyses(analyses), found, framework, match_calls_by_window(calls))
+        yield result
 
 
-def _judge_rank(
-    trace: RankTrace,
-    params: Mapping[str, Any],
-    window: str,
-    judgements: dict[str, list[RankJudgement]],
-    unreadable: set[str],
-) -> TraceAnalyses:
-    """The rank's analyses (without its events); its judgements go to ``judgements``, and a
-    recommendation that cannot read it to ``unreadable`` (judged no further)."""
+def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankResult:
+    """One rank's analyses and judgements, over ``window``, with ``params``."""
     mine = analyze([trace], params, window=window)
     [covered] = mine.window
+    judgements: dict[str, RankJudgement | None] = {}
+    unreadable = set()
     for name, rule in BY_RANK.items():
-        if name in unreadable:
-            continue
         try:
-            judged = rule.judge_rank(covered, mine, _params(params, name))
+            judgements[name] = rule.judge_rank(covered, mine, _params(params, name))
         except RULE_ERRORS:
             log.exception("Rule %s failed on rank %s", name, trace.rank)
             unreadable.add(name)
-            continue
-        if judged is not None:
-            judgements[name].append(judged)
-    return replace(mine, window=())
+    return RankResult(
+        trace.rank,
+        replace(mine, window=()),
+        judgements,
+        frozenset(unreadable),
+        framework_from_events(trace),
+        collective_calls_by_window(trace),
+    )
+
+
+def combine_ranks(results: Iterable[RankResult], params: Mapping[str, Any]) -> JobAnalyses | None:
+    """The job's analyses, recommendations, framework time and collective waits from its ranks'
+    results (in rank order); None for a job with no rank."""
+    ranks = list(results)
+    if not ranks:
+        return None
+    found = []
+    for name in BY_RANK:
+        judged = [j for r in ranks if (j := r.judgements.get(name)) is not None]
+        found.append(_combine(name, judged, params, any(name in r.unreadable for r in ranks)))
+    return JobAnalyses(
+        combine_analyses([r.analyses for r in ranks]),
+        tuple(found),
+        [r.framework for r in ranks],
+        match_calls_by_window([(r.rank, r.collective_calls) for r in ranks]),
+    )
+
+
+def depends_on(params: Mapping[str, Any], window: str) -> str:
+    """What a rank's result depends on besides its events, as text: the window, and the
+    parameters of the analyses and recommendations (not of the system rules, which read no
+    rank)."""
+    read = [*ANALYSIS_PARAMETERS, *BY_RANK]
+    return repr((window, [(name, params.get(name)) for name in read]))
 
 
 def _params(params: Mapping[str, Any], name: str) -> Any:

@@ -1,0 +1,119 @@
+"""Each rank's insights result is kept (``insights.rank_results``): a run reads again only the
+ranks whose parts, window or analysis and recommendation parameters changed, what it stores
+equals a run that kept nothing, an unreadable kept result is computed again, and a deleted
+job's go with it. On two ranks of a real multi-rank trace."""
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from profiler_app.core.logic import PartSource, delete_job, store_part
+from profiler_app.insights import logic, rank_results
+from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
+from tests.conftest import DATA_DIR
+from tests.timeline.jobs import parse_job, parse_stored
+
+RANKS = [
+    ("node-0", 0, "multirank_sampled/rank-0.json.gz"),
+    ("node-1", 1, "multirank_sampled/rank-1.json.gz"),
+]
+
+
+@pytest.fixture
+def reads(monkeypatch) -> list[int]:
+    """The ranks whose events a run read (the real ``read_rank``, recorded)."""
+    read: list[int] = []
+    real = rank_results.read_rank
+
+    def recorded(trace, params, window):
+        read.append(trace.rank)
+        return real(trace, params, window)
+
+    monkeypatch.setattr(rank_results, "read_rank", recorded)
+    return read
+
+
+def run(job, window: str = COMPLETE_STEPS) -> tuple[list, dict]:
+    """The insights in ``window`` as a worker computes them: the stored rules and analyses."""
+    generation = logic.request_run(job.id, delay_s=3600, window=window)
+    logic.compute(job.id, generation, window)
+    row = JobInsights.objects.get(job=job, window=window)
+    assert row.status == InsightsStatus.DONE, row.error
+    return row.report["rules"], row.analyses
+
+
+def kept(job) -> list[Path]:
+    return sorted((Path(settings.INSIGHTS_RANKS_DIR) / f"job-{job.id}").rglob("*.pickle"))
+
+
+def taken(reads: list[int]) -> list[int]:
+    out = sorted(reads)
+    reads.clear()
+    return out
+
+
+@pytest.mark.django_db
+def test_a_run_reads_again_only_the_ranks_that_changed(user, reads):
+    job = parse_job(user, "kept ranks", RANKS, window=COMPLETE_STEPS)
+    first = run(job)
+    assert taken(reads) == [0, 1] and len(kept(job)) == 2
+    assert run(job) == first and taken(reads) == []
+
+    # A system rule's parameter is no rank's: nothing read. An analysis's, every rank's.
+    logic.set_overrides(job, {"StepOutlier_stddev": 5}, job.owner)
+    run(job)
+    assert taken(reads) == []
+    logic.set_overrides(job, {"KernelLaunchStatistics_runtime_cutoff": 5}, job.owner)
+    changed = run(job)
+    assert taken(reads) == [0, 1] and changed != first
+
+    # Each window keeps its own: the other is read once, then neither again.
+    whole = run(job, WHOLE_TRACE)
+    assert taken(reads) == [0, 1]
+    assert run(job, WHOLE_TRACE) == whole and run(job) == changed and taken(reads) == []
+
+    # A new part of rank 1 (another trace file of it): rank 1 alone is read again.
+    path = DATA_DIR / "gpu_training_rank0.pt.trace.json.gz"
+    with path.open("rb") as stream:
+        part, _ = store_part(job, PartSource("node-1", 1, "kineto", path.name), stream)
+    parse_stored(part.id)
+    grown = run(job)
+    assert taken(reads) == [1] and grown != changed
+
+    # What the kept results gave equals a run that kept nothing.
+    rank_results.remove_job(job.id)
+    assert run(job) == grown and taken(reads) == [0, 1]
+
+
+@pytest.mark.django_db
+def test_an_unreadable_kept_result_is_computed_again(user, reads):
+    job = parse_job(user, "cut short", RANKS[:1], window=COMPLETE_STEPS)
+    first = run(job)
+    [path] = kept(job)
+    path.write_bytes(path.read_bytes()[:100])  # a write cut short
+    taken(reads)
+    assert run(job) == first and taken(reads) == [0]
+    assert kept(job) == [path]
+
+
+@pytest.mark.django_db
+def test_a_deleted_job_s_kept_results_go_with_it(user, django_capture_on_commit_callbacks):
+    job = parse_job(user, "deleted", RANKS[:1], window=COMPLETE_STEPS)
+    run(job)
+    assert kept(job)
+    with django_capture_on_commit_callbacks(execute=True):
+        delete_job(job)
+    assert not (Path(settings.INSIGHTS_RANKS_DIR) / f"job-{job.id}").exists()
+
+
+@pytest.mark.django_db
+def test_a_rank_read_by_a_worker_of_the_parses_is_not_read_again_by_the_run(user, reads):
+    job = parse_job(user, "prepared", RANKS, window=COMPLETE_STEPS)
+    logic.prepare_rank(job.id, 0, COMPLETE_STEPS)  # as the task queued by rank 0's parse does
+    assert taken(reads) == [0]
+    run(job)
+    assert taken(reads) == [1]
+    logic.prepare_rank(job.id, 0, COMPLETE_STEPS)  # already kept: nothing read
+    assert taken(reads) == []
