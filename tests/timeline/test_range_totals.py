@@ -1,6 +1,7 @@
 """Range totals against a brute force over the raw trace's JSON: every event overlapping the
 range, its duration clipped to the range, per lane and name; self time from a stack walk."""
 
+import json
 import shutil
 from collections import Counter, defaultdict
 from functools import cache
@@ -76,16 +77,24 @@ def test_it_totals_a_range_like_the_raw_trace(trace, timeline_of):
 
 
 @pytest.mark.parametrize("trace", TRACES)
-def test_whole_blocks_add_up_like_their_events(trace, store_of, monkeypatch):
+@pytest.mark.parametrize("super_blocks", [1 << 20, 4], ids=["blocks", "super-blocks"])
+def test_whole_blocks_add_up_like_their_events(trace, super_blocks, store_of, monkeypatch):
     """Blocks of 32 events: most of a wide range comes from the blocks' stored sums, the rest
-    (blocks at its edges, a block with an event past its end) event by event."""
+    (blocks at its edges, a block with an event past its end) event by event; with
+    super-blocks of 4 blocks, most from theirs, then the blocks', then events."""
     monkeypatch.setattr(index_build, "BLOCK_EVENTS", 32)
+    monkeypatch.setattr(index_build, "SUPER_BLOCKS", super_blocks)
     store = store_of(trace)
     folder = "index-with-small-blocks"
     build_index(store, store / folder)
     try:
         index = PartIndex(StoreFiles(store), folder)
         assert index.block_events == 32 and len(index.blk_end) > 100
+        assert len(index.sup_end) == -(-len(index.blk_end) // super_blocks)
+        if super_blocks == 4:  # the super-blocks' sums are their blocks'
+            assert index.sup_count.sum() == index.blk_count.sum() == index.n_events
+            assert index.sup_total.sum() == index.blk_total.sum()
+            assert len(index.sup_name) < len(index.blk_name)
         timeline = JobTimeline([Part(1, "algo-1", 0, None, index)])
         span = timeline.end_ns - timeline.start_ns
         for lo, hi in [(0, 1), (0.1, 0.9), (0.3, 0.7), (0.05, 0.6)]:
@@ -191,3 +200,34 @@ def test_it_lists_the_events_of_one_name_in_the_range(timeline_of):
     assert all(e["name"] == top.name and e["track"] == top.track for e in events)
     starts = [int(e["start_ns"]) for e in events]
     assert starts == sorted(starts)
+
+
+def test_an_index_built_before_super_blocks_totals_alike(store_of, monkeypatch, tmp_path):
+    """An index from before super-blocks (no ``sup_*``) adds blocks only: same rows."""
+    trace = TRACES[0]
+    monkeypatch.setattr(index_build, "BLOCK_EVENTS", 32)
+    monkeypatch.setattr(index_build, "SUPER_BLOCKS", 4)
+    store = store_of(trace)
+    try:
+        build_index(store, store / "with-super")
+        shutil.copytree(store / "with-super", store / "without-super")
+        for path in (store / "without-super").glob("sup_*.npy"):
+            path.unlink()
+        meta_path = store / "without-super" / "meta.json"
+        meta = json.loads(meta_path.read_text())
+        del meta["super_events"]
+        meta_path.write_text(json.dumps(meta))
+        old, new = (
+            JobTimeline([Part(1, "algo-1", 0, None, PartIndex(StoreFiles(store), folder))])
+            for folder in ("without-super", "with-super")
+        )
+        assert len(old.parts[1].index.block_sums()) == 1
+        assert len(new.parts[1].index.block_sums()) == 2
+        lanes = [lane for lane, key in lane_keys(new).items() if key[0] in ("thread", "stream")]
+        span = new.end_ns - new.start_ns
+        for lo, hi in [(0, 1), (0.1, 0.9), (0.3, 0.7)]:
+            start, end = new.start_ns + int(span * lo), new.start_ns + int(span * hi) + 1
+            assert range_totals(old, start, end, lanes) == range_totals(new, start, end, lanes)
+    finally:
+        for folder in ("with-super", "without-super"):
+            shutil.rmtree(store / folder, ignore_errors=True)

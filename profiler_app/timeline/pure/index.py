@@ -12,7 +12,8 @@ last at least ``2**k`` ns and overlap a window are a handful of contiguous slice
 hold the rows' summary levels (see ``levels``); ``act_*`` and ``util_*`` the activity
 pyramids (see ``activity``) of each lane and of each GPU's kernels; ``name_order``/``name_off``
 the events of each name, for search; ``blk_*`` each block of ``BLOCK_EVENTS`` events' sums per
-name, for range totals (see ``ranges``).
+name, and ``sup_*`` each super-block's of ``SUPER_BLOCKS`` blocks, for range totals (see
+``ranges``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ _EVENTS = (
     "level_name",
 )
 _PYRAMID = ("table", "bucket", "count", "busy", "span_off", "span_start", "span_end")
+# The columns of a level of block sums (``blk_*``, ``sup_*``; ``BlockSums``).
+_SUM_COLUMNS = ("end", "off", "name", "count", "total", "self", "min", "max")
 _ARRAYS = (
     "start",
     "dur",
@@ -105,9 +108,26 @@ _ARRAYS = (
     "blk_self",
     "blk_min",
     "blk_max",
+    *(f"sup_{a}" for a in _SUM_COLUMNS),
     "util_device",
     *(f"{p}_{a}" for p in ("act", "util") for a in _PYRAMID),
 )
+
+
+@dataclass(frozen=True)
+class BlockSums:
+    """Per block of ``events`` events (in index order) and name: count, summed duration and
+    self time, shortest and longest; each block's names at ``off``, its latest end at ``end``."""
+
+    events: int
+    end: np.ndarray
+    off: np.ndarray
+    name: np.ndarray
+    count: np.ndarray
+    total: np.ndarray
+    self_ns: np.ndarray
+    min_ns: np.ndarray
+    max_ns: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -191,6 +211,14 @@ class PartIndex:
     blk_self: np.ndarray
     blk_min: np.ndarray
     blk_max: np.ndarray
+    sup_end: np.ndarray
+    sup_off: np.ndarray
+    sup_name: np.ndarray
+    sup_count: np.ndarray
+    sup_total: np.ndarray
+    sup_self: np.ndarray
+    sup_min: np.ndarray
+    sup_max: np.ndarray
     util_device: np.ndarray
     act_table: np.ndarray
     act_bucket: np.ndarray
@@ -211,6 +239,16 @@ class PartIndex:
     def block_events(self) -> int:
         """Events a block of ``blk_*`` sums covers (``index_build.BLOCK_EVENTS`` when built)."""
         return self.meta["block_events"]
+
+    def block_sums(self) -> list[BlockSums]:
+        """The per-name sums of blocks of events, the largest blocks first: super-blocks
+        (``sup_*``; an index built before them has none), then blocks (``blk_*``)."""
+        levels = [("sup", self.meta.get("super_events")), ("blk", self.block_events)]
+        return [
+            BlockSums(events, *(getattr(self, f"{prefix}_{a}") for a in _SUM_COLUMNS))
+            for prefix, events in levels
+            if events
+        ]
 
     @property
     def n_events(self) -> int:

@@ -10,9 +10,9 @@ calls a thread makes are drawn on its GPU host lane, so they are not subtracted.
 
 Per row (one depth of one lane) events are in start order: those starting inside the range are
 one slice (two binary searches), those starting before it and reaching into it come from the
-duration classes (as for a viewport). Of the slice, the index's blocks (``block_events`` events
-each) wholly inside the range add their stored sums per name; only the events of the blocks at
-its edges are read one by one. All the rows a part has in the request are handled at once: the
+duration classes (as for a viewport). Of the slice, the index's super-blocks, then blocks
+(``block_sums``), wholly inside the range add their stored sums per name; only the events of
+the blocks at its edges are read one by one. All the rows a part has in the request are handled at once: the
 binary searches go row by row, everything after them is one numpy pass over the part's hits,
 counted per (lane, name) with ``bincount``.
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.timeline.pure.index import PartIndex
+from profiler_app.timeline.pure.index import BlockSums, PartIndex
 from profiler_app.timeline.pure.lanes import THREAD
 from profiler_app.timeline.pure.levels import CLASS_REACH_NS, CLASS_SHIFT, N_CLASSES
 from profiler_app.timeline.pure.query import JobTimeline, UnknownTrack
@@ -62,15 +62,19 @@ def event_lanes(job: JobTimeline, ids: list[str]) -> list[TreeNode]:
 
 @dataclass(frozen=True)
 class _Found:
-    """What a part's rows hold in the range, each entry labelled with its row's output lane
-    (``label``): events read one by one (index position, clipped duration) and the per-name
-    entries of blocks wholly inside the range (positions in the ``blk_*`` arrays)."""
+    """What a part's rows hold in the range, each entry labelled with its row's output lane:
+    events read one by one (``label``, index position ``idx``, clipped duration) and the
+    per-name sums of the blocks wholly inside the range (``sums``: ``BlockSums`` columns, each
+    row labelled by ``sums_label``)."""
 
     label: np.ndarray
     idx: np.ndarray
     clipped: np.ndarray
-    block_label: np.ndarray
-    entries: np.ndarray
+    sums_label: np.ndarray
+    sums: dict[str, np.ndarray]
+
+
+_SUMMED = ("name", "count", "total", "self_ns", "min_ns", "max_ns")
 
 
 def _find(
@@ -100,36 +104,50 @@ def _find(
     keep = (began < start_ns) & (ends > start_ns)
     before, before_label, ends = before[keep], before_label[keep], ends[keep]
 
-    size = ix.block_events
-    first = -(-lo // size) if blocks else hi  # no whole blocks: every event read
-    stop = np.maximum(hi // size, first) if blocks else hi
-    has_blocks = first < stop
-    block = _ranges(first, stop)
-    block_row = np.repeat(np.arange(n), stop - first)
-    whole = ix.blk_end[block] <= end_ns if len(block) else np.zeros(0, dtype=bool)
-    # Read one by one: before the first whole-size block, the blocks not wholly inside, after
-    # the last; a row without any such block, all of it.
-    head_stop = np.where(has_blocks, first * size, hi)
-    tail_start = np.where(has_blocks, stop * size, hi)
-    partial = block[~whole]
-    read_lo = np.concatenate([lo, partial * size, tail_start])
-    read_hi = np.concatenate([head_stop, (partial + 1) * size, hi])
-    read_label = np.concatenate([labels, labels[block_row[~whole]], labels])
+    # The events starting inside: as much as possible from the whole blocks wholly inside the
+    # range, the largest first; what no whole block covers, event by event.
+    read_lo, read_hi, read_label = lo, hi, labels
+    sums_label, sums = [np.zeros(0, np.int64)], {c: [np.zeros(0, np.int64)] for c in _SUMMED}
+    for level in ix.block_sums() if blocks else []:
+        read_lo, read_hi, read_label, taken, taken_label = _whole_blocks(
+            level, read_lo, read_hi, read_label, end_ns
+        )
+        entries = _ranges(level.off[taken], level.off[taken + 1])
+        sums_label.append(np.repeat(taken_label, level.off[taken + 1] - level.off[taken]))
+        for column in _SUMMED:
+            sums[column].append(np.asarray(getattr(level, column)[entries], np.int64))
     inside = _ranges(read_lo, read_hi)
     inside_label = np.repeat(read_label, np.maximum(read_hi - read_lo, 0))
     clipped_inside = np.minimum(ix.dur[inside], end_ns - ix.start[inside])
-
-    wholes = block[whole]
-    off = np.asarray(ix.blk_off)
-    entries = _ranges(off[wholes], off[wholes + 1]) if len(wholes) else np.zeros(0, np.int64)
-    entry_label = np.repeat(labels[block_row[whole]], off[wholes + 1] - off[wholes])
     return _Found(
         np.concatenate([before_label, inside_label]),
         np.concatenate([before, inside]),
         np.concatenate([np.minimum(ends, end_ns) - start_ns, clipped_inside]),
-        entry_label,
-        entries,
+        np.concatenate(sums_label),
+        {c: np.concatenate(v) for c, v in sums.items()},
     )
+
+
+def _whole_blocks(
+    level: BlockSums, lo: np.ndarray, hi: np.ndarray, label: np.ndarray, end_ns: int
+) -> tuple[np.ndarray, ...]:
+    """Of the labelled intervals [lo, hi) of index positions, the blocks of ``level`` wholly
+    inside one whose events all end by ``end_ns`` (taken: their sums count), and the intervals
+    still to cover: each interval's head and tail, and its blocks not taken. Returns (left lo,
+    left hi, left label, taken blocks, their labels)."""
+    size = level.events
+    first = -(-lo // size)
+    stop = np.maximum(hi // size, first)
+    has = first < stop
+    block = _ranges(first, stop)
+    block_of = np.repeat(np.arange(len(lo)), stop - first)
+    whole = level.end[block] <= end_ns if len(block) else np.zeros(0, dtype=bool)
+    partial = block[~whole]
+    left_lo = np.concatenate([lo, partial * size, np.where(has, stop * size, hi)])
+    left_hi = np.concatenate([np.where(has, first * size, hi), (partial + 1) * size, hi])
+    left_label = np.concatenate([label, label[block_of[~whole]], label])
+    keep = left_hi > left_lo
+    return left_lo[keep], left_hi[keep], left_label[keep], block[whole], label[block_of[whole]]
 
 
 def _clipped_self(ix: PartIndex, idx: np.ndarray, clipped: np.ndarray, start_ns: int, end_ns: int):
@@ -172,19 +190,15 @@ def _part_totals(ix: PartIndex, rows: np.ndarray, labels: np.ndarray, start_ns, 
     ``rows`` in the range."""
     lanes, local = np.unique(labels, return_inverse=True)  # the few lanes of this part
     found = _find(ix, rows, local, start_ns, end_ns, blocks=True)
-    entries = found.entries
-    label = np.concatenate([found.label, found.block_label])
-    names = np.concatenate(
-        [np.asarray(ix.name[found.idx], np.int64), np.asarray(ix.blk_name[entries], np.int64)]
-    )
+    sums = found.sums
+    label = np.concatenate([found.label, found.sums_label])
+    names = np.concatenate([np.asarray(ix.name[found.idx], np.int64), sums["name"]])
     if not len(names):
         return None
     clipped = found.clipped
-    counts = np.concatenate([np.ones(len(found.idx), np.int64), ix.blk_count[entries]])
-    durations = np.concatenate([clipped, ix.blk_total[entries]])
-    own = np.concatenate(
-        [_clipped_self(ix, found.idx, clipped, start_ns, end_ns), ix.blk_self[entries]]
-    )
+    counts = np.concatenate([np.ones(len(found.idx), np.int64), sums["count"]])
+    durations = np.concatenate([clipped, sums["total"]])
+    own = np.concatenate([_clipped_self(ix, found.idx, clipped, start_ns, end_ns), sums["self_ns"]])
     n_names = int(names.max()) + 1
     key = label * n_names + names
     if len(lanes) * n_names <= _DENSE_KEYS:  # counted in place: no sort of the hits
@@ -200,8 +214,8 @@ def _part_totals(ix: PartIndex, rows: np.ndarray, labels: np.ndarray, start_ns, 
     self_ns = np.rint(np.bincount(at, weights=own)).astype(np.int64)
     low = np.full(len(keys), np.iinfo(np.int64).max, dtype=np.int64)
     high = np.zeros(len(keys), dtype=np.int64)
-    np.minimum.at(low, at, np.concatenate([clipped, ix.blk_min[entries]]))
-    np.maximum.at(high, at, np.concatenate([clipped, ix.blk_max[entries]]))
+    np.minimum.at(low, at, np.concatenate([clipped, sums["min_ns"]]))
+    np.maximum.at(high, at, np.concatenate([clipped, sums["max_ns"]]))
     return lanes[keys // n_names], keys % n_names, count, total, self_ns, low, high
 
 
