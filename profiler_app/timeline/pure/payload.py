@@ -26,13 +26,16 @@ class _Columns:
     def __init__(self) -> None:
         self.parts: dict[str, list[np.ndarray]] = {}
         self.dtypes: dict[str, str] = {}
+        self._sizes: dict[str, int] = {}  # kept, not summed: a job has hundreds of rows
 
     def add(self, name: str, values, dtype: str) -> None:
-        self.parts.setdefault(name, []).append(np.asarray(values).astype(dtype, copy=False))
+        array = np.asarray(values).astype(dtype, copy=False)
+        self.parts.setdefault(name, []).append(array)
         self.dtypes[name] = dtype
+        self._sizes[name] = self._sizes.get(name, 0) + len(array)
 
     def size(self, name: str) -> int:
-        return sum(len(p) for p in self.parts.get(name, []))
+        return self._sizes.get(name, 0)
 
 
 class _Names:
