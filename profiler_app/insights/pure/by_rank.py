@@ -34,10 +34,11 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RankResult:
-    """What the insights keep of one rank (``read_rank``): its analyses without its events, its
-    judgement by each recommendation (None: nothing to judge there), the recommendations that
-    could not read it, its framework time and its collective calls. Small next to its events,
-    and all the job's results need of the rank: it can be kept and read again (``RankResults``)."""
+    """What the insights keep of one rank (``read_rank``): its analyses without its events and
+    launches, its judgement by each recommendation (None: nothing to judge there), the
+    recommendations that could not read it, its framework time and its collective calls. Small
+    next to its events, and all the job's results need of the rank: it is kept and read again
+    (``insights.rank_results``)."""
 
     rank: int
     analyses: TraceAnalyses
@@ -49,7 +50,8 @@ class RankResult:
 
 @dataclass(frozen=True)
 class JobAnalyses:
-    analyses: TraceAnalyses  # over every rank (its ``window`` empty: the events are not kept)
+    # Over every rank; its ``window`` and ``launches`` are empty (each rank's were judged).
+    analyses: TraceAnalyses
     found: tuple[RuleResult, ...]  # the recommendations
     framework: list[pd.DataFrame]  # each rank's ``framework_from_events``
     collective_waits: dict[str, pd.DataFrame]  # ``collective_waits_by_window``
@@ -86,7 +88,8 @@ def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankR
             unreadable.add(name)
     return RankResult(
         trace.rank,
-        replace(mine, window=()),
+        # The launches are judged here, and no page shows them: a third of what is kept.
+        replace(mine, window=(), launches=mine.launches.iloc[:0]),
         judgements,
         frozenset(unreadable),
         framework_from_events(trace),
