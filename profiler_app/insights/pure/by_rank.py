@@ -16,18 +16,20 @@ from profiler_app.insights.pure.analyses import (
     ANALYSIS_PARAMETERS,
     RankTrace,
     TraceAnalyses,
-    analyze,
+    analyze_covered,
     combine_analyses,
 )
-from profiler_app.insights.pure.analyses.cluster import (
-    collective_calls_by_window,
-    match_calls_by_window,
+from profiler_app.insights.pure.analyses.cluster import calls_in_windows, match_calls_by_window
+from profiler_app.insights.pure.analyses.events import (
+    captured_only,
+    complete_steps_rows,
+    drop_last_step,
 )
 from profiler_app.insights.pure.analyses.framework import framework_from_events
 from profiler_app.insights.pure.rules.base import RULE_ERRORS, UNREADABLE, RuleResult, not_evaluated
 from profiler_app.insights.pure.rules.recommendations import BY_RANK, RECOMMENDATIONS
 from profiler_app.insights.pure.rules.recommendations.inputs import RankJudgement
-from profiler_app.traces.window import COMPLETE_STEPS
+from profiler_app.traces.window import COMPLETE_STEPS, rows_in
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +78,12 @@ def _each_read(
 
 def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankResult:
     """One rank's analyses and judgements, over ``window``, with ``params``."""
-    mine = analyze([trace], params, window=window)
-    [covered] = mine.window
+    rows_in(window)  # an unknown window is an error, not the whole trace
+    # As ``analyze`` cuts it, once for the analyses and the collective calls of both windows.
+    captured = captured_only(trace)
+    complete_rows = complete_steps_rows(captured)
+    covered = drop_last_step(captured, complete_rows) if window == COMPLETE_STEPS else captured
+    mine = analyze_covered([covered], params)
     judgements: dict[str, RankJudgement | None] = {}
     unreadable = set()
     for name, rule in BY_RANK.items():
@@ -93,7 +99,7 @@ def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankR
         judgements,
         frozenset(unreadable),
         framework_from_events(trace),
-        collective_calls_by_window(trace),
+        calls_in_windows(captured, complete_rows),
     )
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "RankTrace",
     "TraceAnalyses",
     "analyze",
+    "analyze_covered",
     "combine_analyses",
     "drop_last_step",
 ]
@@ -149,6 +150,16 @@ def analyze(
     ``params_from_overrides`` makes them; defaults where absent), over ``window``: the whole
     trace, or its complete steps (each trace without its last, truncated, profiler step, as
     HTA reads traces)."""
+    rows_in(window)  # an unknown window is an error, not the whole trace
+    # A collector job's trace figures cover the steps Kineto recorded (``captured_only``).
+    ranks = [captured_only(t) for t in traces]
+    gpu = [drop_last_step(t) for t in ranks] if window == COMPLETE_STEPS else ranks
+    return analyze_covered(gpu, params)
+
+
+def analyze_covered(gpu: list[RankTrace], params: Mapping[str, Any] | None = None) -> TraceAnalyses:
+    """``analyze`` of ranks already cut to the window (``captured_only``, then
+    ``drop_last_step`` for the complete steps): ``TraceAnalyses.window`` is ``gpu``."""
     chosen = params or {}
     launch = chosen.get("KernelLaunchStatistics", KernelLaunchStatisticsParams())
     idle_params = chosen.get("IdleTime", IdleTimeParams())
@@ -156,10 +167,6 @@ def analyze(
     consecutive_kernel_delay_ns = round(idle_params.consecutive_kernel_delay_us * 1000)
     runtime_cutoff_ns = launch.runtime_cutoff * 1000
     launch_delay_cutoff_ns = launch.launch_delay_cutoff * 1000
-    rows_in(window)  # an unknown window is an error, not the whole trace
-    # A collector job's trace figures cover the steps Kineto recorded (``captured_only``).
-    ranks = [captured_only(t) for t in traces]
-    gpu = [drop_last_step(t) for t in ranks] if window == COMPLETE_STEPS else ranks
     idle, idle_intervals = idle_time_breakdown(gpu, consecutive_kernel_delay_ns)
     bandwidth = memory_bandwidth_series(gpu)
     queue = queue_length_series(gpu)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -305,11 +305,14 @@ def collective_waits(traces: Iterable[RankTrace]) -> pd.DataFrame:
     return match_collective_calls([(trace.rank, collective_calls(trace)) for trace in traces])
 
 
-def collective_calls(trace: RankTrace) -> pd.DataFrame:
-    """The rank's communication kernels, numbered per collective in start order: rank,
-    collective, start_ns, dur_ns, call (what ``match_collective_calls`` matches across ranks;
-    a few rows per step, so a job's ranks can be read one at a time)."""
+def collective_calls(trace: RankTrace, rows: np.ndarray | None = None) -> pd.DataFrame:
+    """The rank's communication kernels (of its events where ``rows`` is true, when given),
+    numbered per collective in start order: rank, collective, start_ns, dur_ns, call (what
+    ``match_collective_calls`` matches across ranks; a few rows per step, so a job's ranks can
+    be read one at a time)."""
     ops = trace.gpu_ops
+    if rows is not None:
+        ops = ops[rows[trace.positions(ops.index.to_numpy())]]
     comm = ops[ops["type"] == COMM]
     frame = pd.DataFrame(
         {
@@ -349,17 +352,16 @@ def collective_calls_by_window(trace: RankTrace) -> dict[str, pd.DataFrame]:
     """The rank's ``collective_calls`` in each window (``traces.window``), over the steps Kineto
     recorded (``captured_only``): the whole trace, and the complete steps, where the rank keeps
     the calls launched before its last profiler step."""
-    trace = captured_only(trace)
-    # Only the GPU ops count here: copy those rows, not the whole trace, per window.
-    events = trace.events
-    gpu = events["kind"].isin(GPU_OP_KINDS).to_numpy()
-    kept = complete_steps_rows(trace)
-    columns = [c for c in STORE_COLUMNS if c in events]
+    captured = captured_only(trace)
+    return calls_in_windows(captured, complete_steps_rows(captured))
+
+
+def calls_in_windows(captured: RankTrace, complete_rows: np.ndarray) -> dict[str, pd.DataFrame]:
+    """``collective_calls_by_window`` of a rank already ``captured_only``, given which of its
+    events are in its complete steps (``complete_steps_rows``)."""
     return {
-        WHOLE_TRACE: collective_calls(replace(trace, events=rows_where(events[columns], gpu))),
-        COMPLETE_STEPS: collective_calls(
-            replace(trace, events=rows_where(events[columns], gpu & kept))
-        ),
+        WHOLE_TRACE: collective_calls(captured),
+        COMPLETE_STEPS: collective_calls(captured, complete_rows),
     }
 
 

@@ -241,10 +241,11 @@ def captured_only(trace: RankTrace) -> RankTrace:
     return replace(trace, events=rows_where(trace.events, captured), windows=windows, scope=scope)
 
 
-def drop_last_step(trace: RankTrace) -> RankTrace:
+def drop_last_step(trace: RankTrace, keep: np.ndarray | None = None) -> RankTrace:
     """The trace in the complete-steps window (``traces.window``): each of its parts without
-    its last profiler step, as Holistic Trace Analysis reads each trace file."""
-    keep = complete_steps_rows(trace)
+    its last profiler step, as Holistic Trace Analysis reads each trace file (``keep``: its
+    ``complete_steps_rows``, when known already)."""
+    keep = complete_steps_rows(trace) if keep is None else keep
     if keep.all():
         return trace
     return replace(trace, events=rows_where(trace.events, keep))
