@@ -197,10 +197,18 @@ def prepare_rank(job_id: int, rank: int, window: str) -> None:
     job = TrainingJob.objects.filter(pk=job_id).first()
     if job is None:
         return
+    started = time.perf_counter()
     try:
         params = params_from_overrides(overrides_of(job))
         for _, parts in rank_parts(job_id, rank):
             rank_results.kept_or_read(job_id, rank, parts, params, window)
+        log.info(
+            "Rank %s of job %s read for its insights (%s) in %.1f s",
+            rank,
+            job_id,
+            window,
+            time.perf_counter() - started,
+        )
     except Exception:
         log.exception(
             "Reading rank %s of job %s (%s) for its insights failed", rank, job_id, window

@@ -117,3 +117,31 @@ def test_a_rank_read_by_a_worker_of_the_parses_is_not_read_again_by_the_run(user
     assert taken(reads) == [1]
     logic.prepare_rank(job.id, 0, COMPLETE_STEPS)  # already kept: nothing read
     assert taken(reads) == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_a_worker_of_the_parses_reads_each_rank_once_its_part_is_parsed(
+    api, user, celery_worker_process
+):
+    """Uploaded as a user does, parsed by a real worker: each rank is read for the insights by
+    the ``prepare_rank`` its parse queued, and the insights are done."""
+    from profiler_app.core.models import PartState, TrainingJob
+    from tests.conftest import wait_for
+    from tests.ingest.helpers import upload, wait_parsed
+
+    job = TrainingJob.objects.create(name="read ahead", owner=user, window=COMPLETE_STEPS)
+    for node, rank, trace in RANKS:
+        [part] = wait_parsed(upload(api, job, DATA_DIR / trace, rank=rank, node=node)["id"])
+        assert part.state == PartState.DONE, part.error
+    log = celery_worker_process.log_path
+
+    def read_ahead() -> list[str]:
+        lines = log.read_text().splitlines()
+        mine = [line for line in lines if f"of job {job.id} read for its insights" in line]
+        return mine if len(mine) >= len(RANKS) else []
+
+    lines = wait_for(read_ahead, timeout=120)
+    assert {line.split("Rank ")[1].split(" ")[0] for line in lines} == {"0", "1"}
+    assert len(kept(job)) == len(RANKS)
+    wait_for(lambda: JobInsights.objects.filter(job=job, status=InsightsStatus.DONE).exists(), 120)
