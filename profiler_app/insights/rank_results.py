@@ -6,6 +6,7 @@ stale or unreadable is computed again; the job's go with the job."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -18,15 +19,25 @@ from typing import Any
 
 from django.conf import settings
 
+import tracefmt
 from profiler_app.insights.inputs import rank_parts, rank_trace
 from profiler_app.insights.pure.by_rank import RankResult, depends_on, read_rank
 from profiler_app.profiles.models import PartSummary
 
 log = logging.getLogger(__name__)
 
-# Part of every result's key: bump it when what a result holds or means changes (an analysis
-# or a recommendation computes something else), and every kept result is computed again.
-RESULTS_FORMAT = 1
+# The code a result comes from: any change to it (a new release) computes every result again.
+_APP = Path(__file__).resolve().parent.parent
+_CODE = (_APP / "insights" / "pure", _APP / "traces", Path(tracefmt.__file__).resolve().parent)
+
+
+@functools.cache
+def _code_digest() -> str:
+    digest = hashlib.sha256()
+    for folder in _CODE:
+        for source in sorted(folder.rglob("*.py")):
+            digest.update(source.read_bytes())
+    return digest.hexdigest()
 
 
 def rank_results(job_id: int, params: Mapping[str, Any], window: str) -> Iterator[RankResult]:
@@ -64,7 +75,7 @@ def _path(
 ) -> Path:
     # A parse writes a new summary row and store: either changes the key.
     stores = [(p.part_id, p.pk, p.store_path, p.part.finished_at) for p in parts]
-    key = repr((RESULTS_FORMAT, stores, depends_on(params, window)))
+    key = repr((_code_digest(), stores, depends_on(params, window)))
     digest = hashlib.sha256(key.encode()).hexdigest()[:32]
     return _folder(job_id) / f"rank-{rank}" / window / f"{digest}.pickle"
 
