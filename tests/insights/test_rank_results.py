@@ -145,3 +145,14 @@ def test_a_worker_of_the_parses_reads_each_rank_once_its_part_is_parsed(
     assert {line.split("Rank ")[1].split(" ")[0] for line in lines} == {"0", "1"}
     assert len(kept(job)) == len(RANKS)
     wait_for(lambda: JobInsights.objects.filter(job=job, status=InsightsStatus.DONE).exists(), 120)
+
+
+@pytest.mark.django_db
+def test_a_result_from_other_code_is_computed_again(user, reads, monkeypatch):
+    """A new release may compute a rank's figures differently: its results are not reused."""
+    job = parse_job(user, "new code", RANKS[:1], window=COMPLETE_STEPS)
+    first = run(job)
+    assert taken(reads) == [0]
+    monkeypatch.setattr(rank_results, "_code_digest", lambda: "another release")
+    assert run(job) == first and taken(reads) == [0]
+    assert run(job) == first and taken(reads) == []
