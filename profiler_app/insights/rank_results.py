@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from django.conf import settings
 
 import tracefmt
@@ -33,7 +35,8 @@ _CODE = (_APP / "insights" / "pure", _APP / "traces", Path(tracefmt.__file__).re
 
 @functools.cache
 def _code_digest() -> str:
-    digest = hashlib.sha256()
+    # The libraries a result is pickled with too: another pandas may read it back differently.
+    digest = hashlib.sha256(f"{np.__version__} {pd.__version__}".encode())
     for folder in _CODE:
         for source in sorted(folder.rglob("*.py")):
             digest.update(source.read_bytes())
