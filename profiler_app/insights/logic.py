@@ -86,9 +86,14 @@ def request_run(job_id: int, delay_s: float | None = None, window: str | None = 
 def request_all(job_id: int, delay_s: float | None = None) -> None:
     """The job's figures changed: recompute its own window and every other that has
     insights."""
-    windows = set(JobInsights.objects.filter(job_id=job_id).values_list("window", flat=True))
-    for window in sorted(windows | {_own_window(job_id)}):
+    for window in _windows(job_id):
         request_run(job_id, delay_s, window)
+
+
+def _windows(job_id: int) -> list[str]:
+    """The job's own window and every other that has insights."""
+    windows = set(JobInsights.objects.filter(job_id=job_id).values_list("window", flat=True))
+    return sorted(windows | {_own_window(job_id)})
 
 
 def request_if_missing(job: TrainingJob, window: str) -> None:
@@ -169,7 +174,8 @@ def queue_missing() -> list[int]:
 def on_part_parsed(sender, part_id: int, **kwargs) -> None:
     """The ingest stored a part: recompute its job's insights in each window (debounced), and
     have a worker of the parses read the part's rank for them now (``prepare_rank``)."""
-    part = ProfilePart.objects.filter(id=part_id, state=PartState.DONE).first()
+    done = ProfilePart.objects.filter(id=part_id, state=PartState.DONE)
+    part = done.only("job_id", "rank").first()
     if part is not None:
         request_all(part.job_id)
         _send_prepare(part.job_id, part.rank)
@@ -182,8 +188,7 @@ def _send_prepare(job_id: int, rank: int) -> None:
         job_id=job_id, rank=rank, state__in=(PartState.PENDING, PartState.PROCESSING)
     ).exists():
         return
-    windows = set(JobInsights.objects.filter(job_id=job_id).values_list("window", flat=True))
-    for window in sorted(windows | {_own_window(job_id)}):
+    for window in _windows(job_id):
         try:
             current_app.send_task(PREPARE_TASK, (job_id, rank, window))
         except OperationalError as exc:  # the insights run reads the rank itself

@@ -404,16 +404,22 @@ def _strings(con: duckdb.DuckDBPyConnection, parts: list[StorePart], with_events
     con.execute("ALTER TABLE _strings DROP COLUMN _file")
 
 
-def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> list[str]:
-    """The views over ``parts``; the files they read (the only files the query may read)."""
+def _with_events(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> list[StorePart]:
+    """The parts that hold events, their event model checked (``ensure_event_model``)."""
     # Each view and the query bind the same files: their footers are parsed once, not at each.
     con.execute("SET parquet_metadata_cache = true")
-    for variable, names in (("_kind_names", KIND_NAMES), ("_copy_names", MEMCPY_KIND_NAMES)):
-        by_id = [names.get(i) for i in range(max(names) + 1)]  # an unknown id reads as NULL
-        con.execute(f"SET VARIABLE {variable} = ?::VARCHAR[]", [by_id])
     with_events = [p for p in parts if (p.directory / EVENTS_FILE).exists()]
     for part in with_events:
         _ensure_event_model(part.directory)
+    return with_events
+
+
+def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> list[str]:
+    """The views over ``parts``; the files they read (the only files the query may read)."""
+    with_events = _with_events(con, parts)
+    for variable, names in (("_kind_names", KIND_NAMES), ("_copy_names", MEMCPY_KIND_NAMES)):
+        by_id = [names.get(i) for i in range(max(names) + 1)]  # an unknown id reads as NULL
+        con.execute(f"SET VARIABLE {variable} = ?::VARCHAR[]", [by_id])
     groups = {
         STRINGS_FILE: parts,
         EVENTS_FILE: with_events,
@@ -493,10 +499,8 @@ def _create_totals_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart])
     ``events`` and ``kernels`` as empty views of their documented columns. No part's strings or
     events are read (over a thousand parts, reading their strings alone takes most of a
     second). The files they read."""
-    con.execute("SET parquet_metadata_cache = true")
-    with_events = [p for p in parts if (p.directory / EVENTS_FILE).exists()]
+    with_events = _with_events(con, parts)
     for part in with_events:
-        _ensure_event_model(part.directory)
         ensure_totals(part.directory)
     _set_parts(con, totals.TOTALS_FILE, with_events)
     for view in ("events", "kernels"):

@@ -12,9 +12,9 @@ Per row (one depth of one lane) events are in start order: those starting inside
 one slice (two binary searches), those starting before it and reaching into it come from the
 duration classes (as for a viewport). Of the slice, the index's super-blocks, then blocks
 (``block_sums``), wholly inside the range add their stored sums per name; only the events of
-the blocks at its edges are read one by one. All the rows a part has in the request are handled at once: the
-binary searches go row by row, everything after them is one numpy pass over the part's hits,
-counted per (lane, name) with ``bincount``.
+the blocks at its edges are read one by one. All the rows a part has in the request are
+handled at once: the binary searches go row by row, everything after them is one numpy pass
+over the part's hits, counted per (lane, name) with ``bincount``.
 """
 
 from __future__ import annotations
@@ -112,8 +112,9 @@ def _find(
         read_lo, read_hi, read_label, taken, taken_label = _whole_blocks(
             level, read_lo, read_hi, read_label, end_ns
         )
-        entries = _ranges(level.off[taken], level.off[taken + 1])
-        sums_label.append(np.repeat(taken_label, level.off[taken + 1] - level.off[taken]))
+        first, stop = level.off[taken], level.off[taken + 1]
+        entries = _ranges(first, stop)
+        sums_label.append(np.repeat(taken_label, stop - first))
         for column in _SUMMED:
             sums[column].append(np.asarray(getattr(level, column)[entries], np.int64))
     inside = _ranges(read_lo, read_hi)

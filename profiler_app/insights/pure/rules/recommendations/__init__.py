@@ -31,28 +31,18 @@ from profiler_app.insights.pure.rules.recommendations.host import (
 )
 from profiler_app.insights.pure.rules.recommendations.inputs import RankRule
 
-RECOMMENDATIONS: dict[str, RuleSpec] = {
-    spec.name: spec
-    for spec in (
-        DATA_LOADING,
-        LAUNCH_OVERHEAD,
-        SYNCHRONIZATION,
-        TENSOR_CORES,
-        HOST_TO_DEVICE_COPIES,
-        COMMUNICATION,
-    )
-}
-
-# Each recommendation, judged a rank at a time (``RankRule``; ``by_rank`` reads a job so).
-BY_RANK: dict[str, RankRule] = {
-    "DataLoading": DATA_LOADING_BY_RANK,
-    "LaunchOverhead": LAUNCH_OVERHEAD_BY_RANK,
-    "Synchronization": SYNCHRONIZATION_BY_RANK,
-    "TensorCores": TENSOR_CORES_BY_RANK,
-    "HostToDeviceCopies": HOST_TO_DEVICE_COPIES_BY_RANK,
-    "Communication": COMMUNICATION_BY_RANK,
-}
-assert BY_RANK.keys() == RECOMMENDATIONS.keys()
+# Each recommendation, and the same judged a rank at a time (``RankRule``; ``by_rank`` reads a
+# job so).
+_RULES: tuple[tuple[RuleSpec, RankRule], ...] = (
+    (DATA_LOADING, DATA_LOADING_BY_RANK),
+    (LAUNCH_OVERHEAD, LAUNCH_OVERHEAD_BY_RANK),
+    (SYNCHRONIZATION, SYNCHRONIZATION_BY_RANK),
+    (TENSOR_CORES, TENSOR_CORES_BY_RANK),
+    (HOST_TO_DEVICE_COPIES, HOST_TO_DEVICE_COPIES_BY_RANK),
+    (COMMUNICATION, COMMUNICATION_BY_RANK),
+)
+RECOMMENDATIONS: dict[str, RuleSpec] = {spec.name: spec for spec, _ in _RULES}
+BY_RANK: dict[str, RankRule] = {spec.name: by_rank for spec, by_rank in _RULES}
 
 
 def recommend(analyses: TraceAnalyses, params: Mapping[str, Any]) -> list[RuleResult]:
