@@ -179,14 +179,12 @@ def database_env(name: str) -> tuple[dict[str, str], Callable[[], None]]:
     head, _, query = url.partition("?")
     env["DATABASE_URL"] = head.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
     env["PROFILER_MEDIA_ROOT"] = tempfile.mkdtemp(prefix="bench-media-")
-    env["PROFILER_INSIGHTS_RANKS_DIR"] = tempfile.mkdtemp(prefix="bench-ranks-")
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "-v", "0"], env=env, cwd=ROOT, check=True
     )
 
     def drop() -> None:
         shutil.rmtree(env["PROFILER_MEDIA_ROOT"], ignore_errors=True)
-        shutil.rmtree(env["PROFILER_INSIGHTS_RANKS_DIR"], ignore_errors=True)
         admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     return env, drop

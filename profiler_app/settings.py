@@ -343,9 +343,6 @@ EXPORT_MAX_BYTES = envint("EXPORT_MAX_MB", 2048) * 2**20
 REPORT_MAX_BYTES = envint("REPORT_MAX_MB", 64) * 2**20
 # Insights re-run this long after the last part of a burst arrives (one run per burst).
 INSIGHTS_DEBOUNCE_S = envfloat("INSIGHTS_DEBOUNCE_S", 3.0)
-# Each rank's insights results, kept so a run reads again only the ranks that changed
-# (``insights.rank_results``): a cache, safe to delete.
-INSIGHTS_RANKS_DIR = envpath("PROFILER_INSIGHTS_RANKS_DIR", DATA_DIR / "insights")
 
 LOGGING = {
     "version": 1,

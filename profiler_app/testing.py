@@ -20,7 +20,6 @@ os.environ.setdefault("CELERY_QUEUE_PREFIX", f"test{os.getpid()}-")
 # Tests create parts in bursts beside a live worker; admission has its own tests (setting on).
 os.environ.setdefault("INGEST_MAX_BACKLOG_SECONDS", "0")
 os.environ.setdefault("PROFILER_MEDIA_ROOT", tempfile.mkdtemp(prefix="profiler-media-"))
-os.environ.setdefault("PROFILER_INSIGHTS_RANKS_DIR", tempfile.mkdtemp(prefix="profiler-ranks-"))
 
 
 def database_url(settings_dict: dict) -> str:

@@ -10,19 +10,23 @@ The same relative keys in both:
   uploads still arriving (a bucket has no append: each byte range is an object);
 * ``timeline/<job id>/<part id>``, or in a bucket ``timeline/<job id>/<part id>/<parse>``: each
   parsed part's timeline store and its index. A store in a bucket is never rewritten (a new
-  parse writes a new key), so each process's cache of its files (``store_cache``) is never stale.
+  parse writes a new key), so each process's cache of its files (``store_cache``) is never stale;
+* ``timeline/<job id>/insights/…``: each rank's insights result, kept so that a run reads again
+  only the ranks that changed (``insights.rank_results``). Kept with the job's stores, it counts
+  in the job's bytes, goes with the job, and every worker of a bucket deployment finds it.
 
 Each app removes its own files once their rows are deleted: core the raw uploads and the
 unfinished uploads (``core.receivers``), the ingest the timeline stores (``ingest.receivers``).
 Sizes are the files' lengths in bytes.
 
-One module on purpose (near 450 lines): the two backends' rules for the three kinds of files
+One module on purpose (near 500 lines): the two backends' rules for the four kinds of files
 sit side by side, so that nothing else needs to know where a file is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import tempfile
@@ -389,6 +393,56 @@ class BucketStoreFiles(StoreFiles):
 def store_files(key: str) -> StoreFiles:
     """The store kept at ``key``, as files on this machine."""
     return BucketStoreFiles(key) if in_bucket() else StoreFiles(media_root() / key)
+
+
+# --- Kept results -----------------------------------------------------------------------------
+
+
+def kept_key(job_id: int, name: str) -> str:
+    """Where a result computed from the job's stores is kept (``name``: a relative path)."""
+    return f"{STORES_FOLDER}/{job_id}/insights/{name}"
+
+
+def read_kept(key: str) -> bytes | None:
+    """A kept result's bytes; None when there is none."""
+    try:
+        if in_bucket():
+            out = io.BytesIO()
+            _bucket().copy_to(key, out)
+            return out.getvalue()
+        return (media_root() / key).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def keep(key: str, data: bytes) -> None:
+    """Keeps ``data`` at ``key`` in place of the other results in its folder: a reader finds
+    the earlier or the new file, whole."""
+    folder = key.rsplit("/", 1)[0] + "/"
+    if in_bucket():
+        _bucket().put_stream(key, io.BytesIO(data))  # one PUT: whole or not at all
+        _bucket().delete(item.key for item in _bucket().listing(folder) if item.key != key)
+        return
+    path = media_root() / key
+    staging = path.with_name(f".{uuid.uuid4().hex}.tmp")  # two writers: each its own
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging.write_bytes(data)
+        os.replace(staging, path)
+        for other in path.parent.iterdir():
+            if other != path and not other.name.startswith("."):
+                other.unlink(missing_ok=True)
+    finally:
+        staging.unlink(missing_ok=True)
+
+
+def remove_kept(job_id: int) -> None:
+    """The job's kept results (they go with its stores too)."""
+    prefix = kept_key(job_id, "")
+    if in_bucket():
+        _bucket().delete_prefix(prefix)
+    else:
+        remove_tree(media_root() / prefix)
 
 
 # --- Sizes ------------------------------------------------------------------------------------

@@ -7,13 +7,9 @@ class InsightsConfig(AppConfig):
     label = "reports"
 
     def ready(self) -> None:
-        from django.db.models.signals import post_delete
-
-        from profiler_app.core.models import TrainingJob
         from profiler_app.core.signals import job_window_changed
         from profiler_app.insights import logic
         from profiler_app.profiles.signals import part_parsed
 
-        post_delete.connect(logic.on_job_deleted, sender=TrainingJob, dispatch_uid="reports-job")
         job_window_changed.connect(logic.on_window_changed, dispatch_uid="reports-window")
         part_parsed.connect(logic.on_part_parsed, dispatch_uid="reports-part")

@@ -220,12 +220,6 @@ def prepare_rank(job_id: int, rank: int, window: str) -> None:
         )
 
 
-def on_job_deleted(sender, instance: TrainingJob, **kwargs) -> None:
-    """A deleted job's kept rank results go once the deletion commits."""
-    job_id = instance.pk
-    transaction.on_commit(lambda: rank_results.remove_job(job_id))
-
-
 def on_window_changed(sender, job: TrainingJob, **kwargs) -> None:
     """The owner changed the job's window, everyone's default: compute its insights now if
     that window has none yet."""

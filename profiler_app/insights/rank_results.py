@@ -1,27 +1,29 @@
 """Each rank's insights result (``pure.by_rank.RankResult``) kept on disk: an insights run reads
 again only the ranks whose parts changed since a run computed them, in the window and with the
 analysis and recommendation parameters asked for (a new chunk of one rank of a 1,024-rank job
-reads that rank, not 1,024). A cache in INSIGHTS_RANKS_DIR, per job: a result that is missing,
-stale or unreadable is computed again; the job's go with the job."""
+reads that rank, not 1,024). Kept with the job's stores (``storage.kept_key``): a result that is
+missing, stale or unreadable is computed again; the job's go with the job.
+
+A result is a pickle, signed with the server's secret key: one not written by this server (a
+bucket others can write to, say) is never unpickled."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import logging
-import os
 import pickle
-import shutil
-import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.conf import settings
+from django.utils.crypto import salted_hmac
 
 import tracefmt
+from profiler_app.core import storage
 from profiler_app.insights.inputs import rank_parts, rank_trace
 from profiler_app.insights.pure.by_rank import RankResult, depends_on, read_rank
 from profiler_app.profiles.models import PartSummary
@@ -54,62 +56,62 @@ def kept_or_read(
 ) -> RankResult:
     """The rank's result kept for exactly these parts, window and parameters; else read from
     its stores, computed and kept."""
-    path = _path(job_id, rank, parts, params, window)
-    kept = _load(path)
+    key = _key(job_id, rank, parts, params, window)
+    kept = _load(key)
     if kept is not None:
         return kept
     trace = rank_trace(rank, parts)
     result = read_rank(trace, params, window)
     del trace
-    _keep(path, result)
+    _keep(key, result)
     return result
 
 
 def remove_job(job_id: int) -> None:
-    shutil.rmtree(_folder(job_id), ignore_errors=True)
+    storage.remove_kept(job_id)
 
 
-def _folder(job_id: int) -> Path:
-    return Path(settings.INSIGHTS_RANKS_DIR) / f"job-{job_id}"
-
-
-def _path(
+def _key(
     job_id: int, rank: int, parts: list[PartSummary], params: Mapping[str, Any], window: str
-) -> Path:
+) -> str:
     # A parse writes a new summary row and store: either changes the key.
     stores = [(p.part_id, p.pk, p.store_path, p.part.finished_at) for p in parts]
     key = repr((_code_digest(), stores, depends_on(params, window)))
     digest = hashlib.sha256(key.encode()).hexdigest()[:32]
-    return _folder(job_id) / f"rank-{rank}" / window / f"{digest}.pickle"
+    return storage.kept_key(job_id, f"rank-{rank}/{window}/{digest}.pickle")
 
 
-def _load(path: Path) -> RankResult | None:
+def _signature(data: bytes) -> bytes:
+    return salted_hmac(__name__, data, algorithm="sha256").digest()
+
+
+def _load(key: str) -> RankResult | None:
     try:
-        with path.open("rb") as f:
-            # Written by this server (``_keep``) under its data directory, never uploaded.
-            result = pickle.load(f)
-    except FileNotFoundError:
+        blob = storage.read_kept(key)
+    except storage.StorageError:
+        log.warning("Kept insights result %s unreadable: computed again", key, exc_info=True)
         return None
-    except Exception:  # cut short, or from another version: computed again
-        log.warning("Kept insights result %s unreadable: computed again", path, exc_info=True)
+    if blob is None:
+        return None
+    size = hashlib.sha256().digest_size
+    signature, data = blob[:size], blob[size:]
+    if not hmac.compare_digest(signature, _signature(data)):  # cut short, or not ours
+        log.warning("Kept insights result %s is not whole: computed again", key)
+        return None
+    try:
+        result = pickle.loads(data)  # signed by this server: written by ``_keep``
+    except Exception:  # from another version of a library: computed again
+        log.warning("Kept insights result %s unreadable: computed again", key, exc_info=True)
         return None
     return result if isinstance(result, RankResult) else None
 
 
-def _keep(path: Path, result: RankResult) -> None:
-    """Writes the rank's result in place of its earlier ones in the window (other parts or
+def _keep(key: str, result: RankResult) -> None:
+    """Keeps the rank's result in place of its earlier ones in the window (other parts or
     parameters: one kept per rank and window, the latest). A failure costs the next run a
     read, no more."""
-    staging = path.with_name(f".{uuid.uuid4().hex}.tmp")  # two writers: each its own
+    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with staging.open("wb") as f:
-            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(staging, path)
-        for other in path.parent.glob("*.pickle"):
-            if other != path:
-                other.unlink(missing_ok=True)
-    except OSError:
-        log.warning("Could not keep the insights result %s", path, exc_info=True)
-    finally:
-        staging.unlink(missing_ok=True)
+        storage.keep(key, _signature(data) + data)
+    except (OSError, storage.StorageError):
+        log.warning("Could not keep the insights result %s", key, exc_info=True)

@@ -1,13 +1,15 @@
 """Each rank's insights result is kept (``insights.rank_results``): a run reads again only the
 ranks whose parts, window or analysis and recommendation parameters changed, what it stores
-equals a run that kept nothing, an unreadable kept result is computed again, and a deleted
-job's go with it. On two ranks of a real multi-rank trace."""
+equals a run that kept nothing, an unreadable or unsigned kept result is computed again (and
+never unpickled), and the results count in the job's bytes and go with it. On two ranks of a
+real multi-rank trace."""
 
+import pickle
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 
+from profiler_app.core import retention, storage
 from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.insights import logic, rank_results
 from profiler_app.insights.models import InsightsStatus, JobInsights
@@ -44,8 +46,12 @@ def run(job, window: str = COMPLETE_STEPS) -> tuple[list, dict]:
     return row.report["rules"], row.analyses
 
 
+def kept_folder(job) -> Path:
+    return storage.media_root() / storage.kept_key(job.id, "")
+
+
 def kept(job) -> list[Path]:
-    return sorted((Path(settings.INSIGHTS_RANKS_DIR) / f"job-{job.id}").rglob("*.pickle"))
+    return sorted(kept_folder(job).rglob("*.pickle"))
 
 
 def taken(reads: list[int]) -> list[int]:
@@ -98,14 +104,48 @@ def test_an_unreadable_kept_result_is_computed_again(user, reads):
     assert kept(job) == [path]
 
 
+UNPICKLED: list[str] = []
+
+
+def _unpickled() -> None:
+    UNPICKLED.append("code ran")
+
+
+class Hostile:
+    """What a pickle not written by the server may hold: code run when it is loaded."""
+
+    def __reduce__(self):
+        return (_unpickled, ())
+
+
 @pytest.mark.django_db
-def test_a_deleted_job_s_kept_results_go_with_it(user, django_capture_on_commit_callbacks):
+def test_a_kept_result_not_signed_by_this_server_is_never_unpickled(user, reads, settings):
+    job = parse_job(user, "unsigned", RANKS[:1], window=COMPLETE_STEPS)
+    first = run(job)
+    [path] = kept(job)
+    path.write_bytes(bytes(32) + pickle.dumps(Hostile()))  # no signature, or a wrong one
+    taken(reads)
+    assert run(job) == first and taken(reads) == [0] and UNPICKLED == []
+
+    # Signed with another server's key: not this one's, computed again too.
+    signed = path.read_bytes()
+    settings.SECRET_KEY = "another server's secret key, long enough to be one"
+    path.write_bytes(signed)
+    assert run(job) == first and taken(reads) == [0]
+
+
+@pytest.mark.django_db
+def test_kept_results_count_in_the_job_s_bytes_and_go_with_it(
+    user, django_capture_on_commit_callbacks
+):
     job = parse_job(user, "deleted", RANKS[:1], window=COMPLETE_STEPS)
+    before = retention.job_bytes(job.id)
     run(job)
-    assert kept(job)
+    [path] = kept(job)
+    assert retention.job_bytes(job.id) == before + path.stat().st_size
     with django_capture_on_commit_callbacks(execute=True):
         delete_job(job)
-    assert not (Path(settings.INSIGHTS_RANKS_DIR) / f"job-{job.id}").exists()
+    assert not kept_folder(job).exists()
 
 
 @pytest.mark.django_db

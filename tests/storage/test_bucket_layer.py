@@ -122,6 +122,44 @@ def test_deleting_a_job_empties_its_keys_and_cache(in_bucket, s3_endpoint, bucke
     assert not (store_cache.root() / "timeline" / str(job_id)).exists()
 
 
+def test_kept_insights_results_are_in_the_bucket_for_every_worker_and_go_with_the_job(
+    in_bucket, s3_endpoint, bucket, user, monkeypatch
+):
+    from profiler_app.insights import logic as insights
+    from profiler_app.insights import rank_results
+    from profiler_app.insights.models import InsightsStatus, JobInsights
+    from profiler_app.traces.window import WHOLE_TRACE
+
+    part = parsed_in_bucket(user, "kept insights")
+    job_id = part.job_id
+    stores = storage.job_store_bytes(job_id)
+    read: list[int] = []
+    real = rank_results.read_rank
+    monkeypatch.setattr(
+        rank_results, "read_rank", lambda trace, *a: read.append(trace.rank) or real(trace, *a)
+    )
+
+    def run() -> dict:
+        generation = insights.request_run(job_id, delay_s=3600, window=WHOLE_TRACE)
+        insights.compute(job_id, generation, WHOLE_TRACE)
+        row = JobInsights.objects.get(job_id=job_id, window=WHOLE_TRACE)
+        assert row.status == InsightsStatus.DONE, row.error
+        return row.analyses
+
+    first = run()
+    assert read == [0]
+    [key] = s3.keys(s3_endpoint, bucket, f"profiles/timeline/{job_id}/insights/")
+    assert key.startswith(f"profiles/timeline/{job_id}/insights/rank-0/{WHOLE_TRACE}/")
+    assert storage.job_store_bytes(job_id) > stores
+
+    # Another worker, nothing of this one's disk: it finds the result in the bucket.
+    shutil.rmtree(store_cache.root())
+    assert run() == first and read == [0]
+
+    logic.delete_job(TrainingJob.objects.get(pk=job_id))
+    assert s3.keys(s3_endpoint, bucket, "profiles/") == []
+
+
 def test_a_reprocessed_part_replaces_its_store_and_drops_the_old_one(
     in_bucket, s3_endpoint, bucket, user
 ):
