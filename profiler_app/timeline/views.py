@@ -10,7 +10,12 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.decorators import api_view, content_negotiation_class, throttle_classes
+from rest_framework.decorators import (
+    api_view,
+    content_negotiation_class,
+    renderer_classes,
+    throttle_classes,
+)
 from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 
@@ -20,6 +25,7 @@ from profiler_app.core.negotiation import JsonErrors
 from profiler_app.core.query import query_params
 from profiler_app.core.throttles import ExportThrottle
 from profiler_app.lib.filenames import attachment
+from profiler_app.lib.renderers import FastJSONRenderer
 from profiler_app.timeline import logic
 from profiler_app.timeline.pure import payload
 from profiler_app.timeline.pure.details import UnknownEvent, event_details
@@ -113,6 +119,7 @@ def viewport_view(request, job_id: int):
         raise _unknown_track(exc) from exc
     body = payload.encode(timeline, view)
     query_ms = (time.perf_counter() - began) * 1000
+    logic.read_ahead(timeline)
     response = HttpResponse(content_type="application/octet-stream")
     if len(body) >= GZIP_MIN_BYTES and "gzip" in request.headers.get("Accept-Encoding", ""):
         body = gzip.compress(body, compresslevel=1)
@@ -210,12 +217,14 @@ def _unknown_track(exc: UnknownTrack) -> ValidationError:
 
 @extend_schema(parameters=[RangeQuerySerializer], responses=RangeTotalsSerializer)
 @api_view(["GET"])
+@renderer_classes([FastJSONRenderer])
 def range_view(request, job_id: int):
     """The events of [start_ns, end_ns) on the tracks, per track and name: count, total, self
     time (CPU threads), average, min, max and share of the range. Durations are clipped to the
     range (see ``profiler_app/timeline/pure/ranges.py``)."""
     params = query_params(RangeQuerySerializer, request)
     timeline = _timeline(job_id)
+    logic.read_ahead(timeline)
     start, end = params["start_ns"], params["end_ns"]
     try:
         lanes = event_lanes(timeline, params["track_ids"])
@@ -229,14 +238,22 @@ def range_view(request, job_id: int):
         "tracks": [lane.id for lane in lanes],
         "rows": [
             {
-                **vars(r),
+                "track": r.track,
+                "name": r.name,
+                "count": r.count,
+                "total_ns": r.total_ns,
+                "self_ns": r.self_ns,
                 "avg_ns": r.total_ns / r.count,
+                "min_ns": r.min_ns,
+                "max_ns": r.max_ns,
                 "pct_of_range": r.total_ns / span * 100.0,
             }
             for r in rows
         ],
     }
-    return Response(RangeTotalsSerializer(body).data)
+    # Already the schema's types: a serializer's pass over thousands of rows cost more than
+    # computing them (2 s of DRF per 40 ranges of a 100M-event job, against 1.7 s of totals).
+    return Response(body)
 
 
 @extend_schema(parameters=[RangeEventsQuerySerializer], responses=RangeEventsSerializer)

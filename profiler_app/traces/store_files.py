@@ -23,5 +23,10 @@ class StoreFiles:
     def fetch(self, names: list[str]) -> None:
         """Brings several files to this machine at once, ahead of their use (here already)."""
 
+    def on_disk(self, name: str) -> Path | None:
+        """The file when this machine has it, without fetching it."""
+        path = self.local / name
+        return path if path.exists() else None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.key or str(self.local)!r})"
