@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
+import psutil
 from cachetools import LRUCache, cached
 from cachetools.keys import hashkey
 from django.conf import settings
@@ -154,10 +155,14 @@ def read_ahead(timeline: JobTimeline) -> None:
 
 
 def _read_arrays_ahead(indexes: list[PartIndex]) -> None:
-    """Each array in turn over every part: what a view reads first comes first for all."""
+    """Each array in turn over every part: what a view reads first comes first for all. At
+    most half the memory free now: a job larger than that would push out its own pages."""
+    budget = psutil.virtual_memory().available // 2
     for name in READ_AHEAD:
         for index in indexes:
-            index.read_ahead((name,))
+            budget -= index.read_ahead((name,))
+            if budget <= 0:
+                return
 
 
 def step_marks(job: TrainingJob, limit: int = 20000) -> list[dict]:

@@ -96,3 +96,19 @@ def test_a_job_s_timeline_is_read_ahead_once_after_its_first_view(api, parsed_jo
     assert [ix.store.folder() for ix in indexes] == [
         p.index.store.folder() for p in logic.job_timeline(job).parts.values()
     ]
+
+
+def test_no_more_is_read_ahead_than_half_the_memory_free(parsed_job, advised, monkeypatch):
+    job = parsed_job("budget", [("algo-1", 0, TRACE), ("algo-2", 1, TRACE)])
+    indexes = [p.index for p in logic.job_timeline(job).parts.values()]
+    first = indexes[0]
+    start_bytes = os.path.getsize(first.store.file(first._path("start")))
+
+    class Memory:
+        available = 2 * start_bytes  # half of it: the first part's start array only
+
+    monkeypatch.setattr(logic.psutil, "virtual_memory", lambda: Memory)
+    logic._read_arrays_ahead(indexes)
+    assert [os.path.basename(a[0]) for a in advised] == ["start.npy"] * len(advised)
+    assert covered(advised, os.path.realpath(first.store.file(first._path("start")))) >= start_bytes
+    assert {a[0] for a in advised} == {os.path.realpath(first.store.file(first._path("start")))}

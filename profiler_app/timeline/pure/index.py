@@ -93,7 +93,8 @@ READ_AHEAD = (
     "level_busy",
     "level_name",
 )
-_READ_AHEAD_CHUNK = 4 << 20
+# Read ahead a chunk at a time: the kernel reads up to 8 MB ahead per request here.
+_READ_AHEAD_CHUNK = 2 << 20
 _PYRAMID = ("table", "bucket", "count", "busy", "span_off", "span_start", "span_end")
 # The columns of a level of block sums (``blk_*``, ``sup_*``; ``BlockSums``).
 _SUM_COLUMNS = ("end", "off", "name", "count", "total", "self", "min", "max")
@@ -300,19 +301,26 @@ class PartIndex:
         sl = slice(int(off[subject]), int(off[subject + 1]))
         return getattr(self, f"{prefix}_span_start")[sl], getattr(self, f"{prefix}_span_end")[sl]
 
-    def read_ahead(self, names: tuple[str, ...] = READ_AHEAD) -> None:
-        """Asks the kernel to bring ``names`` into the page cache, in the background: a few
-        large sequential reads instead of a small one at each place a view looks. Only the
-        files on this machine (from a bucket, a view fetches what it reads)."""
+    def read_ahead(self, names: tuple[str, ...] = READ_AHEAD) -> int:
+        """Brings ``names`` into the page cache: a few large sequential reads instead of a
+        small one at each place a view looks. A chunk at a time, each waited for (its last
+        byte read): the views' own reads meanwhile queue behind one chunk, not behind the
+        whole job, as when it is all asked at once (viewports took 65 ms, not 41). Nothing is
+        copied, and a file already cached costs nothing. Only the files on this machine (from
+        a bucket, a view fetches what it reads). Returns the bytes asked for."""
+        asked = 0
         for name in names:
             path = self.store.on_disk(self._path(name))
             if path is None:
                 continue
-            with contextlib.suppress(OSError), open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                # The kernel reads at most a few MB ahead per request (8 MB here).
+            with contextlib.suppress(OSError), open(path, "rb", buffering=0) as f:
+                fd = f.fileno()
+                size = os.fstat(fd).st_size
                 for offset in range(0, size, _READ_AHEAD_CHUNK):
-                    os.posix_fadvise(f.fileno(), offset, _READ_AHEAD_CHUNK, os.POSIX_FADV_WILLNEED)
+                    os.posix_fadvise(fd, offset, _READ_AHEAD_CHUNK, os.POSIX_FADV_WILLNEED)
+                    os.pread(fd, 1, min(offset + _READ_AHEAD_CHUNK, size) - 1)
+                asked += size
+        return asked
 
     def release_pages(self) -> None:
         """Let go of the pages of the index this process has read (they stay in the page cache,
