@@ -144,8 +144,9 @@ _read_ahead_lock = threading.Lock()
 def read_ahead(timeline: JobTimeline) -> None:
     """Once per opened timeline, once its first view is drawn (reading ahead before would
     delay it: 0.4 s cold for a 100M-event job, 2.8 s behind the read-ahead), brings the
-    arrays its views read into the page cache in the background. On a cold cache a range's
-    totals over 16 x 6.3M events then took at most 0.5 s, not 3.6 s."""
+    arrays its views read into the page cache in the background. With the page cache
+    dropped, 40 ranges' totals over 16 x 6.3M events then took p95 157 ms and at most
+    0.45 s, against 252 ms and 4.9 s."""
     with _read_ahead_lock:
         if timeline in _read_ahead_started:
             return
