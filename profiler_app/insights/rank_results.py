@@ -24,6 +24,7 @@ from django.utils.crypto import salted_hmac
 
 import tracefmt
 from profiler_app.core import storage
+from profiler_app.core.models import TrainingJob
 from profiler_app.insights.inputs import rank_parts, rank_trace
 from profiler_app.insights.pure.by_rank import RankResult, depends_on, read_rank
 from profiler_app.profiles.models import PartSummary
@@ -64,6 +65,10 @@ def kept_or_read(
     result = read_rank(trace, params, window)
     del trace
     _keep(key, result)
+    if not TrainingJob.objects.filter(pk=job_id).exists():
+        # Deleted while the rank was read: its stores, and its results, went before this one
+        # was written. (Deleted after this check: the stores' removal takes it.)
+        storage.remove_kept(job_id)
     return result
 
 

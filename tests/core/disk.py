@@ -30,6 +30,34 @@ def data_bytes() -> int:
     return sum(data_files().values())
 
 
+def insights_settled(job_id: int) -> bool:
+    """The worker has written all it will for the job's insights: every run requested is over,
+    and each rank's result is kept in each window a run finished in (``insights.rank_results``,
+    with the job's stores). A ``prepare_rank`` still queued then finds it kept and writes
+    nothing; one that read the rank meanwhile writes the same bytes under the same name. Wait
+    for this before counting a parsed job's files."""
+    from profiler_app.core.models import PartState, ProfilePart
+    from profiler_app.insights.models import InsightsStatus, JobInsights
+
+    ranks = set(
+        ProfilePart.objects.filter(job_id=job_id, state=PartState.DONE).values_list(
+            "rank", flat=True
+        )
+    )
+    runs = list(JobInsights.objects.filter(job_id=job_id).values_list("window", "status"))
+    if ranks and not runs:
+        return False  # not asked for yet
+    if any(status not in (InsightsStatus.DONE, InsightsStatus.FAILED) for _, status in runs):
+        return False
+    kept = Path(settings.MEDIA_ROOT) / "timeline" / str(job_id) / "insights"
+    return all(
+        any((kept / f"rank-{rank}" / window).glob("*.pickle"))
+        for window, status in runs
+        if status == InsightsStatus.DONE
+        for rank in ranks
+    )
+
+
 def upload_file(upload) -> Path:
     """Where an unfinished upload's bytes lie in the data directory."""
     return uploads_dir() / f"{upload.pk}.part"

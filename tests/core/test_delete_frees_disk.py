@@ -26,7 +26,7 @@ from profiler_app.ingest.tasks import ingest_part
 from profiler_app.profiles.models import KernelStat, PartSummary
 from profiler_app.profiles.signals import store_written
 from tests.conftest import DATA_DIR, wait_for
-from tests.core.disk import data_bytes, data_files, upload_file
+from tests.core.disk import data_bytes, data_files, insights_settled, upload_file
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,6 +54,7 @@ def parsed(job) -> None:
         return states == {PartState.DONE}
 
     wait_for(done, timeout=120)
+    wait_for(lambda: insights_settled(job.id), timeout=300)
 
 
 def parsed_job(client, owner, name: str, traces=TRACES) -> TrainingJob:

@@ -12,7 +12,7 @@ from profiler_app.core.models import AppSettings, PartState, ProfilePart, Traini
 from profiler_app.core.tasks import apply_retention
 from profiler_app.profiles.models import PartSummary
 from tests.conftest import wait_for
-from tests.core.disk import data_bytes, data_files
+from tests.core.disk import data_bytes, data_files, insights_settled
 from tests.core.test_delete_frees_disk import TRACES, upload
 
 PREVIEW = "/api/settings/retention/preview/"
@@ -50,6 +50,8 @@ def catalog(celery_worker_process, user, client_for):
         return set(ProfilePart.objects.values_list("state", flat=True)) == {PartState.DONE}
 
     wait_for(all_parsed, timeout=180)
+    for job in jobs.values():
+        wait_for(lambda job=job: insights_settled(job.pk), timeout=300)
     age(jobs["ancient"], 400, [400, 399])
     # Created long ago, but a part arrived 10 days ago: active. Its part of 60 days ago failed
     # (a failed part keeps its raw file, to be reprocessed).

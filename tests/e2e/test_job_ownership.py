@@ -9,8 +9,8 @@ from playwright.sync_api import Page, expect
 
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
-from tests.conftest import DATA_DIR
-from tests.core.disk import data_files
+from tests.conftest import DATA_DIR, wait_for
+from tests.core.disk import data_files, insights_settled
 from tests.e2e.conftest import screenshot, sign_in
 from tests.e2e.seed import add_part, make_job
 from tests.ingest.helpers import wait_parsed
@@ -30,6 +30,7 @@ def team(user, teammate, celery_worker_process):
         part, _ = store_part(parsed, PartSource("algo-1", 0, "kineto", TRACE.name), f)
     [done] = wait_parsed(part.id)
     assert done.state == PartState.DONE, done.error
+    wait_for(lambda: insights_settled(parsed.pk), timeout=300)
     bert = make_job("bert-pretrain", owner=user, created_at=now - timedelta(days=2))
     bert.tags = ["nlp"]
     bert.save()

@@ -196,3 +196,23 @@ def test_a_result_from_other_code_is_computed_again(user, reads, monkeypatch):
     monkeypatch.setattr(rank_results, "_code_digest", lambda: "another release")
     assert run(job) == first and taken(reads) == [0]
     assert run(job) == first and taken(reads) == []
+
+
+@pytest.mark.django_db
+def test_a_rank_read_while_its_job_is_deleted_leaves_nothing_kept(user, monkeypatch):
+    from profiler_app.core.models import TrainingJob
+    from profiler_app.insights.inputs import rank_parts
+    from profiler_app.insights.pure.rules import params_from_overrides
+
+    job = parse_job(user, "deleted meanwhile", RANKS[:1], window=COMPLETE_STEPS)
+    real = rank_results.read_rank
+
+    def deleted_meanwhile(trace, params, window):
+        result = real(trace, params, window)
+        TrainingJob.objects.filter(pk=job.pk).delete()  # and its stores went, on commit
+        return result
+
+    monkeypatch.setattr(rank_results, "read_rank", deleted_meanwhile)
+    [(rank, parts)] = rank_parts(job.id)
+    rank_results.kept_or_read(job.id, rank, parts, params_from_overrides(None), COMPLETE_STEPS)
+    assert not kept_folder(job).exists()
