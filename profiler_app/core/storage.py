@@ -389,10 +389,6 @@ class BucketStoreFiles(StoreFiles):
     def fetch(self, names: list[str]) -> None:
         store_cache.files(self.bucket_key, names)
 
-    def on_disk(self, name: str) -> Path | None:
-        path = store_cache.folder_of(self.bucket_key) / name
-        return path if path.exists() else None
-
 
 def store_files(key: str) -> StoreFiles:
     """The store kept at ``key``, as files on this machine."""

@@ -72,10 +72,6 @@ def kept_or_read(
     return result
 
 
-def remove_job(job_id: int) -> None:
-    storage.remove_kept(job_id)
-
-
 def _key(
     job_id: int, rank: int, parts: list[PartSummary], params: Mapping[str, Any], window: str
 ) -> str:

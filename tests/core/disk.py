@@ -49,7 +49,9 @@ def insights_settled(job_id: int) -> bool:
         return False  # not asked for yet
     if any(status not in (InsightsStatus.DONE, InsightsStatus.FAILED) for _, status in runs):
         return False
-    kept = Path(settings.MEDIA_ROOT) / "timeline" / str(job_id) / "insights"
+    from profiler_app.core.storage import kept_key
+
+    kept = Path(settings.MEDIA_ROOT) / kept_key(job_id, "")
     return all(
         any((kept / f"rank-{rank}" / window).glob("*.pickle"))
         for window, status in runs

@@ -89,7 +89,7 @@ def test_a_run_reads_again_only_the_ranks_that_changed(user, reads):
     assert taken(reads) == [1] and grown != changed
 
     # What the kept results gave equals a run that kept nothing.
-    rank_results.remove_job(job.id)
+    storage.remove_kept(job.id)
     assert run(job) == grown and taken(reads) == [0, 1]
 
 

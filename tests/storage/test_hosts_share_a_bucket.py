@@ -23,6 +23,7 @@ import requests
 from django.conf import settings
 
 from profiler_app.accounts.logic import issue_token
+from profiler_app.core import storage
 from profiler_app.testing import database_url
 from profiler_app.timeline.pure.payload import decode
 from tests.conftest import DATA_DIR, wait_for
@@ -334,11 +335,12 @@ def state_of(http, web: str, job_id: int, state: str) -> dict | None:
     return part if part["state"] == state else None
 
 
-def part_store(endpoint: str, bucket: str) -> list[str]:
-    """The parts' timeline stores in the bucket, without the insights results the workers
-    keep beside them meanwhile (``timeline/<job>/insights/``)."""
-    keys = s3.keys(endpoint, bucket, "profiles/timeline/")
-    return [key for key in keys if key.split("/")[3] != "insights"]
+def part_store(endpoint: str, bucket: str, job_id: int) -> list[str]:
+    """The job's timeline stores in the bucket, without the insights results the workers keep
+    beside them meanwhile (``storage.kept_key``)."""
+    kept = f"profiles/{storage.kept_key(job_id, '')}"
+    keys = s3.keys(endpoint, bucket, f"profiles/timeline/{job_id}/")
+    return [key for key in keys if not key.startswith(kept)]
 
 
 def test_a_bucket_that_refuses_a_write_or_a_read_fails_the_part_and_loses_nothing(
@@ -370,7 +372,7 @@ def test_a_bucket_that_refuses_a_write_or_a_read_fails_the_part_and_loses_nothin
     hosts.worker("worker")
     assert session.post(f"{web}/api/parts/{part_id}/reprocess/").status_code == 202
     wait_for(lambda: state_of(session, web, job["id"], "done"), timeout=120)
-    store = part_store(s3_endpoint, bucket)
+    store = part_store(s3_endpoint, bucket, job["id"])
     assert store
 
     # The raw file lost from the bucket: reprocessing is refused, saying why; the parsed part
@@ -380,5 +382,5 @@ def test_a_bucket_that_refuses_a_write_or_a_read_fails_the_part_and_loses_nothin
     refused = session.post(f"{web}/api/parts/{part_id}/reprocess/")
     assert refused.status_code == 409 and refused.json()["code"] == "raw_file_gone"
     assert state_of(session, web, job["id"], "done")
-    assert part_store(s3_endpoint, bucket) == store
+    assert part_store(s3_endpoint, bucket, job["id"]) == store
     assert viewport_totals(session, web, job["id"])[0] == raw_timeline(RANKS[0]).n_events
