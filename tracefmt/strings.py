@@ -23,3 +23,11 @@ class StringTable:
 
     def __len__(self) -> int:
         return len(self.strings)
+
+
+def present_ids(ids: np.ndarray) -> np.ndarray:
+    """The distinct non-negative string ids in ``ids``, ascending, in ``ids``' dtype:
+    ``np.unique`` without its sort (a trace's names are a few thousand ids among millions of
+    events)."""
+    seen = np.bincount(ids[ids >= 0]) if len(ids) else np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(seen).astype(ids.dtype, copy=False)

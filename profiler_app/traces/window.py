@@ -15,6 +15,7 @@ import numpy as np
 
 from tracefmt.kinds import GPU_OP_KINDS
 from tracefmt.names import PROFILER_STEP_RE
+from tracefmt.strings import present_ids
 
 WHOLE_TRACE = "whole_trace"
 COMPLETE_STEPS = "complete_steps"
@@ -41,11 +42,10 @@ class StepCut:
 
     def keeps(self, kind: np.ndarray, start_ns: np.ndarray, correlation: np.ndarray) -> np.ndarray:
         """Which events are in the complete steps."""
-        return np.where(
-            _launched_gpu_op(kind, correlation),
-            _member(correlation, self.launched),
-            start_ns < self.last_step_start_ns,
-        )
+        keep = start_ns < self.last_step_start_ns
+        gpu = np.flatnonzero(_launched_gpu_op(kind, correlation))
+        keep[gpu] = _member(correlation[gpu], self.launched)
+        return keep
 
     def before(self, start_ns: np.ndarray) -> np.ndarray:
         """Which time-stamped rows (steps, annotations, samples) are in the complete steps."""
@@ -61,8 +61,7 @@ def step_cut(
 ) -> StepCut | None:
     """The cut of one trace's events (``name`` ids into ``names``); None with fewer than two
     profiler steps (the trace is then whole in both windows)."""
-    present = np.unique(name)
-    present = present[present >= 0]
+    present = present_ids(name)
     step_ids = present[[bool(PROFILER_STEP_RE.search(str(names[i]))) for i in present]]
     if len(step_ids) < 2:
         return None

@@ -79,9 +79,12 @@ def _each_read(
 def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankResult:
     """One rank's analyses and judgements, over ``window``, with ``params``."""
     rows_in(window)  # an unknown window is an error, not the whole trace
-    # As ``analyze`` cuts it, once for the analyses and the collective calls of both windows.
+    framework = framework_from_events(trace)
+    # As ``analyze`` cuts it, once for the analyses and the collective calls of both windows;
+    # the cuts carry over the GPU ops and nesting derived before them (``RankTrace.restricted``).
     captured = captured_only(trace)
     complete_rows = complete_steps_rows(captured)
+    collective_calls = calls_in_windows(captured, complete_rows)
     covered = drop_last_step(captured, complete_rows) if window == COMPLETE_STEPS else captured
     mine = analyze_covered([covered], params)
     judgements: dict[str, RankJudgement | None] = {}
@@ -98,8 +101,8 @@ def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankR
         replace(mine, window=(), launches=mine.launches.iloc[:0]),
         judgements,
         frozenset(unreadable),
-        framework_from_events(trace),
-        calls_in_windows(captured, complete_rows),
+        framework,
+        collective_calls,
     )
 
 

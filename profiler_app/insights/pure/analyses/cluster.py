@@ -312,7 +312,7 @@ def collective_calls(trace: RankTrace, rows: np.ndarray | None = None) -> pd.Dat
     be read one at a time)."""
     ops = trace.gpu_ops
     if rows is not None:
-        ops = ops[rows[trace.positions(ops.index.to_numpy())]]
+        ops = ops[rows[trace.gpu_op_rows]]
     comm = ops[ops["type"] == COMM]
     frame = pd.DataFrame(
         {

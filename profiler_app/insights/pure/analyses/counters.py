@@ -15,6 +15,7 @@ import pandas as pd
 from profiler_app.insights.pure.analyses.events import (
     LAUNCH_KINDS,
     RankTrace,
+    group_numbers,
     grouped_describe,
 )
 from tracefmt.kinds import MEMCPY_KIND_NAMES, EventKind
@@ -51,7 +52,7 @@ def _copy_bytes(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
     only."""
     nbytes = ops["bytes"].to_numpy().copy()
     events = trace.events
-    sized = events["kind"].isin(LAUNCH_KINDS).to_numpy() & (events["bytes"].to_numpy() >= 0)
+    sized = np.isin(events["kind"].to_numpy(), LAUNCH_KINDS) & (events["bytes"].to_numpy() >= 0)
     correlation = ops["correlation"].to_numpy()
     missing = np.flatnonzero((nbytes < 0) & (correlation >= 0))
     if not len(missing) or not sized.any():
@@ -75,14 +76,16 @@ def memory_bandwidth_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
     """
     frames = []
     for trace in traces:
-        ops = trace.gpu_ops
-        ops = ops[ops["kind"].isin((EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET))]
+        ops, rows = trace.gpu_ops, trace.gpu_op_rows
+        memory = np.isin(ops["kind"].to_numpy(), (EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET))
+        ops, rows = ops[memory], rows[memory]
         ops = ops.assign(bytes=_copy_bytes(trace, ops))
-        ops = ops[ops["bytes"] >= 0]
+        sized = ops["bytes"].to_numpy() >= 0
+        ops, rows = ops[sized], rows[sized]
         if len(ops) == 0:
             continue
         dur = np.maximum(ops["dur_ns"].to_numpy(), 1)
-        recorded = trace.events.loc[ops.index, "bandwidth_gbps"].to_numpy()
+        recorded = trace.events["bandwidth_gbps"].to_numpy()[rows]
         rate = np.where(np.isnan(recorded), ops["bytes"].to_numpy() / dur, recorded)
         kind = _memory_kind(trace, ops)
         start = ops["start_ns"].to_numpy()
@@ -152,14 +155,16 @@ def queue_length_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
 def queue_length_summary(series: pd.DataFrame) -> pd.DataFrame:
     """Per rank and stream: describe() of the queue length, and the time the queue was full
     (at MAX_QUEUE_LENGTH, when the host blocks on the next enqueue)."""
-    stats = grouped_describe(series, ["rank", "stream"], "queue_length")
-    rank, stream = series["rank"].to_numpy(), series["stream"].to_numpy()
+    keys = ["rank", "stream"]
+    stats = grouped_describe(series, keys, "queue_length")
+    if not len(series):
+        return stats.assign(full_queue_ns=np.zeros(0, dtype=np.int64))
+    group = group_numbers(series, keys)[0]  # the row of ``stats`` of each point
     time_ns, length = series["time_ns"].to_numpy(), series["queue_length"].to_numpy()
     # The series is ordered by rank, stream and time: a value holds until the next point.
-    same = (rank[1:] == rank[:-1]) & (stream[1:] == stream[:-1])
+    same = group[1:] == group[:-1]
     held = np.where(same & (length[:-1] >= MAX_QUEUE_LENGTH), np.diff(time_ns), 0)
-    full = pd.Series(held).groupby([rank[:-1], stream[:-1]]).sum()
-    stats["full_queue_ns"] = full.reindex(
-        pd.MultiIndex.from_frame(stats[["rank", "stream"]]), fill_value=0
-    ).to_numpy()
+    full = np.zeros(len(stats), dtype=np.int64)
+    np.add.at(full, group[:-1], held)
+    stats["full_queue_ns"] = full
     return stats

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from profiler_app.traces.window import captured_label, consecutive_runs, step_cu
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import GPU_OP_KINDS, EventKind
 from tracefmt.names import COMM, COMP, MEM, OTHER, kernel_category
+from tracefmt.strings import present_ids
 
 # Host-side events that enqueue GPU work; they share a correlation id with the GPU op.
 LAUNCH_KINDS = (int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
@@ -35,8 +37,12 @@ LAUNCH_KINDS = (int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
 # driver call with a GPU op of its correlation id launched that op, whichever accelerator.
 BLOCKING_CALL = re.compile(r"^(?:cuda|cu|hip)Mem(?:cpy|set)(?!.*(?:Async|WithStream))")
 
+IS_GPU_OP = np.zeros(256, dtype=bool)  # by kind
+IS_GPU_OP[list(GPU_OP_KINDS)] = True
+
 # One bit per type, so a sweep over all of them tells which types run at each instant.
 TYPE_BITS = {COMP: 1, COMM: 2, MEM: 4, OTHER: 8}
+TYPES = list(TYPE_BITS)
 N_STATES = 1 << len(TYPE_BITS)
 
 # The event columns the analyses read; a store is read with these only.
@@ -138,15 +144,48 @@ class RankTrace:
         return self.events.index.get_indexer(labels)
 
     @cached_property
+    def present_names(self) -> np.ndarray:
+        """The string ids some event is named by, ascending (``np.unique`` of the names, in one
+        pass: the ids are small)."""
+        return present_ids(self.events["name"].to_numpy())
+
+    @cached_property
+    def parent_rows(self) -> np.ndarray:
+        """Each event's parent (``traces.event_model``) as a position in ``events``; -1: none."""
+        return self.positions(self.events["parent"].to_numpy())
+
+    @cached_property
+    def gpu_op_rows(self) -> np.ndarray:
+        """Positions in ``events`` of the kernels, memcpys and memsets, ordered by start."""
+        events = self.events
+        rows = np.flatnonzero(IS_GPU_OP[events["kind"].to_numpy()])
+        return rows[np.argsort(events["start_ns"].to_numpy()[rows], kind="stable")]
+
+    @cached_property
     def gpu_ops(self) -> pd.DataFrame:
         """Kernels, memcpys and memsets with ``end_ns`` and ``type``, ordered by start."""
-        events = self.events
+        events, rows = self.events, self.gpu_op_rows
         columns = ["kind", "name", "start_ns", "dur_ns", "correlation", "stream", "bytes"]
-        is_op = events["kind"].isin(GPU_OP_KINDS).to_numpy()
-        ops = rows_where(events[[*columns, "memcpy_kind"]], is_op)
-        ops = ops.sort_values("start_ns", kind="stable")
-        types = classify(self.names, ops["name"].to_numpy(), ops["kind"].to_numpy())
-        return ops.assign(end_ns=ops["start_ns"] + ops["dur_ns"], type=types)
+        ops = {column: events[column].to_numpy()[rows] for column in [*columns, "memcpy_kind"]}
+        ops["end_ns"] = ops["start_ns"] + ops["dur_ns"]
+        ops["type"] = classify(self.names, ops["name"], ops["kind"])
+        return pd.DataFrame(ops, index=events.index[rows], copy=False)
+
+    def restricted(self, keep: np.ndarray, **changes: Any) -> RankTrace:
+        """The trace of the events ``keep`` selects (and ``changes`` of its other fields). What is derived already of this trace's
+        GPU ops and nesting is carried over, cut the same way, not derived again: the complete
+        steps of a rank are its captured events less a few."""
+        kept = replace(self, events=rows_where(self.events, keep), **changes)
+        position = np.cumsum(keep) - 1  # each kept event's position in ``kept``
+        derived = self.__dict__  # what ``cached_property`` holds
+        if "gpu_op_rows" in derived:
+            kept.__dict__["gpu_op_rows"] = position[self.gpu_op_rows[keep[self.gpu_op_rows]]]
+        if "parent_rows" in derived:
+            parent = self.parent_rows[keep]
+            inside = parent >= 0
+            inside[inside] = keep[parent[inside]]
+            kept.__dict__["parent_rows"] = np.where(inside, position[np.maximum(parent, 0)], -1)
+        return kept
 
     @cached_property
     def launch_pairs(self) -> dict[str, np.ndarray]:
@@ -156,13 +195,16 @@ class RankTrace:
         events = self.events
         correlation = events["correlation"].to_numpy()
         names = events["name"].to_numpy()
-        is_call = events["kind"].isin(LAUNCH_KINDS).to_numpy() & (correlation >= 0)
-        blocking = [i for i in np.unique(names[is_call]) if BLOCKING_CALL.match(str(self.names[i]))]
+        is_call = np.isin(events["kind"].to_numpy(), LAUNCH_KINDS) & (correlation >= 0)
+        blocking = [
+            i for i in present_ids(names[is_call]) if BLOCKING_CALL.match(str(self.names[i]))
+        ]
         is_call &= ~np.isin(names, blocking)
         calls = np.flatnonzero(is_call)
-        ops = self.gpu_ops[self.gpu_ops["correlation"] >= 0]
+        ops = self.gpu_ops
         op_correlation = ops["correlation"].to_numpy()
-        by_id = np.argsort(op_correlation, kind="stable")
+        linked = np.flatnonzero(op_correlation >= 0)
+        by_id = linked[np.argsort(op_correlation[linked], kind="stable")]
         ids = op_correlation[by_id]
         wanted = correlation[calls]
         at = np.minimum(np.searchsorted(ids, wanted), max(len(ids) - 1, 0))
@@ -188,11 +230,11 @@ class RankTrace:
         """Nanoseconds during which each set of kernel types ran, indexed by the OR of their
         ``TYPE_BITS`` (index 0: nothing ran). One sweep over each type's merged intervals."""
         ops = self.gpu_ops
-        types = ops["type"].to_numpy()
+        types = ops["type"].cat.codes.to_numpy()  # positions in TYPES
         start, end = ops["start_ns"].to_numpy(), ops["end_ns"].to_numpy()
         times, deltas = [], []
-        for kernel_type, bit in TYPE_BITS.items():
-            chosen = types == kernel_type
+        for code, bit in enumerate(TYPE_BITS.values()):
+            chosen = types == code
             starts, ends = merge_intervals(start[chosen], end[chosen])
             times += [starts, ends]
             deltas += [np.full(len(starts), bit), np.full(len(ends), -bit)]
@@ -203,13 +245,18 @@ class RankTrace:
         return np.bincount(state[:-1], weights=spans, minlength=N_STATES)
 
 
-def classify(names: np.ndarray, name_ids: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+def classify(names: np.ndarray, name_ids: np.ndarray, kinds: np.ndarray) -> pd.Categorical:
     """Kernel type of each GPU op (``tracefmt.names.kernel_category``, run once per distinct
-    name); copies and sets are MEM whatever their name."""
-    unique, inverse = np.unique(name_ids, return_inverse=True)
-    per_name = np.array([kernel_category(str(names[i])) for i in unique], dtype=object)
-    types = per_name[inverse.reshape(-1)] if len(unique) else np.array([], dtype=object)
-    return np.where(kinds == EventKind.KERNEL, types, MEM)
+    name); copies and sets are MEM whatever their name. Categorical over ``TYPES``: as Python
+    strings, pandas would copy them into an Arrow string column."""
+    present = present_ids(name_ids)
+    # By id, and one slot more at the end: -1, an op without a name, reads it.
+    per_name = np.full(
+        int(present[-1]) + 2 if len(present) else 1, TYPES.index(kernel_category(""))
+    )
+    per_name[present] = [TYPES.index(kernel_category(str(names[i]))) for i in present]
+    codes = np.where(kinds == EventKind.KERNEL, per_name[name_ids], TYPES.index(MEM))
+    return pd.Categorical.from_codes(codes.astype(np.int8), TYPES)
 
 
 def merge_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -238,7 +285,7 @@ def captured_only(trace: RankTrace) -> RankTrace:
     end = start + steps["dur_ns"].to_numpy()
     windows = np.stack([start[first], end[last]], axis=1)
     scope = captured_label(number, len(np.unique(all_steps["step"].to_numpy())))
-    return replace(trace, events=rows_where(trace.events, captured), windows=windows, scope=scope)
+    return trace.restricted(captured, windows=windows, scope=scope)
 
 
 def drop_last_step(trace: RankTrace, keep: np.ndarray | None = None) -> RankTrace:
@@ -248,7 +295,7 @@ def drop_last_step(trace: RankTrace, keep: np.ndarray | None = None) -> RankTrac
     keep = complete_steps_rows(trace) if keep is None else keep
     if keep.all():
         return trace
-    return replace(trace, events=rows_where(trace.events, keep))
+    return trace.restricted(keep)
 
 
 def complete_steps_rows(trace: RankTrace) -> np.ndarray:
@@ -294,17 +341,65 @@ def describe(values: np.ndarray) -> dict[str, float]:
     }
 
 
+def sums_by_key(columns: dict[str, np.ndarray], keys: list[str]) -> pd.DataFrame:
+    """``groupby(keys, sort=False)`` of two integer ``keys`` columns (string ids, kinds): the
+    keys, ``count``, and the sum of every other column, groups in the order they first appear.
+    A hash of one integer per row and numpy sums: pandas' groupby over two keys costs several
+    times as much per rank."""
+    first, second = (columns[key].astype(np.int64) for key in keys)
+    group, found = pd.factorize((first << 32) | (second & 0xFFFFFFFF))  # ids fit 32 bits
+    low = (found & 0xFFFFFFFF).astype(np.uint32).view(np.int32)  # -1 (no shapes) included
+    table = {
+        keys[0]: (found >> 32).astype(columns[keys[0]].dtype),
+        keys[1]: low.astype(columns[keys[1]].dtype),
+    }
+    table["count"] = np.bincount(group, minlength=len(found))
+    for column, values in columns.items():
+        if column not in keys:
+            sums = np.zeros(len(found), dtype=values.dtype)
+            np.add.at(sums, group, values)  # exact in integers, unlike bincount's floats
+            table[column] = sums
+    return pd.DataFrame(table)
+
+
 def grouped_describe(frame: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
     """pandas' ``describe()`` of ``column`` per group (count, mean, sample std, min, linear
-    quartiles, max), one row per group. Groups are few (ranks x streams), rows many: one
-    integer sort, then numpy per group."""
+    quartiles, max), one row per group, groups in key order as ``groupby(keys, observed=True)``
+    gives them. Groups are few (ranks x streams), rows many: each key is numbered by hashing,
+    the rows ordered by group with a radix sort, then numpy describes each group."""
     stats = ["count", "mean", "std", "min", "p25", "p50", "p75", "max"]
     if len(frame) == 0:
         return pd.DataFrame(columns=[*keys, *stats])
-    groups = frame.groupby(keys, sort=True, observed=True)
-    codes = groups.ngroup().to_numpy()
-    values = frame[column].to_numpy(dtype=np.float64)[np.argsort(codes, kind="stable")]
-    bounds = np.concatenate(([0], np.cumsum(np.bincount(codes))))
+    group, labels = group_numbers(frame, keys)
+    values = frame[column].to_numpy(dtype=np.float64)[np.argsort(group, kind="stable")]
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(group))))
     rows = [describe(values[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    table = groups.size().index.to_frame(index=False)
-    return pd.concat([table, pd.DataFrame(rows)[stats]], axis=1)
+    return pd.concat([labels, pd.DataFrame(rows)[stats]], axis=1)
+
+
+def group_numbers(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Each row's group (0, 1, ... in key order) as small integers, and each group's keys."""
+    codes, uniques = [], []
+    for key in keys:
+        values = frame[key]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            code, unique = values.cat.codes.to_numpy(), values.cat.categories
+            unique = pd.Categorical(unique, categories=unique)
+        else:
+            code, unique = pd.factorize(values.to_numpy(), sort=True)
+        codes.append(code.astype(np.int64))
+        uniques.append(unique)
+    combined = np.zeros(len(frame), dtype=np.int64)
+    for code, unique in zip(codes, uniques, strict=True):
+        combined = combined * len(unique) + code
+    present = np.flatnonzero(np.bincount(combined))
+    number = np.zeros(present[-1] + 1, dtype=np.int64)
+    number[present] = np.arange(len(present))
+    group = number[combined]
+    # A stable sort of integers of 16 bits or fewer is a radix sort.
+    group = group.astype(np.int16) if len(present) <= np.iinfo(np.int16).max else group
+    labels = {}
+    for key, unique in reversed(list(zip(keys, uniques, strict=True))):
+        present, digit = np.divmod(present, len(unique))
+        labels[key] = unique[digit]
+    return group, pd.DataFrame({key: labels[key] for key in keys})

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.insights.pure import frames
-from profiler_app.insights.pure.analyses.events import RankTrace
+from profiler_app.insights.pure.analyses.events import RankTrace, sums_by_key
 from profiler_app.traces.nesting import nearest
 from tracefmt.kinds import GPU_OP_KINDS, SAMPLE_KIND_NAMES, EventKind
 
@@ -70,7 +70,7 @@ def framework_from_events(trace: RankTrace) -> pd.DataFrame:
     events = trace.events
     kind = events["kind"].to_numpy()
     self_ns = events["self_ns"].to_numpy()
-    parent = trace.positions(events["parent"].to_numpy())
+    parent = trace.parent_rows
     annotated = np.isin(kind, ANNOTATION_KINDS)
     owner = nearest(annotated, parent, events["depth"].to_numpy())
     has_owner = owner >= 0
@@ -79,17 +79,14 @@ def framework_from_events(trace: RankTrace) -> pd.DataFrame:
     gpu = np.isin(kind, GPU_OP_KINDS)
     picked = annotated | operators | gpu
     time_ns = np.where(annotated, by_owner, np.where(operators, self_ns, events["dur_ns"]))
-    per_event = pd.DataFrame(
-        {
-            "kind": kind[picked].astype(np.int64),
-            "name": events["name"].to_numpy()[picked],
-            "dur_ns": time_ns[picked].astype(np.int64),
-            # Steps are the rules' other input; counting them as a phase would hide the rest.
-            "is_step": events["is_step"].to_numpy()[picked],
-        }
-    )
-    per_event = per_event[~per_event["is_step"].to_numpy()]
-    totals = per_event.groupby(["kind", "name"], sort=False)["dur_ns"].sum().reset_index()
+    # Steps are the rules' other input; counting them as a phase would hide the rest.
+    picked &= ~events["is_step"].to_numpy()
+    per_event = {
+        "kind": kind[picked].astype(np.int64),
+        "name": events["name"].to_numpy()[picked],
+        "dur_ns": time_ns[picked].astype(np.int64),
+    }
+    totals = sums_by_key(per_event, ["kind", "name"])
     names = trace.names[totals["name"].to_numpy()].astype(str)
     kinds = totals["kind"].to_numpy()
     phase = np.where(kinds == EventKind.CPU_OP, "cpu", "gpu").astype(object)

@@ -113,7 +113,7 @@ def kernel_stats(traces: Iterable[RankTrace]) -> pd.DataFrame:
             ["count", "sum", "min", "max", "mean", "std"]
         )
         stats["std"] = stats["std"].fillna(0.0)
-        kind = ops.groupby("name", sort=False)["type"].first()
+        kind = ops.groupby("name", sort=False, observed=True)["type"].first().astype(str)
         stats = stats.join(kind).reset_index()
         stats["name"] = trace.names[stats["name"].to_numpy()]
         stats.insert(0, "rank", trace.rank)

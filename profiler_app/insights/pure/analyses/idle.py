@@ -29,7 +29,9 @@ CONSECUTIVE_KERNEL_DELAY_NS = 30_000
 def launch_starts(trace: RankTrace, correlation: np.ndarray) -> np.ndarray:
     """Start of the host-side launch of each correlation id; -1 where there is none."""
     events = trace.events
-    chosen = (events["kind"].isin(LAUNCH_KINDS) & (events["correlation"] >= 0)).to_numpy()
+    chosen = np.isin(events["kind"].to_numpy(), LAUNCH_KINDS) & (
+        events["correlation"].to_numpy() >= 0
+    )
     ids = events["correlation"].to_numpy()[chosen]
     starts = events["start_ns"].to_numpy()[chosen]
     if len(ids) == 0:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses.events import RankTrace
+from profiler_app.insights.pure.analyses.events import RankTrace, sums_by_key
 from profiler_app.traces.nesting import subtree_sums
 from tracefmt.kinds import EventKind
 
@@ -93,19 +93,14 @@ def _operator_rows(trace: RankTrace) -> pd.DataFrame:
     if is_memory.any():
         # An allocation is the innermost event's running at that instant (its parent), and
         # counts in the total of every event around that one.
-        parent = trace.positions(events["parent"].to_numpy())
+        parent = trace.parent_rows
         allocated = np.where(is_memory, events["bytes"].to_numpy(), 0).astype(np.float64)
         charged = is_memory & (parent >= 0)
         own = np.bincount(parent[charged], weights=allocated[charged], minlength=len(kind))
         depth = events["depth"].to_numpy()
         columns["self_cpu_memory_bytes"] = own[ops]
         columns["cpu_memory_bytes"] = subtree_sums(own, parent, depth)[ops]
-    per_event = pd.DataFrame(columns)
-    table = per_event.groupby(keys, sort=False).agg(
-        count=("total_ns", "size"),
-        **{c: (c, "sum") for c in columns if c not in keys},
-    )
-    table = table.reset_index()
+    table = sums_by_key(columns, keys)
     table["name"] = trace.names[table["name"].to_numpy()]
     dims = table["input_dims"].to_numpy()
     table["input_dims"] = np.where(dims >= 0, trace.names[np.maximum(dims, 0)], "")

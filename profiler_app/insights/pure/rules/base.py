@@ -19,7 +19,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
-from pandas.api.typing import DataFrameGroupBy
 
 from profiler_app.insights.pure.frames import GPU_UTIL, KERNEL_BUSY, JobData
 
@@ -340,17 +339,37 @@ def snapshot_ids(
     snapshot starts the next one (``_split_repeats``)."""
     if len(times_ns) == 0:
         return np.zeros(0, dtype=np.int64)
-    # Grouped by hashing, once for both passes: no sort of the samples.
-    rows = pd.DataFrame({"time_ns": times_ns, "row": np.arange(len(times_ns))})
-    by_series = rows.groupby(_series_key(nodes, series), sort=False)
+    by_series = _SeriesRows.of(_series_key(nodes, series))
     new = np.ones(len(times_ns), dtype=bool)
-    gap = _snapshot_gaps(nodes, by_series)
+    gap = _snapshot_gaps(times_ns, by_series)
     new[1:] = (nodes[1:] != nodes[:-1]) | (np.diff(times_ns) > gap[1:])
     return _split_repeats(new, nodes, times_ns, by_series)
 
 
+@dataclass(frozen=True)
+class _SeriesRows:
+    """The rows of each series (``_series_key``), grouped without sorting the samples: ``code``
+    numbers each row's series, ``keys`` holds each number's key, and ``order`` lists the rows
+    series by series (each series' rows in their order, so in time order)."""
+
+    code: np.ndarray
+    keys: np.ndarray
+    order: np.ndarray
+
+    @classmethod
+    def of(cls, key: np.ndarray) -> _SeriesRows:
+        code, keys = pd.factorize(key)  # by hashing; series are few, samples many
+        # A stable sort of small integers is a radix sort: linear in the samples.
+        small = code.astype(np.int16) if len(keys) <= np.iinfo(np.int16).max else code
+        return cls(code, keys, np.argsort(small, kind="stable"))
+
+    def bounds(self) -> np.ndarray:
+        """Where each series' rows start in ``order``, and where the last one stops."""
+        return np.r_[0, np.cumsum(np.bincount(self.code, minlength=len(self.keys)))]
+
+
 def _split_repeats(
-    new: np.ndarray, nodes: np.ndarray, times_ns: np.ndarray, by_series: DataFrameGroupBy
+    new: np.ndarray, nodes: np.ndarray, times_ns: np.ndarray, by_series: _SeriesRows
 ) -> np.ndarray:
     """Snapshot ids from the ``new`` flags, where a later sample of a series already in the
     snapshot starts a new one: the collector's last samples, taken as the job ends, can follow
@@ -359,20 +378,25 @@ def _split_repeats(
     at the same instant (one GPU in two ranks' traces) stay together."""
     if not (~new[1:] & (times_ns[1:] != times_ns[:-1])).any():
         return np.cumsum(new) - 1  # every snapshot is one instant: nothing to split
-    # The row before each row of its series (rows are in time order on each node).
-    before = by_series["row"].shift(1, fill_value=-1).to_numpy()
-    rows = np.flatnonzero(before >= 0)
-    rows = rows[times_ns[rows] > times_ns[before[rows]]]
-    earlier = before[rows]
-    # The first row of each row's instant on its node: a new snapshot starts there.
-    instant = np.r_[True, (nodes[1:] != nodes[:-1]) | (times_ns[1:] != times_ns[:-1])]
-    instant_start = np.maximum.accumulate(np.where(instant, np.arange(len(new)), 0))
+    # Each row with the row before it in its series (rows are in time order on each node),
+    # where that one is earlier; in series order.
+    order = by_series.order
+    same = np.ones(max(len(order) - 1, 0), dtype=bool)
+    same[by_series.bounds()[1:-1] - 1] = False  # the first row of each series but the first
+    ordered_times = times_ns[order]
+    later = same & (ordered_times[1:] > ordered_times[:-1])
+    rows, earlier = order[1:][later], order[:-1][later]
+    instant_start = None
     new = new.copy()
     while True:
         snap = np.cumsum(new) - 1
-        repeat = rows[snap[earlier] == snap[rows]]
+        repeat = np.sort(rows[snap[earlier] == snap[rows]])
         if len(repeat) == 0:
             return snap
+        if instant_start is None:
+            # The first row of each row's instant on its node: a new snapshot starts there.
+            instant = np.r_[True, (nodes[1:] != nodes[:-1]) | (times_ns[1:] != times_ns[:-1])]
+            instant_start = np.maximum.accumulate(np.where(instant, np.arange(len(new)), 0))
         # The first repeat of each snapshot starts a new one at its instant; the later ones
         # are looked at again in the snapshot it starts.
         first = repeat[np.r_[True, snap[repeat][1:] != snap[repeat][:-1]]]
@@ -391,17 +415,22 @@ def _series_key(nodes: np.ndarray, series: np.ndarray | None) -> np.ndarray:
     return (nodes.astype(np.int64) << SERIES_BITS) | offset
 
 
-def _snapshot_gaps(nodes: np.ndarray, by_series: DataFrameGroupBy) -> np.ndarray:
+def _snapshot_gaps(times_ns: np.ndarray, by_series: _SeriesRows) -> np.ndarray:
     """Each sample's snapshot gap (``snapshot_ids``), by its node: a series' interval is its
     span over its samples less one."""
-    spans = by_series["time_ns"].agg(["min", "max", "count"])
-    spans = spans[spans["count"] > 1]
-    if spans.empty:  # one sample per series: nothing to go by
-        return np.full(len(nodes), SNAPSHOT_GAP_NS)
-    interval = (spans["max"] - spans["min"]) / (spans["count"] - 1)
-    per_node = interval.groupby(spans.index.to_numpy() >> SERIES_BITS).median()
-    gaps = pd.Series(np.minimum(SNAPSHOT_GAP_NS, per_node.to_numpy() / 2), index=per_node.index)
-    return gaps.reindex(nodes.astype(np.int64), fill_value=SNAPSHOT_GAP_NS).to_numpy()
+    bounds, order = by_series.bounds(), by_series.order
+    count = np.diff(bounds)
+    several = count > 1
+    if not several.any():  # one sample per series: nothing to go by
+        return np.full(len(times_ns), SNAPSHOT_GAP_NS)
+    # A series' rows are in time order: its first and last are its earliest and latest.
+    span = times_ns[order[bounds[1:] - 1]] - times_ns[order[bounds[:-1]]]
+    node = by_series.keys >> SERIES_BITS
+    interval = pd.Series(span[several] / (count[several] - 1))
+    per_node = interval.groupby(node[several]).median()
+    gap = pd.Series(np.minimum(SNAPSHOT_GAP_NS, per_node.to_numpy() / 2), index=per_node.index)
+    # Each series by its node's gap, then each row by its series'.
+    return gap.reindex(node, fill_value=SNAPSHOT_GAP_NS).to_numpy()[by_series.code]
 
 
 def merge_ranges(ranges: Iterable[TimeRange]) -> list[TimeRange]:

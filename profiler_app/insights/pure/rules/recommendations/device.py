@@ -136,7 +136,7 @@ def _copies_rank(
     if not step_ns:
         return None
     ops = trace.gpu_ops
-    ops = ops[scope.rows[trace.positions(ops.index.to_numpy())]]
+    ops = ops[scope.rows[trace.gpu_op_rows]]
     copies = ops[_directions(trace, ops) == MemcpyKind.HTOD]
     kernels_ns = int(ops.loc[ops["kind"].to_numpy() == EventKind.KERNEL, "dur_ns"].sum())
     names = trace.names

@@ -36,8 +36,7 @@ TOP_LEVEL_KINDS = (
 
 def name_ids(trace: RankTrace, wanted: Callable[[str], bool]) -> np.ndarray:
     """The string ids whose name ``wanted`` accepts (run once per distinct name)."""
-    present = np.unique(trace.events["name"].to_numpy())
-    present = present[present >= 0]
+    present = trace.present_names
     return present[[wanted(str(trace.names[i])) for i in present]]
 
 
@@ -54,7 +53,7 @@ def events_named(
     if among is not None:
         rows &= among
     if kinds is not None:
-        rows &= events["kind"].isin(kinds).to_numpy()
+        rows &= np.isin(events["kind"].to_numpy(), kinds)
     return events[rows]
 
 
@@ -146,7 +145,7 @@ def steady_state(trace: RankTrace) -> tuple[int, int, int] | None:
     events = trace.events
     top = events[
         (events["depth"].to_numpy() == 0)
-        & events["kind"].isin(TOP_LEVEL_KINDS).to_numpy()
+        & np.isin(events["kind"].to_numpy(), TOP_LEVEL_KINDS)
         & (events["name"].to_numpy() >= 0)
     ]
     if top.empty:
