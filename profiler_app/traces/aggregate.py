@@ -26,6 +26,7 @@ from tracefmt.kinds import (
     SAMPLE_KIND_NAMES,
     EventKind,
     SampleKind,
+    of_kinds,
 )
 from tracefmt.strings import StringTable
 
@@ -217,7 +218,7 @@ class Aggregator:
         self.extra_counts[category] += n
 
     def _gpu_ops(self, c: dict[str, np.ndarray], kind: np.ndarray) -> None:
-        sel = np.flatnonzero(np.isin(kind, GPU_OP_KINDS))
+        sel = np.flatnonzero(of_kinds(kind, GPU_OP_KINDS))
         if not len(sel):
             return
         name, device, dur = c["name"][sel], c["device"][sel].astype(np.int64), c["dur_ns"][sel]
@@ -280,7 +281,7 @@ class Aggregator:
         )
 
     def _activities(self, c: dict[str, np.ndarray], kind: np.ndarray) -> None:
-        sel = np.flatnonzero(np.isin(kind, list(ACTIVITY_NAMES)))
+        sel = np.flatnonzero(of_kinds(kind, ACTIVITY_NAMES))
         if len(sel):
             key = ((c["device"][sel].astype(np.int64) + 1) << 8) | kind[sel]
             self.activities.add(_grouped(key, {"total_ns": c["dur_ns"][sel]}))

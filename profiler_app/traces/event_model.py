@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from profiler_app.traces.correlation import CorrelationLookup, sizing_calls
 from profiler_app.traces.nesting import nest, self_times
-from tracefmt.kinds import DEVICE_KINDS, GPU_OP_KINDS, EventKind
+from tracefmt.kinds import DEVICE_KINDS, GPU_OP_KINDS, EventKind, of_kinds
 from tracefmt.names import step_number
 
 MODEL_SCHEMA = pa.schema(
@@ -88,7 +88,7 @@ class FactGatherer:
     def add(self, c: dict[str, np.ndarray]) -> None:
         kind, correlation = c["kind"], c["correlation"]
         keep = {
-            "launches": (~np.isin(kind, list(DEVICE_KINDS)) & (correlation >= 0), "start_ns"),
+            "launches": (~of_kinds(kind, DEVICE_KINDS) & (correlation >= 0), "start_ns"),
             "calls": (sizing_calls(kind, c["bytes"]), "bytes"),
             "steps": (_is_step(kind, _named_step(self.numbers, c["name"])), "name"),
         }
@@ -154,7 +154,7 @@ def _named_step(numbers: np.ndarray, name: np.ndarray) -> np.ndarray:
 
 
 def _is_step(kind: np.ndarray, named_step: np.ndarray) -> np.ndarray:
-    return (np.isin(kind, _STEP_KINDS) & (named_step >= 0)) | (kind == EventKind.STEP)
+    return (of_kinds(kind, _STEP_KINDS) & (named_step >= 0)) | (kind == EventKind.STEP)
 
 
 class EventModel:
@@ -248,7 +248,7 @@ def free_rows(track: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarr
 def launch_times(kind: np.ndarray, start: np.ndarray, correlation: np.ndarray) -> np.ndarray:
     """When each event happened for the host: its start, or for GPU work the start of the
     call that launched it (same correlation id) when the trace holds that call."""
-    host = np.flatnonzero(~np.isin(kind, list(DEVICE_KINDS)) & (correlation >= 0))
+    host = np.flatnonzero(~of_kinds(kind, DEVICE_KINDS) & (correlation >= 0))
     return _launch_times(
         kind, start, correlation, CorrelationLookup(correlation[host], start[host])
     )
@@ -258,7 +258,7 @@ def _launch_times(
     kind: np.ndarray, start: np.ndarray, correlation: np.ndarray, calls: CorrelationLookup
 ) -> np.ndarray:
     at = start.copy()
-    gpu = np.flatnonzero(np.isin(kind, GPU_OP_KINDS) & (correlation >= 0))
+    gpu = np.flatnonzero(of_kinds(kind, GPU_OP_KINDS) & (correlation >= 0))
     found, call_start = calls.find(correlation[gpu])
     at[gpu[found]] = call_start
     return at

@@ -34,7 +34,7 @@ from profiler_app.traces.nesting import nest
 from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
-from tracefmt.kinds import EventKind
+from tracefmt.kinds import EventKind, of_kinds
 
 INDEX_VERSION = 5
 MAX_DEPTH = 63
@@ -54,8 +54,8 @@ def signature_matches(recorded: str | None, store_dir: Path) -> bool:
 def _partners(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:
     """For each event, the index of its launch (for a GPU run) or run (for a launch), else -1."""
     partner = np.full(len(kind), -1, dtype=np.int32)
-    launch = np.flatnonzero(np.isin(kind, lanes_mod.LAUNCH_KINDS) & (correlation >= 0))
-    run = np.flatnonzero(np.isin(kind, lanes_mod.RUN_KINDS) & (correlation >= 0))
+    launch = np.flatnonzero(of_kinds(kind, lanes_mod.LAUNCH_KINDS) & (correlation >= 0))
+    run = np.flatnonzero(of_kinds(kind, lanes_mod.RUN_KINDS) & (correlation >= 0))
     if not len(launch) or not len(run):
         return partner
     run = run[np.argsort(correlation[run], kind="stable")]

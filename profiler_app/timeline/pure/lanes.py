@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tracefmt.kinds import EventKind
+from tracefmt.kinds import EventKind, of_kinds
 
 # Events drawn on a GPU's host lane; everything else a thread records goes to its thread lane.
 HOST_KINDS = (
@@ -38,16 +38,12 @@ class Lanes:
     event_lane: np.ndarray
 
 
-def _kind_mask(kind: np.ndarray, kinds: tuple[EventKind, ...]) -> np.ndarray:
-    return np.isin(kind, np.asarray([int(k) for k in kinds], dtype=kind.dtype))
-
-
 def launch_devices(
     track: np.ndarray, kind: np.ndarray, correlation: np.ndarray, device: np.ndarray
 ) -> dict[int, int]:
     """Store track → the GPU most of its launches run on (by correlation id)."""
-    runs = _kind_mask(kind, RUN_KINDS) & (correlation >= 0) & (device >= 0)
-    launches = np.flatnonzero(_kind_mask(kind, LAUNCH_KINDS) & (correlation >= 0))
+    runs = of_kinds(kind, RUN_KINDS) & (correlation >= 0) & (device >= 0)
+    launches = np.flatnonzero(of_kinds(kind, LAUNCH_KINDS) & (correlation >= 0))
     if not runs.any() or not len(launches):
         return {}
     run_corr = correlation[runs]
@@ -82,7 +78,7 @@ def assign_lanes(
     # it goes to the second lane of its track (the thread lane of a thread that drives a GPU).
     at = np.minimum(np.searchsorted(t, track), len(t) - 1)
     at = np.where(t[at] == track, at, -1) if len(t) else np.full(len(track), -1)
-    second = (at >= 0) & drives[at] & ~_kind_mask(kind, HOST_KINDS)
+    second = (at >= 0) & drives[at] & ~of_kinds(kind, HOST_KINDS)
     has_second = np.zeros(len(t), dtype=bool)
     has_second[at[second]] = True
     # Lane numbers: one per track, two for a driving thread with events off its host lane.

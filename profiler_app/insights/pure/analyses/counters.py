@@ -18,7 +18,7 @@ from profiler_app.insights.pure.analyses.events import (
     group_numbers,
     grouped_describe,
 )
-from tracefmt.kinds import MEMCPY_KIND_NAMES, EventKind
+from tracefmt.kinds import MEMCPY_KIND_NAMES, EventKind, of_kinds
 
 # A stream's launch queue holds this many operations; the CPU blocks when it is full.
 MAX_QUEUE_LENGTH = 1024
@@ -52,7 +52,7 @@ def _copy_bytes(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
     only."""
     nbytes = ops["bytes"].to_numpy().copy()
     events = trace.events
-    sized = np.isin(events["kind"].to_numpy(), LAUNCH_KINDS) & (events["bytes"].to_numpy() >= 0)
+    sized = of_kinds(events["kind"].to_numpy(), LAUNCH_KINDS) & (events["bytes"].to_numpy() >= 0)
     correlation = ops["correlation"].to_numpy()
     missing = np.flatnonzero((nbytes < 0) & (correlation >= 0))
     if not len(missing) or not sized.any():
@@ -77,7 +77,7 @@ def memory_bandwidth_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
     frames = []
     for trace in traces:
         ops, rows = trace.gpu_ops, trace.gpu_op_rows
-        memory = np.isin(ops["kind"].to_numpy(), (EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET))
+        memory = of_kinds(ops["kind"].to_numpy(), (EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET))
         ops, rows = ops[memory], rows[memory]
         ops = ops.assign(bytes=_copy_bytes(trace, ops))
         sized = ops["bytes"].to_numpy() >= 0

@@ -25,7 +25,7 @@ import pandas as pd
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import captured_label, consecutive_runs, step_cut
 from tracefmt.columns import EVENT_COLUMNS
-from tracefmt.kinds import GPU_OP_KINDS, EventKind
+from tracefmt.kinds import GPU_OP_KINDS, EventKind, of_kinds
 from tracefmt.names import COMM, COMP, MEM, OTHER, kernel_category
 from tracefmt.strings import present_ids
 
@@ -179,7 +179,10 @@ class RankTrace:
         position = np.cumsum(keep) - 1  # each kept event's position in ``kept``
         derived = self.__dict__  # what ``cached_property`` holds
         if "gpu_op_rows" in derived:
-            kept.__dict__["gpu_op_rows"] = position[self.gpu_op_rows[keep[self.gpu_op_rows]]]
+            chosen = keep[self.gpu_op_rows]
+            kept.__dict__["gpu_op_rows"] = position[self.gpu_op_rows[chosen]]
+            if "gpu_ops" in derived:
+                kept.__dict__["gpu_ops"] = rows_where(self.gpu_ops, chosen)
         if "parent_rows" in derived:
             parent = self.parent_rows[keep]
             inside = parent >= 0
@@ -195,7 +198,7 @@ class RankTrace:
         events = self.events
         correlation = events["correlation"].to_numpy()
         names = events["name"].to_numpy()
-        is_call = np.isin(events["kind"].to_numpy(), LAUNCH_KINDS) & (correlation >= 0)
+        is_call = of_kinds(events["kind"].to_numpy(), LAUNCH_KINDS) & (correlation >= 0)
         blocking = [
             i for i in present_ids(names[is_call]) if BLOCKING_CALL.match(str(self.names[i]))
         ]
@@ -318,7 +321,8 @@ def rows_where(events: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
     """``events[keep]``, column by column: pandas takes rows from its 2-D blocks several times
     slower than numpy masks each 1-D column (a second per 10M events)."""
     return pd.DataFrame(
-        {column: events[column].to_numpy()[keep] for column in events.columns},
+        # ``array``: a categorical column's codes are taken, not its values as Python objects.
+        {column: events[column].array[keep] for column in events.columns},
         index=events.index[keep],
         copy=False,  # the masked arrays are new already: no second copy into 2-D blocks
     )

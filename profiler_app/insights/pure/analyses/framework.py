@@ -16,7 +16,7 @@ import pandas as pd
 from profiler_app.insights.pure import frames
 from profiler_app.insights.pure.analyses.events import RankTrace, sums_by_key
 from profiler_app.traces.nesting import nearest
-from tracefmt.kinds import GPU_OP_KINDS, SAMPLE_KIND_NAMES, EventKind
+from tracefmt.kinds import GPU_OP_KINDS, SAMPLE_KIND_NAMES, EventKind, of_kinds
 
 # First match wins: "DistributedDataParallel.forward" is forward, "Optimizer.zero_grad#..." is
 # optimizer, "enumerate(DataLoader)#...__next__" is data loading.
@@ -71,12 +71,12 @@ def framework_from_events(trace: RankTrace) -> pd.DataFrame:
     kind = events["kind"].to_numpy()
     self_ns = events["self_ns"].to_numpy()
     parent = trace.parent_rows
-    annotated = np.isin(kind, ANNOTATION_KINDS)
+    annotated = of_kinds(kind, ANNOTATION_KINDS)
     owner = nearest(annotated, parent, events["depth"].to_numpy())
     has_owner = owner >= 0
     by_owner = np.bincount(owner[has_owner], weights=self_ns[has_owner], minlength=len(kind))
     operators = kind == EventKind.CPU_OP
-    gpu = np.isin(kind, GPU_OP_KINDS)
+    gpu = of_kinds(kind, GPU_OP_KINDS)
     picked = annotated | operators | gpu
     time_ns = np.where(annotated, by_owner, np.where(operators, self_ns, events["dur_ns"]))
     # Steps are the rules' other input; counting them as a phase would hide the rest.
@@ -90,7 +90,7 @@ def framework_from_events(trace: RankTrace) -> pd.DataFrame:
     names = trace.names[totals["name"].to_numpy()].astype(str)
     kinds = totals["kind"].to_numpy()
     phase = np.where(kinds == EventKind.CPU_OP, "cpu", "gpu").astype(object)
-    is_annotation = np.isin(kinds, ANNOTATION_KINDS)
+    is_annotation = of_kinds(kinds, ANNOTATION_KINDS)
     phase[is_annotation] = [phase_of(n) for n in names[is_annotation]]
     return frames.framework_frame(names, phase, totals["dur_ns"].to_numpy())
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.insights.pure.analyses.events import LAUNCH_KINDS, RankTrace, grouped_describe
+from tracefmt.kinds import of_kinds
 
 HOST_WAIT, KERNEL_WAIT, OTHER_WAIT = "host_wait", "kernel_wait", "other"
 IDLE_CATEGORIES = (HOST_WAIT, KERNEL_WAIT, OTHER_WAIT)
@@ -29,7 +30,7 @@ CONSECUTIVE_KERNEL_DELAY_NS = 30_000
 def launch_starts(trace: RankTrace, correlation: np.ndarray) -> np.ndarray:
     """Start of the host-side launch of each correlation id; -1 where there is none."""
     events = trace.events
-    chosen = np.isin(events["kind"].to_numpy(), LAUNCH_KINDS) & (
+    chosen = of_kinds(events["kind"].to_numpy(), LAUNCH_KINDS) & (
         events["correlation"].to_numpy() >= 0
     )
     ids = events["correlation"].to_numpy()[chosen]

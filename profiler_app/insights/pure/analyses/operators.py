@@ -16,7 +16,7 @@ import pandas as pd
 
 from profiler_app.insights.pure.analyses.events import RankTrace, sums_by_key
 from profiler_app.traces.nesting import subtree_sums
-from tracefmt.kinds import EventKind
+from tracefmt.kinds import EventKind, of_kinds
 
 HOST_KINDS = (
     int(EventKind.CPU_OP),
@@ -76,7 +76,7 @@ def _operator_rows(trace: RankTrace) -> pd.DataFrame:
     events = trace.events
     kind = events["kind"].to_numpy()
     name = events["name"].to_numpy()
-    ops = np.flatnonzero(np.isin(kind, HOST_KINDS))
+    ops = np.flatnonzero(of_kinds(kind, HOST_KINDS))
     keys = ["name", "input_dims"]
     columns = {
         "name": name[ops],

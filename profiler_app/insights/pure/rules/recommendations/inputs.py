@@ -21,7 +21,7 @@ from profiler_app.insights.pure.rules.base import (
     result,
 )
 from profiler_app.traces.event_model import launch_times as event_launch_times
-from tracefmt.kinds import EventKind
+from tracefmt.kinds import EventKind, of_kinds
 
 # Events listed as evidence, per finding.
 TOP_EVENTS = 5
@@ -53,7 +53,7 @@ def events_named(
     if among is not None:
         rows &= among
     if kinds is not None:
-        rows &= np.isin(events["kind"].to_numpy(), kinds)
+        rows &= of_kinds(events["kind"].to_numpy(), kinds)
     return events[rows]
 
 
@@ -145,7 +145,7 @@ def steady_state(trace: RankTrace) -> tuple[int, int, int] | None:
     events = trace.events
     top = events[
         (events["depth"].to_numpy() == 0)
-        & np.isin(events["kind"].to_numpy(), TOP_LEVEL_KINDS)
+        & of_kinds(events["kind"].to_numpy(), TOP_LEVEL_KINDS)
         & (events["name"].to_numpy() >= 0)
     ]
     if top.empty:
