@@ -15,6 +15,7 @@ import pandas as pd
 from profiler_app.insights.pure.analyses.events import (
     LAUNCH_KINDS,
     RankTrace,
+    describe_groups,
     group_numbers,
     grouped_describe,
 )
@@ -142,11 +143,9 @@ def queue_length_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
         first = np.flatnonzero(np.r_[True, stream[1:] != stream[:-1]])
         before = np.r_[0, total[first[1:] - 1]]
         length = total - np.repeat(before, np.diff(np.r_[first, len(stream)]))
-        frames.append(
-            pd.DataFrame(
-                {"rank": trace.rank, "stream": stream, "time_ns": time_ns, "queue_length": length}
-            )
-        )
+        rank = np.full(len(stream), trace.rank, dtype=np.int64)
+        points = {"rank": rank, "stream": stream, "time_ns": time_ns, "queue_length": length}
+        frames.append(pd.DataFrame(points, copy=False))
     if not frames:
         return pd.DataFrame(columns=["rank", "stream", "time_ns", "queue_length"])
     return pd.concat(frames, ignore_index=True)
@@ -156,10 +155,11 @@ def queue_length_summary(series: pd.DataFrame) -> pd.DataFrame:
     """Per rank and stream: describe() of the queue length, and the time the queue was full
     (at MAX_QUEUE_LENGTH, when the host blocks on the next enqueue)."""
     keys = ["rank", "stream"]
-    stats = grouped_describe(series, keys, "queue_length")
     if not len(series):
-        return stats.assign(full_queue_ns=np.zeros(0, dtype=np.int64))
-    group = group_numbers(series, keys)[0]  # the row of ``stats`` of each point
+        empty = np.zeros(0, dtype=np.int64)
+        return grouped_describe(series, keys, "queue_length").assign(full_queue_ns=empty)
+    group, labels = group_numbers(series, keys)  # each point's row of the table
+    stats = describe_groups(group, labels, series["queue_length"].to_numpy(np.float64))
     time_ns, length = series["time_ns"].to_numpy(), series["queue_length"].to_numpy()
     # The series is ordered by rank, stream and time: a value holds until the next point.
     same = group[1:] == group[:-1]
