@@ -141,7 +141,11 @@ class RankTrace:
 
     def positions(self, labels: np.ndarray) -> np.ndarray:
         """Positions in ``events`` of index labels (a ``parent``, say); -1 where absent."""
-        return self.events.index.get_indexer(labels)
+        index = self.events.index
+        if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+            # A rank read whole: labels are positions (pandas would look each one up).
+            return np.where((labels >= 0) & (labels < len(index)), labels, -1)
+        return index.get_indexer(labels)
 
     @cached_property
     def present_names(self) -> np.ndarray:

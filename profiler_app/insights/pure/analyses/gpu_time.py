@@ -67,6 +67,8 @@ def _span_ns(trace: RankTrace, ops: pd.DataFrame) -> int:
     """From the first GPU op's start to the last one's end; in a collector job, that within
     each range Kineto recorded, summed (the time between them was not recorded)."""
     start, end = ops["start_ns"].to_numpy(), ops["end_ns"].to_numpy()
+    if trace.windows is None:  # one recording
+        return int(end.max() - start.min())
     window = trace.window_of(start)
     inside = window >= 0
     if not inside.any():

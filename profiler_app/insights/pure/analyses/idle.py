@@ -19,7 +19,13 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses.events import LAUNCH_KINDS, RankTrace, grouped_describe
+from profiler_app.insights.pure.analyses.events import (
+    LAUNCH_KINDS,
+    RankTrace,
+    describe_groups,
+    group_numbers,
+    grouped_describe,
+)
 from tracefmt.kinds import of_kinds
 
 HOST_WAIT, KERNEL_WAIT, OTHER_WAIT = "host_wait", "kernel_wait", "other"
@@ -91,15 +97,24 @@ def idle_time_breakdown(
         ignore_index=True,
     )
     keys = ["rank", "stream", "category"]
-    totals = (
-        gaps.groupby(keys, sort=True, observed=True)["idle_ns"]
-        .sum()
-        .unstack("category", fill_value=0)
-        .reindex(columns=IDLE_CATEGORIES, fill_value=0)
-        .stack()
-        .rename("idle_ns")
-        .reset_index()
+    if gaps.empty:
+        return pd.DataFrame(columns=[*keys, "idle_ns", "idle_ratio"]), grouped_describe(
+            gaps, keys, "idle_ns"
+        )
+    idle_ns = gaps["idle_ns"].to_numpy()
+    stats = describe_groups(*group_numbers(gaps, keys), idle_ns.astype(np.float64))
+    # Every category of each stream, 0 where it has no gap of that kind.
+    stream, streams = group_numbers(gaps, ["rank", "stream"])
+    sums = np.zeros((len(streams), len(IDLE_CATEGORIES)), dtype=np.int64)
+    np.add.at(sums, (stream, gaps["category"].cat.codes.to_numpy()), idle_ns)
+    per_stream = pd.Series(np.repeat(sums.sum(axis=1), len(IDLE_CATEGORIES)))
+    totals = pd.DataFrame(
+        {
+            "rank": np.repeat(streams["rank"].to_numpy(), len(IDLE_CATEGORIES)),
+            "stream": np.repeat(streams["stream"].to_numpy(), len(IDLE_CATEGORIES)),
+            "category": np.tile(IDLE_CATEGORIES, len(streams)),
+            "idle_ns": sums.ravel(),
+        }
     )
-    stream_total = totals.groupby(["rank", "stream"])["idle_ns"].transform("sum")
-    totals["idle_ratio"] = totals["idle_ns"] / stream_total.where(stream_total != 0)
-    return totals, grouped_describe(gaps, keys, "idle_ns")
+    totals["idle_ratio"] = totals["idle_ns"] / per_stream.where(per_stream != 0)
+    return totals, stats
