@@ -378,19 +378,19 @@ def _split_repeats(
     at the same instant (one GPU in two ranks' traces) stay together."""
     if not (~new[1:] & (times_ns[1:] != times_ns[:-1])).any():
         return np.cumsum(new) - 1  # every snapshot is one instant: nothing to split
-    # Each row with the row before it in its series (rows are in time order on each node),
-    # where that one is earlier; in series order.
+    # In series order, each row after an earlier row of its series (rows are in time order on
+    # each node): a repeat when both are in one snapshot.
     order = by_series.order
     same = np.ones(max(len(order) - 1, 0), dtype=bool)
     same[by_series.bounds()[1:-1] - 1] = False  # the first row of each series but the first
     ordered_times = times_ns[order]
     later = same & (ordered_times[1:] > ordered_times[:-1])
-    rows, earlier = order[1:][later], order[:-1][later]
     instant_start = None
     new = new.copy()
     while True:
         snap = np.cumsum(new) - 1
-        repeat = np.sort(rows[snap[earlier] == snap[rows]])
+        in_order = snap[order]
+        repeat = np.sort(order[1:][later & (in_order[1:] == in_order[:-1])])
         if len(repeat) == 0:
             return snap
         if instant_start is None:
