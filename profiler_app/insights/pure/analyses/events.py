@@ -176,22 +176,18 @@ class RankTrace:
         return pd.DataFrame(ops, index=events.index[rows], copy=False)
 
     def restricted(self, keep: np.ndarray, **changes: Any) -> RankTrace:
-        """The trace of the events ``keep`` selects (and ``changes`` of its other fields). What is derived already of this trace's
-        GPU ops and nesting is carried over, cut the same way, not derived again: the complete
-        steps of a rank are its captured events less a few."""
+        """The trace of the events ``keep`` selects (and ``changes`` of its other fields). The
+        GPU ops already derived are carried over, cut the same way, not derived again: the
+        complete steps of a rank are its captured events less a few."""
         kept = replace(self, events=rows_where(self.events, keep), **changes)
-        position = np.cumsum(keep) - 1  # each kept event's position in ``kept``
-        derived = self.__dict__  # what ``cached_property`` holds
-        if "gpu_op_rows" in derived:
+        if "gpu_op_rows" in self.__dict__:  # what ``cached_property`` holds
             chosen = keep[self.gpu_op_rows]
-            kept.__dict__["gpu_op_rows"] = position[self.gpu_op_rows[chosen]]
-            if "gpu_ops" in derived:
+            rows = self.gpu_op_rows[chosen]
+            # A kept row moves up by the rows left out before it (few: no cumulative sum of all).
+            left_out = np.flatnonzero(~keep)
+            kept.__dict__["gpu_op_rows"] = rows - np.searchsorted(left_out, rows)
+            if "gpu_ops" in self.__dict__:
                 kept.__dict__["gpu_ops"] = rows_where(self.gpu_ops, chosen)
-        if "parent_rows" in derived:
-            parent = self.parent_rows[keep]
-            inside = parent >= 0
-            inside[inside] = keep[parent[inside]]
-            kept.__dict__["parent_rows"] = np.where(inside, position[np.maximum(parent, 0)], -1)
         return kept
 
     @cached_property
@@ -447,6 +443,8 @@ def _numbered(values: pd.Series) -> tuple[np.ndarray, Any]:
     if array.dtype.kind in "iu" and len(array):
         low = int(array.min())
         span = int(array.max()) - low
+        if span == 0:  # one value (a rank's own tables)
+            return np.zeros(len(array), dtype=np.int64), array[:1]
         if span <= 4 * len(array):
             offset = array.astype(np.int64) - low
             present = np.flatnonzero(np.bincount(offset))
