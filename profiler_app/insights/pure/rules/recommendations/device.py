@@ -31,6 +31,7 @@ from profiler_app.insights.pure.rules.recommendations.inputs import (
 )
 from tracefmt.kinds import EventKind, MemcpyKind
 from tracefmt.names import memcpy_kind, precision_from_name, runs_on_tensor_cores
+from tracefmt.strings import present_ids
 
 # Matrix multiplications and convolutions: the work tensor cores speed up (unless they already
 # run on them: ``tracefmt.names.runs_on_tensor_cores``, the precision labels' own vocabulary).
@@ -66,13 +67,14 @@ def _is_fp32_matmul(name: str) -> bool:
 def _tensor_cores_rank(
     trace: RankTrace, analyses: TraceAnalyses, params: TensorCoresParams
 ) -> RankJudgement | None:
-    ops = trace.gpu_ops
-    compute = ops[ops["type"] == COMP]
+    ops = trace.gpu_ops[["name", "start_ns", "dur_ns", "type"]]  # not every column of every op
+    compute = ops[(ops["type"] == COMP).to_numpy()]
     if compute.empty:
         return None
     names = trace.names
-    fp32_ids = [i for i in np.unique(compute["name"]) if _is_fp32_matmul(str(names[i]))]
-    fp32 = compute[compute["name"].isin(fp32_ids)]
+    present = present_ids(compute["name"].to_numpy())
+    fp32_ids = [i for i in present if _is_fp32_matmul(str(names[i]))]
+    fp32 = compute[np.isin(compute["name"].to_numpy(), fp32_ids)]
     compute_ns, fp32_ns = int(compute["dur_ns"].sum()), int(fp32["dur_ns"].sum())
     by_name = fp32.groupby("name")["dur_ns"].sum().nlargest(5)
     figures = {
@@ -121,9 +123,11 @@ COPY_ADVICE = (
 def _directions(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
     """Each op's copy direction; from its name where the store has none (older stores)."""
     stored = ops["memcpy_kind"].to_numpy()
-    unique, inverse = np.unique(ops["name"].to_numpy(), return_inverse=True)
-    by_name = np.fromiter((memcpy_kind(str(trace.names[i])) for i in unique), np.int64, len(unique))
-    named = by_name[inverse.reshape(-1)] if len(unique) else np.zeros(0, np.int64)
+    name = ops["name"].to_numpy()
+    present = present_ids(name)
+    by_name = np.zeros(int(present[-1]) + 2 if len(present) else 1, np.int64)  # -1: last
+    by_name[present] = [memcpy_kind(str(trace.names[i])) for i in present]
+    named = by_name[name]
     copies = (ops["kind"] == EventKind.GPU_MEMCPY).to_numpy()
     return np.where(stored > 0, stored, np.where(copies, named, 0))
 

@@ -244,7 +244,8 @@ def _launch_overhead_rank(
     trace: RankTrace, analyses: TraceAnalyses, params: LaunchOverheadParams
 ) -> RankJudgement | None:
     table = analyses.launches
-    group = table[table["rank"].to_numpy() == trace.rank]
+    mine = table["rank"].to_numpy() == trace.rank
+    group = table if mine.all() else table[mine]  # a rank's own table is not copied
     scope = scope_of(trace)
     in_scope = trace.events["correlation"].to_numpy()[scope.rows]
     # The launches made inside the rank's steps (or steady state).
