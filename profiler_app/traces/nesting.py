@@ -127,9 +127,15 @@ def nearest(marked: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.nda
     """For each event, the closest of itself and its ancestors that is ``marked`` (-1: none),
     one nesting level at a time from the top."""
     owner = np.where(marked, np.arange(len(marked)), -1)
-    for level in range(1, int(depth.max(initial=0)) + 1):
-        at = np.flatnonzero((depth == level) & ~marked & (parent >= 0))
-        owner[at] = owner[parent[at]]
+    at = np.flatnonzero(~marked & (parent >= 0) & (depth > 0))
+    # The unmarked events with a parent, by level (one pass over all events, not one a level).
+    level = depth[at]
+    if len(at) and level.max() <= np.iinfo(np.int16).max:
+        level = level.astype(np.int16)  # a stable sort of 16-bit integers is a radix sort
+    order = np.argsort(level, kind="stable")
+    at, level = at[order], level[order]
+    for rows in np.split(at, np.flatnonzero(level[1:] != level[:-1]) + 1):
+        owner[rows] = owner[parent[rows]]
     return owner
 
 
