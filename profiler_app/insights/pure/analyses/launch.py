@@ -29,14 +29,15 @@ def launches(traces: Iterable[RankTrace]) -> pd.DataFrame:
         frames.append(
             pd.DataFrame(
                 {
-                    "rank": trace.rank,
+                    "rank": np.full(len(delay), trace.rank, dtype=np.int64),
                     "correlation": pairs["correlation"],
                     "call": trace.labels(pairs["call_name"]),
                     "op": trace.labels(pairs["op_name"]),
                     "cpu_dur_ns": pairs["call_dur_ns"],
                     "gpu_dur_ns": pairs["op_dur_ns"],
                     "launch_delay_ns": np.maximum(delay, 0),
-                }
+                },
+                copy=False,  # the columns are new arrays: no second copy into 2-D blocks
             )
         )
     columns = ["rank", "correlation", "call", "op", "cpu_dur_ns", "gpu_dur_ns", "launch_delay_ns"]
