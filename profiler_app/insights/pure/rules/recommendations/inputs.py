@@ -49,7 +49,10 @@ def events_named(
     """The events (those ``among`` selects, by default all the rank's) whose name ``wanted``
     accepts."""
     events = trace.events
-    rows = np.isin(events["name"].to_numpy(), name_ids(trace, wanted))
+    ids = name_ids(trace, wanted)
+    if not len(ids):  # most ranks have no event of most names asked for
+        return events.iloc[:0]
+    rows = np.isin(events["name"].to_numpy(), ids)
     if among is not None:
         rows &= among
     if kinds is not None:
