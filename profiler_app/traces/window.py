@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tracefmt.kinds import GPU_OP_KINDS
+from tracefmt.kinds import GPU_OP_KINDS, of_kinds
 from tracefmt.names import PROFILER_STEP_RE
 from tracefmt.strings import present_ids
 
@@ -27,9 +27,6 @@ IN_WHOLE_TRACE = 1
 IN_COMPLETE_STEPS = 2
 IN_BOTH = IN_WHOLE_TRACE | IN_COMPLETE_STEPS
 ROWS_IN = {WHOLE_TRACE: (IN_WHOLE_TRACE, IN_BOTH), COMPLETE_STEPS: (IN_COMPLETE_STEPS, IN_BOTH)}
-
-_IS_GPU_OP = np.zeros(256, dtype=bool)
-_IS_GPU_OP[list(GPU_OP_KINDS)] = True
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,7 @@ def step_cut(
 
 
 def _launched_gpu_op(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:
-    return _IS_GPU_OP[kind] & (correlation >= 0)
+    return of_kinds(kind, GPU_OP_KINDS) & (correlation >= 0)
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

@@ -79,9 +79,8 @@ def _each_read(
 def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankResult:
     """One rank's analyses and judgements, over ``window``, with ``params``."""
     rows_in(window)  # an unknown window is an error, not the whole trace
-    framework = framework_from_events(trace)
     # As ``analyze`` cuts it, once for the analyses and the collective calls of both windows;
-    # the cuts carry over the GPU ops and nesting derived before them (``RankTrace.restricted``).
+    # the cut to complete steps carries over the GPU ops the calls derived (``restricted``).
     captured = captured_only(trace)
     complete_rows = complete_steps_rows(captured)
     collective_calls = calls_in_windows(captured, complete_rows)
@@ -101,7 +100,7 @@ def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankR
         replace(mine, window=(), launches=mine.launches.iloc[:0]),
         judgements,
         frozenset(unreadable),
-        framework,
+        framework_from_events(trace),
         collective_calls,
     )
 

@@ -13,7 +13,7 @@ memcpy/memset, COMP = every other kernel except names that HTA refuses to call c
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -36,9 +36,6 @@ LAUNCH_KINDS = (int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
 # copies and sets (``cudaMemcpy``, ``cuMemcpyHtoD_v2``, ``hipMemset``). Every other runtime or
 # driver call with a GPU op of its correlation id launched that op, whichever accelerator.
 BLOCKING_CALL = re.compile(r"^(?:cuda|cu|hip)Mem(?:cpy|set)(?!.*(?:Async|WithStream))")
-
-IS_GPU_OP = np.zeros(256, dtype=bool)  # by kind
-IS_GPU_OP[list(GPU_OP_KINDS)] = True
 
 # One bit per type, so a sweep over all of them tells which types run at each instant.
 TYPE_BITS = {COMP: 1, COMM: 2, MEM: 4, OTHER: 8}
@@ -162,7 +159,7 @@ class RankTrace:
     def gpu_op_rows(self) -> np.ndarray:
         """Positions in ``events`` of the kernels, memcpys and memsets, ordered by start."""
         events = self.events
-        rows = np.flatnonzero(IS_GPU_OP[events["kind"].to_numpy()])
+        rows = np.flatnonzero(of_kinds(events["kind"].to_numpy(), GPU_OP_KINDS))
         return rows[np.argsort(events["start_ns"].to_numpy()[rows], kind="stable")]
 
     @cached_property
@@ -252,14 +249,19 @@ def classify(names: np.ndarray, name_ids: np.ndarray, kinds: np.ndarray) -> pd.C
     """Kernel type of each GPU op (``tracefmt.names.kernel_category``, run once per distinct
     name); copies and sets are MEM whatever their name. Categorical over ``TYPES``: as Python
     strings, pandas would copy them into an Arrow string column."""
-    present = present_ids(name_ids)
-    # By id, and one slot more at the end: -1, an op without a name, reads it.
-    per_name = np.full(
-        int(present[-1]) + 2 if len(present) else 1, TYPES.index(kernel_category(""))
-    )
-    per_name[present] = [TYPES.index(kernel_category(str(names[i]))) for i in present]
-    codes = np.where(kinds == EventKind.KERNEL, per_name[name_ids], TYPES.index(MEM))
+    of_kernel = per_name(names, name_ids, lambda name: TYPES.index(kernel_category(name)))
+    codes = np.where(kinds == EventKind.KERNEL, of_kernel, TYPES.index(MEM))
     return pd.Categorical.from_codes(codes.astype(np.int8), TYPES)
+
+
+def per_name(names: np.ndarray, name_ids: np.ndarray, of_name: Callable[[str], int]) -> np.ndarray:
+    """``of_name`` of the name of each id in ``name_ids`` (ids into ``names``; -1, no name,
+    reads as ""), worked out once per distinct id: a table by id, then one look-up per row."""
+    present = present_ids(name_ids)
+    # One slot more at the end, which -1 reads.
+    table = np.full(int(present[-1]) + 2 if len(present) else 1, of_name(""), dtype=np.int64)
+    table[present] = [of_name(str(names[i])) for i in present]
+    return table[name_ids]
 
 
 def merge_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -422,10 +424,7 @@ def group_numbers(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.
     combined = np.zeros(len(frame), dtype=np.int64)
     for code, unique in zip(codes, uniques, strict=True):
         combined = combined * len(unique) + code
-    present = np.flatnonzero(np.bincount(combined))
-    number = np.zeros(present[-1] + 1, dtype=np.int64)
-    number[present] = np.arange(len(present))
-    group = number[combined]
+    group, present = _counted(combined)
     # A stable sort of integers of 16 bits or fewer is a radix sort.
     group = group.astype(np.int16) if len(present) <= np.iinfo(np.int16).max else group
     labels = {}
@@ -448,9 +447,15 @@ def _numbered(values: pd.Series) -> tuple[np.ndarray, Any]:
         if span == 0:  # one value (a rank's own tables)
             return np.zeros(len(array), dtype=np.int64), array[:1]
         if span <= 4 * len(array):
-            offset = array.astype(np.int64) - low
-            present = np.flatnonzero(np.bincount(offset))
-            number = np.zeros(span + 1, dtype=np.int64)
-            number[present] = np.arange(len(present))
-            return number[offset], (present + low).astype(array.dtype)
+            number, present = _counted(array.astype(np.int64) - low)
+            return number, (present + low).astype(array.dtype)
     return pd.factorize(array, sort=True)
+
+
+def _counted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each of the non-negative ``values`` (not empty) numbered 0, 1, ... in value order, and
+    the distinct values: by counting them, not by hashing or sorting."""
+    present = np.flatnonzero(np.bincount(values))
+    number = np.zeros(present[-1] + 1, dtype=np.int64)
+    number[present] = np.arange(len(present))
+    return number[values], present

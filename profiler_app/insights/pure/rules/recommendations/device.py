@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.insights.pure.analyses import TraceAnalyses
-from profiler_app.insights.pure.analyses.events import COMM, COMP, RankTrace
+from profiler_app.insights.pure.analyses.events import COMM, COMP, RankTrace, per_name
 from profiler_app.insights.pure.rules.base import (
     RuleResult,
     RuleSpec,
@@ -123,11 +123,7 @@ COPY_ADVICE = (
 def _directions(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
     """Each op's copy direction; from its name where the store has none (older stores)."""
     stored = ops["memcpy_kind"].to_numpy()
-    name = ops["name"].to_numpy()
-    present = present_ids(name)
-    by_name = np.zeros(int(present[-1]) + 2 if len(present) else 1, np.int64)  # -1: last
-    by_name[present] = [memcpy_kind(str(trace.names[i])) for i in present]
-    named = by_name[name]
+    named = per_name(trace.names, ops["name"].to_numpy(), memcpy_kind)
     copies = (ops["kind"] == EventKind.GPU_MEMCPY).to_numpy()
     return np.where(stored > 0, stored, np.where(copies, named, 0))
 
