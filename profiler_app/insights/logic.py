@@ -19,6 +19,7 @@ from kombu.exceptions import OperationalError
 
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.heartbeat import Heartbeat
+from profiler_app.core.memory import freed_memory_kept
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.core.text import clean_json, storable
 from profiler_app.insights import rank_results
@@ -344,15 +345,18 @@ def _compute(job_id: int, window: str) -> dict[str, Any]:
     try:
         overrides = overrides_of(job)
         params = params_from_overrides(overrides)
-        # A rank at a time (a job's ranks are never all in memory), each rank read again only
-        # when it changed since a run kept its result.
-        read = combine_ranks(rank_results.rank_results(job.pk, params, window), params)
-        save_collective_waits(
-            job, read.collective_waits if read else collective_waits_by_window([])
-        )
-        data = job_data(job, read.framework if read else [], window)
-        report = profiler_report(data, overrides, job.name, read.found if read else (), job.pk)
-        summary = analyses_json(read.analyses) if read else {}
+        # Each rank's columns are freed and the next rank's, as large, allocated: kept, not
+        # handed back to the system and faulted in again.
+        with freed_memory_kept():
+            # A rank at a time (a job's ranks are never all in memory), each rank read again
+            # only when it changed since a run kept its result.
+            read = combine_ranks(rank_results.rank_results(job.pk, params, window), params)
+            save_collective_waits(
+                job, read.collective_waits if read else collective_waits_by_window([])
+            )
+            data = job_data(job, read.framework if read else [], window)
+            report = profiler_report(data, overrides, job.name, read.found if read else (), job.pk)
+            summary = analyses_json(read.analyses) if read else {}
         # Which window these results cover, as every page names it.
         summary["window"] = window_info(job, window)
         # Names from traces may hold what Postgres refuses in text (NUL): the report quotes them.

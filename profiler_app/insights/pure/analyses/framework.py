@@ -78,13 +78,14 @@ def framework_from_events(trace: RankTrace) -> pd.DataFrame:
     operators = kind == EventKind.CPU_OP
     gpu = of_kinds(kind, GPU_OP_KINDS)
     picked = annotated | operators | gpu
-    time_ns = np.where(annotated, by_owner, np.where(operators, self_ns, events["dur_ns"]))
+    time_ns = np.where(operators, self_ns, events["dur_ns"].to_numpy())
+    time_ns[annotated] = by_owner[annotated]  # sums of integers, exact in floats below 2**53
     # Steps are the rules' other input; counting them as a phase would hide the rest.
     picked &= ~events["is_step"].to_numpy()
     per_event = {
         "kind": kind[picked].astype(np.int64),
         "name": events["name"].to_numpy()[picked],
-        "dur_ns": time_ns[picked].astype(np.int64),
+        "dur_ns": time_ns[picked],
     }
     totals = sums_by_key(per_event, ["kind", "name"])
     names = trace.names[totals["name"].to_numpy()].astype(str)
