@@ -96,8 +96,10 @@ def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankR
             unreadable.add(name)
     return RankResult(
         trace.rank,
-        # The launches are judged here, and no page shows them: a third of what is kept.
-        replace(mine, window=(), launches=mine.launches.iloc[:0]),
+        # The launches are judged here, and no page shows them: a third of what is kept. Copied
+        # empty: a slice of them would keep every launch of the rank (and the pairs they were
+        # made from) in memory until the job is done.
+        replace(mine, window=(), launches=mine.launches.iloc[:0].copy()),
         judgements,
         frozenset(unreadable),
         framework_from_events(trace),
