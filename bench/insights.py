@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.core.memory import freed_memory_kept
 from profiler_app.insights.pure.analyses import RankTrace
 from profiler_app.insights.pure.analyses.events import ANALYSIS_COLUMNS
 from profiler_app.insights.pure.analyses.framework import steps_from_events
@@ -35,6 +34,7 @@ from profiler_app.insights.pure.by_rank import insights_by_rank
 from profiler_app.insights.pure.frames import JobData, metrics_frame
 from profiler_app.insights.pure.report import profiler_report
 from profiler_app.insights.pure.rules import params_from_overrides
+from profiler_app.lib.memory import freed_memory_kept
 from profiler_app.traces.event_model import build_event_model
 from tracefmt.columns import empty_columns
 from tracefmt.kinds import EventKind

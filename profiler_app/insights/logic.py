@@ -19,7 +19,6 @@ from kombu.exceptions import OperationalError
 
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.heartbeat import Heartbeat
-from profiler_app.core.memory import freed_memory_kept
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.core.text import clean_json, storable
 from profiler_app.insights import rank_results
@@ -30,6 +29,7 @@ from profiler_app.insights.pure.by_rank import combine_ranks
 from profiler_app.insights.pure.report import profiler_report, report_json
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.summaries import analyses_json
+from profiler_app.lib.memory import freed_memory_kept
 from profiler_app.profiles.figures import window_info
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """Memory freed during an insights run is reused by the run, and handed back when it ends
-(``profiler_app.core.memory``). Counted in page faults and resident pages, not timed."""
+(``profiler_app.lib.memory``). Counted in page faults and resident pages, not timed."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import resource
 import numpy as np
 import pytest
 
-from profiler_app.core.memory import _glibc, freed_memory_kept
+from profiler_app.lib.memory import _glibc, freed_memory_kept
 
 BLOCK = 16 << 20  # a rank's column of two million 64-bit values
 PAGE = resource.getpagesize()
