@@ -399,12 +399,13 @@ def _groups_in_order(
     """Each row's group of equal (first, second), groups numbered in the order they first
     appear, and each group's two keys. Keys of a small range (a kind and a name id) are
     numbered by their earliest row in a table of every pair, three times faster than hashing
-    them; others are hashed as one integer (ids fit 32 bits)."""
+    them (the table no larger than the rows); others are hashed as one integer (ids fit 32
+    bits)."""
     if len(first):
         low_first, low_second = int(first.min()), int(second.min())
         width = int(second.max()) - low_second + 1
         slots = (int(first.max()) - low_first + 1) * width
-        if slots <= 4 * len(first):
+        if slots <= len(first):
             pair = (first - low_first) * width + (second - low_second)
             earliest = np.full(slots, len(pair), dtype=np.int64)
             np.minimum.at(earliest, pair, np.arange(len(pair)))
