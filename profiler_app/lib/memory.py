@@ -55,7 +55,9 @@ def _glibc() -> ctypes.CDLL | None:
 @contextlib.contextmanager
 def freed_memory_kept() -> Iterator[None]:
     """Within the block, freed memory stays with the process for reuse; afterwards what is
-    free is handed back to the system."""
+    free is handed back to the system. glibc's sliding thresholds stay off after the first
+    block: blocks up to HEAP_BLOCK_BYTES keep coming from the heap, and up to KEPT_AFTER_BYTES
+    stays free at its top, the values a long-running process reaches by itself."""
     libc = _glibc()
     if libc is None:
         yield
