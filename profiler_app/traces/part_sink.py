@@ -20,6 +20,7 @@ from profiler_app.traces.event_model import Windows
 from profiler_app.traces.memory import MemorySummary, build_memory
 from profiler_app.traces.model import EventBatch, FlowBatch
 from profiler_app.traces.normalize import PartContext
+from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
 from profiler_app.traces.window import StepCut, step_cut
@@ -69,6 +70,10 @@ class PartSink:
         """The part's aggregates and store (with its event model: ``captured_windows_ns`` are
         the ranges a collector part's Kineto recorded; None for a trace recorded whole); the
         caller adds the metadata they decide."""
+        # What reading freed goes back to the system first (and again before the second pass),
+        # so that the store's merge and the second pass come on top of what is held: a
+        # 2.8-million-event part peaked 30 MB lower.
+        release_free_memory()
         tracks = self.context.track_frame()
         aggregates = self.aggregator.finish(self.context.strings, offset_ns)
         strings = self.context.strings.strings
@@ -81,6 +86,7 @@ class PartSink:
         self._write_flows(offset_ns)
         memory = build_memory(self.store_dir, self.context.memory, offset_ns, self.context.strings)
         self.context.memory = []
+        release_free_memory()
         cut, complete_steps = complete_steps_aggregates(self.store_dir, self.context.strings)
         return IngestResult(
             aggregates, store, cut=cut, complete_steps=complete_steps, memory=memory

@@ -38,24 +38,29 @@ def _merge(keys_a, count, keys_b, busy) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def summarise(
-    starts: np.ndarray, k: int, span_start: np.ndarray, span_end: np.ndarray
+    starts: np.ndarray,
+    k: int,
+    span_start: np.ndarray,
+    span_end: np.ndarray,
+    shifted: np.ndarray | None = None,
 ) -> ActivityLevel:
     """Level ``k`` of events starting at ``starts`` (sorted) covering the disjoint intervals
-    [span_start, span_end) (sorted)."""
-    shifted = starts >> k
+    [span_start, span_end) (sorted); ``shifted``: ``starts >> k`` when the caller has it."""
+    if shifted is None:
+        shifted = starts >> k
     first = np.flatnonzero(np.r_[True, shifted[1:] != shifted[:-1]]) if len(starts) else shifted
     count = np.diff(np.r_[first, len(starts)])
     covered, busy = busy_per_bucket(span_start, span_end, 1 << k)
     return ActivityLevel(k, *_merge(shifted[first], count, covered, busy))
 
 
-def _entries(starts: np.ndarray, span_start, span_end, k: int) -> int:
-    """An upper bound of a level's size, without building it."""
+def _entries(shifted: np.ndarray, span_start, span_end, k: int) -> int:
+    """An upper bound of a level's size, without building it (``shifted``: the sorted starts
+    shifted by ``k``)."""
     first, last = span_start >> k, np.maximum(span_end - 1, span_start) >> k
     # Disjoint sorted spans: a span's buckets up to the previous span's last are counted once.
     new_first = np.maximum(first, np.r_[np.iinfo(np.int64).min, last[:-1] + 1])
     covered = int(np.maximum(last - new_first + 1, 0).sum())
-    shifted = starts >> k
     return covered + int(np.count_nonzero(shifted[1:] != shifted[:-1])) + 1
 
 
@@ -65,10 +70,14 @@ def build_activity(
     """The kept levels, coarsest first; ``starts`` and the spans sorted by start."""
     n = max(len(starts), len(span_start))
     levels: list[ActivityLevel] = []
+    # One array of bucket numbers for every level: a part's whole-part pyramid is built over
+    # all its events, and a copy per level and per size check was two more columns of them.
+    shifted = np.empty_like(starts)
     for k in range(MAX_K, -1, -1):
-        if levels and _entries(starts, span_start, span_end, k) * MIN_RATIO > n:
+        np.right_shift(starts, k, out=shifted)
+        if levels and _entries(shifted, span_start, span_end, k) * MIN_RATIO > n:
             break
-        levels.append(summarise(starts, k, span_start, span_end))
+        levels.append(summarise(starts, k, span_start, span_end, shifted))
     return levels
 
 

@@ -459,7 +459,8 @@ def frames_from_store(
     """``rank_frames`` of a part's timeline store (``traces.ingest_trace``'s output), over
     each window."""
     reader = TimelineReader(store_dir)
-    events = reader.read_kinds(sorted(GPU_OP_KINDS), STORE_COLUMNS).to_pandas()
+    # Arrow's columns are freed as they are converted (a part's GPU work is millions of rows).
+    events = reader.read_kinds(sorted(GPU_OP_KINDS), STORE_COLUMNS).to_pandas(self_destruct=True)
     if "captured" in steps:  # a collector part: its GPU work is known in the captured steps
         steps = steps[steps["captured"].to_numpy(dtype=bool)]
     whole = rank_frames(RankTrace(rank, events, reader.strings), steps)
