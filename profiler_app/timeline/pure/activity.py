@@ -42,26 +42,43 @@ def summarise(
     k: int,
     span_start: np.ndarray,
     span_end: np.ndarray,
-    shifted: np.ndarray | None = None,
+    first: np.ndarray | None = None,
 ) -> ActivityLevel:
     """Level ``k`` of events starting at ``starts`` (sorted) covering the disjoint intervals
-    [span_start, span_end) (sorted); ``shifted``: ``starts >> k`` when the caller has it."""
-    if shifted is None:
-        shifted = starts >> k
-    first = np.flatnonzero(np.r_[True, shifted[1:] != shifted[:-1]]) if len(starts) else shifted
+    [span_start, span_end) (sorted); ``first``: ``bucket_firsts(starts, k)`` when the caller
+    has it."""
+    if first is None:
+        first = bucket_firsts(starts, k)
     count = np.diff(np.r_[first, len(starts)])
     covered, busy = busy_per_bucket(span_start, span_end, 1 << k)
-    return ActivityLevel(k, *_merge(shifted[first], count, covered, busy))
+    return ActivityLevel(k, *_merge(starts[first] >> k, count, covered, busy))
 
 
-def _entries(shifted: np.ndarray, span_start, span_end, k: int) -> int:
-    """An upper bound of a level's size, without building it (``shifted``: the sorted starts
-    shifted by ``k``)."""
-    first, last = span_start >> k, np.maximum(span_end - 1, span_start) >> k
+# Events whose buckets are compared at once: the whole part's pyramid is built over all its
+# events, and a bucket number for each of them was a column of the part's size per level.
+_FIRSTS_AT_ONCE = 1 << 20
+
+
+def bucket_firsts(starts: np.ndarray, k: int) -> np.ndarray:
+    """Where each bucket of ``2**k`` ns begins among ``starts`` (sorted): the positions whose
+    bucket is not the previous event's, the first included."""
+    if not len(starts):
+        return np.empty(0, np.int64)
+    parts = [np.zeros(1, np.int64)]
+    for lo in range(1, len(starts), _FIRSTS_AT_ONCE):
+        shifted = starts[lo - 1 : lo + _FIRSTS_AT_ONCE] >> k
+        parts.append(np.flatnonzero(shifted[1:] != shifted[:-1]) + lo)
+    return np.concatenate(parts)
+
+
+def _entries(first: np.ndarray, span_start, span_end, k: int) -> int:
+    """An upper bound of a level's size, without building it (``first``: where its buckets
+    of events begin)."""
+    first_span, last_span = span_start >> k, np.maximum(span_end - 1, span_start) >> k
     # Disjoint sorted spans: a span's buckets up to the previous span's last are counted once.
-    new_first = np.maximum(first, np.r_[np.iinfo(np.int64).min, last[:-1] + 1])
-    covered = int(np.maximum(last - new_first + 1, 0).sum())
-    return covered + int(np.count_nonzero(shifted[1:] != shifted[:-1])) + 1
+    new_first = np.maximum(first_span, np.r_[np.iinfo(np.int64).min, last_span[:-1] + 1])
+    covered = int(np.maximum(last_span - new_first + 1, 0).sum())
+    return covered + max(len(first), 1)
 
 
 def build_activity(
@@ -70,14 +87,11 @@ def build_activity(
     """The kept levels, coarsest first; ``starts`` and the spans sorted by start."""
     n = max(len(starts), len(span_start))
     levels: list[ActivityLevel] = []
-    # One array of bucket numbers for every level: a part's whole-part pyramid is built over
-    # all its events, and a copy per level and per size check was two more columns of them.
-    shifted = np.empty_like(starts)
     for k in range(MAX_K, -1, -1):
-        np.right_shift(starts, k, out=shifted)
-        if levels and _entries(shifted, span_start, span_end, k) * MIN_RATIO > n:
+        first = bucket_firsts(starts, k)
+        if levels and _entries(first, span_start, span_end, k) * MIN_RATIO > n:
             break
-        levels.append(summarise(starts, k, span_start, span_end, shifted))
+        levels.append(summarise(starts, k, span_start, span_end, first))
     return levels
 
 

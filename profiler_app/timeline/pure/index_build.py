@@ -81,7 +81,11 @@ class _Pyramids:
         self.n_subjects = 0
 
     def add(self, subject: int, starts: np.ndarray, span_start, span_end) -> None:
-        merged = merge_intervals(span_start, span_end)
+        self.add_merged(subject, starts, *merge_intervals(span_start, span_end))
+
+    def add_merged(self, subject: int, starts: np.ndarray, *merged: np.ndarray) -> None:
+        """``add`` of spans already sorted and disjoint (such as ``span_union``'s): not merged
+        again, so the whole part's levels are built beside one copy of its spans, not two."""
         levels = build_activity(np.sort(starts), *merged)
         self.add_block(
             np.asarray([(subject, lv.k, len(lv.bucket)) for lv in levels], np.int64).reshape(-1, 3),
@@ -175,7 +179,7 @@ def _activity_arrays(
         lanes.add(lane, start[a:b], start[a:b], start[a:b] + dur[a:b])
     # One more subject, the whole part: what a collapsed process or node draws. Its time
     # covered is the union of the lanes' spans, far fewer than its events.
-    lanes.add(n_lanes, start, *lanes.span_union())
+    lanes.add_merged(n_lanes, start, *lanes.span_union())
     yield from lanes.arrays()
     del lanes
     gpus = _Pyramids("util")
