@@ -38,17 +38,10 @@ def _merge(keys_a, count, keys_b, busy) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def summarise(
-    starts: np.ndarray,
-    k: int,
-    span_start: np.ndarray,
-    span_end: np.ndarray,
-    first: np.ndarray | None = None,
+    starts: np.ndarray, first: np.ndarray, k: int, span_start: np.ndarray, span_end: np.ndarray
 ) -> ActivityLevel:
-    """Level ``k`` of events starting at ``starts`` (sorted) covering the disjoint intervals
-    [span_start, span_end) (sorted); ``first``: ``bucket_firsts(starts, k)`` when the caller
-    has it."""
-    if first is None:
-        first = bucket_firsts(starts, k)
+    """Level ``k`` of events starting at ``starts`` (sorted; its buckets begin at ``first``,
+    ``bucket_firsts``) covering the disjoint intervals [span_start, span_end) (sorted)."""
     count = np.diff(np.r_[first, len(starts)])
     covered, busy = busy_per_bucket(span_start, span_end, 1 << k)
     return ActivityLevel(k, *_merge(starts[first] >> k, count, covered, busy))
@@ -91,7 +84,7 @@ def build_activity(
         first = bucket_firsts(starts, k)
         if levels and _entries(first, span_start, span_end, k) * MIN_RATIO > n:
             break
-        levels.append(summarise(starts, k, span_start, span_end, first))
+        levels.append(summarise(starts, first, k, span_start, span_end))
     return levels
 
 

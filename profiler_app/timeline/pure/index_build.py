@@ -83,10 +83,10 @@ class _Pyramids:
     def add(self, subject: int, starts: np.ndarray, span_start, span_end) -> None:
         self.add_merged(subject, starts, *merge_intervals(span_start, span_end))
 
-    def add_merged(self, subject: int, starts: np.ndarray, *merged: np.ndarray) -> None:
+    def add_merged(self, subject: int, starts: np.ndarray, span_start, span_end) -> None:
         """``add`` of spans already sorted and disjoint (such as ``span_union``'s): not merged
         again, so the whole part's levels are built beside one copy of its spans, not two."""
-        levels = build_activity(np.sort(starts), *merged)
+        levels = build_activity(np.sort(starts), span_start, span_end)
         self.add_block(
             np.asarray([(subject, lv.k, len(lv.bucket)) for lv in levels], np.int64).reshape(-1, 3),
             (
@@ -94,7 +94,7 @@ class _Pyramids:
                 _cat([lv.count for lv in levels]),
                 _cat([lv.busy_ns for lv in levels]),
             ),
-            (np.full(len(merged[0]), subject, dtype=np.int64), *merged),
+            (np.full(len(span_start), subject, dtype=np.int64), span_start, span_end),
         )
 
     def add_block(self, entries: np.ndarray, data: tuple, spans: tuple) -> None:
