@@ -38,8 +38,18 @@ KINETO_GZIP_LEVEL = 6
 # are gzipped instead, and so is one the child has not packed in this time.
 PACK_MAX_JSON_BYTES = 256 << 20
 PACK_TIMEOUT_S = 300.0
-# The child yields the CPU to the training process's own threads.
-PACK_NICENESS = 10
+# The child yields the CPU to training: it takes the idle scheduling class where Linux has it
+# (it then runs only on a core nothing else wants), else the lowest priority, before it imports
+# numpy, so that even its start-up does not slow a training that keeps every core busy.
+PACK_CHILD = (
+    "import os, sys\n"
+    "try:\n"
+    "    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+    "except (AttributeError, OSError):\n"
+    "    os.nice(19)\n"
+    "from tracefmt.kineto_columns import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
 
 # (kind, name, start_ns, dur_ns, tid) recorded by annotate()/step()
 Annotation = tuple[int, str, int, int, int]
@@ -76,6 +86,7 @@ class ChunkBuilder:
         samples: list[SampleRow],
         sources: dict[str, str],
         final: bool,
+        capture: dict[str, Any] | None = None,
     ) -> BuiltChunk:
         strings = StringTable()
         events = self._annotation_columns(annotations, strings)
@@ -98,6 +109,9 @@ class ChunkBuilder:
             "cpu_count": os.cpu_count(),
             "sources": dict(sources),
         }
+        if capture is not None:
+            # What the Kineto windows cost and caught (``collector.budget``).
+            meta["capture"] = capture
         data = chunk_bytes(meta, strings.strings, events, sample_cols, kineto)
         name = chunk_file_name(self.job, ident, self.seq)
         self.seq += 1
@@ -147,7 +161,7 @@ def _pack_in_child(path: Path) -> bytes | None:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".pack-") as tmp:
         target = Path(tmp) / "window.kcol"
-        command = [sys.executable, "-m", "tracefmt.kineto_columns", "--nice", str(PACK_NICENESS)]
+        command = [sys.executable, "-c", PACK_CHILD]
         try:
             done = subprocess.run(
                 [*command, str(path), str(target)],

@@ -107,12 +107,17 @@ class Config:
     max_buffered_events: int = _env("PROFILER_MAX_BUFFERED_EVENTS", envint, 200_000)
     # Memory for chunks that could neither be spooled (disk full) nor uploaded yet.
     max_memory_queue_bytes: int = _env("PROFILER_MAX_MEMORY_QUEUE_BYTES", envint, 64 << 20)
-    # Kineto schedule, in training steps: skip, then repeat [warmup, active, wait].
-    # wait=0 profiles every step after the first warm-up; repeat=0 repeats for ever.
+    # Kineto windows: each warms up, then records active steps. When they open is decided by
+    # the overhead budget: the collector measures what each window costs the training and
+    # opens the next only while its cumulative cost stays within this share of the wall time.
+    overhead_budget_pct: float = _env("PROFILER_OVERHEAD_BUDGET_PCT", envfloat, 1.0)
     kineto_skip_first_steps: int = _env("PROFILER_KINETO_SKIP_FIRST_STEPS", envint, 1)
     kineto_warmup_steps: int = _env("PROFILER_KINETO_WARMUP_STEPS", envint, 1)
     kineto_active_steps: int = _env("PROFILER_KINETO_ACTIVE_STEPS", envint, 4)
-    kineto_wait_steps: int = _env("PROFILER_KINETO_WAIT_STEPS", envint, 45)
+    # A fixed schedule instead: after skip, repeat [warmup, active, wait] (wait=0: every step).
+    # Setting it wins over the budget (whose cost is still measured and reported).
+    kineto_wait_steps: int | None = _env("PROFILER_KINETO_WAIT_STEPS", envint, None)
+    # At most this many windows (0: no limit), in either mode.
     kineto_repeat: int = _env("PROFILER_KINETO_REPEAT", envint, 0)
     # How long stop/exit waits for the last uploads before leaving them in the spool.
     shutdown_timeout_s: float = _env("PROFILER_SHUTDOWN_TIMEOUT_S", envfloat, 30.0)
@@ -142,8 +147,11 @@ class Config:
             raise ValueError("flush_interval_s must be positive")
         if self.kineto_active_steps < 1:
             raise ValueError("kineto_active_steps must be at least 1")
+        if not 0 < self.overhead_budget_pct <= 100:
+            raise ValueError("overhead_budget_pct must be above 0 and at most 100")
         for name in ("kineto_skip_first_steps", "kineto_warmup_steps", "kineto_wait_steps"):
-            if getattr(self, name) < 0:
+            value = getattr(self, name)
+            if value is not None and value < 0:
                 raise ValueError(f"{name} must not be negative")
         if self.kineto_repeat < 0:
             raise ValueError("kineto_repeat must not be negative (0 repeats for ever)")
@@ -180,6 +188,7 @@ ALIASES = {
     "GpuSampling": "gpu_sampling",
     "PerfCounters": "perf_counters",
     "SamplingIntervalMs": "sampling_interval_ms",
+    "OverheadBudgetPct": "overhead_budget_pct",
     "ServerUrl": "server_url",
     "Token": "token",
     "JobName": "job_name",
@@ -188,14 +197,17 @@ ALIASES = {
     "SpoolDir": "spool_dir",
 }
 
+_OPTIONAL_INTS = {"kineto_wait_steps"}
 ENV_VARS = {f.name: f.metadata["env"] for f in fields(Config) if "env" in f.metadata}
 
 
 def _coerce(name: str, value: Any, current: Any) -> Any:
     """Accept strings such as "1" or "250" for typed fields, as SageMaker configs use them."""
+    env = {name: value}
+    if isinstance(value, str) and name in _OPTIONAL_INTS:
+        return envint(name, None, env)
     if not isinstance(value, str) or isinstance(current, str) or current is None:
         return value
-    env = {name: value}
     if isinstance(current, bool):
         return envbool(name, current, env)
     if isinstance(current, int):

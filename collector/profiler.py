@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from collector.api import ApiClient
+from collector.budget import WindowPlanner
 from collector.capture import KinetoCapture
 from collector.chunker import Annotation, ChunkBuilder, kineto_window
 from collector.config import Config
@@ -104,6 +105,7 @@ class Profiler:
         self._builder: ChunkBuilder | None = None
         self._sampler: Sampler | None = None
         self._capture: KinetoCapture | None = None
+        self._planner: WindowPlanner | None = None
         self._recording = False
         self._nvtx: Any = None
         self._rf_enter: Any = None
@@ -150,7 +152,11 @@ class Profiler:
         self._capture = KinetoCapture(
             config, self.spool.scratch, self.identity.pid, self._kineto_window_done
         )
-        if self._start_part("Kineto capture", self._capture.start, "kineto"):
+        # One job's windows are planned over all its profiling sessions.
+        self._capture.planner = self._planner
+        capture = self._capture
+        if self._start_part("Kineto capture", lambda: capture.start(time.monotonic_ns()), "kineto"):
+            self._planner = capture.planner
             self.sources["kineto"] = self._capture.status
         else:
             self._capture = None
@@ -209,7 +215,7 @@ class Profiler:
         )
         self._step_n += 1
         self._step_start_ns = now
-        self._advance_kineto(now)
+        self._advance_kineto(now, self._step_n - 1)
 
     def annotation_begin(self, name: str) -> None:
         token = self.begin(name)
@@ -256,7 +262,7 @@ class Profiler:
             self._drop_annotation_backends(exc)
         self._events.append((kind, name, start_ns, end_ns - start_ns, threading.get_native_id()))
         if kind == STEP:
-            self._advance_kineto(end_ns)
+            self._advance_kineto(end_ns, int(name[5:]))
         if len(self._events) >= self._max_events:
             self._flush_wake.set()
 
@@ -278,6 +284,7 @@ class Profiler:
                 self._events.extendleft(reversed(later))
             samples = self._sampler.drain() if self._sampler is not None else []
             windows = []
+            planner = self._planner
             for path, names in finished:
                 try:
                     windows.append(kineto_window(path, names))
@@ -285,9 +292,14 @@ class Profiler:
                     self.warn_once("kineto-load", f"a Kineto window could not be read: {exc}")
                 finally:
                     path.unlink(missing_ok=True)
+                    if planner is not None:
+                        planner.handed_over()
+            if planner is not None and final:
+                planner.pause(time.monotonic_ns())  # the last window's packing counts too
             if not (events or samples or windows or final):
                 return
-            chunk = self._builder.build(events, windows, samples, self.sources, final)
+            capture = planner.report() if planner is not None else None
+            chunk = self._builder.build(events, windows, samples, self.sources, final, capture)
             self.uploader.submit(chunk.name, chunk.data)
 
     def _kineto_window_done(self, path: Path) -> None:
@@ -381,12 +393,12 @@ class Profiler:
             f"still recorded by the collector: {exc!r}",
         )
 
-    def _advance_kineto(self, step_end_ns: int) -> None:
+    def _advance_kineto(self, step_end_ns: int, step: int) -> None:
         capture = self._capture
         if capture is None:
             return
         try:
-            capture.step()
+            capture.step(time.monotonic_ns(), step)
             self._recording = capture.recording and self._rf_enter is not None
             if not capture.recording:
                 self._window_start_ns = None

@@ -23,10 +23,8 @@ holds.
 from __future__ import annotations
 
 import bz2
-import contextlib
 import json
 import lzma
-import os
 import re
 import struct
 import sys
@@ -287,12 +285,8 @@ def _compress(codec: str, payload: bytes, preset: int) -> bytes:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m tracefmt.kineto_columns [--nice N] IN.json OUT``: pack a trace file. The
-    collector runs this in a process of its own, so the training process never parses JSON."""
-    if argv[:1] == ["--nice"]:
-        with contextlib.suppress(OSError, AttributeError):
-            os.nice(int(argv[1]))
-        argv = argv[2:]
+    """``python -m tracefmt.kineto_columns IN.json OUT``: pack a trace file. The collector
+    runs this in a process of its own, so the training process never parses JSON."""
     source, target = argv
     with open(source, "rb") as fh:
         text = fh.read()

@@ -25,8 +25,9 @@ def test_it_has_cheap_defaults():
     assert (config.kineto_warmup_steps, config.kineto_active_steps, config.kineto_wait_steps) == (
         1,
         4,
-        45,
+        None,  # no fixed schedule: windows are spaced by the overhead budget
     )
+    assert config.overhead_budget_pct == 1.0
 
 
 def test_it_reads_every_setting_from_the_environment(monkeypatch):
