@@ -16,14 +16,16 @@ from typing import TypeVar
 import numpy as np
 
 from profiler_app.traces.errors import TraceFormatError
+from profiler_app.traces.event_model import steps_among
 from profiler_app.traces.kineto import KinetoFile, iter_chunks
 from profiler_app.traces.kineto_part import USED_PHASES, clock_offset, gpu_count
 from profiler_app.traces.model import EventBatch, FlowBatch, SampleBatch
 from profiler_app.traces.normalize import PartContext
 from profiler_app.traces.part_sink import IngestResult, Limits, PartSink
 from profiler_app.traces.recognition import read_warning
-from tracefmt.chunk import ChunkFormatError, KinetoWindow
-from tracefmt.kinds import EventKind
+from profiler_app.traces.window import consecutive_runs
+from tracefmt.chunk import Chunk, ChunkFormatError, KinetoWindow
+from tracefmt.kinds import DEVICE_KINDS, EventKind, of_kinds
 from tracefmt.names import PROFILER_STEP_RE
 
 
@@ -55,9 +57,9 @@ def ingest_collector(
     if progress is not None:
         progress(1.0)
     meta = chunk.meta
-    # Kineto's windows. A chunk of the first format holds Kineto's events converted, and a
-    # window's steps may sit in another chunk: it is read as recorded whole, as it always was.
-    recorded = None if meta.get("version") == 1 else sorted(windows.spans)
+    # Kineto's windows: read from the chunk's columns in a chunk of the first format, which
+    # holds Kineto's events converted.
+    recorded = _converted_windows(chunk) if meta.get("version") == 1 else sorted(windows.spans)
     result = sink.finish(0, recorded)
     warning = read_warning(
         context.unknown_categories,
@@ -83,7 +85,7 @@ def ingest_collector(
         "gpu_count": gpu_count(meta.get("devices"), result.aggregates),
         "cpu_count": meta.get("cpu_count"),
         # What Kineto recorded, one [start, end] per window (see _KinetoWindows.add).
-        "captured_windows_ns": sorted(windows.spans),
+        "captured_windows_ns": recorded,
         "ignored_phases": windows.ignored_phases(),
         "unknown_categories": dict(context.unknown_categories),
         "device_like_unknown": context.device_like_unknown,
@@ -94,6 +96,37 @@ def ingest_collector(
 
 
 _Batch = TypeVar("_Batch", EventBatch, FlowBatch, SampleBatch)
+# The rows a collector records itself; in a chunk of the first format every other row is one of
+# Kineto's, converted.
+_COLLECTOR_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
+
+
+def _converted_windows(chunk: Chunk) -> list[list[int]]:
+    """What Kineto recorded, for a chunk of the first format: the steps in which one of
+    Kineto's host events (a launch, an operator) starts, adjacent ones as one [start, end];
+    the span of Kineto's events when no step holds one; nothing when the chunk has none."""
+    c = chunk.events
+    kind, start = c["ev_kind"], c["ev_start_ns"]
+    end = start + c["ev_dur_ns"]
+    kineto = ~of_kinds(kind, _COLLECTOR_KINDS)
+    if not kineto.any():
+        return []
+    host = np.sort(start[kineto & ~of_kinds(kind, DEVICE_KINDS)])
+    steps = np.flatnonzero(steps_among(kind, c["ev_name"], chunk.strings))
+    steps = steps[np.argsort(start[steps], kind="stable")]
+    holds = np.searchsorted(host, end[steps]) > np.searchsorted(host, start[steps])
+    if not holds.any():
+        return [[int(start[kineto].min()), int(end[kineto].max())]]
+    at = np.flatnonzero(holds)  # positions of the captured steps in start order
+    first, last = consecutive_runs(at)
+    spans: list[list[int]] = []
+    for a, b in zip(at[first].tolist(), at[last].tolist(), strict=True):
+        low, high = int(start[steps[a]]), int(end[steps[a : b + 1]].max())
+        if spans and low <= spans[-1][1]:  # overlapping steps: one window
+            spans[-1][1] = max(spans[-1][1], high)
+        else:
+            spans.append([low, high])
+    return spans
 
 
 class _KinetoWindows:

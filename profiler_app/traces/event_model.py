@@ -147,6 +147,11 @@ def step_numbers(strings: Sequence[str]) -> np.ndarray:
     return np.r_[step_ids(strings), -1]
 
 
+def steps_among(kind: np.ndarray, name: np.ndarray, strings: Sequence[str]) -> np.ndarray:
+    """Which events (``name`` ids into ``strings``) are steps, as the model marks ``is_step``."""
+    return _is_step(kind, _named_step(step_numbers(strings), name.astype(np.int64)))
+
+
 def _named_step(numbers: np.ndarray, name: np.ndarray) -> np.ndarray:
     """The step number each name id names (``step_numbers``), -1 for none."""
     unknown = len(numbers) - 1

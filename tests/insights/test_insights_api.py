@@ -15,9 +15,8 @@ from profiler_app.insights.models import InsightsStatus, JobInsights, RuleOverri
 from profiler_app.traces.window import COMPLETE_STEPS
 from tests.conftest import DATA_DIR, wait_for
 from tests.ingest.helpers import upload, wait_parsed
+from tests.insights.converted import read_converted
 from tests.traces.expected import ns
-from tracefmt.chunk import read_chunk
-from tracefmt.kinds import EventKind
 
 TRACE = "gpu_training_rank0.pt.trace.json.gz"
 RULE_NAMES = [
@@ -280,14 +279,18 @@ def test_it_analyses_a_rank_of_several_collector_chunks(api, user, celery_worker
     insights = wait_insights(job)
     assert insights.report["rules"] and insights.error == ""
 
-    ops: list[tuple[int, int]] = []
-    for path in chunks:  # the chunks' steps are "step_N", so no step is dropped
-        ev = read_chunk(path).events
-        gpu = np.isin(ev["ev_kind"], [EventKind.KERNEL, EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET])
-        start, dur = ev["ev_start_ns"][gpu].tolist(), ev["ev_dur_ns"][gpu].tolist()
-        ops += [(s, s + d) for s, d in zip(start, dur, strict=True)]
+    # The chunks are of the first format: the GPU ops launched in the steps Kineto recorded,
+    # the span taken within each run of those steps and summed (the time between them was not
+    # recorded).
+    raw = read_converted(chunks)
+    ops = [(op.start_ns, op.start_ns + op.dur_ns) for op in raw.gpu_ops]
+    span_ns = 0
+    for start, end in raw.windows:
+        inside = [(a, b) for a, b in ops if start <= a < end]
+        span_ns += max(b for _, b in inside) - min(a for a, _ in inside)
+    busy_ns = busy_view(ops)["span_ns"] - busy_view(ops)["idle_ns"]
+    expected = {"span_ns": span_ns, "idle_ns": span_ns - busy_ns}
     [temporal] = api.get(f"/api/jobs/{job.id}/analyses/").json()["temporal"]
-    expected = busy_view(ops)
     assert (temporal["span_ns"], temporal["idle_ns"]) == (expected["span_ns"], expected["idle_ns"])
 
 

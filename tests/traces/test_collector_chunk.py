@@ -157,3 +157,44 @@ def test_it_refuses_a_file_that_is_not_a_chunk(tmp_path):
     path.write_bytes(b"PK\x03\x04 not really a zip")
     with pytest.raises(TraceFormatError, match="not a profiler-app chunk"):
         ingest_trace(path, "collector", tmp_path / "store")
+
+
+def captured(result) -> tuple[list[list[int]], dict[int, bool]]:
+    """The part's captured windows (ns after T0) and whether each of its steps was captured."""
+    windows = [[a - T0, b - T0] for a, b in result.metadata["captured_windows_ns"]]
+    steps = result.aggregates.steps
+    return windows, dict(zip(steps["step"], steps["captured"], strict=True))
+
+
+def test_it_reads_a_converted_chunk_over_the_steps_a_kineto_call_starts_in(result):
+    # cudaLaunchKernel starts 900 ns into step_1 ([0, 4000)); step_2 holds no call of Kineto's.
+    assert captured(result) == ([[0, 4_000]], {1: True, 2: False})
+
+
+def test_it_joins_adjacent_captured_steps_into_one_window(tmp_path):
+    launch_in_step_2 = (3, 3, 4_100, 50, 10, 10, -1, -1, 5, -1, 0)
+    path = write_chunk(tmp_path / "c.pcol", events=[*EVENTS, launch_in_step_2])
+    result = ingest_trace(path, "collector", tmp_path / "store")
+    assert captured(result) == ([[0, 10_000]], {1: True, 2: True})
+
+
+def test_it_takes_the_span_of_kinetos_events_when_no_step_holds_one(tmp_path):
+    # Kineto's rows (a launch and its kernel) after both steps end.
+    events = [
+        (10, 5, 0, 4_000, 10, 10, -1, -1, -1, -1, 0),
+        (10, 6, 4_000, 6_000, 10, 10, -1, -1, -1, -1, 0),
+        (3, 3, 12_000, 50, 10, 10, -1, -1, 1, -1, 0),
+        (5, 1, 12_500, 700, 10, 10, 0, 7, 1, -1, 0),
+    ]
+    path = write_chunk(tmp_path / "c.pcol", events=events)
+    result = ingest_trace(path, "collector", tmp_path / "store")
+    assert captured(result) == ([[12_000, 13_200]], {1: False, 2: False})
+
+
+def test_it_reads_a_converted_chunk_without_kinetos_events_as_not_captured(tmp_path):
+    collector_only = [e for e in EVENTS if e[0] in (1, 10)]  # annotations and steps
+    path = write_chunk(tmp_path / "c.pcol", events=collector_only)
+    result = ingest_trace(path, "collector", tmp_path / "store")
+    assert captured(result) == ([], {1: False, 2: False})
+    model = TimelineReader(result.store.directory).read_all(["captured"]).to_pandas()
+    assert len(model) == 3 and not model["captured"].any()
