@@ -209,6 +209,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two fields named "kind": a part's and a capture window's.
+    "ENUM_NAME_OVERRIDES": {
+        "KindEnum": "profiler_app.core.models.PartKind",
+        "CaptureWindowKindEnum": "profiler_app.traces.capture.WINDOW_KINDS",
+    },
 }
 
 LOGIN_URL = "/login"

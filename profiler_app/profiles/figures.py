@@ -110,8 +110,7 @@ def window_info(job: TrainingJob, window: str | None = None) -> dict:
     if Step.objects.filter(job=job, captured=False).exists():
         # A collector job: its trace figures cover the steps Kineto recorded, whatever the
         # window (its parts have no profiler steps to cut); its samples, the whole job.
-        captured = Step.objects.filter(job=job, captured=True).values_list("step", flat=True)
-        numbers = np.fromiter(captured.distinct(), np.int64)
+        numbers = _captured_steps(job)
         label, steps_kept = captured_label(numbers, all_steps), len(numbers)
     elif window != COMPLETE_STEPS:
         label = WINDOW_LABELS[window]
@@ -130,6 +129,19 @@ def window_info(job: TrainingJob, window: str | None = None) -> dict:
         "steps_kept": steps_kept,
         "last_step_dropped": window == COMPLETE_STEPS and has_cut,
     }
+
+
+def captured_steps_label(job: TrainingJob) -> str | None:
+    """How a caption names the steps Kineto recorded of a job, as ``window_info`` names a
+    collector job's window ("captured steps 3–6, 53–56 (8 of 160)"); None for a job without
+    steps."""
+    all_steps = Step.objects.filter(job=job).aggregate(n=Count("step", distinct=True))["n"]
+    return captured_label(_captured_steps(job), all_steps) if all_steps else None
+
+
+def _captured_steps(job: TrainingJob) -> np.ndarray:
+    captured = Step.objects.filter(job=job, captured=True).values_list("step", flat=True)
+    return np.fromiter(captured.distinct(), np.int64)
 
 
 def span(job: TrainingJob, window: str) -> tuple[int | None, int | None]:

@@ -6,9 +6,10 @@ from collections import Counter
 
 from django.db.models import Count, Max, Min, Q, Sum
 
-from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.profiles.figures import in_window
+from profiler_app.core.models import PartKind, PartState, TrainingJob
+from profiler_app.profiles.figures import captured_steps_label, in_window
 from profiler_app.profiles.models import KernelStat, PartSummary
+from profiler_app.traces.capture import PartCapture, job_capture
 from profiler_app.traces.figures import duration_std_ns
 
 
@@ -52,6 +53,26 @@ def job_summary(job: TrainingJob) -> dict:
         "parts": {**parts, "total": total},
         "progress": progress / total if total else 0.0,
         "read_warnings": job.read_warnings,
+    }
+
+
+def capture(job: TrainingJob) -> dict:
+    """What profiling cost the job's training and what it captured, from the reports of its
+    collector's chunks (``traces.capture.job_capture``), and the steps Kineto recorded as
+    captions name them (collector jobs only: an imported trace is recorded whole)."""
+    rows = PartSummary.objects.filter(
+        job=job, part__state=PartState.DONE, part__kind=PartKind.COLLECTOR
+    ).values_list("node__name", "rank", "metadata__collector", "metadata__capture")
+    parts = [
+        PartCapture(node, rank, collector.get("pid"), collector.get("seq") or 0, report)
+        for node, rank, collector, report in rows
+        if report is not None
+    ]
+    collector_job = job.parts.filter(kind=PartKind.COLLECTOR).exists()
+    return {
+        "job": job.pk,
+        **job_capture(parts),
+        "captured_steps": captured_steps_label(job) if collector_job else None,
     }
 
 

@@ -4,6 +4,7 @@ reuse the window and totals shapes."""
 from rest_framework import serializers
 
 from profiler_app.core.serializers import ReadWarningSerializer
+from profiler_app.traces.capture import MAX_WINDOWS, SCHEDULES, WINDOW_KINDS
 from profiler_app.traces.window import WINDOWS
 
 KERNEL_ORDERING = [
@@ -125,3 +126,78 @@ class JobSummarySerializer(serializers.Serializer):
     read_warnings = ReadWarningSerializer(
         many=True, help_text="Parts with events the server did not recognise"
     )
+
+
+class CaptureWindowSerializer(serializers.Serializer):
+    first_step = serializers.IntegerField()
+    last_step = serializers.IntegerField()
+    kind = serializers.ChoiceField(
+        choices=list(WINDOW_KINDS),
+        help_text="gpu: GPU activity only; full: GPU activity and CPU operators; cpu: CPU "
+        "operators on a machine without a GPU",
+    )
+    cost_ns = serializers.IntegerField(help_text="What the window cost the training")
+
+
+class WindowsByKindSerializer(serializers.Serializer):
+    gpu = serializers.IntegerField()
+    full = serializers.IntegerField()
+    cpu = serializers.IntegerField()
+
+
+class ProcessCaptureSerializer(serializers.Serializer):
+    """One process's latest cumulative figures and its windows."""
+
+    node = serializers.CharField()
+    rank = serializers.IntegerField()
+    pid = serializers.IntegerField(allow_null=True)
+    schedule = serializers.ChoiceField(choices=list(SCHEDULES))
+    budget_pct = serializers.FloatField(help_text="The overhead budget, percent of wall time")
+    elapsed_ns = serializers.IntegerField(help_text="Time the process has been profiling")
+    cost_ns = serializers.IntegerField(help_text="Measured cost of the collector to the training")
+    overhead_pct = serializers.FloatField(help_text="100 × cost_ns / elapsed_ns")
+    steps_run = serializers.IntegerField()
+    steps_captured = serializers.IntegerField()
+    captured_pct = serializers.FloatField(allow_null=True)
+    windows_total = serializers.IntegerField(help_text="Kineto windows finished")
+    exceeded = serializers.BooleanField(help_text="The measured overhead went over the budget")
+    windows = CaptureWindowSerializer(
+        many=True, help_text=f"In step order; the last {MAX_WINDOWS} when there are more"
+    )
+    windows_count = serializers.IntegerField(help_text="The windows received in all")
+
+
+class JobCaptureSerializer(serializers.Serializer):
+    """The collector's report of what profiling cost and captured; figures are null when no
+    chunk of the job carries one (an older collector, or an imported trace)."""
+
+    job = serializers.IntegerField()
+    reported = serializers.BooleanField()
+    captured_steps = serializers.CharField(
+        allow_null=True,
+        help_text='The steps Kineto recorded as captions name them ("captured steps 57–60 (4 '
+        'of 160)"); null for an imported trace',
+    )
+    budget_pct = serializers.FloatField(
+        allow_null=True, help_text="The processes' budget; null when they differ"
+    )
+    schedule = serializers.ChoiceField(
+        choices=list(SCHEDULES),
+        allow_null=True,
+        help_text="budget: windows spaced by the overhead budget; fixed: the user's Kineto "
+        "schedule; null when the processes differ",
+    )
+    elapsed_ns = serializers.IntegerField(allow_null=True)
+    cost_ns = serializers.IntegerField(allow_null=True)
+    overhead_pct = serializers.FloatField(
+        allow_null=True, help_text="100 × the processes' cost / their profiling time"
+    )
+    steps_run = serializers.IntegerField(allow_null=True)
+    steps_captured = serializers.IntegerField(allow_null=True)
+    captured_pct = serializers.FloatField(allow_null=True)
+    windows_total = serializers.IntegerField(allow_null=True)
+    windows_by_kind = WindowsByKindSerializer(allow_null=True)
+    exceeded = serializers.BooleanField(
+        allow_null=True, help_text="Some process went over its budget"
+    )
+    processes = ProcessCaptureSerializer(many=True)

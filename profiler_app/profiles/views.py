@@ -1,4 +1,4 @@
-"""Read API over a job's aggregates: what arrived so far, and its GPU kernels."""
+"""Read API over a job's aggregates: what arrived so far, its GPU kernels, what profiling cost."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -10,6 +10,7 @@ from profiler_app.core.query import query_params
 from profiler_app.profiles import figures, queries
 from profiler_app.profiles.serializers import (
     GlossarySerializer,
+    JobCaptureSerializer,
     JobKernelsSerializer,
     JobSummarySerializer,
     KernelQuerySerializer,
@@ -22,6 +23,15 @@ def job_summary(request, job_id: int):
     """Event counts per category, time span, ranks, nodes and parts by state (all ranks)."""
     job = get_object_or_404(TrainingJob, pk=job_id)
     return Response(JobSummarySerializer(queries.job_summary(job)).data)
+
+
+@extend_schema(responses=JobCaptureSerializer)
+@api_view(["GET"])
+def job_capture(request, job_id: int):
+    """What profiling cost the training and which steps it captured, as the collector reported
+    it per process, with the job's totals."""
+    job = get_object_or_404(TrainingJob, pk=job_id)
+    return Response(JobCaptureSerializer(queries.capture(job)).data)
 
 
 @extend_schema(parameters=[KernelQuerySerializer], responses=JobKernelsSerializer)

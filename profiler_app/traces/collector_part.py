@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from profiler_app.traces.capture import capture_report
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.event_model import steps_among
 from profiler_app.traces.kineto import KinetoFile, iter_chunks
@@ -91,6 +92,8 @@ def ingest_collector(
         "device_like_unknown": context.device_like_unknown,
         "read_warning": "; ".join(filter(None, [warning, *windows.failures])),
         "distributed_info": windows.distributed_info,
+        # What profiling cost the training and what it captured, as the collector measured.
+        "capture": capture_report(meta.get("capture")),
     }
     return replace(result, metadata=metadata)
 

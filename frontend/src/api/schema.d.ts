@@ -251,6 +251,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{job_id}/capture/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description What profiling cost the training and which steps it captured, as the collector reported
+         *     it per process, with the job's totals.
+         */
+        get: operations["jobs_capture_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{job_id}/cluster/": {
         parameters: {
             query?: never;
@@ -1224,6 +1244,27 @@ export interface components {
             /** @description host events (operators, annotations, …) */
             events: number;
         };
+        CaptureWindow: {
+            first_step: number;
+            last_step: number;
+            /**
+             * @description gpu: GPU activity only; full: GPU activity and CPU operators; cpu: CPU operators on a machine without a GPU
+             *
+             *     * `gpu` - gpu
+             *     * `full` - full
+             *     * `cpu` - cpu
+             */
+            kind: components["schemas"]["CaptureWindowKindEnum"];
+            /** @description What the window cost the training */
+            cost_ns: number;
+        };
+        /**
+         * @description * `gpu` - gpu
+         *     * `full` - full
+         *     * `cpu` - cpu
+         * @enum {string}
+         */
+        CaptureWindowKindEnum: "gpu" | "full" | "cpu";
         Cause: {
             /** @description kernel_grew, kernel_new, kernel_gone, operator_grew, operator_new, communication_exposed, host_wait or precision_mix */
             kind: string;
@@ -1550,6 +1591,44 @@ export interface components {
             }[];
             /** @description The window these results cover */
             window: components["schemas"]["Window"] | null;
+        };
+        /**
+         * @description The collector's report of what profiling cost and captured; figures are null when no
+         *     chunk of the job carries one (an older collector, or an imported trace).
+         */
+        JobCapture: {
+            job: number;
+            reported: boolean;
+            /** @description The steps Kineto recorded as captions name them ("captured steps 57–60 (4 of 160)"); null for an imported trace */
+            captured_steps: string | null;
+            /**
+             * Format: double
+             * @description The processes' budget; null when they differ
+             */
+            budget_pct: number | null;
+            /**
+             * @description budget: windows spaced by the overhead budget; fixed: the user's Kineto schedule; null when the processes differ
+             *
+             *     * `budget` - budget
+             *     * `fixed` - fixed
+             */
+            schedule: (components["schemas"]["ScheduleEnum"] | components["schemas"]["NullEnum"]) | null;
+            elapsed_ns: number | null;
+            cost_ns: number | null;
+            /**
+             * Format: double
+             * @description 100 × the processes' cost / their profiling time
+             */
+            overhead_pct: number | null;
+            steps_run: number | null;
+            steps_captured: number | null;
+            /** Format: double */
+            captured_pct: number | null;
+            windows_total: number | null;
+            windows_by_kind: components["schemas"]["WindowsByKind"] | null;
+            /** @description Some process went over its budget */
+            exceeded: boolean | null;
+            processes: components["schemas"]["ProcessCapture"][];
         };
         JobKernels: {
             window: components["schemas"]["Window"];
@@ -1955,6 +2034,39 @@ export interface components {
             total_ns: number;
             count: number;
         };
+        /** @description One process's latest cumulative figures and its windows. */
+        ProcessCapture: {
+            node: string;
+            rank: number;
+            pid: number | null;
+            schedule: components["schemas"]["ScheduleEnum"];
+            /**
+             * Format: double
+             * @description The overhead budget, percent of wall time
+             */
+            budget_pct: number;
+            /** @description Time the process has been profiling */
+            elapsed_ns: number;
+            /** @description Measured cost of the collector to the training */
+            cost_ns: number;
+            /**
+             * Format: double
+             * @description 100 × cost_ns / elapsed_ns
+             */
+            overhead_pct: number;
+            steps_run: number;
+            steps_captured: number;
+            /** Format: double */
+            captured_pct: number | null;
+            /** @description Kineto windows finished */
+            windows_total: number;
+            /** @description The measured overhead went over the budget */
+            exceeded: boolean;
+            /** @description In step order; the last 500 when there are more */
+            windows: components["schemas"]["CaptureWindow"][];
+            /** @description The windows received in all */
+            windows_count: number;
+        };
         ProfilePart: {
             readonly id: number;
             readonly job: number;
@@ -2157,6 +2269,12 @@ export interface components {
             top_kernels: components["schemas"]["NamedTime"][];
             top_operators: components["schemas"]["NamedTime"][];
         };
+        /**
+         * @description * `budget` - budget
+         *     * `fixed` - fixed
+         * @enum {string}
+         */
+        ScheduleEnum: "budget" | "fixed";
         SearchResult: {
             count: number;
             names: components["schemas"]["FoundName"][];
@@ -2579,6 +2697,11 @@ export interface components {
          * @enum {string}
          */
         WindowWindowEnum: "whole_trace" | "complete_steps";
+        WindowsByKind: {
+            gpu: number;
+            full: number;
+            cpu: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -3543,6 +3666,61 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CallTreeOccurrences"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_capture_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCapture"];
                 };
             };
             400: {
