@@ -1,37 +1,42 @@
-"""Collector overhead and output size, against no profiler and plain torch.profiler.
+"""Collector overhead end to end, what it captured, and its output size.
 
-Runs the training loop of ``examples/train_cnn.py`` in one process, interleaving the modes
-round by round so that drift in machine load hits every mode alike:
+Runs the training loop of ``examples/train_cnn.py`` in one process.
 
-  none            no profiler (the script's annotations are no-ops)
-  torch.profiler  torch.profiler.profile(activities=[CPU]) on every step, exported as JSON
-  collector       the collector in its default mode (what `start_profiling()` does)
-  collector+ops   the collector recording CPU operators on every step (one Kineto window
-                  per round), to compare bytes per event with torch.profiler's JSON for the
-                  same kind of events
+**End to end** (what a user pays): at least 1,000 steps with no profiler and as many with the
+collector at its default settings, in interleaved blocks (``--blocks`` x ``--block-steps`` per
+mode, the order alternating block by block so that drift in machine load hits both alike). A
+block's wall time runs from before ``start_profiling()`` to after ``stop_profiling()``: every
+Kineto window, its start, stop and export, the packing of its trace and the chunks written for
+the uploader (to ``--server`` when given, else to a spool, as with no server) all count. The
+collector's blocks are profiling sessions of one job, so its overhead budget spans them all, as
+in one long run. On a machine without a GPU the collector records CPU operators in its windows
+(``cpu_operators=True``, what a GPU-less user who asks for windows gets), so a window's cost is
+measured here too.
 
-Overhead is the increase of the median step time over "none", paired round by round. Bytes
-are what would be uploaded (chunks left in a scratch spool: no server needed). A chunk's events
-are its own rows plus the complete events of its Kineto windows that the server keeps (not
-torch.profiler's ProfilerStep#n nor its copies of the collector's annotations).
+  overhead_e2e_pct   100 x (total wall time with the collector / without - 1)
+  overhead_pct       the median over blocks of (median step with / median step without) - 1:
+                     the old figure, which never sees a captured step; kept for comparison
 
-Before the live run, the real traces of ``--traces`` (default ../shared/traces) are each put
+**Comparison rounds** (``--rounds``, 0 to skip): per round, the same steps with no profiler,
+torch.profiler on every step (exported as JSON), and the collector recording CPU operators on
+every step (one window per round), for bytes per event against torch.profiler's JSON.
+
+Before the live runs, the real traces of ``--traces`` (default ../shared/traces) are each put
 into a chunk as one Kineto window, the way the collector stores it: gzipped JSON (chunk format
 2) and packed into columns with each codec of ``tracefmt.kineto_columns.CODECS`` (format 3).
 The codec the collector uses is the one that wins this measurement. The last line is
 machine-readable:
 
-  RESULT overhead_pct=<n> bytes_per_event=<n> codec=<name> gzip_bytes_per_event=<n>
-         live_ops_bytes_per_event=<n> live_default_bytes_per_event=<n>
-         torch_profiler_bytes_per_event=<n> pack_parent_us_per_event=<n>
-         pack_child_us_per_event=<n>
+  RESULT overhead_e2e_pct=<n> overhead_pct=<n> bytes_per_event=<n> captured_steps_pct=<n>
+         windows=<n> events_per_window=<n> budget_pct=<n> collector_measured_pct=<n>
+         steps_per_mode=<n> codec=<name> gzip_bytes_per_event=<n> ...
 
-where bytes_per_event is over the real traces packed (format 3), gzip_bytes_per_event the same
-traces gzipped (format 2), live_*_bytes_per_event the live modes, and pack_*_us_per_event the
-CPU time packing the largest trace takes on the collector's flusher thread (in the training
-process) and in its packing child.
+where bytes_per_event is over the real traces packed (format 3), events_per_window the events a
+window kept (kernels, copies and launches on a GPU; operators on a CPU), collector_measured_pct
+the overhead the collector measured itself (what the job's Info page shows), and the rest as
+printed by the comparison rounds.
 
-    python bench/collector_overhead.py [--rounds 8] [--steps 150] [--device cpu] [--sizes-only]
+    python bench/collector_overhead.py [--blocks 8] [--block-steps 250] [--rounds 4]
 """
 
 from __future__ import annotations
@@ -250,6 +255,86 @@ def packing_cost(folder: Path) -> tuple[float, float]:
     return parent_us, child_us
 
 
+@dataclass
+class EndToEnd:
+    """The end-to-end blocks: wall seconds and step times per block and mode."""
+
+    wall_s: dict[str, list[float]] = field(default_factory=lambda: {"none": [], "collector": []})
+    steps: dict[str, list[list[float]]] = field(
+        default_factory=lambda: {"none": [], "collector": []}
+    )
+    report: dict = field(default_factory=dict)
+    windows: list[int] = field(default_factory=list)  # events kept per window
+
+    def overhead_pct(self) -> float:
+        return 100 * (sum(self.wall_s["collector"]) / sum(self.wall_s["none"]) - 1)
+
+    def median_step_overhead_pct(self) -> float:
+        ratios = [
+            statistics.median(c) / statistics.median(n)
+            for c, n in zip(self.steps["collector"], self.steps["none"], strict=True)
+        ]
+        return 100 * (statistics.median(ratios) - 1)
+
+
+def end_to_end(trainer, args, sync, spool: Path) -> EndToEnd:
+    """Interleaved blocks of the same steps without and with the collector (one job)."""
+    cuda = trainer.device.type == "cuda"
+    prof = Profiler()
+    prof.configure(
+        collector.Config(
+            job_name="bench-e2e",
+            spool_dir=str(spool),
+            server_url=args.server,
+            token=args.token,
+            exit_hooks=False,
+            cpu_operators=not cuda,
+        )
+    )
+    result = EndToEnd()
+    step = args.warmup
+    for block in range(args.blocks):
+        order = ("none", "collector") if block % 2 == 0 else ("collector", "none")
+        for name in order:
+            t0 = time.perf_counter()
+            if name == "collector":
+                prof.start_profiling()
+            times = timed_steps(trainer, step, args.block_steps, sync)
+            if name == "collector":
+                prof.stop_profiling()
+            result.wall_s[name].append(time.perf_counter() - t0)
+            result.steps[name].append(times)
+            step += args.block_steps
+        n, c = result.wall_s["none"][-1], result.wall_s["collector"][-1]
+        print(
+            f"block {block + 1}: none {n:7.3f} s  collector {c:7.3f} s  ({100 * (c / n - 1):+.2f} %)",
+            flush=True,
+        )
+    assert prof._planner is not None, "the collector took no Kineto window at all"
+    result.report = prof._planner.report()
+    for path in sorted(spool.rglob("*.pcol")):
+        result.windows += [window_events(w) for w in read_chunk(path).kineto]
+    return result
+
+
+def print_end_to_end(e2e: EndToEnd, args) -> None:
+    r = e2e.report
+    n, c = sum(e2e.wall_s["none"]), sum(e2e.wall_s["collector"])
+    steps = args.blocks * args.block_steps
+    print(
+        f"end to end: {steps} steps per mode in {args.blocks} interleaved blocks of "
+        f"{args.block_steps}: none {n:.2f} s, collector {c:.2f} s, "
+        f"overhead {e2e.overhead_pct():+.2f} % (median step: {e2e.median_step_overhead_pct():+.2f} %)"
+    )
+    per_window = statistics.fmean(e2e.windows) if e2e.windows else 0.0
+    print(
+        f"captured {r['steps_captured']} of {r['steps_run']} steps "
+        f"({100 * r['steps_captured'] / max(r['steps_run'], 1):.2f} %) in {r['windows_total']} "
+        f"windows, {per_window:.0f} events per window; the collector measured its own cost at "
+        f"{r['overhead_pct']:.2f} % (budget {r['budget_pct']} %, schedule: {r['schedule']})"
+    )
+
+
 def run_round(
     name: str, trainer, modes: dict[str, Mode], first: int, steps: int, sync, scratch: Path
 ) -> None:
@@ -258,8 +343,6 @@ def run_round(
         mode.step_s += timed_steps(trainer, first, steps, sync)
     elif name == "torch.profiler":
         run_torch_profiler(trainer, mode, first, steps, sync, scratch)
-    elif name == "collector":
-        run_collector(trainer, mode, first, steps, sync, scratch / "default")
     else:
         # One Kineto window over the whole round, like the torch.profiler mode.
         run_collector(
@@ -279,11 +362,15 @@ def run_round(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--steps", type=int, default=150, help="timed steps per mode per round")
-    parser.add_argument("--warmup", type=int, default=15, help="untimed steps before round 1")
+    parser.add_argument("--blocks", type=int, default=8, help="end-to-end blocks per mode")
+    parser.add_argument("--block-steps", type=int, default=250, help="steps per block")
+    parser.add_argument("--rounds", type=int, default=4, help="comparison rounds (0: none)")
+    parser.add_argument("--steps", type=int, default=100, help="steps per mode per round")
+    parser.add_argument("--warmup", type=int, default=15, help="untimed steps before timing")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--server", help="upload the collector's chunks to this server")
+    parser.add_argument("--token", help="API token for --server")
     parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
     parser.add_argument(
         "--sizes-only", action="store_true", help="measure the real traces' sizes only"
@@ -298,43 +385,65 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {best} beat the collector's codec {kineto_columns.CODEC} on these traces")
     packed_bpe = sizes.bytes[kineto_columns.CODEC] / sizes.events
     gzip_bpe = sizes.bytes["gzip"] / sizes.events
+    sizes_result = (
+        f"bytes_per_event={packed_bpe:.2f} codec={kineto_columns.CODEC} "
+        f"gzip_bytes_per_event={gzip_bpe:.2f} pack_parent_us_per_event={parent_us:.2f} "
+        f"pack_child_us_per_event={child_us:.1f}"
+    )
     if args.sizes_only:
-        print(
-            f"RESULT bytes_per_event={packed_bpe:.2f} codec={kineto_columns.CODEC} "
-            f"gzip_bytes_per_event={gzip_bpe:.2f} pack_parent_us_per_event={parent_us:.2f} "
-            f"pack_child_us_per_event={child_us:.1f}"
-        )
+        print(f"RESULT {sizes_result}")
         return 0
 
     example = load_example()
     trainer = example.Trainer(args.device, args.batch_size)
     cuda = trainer.device.type == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    names = ["none", "torch.profiler", "collector", "collector+ops"]
-    modes = {name: Mode(name) for name in names}
-    ratios: dict[str, list[float]] = {name: [] for name in names}
     for i in range(args.warmup):
         trainer.step(i)
-    step = args.warmup
-    with tempfile.TemporaryDirectory(prefix="collector-bench-") as tmp:
-        for r in range(args.rounds):
-            # Rotate the order so that no mode always runs right after a heavier one.
-            order = names[r % len(names) :] + names[: r % len(names)]
-            # Median step time per round: other processes on a shared machine add long, rare
-            # stalls that would dominate a mean.
-            round_median: dict[str, float] = {}
-            for name in order:
-                before = len(modes[name].step_s)
-                run_round(name, trainer, modes, step, args.steps, sync, Path(tmp))
-                round_median[name] = statistics.median(modes[name].step_s[before:])
-                step += args.steps
-            for name in names:
-                ratios[name].append(round_median[name] / round_median["none"])
-
     print(
-        f"device {args.device}, torch {torch.__version__}, {args.rounds} rounds x "
-        f"{args.steps} steps per mode (interleaved), batch {args.batch_size}"
+        f"device {args.device}, torch {torch.__version__}, batch {args.batch_size}; "
+        f"median step {1000 * statistics.median(timed_steps(trainer, 0, 20, sync)):.1f} ms"
     )
+    with tempfile.TemporaryDirectory(prefix="collector-bench-") as tmp:
+        e2e = end_to_end(trainer, args, sync, Path(tmp) / "e2e")
+        print_end_to_end(e2e, args)
+        compared = compare_rounds(trainer, args, sync, Path(tmp)) if args.rounds else ""
+
+    r = e2e.report
+    per_window = statistics.fmean(e2e.windows) if e2e.windows else 0.0
+    print(
+        f"RESULT overhead_e2e_pct={e2e.overhead_pct():.2f} "
+        f"overhead_pct={e2e.median_step_overhead_pct():.2f} {sizes_result} "
+        f"captured_steps_pct={100 * r['steps_captured'] / max(r['steps_run'], 1):.2f} "
+        f"windows={r['windows_total']} events_per_window={per_window:.0f} "
+        f"budget_pct={r['budget_pct']} collector_measured_pct={r['overhead_pct']:.2f} "
+        f"steps_per_mode={args.blocks * args.block_steps}{compared}"
+    )
+    return 0
+
+
+def compare_rounds(trainer, args, sync, scratch: Path) -> str:
+    """No profiler, torch.profiler and the collector recording CPU operators on every step,
+    round by round; prints their table and returns their RESULT fields."""
+    names = ["none", "torch.profiler", "collector+ops"]
+    modes = {name: Mode(name) for name in names}
+    ratios: dict[str, list[float]] = {name: [] for name in names}
+    step = 10**6  # step names apart from the end-to-end run's
+    for r in range(args.rounds):
+        # Rotate the order so that no mode always runs right after a heavier one.
+        order = names[r % len(names) :] + names[: r % len(names)]
+        # Median step time per round: other processes on a shared machine add long, rare
+        # stalls that would dominate a mean.
+        round_median: dict[str, float] = {}
+        for name in order:
+            before = len(modes[name].step_s)
+            run_round(name, trainer, modes, step, args.steps, sync, scratch)
+            round_median[name] = statistics.median(modes[name].step_s[before:])
+            step += args.steps
+        for name in names:
+            ratios[name].append(round_median[name] / round_median["none"])
+
+    print(f"comparison: {args.rounds} rounds x {args.steps} steps per mode (interleaved)")
     header = (
         f"{'mode':<16}{'mean ms':>9}{'median ms':>11}{'overhead %':>12}"
         f"{'events/step':>13}{'bytes/step':>12}{'bytes/event':>13}{'bytes/record':>14}"
@@ -357,24 +466,12 @@ def main(argv: list[str] | None = None) -> int:
         "bytes/event: all bytes (events, samples, archive overhead) / timeline events; "
         "bytes/record counts samples too"
     )
-    default = modes["collector"]
-    if cuda:
-        print(
-            f"collector (default) captured {default.extra.get('kernels', 0):.0f} kernels and "
-            f"{default.extra.get('samples', 0):.0f} samples"
-        )
-    overhead = 100 * (statistics.median(ratios["collector"]) - 1)
     torch_bpe = modes["torch.profiler"].bytes_out / modes["torch.profiler"].events
     ops = modes["collector+ops"]
-    print(
-        f"RESULT overhead_pct={overhead:.2f} bytes_per_event={packed_bpe:.2f} "
-        f"codec={kineto_columns.CODEC} gzip_bytes_per_event={gzip_bpe:.2f} "
-        f"live_ops_bytes_per_event={ops.bytes_out / ops.events:.1f} "
-        f"live_default_bytes_per_event={default.bytes_out / default.events:.1f} "
-        f"torch_profiler_bytes_per_event={torch_bpe:.1f} "
-        f"pack_parent_us_per_event={parent_us:.2f} pack_child_us_per_event={child_us:.1f}"
+    return (
+        f" live_ops_bytes_per_event={ops.bytes_out / ops.events:.1f} "
+        f"torch_profiler_bytes_per_event={torch_bpe:.1f}"
     )
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,18 +1,20 @@
 """When to open a Kineto window: the overhead budget the collector keeps by itself.
 
 A window costs the training process time: the steps it records run slower, and its start, its
-stop, its export and the hand-over of the packed window to the uploader all happen while
-training runs. ``WindowPlanner`` measures that cost from the step boundaries it is told of (the
-wall time from the boundary where a window opens to the boundary after its hand-over, less the
-same number of steps at the median of the steps no window touched) and opens the next window
-only when the job's cumulative cost, with the next window's expected cost, stays within
-``budget_pct`` of the time profiled so far. The first window comes as soon as the budget allows
+stop and its export (handing the trace to the flusher) happen on the training thread.
+``WindowPlanner`` measures that cost from the step boundaries it is told of: the wall time from
+the boundary where a window opens to the boundary after its export, less the same number of
+steps at the median of the steps no window touched. The collector's own threads (sampler,
+flusher, uploader) add their CPU time, which they take from the training's cores and GIL; the
+packing child runs in the idle scheduling class and takes nothing training wants. The next
+window opens only when the job's cumulative cost, with the next window's expected cost, stays
+within ``budget_pct`` of the time profiled so far. The first window comes as soon as the budget allows
 it on a cautious estimate, and within ``FIRST_WINDOW_BY_NS`` of the start whatever the budget,
 so that a short job still gets a capture.
 
 With a fixed schedule (the user set ``kineto_wait_steps``) windows follow the schedule and the
 cost is still measured and reported. The planner is pure: no torch, no clock of its own; the
-training thread calls ``step_ended``, the flusher thread ``handed_over`` and ``report``.
+training thread calls ``step_ended``, the flusher thread ``add_background`` and ``report``.
 """
 
 from __future__ import annotations
@@ -106,17 +108,17 @@ class WindowPlanner:
         self.elapsed_ns = 0
         self.cost_ns = 0
         # The windows of the phase in progress: from the boundary where the first of them opened
-        # to the boundary after the last one's hand-over.
+        # to the boundary after the last one's export (windows of a fixed schedule with no wait
+        # follow each other in one phase).
         self._phase: list[Window] = []
         self._phase_start_ns = 0
         self._phase_steps = 0
         self._saved = 0
-        self._handed_over = 0
+        self.background_ns = 0
         # The latest measured windows, whose costs predict the next ones'.
         self._done: deque[Window] = deque(maxlen=32)
         self._unreported: list[Window] = []
         self.windows_total = 0
-        self._opened = 0  # windows of the phase in progress
         self.windows_opened = 0
 
     # ---- the training thread ------------------------------------------------------------------
@@ -146,7 +148,7 @@ class WindowPlanner:
                     if window.first_step is None:
                         window.first_step = step
                     window.last_step = step
-            if self._saved == len(self._phase) and self._handed_over >= self._opened:
+            if self._saved == len(self._phase):
                 self._close_phase(now_ns)
         elif self._last_was_clean:
             self._clean.append(duration)
@@ -169,14 +171,18 @@ class WindowPlanner:
         expected = COST_MARGIN * self.expected_cost_ns(self.next_kind())
         return self.cost_ns + expected <= self.budget * self.elapsed_ns
 
-    def pause(self, now_ns: int) -> None:
-        """Profiling stops at ``now_ns`` (after its last window was handed over): the time since
-        the last boundary counts, and so does an unfinished phase's cost."""
+    def pause(self, now_ns: int, stopping_since_ns: int) -> None:
+        """Profiling stopped at ``now_ns``, its stop (the last window's export and packing)
+        having begun at ``stopping_since_ns``: the time since the last boundary is elapsed, the
+        stop is cost, and so is an unfinished phase."""
         if self._last_boundary_ns is not None:
             self.elapsed_ns += now_ns - self._last_boundary_ns
         self._last_boundary_ns = None
         if self._phase:
             self._close_phase(now_ns)
+        else:
+            with self._lock:
+                self.cost_ns += max(0, now_ns - stopping_since_ns)
 
     def opened(self, now_ns: int, kind: str) -> None:
         """A window of ``kind`` opened at this boundary."""
@@ -184,7 +190,6 @@ class WindowPlanner:
             self._phase_start_ns = now_ns
             self._phase_steps = 0
         self._phase.append(Window(kind))
-        self._opened += 1
         self.windows_opened += 1
 
     def saved(self) -> None:
@@ -194,7 +199,6 @@ class WindowPlanner:
     def abandoned(self) -> None:
         """The window in progress ended without an export (another profiler took over)."""
         self._saved += 1
-        self._handed_over += 1
 
     def next_kind(self) -> str:
         if len(self.kinds) == 1:
@@ -223,8 +227,10 @@ class WindowPlanner:
     def _close_phase(self, now_ns: int) -> None:
         spent = (now_ns - self._phase_start_ns) - self._phase_steps * self.baseline_ns()
         spent = max(0, int(spent))
-        windows, self._phase = self._phase, []
-        self._saved = self._opened = self._handed_over = 0
+        # A window stopped while warming up recorded nothing: its cost counts, it does not.
+        windows = [w for w in self._phase if w.steps]
+        self._phase = []
+        self._saved = 0
         with self._lock:
             for i, window in enumerate(windows):
                 # A phase of several windows (a fixed schedule with no wait) shares its cost.
@@ -236,9 +242,11 @@ class WindowPlanner:
 
     # ---- the flusher thread --------------------------------------------------------------------
 
-    def handed_over(self) -> None:
-        """A saved window's trace went into a chunk for the uploader."""
-        self._handed_over += 1
+    def add_background(self, cpu_ns: int) -> None:
+        """CPU time the collector's own threads spent (it counts as cost)."""
+        with self._lock:
+            self.background_ns += cpu_ns
+            self.cost_ns += cpu_ns
 
     def report(self) -> dict[str, Any]:
         """The cumulative figures and the windows finished since the last report (for a chunk)."""
@@ -252,6 +260,7 @@ class WindowPlanner:
             "budget_pct": self.budget_pct,
             "elapsed_ns": elapsed,
             "cost_ns": cost,
+            "background_ns": self.background_ns,
             "overhead_pct": round(overhead, 4),
             "steps_run": self.steps_run,
             "steps_captured": self.steps_captured,

@@ -13,8 +13,8 @@ torch is imported lazily: the package must import on machines without it (the se
 
 from __future__ import annotations
 
+import json
 import logging
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -108,16 +108,16 @@ class KinetoCapture:
             self.planner = _planner(self.config, tuple(self._activities))
         self.planner.resume(now_ns)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        # Clearing events between windows is what bounds memory; torch warns about it once.
-        warnings.filterwarnings("ignore", message="Warning: Profiler clears events", module="torch")
         _install_guard()
         _guard_owner = self
+        if self.planner.should_open(now_ns):  # a fixed schedule that skips no step
+            self._open(self.planner, now_ns)
 
     @property
     def recording(self) -> bool:
         if self._prof is None:
             return False
-        return self._prof.current_action.name in ("RECORD", "RECORD_AND_SAVE")
+        return self._prof.recording
 
     def step(self, now_ns: int, step: int | None) -> None:
         """A step ended at ``now_ns``: advance the window in progress, or open one."""
@@ -128,7 +128,7 @@ class KinetoCapture:
         if self._prof is not None:
             self._check_not_clobbered()
             self._call(self._prof.step)
-            if self._prof is not None and self._prof.current_action.name == "NONE":
+            if self._prof is not None and self._prof.done:
                 self._prof = None  # its last step saved it
         if self._prof is None and planner.should_open(now_ns):
             self._open(planner, now_ns)
@@ -141,7 +141,7 @@ class KinetoCapture:
             return
         prof, self._prof = self._prof, None
         self._check_not_clobbered(prof)
-        was_recording = prof.current_action.name in ("RECORD", "RECORD_AND_SAVE")
+        was_recording = prof.recording
         self._call(prof.stop)
         if not was_recording and self.planner is not None:
             self.planner.abandoned()  # stopped while warming up: nothing was exported
@@ -167,8 +167,6 @@ class KinetoCapture:
         self._prof = None
 
     def _open(self, planner: WindowPlanner, now_ns: int) -> None:
-        from torch.profiler import profile, schedule
-
         # Two Kineto sessions in one process end each other; exporting a session that another
         # ended crashes the process. So the collector yields to a profiler the user runs.
         if self._torch.autograd._profiler_enabled():
@@ -176,19 +174,19 @@ class KinetoCapture:
             return
         kind = planner.next_kind()
         c = self.config
-        prof = profile(
-            activities=self._activities[kind],
-            schedule=schedule(
-                wait=0, warmup=c.kineto_warmup_steps, active=c.kineto_active_steps, repeat=1
-            ),
-            on_trace_ready=self._trace_ready,
+        window = _Window(
+            self._torch,
+            self._activities[kind],
+            c.kineto_warmup_steps,
+            c.kineto_active_steps,
             record_shapes=c.record_shapes and kind != GPU,
             profile_memory=c.profile_memory and kind != GPU,
-            with_stack=False,
+            first_step=planner.steps_run,
+            on_done=self._trace_ready,
         )
         planner.opened(now_ns, kind)
-        self._prof = prof
-        self._call(prof.start)
+        self._prof = window
+        self._call(window.start)
 
     def _call(self, fn: Callable[[], None]) -> None:
         self._ours = True
@@ -199,8 +197,7 @@ class KinetoCapture:
 
     def _check_not_clobbered(self, prof: Any = None) -> None:
         prof = prof or self._prof
-        recording = prof.current_action.name in ("RECORD", "RECORD_AND_SAVE")
-        if recording and not self._torch.autograd._profiler_enabled():
+        if prof.recording and not self._torch.autograd._profiler_enabled():
             self._lost = True
             self._warn_once(
                 "lost", "another torch.profiler session ended the collector's window; dropped"
@@ -214,7 +211,7 @@ class KinetoCapture:
             return
         self.windows += 1
         path = self.work_dir / f"kineto-p{self.pid}-{self.windows}.json"
-        prof.export_chrome_trace(str(path))
+        prof.export(path)
         if self.planner is not None:
             self.planner.saved()
         self.on_window(path)
@@ -241,3 +238,124 @@ def _planner(config: Config, kinds: tuple[str, ...]) -> WindowPlanner:
         fixed,
         0 if fixed is not None else config.kineto_repeat,
     )
+
+
+class _Window:
+    """One Kineto window, driven a step at a time: prepared for its warm-up steps, then
+    recording its active steps, each inside a ``ProfilerStep#n`` range (as torch.profiler marks
+    them, and as the server finds a window's steps), then stopped and handed to ``on_done``.
+
+    It drives ``torch.autograd.profiler.profile`` itself rather than ``torch.profiler.profile``,
+    whose first window imports ``torch._inductor`` on the training thread (3 s of CPU on a
+    job that never compiles) to ask whether CUDA graphs are on.
+    """
+
+    def __init__(
+        self,
+        torch: Any,
+        activities: list[Any],
+        warmup: int,
+        active: int,
+        *,
+        record_shapes: bool,
+        profile_memory: bool,
+        first_step: int,
+        on_done: Callable[[_Window], None],
+    ) -> None:
+        from torch.profiler import ProfilerActivity
+
+        self.torch = torch
+        self.warmup_left = warmup
+        self.active_left = active
+        self.step_number = first_step
+        self.on_done = on_done
+        self.recording = False
+        self.done = False
+        self._step_range: Any = None
+        self._prof = torch.autograd.profiler.profile(
+            use_cpu=ProfilerActivity.CPU in activities,
+            use_device="cuda" if ProfilerActivity.CUDA in activities else None,
+            record_shapes=record_shapes,
+            profile_memory=profile_memory,
+            with_stack=False,
+            use_kineto=True,
+        )
+
+    def start(self) -> None:
+        self._prof._prepare_trace()
+        if not self.warmup_left:
+            self._record()
+
+    def step(self) -> None:
+        """The step in progress ended."""
+        self.step_number += 1
+        if not self.recording:
+            self.warmup_left -= 1
+            if self.warmup_left <= 0:
+                self._record()
+            return
+        self._end_step_range()
+        self.active_left -= 1
+        if self.active_left > 0:
+            self._begin_step_range()
+        else:
+            self._save()
+
+    def stop(self) -> None:
+        """Profiling stops: a recording window is saved, a warming-up one dropped."""
+        if self.done:
+            return
+        if self.recording:
+            self._end_step_range()
+            self._save()
+            return
+        self._prof._start_trace()  # what a prepared session needs before it can be ended
+        self._prof.__exit__(None, None, None)
+        self.done = True
+
+    def export(self, path: Path) -> None:
+        self._prof.export_chrome_trace(str(path))
+
+    def _record(self) -> None:
+        self._prof._start_trace()
+        self.recording = True
+        info = _distributed_info(self.torch)
+        if info:
+            self.torch.autograd._add_metadata_json("distributedInfo", json.dumps(info))
+        self._begin_step_range()
+
+    def _begin_step_range(self) -> None:
+        self._step_range = self.torch.autograd.profiler.record_function(
+            f"ProfilerStep#{self.step_number}"
+        )
+        self._step_range.__enter__()
+
+    def _end_step_range(self) -> None:
+        if self._step_range is not None:
+            self._step_range.__exit__(None, None, None)
+            self._step_range = None
+
+    def _save(self) -> None:
+        self._prof.__exit__(None, None, None)  # synchronises the device, then stops Kineto
+        self.recording = False
+        self.done = True
+        self.on_done(self)
+
+
+def _distributed_info(torch: Any) -> dict[str, Any] | None:
+    """What torch.profiler writes as a trace's ``distributedInfo`` (the cluster view reads the
+    rank and world size from it)."""
+    dist = torch.distributed
+    if not dist.is_available() or not dist.is_initialized():
+        return None
+    backend = dist.get_backend()
+    info = {
+        "backend": backend,
+        "rank": dist.get_rank(),
+        "world_size": dist.get_world_size(),
+        "pg_count": dist.get_pg_count(),
+        "pg_config": dist.distributed_c10d._get_all_pg_configs(),
+    }
+    if backend == "nccl":
+        info["nccl_version"] = ".".join(str(v) for v in torch.cuda.nccl.version())
+    return info

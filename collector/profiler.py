@@ -106,6 +106,10 @@ class Profiler:
         self._sampler: Sampler | None = None
         self._capture: KinetoCapture | None = None
         self._planner: WindowPlanner | None = None
+        self._stopping_since_ns = 0
+        # The collector's threads' CPU time: as they last reported it, and as last counted.
+        self._cpu_ns: dict[str, int] = {}
+        self._cpu_seen: dict[str, int] = {}
         self._recording = False
         self._nvtx: Any = None
         self._rf_enter: Any = None
@@ -182,6 +186,7 @@ class Profiler:
         if _active is not self:
             return
         _active = None
+        self._stopping_since_ns = time.monotonic_ns()
         if self._capture is not None:
             self._start_part("stopping Kineto capture", self._capture.stop, "kineto")
             self._capture = None
@@ -292,15 +297,30 @@ class Profiler:
                     self.warn_once("kineto-load", f"a Kineto window could not be read: {exc}")
                 finally:
                     path.unlink(missing_ok=True)
-                    if planner is not None:
-                        planner.handed_over()
-            if planner is not None and final:
-                planner.pause(time.monotonic_ns())  # the last window's packing counts too
+            if planner is not None:
+                planner.add_background(self._background_cpu_ns())
+                if final:  # the last window's export and packing count too
+                    planner.pause(time.monotonic_ns(), self._stopping_since_ns)
             if not (events or samples or windows or final):
                 return
             capture = planner.report() if planner is not None else None
             chunk = self._builder.build(events, windows, samples, self.sources, final, capture)
             self.uploader.submit(chunk.name, chunk.data)
+
+    def _background_cpu_ns(self) -> int:
+        """CPU time the collector's threads spent since the last call (each thread's counter
+        starts again when its thread does)."""
+        now = {
+            "flusher": self._cpu_ns.get("flusher", 0),
+            "sampler": self._sampler.cpu_ns if self._sampler is not None else 0,
+            "uploader": self.uploader.cpu_ns if self.uploader is not None else 0,
+        }
+        spent = 0
+        for name, value in now.items():
+            last = self._cpu_seen.get(name, 0)
+            spent += value - last if value >= last else value
+            self._cpu_seen[name] = value
+        return spent
 
     def _kineto_window_done(self, path: Path) -> None:
         """Kineto exported a window (on the thread that ended it): pair it with the names the
@@ -322,6 +342,7 @@ class Profiler:
                 self.flush()
             except Exception as exc:  # noqa: BLE001 - keep flushing later chunks
                 self.warn_once("flush", f"building a chunk failed: {exc!r}")
+            self._cpu_ns["flusher"] = time.thread_time_ns()
 
     # ---- internals -----------------------------------------------------------------------------
 

@@ -47,6 +47,8 @@ class Sampler:
         self._gpus: list[tuple[int, Any]] = []
         self._perf: PerfCounters | None = None
         self._failed: set[str] = set()
+        # CPU time of the sampling thread so far (the overhead budget counts it).
+        self.cpu_ns = 0
 
     def start(self) -> None:
         self.sources["psutil"] = self._open_psutil()
@@ -81,6 +83,7 @@ class Sampler:
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
             self.sample_once()
+            self.cpu_ns = time.thread_time_ns()
 
     def sample_once(self) -> None:
         now = time.time_ns()

@@ -127,6 +127,8 @@ class Uploader:
         self.max_memory_bytes = max_memory_bytes
         self.server_down = False
         self.disabled_reason: str | None = None
+        # CPU time of the upload thread so far (the overhead budget counts it).
+        self.cpu_ns = 0
         self._memory: list[tuple[Path, bytes]] = []
         self._memory_bytes = 0
         self._statuses: list[tuple[str, str | None]] = []
@@ -218,6 +220,7 @@ class Uploader:
                 self._busy = True
             try:
                 self._round()
+                self.cpu_ns = time.thread_time_ns()
                 failures = 0
                 if self.server_down:
                     log.warning("profiler: server reachable again; spooled chunks uploaded")

@@ -202,3 +202,49 @@ def test_a_chunk_cut_inside_a_kineto_window_leaves_its_steps_to_the_windows_chun
     [with_window] = [c for c in chunks if c.kineto]
     assert set(step_names([with_window])) >= {"step_2", "step_3", "step_4"}
     assert step_names(chunks) == [f"step_{i}" for i in range(8)]
+
+
+def test_windows_spaced_by_the_budget_report_the_steps_kineto_recorded(tmp_path):
+    """No schedule given: the budget opens the windows, and each chunk's capture report names
+    the steps its windows recorded, as the server reads them from the windows themselves."""
+    prof = Profiler()
+    prof.configure(
+        collector.Config(
+            job_name="budget",
+            spool_dir=str(tmp_path),
+            exit_hooks=False,
+            cpu_operators=True,
+            overhead_budget_pct=50,  # generous, so that a short loop gets several windows
+            flush_interval_s=3600,
+        )
+    )
+    prof.start_profiling()
+    steps = 0
+    # Until the budget has allowed three windows (each paid for by the steps before it).
+    while prof._planner is not None and prof._planner.windows_total < 3 and steps < 100_000:
+        with collector.annotate(f"step_{steps}"):
+            torch.nn.functional.relu(torch.randn(64, 64)).sum()
+        steps += 1
+    prof.stop_profiling()
+
+    chunks = spooled_chunks(tmp_path)
+    reports = [c.meta["capture"] for c in chunks]
+    last = reports[-1]
+    windows = [w for r in reports for w in r["windows"]]
+    assert last["schedule"] == "budget" and last["budget_pct"] == 50
+    assert last["steps_run"] == steps
+    assert last["windows_total"] == len(windows) == 3
+    assert {w["kind"] for w in windows} == {"cpu"}
+    reported = {s for w in windows for s in range(w["first_step"], w["last_step"] + 1)}
+    assert last["steps_captured"] == len(reported) == 4 * len(windows)
+    recorded = set()
+    for n, path in enumerate(sorted(tmp_path.rglob("*.pcol"))):
+        ingest_trace(path, "collector", tmp_path / f"store-{n}")
+        reader = TimelineReader(tmp_path / f"store-{n}")
+        table = reader.read_all([*COLUMNS, "step", "captured"])
+        kind, step = table.column("kind").to_numpy(), table.column("step").to_numpy()
+        captured = table.column("captured").to_numpy()
+        recorded |= set(step[(kind == EventKind.STEP) & captured].tolist())
+        ops = (kind == EventKind.CPU_OP) & (step >= 0)
+        assert set(step[ops].tolist()) <= reported
+    assert recorded == reported
