@@ -3,9 +3,10 @@ from datetime import UTC, datetime
 import pytest
 from playwright.sync_api import expect
 
-from profiler_app.core.models import LoadedProfile
+from profiler_app.core.models import LoadedProfile, TrainingJob
 from tests.e2e.conftest import screenshot, sign_in
 from tests.e2e.seed import catalog
+from tests.profiles.chunks import MS, report, send, window
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -65,3 +66,30 @@ def test_it_shows_part_states_and_errors(live_server, tab, user):
 def test_it_explains_that_no_profile_is_loaded(live_server, tab, user):
     sign_in(tab, live_server.url, "alice", "alice-password-1", path="/info")
     expect(tab.get_by_role("heading", name="No profile loaded")).to_be_visible()
+
+
+def test_it_shows_what_the_collector_cost_and_captured(live_server, tab, user, parsed_by_hand):
+    job = TrainingJob.objects.create(name="resnet-collector", owner=user, status="completed")
+    # Rank 0 recorded steps 3–4 and 13–14 and went over its budget; rank 1 recorded 5–6.
+    first = report(1_000 * MS, 4 * MS, 10, 2, 1, [window(3, 4, "full", 4 * MS)])
+    later = report(2_000 * MS, 30 * MS, 20, 4, 2, [window(13, 14, "gpu", 26 * MS)])
+    other = report(1_500 * MS, 3 * MS, 10, 2, 1, [window(5, 6, "gpu", 3 * MS)])
+    send(job, "algo-1", 0, 100, 0, range(0, 10), range(3, 5), first)
+    send(job, "algo-1", 0, 100, 1, range(10, 20), range(13, 15), later)
+    send(job, "algo-2", 1, 200, 0, range(0, 10), range(5, 7), other)
+    LoadedProfile.objects.create(user=user, job=job)
+    sign_in(tab, live_server.url, "alice", "alice-password-1", path="/info")
+
+    card = tab.locator("section", has=tab.get_by_role("heading", name="Profiler cost and coverage"))
+    overhead_pct = 100 * (30 + 3) / (2_000 + 1_500)  # 0.94 %
+    expect(card).to_contain_text("Budget" + "1 % of wall time")
+    expect(card).to_contain_text("Overhead" + f"{overhead_pct:.2f} % measured")
+    expect(card).to_contain_text("6 of 30 steps (20 %) in 3 windows: 2 GPU-only, 1 full")
+    expect(card).to_contain_text("Captured steps" + "captured steps 3–6, 13–14 (6 of 20)")
+    expect(card.get_by_role("alert")).to_have_text(
+        "The collector went over its budget: algo-1 rank 0, pid 100 measured 1.5 % against 1 %."
+    )
+    windows = card.get_by_role("table", name="Profiler windows")
+    expect(windows.locator("tbody tr")).to_have_count(3)
+    expect(windows.locator("tbody tr").first).to_contain_text("3–4" + "GPU and CPU operators")
+    screenshot(tab, "info-capture")

@@ -7,6 +7,7 @@ import { ReadWarnings } from "../../components/ReadWarnings";
 import { formatBytes, formatDateTime, formatElapsedMs } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
 import { useNow } from "../../lib/useNow";
+import { CaptureCard } from "./CaptureCard";
 import { KeyValueTable } from "./KeyValueTable";
 import { PartsTable } from "./PartsTable";
 import { RunVerdict } from "./RunVerdict";
@@ -93,6 +94,7 @@ function JobInfo({ job }: { job: TrainingJob }) {
           />
         </section>
       </div>
+      <CaptureCard jobId={job.id} />
       <section className="card" aria-labelledby="info-nodes">
         <h3 id="info-nodes">Nodes</h3>
         {job.nodes.length === 0 ? (
