@@ -61,7 +61,11 @@ class KinetoCapture:
     boundaries when the planner allows it."""
 
     def __init__(
-        self, config: Config, work_dir: Path, pid: int, on_window: Callable[[Path], None]
+        self,
+        config: Config,
+        work_dir: Path,
+        pid: int,
+        on_window: Callable[[Path, Callable[[Path], None]], None],
     ) -> None:
         self.config = config
         self.work_dir = work_dir
@@ -210,11 +214,11 @@ class KinetoCapture:
                 self.planner.abandoned()
             return
         self.windows += 1
-        path = self.work_dir / f"kineto-p{self.pid}-{self.windows}.json"
-        prof.export(path)
         if self.planner is not None:
             self.planner.saved()
-        self.on_window(path)
+        # The flusher thread exports it: off the training thread, which on a GPU is mostly
+        # waiting for the device then, without the GIL.
+        self.on_window(self.work_dir / f"kineto-p{self.pid}-{self.windows}.json", prof.export)
 
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:

@@ -32,7 +32,7 @@ def envbool(name: str, default: bool, environ: Mapping[str, str] | None = None) 
     raise ValueError(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
 
 
-def envint(name: str, default: int, environ: Mapping[str, str] | None = None) -> int:
+def envint(name: str, default: T, environ: Mapping[str, str] | None = None) -> int | T:
     raw = (environ if environ is not None else os.environ).get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -116,7 +116,10 @@ class Config:
     kineto_active_steps: int = _env("PROFILER_KINETO_ACTIVE_STEPS", envint, 4)
     # A fixed schedule instead: after skip, repeat [warmup, active, wait] (wait=0: every step).
     # Setting it wins over the budget (whose cost is still measured and reported).
-    kineto_wait_steps: int | None = _env("PROFILER_KINETO_WAIT_STEPS", envint, None)
+    kineto_wait_steps: int | None = field(
+        default_factory=lambda: envint("PROFILER_KINETO_WAIT_STEPS", None),
+        metadata={"env": "PROFILER_KINETO_WAIT_STEPS"},
+    )
     # At most this many windows (0: no limit), in either mode.
     kineto_repeat: int = _env("PROFILER_KINETO_REPEAT", envint, 0)
     # How long stop/exit waits for the last uploads before leaving them in the spool.

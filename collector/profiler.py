@@ -96,7 +96,8 @@ class Profiler:
         # Names the collector recorded into the Kineto window being captured (record_function):
         # Kineto's host copies of them are dropped on the server, the collector has its own.
         self._window_names: set[str] = set()
-        self._kineto_files: deque[tuple[Path, frozenset[str]]] = deque()
+        # Windows stopped and not exported yet: where to, how, and the names recorded into them.
+        self._kineto_files: deque[tuple[Path, Callable[[Path], None], frozenset[str]]] = deque()
         # When the Kineto window being recorded began (None: none is): a chunk cut inside a
         # window keeps that window's rows for the next chunk, the one its trace will be in.
         self._window_start_ns: int | None = None
@@ -290,10 +291,11 @@ class Profiler:
             samples = self._sampler.drain() if self._sampler is not None else []
             windows = []
             planner = self._planner
-            for path, names in finished:
+            for path, export, names in finished:
                 try:
+                    export(path)
                     windows.append(kineto_window(path, names))
-                except OSError as exc:
+                except (OSError, RuntimeError) as exc:
                     self.warn_once("kineto-load", f"a Kineto window could not be read: {exc}")
                 finally:
                     path.unlink(missing_ok=True)
@@ -322,12 +324,12 @@ class Profiler:
             self._cpu_seen[name] = value
         return spent
 
-    def _kineto_window_done(self, path: Path) -> None:
-        """Kineto exported a window (on the thread that ended it): pair it with the names the
-        collector recorded into it."""
+    def _kineto_window_done(self, path: Path, export: Callable[[Path], None]) -> None:
+        """Kineto stopped a window (on the thread that ended it): pair it with the names the
+        collector recorded into it, for the flusher to export to ``path``."""
         names, self._window_names = self._window_names, set()
         self._window_start_ns = None
-        self._kineto_files.append((path, frozenset(names)))
+        self._kineto_files.append((path, export, frozenset(names)))
 
     def _flush_loop(self) -> None:
         assert self.config is not None
