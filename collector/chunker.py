@@ -47,8 +47,11 @@ PACK_CHILD = (
     "    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
     "except (AttributeError, OSError):\n"
     "    os.nice(19)\n"
+    "import time\n"
     "from tracefmt.kineto_columns import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
+    "code = main(sys.argv[1:])\n"
+    "print(time.process_time_ns())\n"  # the CPU it took, start-up included, for the budget
+    "sys.exit(code)\n"
 )
 
 # (kind, name, start_ns, dur_ns, tid) recorded by annotate()/step()
@@ -147,15 +150,21 @@ class ChunkBuilder:
 
 def kineto_window(path: Path, annotations: frozenset[str] | set[str]) -> KinetoWindow:
     """The window Kineto exported to ``path``, packed (gzipped if it cannot be)."""
+    return pack_window(path, annotations)[0]
+
+
+def pack_window(path: Path, annotations: frozenset[str] | set[str]) -> tuple[KinetoWindow, int]:
+    """The window Kineto exported to ``path``, packed (gzipped if it cannot be), and the CPU
+    nanoseconds its packing child took."""
     names = tuple(sorted(annotations))
     if path.stat().st_size <= PACK_MAX_JSON_BYTES:
-        packed = _pack_in_child(path)
+        packed, cpu_ns = _pack_in_child(path)
         if packed is not None:
-            return KinetoWindow(packed, names)
-    return KinetoWindow(gzip_file(path), names)
+            return KinetoWindow(packed, names), cpu_ns
+    return KinetoWindow(gzip_file(path), names), 0
 
 
-def _pack_in_child(path: Path) -> bytes | None:
+def _pack_in_child(path: Path) -> tuple[bytes | None, int]:
     package_root = str(Path(tracefmt.__file__).resolve().parents[1])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
@@ -167,19 +176,20 @@ def _pack_in_child(path: Path) -> bytes | None:
                 [*command, str(path), str(target)],
                 env=env,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
+                capture_output=True,
                 timeout=PACK_TIMEOUT_S,
                 check=False,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             log.info("profiler: a Kineto window is sent gzipped (packing failed: %r)", exc)
-            return None
+            return None, 0
+        cpu = done.stdout.split()[-1:]
+        cpu_ns = int(cpu[0]) if cpu and cpu[0].isdigit() else 0
         if done.returncode != 0 or not target.exists():
             reason = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
             log.info("profiler: a Kineto window is sent gzipped (packing failed: %s)", reason)
-            return None
-        return target.read_bytes()
+            return None, cpu_ns
+        return target.read_bytes(), cpu_ns
 
 
 def gzip_file(path: Path) -> bytes:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from collector.api import ApiClient
 from collector.budget import WindowPlanner
 from collector.capture import KinetoCapture
-from collector.chunker import Annotation, ChunkBuilder, kineto_window
+from collector.chunker import Annotation, ChunkBuilder, pack_window
 from collector.config import Config
 from collector.identity import Identity, default_job_name, detect, resource_ids, safe_name
 from collector.lifecycle import Hooks
@@ -291,16 +291,21 @@ class Profiler:
             samples = self._sampler.drain() if self._sampler is not None else []
             windows = []
             planner = self._planner
+            child_cpu_ns = 0
             for path, export, names in finished:
                 try:
                     export(path)
-                    windows.append(kineto_window(path, names))
+                    window, cpu_ns = pack_window(path, names)
+                    windows.append(window)
+                    child_cpu_ns += cpu_ns
                 except (OSError, RuntimeError) as exc:
                     self.warn_once("kineto-load", f"a Kineto window could not be read: {exc}")
                 finally:
                     path.unlink(missing_ok=True)
             if planner is not None:
-                planner.add_background(self._background_cpu_ns())
+                planner.add_background(
+                    self._background_cpu_ns() + int(child_cpu_ns * _cores_busy_share())
+                )
                 if final:  # the last window's export and packing count too
                     planner.pause(time.monotonic_ns(), self._stopping_since_ns)
             if not (events or samples or windows or final):
@@ -502,6 +507,17 @@ class Profiler:
         if key not in self._warned:
             self._warned.add(key)
             log.warning("profiler: %s", message)
+
+
+def _cores_busy_share() -> float:
+    """How much of the packing child's CPU time the training is likely to have lost: all of it
+    on a machine whose cores are all busy, little where most are idle (a GPU node's many cores)
+    although it runs in the idle scheduling class (it still shares caches and memory)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 1.0
+    return min(1.0, max(0.25, load / (os.cpu_count() or 1)))
 
 
 def _drain(queue: deque[Any]) -> list[Any]:
