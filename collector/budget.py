@@ -115,6 +115,9 @@ class WindowPlanner:
         self._phase_steps = 0
         self._saved = 0
         self.background_ns = 0
+        # Windows exported and not yet packed: their packing's cost is not known yet, so no
+        # window opens in budget mode until it is.
+        self.awaiting_handover = 0
         # The latest measured windows, whose costs predict the next ones'.
         self._done: deque[Window] = deque(maxlen=32)
         self._unreported: list[Window] = []
@@ -160,7 +163,7 @@ class WindowPlanner:
             if self._phase and self._saved < len(self._phase):
                 return False  # a window is still recording
             return self.fixed.opens_at(self.steps_run, self.window_steps)
-        if self._phase or self.steps_run < self.skip_first:
+        if self._phase or self.awaiting_handover or self.steps_run < self.skip_first:
             return False
         if self.max_windows and self.windows_total >= self.max_windows:
             return False
@@ -193,8 +196,10 @@ class WindowPlanner:
         self.windows_opened += 1
 
     def saved(self) -> None:
-        """The window in progress stopped and was exported (its hand-over is under way)."""
+        """The window in progress stopped (its export and packing are under way)."""
         self._saved += 1
+        with self._lock:
+            self.awaiting_handover += 1
 
     def abandoned(self) -> None:
         """The window in progress ended without an export (another profiler took over)."""
@@ -241,6 +246,11 @@ class WindowPlanner:
             self.windows_total += len(windows)
 
     # ---- the flusher thread --------------------------------------------------------------------
+
+    def handed_over(self) -> None:
+        """A stopped window was exported and packed into a chunk (its cost was added first)."""
+        with self._lock:
+            self.awaiting_handover = max(0, self.awaiting_handover - 1)
 
     def add_background(self, cpu_ns: int) -> None:
         """CPU time the collector's own threads spent (it counts as cost)."""

@@ -306,6 +306,8 @@ class Profiler:
                 planner.add_background(
                     self._background_cpu_ns() + int(child_cpu_ns * _cores_busy_share())
                 )
+                for _ in finished:
+                    planner.handed_over()
                 if final:  # the last window's export and packing count too
                     planner.pause(time.monotonic_ns(), self._stopping_since_ns)
             if not (events or samples or windows or final):

@@ -72,6 +72,7 @@ class Loop:
             self.state, self.left = "record", ACTIVE
         elif self.state == "record":
             self.planner.saved()
+            self.planner.handed_over()  # packed at once here (see the test of a slow packing)
             self.extra_next_ns += STOP_NS  # the stop and export, at this boundary
             self.state = "idle"  # the planner closes the window at the next boundary
 
@@ -203,3 +204,18 @@ def test_background_cost_delays_the_next_window():
     busy.planner.add_background(100 * MS)
     busy.run(2_000)
     assert busy.opened_at[0] > quiet.opened_at[0]
+
+
+def test_no_window_opens_before_the_last_ones_packing_cost_is_known():
+    p = planner(budget_pct=50)
+    loop = Loop(p)
+    loop.run(200)
+    assert p.windows_total >= 2
+    p.saved()  # a window stopped, its packing child still running (its cost unknown)
+    opened = len(loop.opened_at)
+    loop.run(200, first_step=200)
+    assert len(loop.opened_at) == opened  # nothing opened while waiting
+    p.add_background(50 * MS)  # the child's CPU time, then the hand-over
+    p.handed_over()
+    loop.run(200, first_step=400)
+    assert len(loop.opened_at) > opened
