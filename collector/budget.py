@@ -91,7 +91,6 @@ class WindowPlanner:
         fixed: FixedSchedule | None = None,
         max_windows: int = 0,
     ) -> None:
-        self.budget = budget_pct / 100
         self.budget_pct = budget_pct
         self.warmup_steps = warmup_steps
         self.active_steps = active_steps
@@ -172,7 +171,7 @@ class WindowPlanner:
         if not self.windows_total and self.elapsed_ns >= FIRST_WINDOW_BY_NS:
             return True
         expected = COST_MARGIN * self.expected_cost_ns(self.next_kind())
-        return self.cost_ns + expected <= self.budget * self.elapsed_ns
+        return self.cost_ns + expected <= self.budget_pct / 100 * self.elapsed_ns
 
     def pause(self, now_ns: int, stopping_since_ns: int) -> None:
         """Profiling stopped at ``now_ns``, its stop (the last window's export and packing)

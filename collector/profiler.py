@@ -108,8 +108,8 @@ class Profiler:
         self._capture: KinetoCapture | None = None
         self._planner: WindowPlanner | None = None
         self._stopping_since_ns = 0
-        # The collector's threads' CPU time: as they last reported it, and as last counted.
-        self._cpu_ns: dict[str, int] = {}
+        # The flusher thread's CPU time as it last reported it, and each thread's as last counted.
+        self._flusher_cpu_ns = 0
         self._cpu_seen: dict[str, int] = {}
         self._recording = False
         self._nvtx: Any = None
@@ -320,7 +320,7 @@ class Profiler:
         """CPU time the collector's threads spent since the last call (each thread's counter
         starts again when its thread does)."""
         now = {
-            "flusher": self._cpu_ns.get("flusher", 0),
+            "flusher": self._flusher_cpu_ns,
             "sampler": self._sampler.cpu_ns if self._sampler is not None else 0,
             "uploader": self.uploader.cpu_ns if self.uploader is not None else 0,
         }
@@ -351,7 +351,7 @@ class Profiler:
                 self.flush()
             except Exception as exc:  # noqa: BLE001 - keep flushing later chunks
                 self.warn_once("flush", f"building a chunk failed: {exc!r}")
-            self._cpu_ns["flusher"] = time.thread_time_ns()
+            self._flusher_cpu_ns = time.thread_time_ns()
 
     # ---- internals -----------------------------------------------------------------------------
 
