@@ -30,8 +30,9 @@ FIRST_WINDOW_BY_NS = 60_000_000_000
 # Clean steps needed for a baseline before a window may open, and how many the median keeps.
 MIN_BASELINE_STEPS = 5
 BASELINE_STEPS = 99
-# Before any window was measured, one is assumed to double the time of the steps it spans.
-PRIOR_SLOWDOWN = 1.0
+# Before any window was measured, one is assumed to triple the time of the steps it spans (its
+# recording, stop, export and packing together).
+PRIOR_SLOWDOWN = 2.0
 # A window is planned at this multiple of its expected cost: costs vary from window to window,
 # and the budget must hold at the end of the window, not only at its start.
 COST_MARGIN = 1.25
@@ -117,8 +118,10 @@ class WindowPlanner:
         # Windows exported and not yet packed: their packing's cost is not known yet, so no
         # window opens in budget mode until it is.
         self.awaiting_handover = 0
-        # The latest measured windows, whose costs predict the next ones'.
+        # The latest measured windows, whose costs predict the next ones', and the CPU time
+        # their packing took (a child process's, reported when the window is handed over).
         self._done: deque[Window] = deque(maxlen=32)
+        self._packing: deque[int] = deque(maxlen=32)
         self._unreported: list[Window] = []
         self.windows_total = 0
         self.windows_opened = 0
@@ -219,14 +222,15 @@ class WindowPlanner:
 
     def expected_cost_ns(self, kind: str) -> float:
         """Mean measured cost of the windows of ``kind`` (of any kind if none yet; a cautious
-        prior if none at all)."""
+        prior if none at all), with the mean cost of packing one."""
         with self._lock:
             costs = [w.cost_ns for w in self._done if w.kind == kind] or [
                 w.cost_ns for w in self._done
             ]
+            packing = statistics.fmean(self._packing) if self._packing else 0.0
         if costs:
-            return statistics.fmean(costs)
-        return PRIOR_SLOWDOWN * self.window_steps * self.baseline_ns()
+            return statistics.fmean(costs) + packing
+        return PRIOR_SLOWDOWN * self.window_steps * self.baseline_ns() + packing
 
     def _close_phase(self, now_ns: int) -> None:
         spent = (now_ns - self._phase_start_ns) - self._phase_steps * self.baseline_ns()
@@ -246,13 +250,17 @@ class WindowPlanner:
 
     # ---- the flusher thread --------------------------------------------------------------------
 
-    def handed_over(self) -> None:
-        """A stopped window was exported and packed into a chunk (its cost was added first)."""
+    def handed_over(self, packing_ns: int) -> None:
+        """A stopped window was exported and packed into a chunk; its packing cost the
+        training ``packing_ns`` (part of the next windows' expected cost)."""
         with self._lock:
             self.awaiting_handover = max(0, self.awaiting_handover - 1)
+            self._packing.append(packing_ns)
+            self.background_ns += packing_ns
+            self.cost_ns += packing_ns
 
     def add_background(self, cpu_ns: int) -> None:
-        """CPU time the collector's own threads spent (it counts as cost)."""
+        """CPU time the collector's own threads spent (it counts as cost, as packing does)."""
         with self._lock:
             self.background_ns += cpu_ns
             self.cost_ns += cpu_ns

@@ -3,18 +3,20 @@
 A Kineto window goes in packed into compressed columns (``tracefmt.kineto_columns``, about a
 sixth of its gzipped JSON), which the server unpacks into the JSON torch.profiler wrote and
 parses with the parser it uses for uploaded trace files. Packing parses JSON, which would hold
-the training process's GIL for seconds: it runs in a child process of its own, at a lower
-priority, while the flusher thread waits (without the GIL). A window the child cannot pack in
+the training process's GIL for seconds: it runs in a child process kept for the job's windows
+(``PackingChild``), at the lowest priority, while the flusher thread waits (without the GIL). A window the child cannot pack in
 time goes in gzipped, as torch.profiler wrote it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
+import select
 import subprocess
 import sys
-import tempfile
 import time
 import zlib
 from dataclasses import dataclass
@@ -38,6 +40,9 @@ KINETO_GZIP_LEVEL = 6
 # are gzipped instead, and so is one the child has not packed in this time.
 PACK_MAX_JSON_BYTES = 256 << 20
 PACK_TIMEOUT_S = 300.0
+# After packing a window this large the child exits, handing its memory back to the system;
+# the next window starts a new one.
+PACK_RECYCLE_JSON_BYTES = 32 << 20
 # The child yields the CPU to training: it takes the idle scheduling class where Linux has it
 # (it then runs only on a core nothing else wants), else the lowest priority, before it imports
 # numpy, so that even its start-up does not slow a training that keeps every core busy.
@@ -47,11 +52,8 @@ PACK_CHILD = (
     "    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
     "except (AttributeError, OSError):\n"
     "    os.nice(19)\n"
-    "import time\n"
-    "from tracefmt.kineto_columns import main\n"
-    "code = main(sys.argv[1:])\n"
-    "print(time.process_time_ns())\n"  # the CPU it took, start-up included, for the budget
-    "sys.exit(code)\n"
+    "from tracefmt.kineto_columns import serve\n"
+    "serve(sys.stdin, sys.stdout)\n"
 )
 
 # (kind, name, start_ns, dur_ns, tid) recorded by annotate()/step()
@@ -149,47 +151,109 @@ class ChunkBuilder:
 
 
 def kineto_window(path: Path, annotations: frozenset[str] | set[str]) -> KinetoWindow:
-    """The window Kineto exported to ``path``, packed (gzipped if it cannot be)."""
-    return pack_window(path, annotations)[0]
+    """The window Kineto exported to ``path``, packed by a child of its own (gzipped if it
+    cannot be)."""
+    packer = PackingChild()
+    try:
+        return pack_window(path, annotations, packer)[0]
+    finally:
+        packer.close()
 
 
-def pack_window(path: Path, annotations: frozenset[str] | set[str]) -> tuple[KinetoWindow, int]:
-    """The window Kineto exported to ``path``, packed (gzipped if it cannot be), and the CPU
-    nanoseconds its packing child took."""
+def pack_window(
+    path: Path, annotations: frozenset[str] | set[str], packer: PackingChild
+) -> tuple[KinetoWindow, int]:
+    """The window Kineto exported to ``path``, packed by ``packer`` (gzipped if it cannot be),
+    and the CPU nanoseconds the packing child took."""
     names = tuple(sorted(annotations))
     if path.stat().st_size <= PACK_MAX_JSON_BYTES:
-        packed, cpu_ns = _pack_in_child(path)
+        packed, cpu_ns = packer.pack(path)
         if packed is not None:
             return KinetoWindow(packed, names), cpu_ns
+        return KinetoWindow(gzip_file(path), names), cpu_ns
     return KinetoWindow(gzip_file(path), names), 0
 
 
-def _pack_in_child(path: Path) -> tuple[bytes | None, int]:
-    package_root = str(Path(tracefmt.__file__).resolve().parents[1])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".pack-") as tmp:
-        target = Path(tmp) / "window.kcol"
-        command = [sys.executable, "-c", PACK_CHILD]
+class PackingChild:
+    """The child process that packs Kineto windows (``tracefmt.kineto_columns.serve``), started
+    at the first window and kept for the next ones: its start-up, Python and numpy, costs more
+    CPU than packing a window of a few thousand events."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def pack(self, path: Path) -> tuple[bytes | None, int]:
+        """``path``'s trace packed (None if it could not be, with the reason logged) and the
+        child's CPU nanoseconds since its last answer (its start-up included in the first)."""
+        target = path.with_name(f".{path.name}.kcol")
         try:
-            done = subprocess.run(
-                [*command, str(path), str(target)],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=PACK_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            log.info("profiler: a Kineto window is sent gzipped (packing failed: %r)", exc)
+            reply = self._ask(path, target)
+            if not reply["ok"]:
+                log.info("profiler: a Kineto window is sent gzipped (%s)", reply["reason"])
+                return None, reply["cpu_ns"]
+            return target.read_bytes(), reply["cpu_ns"]
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            log.info("profiler: a Kineto window is sent gzipped (packing failed: %s)", exc)
+            self.close()
             return None, 0
-        cpu = done.stdout.split()[-1:]
-        cpu_ns = int(cpu[0]) if cpu and cpu[0].isdigit() else 0
-        if done.returncode != 0 or not target.exists():
-            reason = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
-            log.info("profiler: a Kineto window is sent gzipped (packing failed: %s)", reason)
-            return None, cpu_ns
-        return target.read_bytes(), cpu_ns
+        finally:
+            target.unlink(missing_ok=True)
+            if path.stat().st_size > PACK_RECYCLE_JSON_BYTES:
+                self.close()
+
+    def close(self) -> None:
+        """Ends the child (it exits when its requests end; one that does not is killed)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        assert proc.stdin is not None and proc.stdout is not None
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+    def forget_after_fork(self) -> None:
+        """In a forked child (a DataLoader worker): drop the pipes without touching the packer."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+
+    def _ask(self, source: Path, target: Path) -> dict[str, Any]:
+        proc = self._proc or self._start()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps([str(source), str(target)]).encode() + b"\n")
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], PACK_TIMEOUT_S)
+        if not ready:
+            proc.kill()
+            raise subprocess.TimeoutExpired(PACK_CHILD, PACK_TIMEOUT_S)
+        line = proc.stdout.readline()
+        if not line:
+            raise subprocess.SubprocessError(f"the packing child exited (code {proc.wait()})")
+        reply = json.loads(line)
+        if not isinstance(reply, dict) or not isinstance(reply.get("cpu_ns"), int):
+            raise ValueError(f"unexpected reply from the packing child: {line[:200]!r}")
+        return reply
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        package_root = str(Path(tracefmt.__file__).resolve().parents[1])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", PACK_CHILD],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        return self._proc
 
 
 def gzip_file(path: Path) -> bytes:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from collector.api import ApiClient
 from collector.budget import WindowPlanner
 from collector.capture import KinetoCapture
-from collector.chunker import Annotation, ChunkBuilder, pack_window
+from collector.chunker import Annotation, ChunkBuilder, PackingChild, pack_window
 from collector.config import Config
 from collector.identity import Identity, default_job_name, detect, resource_ids, safe_name
 from collector.lifecycle import Hooks
@@ -49,6 +49,8 @@ _active: Profiler | None = None
 def _forget_in_child() -> None:
     """A forked child (a DataLoader worker) must not buffer into a profiler it cannot flush."""
     global _active
+    if _active is not None:
+        _active._packer.forget_after_fork()
     _active = None
 
 
@@ -104,6 +106,7 @@ class Profiler:
         self._tls = threading.local()
         self._warned: set[str] = set()
         self._builder: ChunkBuilder | None = None
+        self._packer = PackingChild()
         self._sampler: Sampler | None = None
         self._capture: KinetoCapture | None = None
         self._planner: WindowPlanner | None = None
@@ -199,6 +202,7 @@ class Profiler:
         if self._flusher is not None:
             self._flusher.join(timeout=60)
         self.flush(final=True)
+        self._packer.close()
         assert self.uploader is not None and self.config is not None
         if not self.uploader.drain(self.config.shutdown_timeout_s):
             self._report_leftovers()
@@ -221,7 +225,7 @@ class Profiler:
         )
         self._step_n += 1
         self._step_start_ns = now
-        self._advance_kineto(now, self._step_n - 1)
+        self._at_step_end(now, self._step_n - 1)
 
     def annotation_begin(self, name: str) -> None:
         token = self.begin(name)
@@ -268,7 +272,7 @@ class Profiler:
             self._drop_annotation_backends(exc)
         self._events.append((kind, name, start_ns, end_ns - start_ns, threading.get_native_id()))
         if kind == STEP:
-            self._advance_kineto(end_ns, int(name[5:]))
+            self._at_step_end(end_ns, int(name[5:]))
         if len(self._events) >= self._max_events:
             self._flush_wake.set()
 
@@ -291,23 +295,21 @@ class Profiler:
             samples = self._sampler.drain() if self._sampler is not None else []
             windows = []
             planner = self._planner
-            child_cpu_ns = 0
             for path, export, names in finished:
+                packing_ns = 0
                 try:
                     export(path)
-                    window, cpu_ns = pack_window(path, names)
+                    window, child_ns = pack_window(path, names, self._packer)
                     windows.append(window)
-                    child_cpu_ns += cpu_ns
+                    packing_ns = int(child_ns * _cores_busy_share())
                 except (OSError, RuntimeError) as exc:
                     self.warn_once("kineto-load", f"a Kineto window could not be read: {exc}")
                 finally:
                     path.unlink(missing_ok=True)
+                    if planner is not None:
+                        planner.handed_over(packing_ns)
             if planner is not None:
-                planner.add_background(
-                    self._background_cpu_ns() + int(child_cpu_ns * _cores_busy_share())
-                )
-                for _ in finished:
-                    planner.handed_over()
+                planner.add_background(self._background_cpu_ns())
                 if final:  # the last window's export and packing count too
                     planner.pause(time.monotonic_ns(), self._stopping_since_ns)
             if not (events or samples or windows or final):
@@ -423,12 +425,16 @@ class Profiler:
             f"still recorded by the collector: {exc!r}",
         )
 
-    def _advance_kineto(self, step_end_ns: int, step: int) -> None:
+    def _at_step_end(self, step_end_ns: int, step: int) -> None:
+        """A step ended: the sampler samples if due, the Kineto window advances or opens."""
+        now = time.monotonic_ns()
+        if self._sampler is not None:
+            self._sampler.at_step_boundary(now)
         capture = self._capture
         if capture is None:
             return
         try:
-            capture.step(time.monotonic_ns(), step)
+            capture.step(now, step)
             self._recording = capture.recording and self._rf_enter is not None
             if not capture.recording:
                 self._window_start_ns = None

@@ -1,5 +1,12 @@
-"""Background sampler: GPU utilisation/memory (NVML), CPU per core, I/O wait, host memory
-(psutil) and this process's perf counters, every ``interval_ms``.
+"""Sampler: GPU utilisation/memory (NVML), CPU per core, I/O wait, host memory (psutil) and
+this process's perf counters, every ``interval_ms``.
+
+A sample is taken at the first step boundary after ``interval_ms`` has passed, on the training
+thread: about 60 us of work there, between two steps. A thread of its own waking at that rate
+would take, at any moment of a step, a core from the training's OpenMP threads (which then wait
+for it at their next barrier) and the GIL from its Python thread. The thread only takes over
+while no step ends (a long step, evaluation, the end of a job); while steps end it wakes every
+``FALLBACK_INTERVALS`` intervals to see that they still do.
 
 Every source is optional: what cannot be opened is reported in ``sources`` (and logged once by
 the profiler) and the others carry on. Node-wide metrics are sampled by local rank 0 only, so a
@@ -24,6 +31,9 @@ log = logging.getLogger("collector")
 # (kind, device, counter name or "", time_ns, value)
 Sample = tuple[int, int, str, int, float]
 
+# While steps end, the thread wakes this many intervals apart to see whether they still do.
+FALLBACK_INTERVALS = 5
+
 
 class Sampler:
     def __init__(
@@ -35,6 +45,10 @@ class Sampler:
         node_level: bool,
     ) -> None:
         self.interval_s = interval_ms / 1000
+        self._interval_ns = interval_ms * 1_000_000
+        self._last_ns = 0
+        # Held while sampling: the training thread and the fallback thread never both do.
+        self._busy = threading.Lock()
         self.sources: dict[str, str] = {}
         self._want = {"cpu": cpu, "gpu": gpu, "perf": perf}
         self._node_level = node_level
@@ -80,12 +94,30 @@ class Sampler:
             out.append(self._samples.popleft())
         return out
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
+    def at_step_boundary(self, now_ns: int) -> None:
+        """A step ended (on the training thread, ``time.monotonic_ns()``): sample if due."""
+        if now_ns - self._last_ns >= self._interval_ns and self._thread is not None:
             self.sample_once()
-            self.cpu_ns = time.thread_time_ns()
+
+    def _run(self) -> None:
+        wait = self.interval_s
+        while not self._stop.wait(wait):
+            late = time.monotonic_ns() - self._last_ns >= 2 * self._interval_ns
+            if late:  # no step boundary sampled lately: sample here
+                self.sample_once()
+                self.cpu_ns = time.thread_time_ns()
+            wait = self.interval_s if late else FALLBACK_INTERVALS * self.interval_s
 
     def sample_once(self) -> None:
+        if not self._busy.acquire(blocking=False):
+            return  # the other thread is sampling
+        try:
+            self._last_ns = time.monotonic_ns()
+            self._sample()
+        finally:
+            self._busy.release()
+
+    def _sample(self) -> None:
         now = time.time_ns()
         add = self._samples.append
         if self._psutil is not None:

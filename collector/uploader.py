@@ -21,6 +21,8 @@ log = logging.getLogger("collector")
 
 FINAL_STATUSES = ("completed", "failed", "stopped")
 MAX_BACKOFF_S = 30.0
+# How long an idle uploader sleeps between looks at its spool (new chunks wake it at once).
+IDLE_WAIT_S = 10.0
 
 
 class SpoolSender:
@@ -214,7 +216,8 @@ class Uploader:
         while True:
             with self._cond:
                 while not self._closing and (self.disabled_reason or not self._has_work()):
-                    self._cond.wait(1.0)
+                    # submit() and close() notify; waking more often only costs the training.
+                    self._cond.wait(IDLE_WAIT_S)
                 if self._closing:
                     return
                 self._busy = True

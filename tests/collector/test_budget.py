@@ -3,7 +3,8 @@
 A simulated training loop drives ``WindowPlanner`` the way ``KinetoCapture`` does, on a clock of
 its own: every step takes ``STEP_NS``; a window warms up one step, records four steps that each
 take ``RECORD_EXTRA_NS`` longer, and stops and exports at the boundary after its last step
-(``STOP_NS``, paid by the next step). So each window costs exactly ``WINDOW_COST_NS``, computed
+(``STOP_NS``, paid by the next step); its packing then takes ``PACK_NS`` of CPU. So each window
+costs exactly ``WINDOW_COST_NS`` on the training thread and ``PACK_NS`` more in all, computed
 here from those numbers.
 """
 
@@ -28,6 +29,7 @@ WARMUP, ACTIVE = 1, 4
 RECORD_EXTRA_NS = 25 * MS
 STOP_NS = 40 * MS
 WINDOW_COST_NS = ACTIVE * RECORD_EXTRA_NS + STOP_NS
+PACK_NS = 60 * MS
 
 
 @dataclass
@@ -72,7 +74,7 @@ class Loop:
             self.state, self.left = "record", ACTIVE
         elif self.state == "record":
             self.planner.saved()
-            self.planner.handed_over()  # packed at once here (see the test of a slow packing)
+            self.planner.handed_over(PACK_NS)  # packed at once (see the test of a slow one)
             self.extra_next_ns += STOP_NS  # the stop and export, at this boundary
             self.state = "idle"  # the planner closes the window at the next boundary
 
@@ -87,7 +89,8 @@ def test_it_measures_what_each_window_cost():
     done = list(loop.planner._done)
     assert len(done) >= 3
     assert {w.cost_ns for w in done} == {WINDOW_COST_NS}
-    assert loop.planner.cost_ns == WINDOW_COST_NS * loop.planner.windows_total
+    assert loop.planner.cost_ns == (WINDOW_COST_NS + PACK_NS) * loop.planner.windows_total
+    assert loop.planner.expected_cost_ns(GPU) == WINDOW_COST_NS + PACK_NS
     assert all(w.last_step - w.first_step == ACTIVE - 1 and w.steps == ACTIVE for w in done)
 
 
@@ -99,8 +102,9 @@ def test_it_spaces_windows_so_the_cumulative_cost_stays_within_the_budget():
     assert loop.checkpoints
     assert all(cost <= 0.01 * elapsed for elapsed, cost in loop.checkpoints)
     assert p.cost_ns <= 0.01 * p.elapsed_ns
-    # ... and the budget was used: a window of 140 ms whenever 1 % of the time had paid for it.
-    affordable = 0.01 * p.elapsed_ns / WINDOW_COST_NS
+    # ... and the budget was used: a window of 140 ms and its packing of 60 ms whenever 1 % of
+    # the time had paid for them.
+    affordable = 0.01 * p.elapsed_ns / (WINDOW_COST_NS + PACK_NS)
     assert affordable - 2 <= p.windows_total <= affordable, (p.windows_total, affordable)
     report = p.report()
     assert report["schedule"] == "budget" and report["exceeded"] is False
@@ -129,11 +133,11 @@ def test_the_first_window_comes_within_the_first_minute_whatever_it_costs():
 
 
 def test_the_first_window_comes_early_when_the_budget_allows_it():
-    # Its cost is not known yet: assumed to double its 5 steps (150 ms), planned at 1.25x: it
-    # fits in 1 % of the time after 625 steps of 30 ms (18.75 s), and opens on the next step.
+    # Its cost is not known yet: assumed to triple its 5 steps (300 ms more), planned at 1.25x:
+    # it fits in 1 % of the time after 1,250 steps of 30 ms (37.5 s), and opens on the next.
     loop = Loop(planner(budget_pct=1.0))
-    loop.run(1_000)
-    assert loop.opened_at[0] == 625
+    loop.run(1_500)
+    assert loop.opened_at[0] == 1_250
 
 
 def test_an_explicit_schedule_wins_over_the_budget():
@@ -163,14 +167,14 @@ def test_with_cpu_operators_on_a_gpu_full_windows_come_between_gpu_only_ones():
 def test_profiling_sessions_of_one_job_share_the_budget():
     p = planner(budget_pct=1.0, kinds=(CPU,))
     loop = Loop(p)
-    loop.run(600)
+    loop.run(1_400)
     loop.now_ns += 3_600 * 10**9  # an hour not profiling: neither elapsed nor a step
-    loop.run(600, first_step=600)
-    assert p.steps_run == 1_200
-    assert p.elapsed_ns == 1_200 * STEP_NS + p.cost_ns
+    loop.run(1_400, first_step=1_400)
+    assert p.steps_run == 2_800
+    assert p.elapsed_ns == 2_800 * STEP_NS + WINDOW_COST_NS * p.windows_total
     one_run = Loop(planner(budget_pct=1.0, kinds=(CPU,)))
-    one_run.run(1_200)
-    assert p.windows_total == one_run.planner.windows_total == 2
+    one_run.run(2_800)
+    assert p.windows_total == one_run.planner.windows_total == 3
 
 
 def test_a_report_carries_only_the_windows_finished_since_the_last():
@@ -194,8 +198,9 @@ def test_the_collectors_threads_and_its_stop_count_as_cost():
     stop_begins = loop.now_ns + 2 * MS
     p.pause(stop_begins + 45 * MS, stop_begins)  # a stop of 45 ms, 2 ms after the last step
     assert p.cost_ns == windows_cost + 7 * MS + 45 * MS
-    assert p.elapsed_ns == 1_000 * STEP_NS + windows_cost + 47 * MS
-    assert p.report()["background_ns"] == 7 * MS
+    # The windows' steps and stops took wall time, their packing (another process) did not.
+    assert p.elapsed_ns == 1_000 * STEP_NS + WINDOW_COST_NS * p.windows_total + 47 * MS
+    assert p.report()["background_ns"] == 7 * MS + PACK_NS * p.windows_total
 
 
 def test_background_cost_delays_the_next_window():
@@ -215,7 +220,6 @@ def test_no_window_opens_before_the_last_ones_packing_cost_is_known():
     opened = len(loop.opened_at)
     loop.run(200, first_step=200)
     assert len(loop.opened_at) == opened  # nothing opened while waiting
-    p.add_background(50 * MS)  # the child's CPU time, then the hand-over
-    p.handed_over()
+    p.handed_over(50 * MS)  # packed: the child's CPU time is known
     loop.run(200, first_step=400)
     assert len(loop.opened_at) > opened

@@ -37,6 +37,21 @@ def test_it_samples_every_core_io_wait_and_memory():
     assert 0 < memory[0] < psutil.virtual_memory().total
 
 
+def test_it_samples_at_the_first_step_boundary_after_each_interval():
+    # An interval no test run reaches: the fallback thread never wakes, only boundaries sample.
+    sampler = Sampler(600_000, cpu=True, gpu=False, perf=False, node_level=True)
+    sampler.start()
+    first = time.monotonic_ns()
+    sampler.at_step_boundary(first)  # nothing sampled yet: due at once
+    memory = SampleKind.HOST_MEM_USED_BYTES  # (CPU shares need clock ticks between samples)
+    assert [s[0] for s in sampler.drain()].count(memory) == 1
+    sampler.at_step_boundary(first + 1_000_000)  # a step later, well within the interval
+    assert sampler.drain() == []
+    sampler.at_step_boundary(time.monotonic_ns() + 600 * 10**9)  # an interval after the last
+    assert [s[0] for s in sampler.drain()].count(memory) == 1
+    sampler.stop()
+
+
 def test_other_local_ranks_leave_node_metrics_to_local_rank_0():
     sampler = Sampler(20, cpu=True, gpu=True, perf=False, node_level=False)
     sampler.start()
