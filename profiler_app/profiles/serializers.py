@@ -155,6 +155,10 @@ class ProcessCaptureSerializer(serializers.Serializer):
     budget_pct = serializers.FloatField(help_text="The overhead budget, percent of wall time")
     elapsed_ns = serializers.IntegerField(help_text="Time the process has been profiling")
     cost_ns = serializers.IntegerField(help_text="Measured cost of the collector to the training")
+    background_ns = serializers.IntegerField(
+        help_text="Of cost_ns, what the collector's threads and its packing child took (the rest "
+        "is its Kineto windows: their steps, start, stop and export)"
+    )
     overhead_pct = serializers.FloatField(help_text="100 × cost_ns / elapsed_ns")
     steps_run = serializers.IntegerField()
     steps_captured = serializers.IntegerField()
@@ -189,6 +193,9 @@ class JobCaptureSerializer(serializers.Serializer):
     )
     elapsed_ns = serializers.IntegerField(allow_null=True)
     cost_ns = serializers.IntegerField(allow_null=True)
+    background_ns = serializers.IntegerField(
+        allow_null=True, help_text="Of cost_ns, the collector's threads and packing"
+    )
     overhead_pct = serializers.FloatField(
         allow_null=True, help_text="100 × the processes' cost / their profiling time"
     )

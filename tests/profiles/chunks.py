@@ -55,12 +55,14 @@ def report(
     windows_total: int,
     windows: list[dict],
     budget_pct: float = 1.0,
+    background_ns: int = 0,
 ) -> dict:
     return {
         "schedule": "budget",
         "budget_pct": budget_pct,
         "elapsed_ns": elapsed_ns,
         "cost_ns": cost_ns,
+        "background_ns": background_ns,
         "overhead_pct": 100 * cost_ns / elapsed_ns,
         "steps_run": steps_run,
         "steps_captured": steps_captured,

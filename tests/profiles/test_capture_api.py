@@ -19,8 +19,10 @@ pytestmark = pytest.mark.django_db
 
 # Rank 0 sends its second chunk first: its latest figures are those of the higher seq.
 RANK0_FIRST = report(1_000 * MS, 4 * MS, 10, 2, 1, [window(3, 4, "full", 4 * MS)])
-RANK0_LATER = report(2_000 * MS, 30 * MS, 20, 4, 2, [window(13, 14, "gpu", 26 * MS)])
-RANK1 = report(1_500 * MS, 3 * MS, 10, 2, 1, [window(5, 6, "gpu", 3 * MS)])
+RANK0_LATER = report(
+    2_000 * MS, 30 * MS, 20, 4, 2, [window(13, 14, "gpu", 26 * MS)], background_ns=4 * MS
+)
+RANK1 = report(1_500 * MS, 3 * MS, 10, 2, 1, [window(5, 6, "gpu", 3 * MS)], background_ns=1 * MS)
 
 
 @pytest.fixture
@@ -45,6 +47,7 @@ def test_it_totals_the_processes_latest_reports(api, job):
         "schedule": "budget",
         "elapsed_ns": 3_500 * MS,
         "cost_ns": 33 * MS,
+        "background_ns": 5 * MS,
         "overhead_pct": pytest.approx(100 * cost_ns / elapsed_ns),
         "steps_run": 30,
         "steps_captured": 6,
@@ -92,9 +95,10 @@ def test_it_says_when_the_collector_reported_nothing(api, user, parsed_by_hand):
         "reported": False,
         "captured_steps": "captured steps 3–6 (4 of 10)",
         **dict.fromkeys(
-            ("budget_pct", "schedule", "elapsed_ns", "cost_ns", "overhead_pct", "steps_run"),
+            ("budget_pct", "schedule", "elapsed_ns", "cost_ns", "background_ns", "overhead_pct"),
         ),
-        **dict.fromkeys(("steps_captured", "captured_pct", "windows_total", "windows_by_kind")),
+        **dict.fromkeys(("steps_run", "steps_captured", "captured_pct", "windows_total")),
+        "windows_by_kind": None,
         "exceeded": None,
         "processes": [],
     }

@@ -12,6 +12,7 @@ REPORT = {
     "budget_pct": 1,
     "elapsed_ns": 1_000,
     "cost_ns": 5,
+    "background_ns": 2,
     "overhead_pct": 0.5,
     "steps_run": 100,
     "steps_captured": 8,
@@ -29,6 +30,9 @@ def test_it_keeps_the_collectors_keys():
         "windows": [{"first_step": 3, "last_step": 6, "kind": "gpu", "cost_ns": 5}],
     }
     assert capture_report(None) is None
+    # A collector from before background_ns: its cost had no part named background.
+    older = {k: v for k, v in REPORT.items() if k != "background_ns"}
+    assert capture_report(older)["background_ns"] == 0
 
 
 @pytest.mark.parametrize(
@@ -39,6 +43,7 @@ def test_it_keeps_the_collectors_keys():
         {"budget_pct": -1.0},
         {"overhead_pct": float("nan")},
         {"cost_ns": -1},
+        {"background_ns": 1.5},
         {"steps_run": True},
         {"exceeded": 0},
         {"windows": None},

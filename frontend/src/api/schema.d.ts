@@ -1615,6 +1615,8 @@ export interface components {
             schedule: (components["schemas"]["ScheduleEnum"] | components["schemas"]["NullEnum"]) | null;
             elapsed_ns: number | null;
             cost_ns: number | null;
+            /** @description Of cost_ns, the collector's threads and packing */
+            background_ns: number | null;
             /**
              * Format: double
              * @description 100 × the processes' cost / their profiling time
@@ -2049,6 +2051,8 @@ export interface components {
             elapsed_ns: number;
             /** @description Measured cost of the collector to the training */
             cost_ns: number;
+            /** @description Of cost_ns, what the collector's threads and its packing child took (the rest is its Kineto windows: their steps, start, stop and export) */
+            background_ns: number;
             /**
              * Format: double
              * @description 100 × cost_ns / elapsed_ns
