@@ -8,7 +8,12 @@ from rest_framework import serializers
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.dashboard.models import CustomHistogram
-from profiler_app.profiles.serializers import GpuTotalsSerializer, WindowSerializer
+from profiler_app.dashboard.pure.step_breakdown import PARTS
+from profiler_app.profiles.serializers import (
+    GpuTotalsSerializer,
+    StepTimeSerializer,
+    WindowSerializer,
+)
 
 
 class ActivePointsSerializer(serializers.Serializer):
@@ -74,9 +79,41 @@ class KindRowsSerializer(serializers.Serializer):
     rows = KindRowSerializer(many=True)
 
 
+class HeadlinePartSerializer(serializers.Serializer):
+    part = serializers.ChoiceField(
+        choices=PARTS,
+        help_text="Each nanosecond of the steps counts in the first part happening then: "
+        "kernels (a GPU kernel runs), copies, sets (no kernel, a memory copy / set runs), "
+        "sync_waits (no GPU operation, a synchronisation is in progress), data_loading (none "
+        "of those, a data-loader host event runs), host_only (a host operator or CUDA call "
+        "runs, the GPU idle), idle (the rest), so the parts sum to step_total_ns.",
+    )
+    total_ns = serializers.IntegerField()
+    per_step_ns = serializers.IntegerField(help_text="total_ns over the steps")
+    share_pct = serializers.FloatField(help_text="Percent of step_total_ns")
+
+
+class HeadlineSerializer(serializers.Serializer):
+    over = serializers.CharField(help_text="What the breakdown and kernel busy share are over")
+    steps = serializers.IntegerField(help_text="Steps in the window (every rank's)")
+    step_total_ns = serializers.IntegerField(help_text="Sum of the window's step durations")
+    step_time = StepTimeSerializer()
+    breakdown = HeadlinePartSerializer(many=True)
+    kernel_busy_pct = serializers.FloatField(
+        allow_null=True,
+        help_text="Share of the window's step time during which a kernel runs (the kernels part)",
+    )
+    nvml_mean_pct = serializers.FloatField(
+        allow_null=True,
+        help_text="Mean of the GPUs' NVML utilisation samples over the whole run; null "
+        "without samples (an imported trace)",
+    )
+
+
 class DashboardSerializer(serializers.Serializer):
     job = serializers.IntegerField()
     window = WindowSerializer()
+    headline = HeadlineSerializer()
     totals = GpuTotalsSerializer()
     partial = serializers.BooleanField()  # type: ignore[assignment]
     profile_ns = serializers.IntegerField()

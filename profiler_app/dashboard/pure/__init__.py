@@ -1,0 +1,1 @@
+"""The Dashboard's computations over event arrays, without Django."""

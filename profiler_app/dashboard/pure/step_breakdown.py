@@ -1,0 +1,87 @@
+"""Where a step's time goes: each nanosecond of the steps counted once, in the first part of
+``PARTS`` that is happening then (as TensorBoard's profiler overview splits a step into kernel,
+memcpy, memset, runtime, data loader, CPU and other time), so the parts add up to the steps.
+
+- ``kernels``: a GPU kernel runs (any stream);
+- ``copies`` / ``sets``: no kernel, a memory copy / memory set runs;
+- ``sync_waits``: no GPU operation, a stream or device synchronisation is in progress;
+- ``data_loading``: none of those, a host event of the data loader runs
+  (``DATA_LOADING_PATTERN``, the framework breakdown's rule);
+- ``host_only``: none of those, a host operator or CUDA runtime/driver call runs, the GPU idle;
+- ``idle``: the rest: neither the GPU nor a recorded host call is busy (Python between calls,
+  waits the profiler does not see).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import numpy as np
+
+from profiler_app.traces.utilization import merge_intervals
+from tracefmt.kinds import EventKind
+
+PARTS = ("kernels", "copies", "sets", "sync_waits", "data_loading", "host_only", "idle")
+# The same names the framework breakdown counts as data loading
+# (``insights.pure.analyses.framework``): "enumerate(DataLoader)#…__next__" among them.
+DATA_LOADING_PATTERN = re.compile(r"dataloader|data_load|dataset|enumerate\(", re.IGNORECASE)
+SYNC_CALL_PATTERN = re.compile(r"synchronize", re.IGNORECASE)
+HOST_CALL_KINDS = (int(EventKind.CPU_OP), int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
+DATA_LOADING_KINDS = (
+    int(EventKind.CPU_OP),
+    int(EventKind.USER_ANNOTATION),
+    int(EventKind.PYTHON_FUNCTION),
+)
+Intervals = tuple[np.ndarray, np.ndarray]
+
+
+def event_intervals(
+    kind: np.ndarray, name: np.ndarray, start_ns: np.ndarray, dur_ns: np.ndarray, strings: list[str]
+) -> dict[str, Intervals]:
+    """The [start, end) intervals of the events that make each part but ``idle``; ``name``
+    holds indices into ``strings``."""
+    loads = np.array([bool(DATA_LOADING_PATTERN.search(s)) for s in strings], dtype=bool)
+    syncs = np.array([bool(SYNC_CALL_PATTERN.search(s)) for s in strings], dtype=bool)
+    names = name.astype(np.int64)
+    is_sync = (kind == int(EventKind.CUDA_SYNC)) | (
+        (kind == int(EventKind.CUDA_RUNTIME)) & syncs[names]
+    )
+    chosen = {
+        "kernels": kind == int(EventKind.KERNEL),
+        "copies": kind == int(EventKind.GPU_MEMCPY),
+        "sets": kind == int(EventKind.GPU_MEMSET),
+        "sync_waits": is_sync,
+        "data_loading": np.isin(kind, DATA_LOADING_KINDS) & loads[names],
+        "host_only": np.isin(kind, HOST_CALL_KINDS),
+    }
+    end_ns = start_ns + dur_ns
+    return {part: (start_ns[rows], end_ns[rows]) for part, rows in chosen.items()}
+
+
+def step_breakdown(steps: Intervals, events: Mapping[str, Intervals]) -> dict[str, int]:
+    """Nanoseconds of each of ``PARTS`` in the ``steps`` ([start, end) arrays, not
+    overlapping), from ``events`` (``event_intervals``): they sum to the steps' time."""
+    merged = {part: merge_intervals(*events[part]) for part in PARTS[:-1]}
+    points = np.unique(np.concatenate([*steps, *(a for pair in merged.values() for a in pair)]))
+    if len(points) < 2:
+        return dict.fromkeys(PARTS, 0)
+    left, lengths = points[:-1], np.diff(points)
+    part_of = np.full(len(left), len(PARTS), dtype=np.int64)  # outside every step
+    in_step = _covers(steps, left)
+    part_of[in_step] = len(PARTS) - 1  # idle unless a part claims it
+    for index in reversed(range(len(PARTS) - 1)):  # the first part in PARTS wins
+        part_of[in_step & _covers(merged[PARTS[index]], left)] = index
+    totals = np.bincount(part_of, weights=lengths, minlength=len(PARTS) + 1)
+    return {part: int(totals[i]) for i, part in enumerate(PARTS)}
+
+
+def _covers(intervals: Intervals, points: np.ndarray) -> np.ndarray:
+    """Whether each point lies in one of the sorted, disjoint ``intervals``."""
+    starts, ends = intervals
+    if len(starts) == 0:
+        return np.zeros(len(points), dtype=bool)
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    at = np.searchsorted(starts, points, side="right") - 1
+    return (at >= 0) & (points < ends[np.maximum(at, 0)])
