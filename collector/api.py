@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 from collections.abc import Callable
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +17,20 @@ ProgressFn = Callable[[int, int], None]
 
 
 class ApiError(Exception):
-    """The server answered with an error. ``retryable`` says whether trying later can help."""
+    """The server answered with an error. ``retryable`` says whether trying later can help, and
+    ``retry_after_s`` how long the server asked to wait first (its Retry-After), if it did."""
 
-    def __init__(self, message: str, status: int | None = None, retryable: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after_s: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.retry_after_s = retry_after_s
 
 
 class ServerUnreachable(ApiError):
@@ -83,6 +93,9 @@ class ApiClient:
     def update_job(self, job_id: int, fields: dict[str, Any]) -> dict[str, Any]:
         return self._request("PATCH", f"/api/jobs/{job_id}/", json=fields)
 
+    def delete_job(self, job_id: int) -> None:
+        self._request("DELETE", f"/api/jobs/{job_id}/")
+
     def list_parts(self, job_id: int) -> list[dict[str, Any]]:
         parts: list[dict[str, Any]] = []
         url: str | None = f"{self.server_url}/api/jobs/{job_id}/parts/"
@@ -137,8 +150,23 @@ class ApiClient:
                     "missing, mistyped, revoked or expired. Create one on the server's API "
                     f"tokens page, {self.server_url}/tokens"
                 )
-            raise ApiError(message, resp.status_code, retryable)
+            wait_s = retry_after_s(resp.headers.get("Retry-After")) if retryable else None
+            raise ApiError(message, resp.status_code, retryable, wait_s)
         return (resp.json() if resp.content else {}), resp.status_code
+
+
+def retry_after_s(value: str | None) -> float | None:
+    """A Retry-After header in seconds: a number of seconds, or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def _detail(resp: requests.Response) -> str:

@@ -7,8 +7,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from collector.api import ApiClient, ApiError
 from collector.config import default_spool_dir
@@ -19,6 +21,10 @@ from collector.uploader import SpoolSender
 
 DESCRIPTION = "Send PyTorch training profiles to a profiler-app server."
 
+T = TypeVar("T")
+# How long upload and flush wait, in all, for a busy (429, 503) or unreachable server.
+DEFAULT_MAX_WAIT_S = float(os.environ.get("PROFILER_UPLOAD_MAX_WAIT_S") or 900)
+
 EPILOG = """\
 examples:
   profiler-collect upload ./log/resnet50 --job resnet50-baseline
@@ -28,6 +34,45 @@ examples:
 
 The server and token default to $PROFILER_SERVER_URL and $PROFILER_TOKEN.
 """
+
+
+class Patience:
+    """Calls to the server that wait out a busy or unreachable one: the server's Retry-After
+    where it gave one, else a growing pause, and ``max_wait_s`` of waiting in all."""
+
+    def __init__(self, max_wait_s: float, stream: TextIO) -> None:
+        self.max_wait_s = max_wait_s
+        self.stream = stream
+        self.waited_s = 0.0
+
+    def call(self, what: str, fn: Callable[[], T]) -> T:
+        tries = 0
+        while True:
+            try:
+                return fn()
+            except ApiError as err:
+                if not err.retryable:
+                    raise
+                tries += 1
+                asked = err.retry_after_s
+                delay = asked if asked is not None else min(30.0, 2.0**tries)
+                left = self.max_wait_s - self.waited_s
+                if delay > left:
+                    raise ApiError(
+                        f"{err} (gave up: {self.waited_s:.0f} s of --max-wait "
+                        f"{self.max_wait_s:g} s spent waiting)",
+                        err.status,
+                    ) from err
+                why = "the server asked" if asked is not None else "server unreachable"
+                if err.status in (429, 503):
+                    why = f"server busy ({err.status}), as it asked"
+                self.stream.write(
+                    f"\n{what}: {why}: waiting {delay:.0f} s before trying again "
+                    f"({left - delay:.0f} s of --max-wait left)\n"
+                )
+                self.stream.flush()
+                time.sleep(delay)
+                self.waited_s += delay
 
 
 class ProgressBar:
@@ -88,6 +133,16 @@ def build_parser() -> argparse.ArgumentParser:
             help="API token (default $PROFILER_TOKEN)",
         )
 
+    def wait_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--max-wait",
+            type=float,
+            default=DEFAULT_MAX_WAIT_S,
+            metavar="SECONDS",
+            help="how long to wait in all for a busy (429, 503) or unreachable server before "
+            "giving up (default $PROFILER_UPLOAD_MAX_WAIT_S or %(default)g)",
+        )
+
     up = sub.add_parser(
         "upload",
         help="upload existing PyTorch profiler traces (*.pt.trace.json[.gz]), one file per "
@@ -117,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--wait", action="store_true", help="wait until the server has processed every part"
     )
+    wait_option(up)
 
     ck = sub.add_parser(
         "check",
@@ -155,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="spool directory (default $PROFILER_SPOOL_DIR or %(default)s)",
     )
     server_options(fl)
+    wait_option(fl)
     return parser
 
 
@@ -186,42 +243,59 @@ def upload(args: argparse.Namespace) -> int:
     ranks = _assign_ranks(files, args.rank)
     nodes = [args.node or _node_of(f) for f in files]
     client = ApiClient(args.server, args.token)
+    patience = Patience(args.max_wait, sys.stderr)
     try:
-        job, created = client.ensure_job(
-            {
-                "name": args.job,
-                "status": "in_progress",
-                "framework": "PyTorch",
-                "instance_count": len(set(nodes)),
-                "series": args.series,
-            }
+        job, created = patience.call(
+            "creating the job",
+            lambda: client.ensure_job(
+                {
+                    "name": args.job,
+                    "status": "in_progress",
+                    "framework": "PyTorch",
+                    "instance_count": len(set(nodes)),
+                    "series": args.series,
+                }
+            ),
         )
     except ApiError as err:
         print(f"error: cannot create job {args.job!r}: {err}", file=sys.stderr)
         return 1
     verb = "created" if created else "adding to existing"
     print(f"{verb} job {job['name']!r} (id {job['id']}) on {args.server}", file=sys.stderr)
-    failed = 0
-    for info, rank, node in zip(files, ranks, nodes, strict=True):
-        bar = ProgressBar(f"{info.path.name} (rank {rank}, {node})", sys.stderr)
-        try:
-            part, new = client.upload_part(
-                job["id"],
-                info.path,
-                info.path.name,
-                {"node": node, "rank": rank, "kind": "kineto"},
-                bar,
-            )
-        except (ApiError, OSError) as err:
-            bar.finish(f"FAILED: {err}")
-            failed += 1
-            continue
-        bar.finish("uploaded" if new else f"already on the server (part {part['id']})")
+    failed = stored = 0
+    try:
+        for info, rank, node in zip(files, ranks, nodes, strict=True):
+            bar = ProgressBar(f"{info.path.name} (rank {rank}, {node})", sys.stderr)
+            fields = {"node": node, "rank": rank, "kind": "kineto"}
+            try:
+                part, new = patience.call(
+                    info.path.name,
+                    partial(client.upload_part, job["id"], info.path, info.path.name, fields, bar),
+                )
+            except (ApiError, OSError) as err:
+                bar.finish(f"FAILED: {err}")
+                failed += 1
+                continue
+            stored += 1
+            bar.finish("uploaded" if new else f"already on the server (part {part['id']})")
+    finally:
+        if created and not stored:
+            _remove_empty_job(client, job)
     if created and not failed:
         client.update_job(job["id"], {"status": "completed"})
     if args.wait and not failed:
         failed += _wait_for_processing(client, job["id"])
     return 1 if failed else 0
+
+
+def _remove_empty_job(client: ApiClient, job: dict) -> None:
+    """The job this command created holds nothing: it goes, so no empty job stays behind."""
+    try:
+        client.delete_job(job["id"])
+    except ApiError as err:
+        print(f"could not remove the empty job {job['name']!r}: {err}", file=sys.stderr)
+        return
+    print(f"removed the empty job {job['name']!r}: nothing was stored", file=sys.stderr)
 
 
 # Exit codes of ``check``: what a CI step branches on.
@@ -288,13 +362,14 @@ def flush(args: argparse.Namespace) -> int:
             failed += 1
             continue
         sender = SpoolSender(spool, ApiClient(server, args.token))
+        patience = Patience(args.max_wait, sys.stderr)
         pending = spool.pending()
         try:
             for path in pending:
                 bar = ProgressBar(f"{label} {path.name}", sys.stderr)
-                sender.send_chunk(path, progress=bar)
+                patience.call(path.name, partial(sender.send_chunk, path, progress=bar))
                 bar.finish("done")
-            sender.flush()
+            patience.call(label, sender.flush)
         except (ApiError, OSError) as err:
             print(f"{label}: {err}", file=sys.stderr)
             failed += 1

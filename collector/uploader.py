@@ -21,6 +21,8 @@ log = logging.getLogger("collector")
 
 FINAL_STATUSES = ("completed", "failed", "stopped")
 MAX_BACKOFF_S = 30.0
+# The longest Retry-After the live uploader honours (its chunks stay spooled meanwhile).
+MAX_RETRY_AFTER_S = 300.0
 # How long an idle uploader sleeps between looks at its spool (new chunks wake it at once).
 IDLE_WAIT_S = 10.0
 
@@ -213,6 +215,7 @@ class Uploader:
 
     def _run(self) -> None:
         failures = 0
+        asked_wait_s = 0.0  # the server's Retry-After on the last failure
         while True:
             with self._cond:
                 while not self._closing and (self.disabled_reason or not self._has_work()):
@@ -241,6 +244,7 @@ class Uploader:
                         )
                     self.server_down = True
                     failures += 1
+                    asked_wait_s = err.retry_after_s or 0.0
             except Exception as exc:  # noqa: BLE001 - the thread must survive anything
                 self._warn_once("crash", f"upload failed unexpectedly: {exc!r}")
                 failures += 1
@@ -250,6 +254,8 @@ class Uploader:
                     self._cond.notify_all()
             if failures:
                 delay = min(MAX_BACKOFF_S, 0.5 * 2 ** (failures - 1)) * random.uniform(0.8, 1.2)
+                # A busy server (429/503) says when to come back; sooner would only be refused.
+                delay = max(delay, min(asked_wait_s, MAX_RETRY_AFTER_S))
                 with self._cond:
                     self._cond.wait_for(lambda: self._closing, timeout=delay)
 
