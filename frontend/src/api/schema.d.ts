@@ -1316,6 +1316,7 @@ export interface components {
             job: number;
             window: components["schemas"]["Window"];
             totals: components["schemas"]["GpuTotals"];
+            step_time: components["schemas"]["StepTime"];
             step: number | null;
             steps: number[];
             steps_inferred: boolean;
@@ -1385,10 +1386,15 @@ export interface components {
         Dashboard: {
             job: number;
             window: components["schemas"]["Window"];
+            headline: components["schemas"]["Headline"];
             totals: components["schemas"]["GpuTotals"];
             partial: boolean;
+            /** @description The profile's span in the window. */
             profile_ns: number;
-            /** @description GPUs (node, device) that ran kernels: the kernel, precision, activity and memory panels give time as a share of profile_ns × gpus */
+            /** @description What the kernel, precision, activity and memory panels' shares are of: over.ns × gpus (the captured steps' time on a sampled job). */
+            over: components["schemas"]["TakenOver"];
+            step_time: components["schemas"]["StepTime"];
+            /** @description GPUs (node, device) that ran kernels. */
             gpus: number;
             gpu_active: components["schemas"]["ActivePoints"];
             cpu_active: components["schemas"]["ActivePoints"];
@@ -1571,6 +1577,48 @@ export interface components {
             memory_ns: number;
             other_ns: number;
             sync_ns: number;
+        };
+        Headline: {
+            /** @description What the breakdown and kernel busy share are over */
+            over: string;
+            /** @description Steps in the window (every rank's) */
+            steps: number;
+            /** @description Sum of the window's step durations */
+            step_total_ns: number;
+            step_time: components["schemas"]["StepTime"];
+            breakdown: components["schemas"]["HeadlinePart"][];
+            /**
+             * Format: double
+             * @description Share of the window's step time during which a kernel runs (the kernels part)
+             */
+            kernel_busy_pct: number | null;
+            /**
+             * Format: double
+             * @description Mean of the GPUs' NVML utilisation samples over the whole run; null without samples (an imported trace)
+             */
+            nvml_mean_pct: number | null;
+        };
+        HeadlinePart: {
+            /**
+             * @description Each nanosecond of the steps counts in the first part happening then: kernels (a GPU kernel runs), copies, sets (no kernel, a memory copy / set runs), sync_waits (no GPU operation, a synchronisation is in progress), data_loading (none of those, a data-loader host event runs), host_only (a host operator or CUDA call runs, the GPU idle), idle (the rest), so the parts sum to step_total_ns.
+             *
+             *     * `kernels` - kernels
+             *     * `copies` - copies
+             *     * `sets` - sets
+             *     * `sync_waits` - sync_waits
+             *     * `data_loading` - data_loading
+             *     * `host_only` - host_only
+             *     * `idle` - idle
+             */
+            part: components["schemas"]["PartEnum"];
+            total_ns: number;
+            /** @description total_ns over the steps */
+            per_step_ns: number;
+            /**
+             * Format: double
+             * @description Percent of step_total_ns
+             */
+            share_pct: number;
         };
         Health: {
             database: string;
@@ -1959,6 +2007,17 @@ export interface components {
             };
             rules: components["schemas"]["RuleParameters"][];
         };
+        /**
+         * @description * `kernels` - kernels
+         *     * `copies` - copies
+         *     * `sets` - sets
+         *     * `sync_waits` - sync_waits
+         *     * `data_loading` - data_loading
+         *     * `host_only` - host_only
+         *     * `idle` - idle
+         * @enum {string}
+         */
+        PartEnum: "kernels" | "copies" | "sets" | "sync_waits" | "data_loading" | "host_only" | "idle";
         PartStates: {
             pending: number;
             processing: number;
@@ -2145,7 +2204,7 @@ export interface components {
             node: string;
             /** @description steps averaged */
             steps: number;
-            /** @description mean step time */
+            /** @description mean captured step (the step time is the job's step_time, a median) */
             dur_ns: number;
             /** @description mean iteration gap */
             gap_ns: number;
@@ -2248,6 +2307,8 @@ export interface components {
             datapoints: number;
             not_evaluated_reason: string | null;
             recommendation: string;
+            /** @description the rule whose finding explains this one (pageable copies starving an under-used GPU), or null */
+            caused_by?: string | null;
             params: {
                 [key: string]: unknown;
             };
@@ -2438,6 +2499,12 @@ export interface components {
             min_ns: number | null;
             max_ns: number | null;
         };
+        /** @description The one step time (``FIGURES["step_time"]``). */
+        StepTime: {
+            median_ns: number | null;
+            steps: number;
+            label: string;
+        };
         Steps: {
             empty_reason: string | null;
             names: string[];
@@ -2447,6 +2514,14 @@ export interface components {
             tag: string;
             /** @description How many jobs carry the tag. */
             jobs: number;
+        };
+        /** @description What a share of time is a share of (``FIGURES["over"]``). */
+        TakenOver: {
+            what: components["schemas"]["WhatEnum"];
+            /** @description Per GPU. */
+            ns: number;
+            steps: number;
+            label: string;
         };
         TimeRange: {
             start_ns: number;
@@ -2686,12 +2761,22 @@ export interface components {
             test: components["schemas"]["UTest"] | null;
             causes: components["schemas"]["Cause"][];
         };
+        /**
+         * @description * `captured steps` - captured steps
+         *     * `profile span` - profile span
+         * @enum {string}
+         */
+        WhatEnum: "captured steps" | "profile span";
         Window: {
             window: components["schemas"]["WindowWindowEnum"];
             /** @description How captions name it: "complete steps #1–#5 (5 of 6)" */
             label: string;
             steps_total: number;
             steps_kept: number;
+            /** @description Steps this window leaves out. */
+            steps_dropped: number;
+            /** @description Why the window switch changes nothing for this job, if so. */
+            switch_note: string | null;
             /** @description Whether some trace of the job has a last profiler step this window leaves out. */
             last_step_dropped: boolean;
         };

@@ -17,6 +17,7 @@ import {
   PrecisionPanel,
   StepTimePanel,
 } from "./DistributionPanels";
+import { HeadlinePanel } from "./Headline";
 import { KernelCountPanels, KernelTimePanels } from "./KernelPanels";
 import { gpuTime } from "./slices";
 import { ActiveTimePanel, UtilizationPanel } from "./UtilizationPanels";
@@ -60,6 +61,7 @@ function JobDashboard({ job }: { job: TrainingJob }) {
       {dashboard.isPending && <Loading what="the dashboard" />}
       {dashboard.data && (
         <WindowCaption.Provider value={dashboard.data.window.label}>
+          <HeadlinePanel jobId={job.id} headline={dashboard.data.headline} />
           <Panels data={dashboard.data} />
         </WindowCaption.Provider>
       )}

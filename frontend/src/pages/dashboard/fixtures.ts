@@ -1,4 +1,5 @@
 import type { Dashboard } from "../../api/dashboard";
+import { HEADLINE } from "./HeadlineFixtures";
 
 export const LONG_KERNEL =
   "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, " +
@@ -25,6 +26,7 @@ export function makeDashboard(overrides: Partial<Dashboard> = {}): Dashboard {
       steps_kept: 5,
       last_step_dropped: true,
     },
+    headline: HEADLINE,
     totals: {
       kernel_runs: 4350,
       kernel_ns: 250_000_000,

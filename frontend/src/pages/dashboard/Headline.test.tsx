@@ -1,0 +1,63 @@
+import { screen, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { Insights } from "../../api/insights";
+import { withChartLayout } from "../../charts/testing";
+import { alice, FakeApi, loadedProfile, makeJob } from "../../test/fakeApi";
+import { renderApp } from "../../test/renderApp";
+import { makeDashboard } from "./fixtures";
+import { topFinding } from "./HeadlineModel";
+
+const job = makeJob({ id: 7, name: "h200-resnet50", status: "completed" });
+
+function rule(name: string, status: string) {
+  return { rule: name, status, recommendation: `fix ${name}` };
+}
+
+function insights(rules: ReturnType<typeof rule>[]) {
+  return { status: "done", report: { rules, recommendations: [] } } as unknown as Insights;
+}
+
+describe("topFinding", () => {
+  it("is the first rule that found an issue", () => {
+    const found = topFinding(
+      insights([rule("A", "no_issue"), rule("B", "issue_found"), rule("C", "issue_found")]),
+    );
+    expect(found?.rule).toBe("B");
+  });
+
+  it("is none before the rules ran or when none found an issue", () => {
+    expect(topFinding(undefined)).toBeNull();
+    expect(topFinding(insights([rule("A", "no_issue")]))).toBeNull();
+  });
+});
+
+describe("Dashboard headline", () => {
+  withChartLayout();
+
+  it("shows the breakdown, both utilisations, the step time and the top finding", async () => {
+    new FakeApi()
+      .on("GET /api/auth/me/", { status: 200, body: alice })
+      .on("GET /api/loaded-profile/", { status: 200, body: loadedProfile(job) })
+      .on("GET /api/jobs/7/", { status: 200, body: job })
+      .on("GET /api/jobs/7/dashboard/", { status: 200, body: makeDashboard() })
+      .on("GET /api/histograms/", { status: 200, body: [] })
+      .on("GET /api/jobs/7/insights/", {
+        status: 200,
+        body: insights([
+          rule("LowGPUUtilization", "no_issue"),
+          rule("PageableCopies", "issue_found"),
+        ]),
+      });
+    renderApp("/dashboard");
+
+    const headline = await screen.findByRole("region", { name: "Headline" });
+    expect(within(headline).getByText("51.57 ms")).toBeInTheDocument();
+    expect(within(headline).getByText("median of 16 captured steps")).toBeInTheDocument();
+    expect(within(headline).getByText("49.6%")).toBeInTheDocument();
+    expect(within(headline).getByText("53.4%")).toBeInTheDocument();
+    expect(within(headline).getByText(/GPU kernels 28.18 ms · 53.4%/)).toBeInTheDocument();
+    expect(within(headline).getByText(/Memory copies 11.57 ms · 21.9%/)).toBeInTheDocument();
+    const link = await within(headline).findByRole("link", { name: "PageableCopies" });
+    expect(link).toHaveAttribute("href", "/insights?job=7#rule-PageableCopies");
+  });
+});

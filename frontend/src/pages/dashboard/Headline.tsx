@@ -1,0 +1,100 @@
+import { Link } from "react-router";
+import type { Dashboard } from "../../api/dashboard";
+import { useInsights } from "../../api/insights";
+import { formatDuration } from "../../lib/format";
+import { PART_LABELS, topFinding } from "./HeadlineModel";
+import "./headline.css";
+
+type Headline = Dashboard["headline"];
+
+/** The Dashboard's first lines: where a step's time goes, how busy the GPU is, the step time
+ * and what Insights found first. */
+export function HeadlinePanel({ jobId, headline }: { jobId: number; headline: Headline }) {
+  const insights = useInsights(jobId);
+  const finding = topFinding(insights.data);
+  const { step_time: stepTime } = headline;
+  return (
+    <section className="card headline" aria-label="Headline">
+      <div className="headline-figures">
+        <Figure
+          label="Step time"
+          value={stepTime.median_ns === null ? "—" : formatDuration(stepTime.median_ns)}
+          over={stepTime.label}
+          raw={stepTime.median_ns === null ? undefined : `${stepTime.median_ns} ns`}
+        />
+        <Figure
+          label="GPU utilisation (NVML mean)"
+          value={headline.nvml_mean_pct === null ? "—" : `${headline.nvml_mean_pct.toFixed(1)}%`}
+          over={
+            headline.nvml_mean_pct === null
+              ? "no NVML samples in this job"
+              : "mean of the samples over the whole run"
+          }
+        />
+        <Figure
+          label="Kernel busy share"
+          value={
+            headline.kernel_busy_pct === null ? "—" : `${headline.kernel_busy_pct.toFixed(1)}%`
+          }
+          over={`of the step time, ${headline.over}`}
+        />
+      </div>
+      <Breakdown headline={headline} />
+      <p className="headline-finding">
+        {finding ? (
+          <>
+            Top finding:{" "}
+            <Link to={`/insights?job=${jobId}#rule-${finding.rule}`}>{finding.rule}</Link>
+            {finding.recommendation && ` — ${finding.recommendation}`}
+          </>
+        ) : (
+          <span className="muted">
+            {insights.data?.report ? "Insights found no issue." : "Insights not computed yet."}
+          </span>
+        )}
+      </p>
+    </section>
+  );
+}
+
+function Figure(props: { label: string; value: string; over: string; raw?: string }) {
+  return (
+    <div className="headline-figure">
+      <span className="headline-label">{props.label}</span>
+      <strong title={props.raw}>{props.value}</strong>
+      <span className="muted">{props.over}</span>
+    </div>
+  );
+}
+
+function Breakdown({ headline }: { headline: Headline }) {
+  if (headline.steps === 0) {
+    return <p className="muted">No steps annotated in this window: no per-step breakdown.</p>;
+  }
+  return (
+    <figure className="headline-breakdown">
+      <figcaption>
+        A step, {formatDuration(headline.step_total_ns / headline.steps)} on average over{" "}
+        {headline.over}
+      </figcaption>
+      <div className="headline-bar" role="img" aria-label="Step time breakdown">
+        {headline.breakdown.map((row) => (
+          <span
+            key={row.part}
+            className={`headline-part part-${row.part}`}
+            style={{ width: `${row.share_pct}%` }}
+            title={`${PART_LABELS[row.part]}: ${row.share_pct}%`}
+          />
+        ))}
+      </div>
+      <ul className="headline-legend">
+        {headline.breakdown.map((row) => (
+          <li key={row.part} title={`${row.total_ns} ns over ${headline.steps} steps`}>
+            <span className={`headline-swatch part-${row.part}`} />
+            {PART_LABELS[row.part]} {formatDuration(row.per_step_ns)} · {row.share_pct.toFixed(1)}%
+          </li>
+        ))}
+      </ul>
+    </figure>
+  );
+}
