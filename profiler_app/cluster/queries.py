@@ -11,7 +11,7 @@ from django.db.models import Count, Max, Min, Sum
 from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import TrainingJob
 from profiler_app.insights.pure.analyses import cluster as analysis
-from profiler_app.profiles.figures import gpu_totals, in_window, window_info
+from profiler_app.profiles.figures import gpu_totals, in_window, step_time, window_info
 from profiler_app.profiles.models import (
     CollectiveStat,
     KernelStat,
@@ -36,6 +36,7 @@ def cluster(job: TrainingJob, window: str, step: int | None) -> dict:
         "job": job.id,
         "window": window_info(job, window),
         "totals": gpu_totals(job, window),
+        "step_time": step_time(job, window),
         "step": step,
         "steps": sorted(steps["step"].unique().tolist()),
         "steps_inferred": bool(steps["inferred"].any()),

@@ -6,7 +6,11 @@ exceed a JavaScript number's exact range. Bandwidths are GB/s (bytes per nanosec
 
 from rest_framework import serializers
 
-from profiler_app.profiles.serializers import GpuTotalsSerializer, WindowSerializer
+from profiler_app.profiles.serializers import (
+    GpuTotalsSerializer,
+    StepTimeSerializer,
+    WindowSerializer,
+)
 from profiler_app.traces.window import WINDOWS
 
 
@@ -28,7 +32,9 @@ class RankRowSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     node = serializers.CharField()
     steps = serializers.IntegerField(help_text="steps averaged")
-    dur_ns = serializers.IntegerField(help_text="mean step time")
+    dur_ns = serializers.IntegerField(
+        help_text="mean captured step (the step time is the job's step_time, a median)"
+    )
     gap_ns = serializers.IntegerField(help_text="mean iteration gap")
     compute_ns = serializers.IntegerField(help_text="mean forward+backward compute span")
     tail_ns = serializers.IntegerField(help_text="mean iteration tail")
@@ -106,6 +112,7 @@ class ClusterSerializer(serializers.Serializer):
     job = serializers.IntegerField()
     window = WindowSerializer()
     totals = GpuTotalsSerializer()
+    step_time = StepTimeSerializer()
     step = serializers.IntegerField(allow_null=True)
     steps = serializers.ListField(child=serializers.IntegerField())
     steps_inferred = serializers.BooleanField()

@@ -9,7 +9,14 @@ from django.db.models import Count, Q, Sum
 
 from profiler_app.core.models import JobStatus, Node, PartState, TrainingJob
 from profiler_app.dashboard.headline import headline
-from profiler_app.profiles.figures import gpu_totals, in_window, span, window_info
+from profiler_app.profiles.figures import (
+    gpu_totals,
+    in_window,
+    span,
+    step_time,
+    taken_over,
+    window_info,
+)
 from profiler_app.profiles.models import (
     Annotation,
     GpuActivity,
@@ -54,6 +61,8 @@ def dashboard(job: TrainingJob, window: str) -> dict:
         "totals": gpu_totals(job, window),
         "partial": is_partial(job),
         "profile_ns": (end_ns - start_ns) if start_ns is not None and end_ns is not None else 0,
+        "over": taken_over(job, window),
+        "step_time": step_time(job, window),
         "gpus": gpus,
         "gpu_active": active_points(job, gpu_counts, "GPU utilisation", has_gpu),
         "cpu_active": active_points(job, cpu_counts, "CPU utilisation", True),

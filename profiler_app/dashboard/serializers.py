@@ -12,6 +12,7 @@ from profiler_app.dashboard.pure.step_breakdown import PARTS
 from profiler_app.profiles.serializers import (
     GpuTotalsSerializer,
     StepTimeSerializer,
+    TakenOverSerializer,
     WindowSerializer,
 )
 
@@ -116,11 +117,13 @@ class DashboardSerializer(serializers.Serializer):
     headline = HeadlineSerializer()
     totals = GpuTotalsSerializer()
     partial = serializers.BooleanField()  # type: ignore[assignment]
-    profile_ns = serializers.IntegerField()
-    gpus = serializers.IntegerField(
-        help_text="GPUs (node, device) that ran kernels: the kernel, precision, activity and "
-        "memory panels give time as a share of profile_ns × gpus"
+    profile_ns = serializers.IntegerField(help_text="The profile's span in the window.")
+    over = TakenOverSerializer(
+        help_text="What the kernel, precision, activity and memory panels' shares are of: "
+        "over.ns × gpus (the captured steps' time on a sampled job)."
     )
+    step_time = StepTimeSerializer()
+    gpus = serializers.IntegerField(help_text="GPUs (node, device) that ran kernels.")
     gpu_active = ActivePointsSerializer()
     cpu_active = ActivePointsSerializer()
     gpu_utilization = UtilizationSerializer()

@@ -51,7 +51,7 @@ from profiler_app.profiles.models import (
     Step,
     UtilizationPoint,
 )
-from profiler_app.traces.figures import KERNEL_TYPES
+from profiler_app.traces.figures import KERNEL_TYPES, median_step_ns
 from profiler_app.traces.model import DERIVED_SOURCE
 from profiler_app.traces.window import COMPLETE_STEPS
 from tracefmt.kinds import EventKind
@@ -176,7 +176,7 @@ def summary_figures(job: TrainingJob, window: str, figures: RunFigures) -> dict[
         "ranks": figures.ranks,
         "steps": len(steps),
         "rank_steps": figures.rank_steps,
-        "step_p50_ns": int(np.median(steps)) if len(steps) else None,
+        "step_p50_ns": median_step_ns(steps),
         "step_p95_ns": int(np.percentile(steps, 95)) if len(steps) else None,
         "step_per_rank": _per_rank_steps(figures),
         "gpu_util_pct": _gpu_util(job, window),

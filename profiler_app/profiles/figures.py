@@ -16,7 +16,7 @@ from django.db.models.functions import Coalesce
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.profiles.models import GpuActivity, KernelStat, PartSummary, Step
-from profiler_app.traces.figures import gpu_figures
+from profiler_app.traces.figures import gpu_figures, median_step_ns
 from profiler_app.traces.window import (
     COMPLETE_STEPS,
     WINDOW_LABELS,
@@ -75,7 +75,28 @@ FIGURES: dict[str, Figure] = {
         "Share of a rank's GPU span during which at least one computation kernel runs: "
         "overlapping kernels count once (HTA's temporal breakdown).",
     ),
-    "step_time": Figure("Step time", "Duration of a ProfilerStep#n or step_n annotation."),
+    "step_time": Figure(
+        "Step time",
+        "The median duration of the steps the window's trace figures cover: a collector job's "
+        "captured steps (those Kineto recorded), an imported trace's profiler steps in the "
+        "window; all ranks' steps together. A step is a ProfilerStep#n or step_n annotation.",
+    ),
+    "mean_step_ns": Figure(
+        "Mean captured step",
+        "The mean duration of a rank's captured steps in the window (the Cluster page's "
+        "per-rank breakdown), not the step time.",
+    ),
+    "annotated_steps": Figure(
+        "Annotated steps",
+        "Every step annotation of the job in the window, captured or not: a collector times "
+        "every step, Kineto records only some; the step-time distribution shows them all.",
+    ),
+    "over": Figure(
+        "Taken over",
+        "What a share of time is a share of: a collector job's captured steps (their summed "
+        "duration, per GPU), else the profile's span in the window (per GPU). NVML "
+        "utilisation is over the whole run, and says so.",
+    ),
 }
 
 WINDOW_DEFINITIONS = {
@@ -84,8 +105,10 @@ WINDOW_DEFINITIONS = {
     "short: host events from its start on are left out, and so is every GPU operation they "
     "launched (or whose launch is not in the trace), as Holistic Trace Analysis reads traces. "
     "What the trace holds before its first step stays in. A trace with fewer than two "
-    "profiler steps is whole in both windows. A collector job's trace figures cover the steps "
-    "Kineto recorded (its captured steps) in either window; its samples cover the whole job.",
+    "profiler steps is whole in both windows. Events, copies, sets, launches, steps, samples "
+    "and the rules' inputs are all cut at that same start. A collector job's trace figures "
+    "cover the steps Kineto recorded (its captured steps) in either window: each capture is "
+    "whole steps already, so the switch changes nothing; its samples cover the whole job.",
 }
 
 
@@ -107,7 +130,7 @@ def window_info(job: TrainingJob, window: str | None = None) -> dict:
     )
     has_cut = PartSummary.objects.filter(job=job, last_step_start_ns__isnull=False).exists()
     steps_kept = kept["n"] if window == COMPLETE_STEPS else all_steps
-    if Step.objects.filter(job=job, captured=False).exists():
+    if is_sampled(job):
         # A collector job: its trace figures cover the steps Kineto recorded, whatever the
         # window (its parts have no profiler steps to cut); its samples, the whole job.
         numbers = _captured_steps(job)
@@ -127,7 +150,65 @@ def window_info(job: TrainingJob, window: str | None = None) -> dict:
         "label": label,
         "steps_total": all_steps,
         "steps_kept": steps_kept,
+        "steps_dropped": (all_steps - kept["n"]) if window == COMPLETE_STEPS else 0,
         "last_step_dropped": window == COMPLETE_STEPS and has_cut,
+        "switch_note": _switch_note(job, has_cut),
+    }
+
+
+def _switch_note(job: TrainingJob, has_cut: bool) -> str | None:
+    """Why the window switch changes nothing for ``job``, or None where it does."""
+    if is_sampled(job):
+        return (
+            "The switch changes nothing here: Kineto recorded whole steps (the captured "
+            "steps), so there is no cut-short last step to leave out."
+        )
+    if not has_cut:
+        return "The switch changes nothing here: the trace has fewer than two profiler steps."
+    return None
+
+
+def is_sampled(job: TrainingJob) -> bool:
+    """Whether Kineto recorded only some of the job's steps (a collector job)."""
+    return Step.objects.filter(job=job, captured=False).exists()
+
+
+def taken_over(job: TrainingJob, window: str) -> dict:
+    """What the job's shares of GPU time are shares of (``FIGURES["over"]``): ``ns`` per GPU,
+    the captured steps' summed duration (the mean over ranks) on a sampled job, else the
+    profile's span in ``window``."""
+    if is_sampled(job):
+        captured = in_window(Step, job, window).filter(captured=True)
+        per_rank = [r["ns"] for r in captured.values("rank").annotate(ns=Sum("dur_ns"))]
+        steps = captured.aggregate(n=Count("step", distinct=True))["n"]
+        return {
+            "what": "captured steps",
+            "ns": round(sum(per_rank) / len(per_rank)) if per_rank else 0,
+            "steps": steps,
+            "label": f"the {steps} captured steps' time",
+        }
+    start_ns, end_ns = span(job, window)
+    steps = in_window(Step, job, window).aggregate(n=Count("step", distinct=True))["n"]
+    return {
+        "what": "profile span",
+        "ns": (end_ns - start_ns) if start_ns is not None and end_ns is not None else 0,
+        "steps": steps,
+        "label": f"the profile's span ({WINDOW_LABELS[window]})",
+    }
+
+
+def step_time(job: TrainingJob, window: str) -> dict:
+    """The job's one step time (``FIGURES["step_time"]``): the median of its captured steps in
+    ``window``, all ranks together."""
+    durations = np.fromiter(
+        in_window(Step, job, window).filter(captured=True).values_list("dur_ns", flat=True),
+        np.int64,
+    )
+    captured = "captured " if is_sampled(job) else ""
+    return {
+        "median_ns": median_step_ns(durations),
+        "steps": len(durations),
+        "label": f"median of {len(durations)} {captured}steps",
     }
 
 

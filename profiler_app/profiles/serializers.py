@@ -48,9 +48,30 @@ class WindowSerializer(serializers.Serializer):
     label = serializers.CharField(help_text='How captions name it: "complete steps #1–#5 (5 of 6)"')  # type: ignore[assignment]
     steps_total = serializers.IntegerField()
     steps_kept = serializers.IntegerField()
+    steps_dropped = serializers.IntegerField(help_text="Steps this window leaves out.")
+    switch_note = serializers.CharField(
+        allow_null=True, help_text="Why the window switch changes nothing for this job, if so."
+    )
     last_step_dropped = serializers.BooleanField(
         help_text="Whether some trace of the job has a last profiler step this window leaves out."
     )
+
+
+class TakenOverSerializer(serializers.Serializer):
+    """What a share of time is a share of (``FIGURES["over"]``)."""
+
+    what = serializers.ChoiceField(choices=["captured steps", "profile span"])
+    ns = serializers.IntegerField(help_text="Per GPU.")
+    steps = serializers.IntegerField()
+    label = serializers.CharField()  # type: ignore[assignment]
+
+
+class StepTimeSerializer(serializers.Serializer):
+    """The one step time (``FIGURES["step_time"]``)."""
+
+    median_ns = serializers.IntegerField(allow_null=True)
+    steps = serializers.IntegerField()
+    label = serializers.CharField()  # type: ignore[assignment]
 
 
 class KernelTotalsSerializer(serializers.Serializer):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import numpy as np
+
 from tracefmt.names import COMM, COMP, MEM, OTHER
 
 # Kernels are every GPU op but copies and sets.
@@ -40,3 +42,9 @@ def duration_std_ns(count: int, sum_ns: float, sum_sq_ns2: float) -> float:
         return 0.0
     variance = (sum_sq_ns2 - sum_ns * sum_ns / count) / (count - 1)
     return math.sqrt(max(variance, 0.0))
+
+
+def median_step_ns(durations_ns: np.ndarray) -> int | None:
+    """The step time (``profiles.figures.FIGURES["step_time"]``) of the steps' durations:
+    their median, truncated to a nanosecond; None without steps."""
+    return int(np.median(durations_ns)) if len(durations_ns) else None

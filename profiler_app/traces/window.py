@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tracefmt.kinds import GPU_OP_KINDS, of_kinds
+from tracefmt.kinds import DEVICE_KINDS, GPU_OP_KINDS, of_kinds
 from tracefmt.names import PROFILER_STEP_RE
 from tracefmt.strings import present_ids
 
@@ -63,7 +63,11 @@ def step_cut(
     if len(step_ids) < 2:
         return None
     launched_gpu_op = _launched_gpu_op(kind, correlation)
-    is_step = ~launched_gpu_op & np.isin(name, step_ids)
+    # The host's step annotations only: the GPU's copy of the last step starts later, after
+    # the step's first launches, which would then count as complete.
+    is_step = ~of_kinds(kind, DEVICE_KINDS) & np.isin(name, step_ids)
+    if not is_step.any():
+        return None
     last_start = int(start_ns[is_step].max())
     host = ~launched_gpu_op & (start_ns < last_start)
     launched = np.sort(correlation[host & (correlation >= 0)])

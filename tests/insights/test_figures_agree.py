@@ -268,7 +268,9 @@ def test_the_complete_steps_leave_out_the_last_step_and_say_so(api, user):
         "label": "whole trace",
         "steps_total": len(raw_steps),
         "steps_kept": len(raw_steps),
+        "steps_dropped": 0,
         "last_step_dropped": False,
+        "switch_note": None,
     }
     numbers = sorted(s for s, _, _ in raw_steps)
     assert b["window"] == {
@@ -277,7 +279,9 @@ def test_the_complete_steps_leave_out_the_last_step_and_say_so(api, user):
         f"(#{numbers[0]}–#{numbers[-2]}, {len(numbers) - 1} of {len(numbers)} steps)",
         "steps_total": len(numbers),
         "steps_kept": len(numbers) - 1,
+        "steps_dropped": 1,
         "last_step_dropped": True,
+        "switch_note": None,
     }
     assert len(b["steps"]["durations_ns"]) == len(a["steps"]["durations_ns"]) - 1
     assert b["totals"]["kernel_runs"] < a["totals"]["kernel_runs"]

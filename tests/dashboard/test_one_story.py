@@ -1,0 +1,221 @@
+"""Every page takes a figure over the same thing, gives one step time, and the complete-steps
+window cuts every figure at one place.
+
+Two real jobs of one ResNet-50 loop on an NVIDIA H200 (tests/data/README.md): the collector
+job of ``h200_resnet50_collector_2026-11-26.tar.gz``'s spool (Kineto recorded 16 of 160 steps),
+and the same tarball's torch.profiler trace (``tb/``, 4 ProfilerSteps, the last cut short).
+Both go through the server's ingest; every expected figure comes from their raw events.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tarfile
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+from statistics import median
+
+import numpy as np
+import pytest
+
+from profiler_app.cluster.queries import cluster
+from profiler_app.core.logic import PartSource, delete_job, store_part
+from profiler_app.core.models import TrainingJob
+from profiler_app.dashboard.queries import dashboard
+from profiler_app.history import logic as history
+from profiler_app.insights.pure.analyses import RankTrace, drop_last_step
+from profiler_app.profiles.models import PartSummary
+from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
+from tests.conftest import DATA_DIR
+from tests.insights.converted import Converted, read_converted
+from tests.timeline.jobs import parse_stored
+from tests.traces.expected import ns
+from tracefmt.kinds import EventKind
+
+pytestmark = pytest.mark.django_db
+
+TARBALL = DATA_DIR / "h200_resnet50_collector_2026-11-26.tar.gz"
+GPU_OPS = ("kernel", "gpu_memcpy", "gpu_memset")
+LAUNCHERS = ("cuda_runtime", "cuda_driver")
+
+
+@pytest.fixture(scope="module")
+def unpacked(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("h200")
+    with tarfile.open(TARBALL) as archive:
+        archive.extractall(folder, filter="data")
+    return folder
+
+
+def _job(name: str, paths: list[Path], kind: str) -> TrainingJob:
+    job = TrainingJob.objects.create(name=name, status="completed")
+    for path in paths:
+        with path.open("rb") as stream:
+            part, _ = store_part(job, PartSource("vm", 0, kind, path.name), stream)
+        parse_stored(part.id)
+    return job
+
+
+@pytest.fixture(scope="module")
+def sampled(unpacked, django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        job = _job("h200-collector", sorted((unpacked / "spool").glob("*/*/*.pcol")), "collector")
+        yield job
+        delete_job(job)
+
+
+@pytest.fixture(scope="module")
+def traced(unpacked, django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        job = _job("h200-tb", sorted((unpacked / "tb").glob("*.json.gz")), "kineto")
+        yield job
+        delete_job(job)
+
+
+@pytest.fixture(scope="module")
+def raw(unpacked) -> Converted:
+    return read_converted(sorted((unpacked / "spool").glob("*/*/*.pcol")))
+
+
+@pytest.fixture(scope="module")
+def tb_events(unpacked) -> list[dict]:
+    [path] = (unpacked / "tb").glob("*.json.gz")
+    with gzip.open(path) as f:
+        doc = json.load(f, parse_float=Decimal)
+    return [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+
+
+def captured_ns(raw: Converted) -> list[int]:
+    return [raw.steps[s][1] - raw.steps[s][0] for s in raw.captured]
+
+
+def test_the_dashboard_takes_kernel_shares_over_the_captured_steps(sampled, raw):
+    found = dashboard(sampled, WHOLE_TRACE)
+    assert found["gpus"] == 1
+    assert found["over"] == {
+        "what": "captured steps",
+        "ns": raw.step_ns,
+        "steps": 16,
+        "label": "the 16 captured steps' time",
+    }
+    kernels: dict[str, int] = defaultdict(int)
+    for op in raw.gpu_ops:
+        if op.kind == EventKind.KERNEL:
+            kernels[op.name] += op.dur_ns
+    top = found["kernel_time"]["top"]
+    assert found["kernel_time"]["total_ns"] == sum(kernels.values())
+    assert {r["name"]: r["total_ns"] for r in top} == kernels
+    # The shares the panels draw (total ÷ over.ns × gpus): a batch-norm kernel's is a few
+    # percent of the captured steps, not the 0.2 % of the 40 s profile span.
+    busiest_bn = max((r for r in top if "batch_norm" in r["name"]), key=lambda r: r["total_ns"])
+    share = 100 * kernels[busiest_bn["name"]] / raw.step_ns
+    assert 100 * busiest_bn["total_ns"] / found["over"]["ns"] == share
+    assert share > 1 and found["profile_ns"] > 20 * raw.step_ns
+
+
+def test_it_gives_one_step_time_on_dashboard_cluster_and_history(sampled, raw):
+    expected = int(median(captured_ns(raw)))
+    one = {"median_ns": expected, "steps": 16, "label": "median of 16 captured steps"}
+    assert dashboard(sampled, WHOLE_TRACE)["step_time"] == one
+    assert cluster(sampled, WHOLE_TRACE, None)["step_time"] == one
+    figures = history.summary_figures(
+        sampled, WHOLE_TRACE, history.run_figures(sampled, WHOLE_TRACE)
+    )
+    assert figures["step_p50_ns"] == expected
+    # The Cluster's per-rank figure is the mean captured step, named so, not the step time.
+    [rank] = cluster(sampled, WHOLE_TRACE, None)["ranks"]
+    assert rank["dur_ns"] == round(sum(captured_ns(raw)) / 16)
+    # The distribution shows every annotated step, and says so.
+    assert len(dashboard(sampled, WHOLE_TRACE)["steps"]["durations_ns"]) == 160
+
+
+def test_the_switch_says_it_changes_nothing_on_a_sampled_job(sampled):
+    whole, complete = dashboard(sampled, WHOLE_TRACE), dashboard(sampled, COMPLETE_STEPS)
+    assert complete["window"]["switch_note"].startswith("The switch changes nothing here")
+    assert complete["window"]["steps_dropped"] == 0
+    for key in ("over", "step_time", "totals", "kernel_time", "memory_ops"):
+        assert whole[key] == complete[key], key
+
+
+def tb_cut(events: list[dict]) -> tuple[int, set[int]]:
+    """Where the last host ProfilerStep starts, and the correlation ids launched before it."""
+    cut = max(
+        ns(e["ts"])
+        for e in events
+        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
+    )
+    launched = {
+        e["args"]["correlation"]
+        for e in events
+        if e.get("cat") in LAUNCHERS and ns(e["ts"]) < cut and "correlation" in e.get("args", {})
+    }
+    return cut, launched
+
+
+def tb_figures(events: list[dict], complete: bool) -> dict:
+    cut, launched = tb_cut(events)
+    ops = [e for e in events if e.get("cat") in GPU_OPS]
+    if complete:
+        ops = [e for e in ops if e["args"].get("correlation") in launched]
+    steps = sorted(
+        (ns(e["ts"]), ns(e["dur"]))
+        for e in events
+        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
+    )
+    if complete:
+        steps = [s for s in steps if s[0] < cut]
+    return {
+        "kernel_ns": sum(ns(e["dur"]) for e in ops if e["cat"] == "kernel"),
+        "kernel_runs": sum(1 for e in ops if e["cat"] == "kernel"),
+        "copy_ns": sum(ns(e["dur"]) for e in ops if e["cat"] == "gpu_memcpy"),
+        "memory_ns": sum(ns(e["dur"]) for e in ops if e["cat"] != "kernel"),
+        "steps": [d for _, d in steps],
+    }
+
+
+@pytest.mark.parametrize("window", [WHOLE_TRACE, COMPLETE_STEPS])
+def test_the_complete_steps_window_cuts_every_figure_at_one_place(traced, tb_events, window):
+    expected = tb_figures(tb_events, window == COMPLETE_STEPS)
+    found = dashboard(traced, window)
+    assert found["totals"]["kernel_ns"] == expected["kernel_ns"]
+    assert found["totals"]["kernel_runs"] == expected["kernel_runs"]
+    assert found["totals"]["memory_ns"] == expected["memory_ns"]
+    copies = sum(r["total_ns"] for r in found["memory_ops"]["rows"] if r["kind"] != "Memset")
+    assert copies == expected["copy_ns"]
+    assert found["steps"]["durations_ns"] == expected["steps"]
+    assert found["step_time"]["median_ns"] == int(median(expected["steps"]))
+    assert cluster(traced, window, None)["step_time"] == found["step_time"]
+    figures = history.summary_figures(traced, window, history.run_figures(traced, window))
+    assert figures["step_p50_ns"] == found["step_time"]["median_ns"]
+    assert figures["steps"] == len(expected["steps"])
+    info = found["window"]
+    assert (info["steps_total"], info["steps_kept"]) == (4, len(expected["steps"]))
+    assert info["steps_dropped"] == 4 - len(expected["steps"])
+    assert info["switch_note"] is None
+
+
+def test_the_dropped_step_is_the_last_one_with_its_copy(tb_events):
+    whole, complete = tb_figures(tb_events, False), tb_figures(tb_events, True)
+    assert (len(whole["steps"]), len(complete["steps"])) == (4, 3)
+    # The last step's pageable copy (about 14 ms) is what the cut leaves out of the copies.
+    assert 13e6 < whole["copy_ns"] - complete["copy_ns"] < 16e6
+
+
+def test_the_rules_read_launches_and_copies_cut_at_the_same_place(traced, tb_events):
+    """What the insights read of the trace in the complete-steps window (``drop_last_step``):
+    the launches, copies and steps before the last step's start, as the Dashboard's."""
+    cut, _ = tb_cut(tb_events)
+    [summary] = PartSummary.objects.filter(job=traced)
+    trace = drop_last_step(RankTrace.from_store(0, summary.store_dir, summary.part_id))
+    kind = trace.events["kind"].to_numpy()
+    launches = np.isin(kind, [EventKind.CUDA_RUNTIME, EventKind.CUDA_DRIVER])
+    expected = [e for e in tb_events if e.get("cat") in LAUNCHERS]
+    assert launches.sum() == sum(1 for e in expected if ns(e["ts"]) < cut) < len(expected)
+    copies = kind == EventKind.GPU_MEMCPY
+    dur = trace.events["dur_ns"].to_numpy()
+    assert dur[copies].sum() == tb_figures(tb_events, True)["copy_ns"]
+    steps = trace.events["name"].map(lambda i: str(trace.names[i]).startswith("ProfilerStep#"))
+    host_steps = steps.to_numpy() & (kind == EventKind.USER_ANNOTATION)
+    assert host_steps.sum() == 3
