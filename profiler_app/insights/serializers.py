@@ -34,6 +34,12 @@ class RuleResultSerializer(serializers.Serializer):
     datapoints = serializers.IntegerField()
     not_evaluated_reason = serializers.CharField(allow_null=True)
     recommendation = serializers.CharField()
+    caused_by = serializers.CharField(
+        allow_null=True,
+        required=False,
+        help_text="the rule whose finding explains this one (pageable copies starving an "
+        "under-used GPU), or null",
+    )
     params = serializers.DictField()
     evidence = serializers.DictField()
     time_ranges = TimeRangeSerializer(many=True)

@@ -145,7 +145,8 @@ def test_it_summarises_framework_time():
     assert result.evidence["forward_backward"] == {"forward_pct": 200 / 7, "backward_pct": 500 / 7}
     assert result.evidence["step_modes"]["TRAIN"] == {"total_ns": 30, "pct": 100.0}
     assert result.recommendation.startswith("Most framework time is in backward (50%)")
-    assert "Data loading" in result.recommendation
+    # 30 % of the annotations is no share of the steps: data loading is DataLoading's to judge.
+    assert "Data loading" not in result.recommendation
 
 
 def test_it_says_why_summaries_are_not_evaluated():
@@ -277,23 +278,3 @@ def test_its_advice_starts_just_past_its_thresholds(gpu, cpu, advice):
     assert found == advice
     if not advice:
         assert result.recommendation == "System usage shows no obvious waste; see the other rules."
-
-
-@pytest.mark.parametrize(
-    ("phase", "name", "limit", "words"),
-    [
-        ("dataloader", "DataLoader.__next__", 10, "Data loading takes a large share"),
-        ("communication", "nccl:all_reduce", 20, "Communication takes a large share"),
-    ],
-)
-def test_framework_advice_starts_just_past_its_shares(phase, name, limit, words):
-    def advice(share_ns: int) -> str:
-        frame = framework_frame(
-            ["## backward ##", name], ["backward", phase], [1000 - share_ns, share_ns]
-        )
-        data = JobData(job().metrics, steps([10]), frame)
-        params = params_from_overrides()["OverallFrameworkMetrics"]
-        return evaluate_overall_framework_metrics(data, params).recommendation
-
-    assert words not in advice(limit * 10)  # exactly the limit, in per cent of 1000 ns
-    assert words in advice(limit * 10 + 1)

@@ -246,8 +246,8 @@ def test_overall_system_usage_summarises_each_sampling_instant(report, raw):
     p95 = np.percentile(instants(raw, "gpu_util_pct"), 95)
     assert p95 < 70 and np.percentile(instants(raw, "cpu_util_pct"), 95) <= 90
     assert rule["recommendation"] == (
-        f"On {NODE} the GPUs are lightly used (95th percentile {p95:.0f}%): a larger batch or a "
-        "smaller instance would use them better."
+        f"On {NODE} the GPUs are lightly used (95th percentile {p95:.0f}%): see "
+        "LowGPUUtilization and BatchSize for why and what to do."
     )
 
 

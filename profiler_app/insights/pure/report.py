@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from profiler_app.insights.pure.frames import JobData
 from profiler_app.insights.pure.rules import RULES, evaluate_rules, params_from_overrides
 from profiler_app.insights.pure.rules.base import RuleResult, TimeRange
+from profiler_app.insights.pure.rules.causes import agreeing
 from profiler_app.insights.pure.rules.recommendations import RECOMMENDATIONS
 
 ISSUE, NO_ISSUE, NOT_EVALUATED = "issue_found", "no_issue", "not_evaluated"
@@ -42,11 +43,12 @@ def profiler_report(
     job_id: int | None = None,
 ) -> ProfilerReport:
     """Runs all rules with the defaults and ``overrides`` (ValueError on a bad override);
-    ``recommendations`` were judged from the job's trace (``recommend``)."""
+    ``recommendations`` were judged from the job's trace (``recommend``); the rules are told
+    with them (``causes.agreeing``)."""
     params = params_from_overrides(overrides)
     return ProfilerReport(
         job_name,
-        tuple(evaluate_rules(job, params)),
+        tuple(agreeing(evaluate_rules(job, params), recommendations)),
         dict(overrides or {}),
         job.data_start_ns(),
         recommendations,
@@ -105,6 +107,7 @@ def _result_json(
         "datapoints": r.datapoints,
         "not_evaluated_reason": r.not_evaluated_reason,
         "recommendation": r.recommendation,
+        "caused_by": r.caused_by,
         "params": dict(r.params),
         "evidence": dict(r.evidence),
         "time_ranges": [

@@ -247,6 +247,9 @@ def _rule_section(rule: dict, origin_ns: int, base_url: str) -> str:
         f"<p>Evaluated {rule['evaluated']} times, triggered {rule['trigger_count']} times; "
         f"{rule['violations']} violations in {rule['datapoints']} data points.</p>"
     )
+    if rule.get("caused_by"):
+        cause = escape(rule["caused_by"])
+        parts.append(f'<p>Caused by <a href="#{cause}">{cause}</a>.</p>')
     parts.append(f'<p class="advice">{escape(rule["recommendation"])}</p>')
     parts.append(_evidence_table(rule["evidence"]))
     parts += CHARTS[rule["rule"]](rule) if rule["rule"] in CHARTS else []

@@ -66,6 +66,9 @@ class RuleResult:
     recommendation: str
     not_evaluated_reason: str | None
     params: Mapping[str, Any] = field(default_factory=dict)
+    # The rule whose finding explains this one (``rules.causes``: pageable copies starving an
+    # under-used GPU), or None.
+    caused_by: str | None = None
 
 
 def plain(value: Any) -> Any:
@@ -456,6 +459,21 @@ def runs(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     padded = np.concatenate(([False], flags, [False])).astype(np.int8)
     edges = np.diff(padded)
     return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
+
+
+def largest_rank(found: RuleResult, key: str) -> tuple[str, Mapping[str, Any]] | None:
+    """(rank, figures) of the rank with the largest ``key`` among a trace recommendation's
+    ranks, or None when it judged none."""
+    ranks = found.evidence.get("ranks") or {}
+    if not ranks:
+        return None
+    rank = max(ranks, key=lambda r: ranks[r].get(key) or 0.0)
+    return str(rank), ranks[rank]
+
+
+def of_ranks(found: RuleResult, rank: str) -> str:
+    """' on rank N' where the rule judged several ranks (one rank needs no name)."""
+    return f" on rank {rank}" if len(found.evidence.get("ranks") or {}) > 1 else ""
 
 
 def pct(part: float, whole: float) -> float:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,9 @@ from profiler_app.insights.pure.rules.base import (
     check_params,
     gpu_source_label,
     job_scans,
+    largest_rank,
     not_evaluated,
+    of_ranks,
     pct,
     per_series,
     result,
@@ -104,9 +107,10 @@ def _usage_advice(nodes: dict) -> str:
         gpu = metrics.get(GPU_UTIL)
         cpu = metrics.get(CPU_UTIL) or metrics.get(CPU_UTIL_TOTAL)
         if gpu and gpu["p95"] < 70:
+            # Why, and what to do, is LowGPUUtilization's and BatchSize's to say (``causes``).
             notes.append(
-                f"On {node} the GPUs are lightly used (95th percentile {gpu['p95']:.0f}%): a "
-                "larger batch or a smaller instance would use them better."
+                f"On {node} the GPUs are lightly used (95th percentile {gpu['p95']:.0f}%): see "
+                "LowGPUUtilization and BatchSize for why and what to do."
             )
         if cpu and cpu["p95"] > 90:
             notes.append(
@@ -183,21 +187,44 @@ def _step_modes(steps: pd.DataFrame) -> dict:
 def _framework_advice(phases: dict, top: dict) -> str:
     if not phases:
         return "No framework events to summarise."
-    annotated = [p for p in phases if p not in DEVICE_PHASES] or list(phases)
-    phase = max(annotated, key=lambda p: phases[p]["total_ns"])
+    annotated = [p for p in phases if p not in DEVICE_PHASES]
+    phase = max(annotated or phases, key=lambda p: phases[p]["total_ns"])
     names = ", ".join(item["name"] for item in top.get(phase, [])[:3])
-    advice = [f"Most framework time is in {phase} ({phases[phase]['pct']:.0f}%)"]
-    advice[0] += f"; the largest items there are {names}." if names else "."
-    if phases.get("dataloader", {}).get("pct", 0) > 10:
-        advice.append(
-            "Data loading takes a large share: add DataLoader workers, pin memory and prefetch."
+    # The phases' shares are of the annotations' own time, not of the steps: whether data
+    # loading or communication takes too much is the trace rules' to say (``with_trace_figures``).
+    advice = f"Most framework time is in {phase} ({phases[phase]['pct']:.0f}%)"
+    return advice + (f"; the largest items there are {names}." if names else ".")
+
+
+# What the framework summary states from the trace rules that measure it, rather than from its
+# phase shares: (rule, figure of a rank, what it is).
+MEASURED_BY = (
+    ("DataLoading", "share_pct", "Data loading"),
+    ("Communication", "comm_pct_of_steps", "Communication"),
+)
+
+
+def with_trace_figures(summary: RuleResult, recommendations: Iterable[RuleResult]) -> RuleResult:
+    """The framework summary with what DataLoading and Communication measured, each in its
+    rule's own figure and verdict, so that the summary never judges them otherwise."""
+    if summary.not_evaluated_reason is not None:
+        return summary
+    judged = {r.rule: r for r in recommendations if r.not_evaluated_reason is None}
+    statements = []
+    for rule, key, label in MEASURED_BY:
+        found = judged.get(rule)
+        largest = largest_rank(found, key) if found else None
+        if found is None or largest is None or not largest[1].get(key):
+            continue  # none of it in the trace: nothing to state
+        rank, figures = largest
+        verdict = "an issue, see its advice" if found.triggered else "no issue"
+        statements.append(
+            f"{label} takes {figures[key]:.1f}% of the {figures['window']}"
+            f"{of_ranks(found, rank)} ({rule}: {verdict})."
         )
-    if phases.get("communication", {}).get("pct", 0) > 20:
-        advice.append(
-            "Communication takes a large share: overlap it with computation (DDP bucketing, "
-            "gradient accumulation) or compress gradients."
-        )
-    return " ".join(advice)
+    if not statements:
+        return summary
+    return replace(summary, recommendation=" ".join([summary.recommendation, *statements]))
 
 
 OVERALL_SYSTEM_USAGE = RuleSpec(
