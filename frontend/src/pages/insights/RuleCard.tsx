@@ -32,6 +32,12 @@ export function RuleCard({ rule }: { rule: RuleResult }) {
         <>
           <Evidence evidence={rule.evidence} />
           <PerRank evidence={rule.evidence} />
+          {rule.caused_by && (
+            <p className="rule-cause">
+              <strong>Caused by: </strong>
+              <a href={`#rule-${rule.caused_by}`}>{rule.caused_by}</a>
+            </p>
+          )}
           <p className="rule-recommendation">
             <strong>Recommendation: </strong>
             {rule.recommendation}
