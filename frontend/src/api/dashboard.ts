@@ -9,6 +9,9 @@ export type Dashboard = Schemas["Dashboard"];
 export type ActiveShare = Schemas["ActivePoints"];
 export type Utilization = Schemas["Utilization"];
 export type KernelTop = Schemas["KernelTop"];
+/** What the Dashboard's shares of time are shares of (captured steps or the profile's span). */
+export type TakenOver = Schemas["TakenOver"];
+export type StepTime = Schemas["StepTime"];
 export type PrecisionRow = Schemas["PrecisionRow"];
 /** A row of the GPU activity or memory operations panel (only the latter carries bytes). */
 export type KindRow = Schemas["KindRow"];

@@ -87,7 +87,7 @@ function ClusterPanels({ data, jobId }: { data: Cluster; jobId: number }) {
       )}
       <div className="panel-grid cluster-grid">
         <Panel
-          title="Step time per rank"
+          title="Captured steps per rank"
           size="wide"
           emptyReason={data.ranks.length ? null : "no steps with GPU work in this profile"}
           note={
@@ -95,12 +95,14 @@ function ClusterPanels({ data, jobId }: { data: Cluster; jobId: number }) {
               Per rank and {data.step === null ? "averaged over steps" : `step ${data.step}`}: the
               iteration gap (step start to the first computation kernel: data loading, host work),
               forward + backward (first to last computation kernel) and the iteration tail (after
-              the last computation kernel: communication and synchronisation) add up to the step
-              time.
+              the last computation kernel: communication and synchronisation) add up to the rank's
+              mean captured step.{" "}
+              {data.step_time.median_ns !== null &&
+                `Step time: ${formatDuration(data.step_time.median_ns)} (${data.step_time.label}, all ranks).`}
             </>
           }
         >
-          <Chart option={barOption} height={280} label="Step time per rank, stacked" />
+          <Chart option={barOption} height={280} label="Mean captured step per rank, stacked" />
           <RankTable rows={data.ranks} jobId={jobId} />
         </Panel>
         <Panel
@@ -172,7 +174,7 @@ function rankColumns(jobId: number): DataColumn<RankRow>[] {
   return [
     { key: "rank", label: "Rank" },
     { key: "node", label: "Node" },
-    durationColumn("dur_ns", "Step"),
+    durationColumn("dur_ns", "Mean captured step"),
     durationColumn("gap_ns", "Gap"),
     durationColumn("compute_ns", "Fwd + bwd"),
     durationColumn("tail_ns", "Tail"),

@@ -75,7 +75,7 @@ function profileSummary(data: Dashboard, job: TrainingJob): string {
 }
 
 function Panels({ data }: { data: Dashboard }) {
-  const shareOf = useMemo(() => gpuTime(data.profile_ns, data.gpus), [data]);
+  const shareOf = useMemo(() => gpuTime(data.over, data.gpus), [data]);
   return (
     <div className="panel-grid">
       <ActiveTimePanel device="GPU" share={data.gpu_active} />
@@ -84,7 +84,7 @@ function Panels({ data }: { data: Dashboard }) {
       <UtilizationPanel device="CPU" utilization={data.cpu_utilization} />
       <KernelTimePanels kernels={data.kernel_time} gpuTime={shareOf} />
       <KernelCountPanels kernels={data.kernel_count} />
-      <StepTimePanel steps={data.steps} />
+      <StepTimePanel steps={data.steps} stepTime={data.step_time} />
       <PrecisionPanel precision={data.precision} gpuTime={shareOf} />
       <GpuActivityPanel activity={data.gpu_activity} gpuTime={shareOf} />
       <MemoryOpsPanel memoryOps={data.memory_ops} gpuTime={shareOf} />

@@ -1,20 +1,30 @@
 import { useMemo } from "react";
-import type { Dashboard } from "../../api/dashboard";
+import type { Dashboard, StepTime } from "../../api/dashboard";
 import { PieChart } from "../../charts/PieChart";
 import type { LegendSlice } from "../../charts/PieChart";
 import { Panel } from "../../components/Panel";
+import { formatCount, formatDuration } from "../../lib/format";
 import { DurationHistogram } from "./DurationHistogram";
 import { activitySlices, memoryOpSlices, precisionSlices } from "./slices";
 import type { GpuTime } from "./slices";
 
-export function StepTimePanel({ steps }: { steps: Dashboard["steps"] }) {
+/** Which steps the distribution shows, and the one step time beside it. */
+function stepNote(steps: Dashboard["steps"], stepTime: StepTime): string {
+  const all = `All ${formatCount(steps.durations_ns.length)} annotated steps in the window, across all ranks.`;
+  if (stepTime.median_ns === null) return all;
+  return `${all} Step time: ${formatDuration(stepTime.median_ns)} (${stepTime.label}).`;
+}
+
+export function StepTimePanel({
+  steps,
+  stepTime,
+}: {
+  steps: Dashboard["steps"];
+  stepTime: StepTime;
+}) {
   const empty = steps.empty_reason ?? (steps.durations_ns.length ? null : "no steps annotated");
   return (
-    <Panel
-      title="Step time distribution"
-      emptyReason={empty}
-      note="Durations of the annotated training steps across all ranks."
-    >
+    <Panel title="Step time distribution" emptyReason={empty} note={stepNote(steps, stepTime)}>
       <DurationHistogram
         durationsNs={steps.durations_ns}
         names={steps.names}

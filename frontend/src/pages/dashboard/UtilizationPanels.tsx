@@ -9,9 +9,9 @@ import { activeSlices, utilizationLines } from "./slices";
 type Device = "GPU" | "CPU";
 
 const SOURCES: Record<string, string> = {
-  nvml: "NVML utilisation samples",
-  kernel_busy: "kernel busy time (the trace has no NVML samples)",
-  psutil: "psutil CPU samples",
+  nvml: "NVML utilisation samples, over the whole run (not only the captured steps)",
+  kernel_busy: "kernel busy time in the window (the trace has no NVML samples)",
+  psutil: "psutil CPU samples, over the whole run (not only the captured steps)",
 };
 
 function sourceNote(source: string | null): string {
@@ -26,7 +26,7 @@ export function ActiveTimePanel({ device, share }: { device: Device; share: Acti
       title={`${device} active time`}
       emptyReason={empty}
       size="narrow"
-      note={`Data points with ${device} utilisation above 0% (active) and at 0% (idle), across all nodes. ${sourceNote(share.source)}`}
+      note={`Data points with ${device} utilisation above 0% (active) and at 0% (idle), across all nodes: a count of samples, not the mean utilisation. ${sourceNote(share.source)}`}
     >
       <PieChart slices={slices} label={`${device} active time`} height={200} />
     </Panel>

@@ -24,7 +24,9 @@ export function makeDashboard(overrides: Partial<Dashboard> = {}): Dashboard {
       label: "complete steps #101–#105 (5 of 6)",
       steps_total: 6,
       steps_kept: 5,
+      steps_dropped: 1,
       last_step_dropped: true,
+      switch_note: null,
     },
     headline: HEADLINE,
     totals: {
@@ -40,6 +42,13 @@ export function makeDashboard(overrides: Partial<Dashboard> = {}): Dashboard {
     },
     partial: false,
     profile_ns: 578_888_534,
+    over: {
+      what: "profile span",
+      ns: 578_888_534,
+      steps: 5,
+      label: "the profile's span (complete steps)",
+    },
+    step_time: { median_ns: 95_551_087, steps: 5, label: "median of 5 steps" },
     gpus: 1,
     gpu_active: { source: "kernel_busy", active_points: 812, idle_points: 188, empty_reason: null },
     cpu_active: {

@@ -13,7 +13,7 @@ import {
 } from "./slices";
 
 const data = makeDashboard();
-const oneGpu = gpuTime(data.profile_ns, 1);
+const oneGpu = gpuTime(data.over, 1);
 
 describe("dashboard slices", () => {
   it("splits data points into active and idle", () => {
@@ -32,8 +32,22 @@ describe("dashboard slices", () => {
     expect(activeSlices(data.cpu_active, "CPU")).toEqual([]);
   });
 
+  it("gives a sampled job's kernel time as a share of its captured steps, not of the span", () => {
+    const captured = gpuTime(
+      { what: "captured steps", ns: 845_000_000, steps: 16, label: "the 16 captured steps' time" },
+      1,
+    );
+    expect(captured).toEqual({
+      ns: 845_000_000,
+      label: "the captured steps",
+      caption: "the 16 captured steps' 0.845000 s",
+    });
+    const [top] = kernelTimeSlices(data.kernel_time, { k: 2, withOther: true, gpuTime: captured });
+    expect(top!.tip.lines[1]).toBe("3.1% of the captured steps");
+  });
+
   it("gives kernel time on many GPUs as a share of their summed time, not of one span", () => {
-    const eight = gpuTime(data.profile_ns, 8);
+    const eight = gpuTime(data.over, 8);
     expect(eight.ns).toBe(8 * data.profile_ns);
     expect(eight.caption).toBe("the 8 GPUs' time (the 0.578889 s span × 8)");
     const [top] = kernelTimeSlices(data.kernel_time, { k: 2, withOther: true, gpuTime: eight });

@@ -7,6 +7,7 @@ import type {
   KernelTop,
   KindRow,
   PrecisionRow,
+  TakenOver,
   Utilization,
 } from "../../api/dashboard";
 import { ACTIVE_COLOUR, OTHER_COLOUR, colourFor } from "../../lib/colour";
@@ -48,21 +49,24 @@ export function activeSlices(share: ActiveShare, device: "GPU" | "CPU"): LegendS
 }
 
 /**
- * What a slice's time is a share of: the GPUs' time, the profile's span times the GPUs that ran
- * kernels (kernel time summed over 8 GPUs is a share of 8 spans, not of one). ``label`` names it
- * in a tooltip, ``caption`` under a chart.
+ * What a slice's time is a share of (the response's ``over``): per GPU, the captured steps' time
+ * on a sampled job, else the profile's span, times the GPUs that ran kernels (kernel time summed
+ * over 8 GPUs is a share of 8 spans, not of one). ``label`` names it in a tooltip, ``caption``
+ * under a chart.
  */
 export type GpuTime = { ns: number; label: string; caption: string };
 
-export function gpuTime(spanNs: number, gpus: number): GpuTime {
-  const span = formatSeconds(spanNs);
-  if (gpus <= 1) return { ns: spanNs, label: "the profile", caption: `the profile's ${span} span` };
-  const label = `the ${formatCount(gpus)} GPUs' time`;
-  return {
-    ns: spanNs * gpus,
-    label,
-    caption: `${label} (the ${span} span × ${formatCount(gpus)})`,
-  };
+export function gpuTime(over: TakenOver, gpus: number): GpuTime {
+  const time = formatSeconds(over.ns);
+  const captured = over.what === "captured steps";
+  const whole = captured
+    ? `the ${formatCount(over.steps)} captured steps' ${time}`
+    : `the profile's ${time} span`;
+  if (gpus <= 1)
+    return { ns: over.ns, label: captured ? "the captured steps" : "the profile", caption: whole };
+  const label = `the ${formatCount(gpus)} GPUs' ${captured ? "captured steps" : "time"}`;
+  const each = captured ? `${time} of captured steps` : `the ${time} span`;
+  return { ns: over.ns * gpus, label, caption: `${label} (${each} × ${formatCount(gpus)})` };
 }
 
 type KernelSliceOptions = { k: number; withOther: boolean; gpuTime: GpuTime };

@@ -83,7 +83,12 @@ function SeriesView({ series, runs }: { series: Series; runs: SeriesRun[] }) {
   return (
     <>
       <div className="panel-grid">
-        <RunChart title="Step time" unit="ms" runs={runs} toLines={stepLines} />
+        <RunChart
+          title="Step time (median of the captured steps)"
+          unit="ms"
+          runs={runs}
+          toLines={stepLines}
+        />
         <RunChart
           title="GPU utilisation"
           unit="%"
@@ -198,7 +203,7 @@ function runColumns(): DataColumn<SeriesRun>[] {
     },
     {
       key: "median",
-      label: "Median step",
+      label: "Step time (median)",
       value: (run) => run.figures?.step_p50_ns ?? null,
       format: formatDuration,
     },
