@@ -83,12 +83,7 @@ function SeriesView({ series, runs }: { series: Series; runs: SeriesRun[] }) {
   return (
     <>
       <div className="panel-grid">
-        <RunChart
-          title="Step time (median of the captured steps)"
-          unit="ms"
-          runs={runs}
-          toLines={stepLines}
-        />
+        <RunChart title="Step time" unit="ms" runs={runs} toLines={stepLines} />
         <RunChart
           title="GPU utilisation"
           unit="%"

@@ -29,16 +29,16 @@ function points(runs: readonly SeriesRun[], value: (run: SeriesRun) => number | 
 
 const NS_PER_MS = 1e6;
 
-/** Median and p95 step time of each run, in milliseconds. */
+/** Each run's step time (the median of its captured steps) and their p95, in milliseconds. */
 export function stepLines(runs: readonly SeriesRun[]): LineSeries[] {
   return [
     {
-      name: "Step time median",
+      name: "Step time (median of captured steps)",
       color: colourFor("step median"),
       points: points(runs, (r) => ms(r.figures?.step_p50_ns)),
     },
     {
-      name: "Step time p95",
+      name: "p95 of captured steps",
       color: colourFor("step p95"),
       points: points(runs, (r) => ms(r.figures?.step_p95_ns)),
     },
