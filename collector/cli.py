@@ -23,7 +23,7 @@ DESCRIPTION = "Send PyTorch training profiles to a profiler-app server."
 
 T = TypeVar("T")
 # How long upload and flush wait, in all, for a busy (429, 503) or unreachable server.
-DEFAULT_MAX_WAIT_S = float(os.environ.get("PROFILER_UPLOAD_MAX_WAIT_S") or 900)
+DEFAULT_MAX_WAIT_S = 900.0
 
 EPILOG = """\
 examples:
@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
             default=DEFAULT_MAX_WAIT_S,
             metavar="SECONDS",
             help="how long to wait in all for a busy (429, 503) or unreachable server before "
-            "giving up (default $PROFILER_UPLOAD_MAX_WAIT_S or %(default)g)",
+            "giving up (default %(default)g)",
         )
 
     up = sub.add_parser(
