@@ -18,6 +18,7 @@ import { SlowBanner } from "../../components/SlowBanner";
 import { AnalysesSection } from "./AnalysesSection";
 import { ParametersForms } from "./ParametersForm";
 import { RuleCard } from "./RuleCard";
+import { issuesFirst } from "./ruleOrder";
 import "./insights.css";
 
 export function InsightsPage() {
@@ -81,7 +82,7 @@ function JobInsights({ job }: { job: TrainingJob }) {
             synchronisation, launch overhead, tensor cores, copies to the GPU and communication.
             Each place links to the timeline.
           </p>
-          {data.report.recommendations.map((rule) => (
+          {issuesFirst(data.report.recommendations).map((rule) => (
             <RuleCard key={rule.rule} rule={rule} />
           ))}
         </div>
@@ -89,7 +90,7 @@ function JobInsights({ job }: { job: TrainingJob }) {
       {data?.report && (
         <div className="insights-rules">
           <h2>Rules</h2>
-          {data.report.rules.map((rule) => (
+          {issuesFirst(data.report.rules).map((rule) => (
             <RuleCard key={rule.rule} rule={rule} />
           ))}
         </div>

@@ -49,13 +49,37 @@ describe("RuleCard", () => {
     const headers = within(screen.getByRole("table", { name: "Per rank" }))
       .getAllByRole("columnheader")
       .map((th) => th.textContent!.replace(/[↕▲▼]/g, ""));
-    expect(headers).toEqual(["rank", "step ms", "gap ns"]);
+    expect(headers).toEqual(["Rank", "Step", "Gap"]);
     expect(rows()).toEqual([
-      ["2", "9", "1,500"],
-      ["9", "–", "700"],
-      ["10", "12.50", "3,000"],
+      ["2", "9 ms", "1.5 µs"],
+      ["9", "–", "700 ns"],
+      ["10", "12.5 ms", "3 µs"],
     ]);
-    await userEvent.click(screen.getByRole("button", { name: "rank" }));
+    await userEvent.click(screen.getByRole("button", { name: "Rank" }));
     expect(rows().map((row) => row[0])).toEqual(["10", "9", "2"]);
+  });
+
+  it("shows evidence in words and readable units, the raw figure on hover", () => {
+    render(
+      <MemoryRouter>
+        <RuleCard
+          rule={{
+            ...rule,
+            evidence: {
+              step_ns: 1_483_290_157,
+              share_pct: 17.98,
+              job_start_ns: 1_795_000_000_000_000_000,
+            },
+          }}
+        />
+      </MemoryRouter>,
+    );
+    const step = screen.getByText("Step time").parentElement!;
+    expect(step.textContent).toBe("Step time1.483 s");
+    expect(step.title).toBe("step_ns = 1,483,290,157");
+    expect(screen.getByText("Share").parentElement!.textContent).toBe("Share18.0%");
+    const start = screen.getByText("Job start").parentElement!;
+    expect(start.textContent).toBe("Job start18 Nov 2026, 11:06:40 UTC");
+    expect(screen.queryByText(/SHARE PCT|share pct/i)).toBeNull();
   });
 });

@@ -2,6 +2,7 @@ import { useMemo } from "react";
 import { Link } from "react-router";
 import type { RuleResult, RuleStatus } from "../../api/insights";
 import { type DataColumn, type DataRow, Table } from "../../components/DataTable";
+import { fieldLabel, formatField, rawFieldText } from "./fieldText";
 
 const STATUS_TEXT: Record<RuleStatus, string> = {
   issue_found: "Issue found",
@@ -86,9 +87,9 @@ function Evidence({ evidence }: { evidence: Record<string, unknown> }) {
   return (
     <dl className="rule-evidence">
       {entries.map(([key, value]) => (
-        <div key={key}>
-          <dt>{key.replaceAll("_", " ")}</dt>
-          <dd>{typeof value === "number" ? formatNumber(value) : String(value)}</dd>
+        <div key={key} title={rawFieldText(key, value)}>
+          <dt>{fieldLabel(key)}</dt>
+          <dd>{typeof value === "number" ? formatField(key, value) : String(value)}</dd>
         </div>
       ))}
     </dl>
@@ -121,12 +122,13 @@ function perRankTable(ranks: unknown): { rows: DataRow[]; columns: DataColumn[] 
     ...new Set(rows.flatMap((row) => Object.keys(row).filter((k) => typeof row[k] === "number"))),
   ].filter((key) => key !== "rank");
   const columns: DataColumn[] = [
-    { key: "rank", label: "rank" },
-    ...keys.map((key) => ({ key, label: key.replaceAll("_", " "), format: formatNumber })),
+    { key: "rank", label: "Rank" },
+    ...keys.map((key): DataColumn => ({
+      key,
+      label: fieldLabel(key),
+      format: (value) => formatField(key, value),
+      cellTitle: (row) => (row[key] == null ? undefined : rawFieldText(key, row[key])),
+    })),
   ];
   return { rows, columns };
-}
-
-function formatNumber(value: number): string {
-  return Number.isInteger(value) ? value.toLocaleString("en-US") : value.toFixed(2);
 }
