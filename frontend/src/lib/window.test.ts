@@ -32,7 +32,7 @@ describe("windowSentence", () => {
 
   it("says why the switch changes nothing on a sampled job", () => {
     const window = {
-      window: "complete_steps" as const,
+      window: "whole_trace" as const,
       label: "captured steps 57–60 (4 of 160)",
       steps_total: 160,
       steps_kept: 4,

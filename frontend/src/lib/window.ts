@@ -12,7 +12,7 @@ export function useWindowCaption(): string | null {
  * nothing where it does not. */
 export function windowSentence(window: JobWindow): string {
   const steps =
-    window.window === "whole_trace" && window.steps_total > 0
+    window.window === "whole_trace" && window.steps_total > 0 && !window.switch_note
       ? ` (${window.steps_total} step${window.steps_total === 1 ? "" : "s"})`
       : "";
   const dropped =

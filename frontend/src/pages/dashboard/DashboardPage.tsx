@@ -84,7 +84,7 @@ function Panels({ data }: { data: Dashboard }) {
       <UtilizationPanel device="CPU" utilization={data.cpu_utilization} />
       <KernelTimePanels kernels={data.kernel_time} gpuTime={shareOf} />
       <KernelCountPanels kernels={data.kernel_count} />
-      <StepTimePanel steps={data.steps} stepTime={data.step_time} />
+      <StepTimePanel steps={data.steps} stepTime={data.step_time} over={data.over} />
       <PrecisionPanel precision={data.precision} gpuTime={shareOf} />
       <GpuActivityPanel activity={data.gpu_activity} gpuTime={shareOf} />
       <MemoryOpsPanel memoryOps={data.memory_ops} gpuTime={shareOf} />

@@ -1,9 +1,10 @@
 import { useMemo } from "react";
-import type { Dashboard, StepTime } from "../../api/dashboard";
+import type { Dashboard, StepTime, TakenOver } from "../../api/dashboard";
 import { PieChart } from "../../charts/PieChart";
 import type { LegendSlice } from "../../charts/PieChart";
 import { Panel } from "../../components/Panel";
 import { formatCount, formatDuration } from "../../lib/format";
+import { WindowCaption, useWindowCaption } from "../../lib/window";
 import { DurationHistogram } from "./DurationHistogram";
 import { activitySlices, memoryOpSlices, precisionSlices } from "./slices";
 import type { GpuTime } from "./slices";
@@ -18,20 +19,30 @@ function stepNote(steps: Dashboard["steps"], stepTime: StepTime): string {
 export function StepTimePanel({
   steps,
   stepTime,
+  over,
 }: {
   steps: Dashboard["steps"];
   stepTime: StepTime;
+  over: TakenOver;
 }) {
   const empty = steps.empty_reason ?? (steps.durations_ns.length ? null : "no steps annotated");
+  const caption = useWindowCaption();
+  // A sampled job's distribution is of every annotated step, not of the captured ones.
+  const annotated =
+    over.what === "captured steps"
+      ? `all ${formatCount(steps.durations_ns.length)} annotated steps`
+      : caption;
   return (
-    <Panel title="Step time distribution" emptyReason={empty} note={stepNote(steps, stepTime)}>
-      <DurationHistogram
-        durationsNs={steps.durations_ns}
-        names={steps.names}
-        noun="step"
-        label="Step time distribution"
-      />
-    </Panel>
+    <WindowCaption.Provider value={annotated}>
+      <Panel title="Step time distribution" emptyReason={empty} note={stepNote(steps, stepTime)}>
+        <DurationHistogram
+          durationsNs={steps.durations_ns}
+          names={steps.names}
+          noun="step"
+          label="Step time distribution"
+        />
+      </Panel>
+    </WindowCaption.Provider>
   );
 }
 
