@@ -21,7 +21,7 @@ import {
   formatSecondsWithUnit,
   plural,
 } from "../../lib/format";
-import { shortKernelName } from "./kernelNames";
+import { shortKernelName } from "../../lib/kernelNames";
 import { topKWithOther } from "./topk";
 
 /** "Active"/"Idle" data points of a utilisation metric: active means utilisation above 0%. */

@@ -10,6 +10,8 @@ import type { LineSeries } from "../../charts/options";
 import {
   RANK,
   bandwidthLines,
+  breakAtGaps,
+  kernelNameColumn,
   num,
   queueLines,
   relativeToFirstPoint,
@@ -175,15 +177,24 @@ function TimeSeries({
   series: LineSeries[];
   formatY: (y: number) => string;
 }) {
-  const option = useMemo(
-    () =>
-      lineOption(relativeToFirstPoint(series), {
-        xName: "seconds",
-        formatX: (x) => x.toFixed(2),
-        formatY,
-      }),
-    [series, formatY],
-  );
+  const option = useMemo(() => {
+    const lines = relativeToFirstPoint(series);
+    const base = lineOption(lines, {
+      xName: "seconds",
+      formatX: (x) => x.toFixed(2),
+      // the tooltip also lists a line whose point under the cursor is a gap ("-")
+      formatY: (y) => (typeof y === "number" ? formatY(y) : "–"),
+    });
+    const drawn = Array.isArray(base.series) ? base.series : [];
+    return {
+      ...base,
+      series: drawn.map((line, index) => ({
+        ...line,
+        data: breakAtGaps(lines[index]?.points ?? []),
+        connectNulls: false,
+      })),
+    };
+  }, [series, formatY]);
   if (series.length === 0) return null;
   return (
     <section className="card">
@@ -243,7 +254,7 @@ const LAUNCH_COLUMNS: DataColumn[] = [
   { key: "delay_outliers", label: "Launch-delay outliers" },
 ];
 const KERNEL_COLUMNS: DataColumn[] = [
-  { key: "name", label: "Kernel", code: true },
+  kernelNameColumn("Kernel"),
   { key: "type", label: "Type" },
   { key: "count", label: "Count" },
   { key: "sum_ns", label: "Total", format: formatDuration },
@@ -256,7 +267,7 @@ const KERNEL_COLUMNS: DataColumn[] = [
 const TOP_KERNEL_COLUMNS: DataColumn[] = [
   RANK,
   { key: "type", label: "Type" },
-  { key: "name", label: "Kernel", code: true },
+  kernelNameColumn("Kernel"),
   { key: "kernels", label: "Kernels" },
   { key: "count", label: "Runs" },
   { key: "sum_ns", label: "Total", format: formatDuration },

@@ -4,6 +4,7 @@ import type { LineSeries } from "../../charts/options";
 import type { DataColumn } from "../../components/DataTable";
 import { OTHER_COLOUR, colourFor } from "../../lib/colour";
 import { formatDuration } from "../../lib/format";
+import { shortKernelName } from "../../lib/kernelNames";
 
 export type Row = Record<string, unknown>;
 
@@ -13,6 +14,18 @@ export function num(row: Row, key: string): number {
 }
 
 export const RANK: DataColumn = { key: "rank", label: "Rank" };
+
+/** A kernel-name column that fits: the function and template arguments, the full name on hover. */
+export function kernelNameColumn(label: string): DataColumn {
+  const name = (row: Row) => String(row["name"] ?? "");
+  return {
+    key: "name",
+    label,
+    code: true,
+    cell: (row) => shortKernelName(name(row)),
+    cellTitle: name,
+  };
+}
 
 /** A rank column first, where the table holds more than one rank. */
 export function withRank(rows: Row[], columns: DataColumn[]): DataColumn[] {
@@ -57,6 +70,30 @@ export function bandwidthLines(lines: Row[]): LineSeries[] {
 export function relativeToFirstPoint(series: LineSeries[]): LineSeries[] {
   const origin = Math.min(...series.map((s) => s.points[0]?.[0] ?? Infinity));
   return series.map((s) => ({ ...s, points: s.points.map(([t, v]) => [(t - origin) / 1e9, v]) }));
+}
+
+/** A point that ECharts leaves undrawn ("-" is its empty value), so the line stops there instead of bridging a gap. */
+export type GapPoint = [number, "-"];
+
+/** Gaps of more than this many typical spacings break the line: time between captures. */
+const GAP_SPACINGS = 3;
+
+/**
+ * The points with an undrawn point between two that lie further apart than the typical
+ * (median) spacing allows, so a line over sampled captures breaks between them.
+ */
+export function breakAtGaps(points: [number, number][]): ([number, number] | GapPoint)[] {
+  const spacings = points
+    .slice(1)
+    .map(([t], i) => t - points[i]![0])
+    .sort((a, b) => a - b);
+  const typical = spacings[Math.floor(spacings.length / 2)] ?? 0;
+  if (typical <= 0) return points;
+  return points.flatMap((point, i): ([number, number] | GapPoint)[] => {
+    const previous = points[i - 1];
+    if (!previous || point[0] - previous[0] <= GAP_SPACINGS * typical) return [point];
+    return [[(previous[0] + point[0]) / 2, "-"], point];
+  });
 }
 
 function toLines(lines: Row[], name: (line: Row) => string): LineSeries[] {
