@@ -108,4 +108,11 @@ describe("kernel names in the analyses tables", () => {
     );
     expect(column.cellTitle!(row)).toBe(full);
   });
+
+  it("keeps a copy's name whole: its parentheses say what kind of copy it is", () => {
+    const column = kernelNameColumn("Kernel");
+    expect(column.cell!({ name: "Memcpy HtoD (Pageable -> Device)" })).toBe(
+      "Memcpy HtoD (Pageable -> Device)",
+    );
+  });
 });

@@ -15,14 +15,18 @@ export function num(row: Row, key: string): number {
 
 export const RANK: DataColumn = { key: "rank", label: "Rank" };
 
-/** A kernel-name column that fits: the function and template arguments, the full name on hover. */
+/**
+ * A kernel-name column that fits: a C++ kernel by its function and template arguments, the full
+ * name on hover. Names without a namespace stay whole: "Memcpy HtoD (Pageable -> Device)" says
+ * in its parentheses what kind of copy it is.
+ */
 export function kernelNameColumn(label: string): DataColumn {
   const name = (row: Row) => String(row["name"] ?? "");
   return {
     key: "name",
     label,
     code: true,
-    cell: (row) => shortKernelName(name(row)),
+    cell: (row) => (name(row).includes("::") ? shortKernelName(name(row)) : name(row)),
     cellTitle: name,
   };
 }
