@@ -79,7 +79,17 @@ def test_insights_of_a_sampled_job_read_for_a_person(live_server, tab, user, tmp
     pageable = "Memcpy HtoD (Pageable -> Device)"
     expect(kernel_table.get_by_title(pageable, exact=True)).to_have_text(pageable)
     shutil.copy(screenshot(tab, "insights-h200-readable"), SHOWN / "insights-h200.png")
+    # Parts of the page at full size, for people to read.
+    rules.screenshot(path=str(SHOWN / "insights-h200-rules.png"))
+    recommendations = tab.locator('.insights-rules[aria-label="Recommendations"]')
+    recommendations.screenshot(path=str(SHOWN / "insights-h200-recommendations.png"))
+    kernel_table.screenshot(path=str(SHOWN / "insights-h200-kernels.png"))
+    bandwidth = tab.locator("section.card", has_text="Memory copy bandwidth over time")
+    bandwidth.screenshot(path=str(SHOWN / "insights-h200-bandwidth.png"))
 
     tab.goto(live_server.url + "/dashboard")
     expect(tab.get_by_role("heading", name="Time spent by all GPU kernels")).to_be_visible()
     shutil.copy(screenshot(tab, "dashboard-h200-headline"), SHOWN / "dashboard-h200.png")
+    tab.get_by_role("region", name="Headline").screenshot(
+        path=str(SHOWN / "dashboard-h200-headline.png")
+    )
