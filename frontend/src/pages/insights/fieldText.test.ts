@@ -6,8 +6,10 @@ describe("evidence field text", () => {
     expect(fieldLabel("share_pct")).toBe("Share");
     expect(fieldLabel("step_ns")).toBe("Step time");
     expect(fieldLabel("idle_gap_ns")).toBe("Idle gap");
-    expect(fieldLabel("h2d_bytes_per_s")).toBe("H2d");
-    expect(fieldLabel("pageable_bytes")).toBe("Pageable");
+    expect(fieldLabel("h2d_bytes_per_s")).toBe("H2d rate");
+    expect(fieldLabel("pageable_bytes")).toBe("Pageable size");
+    expect(fieldLabel("pageable_ns")).toBe("Pageable");
+    expect(fieldLabel("pageable_pct_of_steps")).toBe("Pageable % of steps");
     expect(fieldLabel("launches")).toBe("Launches");
   });
 
@@ -22,6 +24,7 @@ describe("evidence field text", () => {
     expect(formatField("launches_per_s", 1200)).toBe("1,200/s");
     expect(formatField("mean_gbps", 9.87)).toBe("9.9 GB/s");
     expect(formatField("launches", 3856)).toBe("3,856");
+    expect(formatField("pageable_pct_of_steps", 21.89)).toBe("21.9%");
     expect(formatField("ratio", 0.3333)).toBe("0.33");
   });
 

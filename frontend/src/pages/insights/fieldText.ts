@@ -29,7 +29,18 @@ const dateTime = new Intl.DateTimeFormat("en-GB", {
   timeZoneName: "short",
 });
 
+/** "pageable_pct_of_steps": a share whose name says what of; reads "Pageable % of steps". */
+const SHARE_OF = /_pct_of_/;
+
+/** What a stem's unit adds to its name, where the stem alone would name two fields alike. */
+const UNIT_WORDS: Record<string, string> = {
+  _bytes: " size",
+  _bytes_per_s: " rate",
+  _per_s: " rate",
+};
+
 function suffixOf(key: string): string | undefined {
+  if (SHARE_OF.test(key)) return "_pct";
   return SUFFIXES.find((suffix) => key.endsWith(suffix));
 }
 
@@ -37,9 +48,11 @@ function suffixOf(key: string): string | undefined {
 export function fieldLabel(key: string): string {
   const known = LABELS[key];
   if (known) return known;
-  const suffix = suffixOf(key);
+  const suffix = SHARE_OF.test(key) ? undefined : suffixOf(key);
   const stem = suffix && key.length > suffix.length ? key.slice(0, -suffix.length) : key;
-  const words = stem.replaceAll("_", " ").trim();
+  const words = `${stem.replace(SHARE_OF, " % of ").replaceAll("_", " ").trim()}${
+    (suffix && UNIT_WORDS[suffix]) ?? ""
+  }`;
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
