@@ -74,8 +74,8 @@ describe("RuleCard", () => {
         />
       </MemoryRouter>,
     );
-    const step = screen.getByText("Step time").parentElement!;
-    expect(step.textContent).toBe("Step time1.483 s");
+    const step = screen.getByText("Time in steps").parentElement!;
+    expect(step.textContent).toBe("Time in steps1.483 s");
     expect(step.title).toBe("step_ns = 1,483,290,157");
     expect(screen.getByText("Share").parentElement!.textContent).toBe("Share18.0%");
     const start = screen.getByText("Job start").parentElement!;

@@ -4,7 +4,7 @@ import { fieldLabel, formatField, rawFieldText } from "./fieldText";
 describe("evidence field text", () => {
   it("names fields in words, without their unit suffix", () => {
     expect(fieldLabel("share_pct")).toBe("Share");
-    expect(fieldLabel("step_ns")).toBe("Step time");
+    expect(fieldLabel("step_ns")).toBe("Time in steps");
     expect(fieldLabel("idle_gap_ns")).toBe("Idle gap");
     expect(fieldLabel("h2d_bytes_per_s")).toBe("H2d rate");
     expect(fieldLabel("pageable_bytes")).toBe("Pageable size");

@@ -8,7 +8,8 @@ import { formatBytes, formatDuration } from "../../lib/format";
 /** Names whose words alone do not say what they are. */
 const LABELS: Record<string, string> = {
   share_pct: "Share",
-  step_ns: "Step time",
+  // the rules sum the steps they judge: the time in them, not the step time of the Dashboard
+  step_ns: "Time in steps",
   pct: "Share",
 };
 
@@ -44,7 +45,7 @@ function suffixOf(key: string): string | undefined {
   return SUFFIXES.find((suffix) => key.endsWith(suffix));
 }
 
-/** "share_pct" -> "Share", "step_ns" -> "Step time", "idle_gap_ns" -> "Idle gap". */
+/** "share_pct" -> "Share", "step_ns" -> "Time in steps", "idle_gap_ns" -> "Idle gap". */
 export function fieldLabel(key: string): string {
   const known = LABELS[key];
   if (known) return known;
