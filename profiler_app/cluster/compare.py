@@ -24,7 +24,7 @@ from profiler_app.profiles.models import (
     StepBreakdown,
     UtilizationPoint,
 )
-from profiler_app.traces.figures import KERNEL_TYPES
+from profiler_app.traces.figures import KERNEL_TYPES, median_step_ns
 from profiler_app.traces.model import DERIVED_SOURCE
 
 DIFF_ROWS = 200
@@ -137,8 +137,10 @@ def _diff_section(a: pd.DataFrame, b: pd.DataFrame, divisors: tuple[int, int]) -
 
 
 def step_stats(job: TrainingJob, window: str) -> dict:
-    """Step times over every rank's steps in ``window``."""
-    durations = np.array(in_window(Step, job, window).values_list("dur_ns", flat=True), np.int64)
+    """Step times over every rank's captured steps in ``window`` (those the trace figures cover;
+    ``p50_ns`` is the step time, ``FIGURES["step_time"]``)."""
+    captured = in_window(Step, job, window).filter(captured=True)
+    durations = np.array(captured.values_list("dur_ns", flat=True), np.int64)
     if not len(durations):
         return {
             "count": 0,
@@ -148,12 +150,11 @@ def step_stats(job: TrainingJob, window: str) -> dict:
             "min_ns": None,
             "max_ns": None,
         }
-    p50, p95 = np.percentile(durations, (50, 95))
     return {
         "count": len(durations),
         "mean_ns": int(durations.mean()),
-        "p50_ns": int(p50),
-        "p95_ns": int(p95),
+        "p50_ns": median_step_ns(durations),
+        "p95_ns": int(np.percentile(durations, 95)),
         "min_ns": int(durations.min()),
         "max_ns": int(durations.max()),
     }

@@ -20,6 +20,7 @@ from statistics import median
 import numpy as np
 import pytest
 
+from profiler_app.cluster.compare import step_stats
 from profiler_app.cluster.queries import cluster
 from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.core.models import TrainingJob
@@ -219,3 +220,9 @@ def test_the_rules_read_launches_and_copies_cut_at_the_same_place(traced, tb_eve
     steps = trace.events["name"].map(lambda i: str(trace.names[i]).startswith("ProfilerStep#"))
     host_steps = steps.to_numpy() & (kind == EventKind.USER_ANNOTATION)
     assert host_steps.sum() == 3
+
+
+def test_compare_gives_the_same_step_time_over_the_same_steps(sampled, raw):
+    stats = step_stats(sampled, WHOLE_TRACE)
+    assert stats["p50_ns"] == int(median(captured_ns(raw)))
+    assert stats["count"] == 16
