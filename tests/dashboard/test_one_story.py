@@ -26,6 +26,8 @@ from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.core.models import TrainingJob
 from profiler_app.dashboard.queries import dashboard
 from profiler_app.history import logic as history
+from profiler_app.insights import logic as insights
+from profiler_app.insights.models import JobInsights
 from profiler_app.insights.pure.analyses import RankTrace, drop_last_step
 from profiler_app.profiles.models import PartSummary
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
@@ -226,3 +228,30 @@ def test_compare_gives_the_same_step_time_over_the_same_steps(sampled, raw):
     stats = step_stats(sampled, WHOLE_TRACE)
     assert stats["p50_ns"] == int(median(captured_ns(raw)))
     assert stats["count"] == 16
+
+
+def _rules(job: TrainingJob, window: str) -> dict[str, dict]:
+    """The job's recommendations in ``window``, computed as a worker does."""
+    insights.request_run(job.id, delay_s=3600, window=window)
+    insights.compute(job.id, JobInsights.objects.get(job=job, window=window).generation, window)
+    report = JobInsights.objects.get(job=job, window=window).report
+    return {r["rule"]: r for r in report["recommendations"]}
+
+
+def test_the_rules_read_the_complete_steps_as_the_pages_do(traced, tb_events):
+    _, launched = tb_cut(tb_events)
+    pageable = [
+        ns(e["dur"])
+        for e in tb_events
+        if e.get("cat") == "gpu_memcpy"
+        and "Pageable" in e["name"]
+        and e["args"]["correlation"] in launched
+    ]
+    whole, complete = _rules(traced, WHOLE_TRACE), _rules(traced, COMPLETE_STEPS)
+    copies = complete["HostToDeviceCopies"]["evidence"]["ranks"]["0"]
+    assert copies["steps"] == 3
+    assert (copies["pageable_copies"], copies["pageable_ns"]) == (len(pageable), sum(pageable))
+    assert copies["step_ns"] == sum(tb_figures(tb_events, True)["steps"])
+    assert complete["DataLoading"]["evidence"]["ranks"]["0"]["steps"] == 3
+    # Launches and steps are cut together, so the launch rule's verdict does not flip.
+    assert complete["LaunchOverhead"]["status"] == whole["LaunchOverhead"]["status"]
