@@ -9,8 +9,8 @@ import { topFinding } from "./HeadlineModel";
 
 const job = makeJob({ id: 7, name: "h200-resnet50", status: "completed" });
 
-function rule(name: string, status: string) {
-  return { rule: name, status, recommendation: `fix ${name}` };
+function rule(name: string, status: string, causedBy: string | null = null) {
+  return { rule: name, status, recommendation: `fix ${name}`, caused_by: causedBy };
 }
 
 function insights(rules: ReturnType<typeof rule>[]) {
@@ -23,6 +23,25 @@ describe("topFinding", () => {
       insights([rule("A", "no_issue"), rule("B", "issue_found"), rule("C", "issue_found")]),
     );
     expect(found?.rule).toBe("B");
+  });
+
+  it("is the cause another finding names, not that finding", () => {
+    const found = topFinding(
+      insights([
+        rule("BatchSize", "issue_found", "HostToDeviceCopies"),
+        rule("LowGPUUtilization", "issue_found", "HostToDeviceCopies"),
+        rule("StepOutlier", "issue_found"),
+        rule("HostToDeviceCopies", "issue_found"),
+      ]),
+    );
+    expect(found?.rule).toBe("HostToDeviceCopies");
+    const uncaused = topFinding(
+      insights([
+        rule("BatchSize", "issue_found", "DataLoading"),
+        rule("StepOutlier", "issue_found"),
+      ]),
+    );
+    expect(uncaused?.rule).toBe("StepOutlier");
   });
 
   it("is none before the rules ran or when none found an issue", () => {

@@ -11,12 +11,17 @@ export const PART_LABELS: Record<string, string> = {
   idle: "Idle",
 };
 
-/** The first rule (then recommendation) of the stored insights that found an issue. */
+/** The finding to act on first: of the stored insights' rules (then recommendations) that
+ * found an issue, one that others name as their cause (pageable copies starving the GPU, not
+ * the under-used GPU), else the first that has no cause of its own, else the first. */
 export function topFinding(insights: Insights | undefined) {
   const report = insights?.report;
   if (!report) return null;
+  const issues = [...report.rules, ...(report.recommendations ?? [])].filter(
+    (r) => r.status === "issue_found",
+  );
+  const causes = new Set(issues.map((r) => r.caused_by).filter(Boolean));
   return (
-    [...report.rules, ...(report.recommendations ?? [])].find((r) => r.status === "issue_found") ??
-    null
+    issues.find((r) => causes.has(r.rule)) ?? issues.find((r) => !r.caused_by) ?? issues[0] ?? null
   );
 }

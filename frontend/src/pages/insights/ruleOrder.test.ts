@@ -12,4 +12,19 @@ describe("rule order", () => {
     ];
     expect(issuesFirst(rules).map((r) => r.rule)).toEqual(["B", "D", "A", "C", "E"]);
   });
+
+  it("puts a finding that others name as their cause before them", () => {
+    const rules = [
+      { rule: "BatchSize", status: "issue_found", caused_by: "HostToDeviceCopies" },
+      { rule: "LowGPUUtilization", status: "issue_found", caused_by: "HostToDeviceCopies" },
+      { rule: "CPUBottleneck", status: "no_issue", caused_by: null },
+      { rule: "HostToDeviceCopies", status: "issue_found", caused_by: null },
+    ];
+    expect(issuesFirst(rules).map((r) => r.rule)).toEqual([
+      "HostToDeviceCopies",
+      "BatchSize",
+      "LowGPUUtilization",
+      "CPUBottleneck",
+    ]);
+  });
 });
