@@ -66,3 +66,14 @@ def test_a_sampled_jobs_kernel_shares_are_of_its_captured_steps(live_server, tab
     expect(time_panel.locator(".panel-window")).to_contain_text("captured steps 57–60")
     expect(tab.locator(".window-switch")).to_contain_text("The switch changes nothing here")
     screenshot(tab, "dashboard-h200-captured-steps")
+
+    # The Cluster page gives the same step time, and calls its per-rank figure what it is.
+    step_time = f"{int(median(captured)) / 1e6:.4g} ms"
+    tab.goto(live_server.url + "/cluster")
+    ranks = panel(tab, "Captured steps per rank")
+    expect(ranks).to_contain_text(f"Step time: {step_time} (median of 16 captured steps")
+    expect(ranks.get_by_role("columnheader", name="Mean captured step")).to_be_visible()
+    expect(ranks.locator("tbody tr").first).to_contain_text(
+        f"{round(sum(captured) / 16) / 1e6:.4g} ms"
+    )
+    screenshot(tab, "cluster-h200-captured-steps")
