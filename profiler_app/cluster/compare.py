@@ -15,7 +15,7 @@ from django.db.models import Avg, Count, Q, Sum
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.insights.pure.analyses import cluster as analysis
-from profiler_app.profiles.figures import gpu_totals, in_window, span, window_info
+from profiler_app.profiles.figures import gpu_totals, in_window, span, timed_steps, window_info
 from profiler_app.profiles.models import (
     Annotation,
     KernelStat,
@@ -137,10 +137,9 @@ def _diff_section(a: pd.DataFrame, b: pd.DataFrame, divisors: tuple[int, int]) -
 
 
 def step_stats(job: TrainingJob, window: str) -> dict:
-    """Step times over every rank's captured steps in ``window`` (those the trace figures cover;
-    ``p50_ns`` is the step time, ``FIGURES["step_time"]``)."""
-    captured = in_window(Step, job, window).filter(captured=True)
-    durations = np.array(captured.values_list("dur_ns", flat=True), np.int64)
+    """Step times over every rank's ``timed_steps`` in ``window`` (``p50_ns`` is the step
+    time, ``FIGURES["step_time"]``)."""
+    durations = np.array(timed_steps(job, window).values_list("dur_ns", flat=True), np.int64)
     if not len(durations):
         return {
             "count": 0,

@@ -43,12 +43,11 @@ from profiler_app.insights.pure.regression import (
     judge,
     unjudged,
 )
-from profiler_app.profiles.figures import in_window
+from profiler_app.profiles.figures import in_window, timed_steps
 from profiler_app.profiles.models import (
     KernelStat,
     PartSummary,
     RankOverlap,
-    Step,
     UtilizationPoint,
 )
 from profiler_app.traces.figures import KERNEL_TYPES, median_step_ns
@@ -109,7 +108,7 @@ def run_figures(job: TrainingJob, window: str) -> RunFigures:
     """The aggregates and the stores' operators and host waits of ``job`` in ``window``."""
     ref = job_ref(job, window)
     steps = np.array(
-        list(in_window(Step, job, window).filter(captured=True).values_list("rank", "dur_ns")),
+        list(timed_steps(job, window).values_list("rank", "dur_ns")),
         dtype=np.int64,
     ).reshape(-1, 2)
     kernels = pd.DataFrame.from_records(
@@ -169,8 +168,10 @@ def summary_figures(job: TrainingJob, window: str, figures: RunFigures) -> dict[
     per = max(figures.rank_steps, 1)
     steps = figures.step_ns
     by_type = figures.kernels.groupby("category")["total_ns"].sum()
-    top_kernels = figures.kernels.groupby("name")["total_ns"].sum().nlargest(TOP_ROWS)
-    top_ops = figures.operators.set_index("name")["self_ns"].nlargest(TOP_ROWS)
+    # As int64: a run without kernels (a CPU-only job) has empty columns of no numeric dtype.
+    kernel_ns = figures.kernels.groupby("name")["total_ns"].sum().astype(np.int64)
+    top_kernels = kernel_ns.nlargest(TOP_ROWS)
+    top_ops = figures.operators.set_index("name")["self_ns"].astype(np.int64).nlargest(TOP_ROWS)
     return {
         "window": window,
         "ranks": figures.ranks,

@@ -79,7 +79,9 @@ FIGURES: dict[str, Figure] = {
         "Step time",
         "The median duration of the steps the window's trace figures cover: a collector job's "
         "captured steps (those Kineto recorded), an imported trace's profiler steps in the "
-        "window; all ranks' steps together. A step is a ProfilerStep#n or step_n annotation.",
+        "window; all ranks' steps together. A collector job that captured no step (no Kineto "
+        "window) has its annotated steps taken instead. A step is a ProfilerStep#n or step_n "
+        "annotation.",
     ),
     "mean_step_ns": Figure(
         "Mean captured step",
@@ -197,14 +199,24 @@ def taken_over(job: TrainingJob, window: str) -> dict:
     }
 
 
+def timed_steps(job: TrainingJob, window: str) -> QuerySet:
+    """The steps a job's step time is taken over (``FIGURES["step_time"]``): its captured steps
+    in ``window``, or its annotated steps where it captured none (a collector job without a
+    Kineto window has nothing else to time)."""
+    steps = in_window(Step, job, window)
+    captured = steps.filter(captured=True)
+    return captured if captured.exists() else steps
+
+
 def step_time(job: TrainingJob, window: str) -> dict:
-    """The job's one step time (``FIGURES["step_time"]``): the median of its captured steps in
-    ``window``, all ranks together."""
-    durations = np.fromiter(
-        in_window(Step, job, window).filter(captured=True).values_list("dur_ns", flat=True),
-        np.int64,
-    )
-    captured = "captured " if is_sampled(job) else ""
+    """The job's one step time (``FIGURES["step_time"]``): the median of its ``timed_steps``,
+    all ranks together."""
+    steps = timed_steps(job, window)
+    durations = np.fromiter(steps.values_list("dur_ns", flat=True), np.int64)
+    if not steps.filter(captured=True).exists():
+        captured = "annotated " if durations.size else ""
+    else:
+        captured = "captured " if is_sampled(job) else ""
     return {
         "median_ns": median_step_ns(durations),
         "steps": len(durations),
