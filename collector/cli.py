@@ -210,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("PROFILER_SPOOL_DIR") or default_spool_dir(),
         help="spool directory (default $PROFILER_SPOOL_DIR or %(default)s)",
     )
+    fl.add_argument(
+        "--end",
+        action="store_true",
+        help="end the flushed jobs whose process never sent a final status (killed or crashed): "
+        "they are marked Stopped and judged",
+    )
     server_options(fl)
     wait_option(fl)
     return parser
@@ -370,6 +376,9 @@ def flush(args: argparse.Namespace) -> int:
                 patience.call(path.name, partial(sender.send_chunk, path, progress=bar))
                 bar.finish("done")
             patience.call(label, sender.flush)
+            if args.end and not info.get("final_status"):
+                patience.call(label, partial(sender.send_status, "stopped"))
+                info["final_status"] = "stopped (--end)"
         except (ApiError, OSError) as err:
             print(f"{label}: {err}", file=sys.stderr)
             failed += 1

@@ -273,6 +273,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "profiler_app.core.tasks.record_workers",
         "schedule": HEALTH_WORKERS_SECONDS,
     },
+    "end-silent-jobs": {
+        "task": "profiler_app.core.tasks.end_silent_jobs",
+        "schedule": 60,
+    },
     "uploads-cleanup": {
         "task": "profiler_app.core.tasks.remove_abandoned_uploads",
         "schedule": 3600,
@@ -310,6 +314,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # was lost, or its worker died. A running task stamps its row every INGEST_HEARTBEAT_SECONDS.
 INGEST_STALL_SECONDS = envfloat("INGEST_STALL_SECONDS", 30.0)
 INGEST_HEARTBEAT_SECONDS = envfloat("INGEST_HEARTBEAT_SECONDS", 1.0)
+# A collector job still marked as being sent that has sent nothing for this long ended without
+# a final status (its process was killed or crashed): it is ended as Stopped and judged.
+COLLECTOR_SILENCE_MINUTES = envfloat("COLLECTOR_SILENCE_MINUTES", 30.0)
 # A resumable upload that no byte reached for this long is removed with its temp file.
 UPLOAD_ABANDON_HOURS = envfloat("UPLOAD_ABANDON_HOURS", 24.0)
 # An unfinished upload that no byte reached for this long shows as interrupted: its owner may

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import BinaryIO
 
 from django.conf import settings
@@ -13,6 +13,7 @@ from django.core.cache import cache
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files import File
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 from kombu.exceptions import OperationalError
@@ -234,9 +235,56 @@ def abandon_uploads(job: TrainingJob) -> UploadsEnded:
     return UploadsEnded(stored=0, dropped=dropped)
 
 
+SENDING = (JobStatus.IN_PROGRESS, JobStatus.STOPPING)
+
+
+def end_silent_jobs(now: datetime | None = None) -> int:
+    """Collector jobs still marked as being sent whose last chunk (and last uploaded byte) is
+    older than ``COLLECTOR_SILENCE_MINUTES``: their process ended without a final status
+    (killed, crashed, or a spool flushed later). Each ends as Stopped, saying why, and is then
+    judged like any other (its save tells the run history). Returns how many ended."""
+    now = now or timezone.now()
+    minutes = settings.COLLECTOR_SILENCE_MINUTES
+    cutoff = now - timedelta(minutes=minutes)
+    silent = (
+        TrainingJob.objects.filter(status__in=SENDING, parts__kind="collector")
+        .annotate(last_part_at=Max("parts__created_at"))
+        .filter(last_part_at__lt=cutoff)
+        .exclude(uploads__last_byte_at__gte=cutoff)
+        .values_list("pk", "last_part_at")
+    )
+    ended = 0
+    for pk, last_part_at in silent:
+        with transaction.atomic():
+            job = TrainingJob.objects.select_for_update().filter(pk=pk, status__in=SENDING).first()
+            if job is None:
+                continue  # its sender spoke meanwhile
+            job.status = JobStatus.STOPPED
+            job.ended_at = last_part_at
+            job.end_reason = (
+                f"ended without a final status: nothing received for {minutes:g} min after "
+                f"{last_part_at:%Y-%m-%d %H:%M} UTC"
+            )
+            job.save(update_fields=["status", "ended_at", "end_reason"])
+            ended += 1
+    return ended
+
+
+def with_status(job: TrainingJob, status: str, given: dict) -> dict:
+    """What else changes when the sender or the owner sets ``status``: the reason the server
+    gave for ending it goes; a job reopened (back to being sent) has not ended; one ended
+    without a time (the owner's End) ends now."""
+    changes: dict = {"end_reason": ""}
+    if status in SENDING:
+        changes["ended_at"] = None
+    elif "ended_at" not in given and job.ended_at is None:
+        changes["ended_at"] = timezone.now()
+    return changes
+
+
 def end_sending(job: TrainingJob, status: str) -> None:
     """Marks a job still being sent as ended; a status the sender set is kept."""
-    sending = [JobStatus.IN_PROGRESS, JobStatus.STOPPING]
+    sending = list(SENDING)
     ended = TrainingJob.objects.filter(pk=job.pk, status__in=sending).update(
         status=status, ended_at=timezone.now()
     )

@@ -109,6 +109,8 @@ class TrainingJob(models.Model):
     )
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
+    # Why the job ended when its sender never said (``logic.end_silent_jobs``); empty otherwise.
+    end_reason = models.CharField(max_length=300, blank=True)
     # What every page of the job covers for whoever has not chosen their own (``window_for``).
     window = models.CharField(
         max_length=16,

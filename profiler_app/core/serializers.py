@@ -119,6 +119,7 @@ class TrainingJobSerializer(serializers.ModelSerializer):
             "owner",
             "started_at",
             "ended_at",
+            "end_reason",
             "nodes",
             "parts_total",
             "parts_done",
@@ -134,7 +135,7 @@ class TrainingJobSerializer(serializers.ModelSerializer):
             "notes",
             "tags",
         ]
-        read_only_fields = ["id", "created_at"]
+        read_only_fields = ["id", "created_at", "end_reason"]
 
     def to_representation(self, instance):
         data = super().to_representation(instance)

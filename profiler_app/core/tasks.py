@@ -51,6 +51,12 @@ def run_demo_job(server_url: str, user_id: int, job_name: str) -> int:
 
 
 @shared_task(acks_late=False)
+def end_silent_jobs() -> int:
+    """Beat runs this every minute: collector jobs whose process died without a final status."""
+    return logic.end_silent_jobs()
+
+
+@shared_task(acks_late=False)
 def remove_abandoned_uploads() -> int:
     """Beat runs this every hour: resumable uploads nobody finished."""
     return logic.remove_abandoned_uploads()

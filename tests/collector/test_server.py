@@ -5,11 +5,16 @@ from __future__ import annotations
 import shutil
 import signal
 import subprocess
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
+from django.conf import settings
+from django.utils import timezone
 
+from profiler_app.core import logic as core_logic
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
+from profiler_app.history.models import RunVerdict, SeriesRun
 from tests.conftest import wait_for
 from tracefmt.chunk import Chunk, read_chunk
 
@@ -259,6 +264,35 @@ def test_sigterm_stops_the_job_through_stopping(server, tmp_path):
     assert 0 < sent.index(b'"status": "stopping"') < sent.index(b'"status": "stopped"')
     chunks = processed_chunks(job)
     assert chunks[-1].meta["final"] is True
+
+
+def test_a_killed_job_ends_after_the_silence_and_is_judged(server, tmp_path):
+    env = job_env(
+        tmp_path / "spool",
+        PROFILER_SERVER_URL=server.url,
+        PROFILER_TOKEN=server.token,
+        PROFILER_JOB_NAME="killed",
+    )
+    proc = start([str(JOBS / "tiny_job.py"), "--forever", "--step-ms", "20"], env)
+    job = job_named("killed")
+    wait_for(lambda: ProfilePart.objects.filter(job=job).exists(), timeout=120)
+    proc.kill()  # no final status, no last chunk
+    finish(proc)
+    processed_chunks(job)
+    job.refresh_from_db()
+    assert job.status == "in_progress"
+    # What the beat's minutely sweep does once the silence (30 min by default) has passed.
+    silence = timedelta(minutes=settings.COLLECTOR_SILENCE_MINUTES)
+    assert core_logic.end_silent_jobs(timezone.now() + silence + timedelta(seconds=1)) == 1
+    job.refresh_from_db()
+    assert job.status == "stopped"
+    assert job.end_reason.startswith("ended without a final status: nothing received for 30 min")
+    # Judged like any ended run: the first of its series has no baseline, and History has its
+    # figures (a CPU-only run without kernels among them).
+    verdict = wait_for(lambda: RunVerdict.objects.filter(job=job).first(), timeout=120)
+    assert (verdict.status, verdict.baseline) == ("unjudged", None)
+    figures = SeriesRun.objects.get(job=job).figures
+    assert figures["steps"] > 0 and figures["top_kernels"] == []
 
 
 def test_each_rank_uploads_its_own_parts_of_one_job(server, tmp_path):

@@ -2585,6 +2585,7 @@ export interface components {
             started_at?: string | null;
             /** Format: date-time */
             ended_at?: string | null;
+            readonly end_reason: string;
             readonly nodes: components["schemas"]["Node"][];
             /** @default 0 */
             readonly parts_total: number;

@@ -55,6 +55,7 @@ export function makeJob(
   return {
     created_at: "2025-06-01T10:00:00Z",
     status: "completed",
+    end_reason: "",
     instance_type: "ml.p4d.24xlarge",
     instance_count: 2,
     framework: "PyTorch",

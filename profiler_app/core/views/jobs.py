@@ -75,6 +75,11 @@ class TrainingJobViewSet(
     def perform_update(self, serializer):
         # A teammate's PATCH holds the window alone (``JobPermission``): the job stays as it is.
         window = serializer.validated_data.pop("window", None)
+        status = serializer.validated_data.get("status")
+        if status is not None:
+            serializer.validated_data.update(
+                logic.with_status(serializer.instance, status, serializer.validated_data)
+            )
         job = serializer.save() if serializer.validated_data else serializer.instance
         if window is not None:
             logic.choose_window(self.request.user, job, window)

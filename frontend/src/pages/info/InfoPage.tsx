@@ -8,6 +8,7 @@ import { formatBytes, formatDateTime, formatElapsedMs } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
 import { useNow } from "../../lib/useNow";
 import { CaptureCard } from "./CaptureCard";
+import { EndJob } from "./EndJob";
 import { KeyValueTable } from "./KeyValueTable";
 import { PartsTable } from "./PartsTable";
 import { RunVerdict } from "./RunVerdict";
@@ -30,6 +31,7 @@ function JobInfo({ job }: { job: TrainingJob }) {
         {job.name} <StatusBadge status={job.status} />
         {isPartial(job) && <PartialBadge />}
       </h2>
+      <EndJob job={job} />
       <ReadWarnings warnings={job.read_warnings} />
       <MissingRanksNote jobId={job.id} />
       <RunVerdict jobId={job.id} />
