@@ -8,7 +8,6 @@ from django.db import connection
 from django.db.models import Count, Q, Sum
 
 from profiler_app.core.models import JobStatus, Node, PartState, TrainingJob
-from profiler_app.dashboard.headline import headline
 from profiler_app.profiles.figures import (
     gpu_totals,
     in_window,
@@ -57,7 +56,6 @@ def dashboard(job: TrainingJob, window: str) -> dict:
     return {
         "job": job.id,
         "window": window_info(job, window),
-        "headline": headline(job, window),
         "totals": gpu_totals(job, window),
         "partial": is_partial(job),
         "profile_ns": (end_ns - start_ns) if start_ns is not None and end_ns is not None else 0,

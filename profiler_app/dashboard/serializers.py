@@ -114,7 +114,6 @@ class HeadlineSerializer(serializers.Serializer):
 class DashboardSerializer(serializers.Serializer):
     job = serializers.IntegerField()
     window = WindowSerializer()
-    headline = HeadlineSerializer()
     totals = GpuTotalsSerializer()
     partial = serializers.BooleanField()  # type: ignore[assignment]
     profile_ns = serializers.IntegerField(help_text="The profile's span in the window.")

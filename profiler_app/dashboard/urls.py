@@ -8,6 +8,7 @@ router.register("histograms", views.CustomHistogramViewSet, basename="histogram"
 
 urlpatterns = [
     path("jobs/<int:job_id>/dashboard/", views.dashboard_view, name="dashboard"),
+    path("jobs/<int:job_id>/headline/", views.headline_view, name="headline"),
     path(
         "jobs/<int:job_id>/annotations/durations/",
         views.annotation_durations_view,

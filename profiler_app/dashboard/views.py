@@ -10,13 +10,14 @@ from rest_framework.response import Response
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.core.query import query_params
-from profiler_app.dashboard import queries
+from profiler_app.dashboard import headline, queries
 from profiler_app.dashboard.models import CustomHistogram
 from profiler_app.dashboard.serializers import (
     AnnotationDurationsSerializer,
     AnnotationQuerySerializer,
     CustomHistogramSerializer,
     DashboardSerializer,
+    HeadlineSerializer,
 )
 from profiler_app.profiles import answers
 
@@ -28,6 +29,17 @@ def dashboard_view(request, job_id: int):
     window = job.window_for(request.user)
     key = answers.answer_key(job, window, "dashboard")
     return answers.response(key, lambda: queries.dashboard(job, window))
+
+
+@extend_schema(responses=HeadlineSerializer)
+@api_view(["GET"])
+def headline_view(request, job_id: int):
+    """The Dashboard's headline. Its breakdown reads the window's events from the timeline
+    stores, so it is an answer of its own: the dashboard's panels read aggregates only."""
+    job = get_object_or_404(TrainingJob, pk=job_id)
+    window = job.window_for(request.user)
+    key = answers.answer_key(job, window, "headline")
+    return answers.response(key, lambda: headline.headline(job, window))
 
 
 @extend_schema(parameters=[AnnotationQuerySerializer], responses=AnnotationDurationsSerializer)

@@ -58,7 +58,7 @@ def test_a_finding_links_to_its_event_on_the_timeline(live_server, tab, job):
     copies = section.get_by_role("region", name="HostToDeviceCopies", exact=True)
     expect(copies).to_contain_text("Issue found")
     expect(copies).to_contain_text("pin_memory")
-    expect(copies.get_by_role("table", name="Per rank")).to_contain_text("pageable copies")
+    expect(copies.get_by_role("table", name="Per rank")).to_contain_text("Pageable copies")
     expect(section.get_by_role("region", name="TensorCores", exact=True)).to_contain_text(
         "Issue found"
     )

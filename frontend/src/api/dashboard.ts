@@ -12,6 +12,8 @@ export type KernelTop = Schemas["KernelTop"];
 /** What the Dashboard's shares of time are shares of (captured steps or the profile's span). */
 export type TakenOver = Schemas["TakenOver"];
 export type StepTime = Schemas["StepTime"];
+/** The Dashboard's headline: where a step's time goes, the two utilisations, the step time. */
+export type Headline = Schemas["Headline"];
 export type PrecisionRow = Schemas["PrecisionRow"];
 /** A row of the GPU activity or memory operations panel (only the latter carries bytes). */
 export type KindRow = Schemas["KindRow"];
@@ -25,6 +27,17 @@ export function useDashboard(jobId: number) {
     queryFn: async () =>
       unwrap(
         await api.GET("/api/jobs/{job_id}/dashboard/", { params: { path: { job_id: jobId } } }),
+      ),
+  });
+}
+
+/** Its own answer: the breakdown reads the window's events, the dashboard's panels do not. */
+export function useHeadline(jobId: number) {
+  return useQuery({
+    queryKey: [...dashboardKey, jobId, "headline"],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/jobs/{job_id}/headline/", { params: { path: { job_id: jobId } } }),
       ),
   });
 }

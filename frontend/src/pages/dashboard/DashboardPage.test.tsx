@@ -6,6 +6,7 @@ import { withChartLayout } from "../../charts/testing";
 import { alice, FakeApi, loadedProfile, makeJob } from "../../test/fakeApi";
 import { renderApp } from "../../test/renderApp";
 import { LONG_KERNEL, makeDashboard } from "./fixtures";
+import { HEADLINE } from "./HeadlineFixtures";
 
 const job = makeJob({ id: 7, name: "resnet50-ddp", status: "in_progress", ended_at: null });
 
@@ -32,6 +33,7 @@ function serve(dashboard: Dashboard, histograms: CustomHistogram[] = []) {
     .on("GET /api/loaded-profile/", { status: 200, body: loadedProfile(job) })
     .on("GET /api/jobs/7/", { status: 200, body: job })
     .on("GET /api/jobs/7/dashboard/", { status: 200, body: dashboard })
+    .on("GET /api/jobs/7/headline/", { status: 200, body: HEADLINE })
     .on("GET /api/histograms/", { status: 200, body: histograms })
     .on("POST /api/histograms/", async (request) => {
       const body = (await request.json()) as { job: number; annotation_name: string };

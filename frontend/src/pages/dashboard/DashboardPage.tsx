@@ -61,7 +61,7 @@ function JobDashboard({ job }: { job: TrainingJob }) {
       {dashboard.isPending && <Loading what="the dashboard" />}
       {dashboard.data && (
         <WindowCaption.Provider value={dashboard.data.window.label}>
-          <HeadlinePanel jobId={job.id} headline={dashboard.data.headline} />
+          <HeadlinePanel jobId={job.id} />
           <Panels data={dashboard.data} />
         </WindowCaption.Provider>
       )}

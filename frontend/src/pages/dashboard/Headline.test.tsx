@@ -5,6 +5,7 @@ import { withChartLayout } from "../../charts/testing";
 import { alice, FakeApi, loadedProfile, makeJob } from "../../test/fakeApi";
 import { renderApp } from "../../test/renderApp";
 import { makeDashboard } from "./fixtures";
+import { HEADLINE } from "./HeadlineFixtures";
 import { topFinding } from "./HeadlineModel";
 
 const job = makeJob({ id: 7, name: "h200-resnet50", status: "completed" });
@@ -59,6 +60,7 @@ describe("Dashboard headline", () => {
       .on("GET /api/loaded-profile/", { status: 200, body: loadedProfile(job) })
       .on("GET /api/jobs/7/", { status: 200, body: job })
       .on("GET /api/jobs/7/dashboard/", { status: 200, body: makeDashboard() })
+      .on("GET /api/jobs/7/headline/", { status: 200, body: HEADLINE })
       .on("GET /api/histograms/", { status: 200, body: [] })
       .on("GET /api/jobs/7/insights/", {
         status: 200,

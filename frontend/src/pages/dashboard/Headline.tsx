@@ -1,15 +1,21 @@
 import { Link } from "react-router";
-import type { Dashboard } from "../../api/dashboard";
+import { type Headline, useHeadline } from "../../api/dashboard";
 import { useInsights } from "../../api/insights";
+import { ErrorAlert } from "../../components/Feedback";
 import { formatDuration } from "../../lib/format";
 import { PART_LABELS, topFinding } from "./HeadlineModel";
 import "./headline.css";
 
-type Headline = Dashboard["headline"];
-
 /** The Dashboard's first lines: where a step's time goes, how busy the GPU is, the step time
  * and what Insights found first. */
-export function HeadlinePanel({ jobId, headline }: { jobId: number; headline: Headline }) {
+export function HeadlinePanel({ jobId }: { jobId: number }) {
+  const headline = useHeadline(jobId);
+  if (headline.isError) return <ErrorAlert error={headline.error} />;
+  if (!headline.data) return null;
+  return <HeadlineFigures jobId={jobId} headline={headline.data} />;
+}
+
+function HeadlineFigures({ jobId, headline }: { jobId: number; headline: Headline }) {
   const insights = useInsights(jobId);
   const finding = topFinding(insights.data);
   const { step_time: stepTime } = headline;

@@ -1,7 +1,7 @@
-import type { Dashboard } from "../../api/dashboard";
+import type { Headline } from "../../api/dashboard";
 
-/** A headline over 16 captured steps (the H200 job's figures), as the dashboard answers it. */
-export const HEADLINE: Dashboard["headline"] = {
+/** A headline over 16 captured steps (the H200 job's figures), as the server answers it. */
+export const HEADLINE: Headline = {
   over: "captured steps 57–60, 177–180, 297–300, 417–420 (16 of 160)",
   steps: 16,
   step_total_ns: 845_119_485,

@@ -1,5 +1,4 @@
 import type { Dashboard } from "../../api/dashboard";
-import { HEADLINE } from "./HeadlineFixtures";
 
 export const LONG_KERNEL =
   "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, " +
@@ -28,7 +27,6 @@ export function makeDashboard(overrides: Partial<Dashboard> = {}): Dashboard {
       last_step_dropped: true,
       switch_note: null,
     },
-    headline: HEADLINE,
     totals: {
       kernel_runs: 4350,
       kernel_ns: 250_000_000,
