@@ -14,23 +14,19 @@ import gzip
 import json
 import re
 import statistics
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from profiler_app.core.logic import PartSource, delete_job, store_part
-from profiler_app.core.models import TrainingJob
+from profiler_app.core.logic import delete_job
 from profiler_app.dashboard.headline import headline
-from tests.conftest import DATA_DIR
+from tests import h200
 from tests.insights.converted import read_converted
-from tests.timeline.jobs import parse_stored
 from tracefmt.chunk import read_chunk
 from tracefmt.kinds import EventKind, SampleKind
 
 pytestmark = pytest.mark.django_db
 
-TARBALL = DATA_DIR / "h200_resnet50_collector_2026-11-26.tar.gz"
 ORDER = ("kernels", "copies", "sets", "sync_waits", "data_loading", "host_only", "idle")
 LOADER = re.compile(r"dataloader|data_load|dataset|enumerate\(", re.IGNORECASE)
 # Trace categories and chunk kinds, as the trace names them.
@@ -99,25 +95,13 @@ def check(found: dict, expected: dict[str, int], steps: list[tuple[int, int]]) -
 
 @pytest.fixture(scope="module")
 def spool(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("h200")
-    with tarfile.open(TARBALL) as archive:
-        archive.extractall(folder, filter="data")
-    return folder
-
-
-def build(paths: list[Path], kind: str, django_db_blocker) -> TrainingJob:
-    with django_db_blocker.unblock():
-        job = TrainingJob.objects.create(name=f"h200-{kind}", status="completed")
-        for path in paths:
-            with path.open("rb") as stream:
-                part, _ = store_part(job, PartSource("vm", 0, kind, path.name), stream)
-            parse_stored(part.id)
-    return job
+    return h200.unpack(tmp_path_factory.mktemp("h200"))
 
 
 @pytest.fixture(scope="module")
 def collector_job(spool, django_db_setup, django_db_blocker):
-    job = build(sorted((spool / "spool").glob("*/*/*.pcol")), "collector", django_db_blocker)
+    with django_db_blocker.unblock():
+        job = h200.stored_job("h200-collector", h200.spool_chunks(spool), "collector")
     yield job
     with django_db_blocker.unblock():
         delete_job(job)
@@ -125,15 +109,16 @@ def collector_job(spool, django_db_setup, django_db_blocker):
 
 @pytest.fixture(scope="module")
 def trace_job(spool, django_db_setup, django_db_blocker):
-    job = build(sorted((spool / "tb").glob("*.json.gz")), "kineto", django_db_blocker)
+    with django_db_blocker.unblock():
+        job = h200.stored_job("h200-kineto", h200.tb_traces(spool), "kineto")
     yield job
     with django_db_blocker.unblock():
         delete_job(job)
 
 
 def test_it_breaks_the_captured_steps_of_a_sampled_job_down(spool, collector_job):
-    chunks = [read_chunk(p) for p in sorted((spool / "spool").glob("*/*/*.pcol"))]
-    converted = read_converted(sorted((spool / "spool").glob("*/*/*.pcol")))
+    chunks = [read_chunk(p) for p in h200.spool_chunks(spool)]
+    converted = read_converted(h200.spool_chunks(spool))
     steps = sorted(converted.steps[s] for s in converted.captured)
     events, utilisation = [], []
     for chunk in chunks:

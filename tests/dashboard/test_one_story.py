@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import tarfile
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -22,7 +21,7 @@ import pytest
 
 from profiler_app.cluster.compare import step_stats
 from profiler_app.cluster.queries import cluster
-from profiler_app.core.logic import PartSource, delete_job, store_part
+from profiler_app.core.logic import delete_job
 from profiler_app.core.models import TrainingJob
 from profiler_app.dashboard.queries import dashboard
 from profiler_app.history import logic as history
@@ -31,40 +30,26 @@ from profiler_app.insights.models import JobInsights
 from profiler_app.insights.pure.analyses import RankTrace, drop_last_step
 from profiler_app.profiles.models import PartSummary
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
-from tests.conftest import DATA_DIR
+from tests import h200
 from tests.insights.converted import Converted, read_converted
-from tests.timeline.jobs import parse_stored
 from tests.traces.expected import ns
 from tracefmt.kinds import EventKind
 
 pytestmark = pytest.mark.django_db
 
-TARBALL = DATA_DIR / "h200_resnet50_collector_2026-11-26.tar.gz"
 GPU_OPS = ("kernel", "gpu_memcpy", "gpu_memset")
 LAUNCHERS = ("cuda_runtime", "cuda_driver")
 
 
 @pytest.fixture(scope="module")
 def unpacked(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("h200")
-    with tarfile.open(TARBALL) as archive:
-        archive.extractall(folder, filter="data")
-    return folder
-
-
-def _job(name: str, paths: list[Path], kind: str) -> TrainingJob:
-    job = TrainingJob.objects.create(name=name, status="completed")
-    for path in paths:
-        with path.open("rb") as stream:
-            part, _ = store_part(job, PartSource("vm", 0, kind, path.name), stream)
-        parse_stored(part.id)
-    return job
+    return h200.unpack(tmp_path_factory.mktemp("h200"))
 
 
 @pytest.fixture(scope="module")
 def sampled(unpacked, django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
-        job = _job("h200-collector", sorted((unpacked / "spool").glob("*/*/*.pcol")), "collector")
+        job = h200.stored_job("h200-collector", h200.spool_chunks(unpacked), "collector")
         yield job
         delete_job(job)
 
@@ -72,14 +57,14 @@ def sampled(unpacked, django_db_setup, django_db_blocker):
 @pytest.fixture(scope="module")
 def traced(unpacked, django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
-        job = _job("h200-tb", sorted((unpacked / "tb").glob("*.json.gz")), "kineto")
+        job = h200.stored_job("h200-tb", h200.tb_traces(unpacked), "kineto")
         yield job
         delete_job(job)
 
 
 @pytest.fixture(scope="module")
 def raw(unpacked) -> Converted:
-    return read_converted(sorted((unpacked / "spool").glob("*/*/*.pcol")))
+    return read_converted(h200.spool_chunks(unpacked))
 
 
 @pytest.fixture(scope="module")

@@ -7,39 +7,29 @@ the expected kernel comes from the chunks' arrays (``tests.insights.converted``)
 """
 
 import shutil
-import tarfile
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from profiler_app.core.logic import PartSource, store_part
-from profiler_app.core.models import LoadedProfile, TrainingJob
+from profiler_app.core.models import LoadedProfile
 from profiler_app.insights import logic
 from profiler_app.insights.models import InsightsStatus, JobInsights
-from tests.conftest import DATA_DIR
+from tests import h200
 from tests.e2e.conftest import screenshot, sign_in
 from tests.insights.converted import read_converted
-from tests.timeline.jobs import parse_stored
 from tracefmt.kinds import EventKind
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-TARBALL = DATA_DIR / "h200_resnet50_collector_2026-11-26.tar.gz"
 # Where the screenshots are copied for people to look at.
 SHOWN = Path("/tmp/screens")
 
 
 def test_insights_of_a_sampled_job_read_for_a_person(live_server, tab, user, tmp_path):
-    with tarfile.open(TARBALL) as archive:
-        archive.extractall(tmp_path, filter="data")
-    chunks = sorted((tmp_path / "spool").glob("*/*/*.pcol"))
-    job = TrainingJob.objects.create(name="h200-collector", owner=user, status="completed")
-    for path in chunks:
-        with path.open("rb") as stream:
-            part, _ = store_part(job, PartSource("vm", 0, "collector", path.name), stream)
-        parse_stored(part.id)
+    chunks = h200.spool_chunks(h200.unpack(tmp_path))
+    job = h200.stored_job("h200-collector", chunks, "collector", owner=user)
     logic.request_run(job.id, delay_s=3600)
     logic.compute(job.id, JobInsights.objects.get(job=job).generation)
     row = JobInsights.objects.get(job=job)

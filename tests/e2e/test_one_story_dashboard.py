@@ -5,24 +5,19 @@ The job is the H200 collector spool (tests/data/README.md), parsed as a worker d
 numbers come from the chunks' arrays (``tests.insights.converted``), never from the API.
 """
 
-import tarfile
 from collections import Counter
 from statistics import median
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from profiler_app.core.logic import PartSource, store_part
-from profiler_app.core.models import LoadedProfile, TrainingJob
-from tests.conftest import DATA_DIR
+from profiler_app.core.models import LoadedProfile
+from tests import h200
 from tests.e2e.conftest import screenshot, sign_in
 from tests.insights.converted import read_converted
-from tests.timeline.jobs import parse_stored
 from tracefmt.kinds import EventKind
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-TARBALL = DATA_DIR / "h200_resnet50_collector_2026-11-26.tar.gz"
 
 
 def panel(page: Page, title: str):
@@ -30,14 +25,8 @@ def panel(page: Page, title: str):
 
 
 def test_a_sampled_jobs_kernel_shares_are_of_its_captured_steps(live_server, tab, user, tmp_path):
-    with tarfile.open(TARBALL) as archive:
-        archive.extractall(tmp_path, filter="data")
-    chunks = sorted((tmp_path / "spool").glob("*/*/*.pcol"))
-    job = TrainingJob.objects.create(name="h200-collector", owner=user, status="completed")
-    for path in chunks:
-        with path.open("rb") as stream:
-            part, _ = store_part(job, PartSource("vm", 0, "collector", path.name), stream)
-        parse_stored(part.id)
+    chunks = h200.spool_chunks(h200.unpack(tmp_path))
+    job = h200.stored_job("h200-collector", chunks, "collector", owner=user)
     LoadedProfile.objects.create(user=user, job=job)
     raw = read_converted(chunks)
     kernels = Counter()
