@@ -4,8 +4,8 @@ A Kineto window goes in packed into compressed columns (``tracefmt.kineto_column
 sixth of its gzipped JSON), which the server unpacks into the JSON torch.profiler wrote and
 parses with the parser it uses for uploaded trace files. Packing parses JSON, which would hold
 the training process's GIL for seconds: it runs in a child process kept for the job's windows
-(``PackingChild``), at the lowest priority, while the flusher thread waits (without the GIL). A window the child cannot pack in
-time goes in gzipped, as torch.profiler wrote it.
+(``PackingChild``), at the lowest priority, while the flusher thread waits (without the GIL). A
+window the child cannot pack in time goes in gzipped, as torch.profiler wrote it.
 """
 
 from __future__ import annotations

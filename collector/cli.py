@@ -63,9 +63,9 @@ class Patience:
                         f"{self.max_wait_s:g} s spent waiting)",
                         err.status,
                     ) from err
-                why = "the server asked" if asked is not None else "server unreachable"
-                if err.status in (429, 503):
-                    why = f"server busy ({err.status}), as it asked"
+                why = f"server busy ({err.status})" if err.status else "server unreachable"
+                if asked is not None:
+                    why += ", as it asked"
                 self.stream.write(
                     f"\n{what}: {why}: waiting {delay:.0f} s before trying again "
                     f"({left - delay:.0f} s of --max-wait left)\n"
