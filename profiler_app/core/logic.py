@@ -21,6 +21,7 @@ from kombu.exceptions import OperationalError
 from profiler_app.celery import app as celery_app
 from profiler_app.core import storage
 from profiler_app.core.models import (
+    SENDING,
     AppSettings,
     JobStatus,
     JobWindowChoice,
@@ -235,9 +236,6 @@ def abandon_uploads(job: TrainingJob) -> UploadsEnded:
     return UploadsEnded(stored=0, dropped=dropped)
 
 
-SENDING = (JobStatus.IN_PROGRESS, JobStatus.STOPPING)
-
-
 def end_silent_jobs(now: datetime | None = None) -> int:
     """Collector jobs still marked as being sent whose last chunk (and last uploaded byte) is
     older than ``COLLECTOR_SILENCE_MINUTES``: their process ended without a final status
@@ -284,8 +282,7 @@ def with_status(job: TrainingJob, status: str, given: dict) -> dict:
 
 def end_sending(job: TrainingJob, status: str) -> None:
     """Marks a job still being sent as ended; a status the sender set is kept."""
-    sending = list(SENDING)
-    ended = TrainingJob.objects.filter(pk=job.pk, status__in=sending).update(
+    ended = TrainingJob.objects.filter(pk=job.pk, status__in=SENDING).update(
         status=status, ended_at=timezone.now()
     )
     if ended:

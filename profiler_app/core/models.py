@@ -21,6 +21,10 @@ class JobStatus(models.TextChoices):
     STOPPING = "stopping", "Stopping"
 
 
+# A job whose sender has not said it ended.
+SENDING = (JobStatus.IN_PROGRESS, JobStatus.STOPPING)
+
+
 class JobState(models.TextChoices):
     """What the catalog shows: the job's declared status checked against its parts and uploads."""
 
@@ -66,7 +70,7 @@ class TrainingJobQuerySet(models.QuerySet):
             interrupted_received_bytes=stalled_sum(models.Sum("received_bytes")),
             interrupted_size_bytes=stalled_sum(models.Sum("size_bytes")),
         )
-        still_sending = models.Q(status__in=[JobStatus.IN_PROGRESS, JobStatus.STOPPING])
+        still_sending = models.Q(status__in=SENDING)
         return jobs.annotate(
             state=models.Case(
                 models.When(uploads_interrupted__gt=0, then=models.Value(JobState.INTERRUPTED)),
