@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.http import HttpResponse
 
 from profiler_app.accounts.models import ApiToken
-from profiler_app.core.throttles import login_refusal
+from profiler_app.core.throttles import begin_login_attempt
 
 
 class ThrottledAdminSite(admin.AdminSite):
@@ -11,7 +11,7 @@ class ThrottledAdminSite(admin.AdminSite):
 
     def login(self, request, extra_context=None):
         if request.method == "POST":
-            refused = login_refusal(request, request.POST.get("username", ""))
+            refused = begin_login_attempt(request, request.POST.get("username", ""))
             if refused:
                 response = HttpResponse(
                     refused.detail, status=429, content_type="text/plain; charset=utf-8"

@@ -1,15 +1,10 @@
-"""Sign-in outcomes, whichever form they came through, feed the one login throttle."""
+"""A right password, whichever form it came through, starts the account's sign-in count again
+(a wrong one was counted before it was checked: core/throttles.py)."""
 
-from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 
-from profiler_app.core.throttles import forget_login_failures, record_login_failure
-
-
-@receiver(user_login_failed)
-def count_wrong_password(sender, credentials, request=None, **kwargs):
-    if request is not None:  # a sign-in over HTTP (not a management command)
-        record_login_failure(request, str(credentials.get("username", "")))
+from profiler_app.core.throttles import forget_login_failures
 
 
 @receiver(user_logged_in)

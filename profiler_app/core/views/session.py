@@ -21,7 +21,7 @@ from profiler_app.core.serializers import (
     LoginSerializer,
     UserSerializer,
 )
-from profiler_app.core.throttles import login_refusal
+from profiler_app.core.throttles import begin_login_attempt
 
 
 @extend_schema(responses={200: HealthSerializer, 503: HealthSerializer})
@@ -57,7 +57,7 @@ def login_view(request):
     SessionAuthentication().enforce_csrf(request)
     data = LoginSerializer(data=request.data)
     data.is_valid(raise_exception=True)
-    refused = login_refusal(request, data.validated_data["username"])
+    refused = begin_login_attempt(request, data.validated_data["username"])
     if refused:
         raise Throttled(wait=refused.wait_s, detail=refused.detail)
     user = authenticate(request, **data.validated_data)
