@@ -8,13 +8,13 @@ from rest_framework import serializers
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.dashboard.models import CustomHistogram
-from profiler_app.dashboard.pure.step_breakdown import PARTS
 from profiler_app.profiles.serializers import (
     GpuTotalsSerializer,
     StepTimeSerializer,
     TakenOverSerializer,
     WindowSerializer,
 )
+from profiler_app.traces.step_breakdown import PARTS
 
 
 class ActivePointsSerializer(serializers.Serializer):

@@ -34,8 +34,7 @@ def dashboard_view(request, job_id: int):
 @extend_schema(responses=HeadlineSerializer)
 @api_view(["GET"])
 def headline_view(request, job_id: int):
-    """The Dashboard's headline. Its breakdown reads the window's events from the timeline
-    stores, so it is an answer of its own: the dashboard's panels read aggregates only."""
+    """The Dashboard's headline (its breakdown stored by the ingest per part and window)."""
     job = get_object_or_404(TrainingJob, pk=job_id)
     window = job.window_for(request.user)
     key = answers.answer_key(job, window, "headline")

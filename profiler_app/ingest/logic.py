@@ -38,6 +38,7 @@ from profiler_app.ingest.save import save_result
 from profiler_app.insights.pure.analyses.cluster import frames_from_store
 from profiler_app.profiles.signals import store_written
 from profiler_app.traces import Limits, TraceFormatError, ingest_trace
+from profiler_app.traces.step_breakdown import store_breakdown
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +190,8 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
                 workers=processes,
             )
         cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
+        cut_ns = None if result.cut is None else result.cut.last_step_start_ns
+        split = store_breakdown(incoming, result.aggregates.steps, cut_ns)
         store_written.send(sender=ProfilePart, part_id=part_id, store_dir=incoming)
         patiently(lambda: storage.stage_store(incoming, key), f"part {part_id}'s store")
     except ClaimLost:
@@ -221,7 +224,7 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
             mark_failed(part_id, task_id, failure)
         return False
     try:
-        stored = save_result(part, task_id, result, incoming, key, cluster)
+        stored = save_result(part, task_id, result, incoming, key, cluster, split)
     except Exception as exc:  # the transaction rolled back: the part's old rows are intact
         discard(incoming, key)
         if database_lost(exc):

@@ -32,6 +32,7 @@ from profiler_app.profiles.models import (
     RankOverlap,
     Step,
     StepBreakdown,
+    StepSplit,
     TimelineTrack,
     UtilizationPoint,
 )
@@ -48,6 +49,7 @@ AGGREGATE_TABLES = (
     Annotation,
     UtilizationPoint,
     StepBreakdown,
+    StepSplit,
     CollectiveStat,
     RankOverlap,
     MemoryPoint,
@@ -63,9 +65,11 @@ def save_result(
     incoming: Path,
     key: str,
     cluster: ClusterFrames,
+    split: dict[int, dict[str, int]],
 ) -> bool:
     """Put the store parsed into ``incoming`` (and staged at ``key``) in place, replace the
-    part's rows with ``result`` and mark it done, in one transaction, if the part is still this
+    part's rows with ``result`` (and the figures derived from its store: ``cluster``, the
+    headline's ``split`` per window) and mark it done, in one transaction, if the part is still this
     task's (it may have been reprocessed or deleted meanwhile: False, and ``incoming`` is the
     caller's)."""
     with transaction.atomic():
@@ -79,6 +83,7 @@ def save_result(
         storage.place_store(incoming, key)
         delete_part_rows(part.pk)
         _insert(part, result, key, cluster)
+        _insert_split(part, split)
         _record_node_devices(part.node_id, result.metadata)
         ProfilePart.objects.filter(id=part.pk).update(
             state=PartState.DONE,
@@ -202,6 +207,15 @@ def _insert(part: ProfilePart, result: IngestResult, key: str, cluster: ClusterF
         MemoryPeak(**common, **row) for row in memory.peaks.to_dict("records")
     )
     _copy(MemoryAllocator, common, memory.operators, list(memory.operators.columns))
+
+
+def _insert_split(part: ProfilePart, split: dict[int, dict[str, int]]) -> None:
+    common = {"job_id": part.job_id, "part_id": part.pk, "node_id": part.node_id, "rank": part.rank}
+    StepSplit.objects.bulk_create(
+        StepSplit(**common, windows=windows, category=category, total_ns=ns)
+        for windows, categories in split.items()
+        for category, ns in categories.items()
+    )
 
 
 def _copy(model, common: dict, frame: pd.DataFrame, columns: list[str]) -> None:

@@ -245,6 +245,23 @@ class StepBreakdown(WindowedRows):
         ]
 
 
+class StepSplit(WindowedRows):
+    """Nanoseconds of one part's steps in the window (a collector part's captured steps) spent
+    in one part of the Dashboard headline's breakdown (``traces.step_breakdown``:
+    ``category`` is one of its ``PARTS``); a part's categories sum to its steps' time."""
+
+    category = models.CharField(max_length=16)
+    total_ns = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            # The Dashboard headline sums one job's rows per category.
+            models.Index(fields=["job"], name="split_job_idx"),
+            # Re-parsing a part deletes its rows.
+            models.Index(fields=["part"], name="split_part_idx"),
+        ]
+
+
 class CollectiveStat(WindowedRows):
     """Communication kernels of one rank per collective and group size."""
 

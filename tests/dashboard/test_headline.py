@@ -11,21 +11,29 @@ steps of the same loop.
 from __future__ import annotations
 
 import gzip
+import importlib
 import json
 import re
 import statistics
 from pathlib import Path
 
 import pytest
+from django.apps import apps as django_apps
 
 from profiler_app.core.logic import delete_job
 from profiler_app.dashboard.headline import headline
+from profiler_app.profiles.models import StepSplit
+from profiler_app.traces.window import IN_COMPLETE_STEPS, IN_WHOLE_TRACE
 from tests import h200
 from tests.insights.converted import read_converted
 from tracefmt.chunk import read_chunk
 from tracefmt.kinds import EventKind, SampleKind
 
 pytestmark = pytest.mark.django_db
+# The migration that stored the split of parts parsed before the ingest did.
+split_parsed_parts = importlib.import_module(
+    "profiler_app.profiles.migrations.0002_step_split"
+).split_parsed_parts
 
 ORDER = ("kernels", "copies", "sets", "sync_waits", "data_loading", "host_only", "idle")
 LOADER = re.compile(r"dataloader|data_load|dataset|enumerate\(", re.IGNORECASE)
@@ -169,3 +177,19 @@ def test_it_breaks_the_steps_of_a_trace_down_in_either_window(spool, trace_job, 
 
     check(found, sweep(kept, events), kept)
     assert found["nvml_mean_pct"] is None
+
+
+def test_it_reads_the_split_the_ingest_stored_per_window(trace_job):
+    rows = StepSplit.objects.filter(job=trace_job)
+    assert sorted(set(rows.values_list("windows", flat=True))) == [
+        IN_WHOLE_TRACE,
+        IN_COMPLETE_STEPS,
+    ]
+    assert rows.count() == 2 * len(ORDER)  # one trace file, each part in each window
+    found = headline(trace_job, "complete_steps")
+    rows.delete()
+
+    assert headline(trace_job, "complete_steps")["breakdown"][0]["total_ns"] == 0
+    split_parsed_parts(django_apps, None)  # the migration's: parts parsed before the split
+
+    assert headline(trace_job, "complete_steps") == found

@@ -16,10 +16,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
 
+from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
+from profiler_app.traces.window import IN_BOTH, IN_COMPLETE_STEPS, IN_WHOLE_TRACE
 from tracefmt.kinds import EventKind
 
 PARTS = ("kernels", "copies", "sets", "sync_waits", "data_loading", "host_only", "idle")
@@ -33,6 +38,7 @@ DATA_LOADING_KINDS = (
     int(EventKind.USER_ANNOTATION),
     int(EventKind.PYTHON_FUNCTION),
 )
+STORE_COLUMNS = ["kind", "name", "start_ns", "dur_ns", "is_step", "captured"]
 Intervals = tuple[np.ndarray, np.ndarray]
 
 
@@ -85,3 +91,37 @@ def _covers(intervals: Intervals, points: np.ndarray) -> np.ndarray:
     starts, ends = starts[order], ends[order]
     at = np.searchsorted(starts, points, side="right") - 1
     return (at >= 0) & (points < ends[np.maximum(at, 0)])
+
+
+def store_breakdown(
+    store_dir: str | Path, steps: pd.DataFrame, last_step_start_ns: int | None
+) -> dict[int, dict[str, int]]:
+    """``step_breakdown`` of one part's captured ``steps`` (``start_ns``, ``dur_ns``,
+    ``captured``) from the captured events of its timeline store, step annotations left out, in
+    each window, keyed by the ``windows`` bits its rows get (``traces.window``): one entry for
+    both windows when the part has no cut (``last_step_start_ns`` None). Per part: a step's
+    events are in the part that holds the step (a collector capture is whole steps)."""
+    captured = steps[steps["captured"].to_numpy(dtype=bool)]
+    bounds = _intervals(captured)
+    if not len(bounds[0]):
+        return {IN_BOTH: dict.fromkeys(PARTS, 0)}
+    reader = TimelineReader(store_dir)
+    table = reader.read_all(STORE_COLUMNS)
+    keep = pc.and_(
+        pc.and_(table["captured"], pc.invert(table["is_step"])),
+        pc.less(table["start_ns"], int(bounds[1].max())),
+    )
+    table = table.filter(keep)
+    arrays = {c: table[c].to_numpy() for c in ("kind", "name", "start_ns", "dur_ns")}
+    events = event_intervals(**arrays, strings=reader.strings)
+    whole = step_breakdown(bounds, events)
+    if last_step_start_ns is None:
+        return {IN_BOTH: whole}
+    kept = _intervals(captured[captured["start_ns"].to_numpy() < last_step_start_ns])
+    return {IN_WHOLE_TRACE: whole, IN_COMPLETE_STEPS: step_breakdown(kept, events)}
+
+
+def _intervals(steps: pd.DataFrame) -> Intervals:
+    starts = steps["start_ns"].to_numpy(np.int64)
+    order = np.argsort(starts, kind="stable")
+    return starts[order], starts[order] + steps["dur_ns"].to_numpy(np.int64)[order]

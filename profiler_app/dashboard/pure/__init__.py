@@ -1,1 +1,0 @@
-"""The Dashboard's computations over event arrays, without Django."""
