@@ -75,19 +75,27 @@ def _host_threads(summary: PartSummary) -> list[dict]:
 
 
 def _selection(summary, window: str, threads: list[int] | None):
-    """The nested events of the chosen threads (all host threads by default), and the threads
-    listed with their host events."""
+    """The nested events of the chosen threads (by default the thread that ran the training
+    steps, else every host thread), and the threads listed with their host and step events."""
     listed = _host_threads(summary)
     every = tuple(t["track"] for t in listed)
     store = summary.store_dir
     signature = (store / "events.parquet").stat().st_mtime_ns
     end_ns = _cut(summary, window)
     everything = _events(store, signature, every, end_ns)
-    counts = np.bincount(everything.track, minlength=max(every, default=0) + 1)
-    listed = [{**t, "events": int(counts[t["track"]])} for t in listed]
+    size = max(every, default=0) + 1
+    counts = np.bincount(everything.track, minlength=size)
+    steps = np.bincount(everything.track[everything.is_step], minlength=size)
+    listed = [
+        {**t, "events": int(counts[t["track"]]), "steps": int(steps[t["track"]])} for t in listed
+    ]
     listed = [t for t in listed if t["events"]]
     with_events = tuple(t["track"] for t in listed)
-    chosen = with_events if threads is None else tuple(sorted(set(threads)))
+    if threads is None:
+        stepping = calltree.step_thread(everything)
+        chosen = with_events if stepping is None else (stepping,)
+    else:
+        chosen = tuple(sorted(set(threads)))
     unknown = set(chosen) - set(with_events)
     if unknown:
         raise UnknownThreads(sorted(unknown))

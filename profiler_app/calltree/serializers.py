@@ -19,7 +19,9 @@ class CallTreeQuerySerializer(serializers.Serializer):
         required=False, min_value=1, help_text="left out: the job's first part (lowest rank)"
     )
     threads = serializers.CharField(
-        required=False, help_text="track ids, comma-separated; left out: every host thread"
+        required=False,
+        help_text="track ids, comma-separated; left out: the thread that ran the training "
+        "steps (holding the most step events), else every host thread",
     )
     inverted = serializers.BooleanField(
         required=False, default=False, help_text="bottom-up: frames with self time first"
@@ -67,6 +69,7 @@ class CallTreeThreadSerializer(serializers.Serializer):
     track = serializers.IntegerField()
     label = serializers.CharField()  # type: ignore[assignment]
     events = serializers.IntegerField(help_text="host events (operators, annotations, …)")
+    steps = serializers.IntegerField(help_text="training steps (ProfilerStep#n, step annotations)")
 
 
 class CallTreeFramesSerializer(serializers.Serializer):

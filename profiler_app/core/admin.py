@@ -12,11 +12,11 @@ class TrainingJobAdmin(admin.ModelAdmin):
 
     # Deleting here (one job, or the bulk action) is the API's deletion: files go too.
     def delete_model(self, request, obj):
-        logic.delete_job(obj)
+        logic.delete_job(obj, request.user)
 
     def delete_queryset(self, request, queryset):
         for job in queryset:
-            logic.delete_job(job)
+            logic.delete_job(job, request.user)
 
 
 @admin.register(ProfilePart)

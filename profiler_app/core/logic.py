@@ -23,6 +23,7 @@ from profiler_app.core import storage
 from profiler_app.core.models import (
     SENDING,
     AppSettings,
+    DeletedJob,
     JobStatus,
     JobWindowChoice,
     LoadedProfile,
@@ -324,17 +325,28 @@ def reset_part_for_reprocess(part: ProfilePart) -> None:
     enqueue_ingest(part.pk)
 
 
-def delete_job(job: TrainingJob) -> None:
+def delete_job(job: TrainingJob, deleted_by=None) -> None:
     """Deletes a job and everything of it: its rows cascade (its parts, nodes, unfinished
     uploads, whoever had it loaded has it unloaded), and once that commits each app's receiver
     of ``post_delete`` removes the files it keeps for them (core.receivers: the raw files and
     unfinished uploads; ingest.receivers: the timeline stores). The admin deletes through here.
+    A ``DeletedJob`` row keeps who deleted it (``deleted_by``; None: the server's retention).
     """
     with transaction.atomic():
         # A parse storing its results holds its part's lock while it writes rows of the job:
         # wait for it here, or those rows would land after ours are gone (a foreign-key error).
         list(ProfilePart.objects.select_for_update().filter(job=job).values_list("pk", flat=True))
+        DeletedJob.objects.update_or_create(
+            id=job.pk, defaults={"name": job.name, "deleted_by": deleted_by}
+        )
         job.delete()
+
+
+def deleted_job(job_id: str) -> DeletedJob | None:
+    """The record of the deleted job ``job_id`` (an id as a URL gives it), or None."""
+    if not job_id.isdigit():
+        return None
+    return DeletedJob.objects.select_related("deleted_by").filter(pk=int(job_id)).first()
 
 
 def delete_part(part: ProfilePart) -> None:

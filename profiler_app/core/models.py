@@ -190,6 +190,20 @@ class JobWindowChoice(models.Model):
         ]
 
 
+class DeletedJob(models.Model):
+    """What stays of a deleted job: who deleted it and when, so a teammate's open page of it can
+    say so (GET /api/jobs/<id>/ answers 410 Gone) rather than a bare "not found"."""
+
+    # The deleted job's own id: ids are never reused, so this names that job alone.
+    id = models.BigIntegerField(primary_key=True)
+    name = models.CharField(max_length=255)
+    # None: deleted by the server itself (retention), or by an account deleted since.
+    deleted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    deleted_at = models.DateTimeField(default=timezone.now)
+
+
 class Node(models.Model):
     job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="nodes")
     name = models.CharField(max_length=128)

@@ -8,6 +8,7 @@ from profiler_app.core.models import (
     TAG_MAX_CHARS,
     WINDOW_CHOICES,
     AppSettings,
+    DeletedJob,
     JobState,
     LoadedProfile,
     Node,
@@ -56,6 +57,31 @@ def tag_problem(tag: str) -> str | None:
             f"“{tag[:TAG_MAX_CHARS]}…” is too long: a tag has at most {TAG_MAX_CHARS} characters."
         )
     return f"“{tag}” is not a tag: use letters, digits and - _ . : only (no spaces)."
+
+
+class DeletedJobSerializer(serializers.ModelSerializer):
+    """The answer (410 Gone) for a job deleted since it was opened."""
+
+    detail = serializers.SerializerMethodField()
+    code = serializers.SerializerMethodField()
+    deleted_by = serializers.CharField(
+        source="deleted_by.username",
+        default=None,
+        allow_null=True,
+        help_text="Who deleted it; null when the server's retention did (or the account is gone).",
+    )
+
+    class Meta:
+        model = DeletedJob
+        fields = ["detail", "code", "id", "name", "deleted_by", "deleted_at"]
+        read_only_fields = fields
+
+    def get_detail(self, gone: DeletedJob) -> str:
+        who = gone.deleted_by.username if gone.deleted_by else "the server's retention"
+        return f"“{gone.name}” was deleted by {who}."
+
+    def get_code(self, gone: DeletedJob) -> str:
+        return "job_deleted"
 
 
 class TrainingJobSerializer(serializers.ModelSerializer):

@@ -48,8 +48,20 @@ def test_it_serves_a_threads_tree_with_names_and_occurrences(api, job):
     found = api.get(f"/api/jobs/{job.id}/calltree/occurrences/", query).json()
     assert found["count"] == count[path] and len(found["results"]) == min(3, count[path])
     first = found["results"][0]
-    assert first["timeline_url"].startswith(f"/timeline?job={job.id}&t=")
+    assert first["timeline_url"].startswith(f"/jobs/{job.id}/timeline?t=")
     assert f"sel={first['event']}" in first["timeline_url"]
+
+
+def test_it_opens_on_the_thread_that_ran_the_training_steps(api, job):
+    body = api.get(f"/api/jobs/{job.id}/calltree/").json()
+    main = _main_thread(body)
+    stepping = [t for t in body["threads"] if t["steps"]]
+    assert [t["track"] for t in stepping] == [main]
+    assert body["selected"] == [main]
+    everyone = [t["track"] for t in body["threads"]]
+    assert len(everyone) > 1
+    every = api.get(f"/api/jobs/{job.id}/calltree/", {"threads": ",".join(map(str, everyone))})
+    assert every.json()["selected"] == sorted(everyone)
 
 
 def test_complete_steps_drop_the_last_step(api, job):

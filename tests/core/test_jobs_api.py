@@ -195,9 +195,28 @@ def test_it_deletes_a_job_and_unloads_it(api, client_for, user, teammate):
     assert api.delete(f"{JOBS}{job.id}/").status_code == 204
     assert list(TrainingJob.objects.values_list("name", flat=True)) == ["kept"]
     assert client_for(teammate).get("/api/loaded-profile/").status_code == 204
-    assert api.get(f"{JOBS}{job.id}/").status_code == 404
+    assert api.get(f"{JOBS}{job.id}/").status_code == 410
     assert api.delete(f"{JOBS}{job.id}/").status_code == 404
     assert TrainingJob.objects.get(pk=other.pk).name == "kept"
+
+
+def test_it_tells_a_teammate_who_deleted_a_job_and_when(api, client_for, user, teammate):
+    job = make_job("sweep-7", user)
+    assert api.delete(f"{JOBS}{job.id}/").status_code == 204
+    response = client_for(teammate).get(f"{JOBS}{job.id}/")
+    assert response.status_code == 410
+    body = response.json()
+    deleted_at = datetime.fromisoformat(body.pop("deleted_at"))
+    assert abs(datetime.now(UTC) - deleted_at) < timedelta(minutes=1)
+    assert body == {
+        "detail": f"“sweep-7” was deleted by {user.username}.",
+        "code": "job_deleted",
+        "id": job.id,
+        "name": "sweep-7",
+        "deleted_by": user.username,
+    }
+    # A job that never existed stays a plain 404.
+    assert client_for(teammate).get(f"{JOBS}{job.id + 1000}/").status_code == 404
 
 
 def test_it_renames_and_edits_notes_and_tags(api, user):

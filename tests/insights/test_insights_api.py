@@ -237,7 +237,9 @@ def test_overrides_re_run_the_rules_and_the_report_downloads(api, analysed_job):
     html = download.content.decode()
     assert html.startswith("<!DOCTYPE html>") and "a100-insights" in html
     assert "ml.p4d.24xlarge" in html
-    assert 'href="/timeline?' not in html  # links are absolute in the downloaded file
+    # Links are absolute in the downloaded file, and name the job's own timeline.
+    assert 'href="/jobs/' not in html
+    assert f'href="http://testserver/jobs/{analysed_job.id}/timeline?t=' in html
 
 
 def upload_as_one_rank(api, job, files: list[tuple[Path, bytes]], kind: str) -> None:

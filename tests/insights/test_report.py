@@ -53,7 +53,7 @@ def test_it_reports_every_rule_with_its_status(bottlenecked_job):
 
 def test_it_links_a_finding_to_its_job_rank_and_event():
     found = TimeRange(5_000_000, 9_000_000, "", -1, rank=3, event="12:@40")
-    assert timeline_url(found, job_id=7) == "/timeline?job=7&t=4600000_9400000&ranks=3&sel=12:@40"
+    assert timeline_url(found, job_id=7) == "/jobs/7/timeline?t=4600000_9400000&ranks=3&sel=12:@40"
     # At least a microsecond around an instant.
     assert timeline_url(TimeRange(5, 9, "algo-2", 3)) == "/timeline?t=-995_1009"
 

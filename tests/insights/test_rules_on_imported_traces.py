@@ -87,7 +87,7 @@ def test_the_report_holds_rules_recommendations_and_analyses(user):
     # Each finding's place opens the timeline of this job on the event.
     copies = next(r for r in row.report["recommendations"] if r["rule"] == "HostToDeviceCopies")
     link = copies["time_ranges"][0]["timeline_url"]
-    assert link.startswith(f"/timeline?job={job.id}&t=") and "&ranks=0&sel=" in link
+    assert link.startswith(f"/jobs/{job.id}/timeline?t=") and "&ranks=0&sel=" in link
     assert f'href="{link.replace("&", "&amp;")}"' in html
 
 

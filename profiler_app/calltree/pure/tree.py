@@ -30,7 +30,7 @@ HOST_KINDS = (
     EventKind.STEP,
 )
 OTHER = -1  # the name id of a pruned frame's "(other)"
-_COLUMNS = ["track", "kind", "name", "start_ns", "dur_ns", "parent", "self_ns"]
+_COLUMNS = ["track", "kind", "name", "start_ns", "dur_ns", "parent", "self_ns", "is_step"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class Events:
     dur: np.ndarray
     parent: np.ndarray  # index of the enclosing event, -1 at a thread's top
     self_ns: np.ndarray  # the event model's (``traces.nesting.self_times``)
+    is_step: np.ndarray  # a training step (ProfilerStep#n, a step annotation): the store's
 
     def __len__(self) -> int:
         return len(self.row)
@@ -82,7 +83,7 @@ def read_host_events(store: str | Path, tracks: list[int], end_ns: int | None = 
         pieces.append(table.filter(keep))
     if not pieces:
         empty = np.empty(0, np.int64)
-        return Events(empty, empty, empty, empty, empty, empty, empty)
+        return Events(empty, empty, empty, empty, empty, empty, empty, np.empty(0, bool))
     c = {
         name: column.to_numpy()
         for name, column in zip(
@@ -101,7 +102,19 @@ def read_host_events(store: str | Path, tracks: list[int], end_ns: int | None = 
         c["dur_ns"],
         parent,
         c["self_ns"],
+        c["is_step"].astype(bool),
     )
+
+
+def step_thread(events: Events) -> int | None:
+    """The thread that ran the training steps: the one holding the most step events; None
+    when no thread holds one. Its tree is the training loop, where idle feeder threads
+    (DataLoader workers' pin-memory threads) would otherwise fill most of an all-threads tree."""
+    tracks = events.track[events.is_step]
+    if not len(tracks):
+        return None
+    found, counts = np.unique(tracks, return_counts=True)
+    return int(found[np.argmax(counts)])
 
 
 def _chains(parent: np.ndarray, first: np.ndarray):

@@ -2,7 +2,7 @@
 
 from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
-from django.http import FileResponse
+from django.http import FileResponse, Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -28,6 +28,7 @@ from profiler_app.core.permissions import (
     JobPermission,
 )
 from profiler_app.core.serializers import (
+    DeletedJobSerializer,
     PartUploadSerializer,
     ProfilePartSerializer,
     TrainingJobSerializer,
@@ -85,13 +86,24 @@ class TrainingJobViewSet(
             logic.choose_window(self.request.user, job, window)
             job.viewer_window = window
 
+    @extend_schema(responses={200: TrainingJobSerializer, 410: DeletedJobSerializer})
+    def retrieve(self, request, *args, **kwargs):
+        """The job; 410 Gone, saying who deleted it and when, for a job deleted since."""
+        try:
+            return super().retrieve(request, *args, **kwargs)
+        except Http404:
+            gone = logic.deleted_job(self.kwargs["pk"])
+            if gone is None:
+                raise
+            return Response(DeletedJobSerializer(gone).data, status=status.HTTP_410_GONE)
+
     @extend_schema(responses={204: None})
     def destroy(self, request, *args, **kwargs):
         """Deletes the job with its parts and every file of it on the server's disk."""
         return super().destroy(request, *args, **kwargs)
 
     def perform_destroy(self, instance):
-        logic.delete_job(instance)
+        logic.delete_job(instance, self.request.user)
 
     def perform_create(self, serializer):
         # Ranks of one job start together and race to create it; the loser gets the same 400 the

@@ -60,15 +60,14 @@ def timeline_url(time_range: TimeRange, base_url: str = "", job_id: int | None =
     """Where the UI's timeline opens on ``time_range``, a little wider so its surroundings
     show, with the rank shown and the event selected when the finding names them."""
     margin = max((time_range.end_ns - time_range.start_ns) // 10, 1_000)
-    query: dict[str, Any] = {}
-    if job_id is not None:
-        query["job"] = job_id
-    query["t"] = f"{time_range.start_ns - margin}_{time_range.end_ns + margin}"
+    query: dict[str, Any] = {"t": f"{time_range.start_ns - margin}_{time_range.end_ns + margin}"}
     if time_range.rank >= 0:
         query["ranks"] = time_range.rank
     if time_range.event:
         query["sel"] = time_range.event
-    return f"{base_url.rstrip('/')}/timeline?{urlencode(query, safe=':@')}"
+    # The job's own address (the UI's /jobs/<id>/<page>); without one, the viewer's loaded job.
+    page = "/timeline" if job_id is None else f"/jobs/{job_id}/timeline"
+    return f"{base_url.rstrip('/')}{page}?{urlencode(query, safe=':@')}"
 
 
 def report_json(report: ProfilerReport, base_url: str = "") -> dict[str, Any]:
