@@ -4,8 +4,10 @@ from django.http import JsonResponse
 
 from profiler_app.core import logic
 
-# Collectors identify themselves so their uploads do not keep an idle server awake.
+# Collectors identify themselves so their uploads do not keep an idle server awake; so does an
+# open page's watch of its job (deleted? failed?), which a person does not send.
 COLLECTOR_HEADER = "X-Profiler-Client"
+NOT_A_PERSON = ("collector", "watch")
 WRITE_EVERY_SECONDS = 30.0
 
 
@@ -28,7 +30,7 @@ class UserActivityMiddleware:
         user = getattr(request, "user", None)
         if user is None or not user.is_authenticated:
             return False
-        if request.headers.get(COLLECTOR_HEADER) == "collector":
+        if request.headers.get(COLLECTOR_HEADER) in NOT_A_PERSON:
             return False
         return not request.path.startswith("/api/health/")
 

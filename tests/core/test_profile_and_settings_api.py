@@ -125,6 +125,10 @@ def test_it_counts_people_but_not_collectors_as_activity(user, api_token):
     collector = Client(HTTP_AUTHORIZATION=f"Token {api_token}", HTTP_X_PROFILER_CLIENT="collector")
     assert collector.get("/api/jobs/").status_code == 200
     assert AppSettings.load().last_activity_at == stale
+    open_page = Client(HTTP_X_PROFILER_CLIENT="watch")
+    open_page.force_login(user)
+    assert open_page.get("/api/jobs/").status_code == 200
+    assert AppSettings.load().last_activity_at == stale
     person = Client()
     person.force_login(user)
     assert person.get("/api/jobs/").status_code == 200
