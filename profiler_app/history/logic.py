@@ -43,7 +43,7 @@ from profiler_app.insights.pure.regression import (
     judge,
     unjudged,
 )
-from profiler_app.profiles.figures import in_window, timed_steps
+from profiler_app.profiles.figures import in_window, step_time, timed_steps
 from profiler_app.profiles.models import (
     KernelStat,
     PartSummary,
@@ -78,13 +78,28 @@ class NotReady(Exception):
 
 
 def assign(job: TrainingJob, name: str, chosen: bool = True) -> SeriesRun:
-    """Puts ``job`` in the series ``name`` (created, owned by the job's owner, if new)."""
+    """Puts ``job`` in the series ``name`` (created, owned by the job's owner, if new); the
+    series it leaves goes when this was its last run."""
     with transaction.atomic():
         series, _ = Series.objects.get_or_create(name=name, defaults={"owner": job.owner})
+        left = SeriesRun.objects.filter(job=job).values_list("series_id", flat=True).first()
         run, _ = SeriesRun.objects.update_or_create(
             job=job, defaults={"series": series, "chosen": chosen}
         )
+        if left is not None and left != series.pk:
+            remove_if_empty(left)
     return run
+
+
+def remove_if_empty(series_id: int) -> None:
+    """Removes the series when it has no run left: History lists only series that have runs."""
+    Series.objects.filter(pk=series_id, runs__isnull=True).delete()
+
+
+def on_run_deleted(sender, instance: SeriesRun, **kwargs) -> None:
+    """A run went with its job (deleted by its owner, the admin or retention): in the same
+    transaction, its series goes too when it was the last."""
+    remove_if_empty(instance.series_id)
 
 
 def membership(job: TrainingJob) -> SeriesRun:
@@ -131,6 +146,7 @@ def run_figures(job: TrainingJob, window: str) -> RunFigures:
         rank_steps=ref["rank_steps"],
         step_ns=steps[:, 1],
         step_rank=steps[:, 0],
+        step_label=step_time(job, window)["label"],
         kernels=kernels,
         operators=operators,
         comm_ns=int(overlap["comm"] or 0),

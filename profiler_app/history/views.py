@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from profiler_app.core.models import TrainingJob
 from profiler_app.core.permissions import require_can_change
 from profiler_app.history import logic, queries
+from profiler_app.history.filters import SeriesFilter
 from profiler_app.history.serializers import (
     CheckSerializer,
     DeliverySerializer,
@@ -39,6 +40,9 @@ class SeriesViewSet(
 
     serializer_class = SeriesSerializer
     permission_classes = [IsAuthenticated]
+    filterset_class = SeriesFilter
+    ordering_fields = ["name", "created_at", "run_count"]
+    ordering = ["name"]
     http_method_names = ["get", "patch", "head", "options"]
 
     def get_queryset(self):
@@ -51,14 +55,14 @@ class SeriesViewSet(
         logic.rejudge_series(series)
 
     @extend_schema(responses=SeriesRunSerializer(many=True))
-    @action(detail=True, methods=["get"], pagination_class=None)
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def runs(self, request, pk=None):
         """The series' runs in time order with their figures and verdicts."""
         rows = queries.runs_document(self.get_object())
         return Response(SeriesRunSerializer(rows, many=True).data)
 
     @extend_schema(responses=DeliverySerializer(many=True))
-    @action(detail=True, methods=["get"], pagination_class=None)
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def deliveries(self, request, pk=None):
         """The webhook's recorded deliveries, newest first."""
         series = self.get_object()

@@ -6290,6 +6290,8 @@ export interface operations {
                 ordering?: string;
                 /** @description A page number within the paginated result set. */
                 page?: number;
+                /** @description Series whose name contains this text, in any case */
+                search?: string;
             };
             header?: never;
             path?: never;
@@ -6469,10 +6471,7 @@ export interface operations {
     };
     series_deliveries_list: {
         parameters: {
-            query?: {
-                /** @description Which field to use when ordering the results. */
-                ordering?: string;
-            };
+            query?: never;
             header?: never;
             path: {
                 /** @description A unique integer value identifying this series. */
@@ -6528,10 +6527,7 @@ export interface operations {
     };
     series_runs_list: {
         parameters: {
-            query?: {
-                /** @description Which field to use when ordering the results. */
-                ordering?: string;
-            };
+            query?: never;
             header?: never;
             path: {
                 /** @description A unique integer value identifying this series. */
