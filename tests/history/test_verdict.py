@@ -10,6 +10,7 @@ from profiler_app.core.models import TrainingJob
 from profiler_app.history import logic
 from profiler_app.history.models import RunVerdict, SeriesRun
 from profiler_app.insights.pure.regression import TEST_NAME, Thresholds
+from profiler_app.profiles.figures import step_time
 from tests.history.traces import ALLREDUCE, NCCL, NEW_KERNEL, raw_figures, raw_steps_ns
 from tests.ingest.helpers import broker_down
 from tests.timeline.jobs import parse_job, parse_paths
@@ -35,6 +36,12 @@ def test_it_flags_a_slower_run_with_its_causes(user, slower_trace):
     assert result["baseline_median_ns"] == raw_a["median_ns"] == 222_442_191
     assert result["run_median_ns"] == raw_b["median_ns"] == 249_952_679
     assert result["change_pct"] == round(100 * (249_952_679 - 222_442_191) / 222_442_191, 2)
+    # The one step time, named as the Dashboard names it.
+    assert result["reason"] == (
+        "Step time 249.95 ms (median of 3 steps) against 222.44 ms (median of 3 steps): "
+        "+12.4 %, threshold 5 %, significant (p = 0.05 ≤ 0.05)."
+    )
+    assert step_time(run, "whole_trace")["label"] == "median of 3 steps"
     # 3 steps against 3, every one longer: the exact one-sided p is 1 / C(6, 3).
     assert result["test"] == {
         "name": TEST_NAME,
@@ -72,6 +79,10 @@ def test_it_finds_no_regression_in_the_same_run_twice(user):
     result = verdict.result
     assert verdict.status == "no_regression"
     assert result["change_pct"] == 0.0
+    assert result["reason"].startswith(
+        "Step time 222.44 ms (median of 3 steps) against 222.44 ms (median of 3 steps): "
+        "+0.0 %, below the 5 % threshold."
+    )
     assert result["test"]["method"] == "asymptotic"  # every step is tied with its copy
     assert result["test"]["p_value"] > 0.5
     assert result["causes"] == []

@@ -64,7 +64,8 @@ class Thresholds:
 class RunFigures:
     """What the verdict reads of one run, in one window.
 
-    step_ns and step_rank: each step's duration and its rank, aligned;
+    step_ns and step_rank: each step's duration and its rank, aligned (the steps the one step
+    time is taken over);
     kernels: name, category, precision, count, total_ns (summed over ranks and devices);
     operators: name, count, self_ns (host self time, summed over ranks).
     """
@@ -75,6 +76,8 @@ class RunFigures:
     rank_steps: int
     step_ns: np.ndarray
     step_rank: np.ndarray
+    # The one step time's wording, as the Dashboard gives it ("median of 16 captured steps").
+    step_label: str
     kernels: pd.DataFrame
     operators: pd.DataFrame
     comm_ns: int
@@ -240,12 +243,15 @@ def judge(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -> Verd
     test = mann_whitney_greater(base_steps, run_steps)
     significant = test.p_value <= thresholds.alpha
     grown = change >= thresholds.step_pct
-    summary = f"Median step {_ms(run_med)} against {_ms(base_med)} ({change:+.1f} %"
+    summary = (
+        f"Step time {_ms(run_med)} ({run.step_label}) against {_ms(base_med)} "
+        f"({baseline.step_label}): {change:+.1f} %"
+    )
     combined = _how_ranks_combined(baseline, run)
     if grown and significant:
         return verdict(
             REGRESSION,
-            f"{summary}, threshold {thresholds.step_pct:g} %), significant "
+            f"{summary}, threshold {thresholds.step_pct:g} %, significant "
             f"(p = {test.p_value:.3g} ≤ {thresholds.alpha:g}).{combined}",
             figures,
             test,
@@ -255,7 +261,7 @@ def judge(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -> Verd
         if not grown
         else f"not significant (p = {test.p_value:.3g} > {thresholds.alpha:g})"
     )
-    return verdict(NO_REGRESSION, f"{summary}): {why}.{combined}", figures, test)
+    return verdict(NO_REGRESSION, f"{summary}, {why}.{combined}", figures, test)
 
 
 def per_rank_relative(baseline: RunFigures, run: RunFigures) -> tuple[np.ndarray, np.ndarray]:

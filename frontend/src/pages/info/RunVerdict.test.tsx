@@ -16,7 +16,8 @@ const verdict = (overrides: Partial<RunVerdict>): RunVerdict => ({
   status: "regression",
   window: "whole_trace",
   computed_at: "2025-06-01T12:00:00Z",
-  reason: "Median step 110.00 ms against 100.00 ms (+10.0 %, threshold 5 %), significant.",
+  reason:
+    "Step time 110.00 ms (median of 16 captured steps) against 100.00 ms (median of 16 captured steps): +10.0 %, threshold 5 %, significant.",
   threshold_pct: 5,
   alpha: 0.05,
   baseline_median_ns: 100_000_000,
@@ -78,7 +79,9 @@ describe("The job's regression verdict on the Info page", () => {
       "href",
       "/dashboard?job=11",
     );
-    expect(card).toHaveTextContent("Median step 110.00 ms against 100.00 ms (+10.0 %");
+    expect(card).toHaveTextContent(
+      "Step time 110.00 ms (median of 16 captured steps) against 100.00 ms",
+    );
     const causes = within(within(card).getByRole("list", { name: "Top causes" })).getAllByRole(
       "listitem",
     );
