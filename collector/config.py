@@ -85,6 +85,9 @@ class Config:
     cpu_sampling: bool = _env("PROFILER_CPU_SAMPLING", envbool, True)
     gpu_sampling: bool = _env("PROFILER_GPU_SAMPLING", envbool, True)
     perf_counters: bool = _env("PROFILER_PERF_COUNTERS", envbool, True)
+    # With no step marked by the script (collector.step() or annotate("step_<n>")), each
+    # optimizer.step() ends a training step (collector/auto_steps.py).
+    auto_steps: bool = _env("PROFILER_AUTO_STEPS", envbool, True)
     # NVML averages GPU utilisation over 1/6-1 s anyway; 5 Hz keeps charts smooth and cheap.
     sampling_interval_ms: int = _env("PROFILER_SAMPLING_INTERVAL_MS", envint, 200)
     server_url: str | None = _env_str("PROFILER_SERVER_URL")
@@ -190,6 +193,7 @@ ALIASES = {
     "CpuSampling": "cpu_sampling",
     "GpuSampling": "gpu_sampling",
     "PerfCounters": "perf_counters",
+    "AutoSteps": "auto_steps",
     "SamplingIntervalMs": "sampling_interval_ms",
     "OverheadBudgetPct": "overhead_budget_pct",
     "ServerUrl": "server_url",

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from collector.api import ApiClient
+from collector.auto_steps import OptimizerSteps
 from collector.budget import WindowPlanner
 from collector.capture import KinetoCapture
 from collector.chunker import Annotation, ChunkBuilder, PackingChild, pack_window
@@ -126,6 +127,7 @@ class Profiler:
         self._max_events = 200_000
         self._step_n = 0
         self._step_start_ns = 0
+        self._auto_steps = OptimizerSteps(self._mark_step)
         self._finished = False
 
     # ---- configuration and lifecycle -------------------------------------------------------
@@ -178,6 +180,7 @@ class Profiler:
         )
         self._flusher.start()
         self._step_start_ns = time.time_ns()
+        self._listen_for_optimizer_steps(config)
         if self._hooks is None and config.exit_hooks:
             self._hooks = Hooks(self._finish, self._announce)
             self._hooks.install()
@@ -191,6 +194,7 @@ class Profiler:
             return
         _active = None
         self._stopping_since_ns = time.monotonic_ns()
+        self._auto_steps.remove()
         if self._capture is not None:
             self._start_part("stopping Kineto capture", self._capture.stop, "kineto")
             self._capture = None
@@ -213,7 +217,13 @@ class Profiler:
         """Marks the end of a training step (call once per iteration, like ``prof.step()``)."""
         if _active is not self:
             return
-        now = time.time_ns()
+        self._auto_steps.explicit_step_seen()
+        self._mark_step(time.time_ns())
+
+    def _mark_step(self, now: int) -> None:
+        """The step in progress (``step_<n>``, since the last boundary) ended at ``now``."""
+        if _active is not self:
+            return
         self._events.append(
             (
                 STEP,
@@ -272,6 +282,7 @@ class Profiler:
             self._drop_annotation_backends(exc)
         self._events.append((kind, name, start_ns, end_ns - start_ns, threading.get_native_id()))
         if kind == STEP:
+            self._auto_steps.explicit_step_seen()
             self._at_step_end(end_ns, int(name[5:]))
         if len(self._events) >= self._max_events:
             self._flush_wake.set()
@@ -414,6 +425,14 @@ class Profiler:
             self._rf_exit = ops._record_function_exit._RecordFunction
         except Exception as exc:  # noqa: BLE001
             self._drop_annotation_backends(exc)
+
+    def _listen_for_optimizer_steps(self, config: Config) -> None:
+        if "torch" not in sys.modules or not config.auto_steps:
+            return
+        try:
+            self._auto_steps.install()
+        except Exception as exc:  # noqa: BLE001 - an old torch without the global hook
+            self.warn_once("auto-steps", f"steps are not found by themselves: {exc!r}")
 
     def _drop_annotation_backends(self, exc: Exception) -> None:
         self._nvtx = None
