@@ -26,10 +26,30 @@ const PANELS = [
   "Create new histogram",
 ];
 
-function serve(dashboard: Dashboard, histograms: CustomHistogram[] = []) {
+// What arrived of the job: rank 0 of the 2 its traces name, or both.
+function summary(ranks: number[]) {
+  return {
+    job: 7,
+    event_counts: {},
+    n_events: 9_348,
+    start_ns: 0,
+    end_ns: 578_889_000,
+    span_ns: 578_889_000,
+    ranks,
+    world_size: 2,
+    missing_ranks: ranks.length === 2 ? [] : [[1, 1]],
+    nodes: ["algo-1"],
+    parts: { pending: 0, processing: 0, done: ranks.length, failed: 0, total: ranks.length },
+    progress: 1,
+    read_warnings: [],
+  };
+}
+
+function serve(dashboard: Dashboard, histograms: CustomHistogram[] = [], ranks = [0, 1]) {
   let nextId = 40;
   return new FakeApi()
     .on("GET /api/auth/me/", { status: 200, body: alice })
+    .on("GET /api/jobs/7/summary/", { status: 200, body: summary(ranks) })
     .on("GET /api/loaded-profile/", { status: 200, body: loadedProfile(job) })
     .on("GET /api/jobs/7/", { status: 200, body: job })
     .on("GET /api/jobs/7/dashboard/", { status: 200, body: dashboard })
@@ -224,5 +244,24 @@ describe("Dashboard page", () => {
       expect(within(panel(title)).getByText(reason)).toBeInTheDocument();
     }
     expect(within(panel("Time spent by all GPU kernels")).queryByRole("spinbutton")).toBeNull();
+  });
+
+  it("names the ranks that sent nothing above the figures, as Cluster and Info do", async () => {
+    serve(makeDashboard({}), [], [0]);
+    renderApp("/dashboard");
+
+    const note = await screen.findByTestId("missing-ranks");
+    expect(note).toHaveTextContent(
+      "1 of 2 ranks · rank 1 missing. Figures over all ranks describe only the ranks that arrived.",
+    );
+    await findPanel("GPU active time");
+  });
+
+  it("shows no rank note when every rank arrived", async () => {
+    serve(makeDashboard({}));
+    renderApp("/dashboard");
+
+    await findPanel("GPU active time");
+    expect(screen.queryByTestId("missing-ranks")).toBeNull();
   });
 });

@@ -7,6 +7,7 @@ import { ErrorAlert, Loading } from "../../components/Feedback";
 import { WindowSwitch } from "../../components/JobWindow";
 import { WindowCaption } from "../../lib/window";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
+import { MissingRanksNote } from "../../components/MissingRanks";
 import { ReadWarnings } from "../../components/ReadWarnings";
 import { formatSeconds, plural } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
@@ -57,6 +58,7 @@ function JobDashboard({ job }: { job: TrainingJob }) {
       </div>
       <WindowSwitch job={job} window={dashboard.data?.window} />
       <ReadWarnings warnings={job.read_warnings} />
+      <MissingRanksNote jobId={job.id} />
       {dashboard.isError && <ErrorAlert error={dashboard.error} />}
       {dashboard.isPending && <Loading what="the dashboard" />}
       {dashboard.data && (
