@@ -1,6 +1,7 @@
 /** The range selection's totals: per track and name, computed by the server over every event
  * in the range (not only what the screen loaded). A row click outlines its events. */
 import { useMemo } from "react";
+import { useJobCapture } from "../../api/capture";
 import type { RangeTotals } from "../../api/timeline";
 import { type DataColumn, type DataRow, DataTable } from "../../components/DataTable";
 import { ErrorAlert, Loading } from "../../components/Feedback";
@@ -24,6 +25,7 @@ const COLUMNS: DataColumn[] = [
 export type PickedRow = { track: string; name: string };
 
 export function RangePane(props: {
+  jobId: number;
   startNs: number;
   endNs: number;
   totals: { data?: RangeTotals; error: unknown; isLoading: boolean };
@@ -34,6 +36,7 @@ export function RangePane(props: {
   highlighted: { count: number; shown: number } | null;
 }) {
   const { totals, trackLabel, picked, onPick } = props;
+  const captured = useJobCapture(props.jobId).data?.captured_steps ?? null;
   const rows: DataRow[] = useMemo(() => {
     const found = totals.data?.rows ?? [];
     const paths = withoutSharedPrefix(found.map((r) => trackLabel(r.track)));
@@ -52,7 +55,16 @@ export function RangePane(props: {
       </div>
       <p className="muted">
         Durations count the part of each event inside the range; self time (CPU threads) leaves out
-        the events nested inside. Click a row to outline its events.
+        the events nested inside. Totals are over every event in the range, whatever the job&apos;s
+        window; % of range is of the range&apos;s whole length.{" "}
+        {captured && (
+          <span data-testid="range-captured">
+            Kineto recorded events only in the {captured}: where the range holds other steps, it has
+            no GPU or operator events there, so its shares are lower than the Dashboard&apos;s
+            shares of captured time.{" "}
+          </span>
+        )}
+        Click a row to outline its events.
         {props.highlighted &&
           ` Outlined: ${props.highlighted.shown.toLocaleString("en-US")} of ${props.highlighted.count.toLocaleString("en-US")} events.`}
       </p>

@@ -343,6 +343,7 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
       </p>
       {area && (
         <RangePane
+          jobId={jobId}
           startNs={nsBetween(originNs, area.startNs)}
           endNs={nsBetween(originNs, area.endNs)}
           totals={{ data: totals.data, error: totals.error, isLoading: totals.isLoading }}
