@@ -327,8 +327,9 @@ INGEST_MAX_PARSE_ATTEMPTS = envint("INGEST_MAX_PARSE_ATTEMPTS", 3)
 # Past this many seconds of parsing waiting (the queue over the recent pace), new parts are
 # answered 429 with Retry-After and their senders try again later (core.admission); 0: never.
 INGEST_MAX_BACKLOG_SECONDS = envfloat("INGEST_MAX_BACKLOG_SECONDS", 120.0)
-# A parse that cannot reach the storage bucket tries again for this long, then fails saying so.
-INGEST_BUCKET_RETRY_SECONDS = envfloat("INGEST_BUCKET_RETRY_SECONDS", 120.0)
+# A parse that cannot reach the storage bucket tries again for this long, then fails saying so
+# (with its last try and the cleanup's, within a minute at the bucket's default timeouts).
+INGEST_BUCKET_RETRY_SECONDS = envfloat("INGEST_BUCKET_RETRY_SECONDS", 30.0)
 
 # Shared by every web and worker process: throttle counters, the demo slot, the worker count.
 CACHES = {

@@ -8,14 +8,17 @@ import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from profiler_app.lib.env import BadSetting
+from profiler_app.lib.env import BadSetting, envfloat, envint
 
-# Each S3 request gives up after these, so a dead endpoint fails a part instead of hanging it
-# and an upload is answered 503 within about ATTEMPTS × READ_TIMEOUT_S when the bucket stalls
-# (one that refuses connections, at once).
-CONNECT_TIMEOUT_S = 5
-READ_TIMEOUT_S = 20
-ATTEMPTS = 3
+# Each S3 request gives up after these, so a stalled bucket (it takes connections and never
+# answers) is known for one within seconds: an upload meeting it is answered 503 within
+# ATTEMPTS x (READ_TIMEOUT_S + the 1 s a PUT waits for "100 Continue") + the retry's backoff
+# (at most 1 s): 9 s. A parse gives up on it within a minute (INGEST_BUCKET_RETRY_SECONDS and
+# its last tries). A read timeout bounds the wait for each next byte, not a whole transfer; a
+# store slower than this to answer a request raises them (docs/storage.md).
+CONNECT_TIMEOUT_S = envfloat("STORAGE_CONNECT_TIMEOUT_S", 3.0)
+READ_TIMEOUT_S = envfloat("STORAGE_READ_TIMEOUT_S", 3.0)
+ATTEMPTS = envint("STORAGE_ATTEMPTS", 2)  # the first try included
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,8 @@ def client_config() -> dict:
     return {
         "connect_timeout": CONNECT_TIMEOUT_S,
         "read_timeout": READ_TIMEOUT_S,
-        "retries": {"max_attempts": ATTEMPTS, "mode": "standard"},
+        # botocore's max_attempts counts retries only (3 made four tries of 20 s: 82 s).
+        "retries": {"total_max_attempts": ATTEMPTS, "mode": "standard"},
         "max_pool_connections": 32,
         "s3": {"addressing_style": "path"} if endpoint_url() else {},
     }
