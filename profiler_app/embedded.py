@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import psutil
+
 from profiler_app.lib.env import envpath
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,8 @@ class EmbeddedPostgres:
         warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
         pgserver = embedded_package("pgserver")
         self.pgdata.mkdir(parents=True, exist_ok=True)
+        with pgserver.PostgresServer._lock:  # pgserver's own: no process starts it meanwhile
+            self._forget_dead_server(pgserver.PostgresServer)
         self._server = pgserver.get_server(self.pgdata, cleanup_mode="stop")
         existing = self._server.psql(
             f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';"
@@ -66,6 +70,68 @@ class EmbeddedPostgres:
         if "1 row" not in existing:
             self._server.psql(f"CREATE DATABASE {DATABASE_NAME};")
         return self._server.get_uri(DATABASE_NAME)
+
+    def _forget_dead_server(self, server_class: Any) -> None:
+        """After the server died (SIGKILL, the OOM killer), pgserver would hand back the handle
+        it keeps per data directory for the life of the process, naming the dead server, and
+        never start it again; and PostgreSQL refuses to start while postmaster.pid names a
+        process that still exists (a zombie: an init that does not reap, or a launcher that is
+        PID 1 in a container). So the dead server's handle, lock files and orphaned backends
+        go, and the next start is a fresh one (PostgreSQL recovers from its WAL)."""
+        pidfile = self.pgdata / "postmaster.pid"
+        lines = pidfile.read_text().splitlines() if pidfile.exists() else []
+        if lines and (not lines[0].strip().isdigit() or self._alive(int(lines[0]))):
+            return  # running, or starting (the file is being written)
+        cached = server_class._instances.get(self.pgdata.resolve())
+        if cached is not None:
+            self._drop_handle(cached)
+        if not lines:
+            return
+        log.warning("the embedded PostgreSQL (pid %s) died; starting it afresh", lines[0])
+        for orphan in self._orphans():
+            with contextlib.suppress(psutil.Error):  # they hold the dead server's shared memory
+                orphan.kill()
+                orphan.wait(10)
+        if len(lines) > 4 and lines[3].strip() and lines[4].strip():
+            socket = Path(lines[4].strip()) / f".s.PGSQL.{lines[3].strip()}"
+            socket.unlink(missing_ok=True)
+            socket.with_name(socket.name + ".lock").unlink(missing_ok=True)
+        pidfile.unlink(missing_ok=True)
+
+    @staticmethod
+    def _drop_handle(server: Any) -> None:
+        """Forgets pgserver's handle of a dead server: out of its cache, and its exit hook gone
+        (it would count this process out and stop the server started next)."""
+        server._instances.pop(server.pgdata, None)
+        atexit.unregister(server._cleanup)
+        server.global_process_id_list.get_and_remove(os.getpid())
+
+    def _alive(self, pid: int) -> bool:
+        """``pid`` is a live process of this cluster (a zombie or a reused pid is not)."""
+        try:
+            process = psutil.Process(pid)
+            return process.status() != psutil.STATUS_ZOMBIE and self._serves_here(process)
+        except psutil.NoSuchProcess:
+            return False
+        except psutil.AccessDenied:
+            return True  # cannot tell: never start a second server over a live one
+
+    def _serves_here(self, process: psutil.Process) -> bool:
+        # Every PostgreSQL process works in its data directory.
+        return Path(process.cwd()) == self.pgdata.resolve()
+
+    def _orphans(self) -> list[psutil.Process]:
+        """Live backends of this cluster, once its postmaster is dead."""
+        found = []
+        for process in psutil.process_iter(["name"]):
+            with contextlib.suppress(psutil.Error):  # gone, or not ours to look at: skipped
+                if (
+                    process.info["name"] == "postgres"
+                    and process.status() != psutil.STATUS_ZOMBIE
+                    and self._serves_here(process)
+                ):
+                    found.append(process)
+        return found
 
     def running(self) -> bool:
         import psycopg
@@ -79,9 +145,13 @@ class EmbeddedPostgres:
             return False
 
     def stop(self) -> None:
-        if self._server is not None:
+        if self._server is None:
+            return
+        if self._alive(self._server.get_pid()):
             self._server.cleanup()
-            self._server = None
+        else:  # pgserver would wait a minute for the dead server to stop, then fail
+            self._drop_handle(self._server)
+        self._server = None
 
 
 class EmbeddedRedis:

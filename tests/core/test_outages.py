@@ -1,9 +1,11 @@
 """A broker restart stops nothing: `profiler-app up` (launcher, web, worker, sweeper, beat) rides
 out a Redis outage, says so once, and works again when Redis is back, with the same processes.
+Its embedded PostgreSQL, killed with SIGKILL, the launcher alone starts again.
 
 The launcher runs as a person starts it, against its own Redis (killed and started again here)
-and its own database on the machine's PostgreSQL. Every wait is for a condition (a line the
-launcher prints, an answer of the health endpoint), with a generous deadline."""
+and its own database on the machine's PostgreSQL, or its embedded one. Every wait is for a
+condition (a line the launcher prints, an answer of the health endpoint), with a generous
+deadline."""
 
 from __future__ import annotations
 
@@ -125,6 +127,8 @@ class Launcher:
                 self.process.wait(60)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+        self.said("")
+        print("".join(self.seen))  # pytest shows it when the test failed
 
 
 @pytest.fixture
@@ -185,3 +189,68 @@ def test_it_rides_out_a_redis_outage_with_the_same_processes(tmp_path, database_
         launcher.stop()
         if redis.process is not None and redis.process.poll() is None:
             redis.kill()
+
+
+def jobs_answer(base_url: str, key: str) -> int:
+    request = urllib.request.Request(
+        f"{base_url}/api/jobs/", headers={"Authorization": f"Token {key}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except OSError:
+        return 0
+
+
+def test_it_starts_a_killed_embedded_postgres_again(tmp_path):
+    """SIGKILL leaves the dead server's postmaster.pid, socket lock and shared memory behind
+    (and, under an init that does not reap, its zombie): the launcher starts it again alone."""
+    redis = RedisServer(tmp_path)
+    redis.start()
+    data = tmp_path / "data"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "profiler_app.settings",
+        "REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
+        "PROFILER_DATA_DIR": str(data),
+        "PROFILER_MEDIA_ROOT": str(tmp_path / "media"),
+        "CELERY_QUEUE_PREFIX": f"pgkill{uuid.uuid4().hex[:8]}-",
+        "WEB_CONCURRENCY": "1",
+        "WORKER_CONCURRENCY": "1",
+        "HEALTH_WORKERS_SECONDS": "2",
+    }
+    env.pop("DATABASE_URL", None)  # the launcher starts its embedded PostgreSQL
+    launcher = Launcher(env, free_port())
+    try:
+        wait_for(lambda: launcher.said("profiler-app is running"), "the launcher to start")
+        database = json.loads((data / "run.json").read_text())["database"]
+        key = subprocess.run(
+            [sys.executable, "-m", "django", "create_token", "admin", "outage test"],
+            env={**env, "DATABASE_URL": database},
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        assert jobs_answer(launcher.url, key) == 200
+        pidfile = data / "postgres" / "postmaster.pid"
+        killed = int(pidfile.read_text().split()[0])
+
+        os.kill(killed, signal.SIGKILL)
+
+        wait_for(lambda: launcher.said("PostgreSQL is unreachable"), "the launcher to notice")
+        wait_for(lambda: launcher.said("started the embedded PostgreSQL again"), "PostgreSQL again")
+        assert int(pidfile.read_text().split()[0]) != killed
+        wait_for(lambda: jobs_answer(launcher.url, key) == 200, "the API to answer again")
+        wait_for(lambda: launcher.health().get("workers", 0) > 0, "beat and a worker to work")
+        assert launcher.health()["database"] == "ok"
+        assert launcher.process.poll() is None
+        assert not launcher.said("could not start the embedded PostgreSQL again"), launcher.seen
+
+        launcher.stop()
+        assert launcher.process.returncode == 0
+        assert not pidfile.exists(), "the PostgreSQL started again was not stopped with the rest"
+    finally:
+        launcher.stop()
+        redis.kill()
