@@ -30,8 +30,19 @@ CHUNK_MAX_KIND = EventKind.STEP
 
 KIND_NAMES: dict[int, str] = {int(k): k.name.lower() for k in EventKind}
 
-# GPU work ("GPU ops"): kernels, memory copies and memory sets (not stream/context syncs).
-GPU_OP_KINDS = (int(EventKind.KERNEL), int(EventKind.GPU_MEMCPY), int(EventKind.GPU_MEMSET))
+# GPU work ("GPU ops"): what a device stream runs, as Holistic Trace Analysis lists GPU kernels
+# (every event with a stream): kernels, memory copies, memory sets, and the device-side waits and
+# syncs ("Stream Wait Event", MTIA's "event_wait"). A wait is typed by its name as HTA types it
+# (``tracefmt.names.kernel_category``: a "Stream Wait Event" is COMP, an "Event Sync" OTHER), and
+# ``profiler_app.traces.figures`` says which types kernel time counts.
+GPU_OP_KINDS = (
+    int(EventKind.KERNEL),
+    int(EventKind.GPU_MEMCPY),
+    int(EventKind.GPU_MEMSET),
+    int(EventKind.CUDA_SYNC),
+)
+# The GPU ops that move memory: typed MEM whatever their name.
+COPY_KINDS = (int(EventKind.GPU_MEMCPY), int(EventKind.GPU_MEMSET))
 
 # Kinds recorded on a device stream rather than on a CPU thread.
 DEVICE_KINDS = frozenset(

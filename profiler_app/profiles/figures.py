@@ -35,8 +35,9 @@ class Figure:
 FIGURES: dict[str, Figure] = {
     "kernel_runs": Figure(
         "Kernel runs",
-        "Runs of GPU kernels (computation, communication and other kernels); memory copies, "
-        "memory sets and stream synchronisations are not kernels.",
+        "Runs of GPU kernels (computation, communication and other kernels), with the waits a "
+        "device stream runs (a Stream Wait Event is a computation kernel, an Event Sync an "
+        "other kernel, as HTA types them); memory copies and sets are not kernels.",
     ),
     "kernel_ns": Figure(
         "Kernel time",
@@ -45,7 +46,8 @@ FIGURES: dict[str, Figure] = {
     ),
     "gpu_op_runs": Figure(
         "GPU operations",
-        "Runs of kernels, memory copies and memory sets (as HTA counts GPU work).",
+        "Runs of kernels, memory copies, memory sets and device-side waits (as HTA counts GPU "
+        "work: everything a device stream runs).",
     ),
     "gpu_op_ns": Figure("GPU operation time", "Sum of the GPU operations' durations."),
     "compute_ns": Figure(
@@ -62,8 +64,8 @@ FIGURES: dict[str, Figure] = {
     ),
     "sync_ns": Figure(
         "Synchronisation time",
-        "Sum of the durations of stream and context synchronisations (cudaStreamSynchronize…), "
-        "which are not GPU operations.",
+        "Sum of the durations of stream and context synchronisations (cudaStreamSynchronize…); "
+        "the device-side ones are GPU operations and kernels too, typed by name.",
     ),
     "gpu_active": Figure(
         "GPU active",

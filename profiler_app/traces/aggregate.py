@@ -20,6 +20,7 @@ from profiler_app.traces.model import DERIVED_SOURCE, EventBatch, SampleBatch
 from profiler_app.traces.utilization import DeviceBusy, downsample
 from tracefmt import names
 from tracefmt.kinds import (
+    COPY_KINDS,
     GPU_OP_KINDS,
     KIND_NAMES,
     MEMCPY_KIND_NAMES,
@@ -225,7 +226,7 @@ class Aggregator:
         precision = self.rules.precision[name].astype(np.int64)
         ext = c["external_id"][sel]
         # Unknown by name and launched by a known operator: decided at the end from its dtype.
-        copy_or_set = kind[sel] != EventKind.KERNEL
+        copy_or_set = of_kinds(kind[sel], COPY_KINDS)
         later = (precision == 0) & (ext >= 0)
         if later.any():
             self.deferred.append(

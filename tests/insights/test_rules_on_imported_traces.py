@@ -40,6 +40,11 @@ def test_gpu_rules_judge_an_imported_trace(user, trace):
     assert usage["evidence"]["gpu_source"] == low["evidence"]["source"]
     for recommendation in RECOMMENDATIONS:  # every one judges a trace with GPU work
         found = rules[recommendation]
+        if recommendation == "LaunchOverhead" and trace.startswith("amd"):
+            # HTA counts no ROCm call as a launch, and neither do we.
+            assert found["status"] == "not_evaluated"
+            assert "ROCm's calls are not among them" in found["not_evaluated_reason"]
+            continue
         assert found["status"] in ("issue_found", "no_issue"), found["not_evaluated_reason"]
     memory = rules["GPUMemoryIncrease"]
     assert memory["status"] == "not_evaluated"

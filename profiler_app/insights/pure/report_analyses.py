@@ -121,9 +121,17 @@ def render_analyses(analyses: Mapping[str, Any]) -> str:
         ),
         "<h2>Kernel launches</h2>",
         _table(
-            "Launch findings",
+            "Launch findings (launches as HTA counts them; all launches: every host call "
+            "that enqueued GPU work)",
             analyses.get("launch_findings", []),
-            ["rank", "launches", "short_kernels", "runtime_outliers", "delay_outliers"],
+            [
+                "rank",
+                "launches",
+                "short_kernels",
+                "runtime_outliers",
+                "delay_outliers",
+                "all_launches",
+            ],
         ),
         _table(
             "Launch statistics",

@@ -246,12 +246,27 @@ const IDLE_COLUMNS: DataColumn[] = [
   { key: "idle_ns", label: "Idle", format: formatDuration },
   { key: "idle_ratio", label: "Ratio", format: ratio },
 ];
+// Launches and their findings count what Holistic Trace Analysis calls a launch; the wider
+// count beside them is every host call that enqueued GPU work.
 const LAUNCH_COLUMNS: DataColumn[] = [
   RANK,
-  { key: "launches", label: "Launches" },
+  {
+    key: "launches",
+    label: "Launches (HTA)",
+    cellTitle: () =>
+      "Kernel launches, async copies and sets (cudaLaunchKernel, cudaLaunchKernelExC, " +
+      "cudaMemcpyAsync, cudaMemsetAsync, MTIA's runFunction), as Holistic Trace Analysis counts them",
+  },
   { key: "short_kernels", label: "Short kernels" },
   { key: "runtime_outliers", label: "Runtime outliers" },
   { key: "delay_outliers", label: "Launch-delay outliers" },
+  {
+    key: "all_launches",
+    label: "All enqueue calls",
+    cellTitle: () =>
+      "Every host call that enqueued GPU work, with CUDA graph launches, the driver API " +
+      "(cuLaunchKernel), ROCm and other accelerators' runtimes",
+  },
 ];
 const KERNEL_COLUMNS: DataColumn[] = [
   kernelNameColumn("Kernel"),

@@ -20,6 +20,7 @@ from profiler_app.insights.pure.analyses.events import (
     grouped_describe,
 )
 from tracefmt.kinds import MEMCPY_KIND_NAMES, EventKind, of_kinds
+from tracefmt.launches import HTA_ENQUEUE_CALLS
 
 # A stream's launch queue holds this many operations; the CPU blocks when it is full.
 MAX_QUEUE_LENGTH = 1024
@@ -125,12 +126,17 @@ def memory_bandwidth_summary(series: pd.DataFrame) -> pd.DataFrame:
 def queue_length_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
     """rank, stream, time_ns, queue_length: operations enqueued on the stream and not started.
 
-    The length grows when the host makes an enqueue call (``RankTrace.launch_pairs``) and
-    shrinks when the GPU op with the same correlation id starts.
+    The length grows when the host makes an enqueue call and shrinks when the GPU op with the
+    same correlation id starts. The calls are HTA's (``tracefmt.launches.HTA_ENQUEUE_CALLS``):
+    a CUDA graph launch enqueues many kernels under one id, so one sample each would not count
+    them.
     """
     frames = []
     for trace in traces:
         pairs = trace.launch_pairs
+        enqueued = trace.named(pairs["call_name"], HTA_ENQUEUE_CALLS)
+        if not enqueued.all():
+            pairs = {column: values[enqueued] for column, values in pairs.items()}
         if len(pairs["correlation"]) == 0:
             continue
         n = len(pairs["correlation"])

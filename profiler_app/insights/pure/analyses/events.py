@@ -4,7 +4,8 @@ One ``RankTrace`` per rank: the rank's events as a DataFrame with the columns of
 ``profiler_app.traces.model.EVENT_COLUMNS`` (``kind``, ``name`` as an id into ``strings``,
 ``start_ns``, ``dur_ns``, ``correlation``, ``device``, ``stream``, ``track``, ``bytes``, ...).
 
-GPU work ("GPU ops") is the kernels, memory copies and memory sets. Kernel types follow
+GPU work ("GPU ops") is ``tracefmt.kinds.GPU_OP_KINDS``: kernels, memory copies and sets, and
+the device-side waits (HTA lists them all as GPU kernels). Kernel types follow
 Holistic Trace Analysis so that the numbers agree with it: COMM = NCCL/RCCL kernels, MEM =
 memcpy/memset, COMP = every other kernel except names that HTA refuses to call computation
 (containing "Memcpy" or "Sync"), which are OTHER.
@@ -25,7 +26,7 @@ import pandas as pd
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import captured_label, consecutive_runs, step_cut
 from tracefmt.columns import EVENT_COLUMNS
-from tracefmt.kinds import GPU_OP_KINDS, EventKind, of_kinds
+from tracefmt.kinds import COPY_KINDS, GPU_OP_KINDS, EventKind, of_kinds
 from tracefmt.names import COMM, COMP, MEM, OTHER, kernel_category
 from tracefmt.strings import present_ids
 
@@ -187,6 +188,10 @@ class RankTrace:
                 kept.__dict__["gpu_ops"] = rows_where(self.gpu_ops, chosen)
         return kept
 
+    def named(self, name_ids: np.ndarray, wanted: frozenset[str]) -> np.ndarray:
+        """Which of ``name_ids`` (ids into ``strings``) name one of ``wanted``."""
+        return per_name(self.names, name_ids, lambda name: name in wanted).astype(bool)
+
     @cached_property
     def launch_pairs(self) -> dict[str, np.ndarray]:
         """Each GPU op with the host call that enqueued it (a runtime or driver call of its
@@ -247,10 +252,11 @@ class RankTrace:
 
 def classify(names: np.ndarray, name_ids: np.ndarray, kinds: np.ndarray) -> pd.Categorical:
     """Kernel type of each GPU op (``tracefmt.names.kernel_category``, run once per distinct
-    name); copies and sets are MEM whatever their name. Categorical over ``TYPES``: as Python
+    name: a kernel's and a device-side wait's, as HTA types them); copies and sets are MEM
+    whatever their name. Categorical over ``TYPES``: as Python
     strings, pandas would copy them into an Arrow string column."""
     of_kernel = per_name(names, name_ids, lambda name: TYPES.index(kernel_category(name)))
-    codes = np.where(kinds == EventKind.KERNEL, of_kernel, TYPES.index(MEM))
+    codes = np.where(of_kinds(kinds, COPY_KINDS), TYPES.index(MEM), of_kernel)
     return pd.Categorical.from_codes(codes.astype(np.int8), TYPES)
 
 

@@ -26,7 +26,7 @@ from profiler_app.insights.pure.analyses.events import (
     group_numbers,
     grouped_describe,
 )
-from tracefmt.kinds import of_kinds
+from tracefmt.kinds import EventKind, of_kinds
 
 HOST_WAIT, KERNEL_WAIT, OTHER_WAIT = "host_wait", "kernel_wait", "other"
 IDLE_CATEGORIES = (HOST_WAIT, KERNEL_WAIT, OTHER_WAIT)
@@ -55,6 +55,11 @@ def idle_intervals(
     """One row per gap between consecutive GPU ops of a stream: stream, start_ns, idle_ns,
     category."""
     ops = trace.gpu_ops
+    # HTA's idle breakdown reads kernels, copies and sets only: a stream waiting on an event is
+    # idle, the wait being why (hta/analyzers/breakdown_analysis.py, its ``kernel_cats``).
+    waits = ops["kind"].to_numpy() == EventKind.CUDA_SYNC
+    if waits.any():
+        ops = ops[~waits]
     order = np.lexsort((ops["start_ns"].to_numpy(), ops["stream"].to_numpy()))
     stream = ops["stream"].to_numpy()[order]
     start = ops["start_ns"].to_numpy()[order]

@@ -29,6 +29,7 @@ from profiler_app.insights.pure.rules.recommendations.inputs import (
     top_ranges,
     window_label,
 )
+from profiler_app.traces.figures import KERNEL_TYPES
 from tracefmt.kinds import EventKind, MemcpyKind
 from tracefmt.names import memcpy_kind, precision_from_name, runs_on_tensor_cores
 from tracefmt.strings import present_ids
@@ -138,7 +139,7 @@ def _copies_rank(
     ops = trace.gpu_ops
     ops = ops[scope.rows[trace.gpu_op_rows]]
     copies = ops[_directions(trace, ops) == MemcpyKind.HTOD]
-    kernels_ns = int(ops.loc[ops["kind"].to_numpy() == EventKind.KERNEL, "dur_ns"].sum())
+    kernels_ns = int(ops.loc[ops["type"].isin(KERNEL_TYPES).to_numpy(), "dur_ns"].sum())
     names = trace.names
     pageable_ids = [i for i in np.unique(copies["name"]) if "Pageable" in str(names[i])]
     pageable = copies[copies["name"].isin(pageable_ids)]

@@ -11,7 +11,7 @@ import pandas as pd
 
 from profiler_app.insights.pure.analyses import TraceAnalyses
 from profiler_app.insights.pure.analyses.events import RankTrace
-from profiler_app.insights.pure.analyses.launch import short_kernels
+from profiler_app.insights.pure.analyses.launch import hta_launches, short_kernels
 from profiler_app.insights.pure.rules.base import (
     RuleResult,
     RuleSpec,
@@ -243,7 +243,8 @@ def _busiest_steps(trace: RankTrace, correlations: pd.Series, n: int = 3) -> lis
 def _launch_overhead_rank(
     trace: RankTrace, analyses: TraceAnalyses, params: LaunchOverheadParams
 ) -> RankJudgement | None:
-    table = analyses.launches
+    # HTA's launches, as the launch findings count them: one launch figure per rank.
+    table = hta_launches(analyses.launches)
     mine = table["rank"].to_numpy() == trace.rank
     group = table if mine.all() else table[mine]  # a rank's own table is not copied
     scope = scope_of(trace)
@@ -284,7 +285,9 @@ def _launch_overhead(judgements: list[RankJudgement], params: LaunchOverheadPara
         flagged_key="launch_bound_ranks",
         datapoints=lambda figures: figures["launches"],
         advice=LAUNCH_ADVICE,
-        nothing_judged="no kernel launches in the profile",
+        nothing_judged="no kernel launches in the profile as HTA counts them (cudaLaunchKernel, "
+        "cudaLaunchKernelExC, cudaMemcpyAsync, cudaMemsetAsync, MTIA's runFunction; ROCm's "
+        "calls are not among them)",
     )
 
 
