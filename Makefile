@@ -29,8 +29,9 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet -e '.[server,collector,embedded]'
 	touch $@
 
+# The trainer callbacks' tests train with Lightning and Transformers (their torch stays ours).
 .stamp-install-dev: .stamp-install pyproject.toml
-	$(BIN)/pip install --quiet -e '.[server,collector,embedded,dev]'
+	$(BIN)/pip install --quiet -e '.[server,collector,embedded,dev,lightning,huggingface]' $(TORCH)
 	touch $@
 
 install: .stamp-install

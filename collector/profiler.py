@@ -220,6 +220,16 @@ class Profiler:
         self._auto_steps.explicit_step_seen()
         self._mark_step(time.time_ns())
 
+    def restart_step(self) -> None:
+        """The step in progress starts now: the time since the last step ended (a trainer's
+        evaluation or checkpoint between training steps) belongs to no step."""
+        if _active is self:
+            self._step_start_ns = time.time_ns()
+
+    @property
+    def profiling(self) -> bool:
+        return _active is self
+
     def _mark_step(self, now: int) -> None:
         """The step in progress (``step_<n>``, since the last boundary) ended at ``now``."""
         if _active is not self:
