@@ -11,6 +11,7 @@ computed here from the raw events, then HTA is run beside the app on the same fi
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
 from decimal import Decimal
@@ -183,7 +184,7 @@ def test_waits_on_a_stream_are_kernels_typed_as_hta_types_them(compared):
         if e["cat"] in DEVICE_CATEGORIES - {"cuda_sync"} and e["args"]["stream"] == STREAM
     ]
     stream_ops.sort(key=lambda e: e["ts"])
-    gaps = [b["ts"] - a["ts"] - a["dur"] for a, b in zip(stream_ops, stream_ops[1:])]
+    gaps = [b["ts"] - a["ts"] - a["dur"] for a, b in itertools.pairwise(stream_ops)]
     assert idle.xs(STREAM, level="stream").sum() == 1000 * sum(gaps)
 
 
