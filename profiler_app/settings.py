@@ -7,12 +7,17 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from profiler_app.lib.env import envbool, envfloat, envint, envpath, envstr
+from profiler_app.metrics.access import parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Everything this server writes (raw profiles, timeline stores, the secret key) is private to
 # its user: files 0600, folders 0700.
 os.umask(0o077)
 DATA_DIR = envpath("PROFILER_DATA_DIR", BASE_DIR / "var")
+# /metrics sums the request counts of every web process from their files here (prometheus_client
+# reads the variable when it is first imported, which INSTALLED_APPS does below).
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(DATA_DIR / "metrics"))
+Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
 
 DEBUG = envbool("DEBUG", False)
 SECRET_KEY = envstr("SECRET_KEY")
@@ -42,6 +47,7 @@ INSTALLED_APPS = [
     "knox",
     "django_filters",
     "drf_spectacular",
+    "django_prometheus",
     "profiler_app.core",
     "profiler_app.accounts",
     "profiler_app.profiles",
@@ -57,6 +63,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Request counts and latencies for /metrics: first and last, to time the whole answer.
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -67,6 +75,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "profiler_app.core.middleware.UserActivityMiddleware",
     "profiler_app.core.middleware.RefuseNulInQueryMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "profiler_app.urls"
@@ -215,6 +224,13 @@ SPECTACULAR_SETTINGS = {
         "CaptureWindowKindEnum": "profiler_app.traces.capture.WINDOW_KINDS",
     },
 }
+
+# GET /metrics (docs/metrics.md): read with METRICS_TOKEN as a Bearer token, or from the
+# addresses in METRICS_ALLOWED_IPS (addresses or networks, comma-separated); neither set: by
+# nobody.
+METRICS_TOKEN = envstr("METRICS_TOKEN")
+METRICS_ALLOWED_IPS = envstr("METRICS_ALLOWED_IPS")
+parse_networks(METRICS_ALLOWED_IPS)  # a bad value fails at start-up, not at the first scrape
 
 LOGIN_URL = "/login"
 

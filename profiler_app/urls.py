@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from profiler_app.core.frontend import index
+from profiler_app.metrics.views import metrics_view
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -19,6 +20,7 @@ urlpatterns = [
     path("api/", include("profiler_app.calltree.urls")),
     path("api/", include("profiler_app.history.urls")),
     path("api/", include("profiler_app.core.urls")),
+    path("metrics", metrics_view, name="metrics"),
     # Every other path belongs to the single-page app's router.
     re_path(r"^(?!api/|admin/|static/).*$", index, name="frontend"),
 ]
