@@ -21,7 +21,13 @@ class SqlResultSerializer(serializers.Serializer):
         help_text="why it was cut: more than max_rows rows, more than max_bytes bytes of rows, "
         "the time limit or an error while the rows were sent (null: not cut)",
     )
-    note = serializers.CharField(allow_blank=True, help_text="why it was cut, in words")
+    values_cut = serializers.BooleanField(
+        help_text="a value was longer than max_value_chars characters (bytes for BLOB) and was "
+        "cut to its first max_value_chars; lists, structs and maps come as their text form"
+    )
+    note = serializers.CharField(
+        allow_blank=True, help_text="why rows or values were cut, in words"
+    )
     elapsed_ms = serializers.FloatField()
     read_from = serializers.ChoiceField(
         choices=["totals", "events"],
@@ -30,6 +36,7 @@ class SqlResultSerializer(serializers.Serializer):
     )
     max_rows = serializers.IntegerField()
     max_bytes = serializers.IntegerField(help_text="bytes of JSON rows at most")
+    max_value_chars = serializers.IntegerField(help_text="characters of one value at most")
 
 
 class SqlColumnSerializer(serializers.Serializer):

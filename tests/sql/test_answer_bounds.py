@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from profiler_app.sql.pure.answer import MAX_VALUE_CHARS
 from profiler_app.sql.pure.console import Limits, open_query, run_query
 from tests.traces.expected import DATA
 
@@ -37,11 +38,46 @@ def test_it_cuts_the_answer_at_the_byte_bound_and_says_so():
 
 
 def test_it_cuts_a_single_giant_value_before_copying_it():
-    # 5M integers in one row: 40 MB in Arrow, some 180 MB as Python ints; none are made.
+    # 5M integers in one list: 40 MB in Arrow, some 180 MB as Python ints; none are made, the
+    # list comes as the first 65,536 characters of its text.
     result = run_query(
         [], "select list(range) as l from range(5000000)", Limits(max_bytes=1_000_000)
     )
-    assert result.rows == [] and result.truncated_by == "bytes"
+    [[text]] = result.rows
+    assert text == "[" + ", ".join(str(i) for i in range(20_000))[: MAX_VALUE_CHARS - 1]
+    assert result.types == ["BIGINT[]"] and result.values_cut and not result.truncated
+    assert result.note == "Values longer than 65,536 characters were cut to their first 65,536."
+
+
+def test_wide_values_are_cut_before_the_web_process_holds_them():
+    """20 values of 100 MB: 2 GB of Arrow if DuckDB handed them over whole."""
+    code = textwrap.dedent(
+        """
+        import json, resource
+        from profiler_app.sql.pure.console import run_query
+        result = run_query([], "select repeat('x', 100000000) as r from range(20)")
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps([len(result.rows), sorted({len(r[0]) for r in result.rows}),
+                          result.values_cut, result.truncated, peak_mb]))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    rows, widths, values_cut, truncated, peak_mb = json.loads(out.stdout)
+    assert (rows, widths, values_cut, truncated) == (20, [MAX_VALUE_CHARS], True, False)
+    # Python, numpy, pyarrow and DuckDB's own 256 MB limit; 2,200 MB before values were cut.
+    assert peak_mb < 700
+
+
+def test_nested_values_come_as_text_and_columns_keep_their_names_and_types():
+    result = run_query(
+        [], "select [1, 2] as l, {'k': 'v'} as s, 'ab'::blob as b, 1 as a, 'y' as a"
+    )
+    assert result.columns == ["l", "s", "b", "a", "a"]
+    assert result.types == ["INTEGER[]", "STRUCT(k VARCHAR)", "BLOB", "INTEGER", "VARCHAR"]
+    assert result.rows == [["[1, 2]", "{'k': v}", "6162", 1, "y"]]
+    assert not result.values_cut and result.note == ""
 
 
 def test_it_says_when_time_ran_out_while_the_rows_were_sent():
@@ -78,11 +114,13 @@ def test_it_streams_one_json_document():
         "rows": [[0, "a"], [1, "a"]],
         "truncated": True,
         "truncated_by": "rows",
+        "values_cut": False,
         "note": answer.note,
         "elapsed_ms": answer.elapsed_ms,
         "read_from": "events",
         "max_rows": 2,
         "max_bytes": 16 * 2**20,
+        "max_value_chars": 65_536,
     }
 
 

@@ -30,6 +30,36 @@ _WHOLE_BATCH_BYTES = 4 * 2**20
 _ARROW_TO_JSON = 2
 # JavaScript numbers are exact up to 2**53; larger integers (epoch nanoseconds) go as text.
 _SAFE_INTEGER = 2**53
+# DuckDB bounds the memory a query computes with, not the answer it hands over: `select
+# repeat('x', 1e8) from range(20)` would come back as 2 GB of Arrow in one batch. So each value
+# is cut in SQL to one more than this many characters (bytes for a BLOB; lists, structs and maps
+# go as their text form), and the extra one tells the answer that it was cut.
+MAX_VALUE_CHARS = 65_536
+_NESTED = {"list", "struct", "map", "array", "union"}
+
+
+def bounded_values(
+    con: duckdb.DuckDBPyConnection, statement: str, relation: duckdb.DuckDBPyRelation
+) -> duckdb.DuckDBPyRelation:
+    """``relation`` (``statement`` bound) with every value of unbounded width cut in SQL to
+    ``MAX_VALUE_CHARS`` + 1, before DuckDB hands it over; itself when no column needs it."""
+    names = [f"_c{i}" for i in range(len(relation.columns))]
+    exprs = []
+    for name, shown, kind in zip(names, relation.columns, relation.types, strict=True):
+        if kind.id == "varchar":
+            expr = f"left({name}, {MAX_VALUE_CHARS + 1})"
+        elif kind.id == "blob":
+            expr = f"{name}[1:{MAX_VALUE_CHARS + 1}]"
+        elif kind.id in _NESTED:
+            expr = f"left(CAST({name} AS VARCHAR), {MAX_VALUE_CHARS + 1})"
+        else:
+            expr = name
+        quoted = shown.replace('"', '""')
+        exprs.append(f'{expr} AS "{quoted}"')
+    if all(e.startswith(f"{n} AS") for e, n in zip(exprs, names, strict=True)):
+        return relation
+    # Positional names for the statement's columns: two of them may share a name.
+    return con.sql(f"SELECT {', '.join(exprs)} FROM ({statement}) AS _q({', '.join(names)})")
 
 
 def jsonable(value):
@@ -91,13 +121,16 @@ def _prefix_within(batch: pa.RecordBatch, budget: int) -> int:
 
 class Answer:
     """One query's answer. Iterating it yields the JSON document in pieces:
-    ``{"columns", "types", "rows", "truncated", "truncated_by", "note", "elapsed_ms",
-    "max_rows", "max_bytes"}``; ``close()`` closes the connection, then calls ``on_close``."""
+    ``{"columns", "types", "rows", "truncated", "truncated_by", "values_cut", "note",
+    "elapsed_ms", "max_rows", "max_bytes", "max_value_chars"}``; ``close()`` closes the
+    connection, then calls ``on_close``. ``relation`` names the columns and their types,
+    ``rows`` (``bounded_values`` of it) gives the rows."""
 
     def __init__(
         self,
         con: duckdb.DuckDBPyConnection,
         relation: duckdb.DuckDBPyRelation,
+        rows: duckdb.DuckDBPyRelation,
         *,
         max_rows: int,
         max_bytes: int,
@@ -114,13 +147,14 @@ class Answer:
         self.rows_sent = 0
         self.bytes_sent = 0
         self.truncated_by: str | None = None
+        self.values_cut = False
         self.note = ""
         # "totals" when the query was answered from the parts' event totals (``totals``).
         self.read_from = "events"
         self.on_close: list[Callable[[], None]] = []
         self._closed = False
         self._ended: float | None = None
-        self._reader = relation.to_arrow_reader(BATCH_ROWS)
+        self._reader = rows.to_arrow_reader(BATCH_ROWS)
         # The first batch now: most errors (bad casts, out of memory) show here, before any
         # byte of a 200 answer has gone.
         self._next: pa.RecordBatch | None = next(self._reader, None)
@@ -132,7 +166,8 @@ class Answer:
         return round((ended - self.started) * 1000, 1)
 
     def _cut(self, why: str, note: str) -> None:
-        self.truncated_by, self.note = why, note
+        self.truncated_by = why
+        self.note = f"{note} {self.note}".strip()  # after the values' cut, if any
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         while True:
@@ -179,6 +214,15 @@ class Answer:
             "narrower columns, add a LIMIT or aggregate.",
         )
 
+    def _within_value_width(self, row: tuple) -> tuple:
+        if not any(isinstance(v, str | bytes) and len(v) > MAX_VALUE_CHARS for v in row):
+            return row
+        if not self.values_cut:
+            self.values_cut = True
+            cut = f"Values longer than {MAX_VALUE_CHARS:,} characters were cut to their first {MAX_VALUE_CHARS:,}."
+            self.note = f"{self.note} {cut}".strip()
+        return tuple(v[:MAX_VALUE_CHARS] if isinstance(v, str | bytes) else v for v in row)
+
     def json_rows(self) -> Iterator[bytes]:
         """The rows as JSON arrays joined by commas, a batch at a time."""
         try:
@@ -193,7 +237,7 @@ class Answer:
             fits = _prefix_within(batch, _ARROW_TO_JSON * room)
             encoded: list[bytes] = []
             for row in _python_rows(batch.slice(0, fits)):
-                text = _encode(row)
+                text = _encode(self._within_value_width(row))
                 cost = len(text) + (1 if self.rows_sent else 0)  # and the comma before it
                 if cost > room:
                     fits = -1
@@ -221,11 +265,13 @@ class Answer:
         tail = {
             "truncated": self.truncated_by is not None,
             "truncated_by": self.truncated_by,
+            "values_cut": self.values_cut,
             "note": self.note,
             "elapsed_ms": self.elapsed_ms,
             "read_from": self.read_from,
             "max_rows": self.max_rows,
             "max_bytes": self.max_bytes,
+            "max_value_chars": MAX_VALUE_CHARS,
         }
         yield b"]," + json.dumps(tail, ensure_ascii=False)[1:].encode()
 

@@ -24,7 +24,7 @@ import duckdb
 import pyarrow as pa
 
 from profiler_app.sql.pure import totals
-from profiler_app.sql.pure.answer import Answer
+from profiler_app.sql.pure.answer import Answer, bounded_values
 from profiler_app.traces.timeline_store import (
     EVENTS_FILE,
     STRINGS_FILE,
@@ -70,6 +70,7 @@ class Result:
     note: str
     elapsed_ms: float
     read_from: str = "events"
+    values_cut: bool = False
 
 
 class QueryRefused(ValueError):
@@ -546,9 +547,9 @@ def _scalar_functions() -> frozenset[str]:
 
 def _over_totals(
     parts: list[StorePart], statement: str, limits: Limits
-) -> tuple[duckdb.DuckDBPyConnection, duckdb.DuckDBPyRelation] | None:
-    """A connection to the parts' event totals and ``statement`` over them, bound, when it means
-    the same there (``sql.pure.totals``); None when it must read the events."""
+) -> tuple[duckdb.DuckDBPyConnection, str] | None:
+    """A connection to the parts' event totals and ``statement`` rewritten over them, when it
+    means the same there (``sql.pure.totals``); None when it must read the events."""
     con = connect(parts, limits, totals_only=True)
     try:
         relation = con.sql(statement)  # over the empty views: names the answer's columns
@@ -556,7 +557,8 @@ def _over_totals(
             con, statement, _EVENT_VIEW_COLUMNS, relation.columns, _scalar_functions()
         )
         if rewritten:
-            return con, con.sql(rewritten)
+            con.sql(rewritten)  # binds over the totals, or says it cannot
+            return con, rewritten
     except duckdb.Error:  # reads another view, or is wrong: the events' connection says how
         pass
     con.close()
@@ -585,10 +587,13 @@ def open_query(
     timer.start()
     try:
         # Bound, not run yet.
-        relation = con.sql(statement) if over_totals is None else over_totals[1]
+        if over_totals is not None:
+            statement = over_totals[1]
+        relation = con.sql(statement)
         answer = Answer(
             con,
             relation,
+            bounded_values(con, statement, relation),
             max_rows=limits.max_rows,
             max_bytes=limits.max_bytes,
             timeout_s=limits.timeout_s,
@@ -627,4 +632,5 @@ def run_query(
         note=answer.note,
         elapsed_ms=answer.elapsed_ms,
         read_from=answer.read_from,
+        values_cut=answer.values_cut,
     )

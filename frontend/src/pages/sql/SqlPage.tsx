@@ -111,8 +111,9 @@ function Result({ result, jobName }: { result: SqlResult; jobName: string }) {
         {Math.round(result.elapsed_ms).toLocaleString("en-US")} ms
         {result.read_from === "totals" && " — from each part's per-name totals"}
         {result.truncated && " — the answer was cut"}
+        {result.values_cut && " — long values were cut"}
       </p>
-      {result.truncated && (
+      {(result.truncated || result.values_cut) && (
         <p className="alert alert-warning sql-cut" role="note" aria-label="Answer cut">
           {result.note}
         </p>
