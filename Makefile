@@ -78,8 +78,9 @@ frontend-test: frontend/node_modules/.package-lock.json
 	npm --prefix frontend run typecheck
 	npm --prefix frontend run test
 
+# The 30 slowest tests close the log: where the suite's time goes.
 pytest:
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=30
 
 # Unreachable servers: a test that needs one and was not marked `services` fails, not skips.
 pytest-fast:
