@@ -39,9 +39,7 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     base, run = two_runs
     sign_in(tab, live_server.url, "alice", "alice-password-1", "/history")
     expect(tab.get_by_role("heading", name="History", exact=True)).to_be_visible()
-    expect(tab.get_by_label("Series", exact=True)).to_have_value(
-        str(Series.objects.get(name="nccl-model").pk)
-    )
+    expect(tab.get_by_role("combobox", name="Series")).to_have_value("nccl-model")
     runs = tab.get_by_role("table", name="Runs")
     expect(runs.locator("tbody tr")).to_have_count(2)
     expect(runs.locator("tbody tr").nth(0)).to_contain_text("Could not judge")
@@ -49,7 +47,7 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     expect(slower).to_contain_text("Regression")
     expect(slower).to_contain_text("+12.4 %")
     expect(slower.get_by_role("link", name="nccl-2")).to_have_attribute(
-        "href", f"/dashboard?job={run.pk}"
+        "href", f"/jobs/{run.pk}/dashboard"
     )
     expect(slower.get_by_role("link", name="Compare")).to_have_attribute(
         "href", f"/compare?a={base.pk}&b={run.pk}"
@@ -57,6 +55,9 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     verdict = tab.get_by_role("region", name="Verdict")
     expect(verdict).to_contain_text("Verdict of nccl-2: Regression")
     expect(verdict).to_contain_text("Against nccl-1.")
+    expect(verdict.get_by_role("link", name="nccl-1")).to_have_attribute(
+        "href", f"/jobs/{base.pk}/dashboard"
+    )
     expect(verdict).to_contain_text("p = 0.0500 (exact, 3 steps against 3)")
     causes = tab.get_by_role("table", name="Causes, largest first")
     first = causes.locator("tbody tr").first
@@ -89,7 +90,7 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
         "href", f"/history?series={Series.objects.get(name='nccl-model').pk}"
     )
     expect(card.get_by_role("link", name="nccl-1")).to_have_attribute(
-        "href", f"/dashboard?job={base.pk}"
+        "href", f"/jobs/{base.pk}/dashboard"
     )
     expect(card).to_contain_text("+12.4 %")
     top = card.get_by_role("list", name="Top causes").get_by_role("listitem")
@@ -108,7 +109,7 @@ def test_it_shows_the_runs_and_the_verdict_with_its_causes(
     points = step_chart.locator("svg path[d='M1 0A1 1 0 1 1 1 -0.0001'][fill='#fff']")
     expect(points).to_have_count(4)  # two runs, median and p95
     points.last.click()
-    expect(tab).to_have_url(f"{live_server.url}/dashboard?job={run.pk}")
+    expect(tab).to_have_url(f"{live_server.url}/jobs/{run.pk}/dashboard")
 
 
 def test_the_owner_sets_the_series_and_a_teammate_reads_them(

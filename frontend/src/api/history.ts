@@ -1,4 +1,10 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import {
+  keepPreviousData,
+  useInfiniteQuery,
+  useMutation,
+  useQuery,
+  useQueryClient,
+} from "@tanstack/react-query";
 import { api, unwrap } from "./client";
 import type { components } from "./schema";
 
@@ -28,10 +34,30 @@ export function verdictLabel(status: string | null | undefined): string {
 
 export const historyKey = ["history"] as const;
 
-export function useSeriesList() {
+/** Series whose name contains `search` (any case; all when blank), by name, a page at a time. */
+export function useSeriesSearch(search: string) {
+  return useInfiniteQuery({
+    queryKey: [...historyKey, "series-list", search],
+    initialPageParam: 1,
+    queryFn: async ({ pageParam }) =>
+      unwrap(
+        await api.GET("/api/series/", {
+          params: { query: { page: pageParam, ...(search ? { search } : {}) } },
+        }),
+      ),
+    getNextPageParam: (last, _pages, lastPage) => (last.next ? lastPage + 1 : undefined),
+    // The list typed into keeps its options until the next search answers (no flicker per key).
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** One series by its id, wherever it falls in the list (a 404 once its last run went). */
+export function useSeries(id: number | null) {
   return useQuery({
-    queryKey: [...historyKey, "series"],
-    queryFn: async () => unwrap(await api.GET("/api/series/", { params: { query: {} } })),
+    queryKey: [...historyKey, "series", id],
+    enabled: id !== null,
+    queryFn: async () =>
+      unwrap(await api.GET("/api/series/{id}/", { params: { path: { id: id! } } })),
   });
 }
 

@@ -1,12 +1,14 @@
 import { useMemo, useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
+import { ApiError } from "../../api/client";
 import {
   type Cause,
   type RankSteps,
   type Series,
   type SeriesRun,
-  useSeriesList,
+  useSeries,
   useSeriesRuns,
+  useSeriesSearch,
   useSetJobSeries,
   useUpdateSeries,
   useVerdict,
@@ -22,7 +24,6 @@ import { compareLink } from "../../lib/navigation";
 import {
   kernelTypeLines,
   latestJudged,
-  defaultSeries,
   readSeries,
   runAt,
   runLabel,
@@ -30,16 +31,22 @@ import {
   utilisationLines,
   verdictLabel,
 } from "./historyView";
+import { SeriesPicker } from "./SeriesPicker";
 import "./history.css";
 
 export function HistoryPage() {
   const [params, setParams] = useSearchParams();
-  const list = useSeriesList();
-  const all = list.data?.results ?? [];
-  const chosen = readSeries(params) ?? defaultSeries(all);
-  const series = all.find((s) => s.id === chosen) ?? null;
-  const runs = useSeriesRuns(chosen);
-  const choose = (id: string) => setParams(new URLSearchParams({ series: id }), { replace: true });
+  const named = readSeries(params);
+  // The whole list's first page: the series shown when the address names none (the first by
+  // name), and whether there is any.
+  const first = useSeriesSearch("");
+  const fallback = first.data?.pages[0]?.results[0] ?? null;
+  const chosen = named ?? fallback?.id ?? null;
+  const series = useSeries(chosen);
+  const runs = useSeriesRuns(series.data ? chosen : null);
+  const choose = (id: number) => setParams(new URLSearchParams({ series: String(id) }));
+  const none = first.data?.pages[0]?.count === 0 && named === null;
+  const gone = series.error instanceof ApiError && series.error.status === 404;
   return (
     <>
       <h1>History</h1>
@@ -47,9 +54,9 @@ export function HistoryPage() {
         A model's runs over time, each judged against its baseline: the series' chosen run, else the
         previous run that passed.
       </p>
-      {list.isError && <ErrorAlert error={list.error} />}
-      {list.isPending && <Loading what="the series" />}
-      {list.data && all.length === 0 && (
+      {first.isError && <ErrorAlert error={first.error} />}
+      {first.isPending && named === null && <Loading what="the series" />}
+      {none && (
         <EmptyState title="No series yet">
           <p>
             A job joins a series when it is uploaded: name it with PROFILER_SERIES or
@@ -58,25 +65,40 @@ export function HistoryPage() {
           </p>
         </EmptyState>
       )}
-      {all.length > 0 && (
-        <label className="history-picker">
-          Series{" "}
-          <select aria-label="Series" value={chosen ?? ""} onChange={(e) => choose(e.target.value)}>
-            {all.map((s) => (
-              <option key={s.id} value={s.id}>
-                {s.name} ({s.run_count} {s.run_count === 1 ? "run" : "runs"})
-              </option>
-            ))}
-          </select>
-        </label>
+      {!none && (
+        <SeriesPicker value={series.data ?? null} onChange={(picked) => choose(picked.id)} />
       )}
+      {gone && (
+        <EmptyState title="This series has no runs left">
+          <p>Its jobs were deleted or moved to another series. Choose a series above.</p>
+        </EmptyState>
+      )}
+      {series.isError && !gone && <ErrorAlert error={series.error} />}
       {runs.isError && <ErrorAlert error={runs.error} />}
-      {series && runs.data && <SeriesView key={series.id} series={series} runs={runs.data} />}
+      {series.data && runs.data && (
+        <SeriesView
+          key={series.data.id}
+          series={series.data}
+          runs={runs.data}
+          onMoved={(to) => {
+            if (runs.data.length === 1) choose(to);
+          }}
+        />
+      )}
     </>
   );
 }
 
-function SeriesView({ series, runs }: { series: Series; runs: SeriesRun[] }) {
+function SeriesView({
+  series,
+  runs,
+  onMoved,
+}: {
+  series: Series;
+  runs: SeriesRun[];
+  /** A run moved to the series `to`: the page follows it when it was the last run here. */
+  onMoved: (to: number) => void;
+}) {
   const [picked, setPicked] = useState<number | null>(null);
   const shown = runs.find((r) => r.job === picked) ?? latestJudged(runs);
   const columns = useMemo(() => runColumns(), []);
@@ -110,7 +132,7 @@ function SeriesView({ series, runs }: { series: Series; runs: SeriesRun[] }) {
         rowAttributes={(run) => ({ "data-verdict": run.verdict_status ?? undefined })}
         wide
       />
-      {shown && <VerdictCard run={shown} />}
+      {shown && <VerdictCard run={shown} onMoved={onMoved} />}
       {shown?.figures?.step_per_rank && (
         <DataTable
           title={`Step time per rank of ${shown.job_name}`}
@@ -160,7 +182,7 @@ function RunChart(props: {
   const navigate = useNavigate();
   const openRun = (x: number) => {
     const run = runAt(runs, x);
-    if (run) navigate(`/dashboard?job=${run.job}`);
+    if (run) navigate(`/jobs/${run.job}/dashboard`);
   };
   return (
     <Panel
@@ -185,7 +207,7 @@ function runColumns(): DataColumn<SeriesRun>[] {
       key: "job_name",
       label: "Run",
       cell: (run) => (
-        <Link to={`/dashboard?job=${run.job}`} onClick={(e) => e.stopPropagation()}>
+        <Link to={`/jobs/${run.job}/dashboard`} onClick={(e) => e.stopPropagation()}>
           {run.job_name}
         </Link>
       ),
@@ -286,7 +308,7 @@ const CAUSE_COLUMNS: DataColumn<Cause>[] = [
   { key: "detail", label: "What changed", wrap: true },
 ];
 
-function VerdictCard({ run }: { run: SeriesRun }) {
+function VerdictCard({ run, onMoved }: { run: SeriesRun; onMoved: (to: number) => void }) {
   const verdict = useVerdict(run.job);
   const data = verdict.data;
   return (
@@ -304,7 +326,7 @@ function VerdictCard({ run }: { run: SeriesRun }) {
             <p>
               {data.baseline_name ? (
                 <>
-                  Against <Link to={`/dashboard?job=${data.baseline}`}>{data.baseline_name}</Link>
+                  Against <Link to={`/jobs/${data.baseline}/dashboard`}>{data.baseline_name}</Link>
                   .{" "}
                 </>
               ) : null}
@@ -318,7 +340,7 @@ function VerdictCard({ run }: { run: SeriesRun }) {
             )}
           </>
         )}
-        <MoveRun run={run} />
+        <MoveRun run={run} onMoved={onMoved} />
       </section>
       {data && data.causes.length > 0 && (
         <DataTable
@@ -335,7 +357,7 @@ function VerdictCard({ run }: { run: SeriesRun }) {
 }
 
 /** The job's owner moves a run to another series (created if new). */
-function MoveRun({ run }: { run: SeriesRun }) {
+function MoveRun({ run, onMoved }: { run: SeriesRun; onMoved: (to: number) => void }) {
   const [name, setName] = useState("");
   const move = useSetJobSeries(run.job);
   return (
@@ -343,7 +365,7 @@ function MoveRun({ run }: { run: SeriesRun }) {
       className="history-move"
       onSubmit={(e) => {
         e.preventDefault();
-        if (name.trim()) move.mutate(name.trim());
+        if (name.trim()) move.mutate(name.trim(), { onSuccess: (to) => onMoved(to.series_id) });
       }}
     >
       <label>

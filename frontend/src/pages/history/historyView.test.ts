@@ -3,10 +3,12 @@ import type { SeriesRun } from "../../api/history";
 import {
   kernelTypeLines,
   latestJudged,
-  defaultSeries,
   readSeries,
   runAt,
+  runCount,
   runLabel,
+  splitMatch,
+  stepOption,
   stepLines,
   utilisationLines,
   verdictLabel,
@@ -90,12 +92,25 @@ describe("history charts", () => {
     expect(latestJudged([])).toBeNull();
     expect(readSeries(new URLSearchParams("series=4"))).toBe(4);
     expect(readSeries(new URLSearchParams("series=x"))).toBeNull();
-    // Without one in the address: the first series with runs, not an emptied one before it.
-    const emptied = { id: 1, run_count: 0 };
-    expect(defaultSeries([emptied, { id: 2, run_count: 2 }])).toBe(2);
-    expect(defaultSeries([emptied])).toBe(1);
-    expect(defaultSeries([])).toBeNull();
     expect(verdictLabel("unjudged")).toBe("Could not judge");
     expect(verdictLabel(null)).toBe("—");
+  });
+
+  it("marks what a search matched, in any case", () => {
+    expect(splitMatch("Bert-large", "BERT")).toEqual(["", "Bert", "-large"]);
+    expect(splitMatch("my-bert-base", "bert")).toEqual(["my-", "bert", "-base"]);
+    expect(splitMatch("gpt-2", "llama")).toEqual(["gpt-2", "", ""]);
+    expect(splitMatch("gpt-2", "")).toEqual(["gpt-2", "", ""]);
+  });
+
+  it("moves the active option within the list and counts runs", () => {
+    expect(stepOption(-1, 1, 3)).toBe(0);
+    expect(stepOption(-1, -1, 3)).toBe(2);
+    expect(stepOption(0, 1, 3)).toBe(1);
+    expect(stepOption(2, 1, 3)).toBe(2);
+    expect(stepOption(0, -1, 3)).toBe(0);
+    expect(stepOption(-1, 1, 0)).toBe(-1);
+    expect(runCount(1)).toBe("1 run");
+    expect(runCount(12)).toBe("12 runs");
   });
 });

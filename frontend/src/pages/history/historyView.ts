@@ -10,10 +10,25 @@ export function readSeries(params: URLSearchParams): number | null {
   return Number.isInteger(id) && id > 0 ? id : null;
 }
 
-/** The series shown when the address names none: the first that has runs (a series whose runs
- * all moved to another is left empty), else the first. */
-export function defaultSeries(all: readonly { id: number; run_count: number }[]): number | null {
-  return (all.find((s) => s.run_count > 0) ?? all[0])?.id ?? null;
+export function runCount(n: number): string {
+  return `${n} ${n === 1 ? "run" : "runs"}`;
+}
+
+/** `name` cut around the first occurrence of `search` in any case (as the server matches), so
+ * the picker can mark what matched: [before, match, after]; no match: [name, "", ""]. */
+export function splitMatch(name: string, search: string): [string, string, string] {
+  const at = search ? name.toLowerCase().indexOf(search.toLowerCase()) : -1;
+  if (at < 0) return [name, "", ""];
+  const end = at + search.length;
+  return [name.slice(0, at), name.slice(at, end), name.slice(end)];
+}
+
+/** The option `step` places from `current` in a list of `count` (arrow keys): the first when
+ * none is active; it stays within the list. */
+export function stepOption(current: number, step: 1 | -1, count: number): number {
+  if (count === 0) return -1;
+  if (current < 0) return step > 0 ? 0 : count - 1;
+  return Math.min(count - 1, Math.max(0, current + step));
 }
 
 /** Runs are plotted at their position in the series (1, 2, …): runs days apart and runs
