@@ -41,6 +41,11 @@ frontend/node_modules/.package-lock.json: frontend/package.json frontend/package
 	npm --prefix frontend ci --no-audit --no-fund
 	touch $@
 
+# The OpenID Connect provider the sign-in tests start on loopback (tests/oidc/provider.mjs).
+tests/oidc/node_modules/.package-lock.json: tests/oidc/package.json tests/oidc/package-lock.json
+	npm --prefix tests/oidc ci --no-audit --no-fund
+	touch $@
+
 frontend/dist/index.html: frontend/node_modules/.package-lock.json $(FRONTEND_SOURCES)
 	npm --prefix frontend run build
 
@@ -79,7 +84,7 @@ frontend-test: frontend/node_modules/.package-lock.json
 	npm --prefix frontend run test
 
 # The 30 slowest tests close the log: where the suite's time goes.
-pytest:
+pytest: tests/oidc/node_modules/.package-lock.json
 	$(BIN)/python -m pytest --durations=30
 
 # Unreachable servers: a test that needs one and was not marked `services` fails, not skips.
@@ -88,4 +93,4 @@ pytest-fast:
 	  $(BIN)/python -m pytest -q -m "not services and not slow"
 
 clean:
-	rm -rf $(VENV) .stamp-install .stamp-install-dev frontend/node_modules frontend/dist
+	rm -rf $(VENV) .stamp-install .stamp-install-dev frontend/node_modules frontend/dist tests/oidc/node_modules

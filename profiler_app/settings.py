@@ -6,7 +6,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from profiler_app.lib.env import envbool, envfloat, envint, envpath, envstr
+from profiler_app.lib.env import envbool, envfloat, envint, envlist, envpath, envstr
 from profiler_app.metrics.access import parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -233,6 +233,51 @@ METRICS_ALLOWED_IPS = envstr("METRICS_ALLOWED_IPS")
 parse_networks(METRICS_ALLOWED_IPS)  # a bad value fails at start-up, not at the first scrape
 
 LOGIN_URL = "/login"
+
+# Sign-in through the team's identity provider (OpenID Connect: accounts/oidc.py, README
+# "Single sign-on"), beside local accounts; on when OIDC_CLIENT_ID is set. The endpoints come
+# from OIDC_ISSUER's discovery document unless each is set.
+OIDC_RP_CLIENT_ID = envstr("OIDC_CLIENT_ID")
+OIDC_RP_CLIENT_SECRET = envstr("OIDC_CLIENT_SECRET")
+OIDC_ISSUER = envstr("OIDC_ISSUER")
+OIDC_OP_AUTHORIZATION_ENDPOINT = envstr("OIDC_AUTHORIZATION_ENDPOINT")
+OIDC_OP_TOKEN_ENDPOINT = envstr("OIDC_TOKEN_ENDPOINT")
+OIDC_OP_USER_ENDPOINT = envstr("OIDC_USERINFO_ENDPOINT")
+OIDC_OP_JWKS_ENDPOINT = envstr("OIDC_JWKS_URI")
+if (
+    OIDC_RP_CLIENT_ID
+    and not OIDC_ISSUER
+    and not (OIDC_OP_AUTHORIZATION_ENDPOINT and OIDC_OP_TOKEN_ENDPOINT and OIDC_OP_USER_ENDPOINT)
+):
+    raise ImproperlyConfigured(
+        "OIDC_CLIENT_ID is set: set OIDC_ISSUER too (or OIDC_AUTHORIZATION_ENDPOINT, "
+        "OIDC_TOKEN_ENDPOINT, OIDC_USERINFO_ENDPOINT and OIDC_JWKS_URI)"
+    )
+if OIDC_ISSUER and not OIDC_RP_CLIENT_ID:
+    raise ImproperlyConfigured("OIDC_ISSUER is set without OIDC_CLIENT_ID")
+OIDC_PROVIDER_NAME = envstr("OIDC_PROVIDER_NAME") or "single sign-on"
+OIDC_RP_SCOPES = envstr("OIDC_SCOPES") or "openid email profile"
+OIDC_RP_SIGN_ALGO = envstr("OIDC_SIGN_ALGO") or "RS256"
+# The claim whose values (a list or one string: groups, roles, hd, email) name who is staff
+# and, when OIDC_ALLOWED_GROUPS is set, who may sign in at all. With no staff groups, the staff
+# flag stays as an admin sets it.
+OIDC_GROUPS_CLAIM = envstr("OIDC_GROUPS_CLAIM") or "groups"
+OIDC_STAFF_GROUPS = envlist("OIDC_STAFF_GROUPS")
+OIDC_ALLOWED_GROUPS = envlist("OIDC_ALLOWED_GROUPS")
+OIDC_ALLOWED_DOMAINS = envlist("OIDC_ALLOWED_DOMAINS")
+OIDC_TIMEOUT = envfloat("OIDC_TIMEOUT_S", 10.0)
+OIDC_USE_PKCE = True
+OIDC_TOKEN_USE_BASIC_AUTH = True  # client_secret_basic, every provider's default
+LOGIN_REDIRECT_URL = "/"
+LOGIN_REDIRECT_URL_FAILURE = "/login?sso=failed"  # the login page says so
+# Behind a proxy that ends TLS: the scheme it forwards, so that the addresses the server gives
+# out (the redirect_uri the provider checks) start with https like the browser's.
+if envbool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "profiler_app.accounts.oidc.ProviderBackend",
+]
 
 # Celery: a Redis broker; queue names are prefixed so parallel test runs never share a queue.
 CELERY_QUEUE_PREFIX = envstr("CELERY_QUEUE_PREFIX")

@@ -1,5 +1,6 @@
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -48,3 +49,25 @@ class ApiToken(AbstractAuthToken):
             Q(last_used__isnull=True) | Q(last_used__lte=now - LAST_USED_RESOLUTION), pk=self.pk
         ).update(last_used=now)
         self.last_used = now
+
+
+class ProviderIdentity(models.Model):
+    """The account a person of the team's identity provider signs in to: the provider's
+    issuer and subject (``sub``) name one person for good, whatever their name or e-mail
+    address becomes, and a local account of the same name is never taken over."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="identities"
+    )
+    issuer = models.CharField(max_length=255)
+    subject = models.CharField(max_length=255)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # Also the index every sign-in looks its account up by.
+            models.UniqueConstraint(fields=["issuer", "subject"], name="one_account_per_identity")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"

@@ -45,3 +45,14 @@ class CreateApiTokenSerializer(serializers.Serializer):
             "max_value": "A token expires after 3650 days (10 years) at the latest.",
         },
     )
+
+
+class IdentityProviderSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="What the login page's button names it.")
+    start_url = serializers.CharField(help_text="Where the button sends the browser.")
+
+
+class SignInOptionsSerializer(serializers.Serializer):
+    identity_provider = IdentityProviderSerializer(
+        allow_null=True, help_text="The team's identity provider; null when it is not set up."
+    )

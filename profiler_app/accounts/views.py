@@ -1,14 +1,19 @@
+from django.conf import settings
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import api_view, permission_classes
 from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
-from profiler_app.accounts import logic
+from profiler_app.accounts import logic, oidc
 from profiler_app.accounts.models import ApiToken
 from profiler_app.accounts.serializers import (
     ApiTokenSerializer,
     CreateApiTokenSerializer,
     NewApiTokenSerializer,
+    SignInOptionsSerializer,
 )
 
 
@@ -33,3 +38,15 @@ class ApiTokenViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.
             raise ValidationError({"name": [str(taken)]}) from taken
         token.token = key
         return Response(NewApiTokenSerializer(token).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(responses=SignInOptionsSerializer)
+@api_view(["GET"])
+@permission_classes([AllowAny])
+def sign_in_options_view(request):
+    """How people sign in here: the login form always, the team's identity provider when it
+    is configured (the login page asks before it draws its buttons)."""
+    provider = None
+    if oidc.enabled():
+        provider = {"name": settings.OIDC_PROVIDER_NAME, "start_url": reverse("oidc-start")}
+    return Response(SignInOptionsSerializer({"identity_provider": provider}).data)

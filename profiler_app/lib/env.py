@@ -47,3 +47,8 @@ def envfloat(name: str, default: float) -> float:
 def envpath(name: str, default: Path) -> Path:
     raw = os.environ.get(name)
     return Path(raw).resolve() if raw else default.resolve()
+
+
+def envlist(name: str) -> list[str]:
+    """Comma-separated values, blanks around them dropped."""
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]

@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { ApiError, api, unwrap } from "./client";
+import type { components } from "./schema";
 import type { User } from "./types";
 
 export const meKey = ["me"] as const;
@@ -50,5 +51,16 @@ export function useLogout() {
       queryClient.clear();
       queryClient.setQueryData(meKey, null);
     },
+  });
+}
+
+export type SignInOptions = components["schemas"]["SignInOptions"];
+
+/** How this server lets people sign in: the team's identity provider when one is set up. */
+export function useSignInOptions() {
+  return useQuery({
+    queryKey: ["sign-in-options"],
+    queryFn: async (): Promise<SignInOptions> => unwrap(await api.GET("/api/auth/options/")),
+    staleTime: Infinity,
   });
 }

@@ -52,6 +52,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/options/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description How people sign in here: the login form always, the team's identity provider when it
+         *     is configured (the login page asks before it draws its buttons).
+         */
+        get: operations["auth_options_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/compare/": {
         parameters: {
             query?: never;
@@ -1644,6 +1664,12 @@ export interface components {
             redis: string;
             workers: number;
         };
+        IdentityProvider: {
+            /** @description What the login page's button names it. */
+            name: string;
+            /** @description Where the button sends the browser. */
+            start_url: string;
+        };
         Insights: {
             /** @description queued, running, done, failed, no_data */
             status: string;
@@ -2412,6 +2438,10 @@ export interface components {
             /** Format: double */
             change_pct: number | null;
         };
+        SignInOptions: {
+            /** @description The team's identity provider; null when it is not set up. */
+            identity_provider: components["schemas"]["IdentityProvider"] | null;
+        };
         SlowFinding: {
             /** @description rank or node */
             scope: string;
@@ -2954,6 +2984,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    auth_options_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInOptions"];
                 };
             };
             400: {
