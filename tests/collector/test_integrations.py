@@ -10,6 +10,7 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 import collector
 from collector.profiler import Profiler
+from tracefmt.chunk import read_chunk
 
 from .helpers import annotation_counts, spooled_chunks, step_names
 
@@ -28,7 +29,7 @@ def config(tmp_path, monkeypatch):
     yield collector.Config(
         job_name="trainer", spool_dir=str(tmp_path), exit_hooks=False, perf_counters=False
     )
-    Profiler.instance().stop_profiling()
+    Profiler.instance().finish()  # what the exit hooks would do: its uploader thread ends
 
 
 def job_hyperparameters(spool):
@@ -275,3 +276,40 @@ def test_an_accelerate_loop_gets_its_steps_from_the_optimizer_alone(config, tmp_
 
     # 24 batches, an optimizer step every second one.
     assert step_names(spooled_chunks(tmp_path)) == STEPS
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lightning_job_reaches_the_server_with_its_steps_and_hyperparameters(config, server):
+    from profiler_app.core.models import JobStatus, PartState, ProfilePart, TrainingJob
+    from tests.conftest import wait_for
+
+    config.server_url, config.token, config.job_name = server.url, server.token, "lightning-run"
+    lightning_fit(config, batches=12, epochs=1, limit_val_batches=0)
+
+    job = wait_for(lambda: TrainingJob.objects.filter(name="lightning-run").first(), timeout=120)
+    assert job.hyperparameters["batch_size"] == 8
+    assert job.hyperparameters["learning_rate"] == 0.05
+    assert job.hyperparameters["precision"] == "32-true"
+    assert job.hyperparameters["world_size"] == 1
+
+    def settled():
+        parts = list(ProfilePart.objects.filter(job=job))
+        busy = {PartState.PENDING, PartState.PROCESSING}
+        return parts if parts and not any(p.state in busy for p in parts) else None
+
+    parts = wait_for(settled, timeout=300)
+    assert [p.state for p in parts] == [PartState.DONE] * len(parts)
+    chunks = []
+    for part in parts:
+        with part.file.open("rb") as fh:
+            chunks.append(read_chunk(fh.read()))
+    chunks.sort(key=lambda c: c.meta["seq"])
+    assert step_names(chunks) == STEPS
+    assert annotation_counts(chunks) == {"Forward": 12, "Backward": 12, "Optimizer": 12}
+    # The script's end (its exit hooks, here called by hand) completes the job.
+    Profiler.instance().finish()
+    job = wait_for(
+        lambda: TrainingJob.objects.filter(pk=job.pk, status=JobStatus.COMPLETED).first(),
+        timeout=120,
+    )
+    assert job.hyperparameters["total_steps"] == 12
