@@ -22,7 +22,7 @@ from profiler_app.insights.pure.analyses import RankTrace
 from profiler_app.insights.pure.analyses.events import STRING_COLUMNS
 from profiler_app.insights.pure.analyses.framework import metrics_from_samples
 from profiler_app.insights.pure.frames import JobData
-from profiler_app.profiles.figures import in_window, window_info
+from profiler_app.profiles.figures import in_window, is_sampled, step_time, taken_over, window_info
 from profiler_app.profiles.models import PartSummary, Step, UtilizationPoint
 from profiler_app.traces.model import DERIVED_SOURCE
 from tracefmt.chunk import read_chunk
@@ -161,6 +161,28 @@ def job_info(job: TrainingJob, window: str | None = None) -> dict[str, str]:
         "Framework": framework,
         "Status": job.status,
         "Window": window_info(job, window)["label"],
+        "Taken over": _taken_over(job, window),
+        "Step time": _step_time(job, window),
         "Owner": job.owner.username if job.owner is not None else "",
     }
     return {k: v for k, v in info.items() if v}
+
+
+def _taken_over(job: TrainingJob, window: str | None) -> str:
+    """What the report's trace figures are over on a sampled job (the Dashboard's ``over``);
+    an imported trace's are over its window, the line above."""
+    if not is_sampled(job):
+        return ""
+    over = taken_over(job, window or job.window)
+    return (
+        f"the {over['steps']} captured steps ({over['ns'] / 1e9:.3f} s): figures from Kineto's "
+        "events and their shares are of captured time; NVML and psutil samples cover the whole run"
+    )
+
+
+def _step_time(job: TrainingJob, window: str | None) -> str:
+    """The one step time as the Dashboard states it ("78.94 ms, median of 16 captured steps")."""
+    found = step_time(job, window or job.window)
+    if found["median_ns"] is None:
+        return ""
+    return f"{found['median_ns'] / 1e6:.2f} ms, {found['label']}"
