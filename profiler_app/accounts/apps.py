@@ -18,4 +18,4 @@ class AdminConfig(admin_apps.AdminConfig):
     """django.contrib.admin, whose sign-in form follows the API's sign-in throttle."""
 
     default = False  # named in INSTALLED_APPS; AccountsConfig is this module's default
-    default_site = "profiler_app.accounts.admin.ThrottledAdminSite"
+    default_site = "profiler_app.accounts.admin_site.ThrottledAdminSite"

@@ -139,3 +139,10 @@ def test_it_offers_only_the_login_form_when_not_configured(user):
     )
     assert answer.status_code == 200
     assert me(client)["username"] == "alice"
+
+
+def test_the_admin_lists_who_signs_in_to_which_account(provider, admin_client):
+    sign_in(Client(), "bob")
+    page = admin_client.get("/admin/accounts/provideridentity/")
+    assert page.status_code == 200
+    assert "bob" in page.content.decode()
