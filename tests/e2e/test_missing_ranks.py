@@ -11,7 +11,9 @@ from tests.timeline.jobs import parse_job
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_it_names_the_missing_ranks_on_info_cluster_and_the_catalog(live_server, tab, user):
+def test_it_names_the_missing_ranks_on_info_cluster_dashboard_and_the_catalog(
+    live_server, tab, user
+):
     size = world_size(RANK0)
     job = parse_job(user, "rank-0-alone", [("algo-1", 0, RANK0)])
     LoadedProfile.objects.create(user=user, job=job)
@@ -22,6 +24,9 @@ def test_it_names_the_missing_ranks_on_info_cluster_and_the_catalog(live_server,
     tab.screenshot(path="/tmp/missing-ranks.png", full_page=True)
     tab.get_by_role("navigation", name="Main").get_by_role("link", name="Cluster").click()
     expect(tab.get_by_role("heading", name="Cluster", exact=True)).to_be_visible()
+    expect(tab.get_by_test_id("missing-ranks")).to_contain_text(note)
+    tab.get_by_role("navigation", name="Main").get_by_role("link", name="Dashboard").click()
+    expect(tab.get_by_role("heading", name="Dashboard", exact=True)).to_be_visible()
     expect(tab.get_by_test_id("missing-ranks")).to_contain_text(note)
     tab.get_by_role("navigation", name="Main").get_by_role("link", name="Profiles").click()
     row = tab.get_by_role("row", name="rank-0-alone")
