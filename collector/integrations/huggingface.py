@@ -42,7 +42,7 @@ class ProfilerCallback(TrainerCallback):
         control: TrainerControl,
         **kwargs: Any,
     ) -> None:
-        self.session.start(arguments_hyperparameters(args, state, kwargs.get("model")))
+        self.session.start(lambda: arguments_hyperparameters(args, state, kwargs.get("model")))
         model = kwargs.get("model")
         if isinstance(model, torch.nn.Module):
             self._hooks = [

@@ -36,7 +36,7 @@ class ProfilerCallback(pl.Callback):
         self._hooks: list[Any] = []
 
     def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        self.session.start(trainer_hyperparameters(trainer, pl_module))
+        self.session.start(lambda: trainer_hyperparameters(trainer, pl_module))
         self._global_step = trainer.global_step
         # Lightning has no hook after the optimizer's update; the optimizer itself has one.
         self._hooks = [

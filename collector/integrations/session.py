@@ -10,7 +10,7 @@ hooks; one still open when its step ends is closed there.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from collector.config import Config
@@ -19,6 +19,8 @@ from collector.profiler import Profiler
 FORWARD = "Forward"
 BACKWARD = "Backward"
 OPTIMIZER = "Optimizer"
+# A hyperparameter that is an object (a module's repr can be pages long) keeps this much text.
+MAX_TEXT = 200
 
 
 class TrainingSession:
@@ -28,15 +30,26 @@ class TrainingSession:
         self._started_here = False
         self._open: list[str] = []
 
-    def start(self, hyperparameters: Mapping[str, Any]) -> None:
-        """Profile from now on, the job described by the trainer's ``hyperparameters`` (the
+    def start(self, hyperparameters: Callable[[], Mapping[str, Any]]) -> None:
+        """Profile from now on, the job described by the trainer's ``hyperparameters()`` (the
         script's own ``Config.hyperparameters`` win). A session the script started itself is
-        only stepped and annotated, and left running at the end."""
+        only stepped and annotated, and left running at the end. Like every collector entry
+        point, it never stops the training: what fails is logged once and left out."""
         prof = self.profiler = Profiler.instance()
         if prof.profiling:
             return
-        config = self.config or prof.config or Config()
-        config.hyperparameters = {**json_safe(hyperparameters), **config.hyperparameters}
+        try:
+            facts = dict(hyperparameters())
+        except Exception as exc:  # noqa: BLE001 - a trainer set up in a way we do not know
+            prof.warn_once("trainer-facts", f"the trainer's settings could not be read: {exc!r}")
+            facts = {}
+        try:
+            config = self.config or prof.config or Config()
+        except ValueError as exc:  # a bad PROFILER_* variable
+            prof.warn_once("trainer-config", f"not profiling: {exc}")
+            self.profiler = None
+            return
+        config.hyperparameters = json_safe({**facts, **config.hyperparameters})
         prof.configure(config)
         prof.start_profiling()
         self._started_here = prof.profiling
@@ -77,7 +90,7 @@ class TrainingSession:
 
 def json_safe(value: Any) -> Any:
     """The value as JSON can carry it (the job's metadata is JSON): numbers, strings, lists and
-    objects as they are, anything else (a dtype, a path, an enum) as its text."""
+    objects as they are, anything else (a dtype, a path, a module) as the start of its text."""
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
@@ -86,7 +99,7 @@ def json_safe(value: Any) -> Any:
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [json_safe(v) for v in value]
-    return str(value)
+    return str(value)[:MAX_TEXT]
 
 
 def one_or_all(values: list[Any]) -> Any:

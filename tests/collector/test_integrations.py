@@ -3,6 +3,7 @@ through the collector's callbacks gets one step per optimizer step, its Forward,
 Optimizer annotations and the trainer's hyperparameters in its job; an Accelerate loop needs none."""
 
 import json
+from pathlib import PurePosixPath
 
 import pytest
 import torch
@@ -313,3 +314,33 @@ def test_a_lightning_job_reaches_the_server_with_its_steps_and_hyperparameters(c
         timeout=120,
     )
     assert job.hyperparameters["total_steps"] == 12
+
+
+# ---- What every callback shares ----------------------------------------------------------------
+
+
+def test_a_trainer_whose_settings_cannot_be_read_is_still_profiled(config, tmp_path):
+    from collector.integrations.session import TrainingSession
+
+    def unreadable():
+        raise AttributeError("no optimizers yet")
+
+    config.hyperparameters = {
+        "model": torch.nn.Linear(4, 1),
+        "data": PurePosixPath("/" + "d" * 300),
+        "name": "x" * 300,
+    }
+    session = TrainingSession(config)
+    session.start(unreadable)
+    session.begin("Forward")
+    session.step_ended()
+    session.stop()
+
+    assert step_names(spooled_chunks(tmp_path)) == ["step_0"]
+    assert annotation_counts(spooled_chunks(tmp_path)) == {"Forward": 1}
+    # Only the script's own, as JSON carries them (an object as its text, cut at 200 characters).
+    assert job_hyperparameters(tmp_path) == {
+        "model": "Linear(in_features=4, out_features=1, bias=True)",
+        "data": "/" + "d" * 199,
+        "name": "x" * 300,  # a string is text already
+    }
