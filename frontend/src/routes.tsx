@@ -1,6 +1,7 @@
 import { Navigate, type RouteObject } from "react-router";
 import { preloadCharts } from "./charts/preload";
 import { AppShell } from "./components/AppShell";
+import { OldJobLink } from "./components/OldJobLink";
 import { RequireAuth } from "./components/RequireAuth";
 import { DashboardPage } from "./pages/dashboard/DashboardPage";
 import { InfoPage } from "./pages/info/InfoPage";
@@ -24,37 +25,11 @@ export const routes: RouteObject[] = [
     children: [
       { index: true, element: <Navigate to="/profiles" replace /> },
       { path: "profiles", element: <ProfilesPage /> },
-      { path: "dashboard", element: <DashboardPage /> },
+      // Old links named the job in the query (/dashboard?job=4): they move to its address.
+      { element: <OldJobLink />, children: jobPages() },
       {
-        path: "timeline",
-        lazy: async () => ({
-          Component: (await import("./pages/timeline/TimelinePage")).TimelinePage,
-        }),
-      },
-      {
-        path: "insights",
-        lazy: async () => ({
-          Component: (await import("./pages/insights/InsightsPage")).InsightsPage,
-        }),
-      },
-      {
-        path: "cluster",
-        lazy: async () => ({
-          Component: (await import("./pages/cluster/ClusterPage")).ClusterPage,
-        }),
-      },
-      {
-        path: "calltree",
-        lazy: async () => ({
-          Component: (await import("./pages/calltree/CallTreePage")).CallTreePage,
-        }),
-      },
-      {
-        path: "memory",
-        lazy: async () => {
-          void preloadCharts(); // its charts draw as soon as its data arrives
-          return { Component: (await import("./pages/memory/MemoryPage")).MemoryPage };
-        },
+        path: "jobs/:jobId",
+        children: [{ index: true, element: <Navigate to="dashboard" replace /> }, ...jobPages()],
       },
       {
         path: "compare",
@@ -69,14 +44,53 @@ export const routes: RouteObject[] = [
           return { Component: (await import("./pages/history/HistoryPage")).HistoryPage };
         },
       },
-      {
-        path: "sql",
-        lazy: async () => ({ Component: (await import("./pages/sql/SqlPage")).SqlPage }),
-      },
-      { path: "info", element: <InfoPage /> },
       { path: "settings", element: <SettingsPage /> },
       { path: "tokens", element: <TokensPage /> },
       { path: "*", element: <NotFoundPage /> },
     ],
   },
 ];
+
+/** The pages of one job: under `/jobs/:jobId/` they show that job, elsewhere the loaded one
+ * (`LoadedJobGate`). A function: each place they are mounted needs route objects of its own. */
+function jobPages(): RouteObject[] {
+  return [
+    { path: "dashboard", element: <DashboardPage /> },
+    {
+      path: "timeline",
+      lazy: async () => ({
+        Component: (await import("./pages/timeline/TimelinePage")).TimelinePage,
+      }),
+    },
+    {
+      path: "insights",
+      lazy: async () => ({
+        Component: (await import("./pages/insights/InsightsPage")).InsightsPage,
+      }),
+    },
+    {
+      path: "cluster",
+      lazy: async () => ({
+        Component: (await import("./pages/cluster/ClusterPage")).ClusterPage,
+      }),
+    },
+    {
+      path: "calltree",
+      lazy: async () => ({
+        Component: (await import("./pages/calltree/CallTreePage")).CallTreePage,
+      }),
+    },
+    {
+      path: "memory",
+      lazy: async () => {
+        void preloadCharts(); // its charts draw as soon as its data arrives
+        return { Component: (await import("./pages/memory/MemoryPage")).MemoryPage };
+      },
+    },
+    {
+      path: "sql",
+      lazy: async () => ({ Component: (await import("./pages/sql/SqlPage")).SqlPage }),
+    },
+    { path: "info", element: <InfoPage /> },
+  ];
+}

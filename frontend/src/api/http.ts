@@ -40,6 +40,8 @@ export class ApiError extends Error {
   readonly status: number;
   readonly code: string | null;
   readonly fieldErrors: FieldErrors;
+  /** The answer as sent, for the few that carry more than a message (410's who and when). */
+  readonly body: unknown;
 
   constructor(status: number, body: unknown) {
     const { detail, code, fieldErrors } = parseErrorBody(body);
@@ -48,6 +50,7 @@ export class ApiError extends Error {
     this.status = status;
     this.code = code;
     this.fieldErrors = fieldErrors;
+    this.body = body;
   }
 }
 

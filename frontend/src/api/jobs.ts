@@ -5,7 +5,7 @@ import {
   useQuery,
   useQueryClient,
 } from "@tanstack/react-query";
-import { api, unwrap } from "./client";
+import { ApiError, api, unwrap } from "./client";
 import type { JobState, Page, TagCount, TrainingJob, WindowKind } from "./types";
 
 export type JobListQuery = {
@@ -47,6 +47,31 @@ export function useJob(id: number | undefined, seed?: TrainingJob) {
       unwrap(await api.GET("/api/jobs/{id}/", { params: { path: { id: id! } } })),
     enabled: id !== undefined,
     placeholderData: seed?.id === id ? seed : undefined,
+  });
+}
+
+/** How often an open page of a job asks whether it still stands (deleted, failed since). */
+const WATCH_MS = 5_000;
+
+/**
+ * The job a page shows, asked again every few seconds while the page is open and visible, so
+ * a teammate's deletion or a failed parse shows within seconds. The watch is marked as such:
+ * the server does not count it as a person's activity (idle auto-shutdown). It stops once the
+ * server answered an error (deleted, not found). Shares `useJob`'s cache.
+ */
+export function useWatchedJob(id: number | undefined, seed?: TrainingJob) {
+  return useQuery({
+    queryKey: [...jobsKey, "detail", id],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/api/jobs/{id}/", {
+          params: { path: { id: id! } },
+          headers: { "X-Profiler-Client": "watch" },
+        }),
+      ),
+    enabled: id !== undefined,
+    placeholderData: seed?.id === id ? seed : undefined,
+    refetchInterval: (query) => (query.state.error instanceof ApiError ? false : WATCH_MS),
   });
 }
 

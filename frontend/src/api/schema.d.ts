@@ -330,10 +330,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description The Dashboard's headline. Its breakdown reads the window's events from the timeline
-         *     stores, so it is an answer of its own: the dashboard's panels read aggregates only.
-         */
+        /** @description The Dashboard's headline (its breakdown stored by the ingest per part and window). */
         get: operations["jobs_headline_retrieve"];
         put?: never;
         post?: never;
@@ -682,10 +679,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Training jobs are shared by the whole team: every signed-in user sees every job; its
-         *     owner or staff change it, add parts to it and delete it.
-         */
+        /** @description The job; 410 Gone, saying who deleted it and when, for a job deleted since. */
         get: operations["jobs_retrieve"];
         put?: never;
         post?: never;
@@ -1283,6 +1277,8 @@ export interface components {
             label: string;
             /** @description host events (operators, annotations, …) */
             events: number;
+            /** @description training steps (ProfilerStep#n, step annotations) */
+            steps: number;
         };
         CaptureWindow: {
             first_step: number;
@@ -1453,6 +1449,17 @@ export interface components {
          * @enum {string}
          */
         DataEnum: "events" | "counter";
+        /** @description The answer (410 Gone) for a job deleted since it was opened. */
+        DeletedJob: {
+            readonly detail: string;
+            readonly code: string;
+            readonly id: number;
+            readonly name: string;
+            /** @description Who deleted it; null when the server's retention did (or the account is gone). */
+            deleted_by?: string | null;
+            /** Format: date-time */
+            readonly deleted_at: string;
+        };
         Delivery: {
             readonly id: number;
             readonly job: number;
@@ -2493,7 +2500,9 @@ export interface components {
              *     * `error` - error
              */
             truncated_by: (components["schemas"]["TruncatedByEnum"] | components["schemas"]["NullEnum"]) | null;
-            /** @description why it was cut, in words */
+            /** @description a value was longer than max_value_chars characters (bytes for BLOB) and was cut to its first max_value_chars; lists, structs and maps come as their text form */
+            values_cut: boolean;
+            /** @description why rows or values were cut, in words */
             note: string;
             /** Format: double */
             elapsed_ms: number;
@@ -2507,6 +2516,8 @@ export interface components {
             max_rows: number;
             /** @description bytes of JSON rows at most */
             max_bytes: number;
+            /** @description characters of one value at most */
+            max_value_chars: number;
         };
         SqlSchema: {
             views: components["schemas"]["SqlView"][];
@@ -3766,7 +3777,7 @@ export interface operations {
                 min_ns?: number;
                 /** @description left out: the job's first part (lowest rank) */
                 part?: number;
-                /** @description track ids, comma-separated; left out: every host thread */
+                /** @description track ids, comma-separated; left out: the thread that ran the training steps (holding the most step events), else every host thread */
                 threads?: string;
             };
             header?: never;
@@ -3833,7 +3844,7 @@ export interface operations {
                 part?: number;
                 /** @description the frame's name ids (``name_ids``) from the top of the tree, comma-separated */
                 path: string;
-                /** @description track ids, comma-separated; left out: every host thread */
+                /** @description track ids, comma-separated; left out: the thread that ran the training steps (holding the most step events), else every host thread */
                 threads?: string;
             };
             header?: never;
@@ -5442,6 +5453,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedJob"];
                 };
             };
         };

@@ -8,6 +8,7 @@ export type JobStatus = Schemas["StatusEnum"];
 export type JobState = Schemas["TrainingJobStateEnum"];
 export type JobNode = Schemas["Node"];
 export type ProfilePart = Schemas["ProfilePart"];
+export type DeletedJob = Schemas["DeletedJob"];
 export type PartState = Schemas["ProfilePartStateEnum"];
 export type LoadedProfile = Schemas["LoadedProfile"];
 export type AppSettings = Schemas["AppSettings"];

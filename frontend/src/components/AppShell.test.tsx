@@ -161,6 +161,90 @@ describe("app shell and login", () => {
       ).toBeInTheDocument();
     });
 
+    it("opens the job its address names, and the menu stays on it", async () => {
+      backend(four);
+      const { router } = renderApp("/timeline?job=6");
+      // An old link moves to the job's address.
+      await waitFor(() => expect(router.state.location.pathname).toBe("/jobs/6/timeline"));
+      expect(await screen.findByRole("heading", { name: /job-six/ })).toBeInTheDocument();
+      const menu = screen.getByRole("navigation", { name: "Main" });
+      expect(within(menu).getByRole("link", { name: "Dashboard" })).toHaveAttribute(
+        "href",
+        "/jobs/6/dashboard",
+      );
+      expect(within(menu).getByRole("link", { name: "Profiles" })).toHaveAttribute(
+        "href",
+        "/profiles",
+      );
+    });
+
+    it("says who deleted the job a page shows", async () => {
+      backend(four).on("GET /api/jobs/6/", {
+        status: 410,
+        body: {
+          detail: "“job-six” was deleted by bob.",
+          code: "job_deleted",
+          id: 6,
+          name: "job-six",
+          deleted_by: "bob",
+          deleted_at: "2026-11-28T10:15:00Z",
+        },
+      });
+      renderApp("/jobs/6/timeline");
+      expect(
+        await screen.findByRole("heading", { name: "This job was deleted" }),
+      ).toBeInTheDocument();
+      expect(screen.getByTestId("job-deleted")).toHaveTextContent(
+        /^job-six was deleted by bob on /,
+      );
+      // The header goes back to the loaded job.
+      expect(screen.getByTestId("topbar-profile")).toHaveTextContent("Loaded: job-four");
+    });
+
+    it("shows a job whose every part failed as Failed, with each part's reason", async () => {
+      const failed = {
+        ...six,
+        parts_total: 2,
+        parts_done: 0,
+        parts_failed: 2,
+        state: "failed" as const,
+      };
+      const part = (id: number, rank: number, error: string) => ({
+        id,
+        job: 6,
+        node: "algo-1",
+        rank,
+        pid: 100 + rank,
+        kind: "kineto",
+        original_name: `rank-${rank}.json`,
+        size_bytes: 10,
+        sha256: "",
+        state: "failed",
+        error,
+        warning: "",
+        progress: 0,
+        created_at: "2026-11-28T10:00:00Z",
+        updated_at: "2026-11-28T10:00:00Z",
+        started_at: null,
+        finished_at: null,
+      });
+      backend(four)
+        .on("GET /api/jobs/6/", { status: 200, body: failed })
+        .on("GET /api/jobs/6/parts/", {
+          status: 200,
+          body: page([part(1, 0, "Not a trace: no traceEvents"), part(2, 1, "Truncated gzip")]),
+        });
+      renderApp("/jobs/6/timeline");
+      const panel = await screen.findByTestId("failed-job");
+      expect(within(panel).getByText("Failed")).toBeInTheDocument();
+      expect(panel).toHaveTextContent("All 2 of its parts failed to process");
+      expect(await within(panel).findByText(/Not a trace: no traceEvents/)).toHaveTextContent(
+        "rank-0.json (algo-1 rank 0): Not a trace: no traceEvents",
+      );
+      expect(within(panel).getByText(/Truncated gzip/)).toBeInTheDocument();
+      expect(screen.queryByText(/fills in as parts are parsed/)).not.toBeInTheDocument();
+    });
+
     it("says nothing more when the link names the loaded job", async () => {
       backend(four);
       renderApp("/timeline?job=4");

@@ -1,21 +1,22 @@
-import { NavLink, Outlet, useNavigate } from "react-router";
+import { NavLink, Outlet, useMatch, useNavigate } from "react-router";
 import { useLogout, useMe } from "../api/auth";
 import { useLoadedProfile } from "../api/loadedProfile";
+import { type JobPage, jobIdOf, jobPath } from "../lib/jobPath";
 import { NotLoadedNotice, ShownJobProvider } from "./NotLoadedNotice";
 import { jobLabel, type ShownJob } from "./shownJobContext";
 
-const SECTIONS = [
+const SECTIONS: { to: string; label: string; page?: JobPage }[] = [
   { to: "/profiles", label: "Profiles" },
-  { to: "/dashboard", label: "Dashboard" },
-  { to: "/timeline", label: "Timeline" },
-  { to: "/insights", label: "Insights" },
-  { to: "/cluster", label: "Cluster" },
-  { to: "/calltree", label: "Call tree" },
-  { to: "/memory", label: "Memory" },
+  { to: "/dashboard", label: "Dashboard", page: "dashboard" },
+  { to: "/timeline", label: "Timeline", page: "timeline" },
+  { to: "/insights", label: "Insights", page: "insights" },
+  { to: "/cluster", label: "Cluster", page: "cluster" },
+  { to: "/calltree", label: "Call tree", page: "calltree" },
+  { to: "/memory", label: "Memory", page: "memory" },
   { to: "/compare", label: "Compare" },
   { to: "/history", label: "History" },
-  { to: "/sql", label: "SQL" },
-  { to: "/info", label: "Info" },
+  { to: "/sql", label: "SQL", page: "sql" },
+  { to: "/info", label: "Info", page: "info" },
   { to: "/settings", label: "Settings" },
 ];
 
@@ -29,6 +30,10 @@ function Shell({ shown }: { shown: ShownJob | null }) {
   const logout = useLogout();
   const navigate = useNavigate();
   const loadedName = loaded.data?.job_detail.name;
+  // While the address names a job, the job pages' links stay on it; elsewhere they name the
+  // loaded job, so every job page's address is a link to what it shows.
+  const addressed = jobIdOf(useMatch("/jobs/:jobId/*")?.params.jobId);
+  const linkedJob = addressed ?? loaded.data?.job ?? null;
   // A page opened by a link to another job: the header names that job, never the loaded one.
   const other = shown !== null && !loaded.isPending && shown.id !== loaded.data?.job ? shown : null;
 
@@ -38,7 +43,12 @@ function Shell({ shown }: { shown: ShownJob | null }) {
         <span className="brand">Profiler</span>
         <nav className="topnav" aria-label="Main">
           {SECTIONS.map((section) => (
-            <NavLink key={section.to} to={section.to}>
+            <NavLink
+              key={section.to}
+              to={
+                section.page && linkedJob !== null ? jobPath(linkedJob, section.page) : section.to
+              }
+            >
               {section.label}
             </NavLink>
           ))}

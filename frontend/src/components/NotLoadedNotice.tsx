@@ -37,7 +37,7 @@ export function NotLoadedNotice({ shown }: { shown: ShownJob }) {
         ) : (
           " (no profile is loaded)"
         )}
-        . The Dashboard, Insights and Info pages show the loaded profile.
+        .
       </span>
       <button
         type="button"

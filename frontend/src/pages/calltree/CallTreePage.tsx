@@ -70,14 +70,20 @@ function JobCallTree({ job }: { job: TrainingJob }) {
               Thread{" "}
               <select
                 aria-label="Thread"
-                value={query.threads === null ? "" : String(query.threads[0])}
+                value={threadChoice(data)}
                 onChange={(e) =>
-                  change({ threads: e.target.value ? [Number(e.target.value)] : null })
+                  change({
+                    threads: e.target.value
+                      ? [Number(e.target.value)]
+                      : data.threads.map((t) => t.track),
+                  })
                 }
               >
                 <option value="">All host threads</option>
                 {data.threads.map((t) => (
-                  <option key={t.track} value={t.track}>{`${t.label} (${t.events} events)`}</option>
+                  <option key={t.track} value={t.track}>
+                    {`${t.label} (${t.events} events${t.steps ? `, ${t.steps} steps` : ""})`}
+                  </option>
                 ))}
               </select>
             </label>
@@ -122,6 +128,13 @@ function JobCallTree({ job }: { job: TrainingJob }) {
       )}
     </>
   );
+}
+
+/** The thread the tree shows ("" for all of them). Unasked, the server picks the thread that
+ * ran the training steps: idle feeder threads would fill most of an all-threads tree. */
+function threadChoice(data: CallTree): string {
+  const all = data.selected.length > 1 && data.selected.length === data.threads.length;
+  return all || data.selected.length === 0 ? "" : String(data.selected[0]);
 }
 
 type TreeProps = {

@@ -76,7 +76,7 @@ describe("cluster view helpers", () => {
 
   it("links a rank to its timeline over its steps, keeping exact nanoseconds", () => {
     expect(timelineLink(4, row(2, 5))).toBe(
-      "/timeline?job=4&ranks=2&t=1700000000000000001_1700000000000000999",
+      "/jobs/4/timeline?ranks=2&t=1700000000000000001_1700000000000000999",
     );
   });
 });

@@ -4,6 +4,7 @@ import { escapeHtml } from "../../charts/options";
 import type { CollectiveRank, RankRow } from "../../api/cluster";
 import { colourFor } from "../../lib/colour";
 import { formatDuration } from "../../lib/format";
+import { jobPath } from "../../lib/jobPath";
 
 export const PARTS = [
   { key: "gap_ns", label: "Iteration gap", color: colourFor("Iteration gap") },
@@ -102,11 +103,10 @@ export function collectiveHeatmapOption(cells: readonly CollectiveRank[]): Chart
 /** The timeline of one rank over the rows' step window. */
 export function timelineLink(jobId: number, row: RankRow): string {
   const params = new URLSearchParams({
-    job: String(jobId),
     ranks: String(row.rank),
     t: `${row.start_ns}_${row.end_ns}`,
   });
-  return `/timeline?${params.toString()}`;
+  return jobPath(jobId, "timeline", params.toString());
 }
 
 export function formatBandwidth(gbps: number | null | undefined): string {

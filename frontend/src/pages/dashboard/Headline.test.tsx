@@ -79,6 +79,6 @@ describe("Dashboard headline", () => {
     expect(within(headline).getByText(/GPU kernels 28.18 ms · 53.4%/)).toBeInTheDocument();
     expect(within(headline).getByText(/Memory copies 11.57 ms · 21.9%/)).toBeInTheDocument();
     const link = await within(headline).findByRole("link", { name: "PageableCopies" });
-    expect(link).toHaveAttribute("href", "/insights?job=7#rule-PageableCopies");
+    expect(link).toHaveAttribute("href", "/jobs/7/insights#rule-PageableCopies");
   });
 });

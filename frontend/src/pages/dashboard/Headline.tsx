@@ -3,6 +3,7 @@ import { type Headline, useHeadline } from "../../api/dashboard";
 import { useInsights } from "../../api/insights";
 import { ErrorAlert } from "../../components/Feedback";
 import { formatDuration } from "../../lib/format";
+import { jobPath } from "../../lib/jobPath";
 import { PART_LABELS, topFinding } from "./HeadlineModel";
 import "./headline.css";
 
@@ -50,7 +51,7 @@ function HeadlineFigures({ jobId, headline }: { jobId: number; headline: Headlin
         {finding ? (
           <>
             Top finding:{" "}
-            <Link to={`/insights?job=${jobId}#rule-${finding.rule}`}>{finding.rule}</Link>
+            <Link to={jobPath(jobId, "insights", "", `rule-${finding.rule}`)}>{finding.rule}</Link>
             {finding.recommendation && ` — ${finding.recommendation}`}
           </>
         ) : (

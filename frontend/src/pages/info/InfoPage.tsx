@@ -18,7 +18,9 @@ export function InfoPage() {
   return (
     <>
       <h1>Info</h1>
-      <LoadedJobGate page="Info page">{(job) => <JobInfo job={job} />}</LoadedJobGate>
+      <LoadedJobGate page="Info page" evenFailed>
+        {(job) => <JobInfo job={job} />}
+      </LoadedJobGate>
     </>
   );
 }

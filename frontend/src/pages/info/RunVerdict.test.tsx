@@ -77,7 +77,7 @@ describe("The job's regression verdict on the Info page", () => {
     );
     expect(within(card).getByRole("link", { name: "bert-run-1" })).toHaveAttribute(
       "href",
-      "/dashboard?job=11",
+      "/jobs/11/dashboard",
     );
     expect(card).toHaveTextContent(
       "Step time 110.00 ms (median of 16 captured steps) against 100.00 ms",

@@ -1,6 +1,7 @@
 import { Link } from "react-router";
 import { useVerdict, verdictLabel } from "../../api/history";
 import { formatDuration } from "../../lib/format";
+import { jobPath } from "../../lib/jobPath";
 
 /** Causes named on the job's page; the History page lists all of them. */
 const TOP_CAUSES = 3;
@@ -45,7 +46,7 @@ export function RunVerdict({ jobId }: { jobId: number }) {
             <dt>Baseline</dt>
             <dd>
               {data.baseline && data.baseline_name ? (
-                <Link to={`/dashboard?job=${data.baseline}`}>{data.baseline_name}</Link>
+                <Link to={jobPath(data.baseline, "dashboard")}>{data.baseline_name}</Link>
               ) : (
                 "—"
               )}

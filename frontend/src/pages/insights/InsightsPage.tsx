@@ -15,6 +15,7 @@ import { WindowCaption } from "../../lib/window";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { MissingRanksNote } from "../../components/MissingRanks";
 import { SlowBanner } from "../../components/SlowBanner";
+import { jobPath } from "../../lib/jobPath";
 import { AnalysesSection } from "./AnalysesSection";
 import { ParametersForms } from "./ParametersForm";
 import { RuleCard } from "./RuleCard";
@@ -71,7 +72,8 @@ function JobInsights({ job }: { job: TrainingJob }) {
         <section className="card" aria-label="Slow ranks and nodes">
           <h2>Slow ranks and nodes</h2>
           <SlowBanner data={cluster.data} />
-          <Link to="/cluster">Open the cluster view</Link> for every rank's step breakdown.
+          <Link to={jobPath(job.id, "cluster")}>Open the cluster view</Link> for every rank's step
+          breakdown.
         </section>
       )}
       {data?.report?.recommendations && data.report.recommendations.length > 0 && (

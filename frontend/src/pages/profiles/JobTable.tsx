@@ -1,4 +1,5 @@
 import { useMemo } from "react";
+import { Link } from "react-router";
 import type { TrainingJob } from "../../api/types";
 import { JobStateBadge, PartialBadge } from "../../components/Badges";
 import { type DataColumn, Table } from "../../components/DataTable";
@@ -7,6 +8,7 @@ import { ReadWarningBadge } from "../../components/ReadWarnings";
 import { ProcessingProgress } from "../../components/ProcessingProgress";
 import { formatBytes, formatDateTime } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
+import { jobPath } from "../../lib/jobPath";
 import { JobActions } from "./JobActions";
 import { nextOrdering } from "./listQuery";
 import "./tags.css";
@@ -135,7 +137,14 @@ function JobName({
 }) {
   return (
     <>
-      <span className="job-name">{job.name}</span>
+      {/* Its own address: opens the job's dashboard without loading it. */}
+      <Link
+        className="job-name"
+        to={jobPath(job.id, "dashboard")}
+        title={`Open the dashboard of ${job.name}`}
+      >
+        {job.name}
+      </Link>
       {loaded && <span className="badge badge-loaded">loaded</span>}
       {isPartial(job) && <PartialBadge />}
       <MissingRanksBadge jobId={job.id} />

@@ -7,6 +7,7 @@ import { ProcessingProgress } from "../../components/ProcessingProgress";
 import { TrashIcon } from "../../components/TrashIcon";
 import { formatBytes, formatDateTime } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
+import { jobPath } from "../../lib/jobPath";
 
 type Props = {
   loadedJob: ReturnType<typeof useLoadedJob>;
@@ -58,7 +59,7 @@ function LoadedJobRow({
           name="loaded-profile"
           checked={false}
           aria-label={`Open the dashboard for ${job.name}`}
-          onChange={() => navigate("/dashboard")}
+          onChange={() => navigate(jobPath(job.id, "dashboard"))}
         />
         <span className="job-name">{job.name}</span>
       </label>
@@ -70,15 +71,17 @@ function LoadedJobRow({
       </span>
       <span className="muted">{formatBytes(job.size_bytes)}</span>
       <ProcessingProgress {...job} />
+      {/* The trash-bin icon unloads, as in the profiler this app mirrors; the word says it
+          only unloads (the job and its data stay), so it does not read as Delete. */}
       <button
         type="button"
-        className="btn btn-icon btn-danger-quiet"
+        className="btn btn-small btn-unload"
         aria-label={`Unload ${job.name}`}
-        title="Unload"
+        title="Unload: the job stays in the catalogue"
         disabled={unloading}
         onClick={onUnload}
       >
-        <TrashIcon />
+        <TrashIcon /> {unloading ? "Unloading…" : "Unload"}
       </button>
     </div>
   );

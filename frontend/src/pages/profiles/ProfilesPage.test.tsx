@@ -126,7 +126,7 @@ describe("Profiles page", () => {
     expect(within(loadedRow).getByText("1/3")).toBeInTheDocument();
     await userEvent.click(radio);
 
-    await waitFor(() => expect(router.state.location.pathname).toBe("/dashboard"));
+    await waitFor(() => expect(router.state.location.pathname).toBe("/jobs/2/dashboard"));
     expect(await screen.findByRole("heading", { name: "Dashboard" })).toBeInTheDocument();
   });
 

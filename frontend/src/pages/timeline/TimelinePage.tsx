@@ -1,7 +1,4 @@
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { useSearchParams } from "react-router";
-import { useJob } from "../../api/jobs";
-import { useLoadedProfile } from "../../api/loadedProfile";
 import {
   type TimelineTracks,
   exportUrl,
@@ -14,7 +11,6 @@ import type { TrainingJob } from "../../api/types";
 import { PartialBadge, StatusBadge } from "../../components/Badges";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
-import { useShowJob } from "../../components/shownJobContext";
 import { isPartial } from "../../lib/jobs";
 import { type Area as CanvasArea, TimelineCanvas } from "../../timeline/TimelineCanvas";
 import { type Bounds, type View, centreOn, focusOn } from "../../timeline/coords";
@@ -35,33 +31,17 @@ import { Tooltip } from "./Tooltip";
 import { TrackTree } from "./TrackTree";
 import "./timeline.css";
 import { ancestorsOf, defaultExpanded, rankFilter, ranksOf } from "./tree";
-import { type Area, parseTimelineUrl } from "./urlState";
+import type { Area } from "./urlState";
 import { useInitialTimelineUrl, useTimelineUrlWriter } from "./useTimelineUrl";
 import { useViewportData } from "./useViewportData";
 
 export function TimelinePage() {
-  const [params] = useSearchParams();
-  const loaded = useLoadedProfile();
-  // A shared link names its job, which need not be the one this user has loaded.
-  const jobId = parseTimelineUrl(params).job ?? loaded.data?.job;
   return (
     <>
       <h1 className="visually-hidden">Timeline</h1>
-      {jobId !== undefined ? (
-        <JobById key={jobId} jobId={jobId} seed={loaded.data?.job_detail} />
-      ) : (
-        <LoadedJobGate page="timeline">{() => null}</LoadedJobGate>
-      )}
+      <LoadedJobGate page="timeline">{(job) => <JobTimeline job={job} />}</LoadedJobGate>
     </>
   );
-}
-
-function JobById({ jobId, seed }: { jobId: number; seed: TrainingJob | undefined }) {
-  const job = useJob(jobId, seed);
-  useShowJob(job.isError ? null : { id: jobId, name: job.data?.name ?? null });
-  if (job.isError) return <ErrorAlert error={job.error} />;
-  if (!job.data) return <Loading what="the job" />;
-  return <JobTimeline job={job.data} />;
 }
 
 function JobTimeline({ job }: { job: TrainingJob }) {
@@ -194,7 +174,7 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
   // The URL follows the view, selection, filter and expansion, so the address bar is a link.
   const liveView = live?.view;
   useTimelineUrlWriter({
-    job: jobId,
+    job: null, // the path names the job (/jobs/<id>/timeline), or it is the loaded one
     ranks,
     range: liveView
       ? {
