@@ -5,7 +5,8 @@ import { ApiError } from "./api/client";
 /**
  * No interval polling: the server counts every request from a signed-in browser as activity,
  * so a tab left open must not keep an idle app from shutting down. Views refresh when the
- * window regains focus or on the Refresh button.
+ * window regains focus or on the Refresh button. (An open job page's watch of its job,
+ * `useWatchedJob`, says it is one, and the server does not count it.)
  */
 export function createQueryClient(): QueryClient {
   const client: QueryClient = new QueryClient({
