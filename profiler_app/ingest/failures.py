@@ -27,13 +27,25 @@ def part_exists(part_id: int) -> bool:
     return ProfilePart.objects.filter(id=part_id).exists()
 
 
+def disk_full_message(exc: BaseException) -> str | None:
+    """What a parse that met a full disk says, whichever step met it (reading, the store, its
+    totals, its index, the results' rows); None for any other failure."""
+    if any(isinstance(e, psycopg.errors.DiskFull) for e in _causes(exc)):
+        whose = "the database's disk"
+    elif disk_full(exc):
+        whose = "the server's disk"
+    else:
+        return None
+    log.warning("A parse met a full disk: %s", exc)
+    return (
+        f"This part could not be parsed: {whose} is full. Nothing of this part was changed; "
+        "free some space (or ask an administrator to), then reprocess it."
+    )
+
+
 def unexpected_failure_message(part_id: int, exc: Exception) -> str:
-    if disk_full(exc):
-        log.warning("Part %s: the disk is full (%s)", part_id, exc)
-        return (
-            "This part could not be parsed: the server's disk is full. Nothing of this part was "
-            "changed; free some space (or ask an administrator to), then reprocess it."
-        )
+    if full := disk_full_message(exc):
+        return full
     if part_exists(part_id):
         log.exception("Parsing part %s failed", part_id)  # the details, for the admins
     else:  # deleted during the parse, its files from under it: nothing went wrong
@@ -100,11 +112,8 @@ def storage_failure_message(exc: storage.StorageError) -> str:
             f"for {settings.INGEST_BUCKET_RETRY_SECONDS:.0f} s; {exc}) Nothing of this part was "
             "changed; reprocess it once the bucket is back."
         )
-    if disk_full(exc):
-        return (
-            "This part could not be parsed: the server's disk is full. Nothing of this part was "
-            "changed; free some space (or ask an administrator to), then reprocess it."
-        )
+    if full := disk_full_message(exc):
+        return full
     return f"{exc} Nothing of this part was changed; reprocess it to try again."
 
 
@@ -118,16 +127,8 @@ def storage_gone_message(part_id: int, exc: FileNotFoundError) -> str:
 
 
 def store_failure_message(exc: Exception) -> str:
-    if any(isinstance(e, psycopg.errors.DiskFull) for e in _causes(exc)):
-        return (
-            "This file was read, but its results could not be stored: the database's disk is "
-            "full. Free some space (or ask an administrator to), then reprocess it."
-        )
-    if disk_full(exc):
-        return (
-            "This file was read, but its results could not be stored: the server's disk is "
-            "full. Free some space (or ask an administrator to), then reprocess it."
-        )
+    if full := disk_full_message(exc):
+        return full
     # COPY runs on psycopg's own cursor, whose errors Django does not wrap.
     if isinstance(exc, DatabaseError | psycopg.Error):
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

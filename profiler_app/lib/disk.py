@@ -30,17 +30,22 @@ def tree_bytes(path: Path) -> int:
     return total
 
 
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+# What the system says for them, which is all some libraries pass on: Arrow (in an OSError's
+# message), DuckDB (in its own IOException).
+DISK_FULL_MESSAGES = tuple(os.strerror(code) for code in DISK_FULL_ERRNOS)
+
+
 def disk_full(exc: BaseException) -> bool:
     """``exc``, or an exception it was raised from or while handling, says the disk (or the
-    user's quota) is full. Some libraries (Arrow) put the errno only in the message."""
+    user's quota) is full, whichever library raised it."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, OSError) and (
-            current.errno in (errno.ENOSPC, errno.EDQUOT)
-            or "No space left on device" in str(current)
-        ):
+        if isinstance(current, OSError) and current.errno in DISK_FULL_ERRNOS:
+            return True
+        if any(message in str(current) for message in DISK_FULL_MESSAGES):
             return True
         current = current.__cause__ or current.__context__
     return False

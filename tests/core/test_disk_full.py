@@ -4,17 +4,22 @@ disk; the job and what was stored before stay; a parse that fills the disk says 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from profiler_app.core.logic import remove_abandoned_uploads
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob, Upload
 from profiler_app.ingest import logic as ingest
+from profiler_app.ingest.failures import disk_full_message
 from profiler_app.profiles.models import PartSummary
+from profiler_app.sql import logic as sql_logic
+from profiler_app.timeline import logic as timeline_logic
 from tests.conftest import DATA_DIR
 from tests.core.disk import SmallDisk
 from tests.uploads import post_part, put_range, start_upload
@@ -148,6 +153,61 @@ def test_a_parse_that_fills_the_disk_fails_the_part_saying_so(api, job, disk):
     ProfilePart.objects.filter(pk=part_id).update(state=PartState.PENDING)
     assert ingest.claim(part_id, "with-room-task")
     assert ingest.parse_claimed_part(part_id, "with-room-task")
+
+
+# Each step of a parse that writes to the data directory: its module and the function the parse
+# calls it by. The disk fills as the step begins (a real tmpfs, nothing of the writes patched),
+# leaving two pages: a step whose first write fits meets the full disk within its next.
+WRITE_STEPS = {
+    "the timeline store (Arrow)": (ingest, "ingest_trace"),
+    "the timeline index (numpy)": (timeline_logic, "ensure_index"),
+    "the SQL totals (DuckDB)": (sql_logic, "write_totals"),
+}
+
+
+@pytest.mark.parametrize("step", WRITE_STEPS)
+@pytest.mark.usefixtures("parsed_by_hand")
+def test_a_parse_that_meets_a_full_disk_at_any_step_says_so(api, job, disk, monkeypatch, step):
+    module, name = WRITE_STEPS[step]
+    run_step = getattr(module, name)
+
+    def on_a_full_disk(*args, **kwargs):
+        disk.fill(leave_bytes=8 * 1024)
+        return run_step(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, on_a_full_disk)
+    part_id = post_part(api, job, SMALL_TRACE).json()["id"]
+    before = disk.files()
+
+    assert ingest.claim(part_id, "full-disk-task")
+    assert not ingest.parse_claimed_part(part_id, "full-disk-task")
+
+    part = ProfilePart.objects.get(pk=part_id)
+    assert (part.state, part.error) == (
+        PartState.FAILED,
+        "This part could not be parsed: the server's disk is full. Nothing of this part was "
+        "changed; free some space (or ask an administrator to), then reprocess it.",
+    )
+    assert disk.files() == before
+    monkeypatch.setattr(module, name, run_step)
+    disk.free()
+    ProfilePart.objects.filter(pk=part_id).update(state=PartState.PENDING)
+    assert ingest.claim(part_id, "with-room-task")
+    assert ingest.parse_claimed_part(part_id, "with-room-task")
+
+
+def test_it_says_whose_disk_is_full():
+    database = psycopg.errors.DiskFull("could not extend file: No space left on device")
+
+    assert disk_full_message(database) == (
+        "This part could not be parsed: the database's disk is full. Nothing of this part was "
+        "changed; free some space (or ask an administrator to), then reprocess it."
+    )
+    assert disk_full_message(OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))) == (
+        "This part could not be parsed: the server's disk is full. Nothing of this part was "
+        "changed; free some space (or ask an administrator to), then reprocess it."
+    )
+    assert disk_full_message(OSError(errno.EIO, os.strerror(errno.EIO))) is None
 
 
 def test_a_raw_file_left_half_written_by_a_killed_process_goes_with_the_hourly_sweep(

@@ -569,6 +569,16 @@ def _lane_meta(
     )
 
 
+def save_npy(path: Path, array: np.ndarray) -> None:
+    """``np.save``, its bytes written by Python's file: numpy's own write reports a refused
+    write as "N requested and M written", without the system's reason, so a full disk would
+    read as an unexpected problem rather than ENOSPC."""
+    array = np.ascontiguousarray(array)
+    with path.open("wb") as out:
+        np.lib.format.write_array_header_1_0(out, np.lib.format.header_data_from_array_1_0(array))
+        out.write(array.reshape(-1).view(np.uint8).data)
+
+
 class _Staging:
     """The index written into a sibling folder, an array at a time, then swapped in, so
     readers never see half an index."""
@@ -590,7 +600,7 @@ class _Staging:
         system, so that the next step's columns come on top of what is held, not of what was
         (a 2.8-million-event part's ingest peaked 40 MB lower)."""
         for key, value in arrays:
-            np.save(self.folder / f"{key}.npy", np.ascontiguousarray(value))
+            save_npy(self.folder / f"{key}.npy", value)
             del value
         release_free_memory()
 
