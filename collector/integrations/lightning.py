@@ -6,9 +6,10 @@
 Profiling starts when fitting starts and stops when it ends. Each optimizer step is a training step
 (``step_<n>``; with ``accumulate_grad_batches`` a step spans its batches); each batch's training
 step is annotated Forward, its backward pass Backward (``on_before_backward`` to
-``on_after_backward``) and the optimizer's update Optimizer. The job's hyperparameters are what the
-trainer knows (batch size, learning rates, precision, world size, epochs...), the module's own
-``hparams`` and the ``Config.hyperparameters`` given, which win.
+``on_after_backward``), the optimizer's update Optimizer and each validation run Validation
+(outside every step: the next step starts when training resumes). The job's hyperparameters are
+what the trainer knows (batch size, learning rates, precision, world size, epochs...), the
+module's own ``hparams`` and the ``Config.hyperparameters`` given, which win.
 """
 
 from __future__ import annotations
