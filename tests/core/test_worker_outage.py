@@ -28,7 +28,7 @@ from profiler_app.profiles.models import KernelStat, PartSummary
 from profiler_app.testing import database_url
 from profiler_app.traces.window import WHOLE_TRACE, rows_in
 from tests.conftest import wait_for
-from tests.core.test_outages import RedisServer
+from tests.core.launcher import RedisServer
 from tests.traces.expected import DATA, expected
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
