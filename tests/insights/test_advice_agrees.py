@@ -135,8 +135,9 @@ def test_the_rule_order_puts_the_largest_wait_first(collector, raw):
 def test_without_the_waits_the_under_used_gpu_gets_the_batch_size_advice(
     collector_job, django_db_blocker
 ):
-    """The same job, with thresholds under which the copies and synchronisations are no
-    issue: nothing explains the under-use, and the batch-size advice is back."""
+    """The same job, with thresholds under which the copies, synchronisations and launches
+    are no issue: nothing explains the under-use, and the batch-size advice is back. (Of the
+    launches HTA counts, 50.3 % are short kernels, just over LaunchOverhead's 50 %.)"""
     with django_db_blocker.unblock():
         RuleOverrides.objects.create(
             job=collector_job,
@@ -144,6 +145,7 @@ def test_without_the_waits_the_under_used_gpu_gets_the_batch_size_advice(
                 "HostToDeviceCopies_pageable_pct": 100,
                 "HostToDeviceCopies_small_copies_per_step": 100,
                 "Synchronization_threshold_pct": 100,
+                "LaunchOverhead_short_kernel_pct": 100,
             },
         )
         try:
@@ -206,9 +208,10 @@ def test_the_framework_summary_states_data_loading_in_the_data_loading_figure(im
 
 
 def test_the_collector_summary_says_nothing_of_data_loading_it_did_not_record(collector):
-    """No DataLoader annotation in the captured steps: DataLoading measures 0%, and the
-    summary makes no statement about data loading at all."""
-    assert collector["DataLoading"]["evidence"]["ranks"]["0"]["data_loading_ns"] == 0
+    """No DataLoader annotation in the captured steps: DataLoading says it cannot tell (never
+    0 %), and the summary makes no statement about data loading at all."""
+    assert collector["DataLoading"]["status"] == "not_evaluated"
+    assert "no data-loader events" in collector["DataLoading"]["not_evaluated_reason"]
     summary = collector["OverallFrameworkMetrics"]["recommendation"]
     assert "Data loading" not in summary and "large share" not in summary
 

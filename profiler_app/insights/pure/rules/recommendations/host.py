@@ -53,6 +53,10 @@ class DataLoadingParams:
         check_params(self)
 
 
+NO_DATA_LOADER = (
+    "no data-loader events in the steps: the captures recorded no CPU activity, or the loop "
+    "fetches no batch from a DataLoader, so the wait for data cannot be told"
+)
 DATA_LOADING_ADVICE = (
     "The training loop waits for its next batch. Load data in parallel: raise the DataLoader's "
     "num_workers, keep workers alive between epochs (persistent_workers=True), prefetch more "
@@ -84,15 +88,50 @@ def _time_in(
 def _data_loading_rank(
     trace: RankTrace, analyses: TraceAnalyses, params: DataLoadingParams
 ) -> RankJudgement | None:
-    """Share of the step time spent in the data loader's ``__next__``."""
-    found = _time_in(trace, _is_data_loading, "data_loading_ns")
-    if found is None:
+    """Share of the rank's iterations spent waiting for the data loader's next batch: its
+    ``__next__`` inside the steps, and the one just before each step (a loop
+    ``for batch in loader: with annotate("step_<n>")`` fetches before its step begins, where
+    torch.profiler's ProfilerStep counts the fetch in the step). The share is of the steps'
+    time and those waits. None without steps or without any data-loader event: the captures
+    then cannot tell the wait (no CPU activity recorded, or no DataLoader), which is no 0."""
+    scope = scope_of(trace)
+    if not scope.scope_ns:
         return None
-    figures, loading = found
+    loading = events_named(trace, _is_data_loading, HOST_KINDS)
+    if loading.empty:
+        return None
+    before = _just_before_steps(trace, loading[loading["step"].to_numpy() < 0])
+    inside = loading[scope.rows[trace.positions(loading.index.to_numpy())]]
+    waits = pd.concat([inside, before]) if len(before) else inside
+    wait_ns, before_ns = covered_ns(waits), covered_ns(before)
+    figures = {
+        "steps": scope.steps,
+        "window": scope.label,
+        "step_ns": scope.scope_ns,
+        "data_loading_ns": wait_ns,
+        "before_steps_ns": before_ns,
+        "share_pct": share_pct(wait_ns, scope.scope_ns + before_ns),
+    }
     flagged = figures["share_pct"] > params.threshold_pct
     return RankJudgement(
-        trace.rank, figures, flagged, top_ranges(trace, loading), top_events(trace, loading)
+        trace.rank, figures, flagged, top_ranges(trace, waits), top_events(trace, waits)
     )
+
+
+def _just_before_steps(trace: RankTrace, outside: pd.DataFrame) -> pd.DataFrame:
+    """The events of ``outside`` (in no step) that start between a step and the step before
+    it (since the trace's start for the first): the fetch of the batch that step trains on."""
+    steps = trace.step_events
+    if outside.empty or steps.empty:
+        return outside.iloc[:0]
+    order = np.argsort(steps["start_ns"].to_numpy(), kind="stable")
+    start = steps["start_ns"].to_numpy()[order]
+    end = np.maximum.accumulate(start + steps["dur_ns"].to_numpy()[order])
+    at = outside["start_ns"].to_numpy()
+    following = np.searchsorted(start, at, side="right")  # the first step starting after
+    earliest = np.iinfo(np.int64).min
+    previous_end = np.where(following > 0, end[np.maximum(following - 1, 0)], earliest)
+    return outside[(following < len(start)) & (at >= previous_end)]
 
 
 def _data_loading(judgements: list[RankJudgement], params: DataLoadingParams) -> RuleResult:
@@ -104,7 +143,7 @@ def _data_loading(judgements: list[RankJudgement], params: DataLoadingParams) ->
         listed_key="top_events",
         datapoints=lambda figures: figures["steps"],
         advice=DATA_LOADING_ADVICE,
-        nothing_judged=NO_STEPS,
+        nothing_judged=NO_DATA_LOADER,
     )
 
 
