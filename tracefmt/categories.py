@@ -72,12 +72,12 @@ KNOWN_OTHER_CATEGORIES = frozenset(
 )
 
 # Accelerators whose profiler writes every device op in one category (MTIA's CCP events): the
-# op's name says whether it is a copy (DMA), a set, or a wait on an event, as the vendor's own
-# tools show them; whatever else runs there is a kernel.
+# op's name says whether it is a copy (DMA) or a set, as the vendor's own tools and HTA show
+# them; whatever else runs there is a kernel, a wait on an event ("event_wait") too: HTA lists it
+# among the GPU kernels (and its idle breakdown), typed by name (COMP).
 ONE_CATEGORY_DEVICE_OPS = frozenset({"mtia_ccp_events"})
 _DEVICE_COPY = re.compile(r"^dma|memcpy", re.IGNORECASE)
 _DEVICE_SET = re.compile(r"memset", re.IGNORECASE)
-_DEVICE_WAIT = re.compile(r"wait|sync", re.IGNORECASE)
 
 # Flows linking a launch on the host to its work on the device. The device event carries the
 # same link in ``args.correlation`` (the flow id is the correlation id), so they are redundant.
@@ -105,9 +105,7 @@ def kind_of_event(category: str, name: str) -> EventKind:
 
 def device_op_kind(category: str, name: str) -> EventKind:
     """The kind of a device op of a ``ONE_CATEGORY_DEVICE_OPS`` category, from its name: a
-    wait is a device-side sync (not compute), a DMA a copy."""
-    if _DEVICE_WAIT.search(name):
-        return EventKind.CUDA_SYNC
+    DMA is a copy, a memset a set, anything else a kernel."""
     if _DEVICE_COPY.search(name):
         return EventKind.GPU_MEMCPY
     if _DEVICE_SET.search(name):

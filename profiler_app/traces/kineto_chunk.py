@@ -245,7 +245,7 @@ def _steps_recorded_as_operators(kind: np.ndarray, names: StringColumn) -> None:
 
 
 def _device_ops_by_name(kind: np.ndarray, categories: StringColumn, names: StringColumn) -> None:
-    """Copies, sets and waits of an accelerator that records every device op in one category
+    """Copies and sets of an accelerator that records every device op in one category
     (``tracefmt.categories.device_op_kind``), judged once per distinct name."""
     for code, category in enumerate(categories.values):
         if category.lower() not in ONE_CATEGORY_DEVICE_OPS:

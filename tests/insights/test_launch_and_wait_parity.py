@@ -238,3 +238,69 @@ def test_rocms_96_us_of_compute_are_htas_whole_microseconds(rocm):
     )
     their_compute = {r["kernel_type"]: r["sum"] for r in as_is["kernel_types"]}["COMPUTATION"]
     assert their_compute == rounded == 96
+
+
+# MTIA writes every device op as ``mtia_ccp_events`` and launches kernels with HTA's
+# ``runFunction - job_prep_and_submit_for_execution``: (call, [(op, µs), ...]) per step.
+MTIA_LAUNCH = "runFunction - job_prep_and_submit_for_execution"
+MTIA_WORK = [
+    (MTIA_LAUNCH, [("fc_fwd_kernel", 100)]),
+    ("mtiaMemcpyAsync", [("dma_h2d", 50)]),
+    ("waitEvent", [("event_wait", 200)]),
+    (MTIA_LAUNCH, [("relu_kernel", 30)]),
+]
+
+
+def mtia_trace() -> list[dict]:
+    events: list[dict] = []
+    correlation = 1
+    for step in range(STEPS):
+        t0 = step * STEP_US
+        events.append(x("user_annotation", f"ProfilerStep#{step}", t0, STEP_US - 10))
+        device_t = t0 + 300
+        for k, (call, ops) in enumerate(MTIA_WORK):
+            events.append(x("mtia_runtime", call, t0 + 20 + 10 * k, 8, correlation=correlation))
+            for name, dur in ops:
+                args = {"device": 0, "stream": STREAM, "correlation": correlation}
+                events.append(x("mtia_ccp_events", name, device_t, dur, pid=0, tid=STREAM, **args))
+                device_t += dur + 20
+            correlation += 1
+    return events
+
+
+@pytest.fixture(scope="module")
+def mtia(tmp_path_factory):
+    work = tmp_path_factory.mktemp("mtia")
+    path = write(work / "rank-0.pt.trace.json.gz", mtia_trace())
+    ingest_trace(path, "kineto", work / "store")
+    return analyze([RankTrace.from_store(0, work / "store")]), reference([path], work)
+
+
+def test_mtia_device_ops_are_typed_and_timed_as_hta_does(mtia):
+    """The DMA copy is memory, the kernels and the wait on an event computation (HTA lists
+    every ``mtia_ccp_events`` op as a GPU kernel, typed by name); the idle time between them
+    and the launches (MTIA's runFunction) are HTA's too. Expected figures from MTIA_WORK."""
+    ours, hta = mtia
+    steps = STEPS - 1  # the complete steps
+    durations = {name: dur for _, ops in MTIA_WORK for name, dur in ops}
+    kernels = ours.kernels.set_index("name")
+    for name, dur in durations.items():
+        expected_type = "MEM" if name.startswith("dma") else "COMP"
+        assert kernels.loc[name, "type"] == expected_type, name
+        assert kernels.loc[name, "sum_ns"] == steps * dur * 1000
+    types = ours.kernel_types.set_index("kernel_type")["time_ns"]
+    compute = steps * 1000 * sum(d for n, d in durations.items() if not n.startswith("dma"))
+    assert types["COMP"] == compute
+    theirs = {r["kernel_type"]: r["sum"] for r in hta["kernel_types"]}
+    assert theirs == {"COMPUTATION": compute, "MEMORY": types["MEM"]}
+    [temporal] = ours.temporal.to_dict("records")
+    [their_temporal] = hta["temporal"]
+    assert temporal["compute_ns"] == their_temporal["compute_time(us)"] == compute
+    assert temporal["idle_ns"] == their_temporal["idle_time(us)"]
+    idle = ours.idle.set_index(["stream", "category"])["idle_ns"]
+    for row in hta["idle"]:
+        assert idle.get((row["stream"], row["idle_category"]), 0) == row["idle_time"], row
+    [findings] = ours.launch_findings.to_dict("records")
+    launches = sum(1 for call, _ in MTIA_WORK if call == MTIA_LAUNCH)
+    assert findings["launches"] == len(hta["launches"]["0"]) == steps * launches
+    assert findings["all_launches"] == steps * len(MTIA_WORK)
