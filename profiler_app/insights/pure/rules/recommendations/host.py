@@ -104,15 +104,16 @@ def _data_loading_rank(
     inside = loading[scope.rows[trace.positions(loading.index.to_numpy())]]
     waits = pd.concat([inside, before]) if len(before) else inside
     wait_ns, before_ns = covered_ns(waits), covered_ns(before)
-    figures = {
+    share = share_pct(wait_ns, scope.scope_ns + before_ns)
+    figures: dict[str, Any] = {
         "steps": scope.steps,
         "window": scope.label,
         "step_ns": scope.scope_ns,
         "data_loading_ns": wait_ns,
         "before_steps_ns": before_ns,
-        "share_pct": share_pct(wait_ns, scope.scope_ns + before_ns),
+        "share_pct": share,
     }
-    flagged = figures["share_pct"] > params.threshold_pct
+    flagged = share > params.threshold_pct
     return RankJudgement(
         trace.rank, figures, flagged, top_ranges(trace, waits), top_events(trace, waits)
     )
