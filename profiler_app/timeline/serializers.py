@@ -5,6 +5,9 @@ from rest_framework import serializers
 from profiler_app.timeline.pure.ranges import MAX_EVENTS, MAX_TRACKS
 from profiler_app.timeline.pure.viewport import MAX_BUCKETS
 
+# The most children of a group one page answers.
+MAX_CHILDREN_PAGE = 1000
+
 
 class NanosecondsField(serializers.CharField):
     """An integer nanosecond time written as a string: epoch nanoseconds do not fit the
@@ -29,9 +32,21 @@ class TrackNodeSerializer(serializers.Serializer):
     kind = serializers.CharField()
     data = serializers.ChoiceField(choices=["events", "counter"], allow_null=True)  # type: ignore[assignment]
     rows = serializers.IntegerField(required=False, help_text="Nesting depths of an event lane.")
-    events = serializers.IntegerField(required=False)
+    events = serializers.IntegerField(
+        required=False, help_text="Events of an event lane, or below a collapsed group."
+    )
     info = serializers.DictField(required=False)
     children = serializers.ListField(child=serializers.DictField(), required=False)
+    children_count = serializers.IntegerField(
+        required=False,
+        help_text=(
+            "Set on a collapsed group (more children than the tree answers at once): how many "
+            "children it has, read a page at a time from tracks/children/; no children then."
+        ),
+    )
+    lanes = serializers.IntegerField(
+        required=False, help_text="Event lanes below a collapsed group."
+    )
 
 
 class TimelinePartSerializer(serializers.Serializer):
@@ -58,6 +73,19 @@ class TimelineTracksSerializer(serializers.Serializer):
     parts = TimelinePartSerializer(many=True)
     tracks = TrackNodeSerializer(many=True)
     steps = StepMarkSerializer(many=True, help_text="Steps of the first rank that has any.")
+
+
+class TrackChildrenQuerySerializer(serializers.Serializer):
+    group = serializers.CharField(help_text="Id of a group of the tree (a collapsed one).")
+    offset = serializers.IntegerField(min_value=0, default=0)
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_CHILDREN_PAGE, default=200)
+
+
+class TrackChildrenSerializer(serializers.Serializer):
+    group = serializers.CharField()
+    count = serializers.IntegerField(help_text="Children of the group, in all.")
+    offset = serializers.IntegerField()
+    children = TrackNodeSerializer(many=True)
 
 
 class ViewportQuerySerializer(serializers.Serializer):

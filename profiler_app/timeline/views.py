@@ -45,6 +45,8 @@ from profiler_app.timeline.serializers import (
     SearchQuerySerializer,
     SearchResultSerializer,
     TimelineTracksSerializer,
+    TrackChildrenQuerySerializer,
+    TrackChildrenSerializer,
     ViewportQuerySerializer,
 )
 
@@ -80,7 +82,9 @@ def _timeline(job_id: int):
 @extend_schema(responses=TimelineTracksSerializer)
 @api_view(["GET"])
 def tracks_view(request, job_id: int):
-    """The track tree of the job's processed parts, its time span and its steps."""
+    """The track tree of the job's processed parts, its time span and its steps. A group of
+    more than 200 children comes collapsed (``children_count``): read them from
+    tracks/children/."""
     job = _job(job_id)
     timeline = _timeline_of(job)
     parts = [
@@ -97,6 +101,22 @@ def tracks_view(request, job_id: int):
         "steps": logic.step_marks(job),
     }
     return Response(TimelineTracksSerializer(body).data)
+
+
+@extend_schema(parameters=[TrackChildrenQuerySerializer], responses=TrackChildrenSerializer)
+@api_view(["GET"])
+def track_children_view(request, job_id: int):
+    """A page of a group's children, in tree order: how a collapsed group of the tree (one
+    with ``children_count``) is read."""
+    params = query_params(TrackChildrenQuerySerializer, request)
+    try:
+        count, children = _timeline(job_id).children(
+            params["group"], params["offset"], params["limit"]
+        )
+    except UnknownTrack as exc:
+        raise ValidationError({"group": [f"no track {exc.args[0]!r} in this job"]}) from exc
+    body = {"group": params["group"], "count": count, "offset": params["offset"]}
+    return Response(TrackChildrenSerializer({**body, "children": children}).data)
 
 
 @extend_schema(

@@ -59,6 +59,9 @@ def query_for(path: str, api, job) -> dict:
             "width_px": 800,
             "tracks": tree["tracks"][0]["id"],
         }
+    if path.endswith("/timeline/tracks/children/"):
+        tree = api.get(f"/api/jobs/{job.id}/timeline/tracks/").json()
+        return {"group": tree["tracks"][0]["id"]}
     if path.endswith("/timeline/event/"):
         found = api.get(f"/api/jobs/{job.id}/timeline/search/", {"q": "ncclKernel"}).json()
         return {"id": found["results"][0]["id"]}

@@ -603,8 +603,32 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The track tree of the job's processed parts, its time span and its steps. */
+        /**
+         * @description The track tree of the job's processed parts, its time span and its steps. A group of
+         *     more than 200 children comes collapsed (``children_count``): read them from
+         *     tracks/children/.
+         */
         get: operations["jobs_timeline_tracks_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{job_id}/timeline/tracks/children/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description A page of a group's children, in tree order: how a collapsed group of the tree (one
+         *     with ``children_count``) is read.
+         */
+        get: operations["jobs_timeline_tracks_children_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2612,6 +2636,13 @@ export interface components {
             /** @description Steps of the first rank that has any. */
             steps: components["schemas"]["StepMark"][];
         };
+        TrackChildren: {
+            group: string;
+            /** @description Children of the group, in all. */
+            count: number;
+            offset: number;
+            children: components["schemas"]["TrackNode"][];
+        };
         /** @description A node of the track tree; ``children`` holds more of the same. */
         TrackNode: {
             id: string;
@@ -2620,6 +2651,7 @@ export interface components {
             data: (components["schemas"]["DataEnum"] | components["schemas"]["NullEnum"]) | null;
             /** @description Nesting depths of an event lane. */
             rows?: number;
+            /** @description Events of an event lane, or below a collapsed group. */
             events?: number;
             info?: {
                 [key: string]: unknown;
@@ -2627,6 +2659,10 @@ export interface components {
             children?: {
                 [key: string]: unknown;
             }[];
+            /** @description Set on a collapsed group (more children than the tree answers at once): how many children it has, read a page at a time from tracks/children/; no children then. */
+            children_count?: number;
+            /** @description Event lanes below a collapsed group. */
+            lanes?: number;
         };
         TrainingJob: {
             readonly id: number;
@@ -5170,6 +5206,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TimelineTracks"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    jobs_timeline_tracks_children_retrieve: {
+        parameters: {
+            query: {
+                /** @description Id of a group of the tree (a collapsed one). */
+                group: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackChildren"];
                 };
             };
             400: {

@@ -80,8 +80,8 @@ class JobTimeline:
             if n.data == "events"
             for p, lane in n.members
         }
-        starts = [lane["start_ns"] for p in parts for lane in p.index.lanes]
-        ends = [lane["end_ns"] for p in parts for lane in p.index.lanes]
+        starts = [lane.start_ns for p in parts for lane in p.index.lanes]
+        ends = [lane.end_ns for p in parts for lane in p.index.lanes]
         self.start_ns = min(starts) if starts else 0
         self.end_ns = max(ends) if ends else 0
         self.origin_ns = self.start_ns
@@ -91,7 +91,15 @@ class JobTimeline:
         return sum(p.index.n_events for p in self.parts.values())
 
     def tree(self) -> list[dict]:
+        """The tree, its large groups collapsed (see ``TreeNode.as_dict``)."""
         return [root.as_dict() for root in self.roots]
+
+    def children(self, group_id: str, offset: int, limit: int) -> tuple[int, list[dict]]:
+        """(how many children the group has, ``limit`` of them from ``offset``, in tree order)."""
+        node = self.nodes.get(group_id)
+        if node is None:
+            raise UnknownTrack(group_id)
+        return len(node.children), [c.as_dict() for c in node.children[offset : offset + limit]]
 
     def viewport(self, window: Window, ids: list[str], width_px: int) -> Viewport:
         strip = window.coarser(width_px)
@@ -161,8 +169,8 @@ class JobTimeline:
             if found is not None:
                 busy += found
             lanes = [part.index.lanes[lane] for p, lane in node.members if p.id == part.id]
-            lo = min(lane["start_ns"] for lane in lanes)
-            hi = max(lane["end_ns"] for lane in lanes)
+            lo = min(lane.start_ns for lane in lanes)
+            hi = max(lane.end_ns for lane in lanes)
             covered |= (edges[1:] > lo) & (edges[:-1] < hi)
         width = float(window.bucket_ns)
         mean = np.minimum(busy / width * 100.0, 100.0)

@@ -226,7 +226,7 @@ def _rows_by_part(lanes: list[TreeNode]) -> dict:
     for place, node in enumerate(lanes):
         for part, lane in node.members:
             rows, labels, _ = out.setdefault(part.id, ([], [], part))
-            lane_rows = [int(r) for r in part.index.lanes[lane]["rows"]]
+            lane_rows = [int(r) for r in part.index.lanes[lane].rows]
             rows += lane_rows
             labels += [place] * len(lane_rows)
     return {

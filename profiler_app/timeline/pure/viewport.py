@@ -180,7 +180,7 @@ def row_view(ix: PartIndex, row: int, window: Window) -> RowView:
 
 
 def lane_rows(ix: PartIndex, lane: int) -> list[int]:
-    return list(ix.lanes[lane]["rows"])
+    return list(ix.lanes[lane].rows)
 
 
 def _sums(

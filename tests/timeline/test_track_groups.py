@@ -1,0 +1,170 @@
+"""A job of many tracks: the tree answers its large groups collapsed (their count and what is
+below them), their children come a page at a time, and a collapsed group draws as one
+aggregate row (issue 48, item 2)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from profiler_app.timeline.pure.payload import decode
+from profiler_app.timeline.pure.tree import COLLAPSE_OVER
+from tests.timeline.jobs import parse_paths
+from tests.traces.synthetic import many_tracks
+
+pytestmark = [pytest.mark.django_db]
+
+THREADS = 20_000
+PROCESSES = 500
+PAGE = 1000
+
+
+@pytest.fixture
+def threads_job(user, tmp_path):
+    trace = many_tracks(tmp_path / "threads.json.gz", THREADS, "tid")
+    return parse_paths(user, "20k-threads", [("algo-1", 0, trace)])
+
+
+@pytest.fixture
+def processes_job(user, tmp_path):
+    trace = many_tracks(tmp_path / "processes.json.gz", PROCESSES, "pid")
+    return parse_paths(user, "500-processes", [("algo-1", 0, trace)])
+
+
+def tracks(api, job) -> tuple[dict, int]:
+    response = api.get(f"/api/jobs/{job.id}/timeline/tracks/")
+    assert response.status_code == 200, response.content
+    return response.json(), len(response.content)
+
+
+def children(api, job, group: str, offset: int, limit: int = PAGE):
+    return api.get(
+        f"/api/jobs/{job.id}/timeline/tracks/children/",
+        {"group": group, "offset": offset, "limit": limit},
+    )
+
+
+def every_page(api, job, group: str) -> tuple[list[dict], list[int]]:
+    """The group's children read page by page, and each page's size in bytes."""
+    found, sizes, offset = [], [], 0
+    while True:
+        response = children(api, job, group, offset)
+        assert response.status_code == 200, response.content
+        body = response.json()
+        if not body["children"]:
+            return found, sizes
+        assert len(body["children"]) <= PAGE
+        found += body["children"]
+        sizes.append(len(response.content))
+        offset += len(body["children"])
+
+
+def test_it_answers_a_group_of_20000_threads_collapsed(api, threads_job):
+    body, size = tracks(api, threads_job)
+    [node] = body["tracks"]
+    [cpu] = node["children"]
+    [process] = cpu["children"]
+    assert process["label"] == "HOST-0 PID-1"
+    [threads] = process["children"]
+    assert threads == {
+        "id": "algo-1/1/cpu",
+        "label": "CPU threads",
+        "kind": "threads",
+        "data": None,
+        "children_count": THREADS,
+        "lanes": THREADS,
+        "events": THREADS,
+    }
+    assert body["n_events"] == THREADS
+    assert size < 2000  # the whole tree answered 2.3 MB
+
+
+def test_it_pages_every_thread_once_in_order(api, threads_job):
+    found, sizes = every_page(api, threads_job, "algo-1/1/cpu")
+    assert [n["id"] for n in found] == [f"algo-1/1/cpu/{tid}" for tid in range(1, THREADS + 1)]
+    assert found[41] == {
+        "id": "algo-1/1/cpu/42",
+        "label": "thread 42",
+        "kind": "thread",
+        "data": "events",
+        "rows": 1,
+        "events": 1,
+        "info": {"tid": 42},
+    }
+    assert len(sizes) == THREADS // PAGE
+    assert max(sizes) < 150_000
+
+
+def test_it_answers_a_group_of_500_processes_collapsed(api, processes_job):
+    body, _ = tracks(api, processes_job)
+    [cpu] = body["tracks"][0]["children"]
+    assert cpu["children_count"] == PROCESSES > COLLAPSE_OVER
+    assert (cpu["lanes"], cpu["events"]) == (PROCESSES, PROCESSES)
+    assert "children" not in cpu
+    found, _ = every_page(api, processes_job, "algo-1/cpu")
+    assert [n["id"] for n in found] == [f"algo-1/{pid}" for pid in range(1, PROCESSES + 1)]
+    # A process's own small groups come whole.
+    assert found[6]["children"] == [
+        {
+            "id": "algo-1/7/cpu",
+            "label": "CPU threads",
+            "kind": "threads",
+            "data": None,
+            "children": [
+                {
+                    "id": "algo-1/7/cpu/1",
+                    "label": "thread 1",
+                    "kind": "thread",
+                    "data": "events",
+                    "rows": 1,
+                    "events": 1,
+                    "info": {"tid": 1},
+                }
+            ],
+        }
+    ]
+
+
+def test_it_draws_a_collapsed_group_as_one_aggregate(api, threads_job):
+    body, _ = tracks(api, threads_job)
+    response = api.get(
+        f"/api/jobs/{threads_job.id}/timeline/viewport/",
+        {
+            "start_ns": body["start_ns"],
+            "end_ns": str(int(body["end_ns"]) + 1),
+            "width_px": 500,
+            "tracks": "algo-1/1/cpu",
+        },
+    )
+    assert response.status_code == 200
+    header, arrays = decode(response.content)
+    [track] = header["tracks"]
+    assert (track["type"], track["lanes"]) == ("aggregate", 1)  # the part's every lane at once
+    assert int(arrays["ag_count"].sum()) == THREADS
+    # Operator i runs [1000 + 3i, 1000 + 3i + 2 + i % 5) µs: the time they cover, in all.
+    covered = np.zeros(1000 + 3 * THREADS + 6, dtype=bool)
+    for i in range(THREADS):
+        covered[1000 + 3 * i : 1000 + 3 * i + 2 + i % 5] = True
+    want_ns = int(covered.sum()) * 1000
+    assert int(np.asarray(arrays["ag_busy"], dtype=np.float64).sum()) == want_ns
+
+
+def test_it_refuses_bad_pages(api, threads_job):
+    assert children(api, threads_job, "algo-1/nothing", 0).json() == {
+        "group": ["no track 'algo-1/nothing' in this job"]
+    }
+    assert children(api, threads_job, "algo-1/1/cpu", -1).status_code == 400
+    assert children(api, threads_job, "algo-1/1/cpu", 0, limit=1001).status_code == 400
+    past = children(api, threads_job, "algo-1/1/cpu", THREADS).json()
+    assert (past["count"], past["children"]) == (THREADS, [])
+    small = children(api, threads_job, "algo-1/1", 0).json()  # a group answered whole anyway
+    assert [c["id"] for c in small["children"]] == ["algo-1/1/cpu"]
+    assert json.dumps(small["children"][0]).count("children_count") == 1
+
+
+def test_it_requires_sign_in(client_for, teammate, threads_job):
+    url = f"/api/jobs/{threads_job.id}/timeline/tracks/children/?group=algo-1/1/cpu"
+    assert client_for(None).get(url).status_code == 401
+    assert client_for(teammate).get(url).status_code == 200
+    missing = client_for(teammate).get("/api/jobs/9999/timeline/tracks/children/?group=x")
+    assert missing.status_code == 404
