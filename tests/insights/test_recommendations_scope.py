@@ -347,8 +347,12 @@ def test_host_side_figures_on_real_traces_equal_the_raw_jsons(tmp_path, name, wi
         ("Synchronization", "waiting_ns", SYNC_NAMES.__contains__),
         ("DataLoading", "data_loading_ns", is_data_loading),
     ):
-        rank = found[rule].evidence["ranks"]["0"]
         events = scope.host_named(wanted)
+        if rule == "DataLoading" and not events:
+            # No data-loader event: the trace cannot tell the wait, which is no 0.
+            assert "no data-loader events" in found[rule].not_evaluated_reason
+            continue
+        rank = found[rule].evidence["ranks"]["0"]
         assert rank["step_ns"] == pytest.approx(scope.scope_ns, abs=2 * len(scope.steps) + 2)
         assert rank[key] == pytest.approx(scope.covered_ns(wanted), abs=2 * len(events) + 1)
         assert rank["share_pct"] == pytest.approx(scope.share_pct(rank[key]), rel=1e-6)
@@ -368,20 +372,8 @@ def test_host_side_figures_on_real_traces_equal_the_raw_jsons(tmp_path, name, wi
     assert copies["pageable_bytes"] == sum(e.get("args", {}).get("bytes", 0) for e in pageable)
 
 
-ENQUEUE = {
-    "cudaLaunchKernel",
-    "cudaLaunchKernelExC",
-    "cuLaunchKernel",
-    "cuLaunchKernelEx",
-    "cudaMemcpyAsync",
-    "cudaMemsetAsync",
-    "hipLaunchKernel",
-    "hipExtModuleLaunchKernel",
-    "hipModuleLaunchKernel",
-    "hipMemcpyAsync",
-    "hipMemsetAsync",
-    "hipMemcpyWithStream",
-}
+# The launches HTA 0.5's launch statistics count (no driver-API or ROCm call among them).
+ENQUEUE = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync"}
 
 
 @pytest.mark.parametrize("name", REAL)

@@ -1,11 +1,15 @@
 """The GPU rules judge every shared trace with GPU work, from kernel busy time where the trace has
 no NVML samples; what a trace truly lacks is named (computed in this process, as a worker would)."""
 
+import gzip
+import json
+
 import pytest
 
 from profiler_app.insights import logic, queries
 from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.insights.pure.rules.recommendations import RECOMMENDATIONS
+from tests.conftest import DATA_DIR
 from tests.timeline.jobs import parse_job
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -29,6 +33,16 @@ def rules_of(user, name: str, parts: list[tuple[str, int, str]]) -> dict[str, di
     return {r["rule"]: r for r in [*row.report["rules"], *row.report["recommendations"]]}
 
 
+def has_data_loader_events(trace: str) -> bool:
+    with gzip.open(DATA_DIR / trace, "rt") as fh:
+        events = json.load(fh)["traceEvents"]
+    return any(
+        e.get("name", "").startswith("enumerate(DataLoader)")
+        or "DataLoaderIter" in e.get("name", "")
+        for e in events
+    )
+
+
 @pytest.mark.parametrize("trace", GPU_TRACES)
 def test_gpu_rules_judge_an_imported_trace(user, trace):
     rules = rules_of(user, "imported", [("algo-1", 0, trace)])
@@ -40,6 +54,11 @@ def test_gpu_rules_judge_an_imported_trace(user, trace):
     assert usage["evidence"]["gpu_source"] == low["evidence"]["source"]
     for recommendation in RECOMMENDATIONS:  # every one judges a trace with GPU work
         found = rules[recommendation]
+        if recommendation == "DataLoading" and not has_data_loader_events(trace):
+            # Without a data-loader event the wait cannot be told: not evaluated, never 0.
+            assert found["status"] == "not_evaluated"
+            assert "no data-loader events" in found["not_evaluated_reason"]
+            continue
         if recommendation == "LaunchOverhead" and trace.startswith("amd"):
             # HTA counts no ROCm call as a launch, and neither do we.
             assert found["status"] == "not_evaluated"
