@@ -65,7 +65,7 @@ def test_it_shows_ranks_slow_ranks_and_collectives(tab: Page, live_server, user,
     expect(table.locator("tbody tr").first.locator("td").first).to_have_text(str(SLOW))
     link = table.locator("tbody tr").first.get_by_role("link", name="Timeline")
     expect(link).to_have_attribute(
-        "href", re.compile(rf"^/timeline\?job={four_ranks.id}&ranks={SLOW}&t=\d+_\d+$")
+        "href", re.compile(rf"^/jobs/{four_ranks.id}/timeline\?ranks={SLOW}&t=\d+_\d+$")
     )
     expect(tab.get_by_role("table", name="Collectives")).to_contain_text("send_recv")
     waits = raw.collective_waits(four_ranks.paths)
@@ -106,7 +106,9 @@ def test_it_compares_two_jobs_from_a_shareable_link(tab: Page, live_server, user
     kernels = tab.get_by_role("table", name="Kernels diff")
     allreduce = kernels.locator("tr", has_text="ncclKernel_AllReduce")
     expect(allreduce.locator("td").nth(1)).to_have_text("added")
-    expect(tab.get_by_role("table", name="Metrics side by side")).to_contain_text("Mean step time")
+    expect(tab.get_by_role("table", name="Metrics side by side")).to_contain_text(
+        "Mean of the steps (not the step time)"
+    )
     screenshot(tab, "compare")
 
     # From the profiles page: the loaded job against the selected one.

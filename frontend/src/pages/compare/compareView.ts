@@ -63,8 +63,8 @@ const LABELS: Record<string, string> = {
   comm_ns: "Communication kernel time",
   memory_ns: "Memory copy and set time",
   sync_ns: "Synchronisation time",
-  step_mean_ns: "Mean step time",
-  step_p50_ns: "Median step time",
+  step_mean_ns: "Mean of the steps (not the step time)",
+  step_p50_ns: "Step time (median of the captured steps; of all steps if none were captured)",
   gpu_idle_pct: "GPU idle (share of utilisation points at 0 %)",
 };
 

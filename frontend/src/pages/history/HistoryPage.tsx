@@ -270,7 +270,7 @@ function runColumns(): DataColumn<SeriesRun>[] {
 const RANK_COLUMNS: DataColumn<RankSteps>[] = [
   { key: "rank", label: "Rank" },
   { key: "steps", label: "Steps" },
-  { key: "p50_ns", label: "Median step", format: formatDuration },
+  { key: "p50_ns", label: "Step time (median)", format: formatDuration },
   { key: "p95_ns", label: "p95 step", format: formatDuration },
 ];
 
