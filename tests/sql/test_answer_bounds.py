@@ -71,9 +71,7 @@ def test_wide_values_are_cut_before_the_web_process_holds_them():
 
 
 def test_nested_values_come_as_text_and_columns_keep_their_names_and_types():
-    result = run_query(
-        [], "select [1, 2] as l, {'k': 'v'} as s, 'ab'::blob as b, 1 as a, 'y' as a"
-    )
+    result = run_query([], "select [1, 2] as l, {'k': 'v'} as s, 'ab'::blob as b, 1 as a, 'y' as a")
     assert result.columns == ["l", "s", "b", "a", "a"]
     assert result.types == ["INTEGER[]", "STRUCT(k VARCHAR)", "BLOB", "INTEGER", "VARCHAR"]
     assert result.rows == [["[1, 2]", "{'k': v}", "6162", 1, "y"]]
