@@ -25,6 +25,20 @@ export function useTimelineTracks(jobId: number, refetchIntervalMs: number | fal
   });
 }
 
+/** A page of a collapsed group's children (``children_count`` in the tree), in tree order. */
+export async function fetchTrackChildren(
+  jobId: number,
+  group: string,
+  offset: number,
+  limit: number,
+): Promise<Schemas["TrackChildren"]> {
+  return unwrap(
+    await api.GET("/api/jobs/{job_id}/timeline/tracks/children/", {
+      params: { path: { job_id: jobId }, query: { group, offset, limit } },
+    }),
+  );
+}
+
 export type ViewportQuery = { startNs: string; endNs: string; widthPx: number; tracks: string[] };
 
 /** One viewport payload (binary, see profiler_app/timeline/pure/payload.py). */

@@ -33,11 +33,15 @@ export type Layout = {
   shownAs: Map<string, LayoutRow>;
 };
 
+/** Children shown or not: a collapsed group from the server has them without sending them. */
+function hasChildren(node: TrackNode): boolean {
+  return (node.children?.length ?? 0) > 0 || (node.children_count ?? 0) > 0;
+}
+
 function rowKind(node: TrackNode, expanded: boolean): RowKind {
   if (node.data === "events") return "events";
   if (node.data === "counter") return "counter";
-  const hasChildren = (node.children?.length ?? 0) > 0;
-  return hasChildren && !expanded ? "aggregate" : "heading";
+  return hasChildren(node) && !expanded ? "aggregate" : "heading";
 }
 
 function rowHeight(node: TrackNode, kind: RowKind): number {
@@ -80,7 +84,7 @@ export function layoutTracks(
       kind,
       y,
       height: rowHeight(node, kind),
-      expandable: (node.children?.length ?? 0) > 0,
+      expandable: hasChildren(node),
       expanded: isOpen,
     };
     rows.push(row);

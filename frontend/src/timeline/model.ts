@@ -26,9 +26,14 @@ export type TrackNode = {
   /** What the node's own row draws: event rows, a counter, or (null) only a heading. */
   data: "events" | "counter" | null;
   rows?: number;
+  /** Events of an event lane, or below a collapsed group. */
   events?: number;
   info?: Record<string, unknown>;
   children?: TrackNode[];
+  /** A group too large to send whole: how many children it has (read a page at a time). */
+  children_count?: number;
+  /** Event lanes below a collapsed group. */
+  lanes?: number;
 };
 
 export type Step = { name: string; startNs: number; durNs: number };

@@ -32,6 +32,7 @@ import { TrackTree } from "./TrackTree";
 import "./timeline.css";
 import { ancestorsOf, defaultExpanded, rankFilter, ranksOf } from "./tree";
 import type { Area } from "./urlState";
+import { useGroupPages } from "./useGroupPages";
 import { useInitialTimelineUrl, useTimelineUrlWriter } from "./useTimelineUrl";
 import { useViewportData } from "./useViewportData";
 
@@ -74,7 +75,7 @@ const MemoTree = memo(TrackTree);
 function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks }) {
   const initial = useInitialTimelineUrl();
   const originNs = tracks.origin_ns;
-  const roots = tracks.tracks as TrackNode[];
+  const treeRoots = tracks.tracks as TrackNode[];
   const bounds: Bounds = useMemo(
     () => ({ startNs: 0, endNs: Math.max(nsBetween(originNs, tracks.end_ns), 1) }),
     [originNs, tracks.end_ns],
@@ -89,8 +90,11 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
     [tracks.steps, originNs],
   );
   const [expanded, setExpanded] = useState<Set<string>>(() =>
-    initial.open ? new Set(initial.open) : defaultExpanded(roots),
+    initial.open ? new Set(initial.open) : defaultExpanded(treeRoots),
   );
+  // Large groups come collapsed; their children join the tree as their pages are read.
+  const groups = useGroupPages(jobId, treeRoots, expanded);
+  const roots = groups.roots;
   const [ranks, setRanks] = useState<number[] | null>(initial.ranks);
   const [selection, setSelection] = useState<string | null>(initial.selection);
   const [area, setArea] = useState<Area | null>(initial.area);
@@ -291,11 +295,13 @@ function TimelineView({ jobId, tracks }: { jobId: number; tracks: TimelineTracks
         </span>
       </div>
       {viewport.error && <ErrorAlert error={viewport.error} />}
+      {groups.error !== null && <ErrorAlert error={groups.error} />}
       <div className="tl-main">
         <MemoTree
           ref={treeRef}
           layout={layout}
           onToggle={onToggle}
+          onShowMore={groups.showMore}
           onScroll={setScrollTop}
           onShowShortcuts={() => setShowShortcuts(true)}
         />
