@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,6 +97,7 @@ class Child:
     restart_delay_s: float = FIRST_RESTART_DELAY_S
     restart_at: float | None = None  # when a crashed child starts again
     started_at: float = 0.0
+    restarts: int = 0  # started again after it exited (for /metrics, through run.json)
 
     def start(self, env: dict[str, str]) -> None:
         self.process = subprocess.Popen(self.command, env=env)
@@ -145,6 +147,15 @@ def ensure_admin(env: dict[str, str]) -> str:
     return "the password you set (python manage.py changepassword admin changes it)"
 
 
+def clear_request_metrics() -> None:
+    """The web processes' request counts start from zero with each run (prometheus_client's
+    multiprocess files outlive the processes that wrote them)."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if folder:
+        for file in Path(folder).glob("*.db"):
+            file.unlink(missing_ok=True)
+
+
 def wait_until_healthy(base_url: str, timeout: float = 60) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -158,15 +169,29 @@ def wait_until_healthy(base_url: str, timeout: float = 60) -> bool:
     return False
 
 
-def write_run_file(path: Path, urls: dict[str, str], base_url: str, children: list[Child]) -> None:
+def write_run_file(
+    path: Path,
+    urls: dict[str, str],
+    base_url: str,
+    children: list[Child],
+    watch: DependencyWatch | None = None,
+) -> None:
+    """What `profiler-app status` shows and `/metrics` reads (the restarts) while it runs."""
     info = {
         "launcher_pid": os.getpid(),
         "url": base_url,
         "database": urls.get("DATABASE_URL", "DATABASE_URL from the environment"),
         "redis": urls.get("REDIS_URL", "REDIS_URL from the environment"),
         "children": {c.role: c.process.pid for c in children if c.process is not None},
+        "restarts": {
+            "embedded": dict(watch.restarts) if watch is not None else {},
+            "processes": {c.role: c.restarts for c in children},
+        },
     }
-    path.write_text(json.dumps(info, indent=2))
+    # Written whole then renamed: a web process reading it never sees half of it.
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(info, indent=2))
+    partial.replace(path)
 
 
 def up(host: str, port: int) -> int:
@@ -182,6 +207,7 @@ def up(host: str, port: int) -> int:
     import django
 
     django.setup()
+    clear_request_metrics()
 
     DependencyWatch().shutdown_request()  # one left from the last run
     run_file = root / "run.json"
@@ -229,7 +255,7 @@ def up(host: str, port: int) -> int:
             for child in children:
                 if not stopping:
                     restart_crashed(child, env)
-            write_run_file(run_file, urls, base_url, children)
+            write_run_file(run_file, urls, base_url, children, watch)
     except subprocess.CalledProcessError as err:
         say(f"start-up step failed: {' '.join(err.cmd)} exited with {err.returncode}")
         exit_code = 1
@@ -261,6 +287,7 @@ def restart_crashed(child: Child, env: dict[str, str]) -> None:
         child.restart_at = now + child.restart_delay_s
         child.restart_delay_s = min(child.restart_delay_s * 2, MAX_RESTART_DELAY_S)
     elif now >= child.restart_at:
+        child.restarts += 1
         child.start(env)
 
 
@@ -274,6 +301,7 @@ class DependencyWatch:
     def __init__(self, services: EmbeddedServices | None = None) -> None:
         self.services = services
         self.down: set[str] = set()
+        self.restarts: Counter[str] = Counter()  # embedded servers started again, by name
         self._next_restart = 0.0
 
     def shutdown_request(self) -> str | None:
@@ -301,6 +329,7 @@ class DependencyWatch:
             except Exception as err:  # noqa: BLE001 - a start that fails is tried again
                 say(f"could not start the embedded {name} again: {err}")
             else:
+                self.restarts[name] += 1
                 say(f"started the embedded {name} again")
                 self._came_back(name)  # its next outage is told again
 

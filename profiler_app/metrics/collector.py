@@ -3,6 +3,7 @@ custom-collector interface): whichever web process answers, the numbers are the 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from collections.abc import Iterator
@@ -13,7 +14,12 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Min, Q, Sum
 from django.utils import timezone
-from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 
 from profiler_app.core import health
 from profiler_app.core.models import PartState, ProfilePart
@@ -40,6 +46,7 @@ class AppCollector:
             "Celery workers that answered beat's last count (HEALTH_WORKERS_SECONDS)",
             value=report.workers,
         )
+        yield from _restarts()
         if report.redis == "ok":
             yield from _broker_queues()
         if report.database == "ok":
@@ -50,6 +57,31 @@ class AppCollector:
                 yield _insights()
             except DatabaseError as exc:  # it went away since the ping: the up gauge says so
                 log.warning("Metrics: the database failed a query: %s", exc)
+
+
+def _restarts() -> Iterator[Metric]:
+    """What the launcher (`profiler-app up`) started again since it started, from its run file;
+    nothing where no launcher runs (a container deployment restarts its own processes)."""
+    try:
+        restarts = json.loads((settings.DATA_DIR / "run.json").read_text())["restarts"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    embedded = CounterMetricFamily(
+        "profiler_embedded_restarts",
+        "Embedded servers (PostgreSQL, Redis) the launcher started again after they stopped",
+        labels=["server"],
+    )
+    for server in ("PostgreSQL", "Redis"):
+        embedded.add_metric([server], restarts.get("embedded", {}).get(server, 0))
+    yield embedded
+    processes = CounterMetricFamily(
+        "profiler_process_restarts",
+        "The launcher's processes (web, worker, sweeper, beat) started again after they exited",
+        labels=["role"],
+    )
+    for role, count in sorted(restarts.get("processes", {}).items()):
+        processes.add_metric([role], count)
+    yield processes
 
 
 def _broker_queues() -> Iterator[Metric]:

@@ -152,3 +152,23 @@ def test_it_is_off_until_a_token_or_an_address_is_set(settings, staff):
     assert refused.content.decode() == (
         "Metrics are off: set METRICS_TOKEN or METRICS_ALLOWED_IPS to read them."
     )
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_it_counts_what_the_launcher_started_again(settings, tmp_path):
+    from profiler_app.cli import Child, DependencyWatch, write_run_file
+
+    settings.DATA_DIR = tmp_path  # no launcher runs here: nothing to count
+    got = scrape(Client(), HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+    assert not any(name.startswith("profiler_embedded_restarts") for name, _ in got)
+
+    watch = DependencyWatch()
+    watch.restarts["PostgreSQL"] += 1
+    worker, web = Child("worker", []), Child("web", [])
+    worker.restarts = 2
+    write_run_file(tmp_path / "run.json", {}, "http://x", [worker, web], watch)
+    got = scrape(Client(), HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+    assert got[("profiler_embedded_restarts_total", (("server", "PostgreSQL"),))] == 1
+    assert got[("profiler_embedded_restarts_total", (("server", "Redis"),))] == 0
+    assert got[("profiler_process_restarts_total", (("role", "worker"),))] == 2
+    assert got[("profiler_process_restarts_total", (("role", "web"),))] == 0
