@@ -125,8 +125,10 @@ def precision_from_input_types(input_types_json: str) -> str:
 
 
 # Copy directions: in names ("Memcpy HtoD (Pageable -> Device)", "Memcpy PtoP ...", an
-# accelerator's DMA "dma_h2d") and in ROCm's ``args.kind`` ("HtoD").
-_MEMCPY_RE = re.compile(r"(?<![A-Za-z0-9])([HDP])(?:to|2)([HDP])(?![A-Za-z0-9])", re.IGNORECASE)
+# accelerator's DMA "dma_h2d", Intel XPU's "Memcpy M2D" where M is host memory) and in ROCm's
+# ``args.kind`` ("HtoD").
+_MEMCPY_RE = re.compile(r"(?<![A-Za-z0-9])([HDPM])(?:to|2)([HDPM])(?![A-Za-z0-9])", re.IGNORECASE)
+_HOST_MEMORY = str.maketrans("M", "H")
 _MEMCPY_KINDS = {
     "HD": MemcpyKind.HTOD,
     "DH": MemcpyKind.DTOH,
@@ -140,7 +142,8 @@ def memcpy_kind(text: str) -> MemcpyKind:
     found = _MEMCPY_RE.search(text)
     if not found:
         return MemcpyKind.NONE
-    return _MEMCPY_KINDS.get((found.group(1) + found.group(2)).upper(), MemcpyKind.NONE)
+    ends = (found.group(1) + found.group(2)).upper().translate(_HOST_MEMORY)
+    return _MEMCPY_KINDS.get(ends, MemcpyKind.NONE)
 
 
 # Training steps: PyTorch's "ProfilerStep#12" and the collector's "step_12".

@@ -155,3 +155,31 @@ def test_a_blocking_copy_is_not_a_launch(api, user, tmp_path):
     job = parsed_with_insights(user, tmp_path, events)
     [findings] = api.get(f"/api/jobs/{job.id}/analyses/").json()["launch_findings"]
     assert findings["launches"] == STEPS * 2
+
+
+# Intel XPU as Kineto's XPU plugin writes it (libkineto's XPU tests): Unified Runtime calls in
+# ``xpu_runtime``, kernels in ``kernel``, copies in ``gpu_memcpy`` named with M for host memory.
+XPU_UR_OPS = [
+    ("gemm_kernel", "urEnqueueKernelLaunch", 120),
+    ("Memcpy M2D", "urEnqueueUSMMemcpy", 40),
+    ("Memcpy D2M", "urEnqueueUSMMemcpy", 30),
+]
+
+
+def test_xpu_copies_to_and_from_host_memory_have_their_direction(api, user, tmp_path):
+    events = accelerator_trace("xpu_runtime", "kernel", XPU_UR_OPS)
+    for event in events:
+        if event["name"].startswith("Memcpy"):
+            event["cat"] = "gpu_memcpy"
+    job = parsed_with_insights(user, tmp_path, events)
+    dashboard = api.get(f"/api/jobs/{job.id}/dashboard/").json()
+    rows = {r["kind"]: (r["count"], r["total_ns"]) for r in dashboard["memory_ops"]["rows"]}
+    assert rows == {
+        "Memcpy HtoD": expected(XPU_UR_OPS, lambda n: n == "Memcpy M2D"),
+        "Memcpy DtoH": expected(XPU_UR_OPS, lambda n: n == "Memcpy D2M"),
+    }
+    kernels = expected(XPU_UR_OPS, lambda n: n.endswith("_kernel"))
+    totals = dashboard["totals"]
+    assert (totals["kernel_runs"], totals["kernel_ns"]) == kernels
+    [findings] = api.get(f"/api/jobs/{job.id}/analyses/").json()["launch_findings"]
+    assert (findings["launches"], findings["all_launches"]) == (0, STEPS * len(XPU_UR_OPS))
