@@ -1,7 +1,7 @@
 import { Navigate, type RouteObject } from "react-router";
 import { preloadCharts } from "./charts/preload";
 import { AppShell } from "./components/AppShell";
-import { OldJobLink } from "./components/OldJobLink";
+import { JobAddress } from "./components/JobAddress";
 import { RequireAuth } from "./components/RequireAuth";
 import { DashboardPage } from "./pages/dashboard/DashboardPage";
 import { InfoPage } from "./pages/info/InfoPage";
@@ -25,8 +25,8 @@ export const routes: RouteObject[] = [
     children: [
       { index: true, element: <Navigate to="/profiles" replace /> },
       { path: "profiles", element: <ProfilesPage /> },
-      // Old links named the job in the query (/dashboard?job=4): they move to its address.
-      { element: <OldJobLink />, children: jobPages() },
+      // Without a job in the address: the loaded job's address, or how to load one.
+      { element: <JobAddress />, children: jobPages() },
       {
         path: "jobs/:jobId",
         children: [{ index: true, element: <Navigate to="dashboard" replace /> }, ...jobPages()],

@@ -34,7 +34,7 @@ def test_it_opens_the_flame_graph_and_jumps_to_the_timeline(tab: Page, live_serv
     expect(occurrences.locator("tbody tr").first).to_be_visible()
     screenshot(tab, "calltree-occurrences")
     occurrences.get_by_role("link", name="Show in timeline").first.click()
-    expect(tab).to_have_url(re.compile(r"/timeline\?job=\d+&t=\d+_\d+&ranks=0&sel="))
+    expect(tab).to_have_url(re.compile(r"/jobs/\d+/timeline\?t=\d+_\d+&ranks=0&sel="))
     expect(tab.get_by_role("heading", name="Timeline", exact=True)).to_be_visible()
     tab.wait_for_timeout(1500)
     screenshot(tab, "calltree-to-timeline")

@@ -146,7 +146,7 @@ def test_it_opens_the_dashboard_from_the_loaded_job(live_server, tab, user, jobs
 
     tab.get_by_label("Open the dashboard for resnet50-baseline").click()
 
-    expect(tab).to_have_url(live_server.url + "/dashboard")
+    expect(tab).to_have_url(f"{live_server.url}/jobs/{jobs['resnet50-baseline'].id}/dashboard")
     expect(tab.get_by_role("heading", name="Dashboard")).to_be_visible()
     expect(tab.get_by_role("heading", name="GPU active time")).to_be_visible()
     screenshot(tab, "dashboard-from-profiles")

@@ -1,5 +1,5 @@
 import type { TrainingJob } from "../../api/types";
-import { PartialBadge, StatusBadge } from "../../components/Badges";
+import { JobStateBadge, PartialBadge } from "../../components/Badges";
 import { type DataColumn, Table } from "../../components/DataTable";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { MissingRanksNote } from "../../components/MissingRanks";
@@ -30,7 +30,9 @@ function JobInfo({ job }: { job: TrainingJob }) {
   return (
     <>
       <h2 className="job-heading">
-        {job.name} <StatusBadge status={job.status} />
+        {/* The state (the status checked against the parts): a job whose every part failed
+            reads Failed here too, not the Completed its sender reported. */}
+        {job.name} <JobStateBadge job={job} />
         {isPartial(job) && <PartialBadge />}
       </h2>
       <EndJob job={job} />
