@@ -29,9 +29,10 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet -e '.[server,collector,embedded]'
 	touch $@
 
-# The trainer callbacks' tests train with Lightning and Transformers (their torch stays ours).
+# The trainer callbacks' tests train with Lightning and Transformers (their torch stays ours);
+# the XPlane tests profile a JAX loop on CPU.
 .stamp-install-dev: .stamp-install pyproject.toml
-	$(BIN)/pip install --quiet -e '.[server,collector,embedded,dev,lightning,huggingface]' $(TORCH)
+	$(BIN)/pip install --quiet -e '.[server,collector,embedded,dev,lightning,huggingface,jax]' $(TORCH)
 	touch $@
 
 install: .stamp-install

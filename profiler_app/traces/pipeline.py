@@ -20,6 +20,7 @@ from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.kineto_part import ingest_kineto
 from profiler_app.traces.part_sink import IngestResult, Limits
 from profiler_app.traces.process_memory import release_free_memory
+from profiler_app.traces.xplane import ingest_xplane, is_xplane
 
 KINETO, COLLECTOR = "kineto", "collector"
 
@@ -46,7 +47,7 @@ def ingest_trace(
     executor: Executor | None = None,
     workers: int = 0,
 ) -> IngestResult:
-    """Parse ``path`` (a Kineto trace or a collector chunk) into aggregates and a store.
+    """Parse ``path`` (a Kineto trace, an XPlane profile or a collector chunk) into aggregates and a store.
 
     Raises ``TraceFormatError`` with a user-readable message for anything unreadable; the
     store directory is removed in that case.
@@ -56,7 +57,10 @@ def ingest_trace(
         shutil.rmtree(store_dir)
     try:
         with _gc_paused():
-            if kind == KINETO:
+            if kind == KINETO and is_xplane(Path(path)):
+                # A trace file from TensorFlow's or JAX's profiler: uploaded as a trace too.
+                result = ingest_xplane(Path(path), store_dir, limits, progress, executor, workers)
+            elif kind == KINETO:
                 result = ingest_kineto(Path(path), store_dir, limits, progress, executor, workers)
             elif kind == COLLECTOR:
                 result = ingest_collector(Path(path), store_dir, limits, progress)

@@ -1,0 +1,138 @@
+"""A JAX job profiled for real on CPU (``jax.profiler.trace`` around a small training loop whose
+steps are ``StepTraceAnnotation``s): its ``.xplane.pb`` is uploaded as a trace and read like a
+Kineto trace. Every figure is checked against the XPlane file as jaxlib's own reader
+(``jax.profiler.ProfileData``) reads it."""
+
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.traces import TimelineReader, ingest_trace
+from profiler_app.traces.errors import TraceFormatError
+from tests.ingest.helpers import upload, wait_parsed
+from tracefmt.kinds import EventKind
+
+pytestmark = pytest.mark.slow
+jax_profiler = pytest.importorskip("jax.profiler")  # a dev dependency (make install-dev)
+
+STEPS = 6
+TRAINING = textwrap.dedent(
+    """
+    import sys
+    import jax
+    import jax.numpy as jnp
+
+    def loss(w, x, y):
+        return jnp.mean((jnp.tanh(x @ w) - y) ** 2)
+
+    @jax.jit
+    def train_step(w, x, y):
+        return w - 0.1 * jax.grad(loss)(w, x, y)
+
+    x = jax.random.normal(jax.random.PRNGKey(0), (512, 128))
+    y = jnp.ones((512, 16))
+    w = jnp.zeros((128, 16))
+    w = train_step(w, x, y).block_until_ready()  # compiled before the profile
+    with jax.profiler.trace(sys.argv[1]):
+        for i in range(int(sys.argv[2])):
+            with jax.profiler.StepTraceAnnotation("train", step_num=i):
+                w = train_step(w, x, y).block_until_ready()
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def profile(tmp_path_factory) -> Path:
+    """The .xplane.pb of a real JAX CPU run, in TensorBoard's plugins/profile/<run>/ layout."""
+    out = tmp_path_factory.mktemp("jax-profile")
+    subprocess.run(
+        [sys.executable, "-c", TRAINING, str(out), str(STEPS)],
+        check=True,
+        env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"},
+    )
+    [path] = out.glob("plugins/profile/*/*.xplane.pb")
+    return path
+
+
+@pytest.fixture(scope="module")
+def raw(profile):
+    """Steps and XLA ops as jaxlib reads the file: steps are the events with a step_num stat,
+    XLA ops those with an hlo_op stat (on a CPU-only run, on the host plane's threads)."""
+    data = jax_profiler.ProfileData.from_file(str(profile))
+    [host] = [plane for plane in data.planes if plane.name == "/host:CPU"]
+    events = [event for line in host.lines for event in line.events]
+    steps = sorted(
+        (int(dict(e.stats)["step_num"]), int(e.start_ns), int(e.duration_ns))
+        for e in events
+        if "step_num" in dict(e.stats)
+    )
+    ops = [e for e in events if "hlo_op" in dict(e.stats)]
+
+    def step_of(start_ns: float) -> int:
+        return next((n for n, s, d in steps if s <= start_ns < s + d), -1)
+
+    return {
+        "steps": steps,
+        "op_count": Counter(e.name for e in ops),
+        "op_total_ns": sum(int(e.duration_ns) for e in ops),
+        "ops_per_step": Counter(step_of(e.start_ns) for e in ops),
+        "devices": [plane.name for plane in data.planes if plane.name.startswith("/device:")],
+    }
+
+
+def test_it_reads_steps_and_xla_ops_of_a_jax_cpu_profile(profile, raw, tmp_path):
+    result = ingest_trace(profile, "kineto", tmp_path / "store")
+    assert result.metadata["format"] == "xplane"
+    assert result.metadata["framework"] == "JAX"
+    assert result.metadata["read_warning"] == ""
+
+    steps = result.aggregates.steps
+    assert steps["step"].tolist() == list(range(STEPS))
+    assert steps["dur_ns"].tolist() == [dur for _, _, dur in raw["steps"]]
+    first = raw["steps"][0][1]
+    assert (steps["start_ns"] - steps["start_ns"].iloc[0]).tolist() == [
+        start - first for _, start, _ in raw["steps"]
+    ]
+
+    reader = TimelineReader(tmp_path / "store")
+    table = reader.read_all(["kind", "name", "dur_ns", "step"]).to_pydict()
+    names = [reader.strings[i] for i in table["name"]]
+    xla = [i for i, name in enumerate(names) if name in raw["op_count"]]
+    assert raw["devices"] == []  # a CPU-only run: XLA ran on the host's threads
+    assert {table["kind"][i] for i in xla} == {EventKind.CPU_OP}
+    assert Counter(names[i] for i in xla) == raw["op_count"]
+    assert sum(raw["op_count"].values()) == 4 * STEPS  # 4 XLA ops a step, as jaxlib reads
+    assert sum(table["dur_ns"][i] for i in xla) == raw["op_total_ns"]
+    assert Counter(table["step"][i] for i in xla) == raw["ops_per_step"]
+
+
+def test_it_refuses_a_corrupt_xplane_file_with_a_clear_message(profile, tmp_path):
+    truncated = tmp_path / "host.xplane.pb"
+    truncated.write_bytes(profile.read_bytes()[: profile.stat().st_size // 2])
+    with pytest.raises(TraceFormatError, match=r"not a readable XPlane profile .*truncated"):
+        ingest_trace(truncated, "kineto", tmp_path / "store")
+    empty = tmp_path / "empty.xplane.pb"
+    empty.write_bytes(b"\x0a\x00")
+    with pytest.raises(TraceFormatError, match="no plane of it holds a timed event"):
+        ingest_trace(empty, "kineto", tmp_path / "store")
+    assert not (tmp_path / "store").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_shows_the_step_figures_of_an_uploaded_jax_profile(
+    api, user, celery_worker_process, profile, raw
+):
+    job = TrainingJob.objects.create(name="jax-cpu", owner=user, status="completed")
+    part = upload(api, job, profile)
+    [done] = wait_parsed(part["id"])
+    assert done.state == PartState.DONE, done.error
+    summary = api.get(f"/api/jobs/{job.id}/summary/").json()
+    assert summary["event_counts"]["user_annotation"] == STEPS
+    assert summary["read_warnings"] == []
+    dashboard = api.get(f"/api/jobs/{job.id}/dashboard/").json()
+    assert dashboard["steps"]["durations_ns"] == [dur for _, _, dur in raw["steps"]]
