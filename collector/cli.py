@@ -244,7 +244,7 @@ def upload(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not files:
-        print("error: no *.json or *.json.gz traces found", file=sys.stderr)
+        print("error: no *.json, *.json.gz or *.xplane.pb traces found", file=sys.stderr)
         return 2
     ranks = _assign_ranks(files, args.rank)
     nodes = [args.node or _node_of(f) for f in files]

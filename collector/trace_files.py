@@ -1,4 +1,5 @@
-"""Finding existing PyTorch profiler traces on disk and telling which rank wrote each."""
+"""Finding existing profiler traces on disk and telling which rank wrote each: PyTorch's
+Kineto traces, and the XPlane profiles (``<host>.xplane.pb``) TensorFlow and JAX write."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 HEAD_BYTES = 1 << 20
-TRACE_SUFFIXES = (".json", ".json.gz")
+XPLANE_SUFFIX = ".xplane.pb"
+TRACE_SUFFIXES = (".json", ".json.gz", XPLANE_SUFFIX)
+# What JAX writes beside <host>.xplane.pb: the same events as a trace-viewer file.
+_XPLANE_COPY_SUFFIX = ".trace.json.gz"
 _RANK_IN_NAME = re.compile(r"(?:^|[^a-z])rank[-_]?(\d+)", re.IGNORECASE)
 _DIST_INFO = re.compile(r'"distributedInfo"\s*:\s*')
 _HOST_NAME = re.compile(r'"host_name"\s*:\s*"([^"]*)"')
@@ -27,15 +31,14 @@ class TraceFile:
 
 
 def find_traces(paths: list[Path]) -> list[Path]:
-    """The given files, plus every ``*.json[.gz]`` under the given directories, sorted."""
+    """The given files, plus every ``*.json[.gz]`` and ``*.xplane.pb`` under the given
+    directories, sorted; a ``<host>.trace.json.gz`` beside ``<host>.xplane.pb`` (JAX writes both
+    of one profile) is left out."""
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found.extend(
-                sorted(
-                    p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES)
-                )
-            )
+            files = {p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES)}
+            found.extend(sorted(p for p in files if _xplane_of(p) not in files))
         elif path.is_file():
             found.append(path)
         else:
@@ -43,8 +46,20 @@ def find_traces(paths: list[Path]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def _xplane_of(path: Path) -> Path | None:
+    if not path.name.endswith(_XPLANE_COPY_SUFFIX):
+        return None
+    return path.with_name(path.name.removesuffix(_XPLANE_COPY_SUFFIX) + XPLANE_SUFFIX)
+
+
 def describe(path: Path) -> TraceFile:
-    """Rank from the trace's ``distributedInfo`` (Kineto writes it first), else the file name."""
+    """Rank from the trace's ``distributedInfo`` (Kineto writes it first), else the file name.
+    An XPlane profile is named after its host and says no rank."""
+    if path.name.endswith(XPLANE_SUFFIX):
+        match = _RANK_IN_NAME.search(path.name)
+        rank = int(match.group(1)) if match else None
+        host = path.name.removesuffix(XPLANE_SUFFIX)
+        return TraceFile(path, rank, "file name" if match else "", None, host)
     head = _read_head(path)
     info = _distributed_info(head) or _distributed_info(_read_tail(path))
     rank = _int(info.get("rank")) if info else None

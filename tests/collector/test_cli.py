@@ -38,6 +38,19 @@ def test_it_finds_traces_in_directories(tmp_path):
     assert [p.name for p in found] == ["x.pt.trace.json.gz", "b.json"]
 
 
+def test_it_finds_xplane_profiles_in_tensorboards_layout(tmp_path):
+    """JAX writes <host>.xplane.pb and the same events as <host>.trace.json.gz: one is sent."""
+    run = tmp_path / "plugins" / "profile" / "2026_11_28_12_52_54"
+    run.mkdir(parents=True)
+    for name in ("node-7.xplane.pb", "node-7.trace.json.gz", "other.trace.json.gz"):
+        (run / name).write_bytes(b"")
+    found = find_traces([tmp_path])
+    assert [p.name for p in found] == ["node-7.xplane.pb", "other.trace.json.gz"]
+    info = describe(run / "node-7.xplane.pb")
+    assert (info.host_name, info.rank, info.rank_from) == ("node-7", None, "")
+    assert describe(run.parent / "rank-3.xplane.pb").rank == 3
+
+
 def test_files_without_a_rank_take_the_free_ranks(tmp_path, capsys):
     known = describe(DATA / "multirank_sampled" / "rank-1.json.gz")
     unknown = tmp_path / "trace.json"

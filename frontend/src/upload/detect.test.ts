@@ -101,6 +101,19 @@ describe("detect", () => {
     const corrupt = new File([new Uint8Array([0x1f, 0x8b, 8, 0, 1, 2, 3])], "x.json.gz");
     expect(await detect(corrupt, "x.json.gz")).toMatchObject({ kind: "kineto", rank: null });
   });
+
+  it("sends an XPlane profile as a trace, its node from the host it is named after", async () => {
+    const profile = new File([new Uint8Array([0x0a, 0x10, 0x12, 0x0e])], "node-7.xplane.pb");
+    const path = "logs/plugins/profile/2026_11_28_12_52_54/node-7.xplane.pb";
+    expect(await detect(profile, path)).toEqual({
+      kind: "kineto",
+      rank: null,
+      rankFrom: "",
+      worldSize: null,
+      node: "node-7",
+    });
+    expect(await detect(profile, "rank-2.xplane.pb")).toMatchObject({ rank: 2, node: "rank-2" });
+  });
 });
 
 describe("reading only the head", () => {

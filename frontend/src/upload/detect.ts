@@ -1,6 +1,6 @@
 /**
  * What a trace file says about itself before it is uploaded: its kind, the rank that wrote it
- * and its host. The rules are the CLI's (`collector/trace_files.py`): a Kineto trace's rank is
+ * and its host (an XPlane profile, `<host>.xplane.pb`, by its name). The rules are the CLI's (`collector/trace_files.py`): a Kineto trace's rank is
  * its `distributedInfo.rank` (PyTorch writes it before the events), else a number in its name
  * like `rank-3`; files without either take the lowest ranks nobody claimed, in order.
  *
@@ -27,6 +27,7 @@ const RANK_IN_NAME = /(?:^|[^a-z])rank[-_]?(\d+)/i;
 const DIST_INFO = /"distributedInfo"\s*:\s*/;
 const HOST_NAME = /"host_name"\s*:\s*"([^"]*)"/;
 const GZIP_MAGIC = [0x1f, 0x8b];
+const XPLANE_SUFFIX = ".xplane.pb";
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
 const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -41,7 +42,10 @@ export async function detect(file: Blob, path: string): Promise<Detected> {
     node: null,
   };
   let found = unknown;
-  if (path.endsWith(".pcol") || startsWith(magic, ZIP_MAGIC)) {
+  if (path.endsWith(XPLANE_SUFFIX)) {
+    // TensorFlow's and JAX's profile: a protobuf named after its host, with no rank inside.
+    found = { ...unknown, node: safeNodeName(baseName(path).slice(0, -XPLANE_SUFFIX.length)) };
+  } else if (path.endsWith(".pcol") || startsWith(magic, ZIP_MAGIC)) {
     const meta = await readChunkMeta(file);
     found = {
       kind: "collector",

@@ -22,6 +22,20 @@ describe("picked files", () => {
     expect(skipped).toBe(1);
   });
 
+  it("takes a JAX profile's xplane.pb from TensorBoard's layout, not its trace-viewer copy", () => {
+    const run = "logs/plugins/profile/2026_11_28_12_52_54";
+    const { traces, skipped } = keepTraces([
+      { file: file("node-7.trace.json.gz"), path: `${run}/node-7.trace.json.gz` },
+      { file: file("node-7.xplane.pb"), path: `${run}/node-7.xplane.pb` },
+      { file: file("rank-1.pt.trace.json.gz"), path: "logs/rank-1.pt.trace.json.gz" },
+    ]);
+    expect(traces.map((t) => t.path)).toEqual([
+      `${run}/node-7.xplane.pb`,
+      "logs/rank-1.pt.trace.json.gz",
+    ]);
+    expect(skipped).toBe(0); // the copy is not "not a trace": its profile is sent
+  });
+
   it("adds a file once, and gives ranks by order only to files that did not tell theirs", () => {
     const detected = (rank: number | null) => ({
       kind: "kineto" as const,

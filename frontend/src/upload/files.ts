@@ -2,8 +2,13 @@
 
 export type PickedFile = { file: File; path: string };
 
-/** What a folder may hold that is a trace: Kineto JSON (maybe gzipped) or a collector chunk. */
-const TRACE_NAME = /\.(json|json\.gz|pcol)$/i;
+/**
+ * What a folder may hold that is a trace: Kineto JSON (maybe gzipped), a collector chunk, or the
+ * XPlane profile TensorFlow and JAX write (`plugins/profile/<run>/<host>.xplane.pb`).
+ */
+const TRACE_NAME = /\.(json|json\.gz|pcol|xplane\.pb)$/i;
+// JAX writes the same events beside <host>.xplane.pb as <host>.trace.json.gz: one is sent.
+const XPLANE_COPY = /\.trace\.json\.gz$/i;
 
 export function isTraceName(name: string): boolean {
   return TRACE_NAME.test(name);
@@ -16,9 +21,12 @@ export function isTraceName(name: string): boolean {
  */
 export function keepTraces(picked: PickedFile[]): { traces: PickedFile[]; skipped: number } {
   const traces: PickedFile[] = [];
+  const paths = new Set(picked.map((item) => item.path));
   let skipped = 0;
   for (const item of picked) {
     const inFolder = item.path.includes("/");
+    const xplane = item.path.replace(XPLANE_COPY, ".xplane.pb");
+    if (inFolder && XPLANE_COPY.test(item.path) && paths.has(xplane)) continue;
     if (!inFolder || isTraceName(item.file.name)) traces.push(item);
     else skipped += 1;
   }

@@ -92,9 +92,9 @@ export function UploadCard() {
         onDrop={drop}
       >
         <p>
-          Drop PyTorch profiler traces (<code>.json</code>, <code>.json.gz</code>) or collector
-          chunks (<code>.pcol</code>) here, files or whole folders: one part per file, each file's
-          rank read from the trace.
+          Drop PyTorch profiler traces (<code>.json</code>, <code>.json.gz</code>), TensorFlow or
+          JAX profiles (<code>.xplane.pb</code>) or collector chunks (<code>.pcol</code>) here,
+          files or whole folders: one part per file, each file's rank read from the trace.
         </p>
         <div className="actions">
           <button type="button" className="btn" onClick={() => filesInput.current?.click()}>
@@ -134,7 +134,8 @@ export function UploadCard() {
       {state.skipped > 0 && (
         <p className="muted">
           {plural(state.skipped, "file")} in the folder {state.skipped === 1 ? "is" : "are"} not a
-          trace (.json, .json.gz, .pcol) and {state.skipped === 1 ? "was" : "were"} left out.
+          trace (.json, .json.gz, .xplane.pb, .pcol) and {state.skipped === 1 ? "was" : "were"} left
+          out.
         </p>
       )}
       {state.rows.length > 0 && (
