@@ -5,8 +5,10 @@ reader, so one reader makes every store (``docs/formats.md`` lists how each XPla
 classified):
 
 - a step (an event with a ``step_num`` stat: ``jax.profiler.StepTraceAnnotation``,
-  ``tf.profiler.experimental.Trace(..., step_num=)``, Keras' train steps) becomes the annotation
-  ``step_<n>``, which the step rule reads as step n; its own name is kept in its args;
+  ``tf.profiler.experimental.Trace(..., step_num=)``, Keras' train steps) is the profiler's own
+  step marker, as ``torch.profiler``'s: it becomes the annotation ``ProfilerStep#<n>``, so the
+  step rule reads it as step n and the complete-steps window leaves out the last one, which a
+  capture stopped mid-step cuts; its own name is kept in its args;
 - an XLA op on a ``/device:*`` plane (a GPU stream's kernels, or the plane's "XLA Ops" line
   when it has no stream lines, as on TPU) becomes a kernel of that device, memory copies copies;
 - on the host plane, XLA ops (events with an ``hlo_op`` stat: a CPU-only run's XLA CPU ops)
@@ -173,7 +175,7 @@ def trace_events(space: Any, base_ns: int) -> Iterator[dict[str, Any]]:
                     out["cat"] = _host_kind(name, stats)
                     if out["cat"] == "user_annotation":
                         stats["step_name"] = name
-                        out["name"] = f"step_{int(stats['step_num'])}"
+                        out["name"] = f"ProfilerStep#{int(stats['step_num'])}"
                 out["args"] = stats
                 yield out
 

@@ -3,6 +3,7 @@ steps are ``StepTraceAnnotation``s): its ``.xplane.pb`` is uploaded as a trace a
 Kineto trace. Every figure is checked against the XPlane file as jaxlib's own reader
 (``jax.profiler.ProfileData``) reads it."""
 
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -134,5 +135,16 @@ def test_it_shows_the_step_figures_of_an_uploaded_jax_profile(
     summary = api.get(f"/api/jobs/{job.id}/summary/").json()
     assert summary["event_counts"]["user_annotation"] == STEPS
     assert summary["read_warnings"] == []
+    durations = [dur for _, _, dur in raw["steps"]]
     dashboard = api.get(f"/api/jobs/{job.id}/dashboard/").json()
-    assert dashboard["steps"]["durations_ns"] == [dur for _, _, dur in raw["steps"]]
+    assert dashboard["steps"]["names"] == [f"ProfilerStep#{n}" for n in range(STEPS)]
+    assert dashboard["steps"]["durations_ns"] == durations
+    assert dashboard["step_time"]["median_ns"] == int(statistics.median(durations))
+    assert dashboard["window"]["steps_total"] == STEPS
+
+    # The complete-steps window leaves the last step out, as a torch.profiler trace's.
+    api.patch(f"/api/jobs/{job.id}/", {"window": "complete_steps"}, format="json")
+    dashboard = api.get(f"/api/jobs/{job.id}/dashboard/").json()
+    assert dashboard["window"]["steps_kept"] == STEPS - 1
+    assert dashboard["steps"]["durations_ns"] == durations[:-1]
+    assert dashboard["step_time"]["median_ns"] == int(statistics.median(durations[:-1]))
