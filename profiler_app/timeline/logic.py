@@ -128,17 +128,19 @@ def job_timeline(job: TrainingJob) -> JobTimeline:
     return _open_job_timeline(job, tuple(summaries))
 
 
-# Open timelines are kept up to this many lanes in all (a 200,000-thread job's tree and lanes
-# take about 300 MB), each job counted as at least an eighth of it: at most 8 jobs.
-TIMELINE_OPEN_LANES = getattr(settings, "TIMELINE_OPEN_LANES", 400_000)
+# Open timelines are kept up to this many tree nodes in all, each job counted as at least an
+# eighth of it (so at most 8 jobs). Their memory goes with their nodes: a job of 200,000 threads
+# (200,000 nodes) kept 325 MB, one of 200,000 processes (600,000 nodes) 750 MB. A larger job is
+# opened for each request.
+TIMELINE_OPEN_NODES = getattr(settings, "TIMELINE_OPEN_NODES", 600_000)
 
 
 def _timeline_weight(timeline: JobTimeline) -> int:
-    return max(len(timeline.lane_node), TIMELINE_OPEN_LANES // 8)
+    return max(len(timeline.nodes), TIMELINE_OPEN_NODES // 8)
 
 
 @cached(
-    LRUCache(maxsize=TIMELINE_OPEN_LANES, getsizeof=_timeline_weight),
+    LRUCache(maxsize=TIMELINE_OPEN_NODES, getsizeof=_timeline_weight),
     key=lambda job, summaries: hashkey(
         job.pk, *((s.part_id, s.part.finished_at) for s in summaries)
     ),
