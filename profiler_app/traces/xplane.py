@@ -13,7 +13,8 @@ classified):
   when it has no stream lines, as on TPU) becomes a kernel of that device, memory copies copies;
 - on the host plane, XLA ops (events with an ``hlo_op`` stat: a CPU-only run's XLA CPU ops)
   stay CPU operators of the thread that ran them, with ``hlo_module`` and ``hlo_op`` in args;
-  the Python tracer's ``$file:line function`` events are Python functions, the rest CPU ops.
+  the Python tracer's ``$file:line function`` events are Python functions, on a track of their
+  own beside their thread's; the rest are CPU ops.
 """
 
 from __future__ import annotations
@@ -129,6 +130,19 @@ def _device_lines(plane: Any) -> list[Any]:
     return streams or [line for line in plane.lines if line.name == "XLA Ops"]
 
 
+def _thread_names(pid: int, tid: int, python_tid: int, label: str) -> list[dict[str, Any]]:
+    return [
+        {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": label}},
+        {
+            "ph": "M",
+            "name": "thread_name",
+            "pid": pid,
+            "tid": python_tid,
+            "args": {"name": f"{label} (Python functions)"},
+        },
+    ]
+
+
 def trace_events(space: Any, base_ns: int) -> Iterator[dict[str, Any]]:
     """The XSpace's events as Chrome-trace events, times in µs since ``base_ns``."""
     start_ns = profile_start_ns(space)
@@ -142,17 +156,14 @@ def trace_events(space: Any, base_ns: int) -> Iterator[dict[str, Any]]:
         if not on_device:
             yield {"ph": "M", "name": "process_name", "pid": pid, "args": {"name": plane.name}}
         lines = _device_lines(plane) if on_device else plane.lines
-        for line in lines:
+        for number, line in enumerate(lines):
             tid = line.id
+            # The Python tracer times its events apart from the runtime's TraceMe events, which
+            # they overlap by a few hundred ns: on one thread they would not nest, so they get
+            # a track beside the thread's (a small negative tid, which no thread id is).
+            python_tid = -(number + 1)
             if not on_device:
-                label = line.display_name or line.name
-                yield {
-                    "ph": "M",
-                    "name": "thread_name",
-                    "pid": pid,
-                    "tid": tid,
-                    "args": {"name": label},
-                }
+                yield from _thread_names(pid, tid, python_tid, line.display_name or line.name)
             line_ns = line.timestamp_ns + start_ns - base_ns
             for event in line.events:
                 name = event_names.get(event.metadata_id, "")
@@ -173,9 +184,11 @@ def trace_events(space: Any, base_ns: int) -> Iterator[dict[str, Any]]:
                     stats.update(device=plane.id, stream=tid)
                 else:
                     out["cat"] = _host_kind(name, stats)
-                    if out["cat"] == "user_annotation":
-                        stats["step_name"] = name
-                        out["name"] = f"ProfilerStep#{int(stats['step_num'])}"
+                if out["cat"] == "user_annotation":
+                    stats["step_name"] = name
+                    out["name"] = f"ProfilerStep#{int(stats['step_num'])}"
+                elif out["cat"] == "python_function":
+                    out["tid"] = python_tid
                 out["args"] = stats
                 yield out
 

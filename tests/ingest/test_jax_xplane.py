@@ -4,9 +4,6 @@ Kineto trace. Every figure is checked against the XPlane file as jaxlib's own re
 (``jax.profiler.ProfileData``) reads it."""
 
 import statistics
-import subprocess
-import sys
-import textwrap
 from collections import Counter
 from pathlib import Path
 
@@ -16,48 +13,19 @@ from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.traces import TimelineReader, ingest_trace
 from profiler_app.traces.errors import TraceFormatError
 from tests.ingest.helpers import upload, wait_parsed
+from tests.jax_training import profile_jax_training
 from tracefmt.kinds import EventKind
 
 pytestmark = pytest.mark.slow
 jax_profiler = pytest.importorskip("jax.profiler")  # a dev dependency (make install-dev)
 
 STEPS = 6
-TRAINING = textwrap.dedent(
-    """
-    import sys
-    import jax
-    import jax.numpy as jnp
-
-    def loss(w, x, y):
-        return jnp.mean((jnp.tanh(x @ w) - y) ** 2)
-
-    @jax.jit
-    def train_step(w, x, y):
-        return w - 0.1 * jax.grad(loss)(w, x, y)
-
-    x = jax.random.normal(jax.random.PRNGKey(0), (512, 128))
-    y = jnp.ones((512, 16))
-    w = jnp.zeros((128, 16))
-    w = train_step(w, x, y).block_until_ready()  # compiled before the profile
-    with jax.profiler.trace(sys.argv[1]):
-        for i in range(int(sys.argv[2])):
-            with jax.profiler.StepTraceAnnotation("train", step_num=i):
-                w = train_step(w, x, y).block_until_ready()
-    """
-)
 
 
 @pytest.fixture(scope="module")
 def profile(tmp_path_factory) -> Path:
     """The .xplane.pb of a real JAX CPU run, in TensorBoard's plugins/profile/<run>/ layout."""
-    out = tmp_path_factory.mktemp("jax-profile")
-    subprocess.run(
-        [sys.executable, "-c", TRAINING, str(out), str(STEPS)],
-        check=True,
-        env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"},
-    )
-    [path] = out.glob("plugins/profile/*/*.xplane.pb")
-    return path
+    return profile_jax_training(tmp_path_factory.mktemp("jax-profile"), STEPS)
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +69,18 @@ def test_it_reads_steps_and_xla_ops_of_a_jax_cpu_profile(profile, raw, tmp_path)
     ]
 
     reader = TimelineReader(tmp_path / "store")
-    table = reader.read_all(["kind", "name", "dur_ns", "step"]).to_pydict()
+    table = reader.read_all(["kind", "name", "dur_ns", "step", "depth", "is_step"]).to_pydict()
     names = [reader.strings[i] for i in table["name"]]
+    # Each step is the root of its work on the thread (the Python tracer's events, which
+    # overlap the runtime's, lie on a track of their own).
+    step_rows = [i for i, is_step in enumerate(table["is_step"]) if is_step]
+    assert [names[i] for i in step_rows] == [f"ProfilerStep#{n}" for n in range(STEPS)]
+    assert [table["depth"][i] for i in step_rows] == [0] * STEPS
+    calls = [i for i, name in enumerate(names) if name == "PjitFunction(train_step)"]
+    assert len(calls) == 2 * STEPS  # jit's outer and inner call
+    assert all(table["depth"][i] >= 1 for i in calls)
+    assert Counter(table["step"][i] for i in calls) == dict.fromkeys(range(STEPS), 2)
+    assert EventKind.PYTHON_FUNCTION in table["kind"]
     xla = [i for i, name in enumerate(names) if name in raw["op_count"]]
     assert raw["devices"] == []  # a CPU-only run: XLA ran on the host's threads
     assert {table["kind"][i] for i in xla} == {EventKind.CPU_OP}

@@ -1,0 +1,42 @@
+"""A real JAX training loop profiled on CPU (``jax.profiler.trace``, one
+``StepTraceAnnotation`` a step), run in its own process as a user's script runs."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+TRAINING = textwrap.dedent(
+    """
+    import sys
+    import jax
+    import jax.numpy as jnp
+
+    def loss(w, x, y):
+        return jnp.mean((jnp.tanh(x @ w) - y) ** 2)
+
+    @jax.jit
+    def train_step(w, x, y):
+        return w - 0.1 * jax.grad(loss)(w, x, y)
+
+    x = jax.random.normal(jax.random.PRNGKey(0), (512, 128))
+    y = jnp.ones((512, 16))
+    w = jnp.zeros((128, 16))
+    w = train_step(w, x, y).block_until_ready()  # compiled before the profile
+    with jax.profiler.trace(sys.argv[1]):
+        for i in range(int(sys.argv[2])):
+            with jax.profiler.StepTraceAnnotation("train", step_num=i):
+                w = train_step(w, x, y).block_until_ready()
+    """
+)
+
+
+def profile_jax_training(out: Path, steps: int) -> Path:
+    """The .xplane.pb of the run, in TensorBoard's plugins/profile/<run>/ layout under ``out``."""
+    subprocess.run(
+        [sys.executable, "-c", TRAINING, str(out), str(steps)],
+        check=True,
+        env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"},
+    )
+    [path] = out.glob("plugins/profile/*/*.xplane.pb")
+    return path
