@@ -77,7 +77,7 @@ def test_it_shows_ranks_slow_ranks_and_collectives(tab: Page, live_server, user,
     screenshot(tab, "cluster")
 
     tab.get_by_label("Step", exact=True).select_option("552")
-    expect(tab).to_have_url(f"{live_server.url}/cluster?step=552")
+    expect(tab).to_have_url(f"{live_server.url}/jobs/{four_ranks.id}/cluster?step=552")
     step_ns, gap_ns, compute_ns, tail_ns = raw.step_breakdown(RANK0)[552]
     rank0 = table.locator("tbody tr").filter(
         has=tab.locator("td:first-child", has_text=re.compile("^0$"))
@@ -93,7 +93,7 @@ def test_it_shows_ranks_slow_ranks_and_collectives(tab: Page, live_server, user,
     expect(slow).not_to_contain_text("Rank 0:")
     screenshot(tab, "insights-slow-ranks")
     slow.get_by_role("link", name="Open the cluster view").click()
-    expect(tab).to_have_url(f"{live_server.url}/cluster")
+    expect(tab).to_have_url(f"{live_server.url}/jobs/{four_ranks.id}/cluster")
 
 
 def test_it_compares_two_jobs_from_a_shareable_link(tab: Page, live_server, user, four_ranks):

@@ -55,7 +55,8 @@ def test_it_shows_part_states_and_errors(live_server, tab, user):
     screenshot(tab, "info-failed-part")
 
     LoadedProfile.objects.filter(user=user).update(job=jobs["bert-large-pretrain"])
-    tab.reload()
+    # The address names the job shown; /info opens the loaded one.
+    tab.goto(live_server.url + "/info")
     expect(tab.get_by_role("heading", name="bert-large-pretrain")).to_contain_text("partial")
     expect(tab.get_by_role("row", name="algo-2_rank8.pt.trace.json.gz")).to_contain_text(
         "Processing 40%"
