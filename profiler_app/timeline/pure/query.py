@@ -75,12 +75,16 @@ class Viewport:
 def _collector_paused() -> Iterator[None]:
     """The tree of a job of 200,000 processes is 600,000 nodes and a few million lists and
     dicts, none of them garbage: the cyclic collector's passes over them as they were made took
-    two thirds of its building time."""
+    two thirds of its building time. Built, they are frozen out of its generations: kept open
+    for the job's readers, they would otherwise be walked again by the next passes (7 s of the
+    next request on a loaded machine), whichever request made them. Freed by their count of
+    references as any object, once no cache holds them."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if was_enabled:
             gc.enable()
 

@@ -116,27 +116,37 @@ def _thread_label(label: str, tid: int) -> str:
 
 
 class _Process:
+    # Slots and plain dicts: a job of 200,000 processes makes as many, and what they held
+    # stayed in the web process's memory between the tree's nodes.
+    __slots__ = ("key", "node_index", "pid", "ranks", "streams", "hosts", "threads", "other")
+
     def __init__(self, key: str, node_index: int, pid: int) -> None:
         self.key, self.node_index, self.pid = key, node_index, pid
         self.ranks: set[int] = set()
-        self.streams: dict[tuple[int, int], list] = defaultdict(list)
-        self.hosts: dict[tuple[int, int], list] = defaultdict(list)
-        self.threads: dict[int, list] = defaultdict(list)
-        self.other: dict[str, list] = defaultdict(list)
-        self.labels: dict[tuple, str] = {}
+        self.streams: dict[tuple[int, int], list] = {}
+        self.hosts: dict[tuple[int, int], tuple[str, list]] = {}  # label, members
+        self.threads: dict[int, tuple[str, list]] = {}
+        self.other: dict[str, list] = {}
 
     def add(self, part: Part, lane: Lane) -> None:
         member = (part, lane.lane)
         if lane.kind == STREAM:
-            self.streams[(lane.device, lane.stream)].append(member)
+            self.streams.setdefault((lane.device, lane.stream), []).append(member)
         elif lane.kind == HOST:
-            self.hosts[(lane.device, lane.tid)].append(member)
-            self.labels[("host", lane.tid)] = _thread_label(lane.label, lane.tid)
+            self._thread(self.hosts, (lane.device, lane.tid), lane).append(member)
         elif lane.kind == THREAD:
-            self.threads[lane.tid].append(member)
-            self.labels[("thread", lane.tid)] = _thread_label(lane.label, lane.tid)
+            self._thread(self.threads, lane.tid, lane).append(member)
         else:
-            self.other[lane.label].append(member)
+            self.other.setdefault(lane.label, []).append(member)
+
+    @staticmethod
+    def _thread(threads: dict, key, lane: Lane) -> list:
+        """The thread's members; its label is its latest lane's."""
+        label = _thread_label(lane.label, lane.tid)
+        found = threads.get(key)
+        if found is None or found[0] != label:
+            found = threads[key] = (label, found[1] if found else [])
+        return found[1]
 
     @property
     def devices(self) -> list[int]:
@@ -153,13 +163,14 @@ class _Process:
         if self.threads:
             cpu = TreeNode(f"{self.key}/cpu", "CPU threads", "threads")
             for tid in sorted(self.threads):
+                label, members = self.threads[tid]
                 cpu.children.append(
                     TreeNode(
                         f"{self.key}/cpu/{tid}",
-                        self.labels[("thread", tid)],
+                        label,
                         THREAD,
                         "events",
-                        members=self.threads[tid],
+                        members=members,
                         info={"tid": tid},
                     )
                 )
@@ -221,20 +232,21 @@ class _Process:
                     f"GPU-{device} host",
                     HOST,
                     "events",
-                    members=self.hosts[(device, tid)],
-                    info={"device": device, "tid": tid, "thread": self.labels[("host", tid)]},
+                    members=self.hosts[(device, tid)][1],
+                    info={"device": device, "tid": tid, "thread": self.hosts[(device, tid)][0]},
                 )
             )
         elif tids:
             host = TreeNode(f"{base}/host", f"GPU-{device} host", "hosts", info={"device": device})
             for tid in tids:
+                label, members = self.hosts[(device, tid)]
                 host.children.append(
                     TreeNode(
                         f"{base}/host/{tid}",
-                        self.labels[("host", tid)],
+                        label,
                         HOST,
                         "events",
-                        members=self.hosts[(device, tid)],
+                        members=members,
                         info={"device": device, "tid": tid},
                     )
                 )
