@@ -16,7 +16,7 @@ from collector.api import ApiClient, ApiError
 from collector.config import default_spool_dir
 from collector.identity import safe_name
 from collector.spool import iter_spools
-from collector.trace_files import TraceFile, describe, find_traces
+from collector.trace_files import XPLANE_SUFFIX, TraceFile, describe, find_traces
 from collector.uploader import SpoolSender
 
 DESCRIPTION = "Send PyTorch training profiles to a profiler-app server."
@@ -234,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _is_xplane(info: TraceFile) -> bool:
+    return info.path.name.endswith(XPLANE_SUFFIX)
+
+
 def upload(args: argparse.Namespace) -> int:
     if not args.server:
         print("error: no server: pass --server or set PROFILER_SERVER_URL", file=sys.stderr)
@@ -257,7 +261,8 @@ def upload(args: argparse.Namespace) -> int:
                 {
                     "name": args.job,
                     "status": "in_progress",
-                    "framework": "PyTorch",
+                    # An XPlane profile names its framework itself (the server records it).
+                    "framework": "" if any(_is_xplane(f) for f in files) else "PyTorch",
                     "instance_count": len(set(nodes)),
                     "series": args.series,
                 }

@@ -56,10 +56,10 @@ def describe(path: Path) -> TraceFile:
     """Rank from the trace's ``distributedInfo`` (Kineto writes it first), else the file name.
     An XPlane profile is named after its host and says no rank."""
     if path.name.endswith(XPLANE_SUFFIX):
-        match = _RANK_IN_NAME.search(path.name)
-        rank = int(match.group(1)) if match else None
+        named = _RANK_IN_NAME.search(path.name)
+        rank = int(named.group(1)) if named else None
         host = path.name.removesuffix(XPLANE_SUFFIX)
-        return TraceFile(path, rank, "file name" if match else "", None, host)
+        return TraceFile(path, rank, "file name" if named else "", None, host)
     head = _read_head(path)
     info = _distributed_info(head) or _distributed_info(_read_tail(path))
     rank = _int(info.get("rank")) if info else None

@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from profiler_app.core import storage
-from profiler_app.core.models import Node, PartState, ProfilePart
+from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob
 from profiler_app.core.text import clean_column, clean_json, storable
 from profiler_app.insights.pure.analyses.cluster import (
     COLLECTIVE_COLUMNS,
@@ -85,6 +85,7 @@ def save_result(
         _insert(part, result, key, cluster)
         _insert_split(part, split)
         _record_node_devices(part.node_id, result.metadata)
+        _record_framework(part.job_id, result.metadata)
         ProfilePart.objects.filter(id=part.pk).update(
             state=PartState.DONE,
             progress=1.0,
@@ -98,6 +99,16 @@ def save_result(
             lambda: storage.remove_older_stores(job_id, part_id, key), robust=True
         )
     return True
+
+
+def _record_framework(job_id: int, metadata: dict) -> None:
+    """A part that names its framework (a TensorFlow or JAX profile's metadata plane) says
+    what the job ran, where whoever made the job did not."""
+    if metadata.get("framework"):
+        TrainingJob.objects.filter(id=job_id, framework="").update(
+            framework=metadata["framework"],
+            framework_version=metadata.get("framework_version", ""),
+        )
 
 
 def _record_node_devices(node_id: int, metadata: dict) -> None:

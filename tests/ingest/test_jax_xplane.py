@@ -17,7 +17,8 @@ from tests.jax_training import profile_jax_training
 from tracefmt.kinds import EventKind
 
 pytestmark = pytest.mark.slow
-jax_profiler = pytest.importorskip("jax.profiler")  # a dev dependency (make install-dev)
+jax = pytest.importorskip("jax")  # a dev dependency (make install-dev)
+jax_profiler = pytest.importorskip("jax.profiler")
 
 STEPS = 6
 
@@ -110,6 +111,9 @@ def test_it_shows_the_step_figures_of_an_uploaded_jax_profile(
     part = upload(api, job, profile)
     [done] = wait_parsed(part["id"])
     assert done.state == PartState.DONE, done.error
+    # The job was made without a framework: the profile names it.
+    described = api.get(f"/api/jobs/{job.id}/").json()
+    assert (described["framework"], described["framework_version"]) == ("JAX", jax.__version__)
     summary = api.get(f"/api/jobs/{job.id}/summary/").json()
     assert summary["event_counts"]["user_annotation"] == STEPS
     assert summary["read_warnings"] == []
