@@ -58,8 +58,8 @@ def describe(path: Path) -> TraceFile:
     if path.name.endswith(XPLANE_SUFFIX):
         named = _RANK_IN_NAME.search(path.name)
         rank = int(named.group(1)) if named else None
-        host = path.name.removesuffix(XPLANE_SUFFIX)
-        return TraceFile(path, rank, "file name" if named else "", None, host)
+        host_name = path.name.removesuffix(XPLANE_SUFFIX)
+        return TraceFile(path, rank, "file name" if named else "", None, host_name)
     head = _read_head(path)
     info = _distributed_info(head) or _distributed_info(_read_tail(path))
     rank = _int(info.get("rank")) if info else None
