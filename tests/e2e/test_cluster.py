@@ -103,6 +103,10 @@ def test_it_compares_two_jobs_from_a_shareable_link(tab: Page, live_server, user
     url = f"/compare?a={four_ranks.id}&b={other.id}"
     sign_in(tab, live_server.url, "alice", "alice-password-1", url)
     expect(tab.get_by_role("heading", name="four-ranks → nccl-job")).to_be_visible()
+    for picker, job in (("Baseline (A)", four_ranks), ("Compared run (B)", other)):
+        expect(
+            tab.get_by_role("group", name=picker).get_by_role("link", name="Open its dashboard")
+        ).to_have_attribute("href", f"/jobs/{job.id}/dashboard")
     kernels = tab.get_by_role("table", name="Kernels diff")
     allreduce = kernels.locator("tr", has_text="ncclKernel_AllReduce")
     expect(allreduce.locator("td").nth(1)).to_have_text("added")

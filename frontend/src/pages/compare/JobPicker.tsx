@@ -1,5 +1,7 @@
 import { useState } from "react";
+import { Link } from "react-router";
 import { useJob, useJobs } from "../../api/jobs";
+import { jobPath } from "../../lib/jobPath";
 import { useDebounced } from "../../lib/useDebounced";
 
 const PAGE_SIZE = 50; // the API's page
@@ -52,6 +54,11 @@ export function JobPicker({
           <option value={value}>{chosen.data?.name ?? `Job ${value}`}</option>
         )}
       </select>
+      {value !== null && (
+        <Link className="job-picker-open" to={jobPath(value, "dashboard")}>
+          Open its dashboard
+        </Link>
+      )}
       {pages > 1 && (
         <span className="job-picker-pages">
           <button
