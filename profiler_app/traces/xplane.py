@@ -43,6 +43,8 @@ _DEVICE_PREFIX = "/device:"
 _DERIVED_LINES = frozenset(
     {"XLA Modules", "XLA Ops", "Steps", "Framework Name Scope", "Framework Ops", "Source code"}
 )
+# Events only TensorFlow's runtime records (its eager executor and C API).
+_TENSORFLOW_EVENTS = frozenset({"EagerExecute", "TFE_Py_ExecuteCancelable", "EagerKernelExecute"})
 _COPY_WORDS = ("memcpy", "copy-start", "copy-done", "h2d", "d2h")
 
 
@@ -201,13 +203,17 @@ def trace_base_ns(space: Any) -> int:
 
 
 def framework(space: Any) -> dict[str, str]:
-    """The framework and its version as the profile's metadata plane names them."""
+    """The framework (and its version where the profile says it): JAX names itself in its
+    metadata plane; TensorFlow only by its runtime's events (eager execution, tf.function)."""
     for plane in space.planes:
         stats = plane_stats(plane)
         if "jax_version" in stats:
             return {"framework": "JAX", "framework_version": str(stats["jax_version"])}
-        if "tf_version" in stats:
-            return {"framework": "TensorFlow", "framework_version": str(stats["tf_version"])}
+    for plane in space.planes:
+        events = {meta.name for meta in plane.event_metadata.values()}
+        stats_named = {meta.name for meta in plane.stat_metadata.values()}
+        if events & _TENSORFLOW_EVENTS or "tf_function_call" in stats_named:
+            return {"framework": "TensorFlow", "framework_version": ""}
     return {}
 
 
