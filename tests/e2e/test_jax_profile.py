@@ -1,14 +1,17 @@
 """A JAX job profiled for real on CPU, its .xplane.pb parsed by the ingest, in headless
-Chromium: the Dashboard's steps and the Timeline's XLA ops."""
+Chromium: the Dashboard's steps, the Timeline's steps, and the Insights' operator table, which
+says a JAX job has no PyTorch operators."""
 
 import pytest
 from playwright.sync_api import expect
 
-from profiler_app.core.models import LoadedProfile
+from profiler_app.core.logic import PartSource, store_part
+from profiler_app.core.models import LoadedProfile, PartState, TrainingJob
 from tests.e2e.conftest import screenshot, sign_in
 from tests.e2e.test_timeline import wait_for_paint
+from tests.ingest.helpers import wait_parsed
+from tests.insights.test_insights_api import wait_insights
 from tests.jax_training import profile_jax_training
-from tests.timeline.jobs import parse_paths
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 pytest.importorskip("jax")  # a dev dependency (make install-dev)
@@ -17,9 +20,14 @@ STEPS = 6
 
 
 @pytest.fixture
-def jax_job(user, tmp_path):
+def jax_job(user, tmp_path, celery_worker_process):
     profile = profile_jax_training(tmp_path, STEPS)
-    job = parse_paths(user, "jax-cpu", [("vm", 0, profile)], status="completed")
+    job = TrainingJob.objects.create(name="jax-cpu", owner=user, status="completed")
+    with profile.open("rb") as f:
+        part, _ = store_part(job, PartSource("vm", 0, "kineto", profile.name), f)
+    [parsed] = wait_parsed(part.id)  # the worker parses it, then runs the insights
+    assert parsed.state == PartState.DONE, parsed.error
+    wait_insights(job)
     LoadedProfile.objects.create(user=user, job=job)
     return job
 
@@ -38,3 +46,12 @@ def test_a_jax_profile_shows_its_steps_and_xla_ops(live_server, tab, jax_job):
     pane = tab.get_by_role("region", name="Selection details")
     expect(pane.get_by_label("Selected")).to_contain_text("ProfilerStep#3")
     screenshot(tab, "jax-timeline-step-selected")
+
+    tab.goto(live_server.url + "/insights")
+    note = tab.get_by_text("A JAX profile has no PyTorch operators", exact=False)
+    expect(note).to_be_visible()
+    expect(tab.get_by_text("record_shapes=True", exact=False)).to_have_count(0)
+    operators = tab.locator("section", has=tab.get_by_role("heading", name="Operators"))
+    expect(operators.get_by_role("cell", name="dot", exact=True)).to_be_visible()
+    note.scroll_into_view_if_needed()
+    screenshot(tab, "jax-insights-operators")

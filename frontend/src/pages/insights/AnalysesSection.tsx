@@ -20,7 +20,14 @@ import {
 } from "./analysesView";
 
 /** The trace analyses: where GPU time goes, why it idles, launches and the busiest operators. */
-export function AnalysesSection({ analyses }: { analyses: Analyses }) {
+export function AnalysesSection({
+  analyses,
+  framework,
+}: {
+  analyses: Analyses;
+  /** The job's framework: a TensorFlow or JAX job has no PyTorch operators. */
+  framework: string;
+}) {
   if (analyses.temporal.length === 0 && analyses.operators.length === 0) {
     return <p className="muted">No trace analyses: this profile has no parsed trace events yet.</p>;
   }
@@ -99,7 +106,7 @@ export function AnalysesSection({ analyses }: { analyses: Analyses }) {
         fileName="top-kernels"
       />
       <KernelTable analyses={analyses} />
-      <OperatorTable analyses={analyses} />
+      <OperatorTable analyses={analyses} framework={framework} />
     </div>
   );
 }
@@ -122,8 +129,11 @@ function KernelTable({ analyses }: { analyses: Analyses }) {
   );
 }
 
+/** Frameworks whose profiles (XPlane) record their runtime's and XLA's ops, not PyTorch's. */
+const XPLANE_FRAMEWORKS = new Set(["JAX", "TensorFlow"]);
+
 /** Every operator, like key_averages(); split by input shapes when the trace recorded them. */
-function OperatorTable({ analyses }: { analyses: Analyses }) {
+function OperatorTable({ analyses, framework }: { analyses: Analyses; framework: string }) {
   const [byShape, setByShape] = useState(false);
   const grouped = byShape && analyses.input_shapes_recorded;
   const rows = grouped ? analyses.operators_by_shape : analyses.operators;
@@ -136,7 +146,13 @@ function OperatorTable({ analyses }: { analyses: Analyses }) {
     );
     return withRank(rows, shown);
   }, [rows, grouped]);
-  const toggle = analyses.input_shapes_recorded ? (
+  const toggle = XPLANE_FRAMEWORKS.has(framework) ? (
+    <p className="muted">
+      A {framework} profile has no PyTorch operators: these are its runtime's host events and its
+      ops ({framework === "JAX" ? "XLA's ops on a CPU-only run" : "TensorFlow's ops"}), without
+      input shapes.
+    </p>
+  ) : analyses.input_shapes_recorded ? (
     <label className="checkbox-field">
       <input
         type="checkbox"

@@ -102,7 +102,7 @@ function JobInsights({ job }: { job: TrainingJob }) {
       {analyses.isError && <ErrorAlert error={analyses.error} />}
       {analyses.data && (
         <WindowCaption.Provider value={analyses.data.window?.label ?? null}>
-          <AnalysesSection analyses={analyses.data} />
+          <AnalysesSection analyses={analyses.data} framework={job.framework ?? ""} />
         </WindowCaption.Provider>
       )}
     </>
