@@ -78,8 +78,11 @@ def _collector_paused() -> Iterator[None]:
     two thirds of its building time. Built, they are frozen out of its generations: kept open
     for the job's readers, they would otherwise be walked again by the next passes (7 s of the
     next request on a loaded machine), whichever request made them. Freed by their count of
-    references as any object, once no cache holds them."""
+    references as any object, once no cache holds them. The freeze takes every object of the
+    process: the garbage waiting for the collector is collected first, or it would be kept for
+    ever."""
     was_enabled = gc.isenabled()
+    gc.collect()
     gc.disable()
     try:
         yield
