@@ -5,7 +5,7 @@ reader, so one reader makes every store (``docs/formats.md`` lists how each XPla
 classified):
 
 - a step (an event with a ``step_num`` stat: ``jax.profiler.StepTraceAnnotation``,
-  ``tf.profiler.experimental.Trace(..., step_num=)``, Keras' train steps) is the profiler's own
+  ``tf.profiler.experimental.Trace(..., step_num=)``, Keras' "Profiled batch") is the profiler's own
   step marker, as ``torch.profiler``'s: it becomes the annotation ``ProfilerStep#<n>``, so the
   step rule reads it as step n and the complete-steps window leaves out the last one, which a
   capture stopped mid-step cuts; its own name is kept in its args;

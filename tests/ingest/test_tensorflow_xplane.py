@@ -1,5 +1,5 @@
 """A TensorFlow job profiled for real on CPU (``tf.profiler.experimental`` around a small
-training loop whose steps are ``Trace("train", step_num=i)``, as Keras marks its train steps):
+training loop whose steps are ``Trace("train", step_num=i)``, as Keras marks profiled batches):
 its ``.xplane.pb`` read like a Kineto trace, every figure checked against the file as jaxlib's
 own reader (``jax.profiler.ProfileData``) reads it. TensorFlow is not installed by
 ``make install-dev`` (a 1.6 GB install): the test runs where it is."""
