@@ -103,8 +103,9 @@ class TrainingJobSerializer(serializers.ModelSerializer):
         choices=JobState.choices,
         read_only=True,
         default=JobState.IN_PROGRESS,
-        help_text="The status checked against the parts and uploads: failed when every part "
-        "failed, partial when some did, interrupted when an upload stopped before its end.",
+        help_text="The job's state, what every page shows: `status` checked against the parts "
+        "and uploads (failed when every part failed, partial when some did, interrupted when an "
+        "upload stopped before its end).",
     )
     uploads_interrupted = serializers.IntegerField(read_only=True, default=0)
     interrupted_received_bytes = serializers.IntegerField(read_only=True, default=0)
@@ -162,6 +163,14 @@ class TrainingJobSerializer(serializers.ModelSerializer):
             "tags",
         ]
         read_only_fields = ["id", "created_at", "end_reason"]
+        extra_kwargs = {
+            "status": {
+                "help_text": "The sender's lifecycle, as the collector or uploader reports it "
+                "(PATCH): in_progress while it sends, then completed or failed as the run "
+                "ended; a job silent past COLLECTOR_SILENCE_MINUTES is ended by the server "
+                "(`end_reason`). Not the job's state: read `state` for that."
+            }
+        }
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
