@@ -7,9 +7,14 @@ Layout of a store directory::
     strings.parquet     the part's interned strings (``name`` and other string columns)
 
 Writing never holds the whole part: batches are sorted and spilled as Arrow IPC "runs" of at
-most ``run_rows`` events, and ``finish`` merges the runs in bounded windows. Windows and row
-groups run across tracks, so a track costs one row of ``tracks.parquet`` and nothing more: a
-trace of 200,000 one-event threads is as cheap as one thread of 200,000 events.
+most ``run_rows`` events, and ``finish`` merges the runs in bounded windows. Windows run across
+tracks, so a track costs one row of ``tracks.parquet`` and nothing more: a trace of 200,000
+one-event threads is as cheap as one thread of 200,000 events.
+
+Row groups (``row_group_sizes``) follow the tracks: a track's events start a group of their own
+unless they are few, so a group covers a short stretch of one track's time and its start_ns
+min/max lets a reader of a time range (the SQL console's DuckDB) skip the groups outside it.
+Stores written before hold groups that run across tracks; they read the same, only slower.
 """
 
 from __future__ import annotations
@@ -227,18 +232,49 @@ class TimelineWriter:
         return StoreSummary(self.directory, int(stats.n_rows.sum()), tracks, steps)
 
 
+def row_group_sizes(track: np.ndarray) -> list[int]:
+    """The row groups of rows in store order: each track's rows cut into pieces of
+    ``ROW_GROUP_ROWS`` (the last one shorter); a piece of at least an eighth of that is a group
+    of its own, and smaller pieces (small tracks, the ends of large ones) share groups. A group
+    of one track spans only that stretch of its time; a shared group may span the whole part,
+    but it holds only the events of small pieces."""
+    if not len(track):
+        return []
+    full, few = ROW_GROUP_ROWS, max(ROW_GROUP_ROWS // 8, 1)
+    ends = np.flatnonzero(np.diff(track)) + 1
+    sizes: list[int] = []
+    shared = 0  # rows of small pieces waiting for their group's end
+    for rows in np.diff(np.r_[0, ends, len(track)]).tolist():
+        whole, rest = divmod(rows, full)
+        for piece in [full] * whole + ([rest] if rest else []):
+            if shared and (piece >= few or shared + piece > full):
+                sizes.append(shared)
+                shared = 0
+            if piece >= few:
+                sizes.append(piece)
+            else:
+                shared += piece
+    if shared:
+        sizes.append(shared)
+    return sizes
+
+
 def _write_groups(
     writer: pq.ParquetWriter, segments: list[pa.Table], last: bool = False
 ) -> list[pa.Table]:
-    """Writes the segments' rows as row groups of ``ROW_GROUP_ROWS``; the rows short of a
-    whole group wait for the next segments (``last``: are written too)."""
-    rows = sum(t.num_rows for t in segments)
-    whole = rows if last else rows - rows % ROW_GROUP_ROWS
-    if not whole:
-        return segments
-    table = pa.concat_tables(segments)
-    writer.write_table(table.slice(0, whole), row_group_size=ROW_GROUP_ROWS)
-    return [table.slice(whole)] if whole < rows else []
+    """Writes the segments' rows as row groups (``row_group_sizes``); the last group, which
+    the next segments may still extend, waits for them (``last``: is written too). The groups
+    come out as they would over the whole part at once: each one left waiting starts where a
+    group of the whole part starts."""
+    if not segments:
+        return []
+    table = pa.concat_tables(segments) if len(segments) > 1 else segments[0]
+    sizes = row_group_sizes(table.column(_TRACK).to_numpy())
+    written = 0
+    for size in sizes if last else sizes[:-1]:
+        writer.write_table(table.slice(written, size), row_group_size=size)
+        written += size
+    return [table.slice(written)] if written < table.num_rows else []
 
 
 def _segments(windows: Iterator[pa.Table]) -> Iterator[pa.Table]:

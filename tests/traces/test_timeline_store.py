@@ -143,3 +143,28 @@ def test_the_event_model_written_window_by_window_is_the_whole_parts(tmp_path, m
     assert np.array_equal(c["step"], step)
     kernels_in_steps = (c["step"] >= 0) & (c["kind"] == EventKind.KERNEL)
     assert kernels_in_steps.sum() > 1000  # placed by their launch, found in another run
+
+
+def test_it_cuts_row_groups_at_track_ends(tmp_path, monkeypatch):
+    """Row groups follow the tracks (``row_group_sizes``): a track's events start a group of
+    their own unless they are few, so a time filter can skip the groups outside its range. Written
+    through spilled runs and windows smaller than a group, they come out as over the whole part."""
+    from functools import partial
+
+    from profiler_app.traces import ingest_trace, part_sink, timeline_store
+    from profiler_app.traces.timeline_store import row_group_sizes
+    from tests.traces.expected import DATA
+
+    monkeypatch.setattr(part_sink, "TimelineWriter", partial(TimelineWriter, run_rows=5000))
+    monkeypatch.setattr(timeline_store, "_WINDOW_ROWS", 700)
+    monkeypatch.setattr(timeline_store, "ROW_GROUP_ROWS", 1000)
+    result = ingest_trace(DATA / "gpu_training_rank0.pt.trace.json.gz", "kineto", tmp_path / "s")
+    reader = TimelineReader(result.store.directory)
+    meta = reader.events.metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    # Tracks of 58, 18,815, 20,436 and 6,110 events, then three of one: the first and the
+    # last four's 113 (the 110 past 6,000 and the three) are too few for a group of their own.
+    assert reader.tracks["n_rows"].tolist() == [58, 18_815, 20_436, 6_110, 1, 1, 1]
+    assert sizes == [58] + [1000] * 18 + [815] + [1000] * 20 + [436] + [1000] * 6 + [113]
+    track = reader.column("track")
+    assert sizes == row_group_sizes(track)
