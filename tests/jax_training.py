@@ -40,3 +40,18 @@ def profile_jax_training(out: Path, steps: int) -> Path:
     )
     [path] = out.glob("plugins/profile/*/*.xplane.pb")
     return path
+
+
+def xla_op_names(profile: Path) -> set[str]:
+    """The XLA ops of the profile as jaxlib's own reader reads it (events with an hlo_op stat):
+    which ops a step has depends on how XLA fused them for this machine's CPU."""
+    from jax.profiler import ProfileData
+
+    data = ProfileData.from_file(str(profile))
+    return {
+        event.name
+        for plane in data.planes
+        for line in plane.lines
+        for event in line.events
+        if "hlo_op" in dict(event.stats)
+    }
