@@ -10,7 +10,8 @@ classified):
   step rule reads it as step n and the complete-steps window leaves out the last one, which a
   capture stopped mid-step cuts; its own name is kept in its args;
 - an XLA op on a ``/device:*`` plane (a GPU stream's kernels, or the plane's "XLA Ops" line
-  when it has no stream lines, as on TPU) becomes a kernel of that device, memory copies copies;
+  when it has no stream lines, as on TPU) becomes a kernel of that device (its number from the
+  plane's name, "/device:GPU:3"), memory copies copies;
 - on the host plane, XLA ops (events with an ``hlo_op`` stat: a CPU-only run's XLA CPU ops)
   stay CPU operators of the thread that ran them, with ``hlo_module`` and ``hlo_op`` in args;
   the Python tracer's ``$file:line function`` events are Python functions, on a track of their
@@ -127,6 +128,13 @@ def _device_kind(name: str) -> str:
     return "gpu_memcpy" if any(word in lower for word in _COPY_WORDS) else "kernel"
 
 
+def device_ordinal(plane: Any) -> int:
+    """The device's number as its plane's name gives it ("/device:GPU:3" is 3), else the
+    plane's id."""
+    number = plane.name.rsplit(":", 1)[-1]
+    return int(number) if number.isdigit() else int(plane.id)
+
+
 def _device_lines(plane: Any) -> list[Any]:
     streams = [line for line in plane.lines if line.name not in _DERIVED_LINES]
     return streams or [line for line in plane.lines if line.name == "XLA Ops"]
@@ -154,7 +162,7 @@ def trace_events(space: Any, base_ns: int) -> Iterator[dict[str, Any]]:
             continue
         event_names = {k: v.name for k, v in plane.event_metadata.items()}
         stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
-        pid = plane.id if on_device else plane_stats(plane).get("process_id", index)
+        pid = device_ordinal(plane) if on_device else plane_stats(plane).get("process_id", index)
         if not on_device:
             yield {"ph": "M", "name": "process_name", "pid": pid, "args": {"name": plane.name}}
         lines = _device_lines(plane) if on_device else plane.lines
@@ -183,7 +191,7 @@ def trace_events(space: Any, base_ns: int) -> Iterator[dict[str, Any]]:
                 }
                 if on_device:
                     out["cat"] = _device_kind(name)
-                    stats.update(device=plane.id, stream=tid)
+                    stats.update(device=pid, stream=tid)
                 else:
                     out["cat"] = _host_kind(name, stats)
                 if out["cat"] == "user_annotation":
