@@ -124,6 +124,9 @@ def test_it_loads_refuses_a_second_load_and_unloads(live_server, tab, user, jobs
         "“bert-large-pretrain” is already loaded. Unload it first"
     )
     assert LoadedProfile.objects.get(user=user).job == jobs["bert-large-pretrain"]
+    expect(
+        tab.get_by_role("button", name="Unload bert-large-pretrain and load resnet50-baseline")
+    ).to_be_visible()
     screenshot(tab, "profiles-second-load-refused")
 
     # The loaded profile is kept on the server, so it survives a reload.
@@ -138,6 +141,8 @@ def test_it_loads_refuses_a_second_load_and_unloads(live_server, tab, user, jobs
     tab.get_by_label("Select resnet50-baseline").check()
     load.click()
     expect(tab.get_by_test_id("loaded-profile")).to_contain_text("resnet50-baseline")
+    tab.get_by_role("link", name="Open its dashboard").click()
+    expect(tab).to_have_url(f"{live_server.url}/jobs/{jobs['resnet50-baseline'].id}/dashboard")
 
 
 def test_it_opens_the_dashboard_from_the_loaded_job(live_server, tab, user, jobs):

@@ -115,6 +115,44 @@ describe("Profiles page", () => {
     expect(api.sent("DELETE /api/loaded-profile/")).toHaveLength(1);
   });
 
+  it("offers to unload the loaded job and load the refused one in one action, then its dashboard", async () => {
+    const api = backend(loadedProfile(resnet));
+    let refused = true;
+    api.on("PUT /api/loaded-profile/", async (request) => {
+      if (refused) {
+        refused = false;
+        return {
+          status: 409,
+          body: {
+            detail: "“resnet50-baseline” is already loaded. Unload it first.",
+            code: "already_loaded",
+          },
+        };
+      }
+      const { job } = (await request.json()) as { job: number };
+      return { status: 200, body: loadedProfile(job === 2 ? bert : resnet) };
+    });
+    renderApp("/profiles");
+
+    await userEvent.click(await screen.findByLabelText("Select bert-large"));
+    await userEvent.click(screen.getByRole("button", { name: "Load" }));
+    await userEvent.click(
+      await screen.findByRole("button", { name: "Unload resnet50-baseline and load bert-large" }),
+    );
+
+    const status = await screen.findByText(/Loaded/, { selector: "p[role=status]" });
+    expect(status).toHaveTextContent("Loaded bert-large. Open its dashboard");
+    expect(within(status).getByRole("link", { name: "Open its dashboard" })).toHaveAttribute(
+      "href",
+      "/jobs/2/dashboard",
+    );
+    expect(api.sent("DELETE /api/loaded-profile/")).toHaveLength(1);
+    expect(api.sent("PUT /api/loaded-profile/").map((r) => r.body)).toEqual([
+      { job: 2 },
+      { job: 2 },
+    ]);
+  });
+
   it("opens the dashboard when the loaded job's radio is chosen", async () => {
     backend(loadedProfile(bert));
     const { router } = renderApp("/profiles");

@@ -1,6 +1,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { useNavigate, useSearchParams } from "react-router";
+import { Link, useNavigate, useSearchParams } from "react-router";
+import { ApiError } from "../../api/client";
 import { jobsKey, useJobs } from "../../api/jobs";
 import {
   loadedProfileKey,
@@ -10,6 +11,7 @@ import {
 } from "../../api/loadedProfile";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
 import { Pagination } from "../../components/Pagination";
+import { jobPath } from "../../lib/jobPath";
 import { compareLink } from "../../lib/navigation";
 import { DemoOffer } from "./DemoOffer";
 import { JobFilters } from "./JobFilters";
@@ -46,6 +48,8 @@ export function ProfilesPage() {
   const unload = useUnloadProfile();
   const queryClient = useQueryClient();
   const [selectedId, setSelectedId] = useState<number | null>(null);
+  // The job the last Load was for: refused while another is loaded, or loaded (then its link).
+  const [asked, setAsked] = useState<{ id: number; name: string } | null>(null);
 
   const update = (changes: Partial<ListState>) => {
     // Any change but paging starts again at the first page.
@@ -53,11 +57,26 @@ export function ProfilesPage() {
     setParams(writeListState({ ...state, ...changes, page }), { replace: true });
   };
 
+  const loadJob = (id: number, name: string) => {
+    unload.reset();
+    setAsked({ id, name });
+    load.mutate(id, { onSuccess: () => setSelectedId(null) });
+  };
+
   const loadSelected = () => {
     if (selectedId === null) return;
-    unload.reset();
-    load.mutate(selectedId, { onSuccess: () => setSelectedId(null) });
+    loadJob(selectedId, selectedName ?? `job ${selectedId}`);
   };
+
+  // One profile is loaded at a time (the spec): the refusal offers the unload and the load as
+  // one action that names both.
+  const unloadThenLoad = async (id: number, name: string) => {
+    load.reset();
+    await unload.mutateAsync();
+    loadJob(id, name);
+  };
+  const refusedAsLoaded =
+    load.error instanceof ApiError && load.error.status === 409 && asked !== null;
 
   const unloadCurrent = () => {
     // The refusal to load a second profile no longer applies once the first is unloaded.
@@ -121,6 +140,24 @@ export function ProfilesPage() {
           </div>
         </div>
         {load.isError && <ErrorAlert error={load.error} />}
+        {refusedAsLoaded && loadedJob.loaded.data && (
+          <p>
+            <button
+              type="button"
+              className="btn btn-small"
+              disabled={unload.isPending || load.isPending}
+              onClick={() => void unloadThenLoad(asked.id, asked.name).catch(() => undefined)}
+            >
+              Unload {loadedJob.loaded.data.job_detail.name} and load {asked.name}
+            </button>
+          </p>
+        )}
+        {load.isSuccess && asked !== null && load.data.job === asked.id && (
+          <p className="alert alert-info" role="status">
+            Loaded <strong>{asked.name}</strong>.{" "}
+            <Link to={jobPath(asked.id, "dashboard")}>Open its dashboard</Link>
+          </p>
+        )}
         <JobFilters state={state} onChange={update} />
         {jobs.isPending && <Loading what="training jobs" />}
         {jobs.isError && <ErrorAlert error={jobs.error} />}
