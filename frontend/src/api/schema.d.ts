@@ -2140,6 +2140,15 @@ export interface components {
         };
         PatchedTrainingJobRequest: {
             name?: string;
+            /**
+             * @description The sender's lifecycle, as the collector or uploader reports it (PATCH): in_progress while it sends, then completed or failed as the run ended; a job silent past COLLECTOR_SILENCE_MINUTES is ended by the server (`end_reason`). Not the job's state: read `state` for that.
+             *
+             *     * `in_progress` - In Progress
+             *     * `completed` - Completed
+             *     * `failed` - Failed
+             *     * `stopped` - Stopped
+             *     * `stopping` - Stopping
+             */
             status?: components["schemas"]["StatusEnum"];
             instance_type?: string;
             instance_count?: number;
@@ -2669,6 +2678,15 @@ export interface components {
             name: string;
             /** Format: date-time */
             readonly created_at: string;
+            /**
+             * @description The sender's lifecycle, as the collector or uploader reports it (PATCH): in_progress while it sends, then completed or failed as the run ended; a job silent past COLLECTOR_SILENCE_MINUTES is ended by the server (`end_reason`). Not the job's state: read `state` for that.
+             *
+             *     * `in_progress` - In Progress
+             *     * `completed` - Completed
+             *     * `failed` - Failed
+             *     * `stopped` - Stopped
+             *     * `stopping` - Stopping
+             */
             status?: components["schemas"]["StatusEnum"];
             instance_type?: string;
             instance_count?: number;
@@ -2692,7 +2710,7 @@ export interface components {
             /** @default 0 */
             readonly size_bytes: number;
             /**
-             * @description The status checked against the parts and uploads: failed when every part failed, partial when some did, interrupted when an upload stopped before its end.
+             * @description The job's state, what every page shows: `status` checked against the parts and uploads (failed when every part failed, partial when some did, interrupted when an upload stopped before its end).
              *
              *     * `in_progress` - In Progress
              *     * `completed` - Completed
@@ -2727,6 +2745,15 @@ export interface components {
         };
         TrainingJobRequest: {
             name: string;
+            /**
+             * @description The sender's lifecycle, as the collector or uploader reports it (PATCH): in_progress while it sends, then completed or failed as the run ended; a job silent past COLLECTOR_SILENCE_MINUTES is ended by the server (`end_reason`). Not the job's state: read `state` for that.
+             *
+             *     * `in_progress` - In Progress
+             *     * `completed` - Completed
+             *     * `failed` - Failed
+             *     * `stopped` - Stopped
+             *     * `stopping` - Stopping
+             */
             status?: components["schemas"]["StatusEnum"];
             instance_type?: string;
             instance_count?: number;
