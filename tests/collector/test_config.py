@@ -27,7 +27,7 @@ def test_it_has_cheap_defaults():
         4,
         None,  # no fixed schedule: windows are spaced by the overhead budget
     )
-    assert config.overhead_budget_pct == 1.0
+    assert config.overhead_budget_pct == 0.5
 
 
 def test_it_reads_every_setting_from_the_environment(monkeypatch):
