@@ -78,3 +78,17 @@ export function useUnloadProfile() {
     onSuccess: () => queryClient.setQueryData(loadedProfileKey, null),
   });
 }
+
+/**
+ * Load a job in place of the loaded one: one profile is loaded at a time, so the loaded one is
+ * unloaded first (the action names both). `load` and `unload` carry each step's state.
+ */
+export function useReplaceProfile() {
+  const load = useLoadProfile();
+  const unload = useUnloadProfile();
+  const replace = async (jobId: number, unloadFirst: boolean) => {
+    if (unloadFirst) await unload.mutateAsync();
+    return load.mutateAsync(jobId);
+  };
+  return { load, unload, replace };
+}

@@ -1,5 +1,5 @@
 import { type ReactNode, useState } from "react";
-import { useLoadedProfile, useLoadProfile, useUnloadProfile } from "../api/loadedProfile";
+import { useLoadedProfile, useReplaceProfile } from "../api/loadedProfile";
 import { ErrorAlert } from "./Feedback";
 import { jobLabel, type ShownJob, ShownJobContext } from "./shownJobContext";
 
@@ -16,15 +16,11 @@ export function ShownJobProvider({
 /** Says that the page shows a job other than the loaded one, and offers to load it. */
 export function NotLoadedNotice({ shown }: { shown: ShownJob }) {
   const loaded = useLoadedProfile();
-  const load = useLoadProfile();
-  const unload = useUnloadProfile();
+  const { load, unload, replace } = useReplaceProfile();
   const current = loaded.data ?? null;
   const busy = load.isPending || unload.isPending;
-  const swap = async () => {
-    // One profile is loaded at a time: the button says it unloads the current one first.
-    if (current) await unload.mutateAsync();
-    await load.mutateAsync(shown.id);
-  };
+  // One profile is loaded at a time: the button says it unloads the current one first.
+  const swap = () => replace(shown.id, current !== null);
   return (
     <div className="alert alert-warning not-loaded" role="status" data-testid="not-loaded-notice">
       <span>

@@ -38,26 +38,34 @@ MAX_VALUE_CHARS = 65_536
 _NESTED = {"list", "struct", "map", "array", "union"}
 
 
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _bounded(column: str, type_id: str) -> str:
+    """``column``'s value cut to ``MAX_VALUE_CHARS`` + 1 where its type has no bound width."""
+    if type_id == "varchar":
+        return f"left({column}, {MAX_VALUE_CHARS + 1})"
+    if type_id == "blob":
+        return f"{column}[1:{MAX_VALUE_CHARS + 1}]"
+    if type_id in _NESTED:
+        return f"left(CAST({column} AS VARCHAR), {MAX_VALUE_CHARS + 1})"
+    return column
+
+
 def bounded_values(
     con: duckdb.DuckDBPyConnection, statement: str, relation: duckdb.DuckDBPyRelation
 ) -> duckdb.DuckDBPyRelation:
     """``relation`` (``statement`` bound) with every value of unbounded width cut in SQL to
     ``MAX_VALUE_CHARS`` + 1, before DuckDB hands it over; itself when no column needs it."""
     names = [f"_c{i}" for i in range(len(relation.columns))]
-    exprs = []
-    for name, shown, kind in zip(names, relation.columns, relation.types, strict=True):
-        if kind.id == "varchar":
-            expr = f"left({name}, {MAX_VALUE_CHARS + 1})"
-        elif kind.id == "blob":
-            expr = f"{name}[1:{MAX_VALUE_CHARS + 1}]"
-        elif kind.id in _NESTED:
-            expr = f"left(CAST({name} AS VARCHAR), {MAX_VALUE_CHARS + 1})"
-        else:
-            expr = name
-        quoted = shown.replace('"', '""')
-        exprs.append(f'{expr} AS "{quoted}"')
-    if all(e.startswith(f"{n} AS") for e, n in zip(exprs, names, strict=True)):
+    exprs = [_bounded(name, kind.id) for name, kind in zip(names, relation.types, strict=True)]
+    if exprs == names:
         return relation
+    exprs = [
+        f"{expr} AS {_identifier(shown)}"
+        for expr, shown in zip(exprs, relation.columns, strict=True)
+    ]
     # Positional names for the statement's columns: two of them may share a name.
     return con.sql(f"SELECT {', '.join(exprs)} FROM ({statement}) AS _q({', '.join(names)})")
 

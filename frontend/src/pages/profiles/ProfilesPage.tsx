@@ -3,12 +3,7 @@ import { useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
 import { ApiError } from "../../api/client";
 import { jobsKey, useJobs } from "../../api/jobs";
-import {
-  loadedProfileKey,
-  useLoadedJob,
-  useLoadProfile,
-  useUnloadProfile,
-} from "../../api/loadedProfile";
+import { loadedProfileKey, useLoadedJob, useReplaceProfile } from "../../api/loadedProfile";
 import { EmptyState, ErrorAlert, Loading } from "../../components/Feedback";
 import { Pagination } from "../../components/Pagination";
 import { jobPath } from "../../lib/jobPath";
@@ -44,8 +39,7 @@ export function ProfilesPage() {
       : false,
   );
   const loadedJob = useLoadedJob();
-  const load = useLoadProfile();
-  const unload = useUnloadProfile();
+  const { load, unload, replace } = useReplaceProfile();
   const queryClient = useQueryClient();
   const [selectedId, setSelectedId] = useState<number | null>(null);
   // The job the last Load was for: refused while another is loaded, or loaded (then its link).
@@ -72,8 +66,9 @@ export function ProfilesPage() {
   // one action that names both.
   const unloadThenLoad = async (id: number, name: string) => {
     load.reset();
-    await unload.mutateAsync();
-    loadJob(id, name);
+    setAsked({ id, name });
+    await replace(id, true);
+    setSelectedId(null);
   };
   const refusedAsLoaded =
     load.error instanceof ApiError && load.error.status === 409 && asked !== null;
