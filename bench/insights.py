@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses import RankTrace
-from profiler_app.insights.pure.analyses.events import ANALYSIS_COLUMNS
-from profiler_app.insights.pure.analyses.framework import steps_from_events
+from profiler_app.analysis import RankTrace
+from profiler_app.analysis.events import ANALYSIS_COLUMNS
+from profiler_app.analysis.frames import JobData, metrics_frame
+from profiler_app.analysis.framework import steps_from_events
 from profiler_app.insights.pure.by_rank import insights_by_rank
-from profiler_app.insights.pure.frames import JobData, metrics_frame
 from profiler_app.insights.pure.report import profiler_report
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.lib.memory import freed_memory_kept

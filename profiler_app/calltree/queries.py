@@ -19,9 +19,8 @@ from django.conf import settings
 
 from profiler_app.calltree.pure import tree as calltree
 from profiler_app.core.models import PartState, TrainingJob
-from profiler_app.insights.pure.report import timeline_url
-from profiler_app.insights.pure.rules.base import TimeRange
 from profiler_app.profiles.models import PartSummary, TimelineTrack
+from profiler_app.profiles.pure.links import TimeRange, timeline_url
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import COMPLETE_STEPS
 

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 from django.db.models import Avg, Count, Q, Sum
 
+from profiler_app.analysis import cluster as analysis
 from profiler_app.core.models import TrainingJob
-from profiler_app.insights.pure.analyses import cluster as analysis
 from profiler_app.profiles.figures import gpu_totals, in_window, span, timed_steps, window_info
 from profiler_app.profiles.models import (
     Annotation,

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 from django.db.models import Count, Max, Min, Sum
 
+from profiler_app.analysis import cluster as analysis
 from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import TrainingJob
-from profiler_app.insights.pure.analyses import cluster as analysis
 from profiler_app.profiles.figures import gpu_totals, in_window, step_time, window_info
 from profiler_app.profiles.models import (
     CollectiveStat,

@@ -21,6 +21,9 @@ from django.db.models import Avg, Count, F, Max, Q, Sum
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from profiler_app.analysis import RankTrace, captured_only, drop_last_step
+from profiler_app.analysis.idle import HOST_WAIT, idle_intervals
+from profiler_app.analysis.operators import operator_table
 from profiler_app.cluster.compare import job_ref
 from profiler_app.core.models import JobStatus, PartState, ProfilePart, TrainingJob
 from profiler_app.core.text import clean_json
@@ -31,10 +34,7 @@ from profiler_app.history.models import (
     SeriesRun,
     WebhookDelivery,
 )
-from profiler_app.insights.pure.analyses import RankTrace, captured_only, drop_last_step
-from profiler_app.insights.pure.analyses.idle import HOST_WAIT, idle_intervals
-from profiler_app.insights.pure.analyses.operators import operator_table
-from profiler_app.insights.pure.regression import (
+from profiler_app.history.pure.regression import (
     REGRESSION,
     RunFigures,
     Thresholds,

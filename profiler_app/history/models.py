@@ -6,7 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from profiler_app.core.models import TrainingJob
-from profiler_app.insights.pure.regression import Thresholds
+from profiler_app.history.pure.regression import Thresholds
 
 SERIES_NAME_MAX_CHARS = 255
 

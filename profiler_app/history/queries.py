@@ -7,7 +7,7 @@ from typing import Any
 from profiler_app.core.models import TrainingJob
 from profiler_app.history import logic
 from profiler_app.history.models import RunVerdict, Series, SeriesRun, VerdictStatus
-from profiler_app.insights.pure.regression import Thresholds, unjudged
+from profiler_app.history.pure.regression import Thresholds, unjudged
 
 
 def verdict_document(

@@ -20,6 +20,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from profiler_app.analysis.cluster import frames_from_store
 from profiler_app.core import storage
 from profiler_app.core.heartbeat import Heartbeat, close_connection
 from profiler_app.core.logic import send_ingest
@@ -35,7 +36,6 @@ from profiler_app.ingest.failures import (
 )
 from profiler_app.ingest.models import IngestRun
 from profiler_app.ingest.save import save_result
-from profiler_app.insights.pure.analyses.cluster import frames_from_store
 from profiler_app.profiles.signals import store_written
 from profiler_app.traces import Limits, TraceFormatError, ingest_trace
 from profiler_app.traces.step_breakdown import store_breakdown

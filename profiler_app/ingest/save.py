@@ -11,14 +11,14 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from profiler_app.core import storage
-from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob
-from profiler_app.core.text import clean_column, clean_json, storable
-from profiler_app.insights.pure.analyses.cluster import (
+from profiler_app.analysis.cluster import (
     COLLECTIVE_COLUMNS,
     STEP_COLUMNS,
     ClusterFrames,
 )
+from profiler_app.core import storage
+from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob
+from profiler_app.core.text import clean_column, clean_json, storable
 from profiler_app.profiles.models import (
     Annotation,
     CollectiveStat,

@@ -15,13 +15,12 @@ from operator import attrgetter
 import numpy as np
 import pandas as pd
 
+from profiler_app.analysis import RankTrace, frames
+from profiler_app.analysis.events import STRING_COLUMNS
+from profiler_app.analysis.frames import JobData
+from profiler_app.analysis.framework import metrics_from_samples
 from profiler_app.core import storage
 from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
-from profiler_app.insights.pure import frames
-from profiler_app.insights.pure.analyses import RankTrace
-from profiler_app.insights.pure.analyses.events import STRING_COLUMNS
-from profiler_app.insights.pure.analyses.framework import metrics_from_samples
-from profiler_app.insights.pure.frames import JobData
 from profiler_app.profiles.figures import in_window, is_sampled, step_time, taken_over, window_info
 from profiler_app.profiles.models import PartSummary, Step, UtilizationPoint
 from profiler_app.traces.model import DERIVED_SOURCE

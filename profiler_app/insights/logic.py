@@ -17,6 +17,7 @@ from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from profiler_app.analysis.cluster import collective_waits_by_window
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.heartbeat import Heartbeat
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
@@ -24,7 +25,6 @@ from profiler_app.core.text import clean_json, storable
 from profiler_app.insights import rank_results
 from profiler_app.insights.inputs import job_data, rank_parts
 from profiler_app.insights.models import InsightsStatus, JobInsights, RuleOverrides
-from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
 from profiler_app.insights.pure.by_rank import combine_ranks
 from profiler_app.insights.pure.report import profiler_report, report_json
 from profiler_app.insights.pure.rules import params_from_overrides

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses import TraceAnalyses
+from profiler_app.analysis import TraceAnalyses
 from profiler_app.traces.figures import gpu_figures
 
 MAX_POINTS = 400

@@ -219,7 +219,7 @@ class UtilizationPoint(WindowedRows):
 
 
 # Per-part aggregates of the cluster page, written by the ingest with the others (see
-# ``profiler_app.insights.pure.analyses.cluster`` for what each number means).
+# ``profiler_app.analysis.cluster`` for what each number means).
 
 
 class StepBreakdown(WindowedRows):

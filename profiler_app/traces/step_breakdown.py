@@ -29,7 +29,7 @@ from tracefmt.kinds import EventKind
 
 PARTS = ("kernels", "copies", "sets", "sync_waits", "data_loading", "host_only", "idle")
 # The same names the framework breakdown counts as data loading
-# (``insights.pure.analyses.framework``): "enumerate(DataLoader)#…__next__" among them.
+# (``analysis.framework``): "enumerate(DataLoader)#…__next__" among them.
 DATA_LOADING_PATTERN = re.compile(r"dataloader|data_load|dataset|enumerate\(", re.IGNORECASE)
 SYNC_CALL_PATTERN = re.compile(r"synchronize", re.IGNORECASE)
 HOST_CALL_KINDS = (int(EventKind.CPU_OP), int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))

@@ -4,12 +4,12 @@ from decimal import Decimal
 
 import pytest
 
+from profiler_app.analysis.cluster import collective_waits_by_window
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.cluster.models import CollectiveWait
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.ingest import logic as ingest
 from profiler_app.insights.inputs import rank_traces
-from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
 from profiler_app.profiles.models import CollectiveStat, RankOverlap, StepBreakdown
 from tests.cluster import raw
 from tests.ingest.helpers import upload, wait_parsed

@@ -9,11 +9,11 @@ from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
+from profiler_app.analysis.cluster import collective_waits_by_window
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import JobStatus, TrainingJob
 from profiler_app.insights.inputs import rank_traces
-from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.cluster import raw
 from tests.timeline.jobs import parse_job, parse_stored

@@ -19,6 +19,7 @@ from statistics import median
 import numpy as np
 import pytest
 
+from profiler_app.analysis import RankTrace, drop_last_step
 from profiler_app.cluster.compare import step_stats
 from profiler_app.cluster.queries import cluster
 from profiler_app.core.logic import delete_job
@@ -27,7 +28,6 @@ from profiler_app.dashboard.queries import dashboard
 from profiler_app.history import logic as history
 from profiler_app.insights import logic as insights
 from profiler_app.insights.models import JobInsights
-from profiler_app.insights.pure.analyses import RankTrace, drop_last_step
 from profiler_app.profiles.models import PartSummary
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests import h200

@@ -7,10 +7,10 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import Page, expect
 
+from profiler_app.analysis.cluster import collective_waits_by_window
 from profiler_app.cluster.logic import save_collective_waits
 from profiler_app.core.models import LoadedProfile, TrainingJob
 from profiler_app.insights.inputs import rank_traces
-from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
 from tests.cluster import raw
 from tests.e2e.conftest import screenshot, sign_in
 from tests.timeline.jobs import parse_job, parse_paths

@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from profiler_app.insights.pure.regression import (
+from profiler_app.history.pure.regression import (
     default_series_name,
     mann_whitney_greater,
     smallest_p,
@@ -75,7 +75,7 @@ def test_it_loads_without_django():
     out = run_without_django(
         """
         import numpy as np
-        from profiler_app.insights.pure.regression import mann_whitney_greater
+        from profiler_app.history.pure.regression import mann_whitney_greater
         print(mann_whitney_greater(np.array([1, 2, 3]), np.array([4, 5, 6])).p_value)
         """
     )

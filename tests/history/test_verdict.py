@@ -9,7 +9,7 @@ import pytest
 from profiler_app.core.models import TrainingJob
 from profiler_app.history import logic
 from profiler_app.history.models import RunVerdict, SeriesRun
-from profiler_app.insights.pure.regression import TEST_NAME, Thresholds
+from profiler_app.history.pure.regression import TEST_NAME, Thresholds
 from profiler_app.profiles.figures import step_time
 from tests.history.traces import ALLREDUCE, NCCL, NEW_KERNEL, raw_figures, raw_steps_ns
 from tests.ingest.helpers import broker_down

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.frames import JobData, framework_frame, metrics_frame, steps_frame
+from profiler_app.analysis.frames import JobData, framework_frame, metrics_frame, steps_frame
 
 T0 = 1_700_000_000_000_000_000
 INTERVAL_NS = 100_000_000  # the collector's default sampling interval

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from profiler_app.analysis.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
 from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.core.models import TrainingJob
 from profiler_app.insights import logic
 from profiler_app.insights.models import InsightsStatus, JobInsights, RuleOverrides
-from profiler_app.insights.pure.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
 from profiler_app.insights.pure.report import profiler_report, report_json
 from profiler_app.insights.pure.report_html import render_html
 from profiler_app.insights.pure.rules.base import result

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.insights.pure.analyses import RankTrace, analyze, drop_last_step
+from profiler_app.analysis import RankTrace, analyze, drop_last_step
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.traces import ingest_trace
 from tests.conftest import DATA_DIR

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from profiler_app.insights.pure.analyses import RankTrace, analyze
-from profiler_app.insights.pure.analyses.cluster import collective_waits_by_window
-from profiler_app.insights.pure.analyses.framework import framework_from_events
+from profiler_app.analysis import RankTrace, analyze
+from profiler_app.analysis.cluster import collective_waits_by_window
+from profiler_app.analysis.framework import framework_from_events
 from profiler_app.insights.pure.by_rank import insights_by_rank
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.recommendations import recommend

@@ -16,7 +16,7 @@ import pytest
 
 from collector.chunker import ChunkBuilder
 from collector.identity import Identity
-from profiler_app.insights.pure.analyses import RankTrace, analyze
+from profiler_app.analysis import RankTrace, analyze
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.recommendations import recommend
 from profiler_app.traces import TimelineReader, ingest_trace

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.insights.pure.analyses import cluster as analysis
-from profiler_app.insights.pure.analyses.events import RankTrace
+from profiler_app.analysis import cluster as analysis
+from profiler_app.analysis.events import RankTrace
 from profiler_app.traces import ingest_trace
 from profiler_app.traces.timeline_read import TimelineReader
 from tests.traces.expected import DATA
@@ -27,7 +27,7 @@ class NoDjango:
             raise ImportError("Django is blocked in this test")
 
 sys.meta_path.insert(0, NoDjango())
-from profiler_app.insights.pure.analyses import cluster as analysis
+from profiler_app.analysis import cluster as analysis
 print("pure")
 """
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profiler_app.insights.pure.analyses import RankTrace, analyze
+from profiler_app.analysis import RankTrace, analyze
 from profiler_app.traces import ingest_trace
 from tests.conftest import DATA_DIR
 from tests.insights.hta_reference import reference

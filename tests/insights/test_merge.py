@@ -4,8 +4,8 @@ from collections import Counter
 
 import pytest
 
+from profiler_app.analysis import RankTrace, analyze
 from profiler_app.insights.inputs import merge
-from profiler_app.insights.pure.analyses import RankTrace, analyze
 from profiler_app.traces import ingest_trace
 from tests.insights.converted import read_converted
 from tests.traces.expected import DATA

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.insights.pure.analyses.events import (
+from profiler_app.analysis.events import (
     grouped_describe,
     min_quartiles_max,
     sums_by_key,

@@ -10,16 +10,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.insights import summaries
-from profiler_app.insights.pure.analyses import RankTrace, analyze, drop_last_step
-from profiler_app.insights.pure.analyses.framework import (
+from profiler_app.analysis import RankTrace, analyze, drop_last_step
+from profiler_app.analysis.frames import JobData
+from profiler_app.analysis.framework import (
     framework_from_events,
     metrics_from_samples,
     phase_of,
     steps_from_events,
 )
-from profiler_app.insights.pure.analyses.operators import operator_table
-from profiler_app.insights.pure.frames import JobData
+from profiler_app.analysis.operators import operator_table
+from profiler_app.insights import summaries
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.overview import evaluate_overall_framework_metrics
 from profiler_app.insights.summaries import analyses_json
@@ -395,7 +395,7 @@ def test_it_turns_collector_samples_into_metrics():
 
 def test_it_pairs_rocm_launches_with_their_kernels(parsed):
     """HTA only knows the CUDA call names; ROCm's hip* launches count too."""
-    from profiler_app.insights.pure.analyses.launch import launches
+    from profiler_app.analysis.launch import launches
 
     raw = raw_events("amd_mi250_small.json.gz")
     calls = {

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from profiler_app.insights.pure.analyses import RankTrace, analyze
+from profiler_app.analysis import RankTrace, analyze
 from profiler_app.insights.pure.by_rank import insights_by_rank
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.recommendations import recommend

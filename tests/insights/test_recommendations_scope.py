@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from profiler_app.insights.pure.analyses import RankTrace, analyze
+from profiler_app.analysis import RankTrace, analyze
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.recommendations import recommend
 from profiler_app.traces import ingest_trace

@@ -6,11 +6,12 @@ from html import escape
 
 import pytest
 
-from profiler_app.insights.pure.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
-from profiler_app.insights.pure.report import profiler_report, report_json, timeline_url
+from profiler_app.analysis.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
+from profiler_app.insights.pure.report import profiler_report, report_json
 from profiler_app.insights.pure.report_analyses import render_analyses
 from profiler_app.insights.pure.report_html import render_html
-from profiler_app.insights.pure.rules.base import NONE_RECORDED, TimeRange
+from profiler_app.insights.pure.rules.base import NONE_RECORDED
+from profiler_app.profiles.pure.links import TimeRange, timeline_url
 from tests.insights.series import T0, job, series, steps
 from tests.purity import run_without_django
 
@@ -84,10 +85,10 @@ def test_it_refuses_an_unknown_override(bottlenecked_job):
 def test_it_imports_without_django():
     """The insights package is pure: with Django and Celery unimportable it loads and runs."""
     code = """
-    import profiler_app.insights.pure.analyses
-    import profiler_app.insights.pure.analyses.framework
+    import profiler_app.analysis
+    import profiler_app.analysis.framework
     import profiler_app.insights.pure.report_html
-    from profiler_app.insights.pure.frames import JobData
+    from profiler_app.analysis.frames import JobData
     from profiler_app.insights.pure.report import profiler_report
     print(len(profiler_report(JobData.empty()).results))
     """

@@ -1,6 +1,6 @@
 """CPUBottleneck and IOBottleneck at the edges of their parameters."""
 
-from profiler_app.insights.pure.frames import CPU_IOWAIT, CPU_UTIL, CPU_UTIL_TOTAL, GPU_UTIL
+from profiler_app.analysis.frames import CPU_IOWAIT, CPU_UTIL, CPU_UTIL_TOTAL, GPU_UTIL
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.base import NONE_RECORDED
 from profiler_app.insights.pure.rules.bottlenecks import (

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from profiler_app.insights.pure.frames import GPU_MEM_USED_PCT, GPU_UTIL
+from profiler_app.analysis.frames import GPU_MEM_USED_PCT, GPU_UTIL
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.memory_balance import (
     evaluate_gpu_memory_increase,

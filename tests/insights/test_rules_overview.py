@@ -7,7 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from profiler_app.insights.pure.frames import (
+from profiler_app.analysis.frames import (
     CPU_UTIL,
     GPU_MEM_USED,
     GPU_UTIL,

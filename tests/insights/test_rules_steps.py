@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.frames import GPU_UTIL
+from profiler_app.analysis.frames import GPU_UTIL
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.steps import (
     evaluate_max_initialization_time,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from profiler_app.insights.pure.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
+from profiler_app.analysis.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.base import NONE_RECORDED
 from profiler_app.insights.pure.rules.utilization import (

@@ -26,12 +26,12 @@ import pytest
 
 from collector.chunker import ChunkBuilder
 from collector.identity import Identity
+from profiler_app.analysis.frames import JobData
+from profiler_app.analysis.framework import framework_from_events
 from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.core.models import TrainingJob
 from profiler_app.insights import inputs, logic
 from profiler_app.insights.models import InsightsStatus, JobInsights
-from profiler_app.insights.pure.analyses.framework import framework_from_events
-from profiler_app.insights.pure.frames import JobData
 from profiler_app.insights.pure.rules import RuleResult, evaluate_rules, params_from_overrides
 from tests.conftest import DATA_DIR
 from tests.timeline.jobs import parse_stored

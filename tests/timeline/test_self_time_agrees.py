@@ -8,10 +8,10 @@ from collections import defaultdict
 
 import pytest
 
+from profiler_app.analysis.events import RankTrace, drop_last_step
+from profiler_app.analysis.framework import framework_from_events
+from profiler_app.analysis.operators import operator_table
 from profiler_app.calltree.pure import tree as calltree
-from profiler_app.insights.pure.analyses.events import RankTrace, drop_last_step
-from profiler_app.insights.pure.analyses.framework import framework_from_events
-from profiler_app.insights.pure.analyses.operators import operator_table
 from profiler_app.timeline.pure.ranges import range_totals
 from profiler_app.traces import TimelineReader
 from tests.timeline.test_viewport_totals import lane_keys

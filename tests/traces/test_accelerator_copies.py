@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profiler_app.insights.pure.analyses import RankTrace
-from profiler_app.insights.pure.analyses.counters import (
+from profiler_app.analysis import RankTrace
+from profiler_app.analysis.counters import (
     memory_bandwidth_series,
     memory_bandwidth_summary,
 )

@@ -1,7 +1,6 @@
-"""The pure side of the insights: the built-in profiler rules, the profiler report, the trace
-analyses and run regressions.
+"""The pure side of the insights: the built-in profiler rules and the profiler report.
 
-Pure code: it imports only the standard library, numpy, pandas and the pure event model of
-``profiler_app.traces``; it never touches Django or the database. Inputs are described in
-``frames`` (rules) and ``analyses.events`` (trace analyses).
+Pure code: it imports only the standard library, numpy, pandas, the analysis layer
+(``profiler_app.analysis``: the trace analyses and the rules' frames) and the pure event model of
+``profiler_app.traces``; it never touches Django or the database.
 """

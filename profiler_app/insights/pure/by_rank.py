@@ -12,20 +12,20 @@ from typing import Any
 
 import pandas as pd
 
-from profiler_app.insights.pure.analyses import (
+from profiler_app.analysis import (
     ANALYSIS_PARAMETERS,
     RankTrace,
     TraceAnalyses,
     analyze_covered,
     combine_analyses,
 )
-from profiler_app.insights.pure.analyses.cluster import calls_in_windows, match_calls_by_window
-from profiler_app.insights.pure.analyses.events import (
+from profiler_app.analysis.cluster import calls_in_windows, match_calls_by_window
+from profiler_app.analysis.events import (
     captured_only,
     complete_steps_rows,
     drop_last_step,
 )
-from profiler_app.insights.pure.analyses.framework import framework_from_events
+from profiler_app.analysis.framework import framework_from_events
 from profiler_app.insights.pure.rules.base import RULE_ERRORS, UNREADABLE, RuleResult, not_evaluated
 from profiler_app.insights.pure.rules.recommendations import BY_RANK, RECOMMENDATIONS
 from profiler_app.insights.pure.rules.recommendations.inputs import RankJudgement

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
-from profiler_app.insights.pure.frames import JobData
+from profiler_app.analysis.frames import JobData
 from profiler_app.insights.pure.rules import RULES, evaluate_rules, params_from_overrides
-from profiler_app.insights.pure.rules.base import RuleResult, TimeRange
+from profiler_app.insights.pure.rules.base import RuleResult
 from profiler_app.insights.pure.rules.causes import agreeing
 from profiler_app.insights.pure.rules.recommendations import RECOMMENDATIONS
+from profiler_app.profiles.pure.links import timeline_url
 
 ISSUE, NO_ISSUE, NOT_EVALUATED = "issue_found", "no_issue", "not_evaluated"
 
@@ -54,20 +54,6 @@ def profiler_report(
         recommendations,
         job_id,
     )
-
-
-def timeline_url(time_range: TimeRange, base_url: str = "", job_id: int | None = None) -> str:
-    """Where the UI's timeline opens on ``time_range``, a little wider so its surroundings
-    show, with the rank shown and the event selected when the finding names them."""
-    margin = max((time_range.end_ns - time_range.start_ns) // 10, 1_000)
-    query: dict[str, Any] = {"t": f"{time_range.start_ns - margin}_{time_range.end_ns + margin}"}
-    if time_range.rank >= 0:
-        query["ranks"] = time_range.rank
-    if time_range.event:
-        query["sel"] = time_range.event
-    # The job's own address (the UI's /jobs/<id>/<page>); without one, the viewer's loaded job.
-    page = "/timeline" if job_id is None else f"/jobs/{job_id}/timeline"
-    return f"{base_url.rstrip('/')}{page}?{urlencode(query, safe=':@')}"
 
 
 def report_json(report: ProfilerReport, base_url: str = "") -> dict[str, Any]:

@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
+from profiler_app.history.pure.regression_html import render_verdict
 from profiler_app.insights.pure import svg
-from profiler_app.insights.pure.regression_html import render_verdict
 from profiler_app.insights.pure.report import (
     ISSUE,
     NOT_EVALUATED,

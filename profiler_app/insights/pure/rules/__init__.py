@@ -10,8 +10,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from profiler_app.insights.pure.analyses import ANALYSIS_PARAMETERS, AnalysisParameters
-from profiler_app.insights.pure.frames import JobData
+from profiler_app.analysis import ANALYSIS_PARAMETERS, AnalysisParameters
+from profiler_app.analysis.frames import JobData
 from profiler_app.insights.pure.rules.base import RuleResult, RuleSpec, TimeRange
 from profiler_app.insights.pure.rules.bottlenecks import CPU_BOTTLENECK, IO_BOTTLENECK
 from profiler_app.insights.pure.rules.memory_balance import GPU_MEMORY_INCREASE, LOAD_BALANCING

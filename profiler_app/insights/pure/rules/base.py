@@ -14,13 +14,14 @@ import logging
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
-from profiler_app.insights.pure.frames import GPU_UTIL, KERNEL_BUSY, JobData
+from profiler_app.analysis.frames import GPU_UTIL, KERNEL_BUSY, JobData
+from profiler_app.profiles.pure.links import TimeRange
 
 log = logging.getLogger(__name__)
 
@@ -38,19 +39,6 @@ MAX_TIME_RANGES = 50
 # job made a million scans and gigabytes of windows.
 MAX_SCANS = 10_000
 NO_ACTION = "No action needed."
-
-
-class TimeRange(NamedTuple):
-    """Where to look on the timeline: ``device`` is a GPU index, -1 for the whole node; a
-    trace finding names its ``rank`` and, when it is about one event, that ``event``
-    ("<part id>:@<row of the part's store>")."""
-
-    start_ns: int
-    end_ns: int
-    node: str
-    device: int
-    rank: int = -1
-    event: str = ""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.insights.pure.frames import (
+from profiler_app.analysis.frames import (
     CPU_IOWAIT,
     CPU_UTIL,
     CPU_UTIL_TOTAL,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.frames import CPU_UTIL, CPU_UTIL_TOTAL, GPU_UTIL, METRICS, JobData
+from profiler_app.analysis.frames import CPU_UTIL, CPU_UTIL_TOTAL, GPU_UTIL, METRICS, JobData
 from profiler_app.insights.pure.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
     NEEDS_COLLECTOR,

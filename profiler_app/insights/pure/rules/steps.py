@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.insights.pure.frames import JobData
+from profiler_app.analysis.frames import JobData
 from profiler_app.insights.pure.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
     NO_ACTION,

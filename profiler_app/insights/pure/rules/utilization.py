@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.insights.pure.frames import (
+from profiler_app.analysis.frames import (
     CPU_UTIL,
     CPU_UTIL_TOTAL,
     GPU_MEM_USED_PCT,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from profiler_app.insights.pure.analyses import TraceAnalyses
+from profiler_app.analysis import TraceAnalyses
 from profiler_app.insights.pure.rules.base import RuleResult, RuleSpec
 from profiler_app.insights.pure.rules.recommendations.device import (
     COMMUNICATION,

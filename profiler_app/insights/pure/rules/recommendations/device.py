@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses import TraceAnalyses
-from profiler_app.insights.pure.analyses.events import COMM, COMP, RankTrace, per_name
+from profiler_app.analysis import TraceAnalyses
+from profiler_app.analysis.events import COMM, COMP, RankTrace, per_name
 from profiler_app.insights.pure.rules.base import (
     RuleResult,
     RuleSpec,

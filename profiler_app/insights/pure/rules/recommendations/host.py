@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses import TraceAnalyses
-from profiler_app.insights.pure.analyses.events import RankTrace
-from profiler_app.insights.pure.analyses.launch import hta_launches, short_kernels
+from profiler_app.analysis import TraceAnalyses
+from profiler_app.analysis.events import RankTrace
+from profiler_app.analysis.launch import hta_launches, short_kernels
 from profiler_app.insights.pure.rules.base import (
     RuleResult,
     RuleSpec,

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses import TraceAnalyses
-from profiler_app.insights.pure.analyses.events import RankTrace, merge_intervals
+from profiler_app.analysis import TraceAnalyses
+from profiler_app.analysis.events import RankTrace, merge_intervals
 from profiler_app.insights.pure.rules.base import (
     NO_ACTION,
     RuleResult,

@@ -11,14 +11,14 @@ from typing import Any
 
 import pandas as pd
 
-from profiler_app.insights.pure.analyses.counters import (
+from profiler_app.analysis.counters import (
     memory_bandwidth_series,
     memory_bandwidth_summary,
     queue_length_series,
     queue_length_summary,
 )
-from profiler_app.insights.pure.analyses.events import RankTrace, captured_only, drop_last_step
-from profiler_app.insights.pure.analyses.gpu_time import (
+from profiler_app.analysis.events import RankTrace, captured_only, drop_last_step
+from profiler_app.analysis.gpu_time import (
     DURATION_RATIO,
     NUM_KERNELS,
     comm_comp_overlap,
@@ -27,17 +27,17 @@ from profiler_app.insights.pure.analyses.gpu_time import (
     temporal_breakdown,
     top_kernels,
 )
-from profiler_app.insights.pure.analyses.idle import (
+from profiler_app.analysis.idle import (
     CONSECUTIVE_KERNEL_DELAY_NS,
     idle_time_breakdown,
 )
-from profiler_app.insights.pure.analyses.launch import (
+from profiler_app.analysis.launch import (
     LAUNCH_DELAY_CUTOFF_NS,
     RUNTIME_CUTOFF_NS,
     launches,
     summarize_launches,
 )
-from profiler_app.insights.pure.analyses.operators import (
+from profiler_app.analysis.operators import (
     merge_input_shapes,
     operator_table_by_shape,
 )

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses.events import RankTrace, sums_by_key
+from profiler_app.analysis.events import RankTrace, sums_by_key
 from profiler_app.traces.nesting import subtree_sums
 from tracefmt.kinds import EventKind, of_kinds
 

@@ -1,4 +1,4 @@
-"""The rules' inputs (``insights.pure.frames``) from parsed traces and samples.
+"""The rules' inputs (``analysis.frames``) from parsed traces and samples.
 
 Steps, nesting and self times are the store's event model (``traces.event_model``). Framework phases are read from annotation
 names (PyTorch's own ones and common user ones); CPU operators and GPU work are phases of
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure import frames
-from profiler_app.insights.pure.analyses.events import RankTrace, sums_by_key
+from profiler_app.analysis import frames
+from profiler_app.analysis.events import RankTrace, sums_by_key
 from profiler_app.traces.nesting import nearest
 from tracefmt.kinds import GPU_OP_KINDS, SAMPLE_KIND_NAMES, EventKind, of_kinds
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses.events import (
+from profiler_app.analysis.events import (
     COMM,
     COMP,
     MEM,

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses.events import (
+from profiler_app.analysis.events import (
     COMM,
     COMP,
     RankTrace,
@@ -32,7 +32,7 @@ from profiler_app.insights.pure.analyses.events import (
     complete_steps_rows,
     rows_where,
 )
-from profiler_app.insights.pure.analyses.gpu_time import comm_comp_overlap
+from profiler_app.analysis.gpu_time import comm_comp_overlap
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE, StepCut
 from tracefmt.kinds import GPU_OP_KINDS

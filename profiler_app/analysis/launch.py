@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiler_app.insights.pure.analyses.events import RankTrace, describe
+from profiler_app.analysis.events import RankTrace, describe
 from tracefmt.launches import HTA_LAUNCH_CALLS
 
 RUNTIME_CUTOFF_NS = 50_000
