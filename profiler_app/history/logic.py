@@ -9,7 +9,6 @@ judged against its baseline: the series' chosen baseline, else the previous run 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,9 +20,7 @@ from django.db.models import Avg, Count, F, Max, Q, Sum
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from profiler_app.analysis import RankTrace, captured_only, drop_last_step
-from profiler_app.analysis.idle import HOST_WAIT, idle_intervals
-from profiler_app.analysis.operators import operator_table
+from profiler_app.analysis.part_figures import combine_part_figures
 from profiler_app.cluster.compare import job_ref
 from profiler_app.core.models import JobStatus, PartState, ProfilePart, TrainingJob
 from profiler_app.core.text import clean_json
@@ -43,6 +40,7 @@ from profiler_app.history.pure.regression import (
     judge,
     unjudged,
 )
+from profiler_app.profiles import part_analyses
 from profiler_app.profiles.figures import in_window, step_time, timed_steps
 from profiler_app.profiles.models import (
     KernelStat,
@@ -52,8 +50,6 @@ from profiler_app.profiles.models import (
 )
 from profiler_app.traces.figures import KERNEL_TYPES, median_step_ns
 from profiler_app.traces.model import DERIVED_SOURCE
-from profiler_app.traces.window import COMPLETE_STEPS
-from tracefmt.kinds import EventKind
 
 log = logging.getLogger(__name__)
 
@@ -119,8 +115,9 @@ def parts_ready(job: TrainingJob) -> bool:
     )
 
 
-def run_figures(job: TrainingJob, window: str) -> RunFigures:
-    """The aggregates and the stores' operators and host waits of ``job`` in ``window``."""
+def run_figures(job: TrainingJob, window: str, keep_missing: bool = False) -> RunFigures:
+    """The aggregates and the parts' operators and host waits of ``job`` in ``window`` (those
+    of a part not kept yet kept when ``keep_missing``: a task, not a web request)."""
     ref = job_ref(job, window)
     steps = np.array(
         list(timed_steps(job, window).values_list("rank", "dur_ns")),
@@ -138,7 +135,7 @@ def run_figures(job: TrainingJob, window: str) -> RunFigures:
     overlap = in_window(RankOverlap, job, window).aggregate(
         comm=Sum("comm_ns"), overlap=Sum("overlap_ns")
     )
-    operators, host_wait = _from_stores(job, window)
+    operators, host_wait = _from_parts(job, window, keep_missing)
     return RunFigures(
         job_id=job.pk,
         name=job.name,
@@ -155,27 +152,17 @@ def run_figures(job: TrainingJob, window: str) -> RunFigures:
     )
 
 
-def _from_stores(job: TrainingJob, window: str) -> tuple[pd.DataFrame, int]:
-    """Host operators' self time (steps left out: each is its own name) and the GPU streams'
-    host-wait idle time, part by part, in ``window`` as the insights take them."""
-    frames = []
-    host_wait = 0
+def _from_parts(job: TrainingJob, window: str, keep_missing: bool) -> tuple[pd.DataFrame, int]:
+    """Host operators' self time and the GPU streams' host-wait idle time of the job's parts in
+    ``window``, as the worker that parsed each kept them (``profiles.part_analyses``)."""
     summaries = PartSummary.objects.filter(job=job, part__state=PartState.DONE, n_events__gt=0)
-    for summary in summaries.order_by("rank", "part_id"):
-        trace = captured_only(
-            RankTrace.from_store(summary.rank, summary.store_dir, summary.part_id)
-        )
-        if window == COMPLETE_STEPS:
-            trace = drop_last_step(trace)
-        gaps = idle_intervals(trace)
-        host_wait += int(gaps.loc[gaps["category"] == HOST_WAIT, "idle_ns"].sum())
-        no_steps = trace.events["kind"].to_numpy() != int(EventKind.STEP)
-        trace = replace(trace, events=trace.events[no_steps])
-        frames.append(operator_table([trace])[["name", "count", "self_ns"]])
-    if not frames:
-        return pd.DataFrame(columns=["name", "count", "self_ns"]), 0
-    operators = pd.concat(frames, ignore_index=True).groupby("name", as_index=False).sum()
-    return operators, host_wait
+    found = combine_part_figures(
+        [
+            part_analyses.of_part(summary, keep_missing=keep_missing)[window]
+            for summary in summaries.order_by("rank", "part_id")
+        ]
+    )
+    return found.operators, found.host_wait_ns
 
 
 def summary_figures(job: TrainingJob, window: str, figures: RunFigures) -> dict[str, Any]:
@@ -252,8 +239,10 @@ def verdict_of(
     baseline: TrainingJob | None,
     thresholds: Thresholds,
     figures: RunFigures | None = None,
+    keep_missing: bool = False,
 ) -> Verdict:
-    """``job`` judged against ``baseline`` in the job's window (both in it)."""
+    """``job`` judged against ``baseline`` in the job's window (both in it); ``keep_missing``
+    as ``run_figures``."""
     if not parts_ready(job):
         raise NotReady(f"Job {job.name!r} has parts still being parsed, or none parsed.")
     if baseline is None:
@@ -261,8 +250,8 @@ def verdict_of(
     if not parts_ready(baseline):
         raise NotReady(f"Baseline {baseline.name!r} has parts still being parsed, or none parsed.")
     window = job.window
-    run = figures or run_figures(job, window)
-    return judge(run_figures(baseline, window), run, thresholds)
+    run = figures or run_figures(job, window, keep_missing)
+    return judge(run_figures(baseline, window, keep_missing), run, thresholds)
 
 
 def judge_job(job_id: int) -> RunVerdict | None:
@@ -273,11 +262,11 @@ def judge_job(job_id: int) -> RunVerdict | None:
         return None
     run = membership(job)
     series = run.series
-    figures = run_figures(job, job.window)
+    figures = run_figures(job, job.window, keep_missing=True)
     run.figures = clean_json(summary_figures(job, job.window, figures))
     run.save(update_fields=["figures"])
     baseline = default_baseline(job, series)
-    verdict = verdict_of(job, baseline, series.thresholds(), figures)
+    verdict = verdict_of(job, baseline, series.thresholds(), figures, keep_missing=True)
     stored, _ = RunVerdict.objects.update_or_create(
         job=job,
         defaults={

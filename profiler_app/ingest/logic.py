@@ -36,7 +36,8 @@ from profiler_app.ingest.failures import (
 )
 from profiler_app.ingest.models import IngestRun
 from profiler_app.ingest.save import save_result
-from profiler_app.profiles.signals import store_written
+from profiler_app.profiles import part_analyses
+from profiler_app.profiles.store_products import build_products
 from profiler_app.traces import Limits, TraceFormatError, ingest_trace
 from profiler_app.traces.step_breakdown import store_breakdown
 
@@ -192,7 +193,8 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
         cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
         cut_ns = None if result.cut is None else result.cut.last_step_start_ns
         split = store_breakdown(incoming, result.aggregates.steps, cut_ns)
-        store_written.send(sender=ProfilePart, part_id=part_id, store_dir=incoming)
+        build_products(incoming)  # the index and SQL totals, once, before the part is done
+        analyses = _part_analyses(incoming, part)
         patiently(lambda: storage.stage_store(incoming, key), f"part {part_id}'s store")
     except ClaimLost:
         log.info("Part %s is no longer this parse's (%s): stopped", part_id, task_id)
@@ -236,7 +238,19 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
         return False
     if not stored:
         discard(incoming, key)
+    elif analyses is not None:
+        part_analyses.keep(part.job_id, part_id, key, analyses)
     return stored
+
+
+def _part_analyses(store_dir: Path, part: ProfilePart) -> part_analyses.PartAnalyses | None:
+    """The part's analyses from its store while it is on this disk; None when they fail
+    (logged: whoever needs them computes them from the store)."""
+    try:
+        return part_analyses.compute(store_dir, part.rank, part.pk)
+    except Exception:  # out of memory too: the part itself is parsed
+        log.exception("The analyses of part %s failed: left to whoever needs them", part.pk)
+        return None
 
 
 def discard(incoming: Path, key: str) -> None:

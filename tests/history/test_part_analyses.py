@@ -1,0 +1,131 @@
+"""Each part's analyses are kept by the worker that parsed it (``profiles.part_analyses``) and
+the run history reads them instead of the stores: kept equal to what the analysis computes
+from the part's store, in both windows; the history's figures equal those read from the
+stores as it read them before; a part without kept analyses has them computed by the task that
+judges it (a web request never writes them). On real traces."""
+
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profiler_app.analysis import RankTrace, captured_only, drop_last_step
+from profiler_app.analysis.idle import HOST_WAIT, idle_intervals
+from profiler_app.analysis.operators import operator_table
+from profiler_app.analysis.part_figures import part_figures
+from profiler_app.core import storage
+from profiler_app.history import logic
+from profiler_app.history.pure.regression import Thresholds
+from profiler_app.profiles import part_analyses
+from profiler_app.profiles.models import PartSummary
+from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
+from tests.cluster.raw import load
+from tests.history.traces import NCCL
+from tests.timeline.jobs import parse_job
+from tracefmt.kinds import EventKind
+
+PARTS = [
+    ("algo-1", 0, "multirank_sampled/rank-0.json.gz"),
+    ("algo-2", 1, "multirank_sampled/rank-1.json.gz"),
+    ("algo-3", 2, NCCL),
+]
+
+
+def _store_trace(summary: PartSummary) -> RankTrace:
+    folder = storage.store_files(summary.store_path).folder()
+    return RankTrace.from_store(summary.rank, folder, summary.part_id)
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values("name", ignore_index=True)
+
+
+def _read_as_before(job, window: str) -> tuple[pd.DataFrame, int]:
+    """The history's operators and host wait read from every store, as it read them before
+    they were kept: the oracle the kept ones must equal."""
+    frames, host_wait = [], 0
+    for summary in PartSummary.objects.filter(job=job).order_by("rank", "part_id"):
+        trace = captured_only(_store_trace(summary))
+        if window == COMPLETE_STEPS:
+            trace = drop_last_step(trace)
+        gaps = idle_intervals(trace)
+        host_wait += int(gaps.loc[gaps["category"] == HOST_WAIT, "idle_ns"].sum())
+        no_steps = trace.events["kind"].to_numpy() != int(EventKind.STEP)
+        trace = replace(trace, events=trace.events[no_steps])
+        frames.append(operator_table([trace])[["name", "count", "self_ns"]])
+    operators = pd.concat(frames, ignore_index=True).groupby("name", as_index=False).sum()
+    return operators, host_wait
+
+
+@pytest.mark.django_db
+def test_the_worker_keeps_each_part_s_analyses_as_computed_from_its_store(user):
+    job = parse_job(user, "kept-1", PARTS)
+    summaries = list(PartSummary.objects.filter(job=job).order_by("rank"))
+    assert len(summaries) == 3
+    for summary in summaries:
+        kept = part_analyses.kept(summary)  # kept by the parse, nothing computed here
+        assert kept is not None, summary.part_id
+        trace = _store_trace(summary)
+        for window in (COMPLETE_STEPS, WHOLE_TRACE):
+            expected = part_figures(trace, window)
+            assert kept[window].host_wait_ns == expected.host_wait_ns
+            pd.testing.assert_frame_equal(
+                _sorted(kept[window].operators), _sorted(expected.operators), check_dtype=False
+            )
+    # Against the raw JSON: the NCCL trace's operators are called as often as it records them.
+    nccl = part_analyses.kept(summaries[2])[WHOLE_TRACE].operators.set_index("name")["count"]
+    raw = Counter(
+        e["name"]
+        for e in load(NCCL)["traceEvents"]
+        if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e["name"].startswith("aten::")
+    )
+    assert {n: int(c) for n, c in nccl.items() if n.startswith("aten::")} == dict(raw)
+    assert raw["aten::mm"] > 0
+
+
+@pytest.mark.django_db
+def test_the_history_s_figures_are_those_read_from_the_stores(user):
+    job = parse_job(user, "kept-2", PARTS)
+    for window in (COMPLETE_STEPS, WHOLE_TRACE):
+        figures = logic.run_figures(job, window)
+        operators, host_wait = _read_as_before(job, window)
+        assert figures.host_wait_ns == host_wait
+        pd.testing.assert_frame_equal(
+            _sorted(figures.operators), _sorted(operators), check_dtype=False
+        )
+        assert host_wait > 0 and len(operators) > 50
+        summary = logic.summary_figures(job, window, figures)
+        top = operators.set_index("name")["self_ns"].astype(np.int64).nlargest(logic.TOP_ROWS)
+        per = max(figures.rank_steps, 1)
+        assert summary["top_operators"] == [
+            {"name": n, "ns_per_step": round(v / per)} for n, v in top.items()
+        ]
+
+
+@pytest.mark.django_db
+def test_a_part_without_kept_analyses_has_them_kept_by_the_task_not_the_web(user, monkeypatch):
+    job = parse_job(user, "kept-3", PARTS[:1])
+    baseline = parse_job(user, "kept-3-base", PARTS[:1])
+    logic.assign(baseline, "kept")
+    logic.assign(job, "kept")
+    storage.remove_kept(job.pk)  # as a part parsed before they were kept
+    [summary] = PartSummary.objects.filter(job=job)
+    assert part_analyses.kept(summary) is None
+
+    computed: list[int] = []
+    real = part_analyses.compute
+
+    def recorded(store_dir, rank, part_id):
+        computed.append(part_id)
+        return real(store_dir, rank, part_id)
+
+    monkeypatch.setattr(part_analyses, "compute", recorded)
+    logic.verdict_of(job, baseline, Thresholds())  # what a web request reads
+    assert computed == [summary.part_id] and part_analyses.kept(summary) is None
+    logic.judge_job(job.pk)  # the task
+    assert computed == [summary.part_id] * 2
+    assert part_analyses.kept(summary) is not None
+    logic.judge_job(job.pk)  # kept now: no store is read
+    assert computed == [summary.part_id] * 2
