@@ -1,25 +1,40 @@
-import { useEffect, useState } from "react";
+import { type RefObject, useEffect, useState } from "react";
 import { useTimelineEvent } from "../../api/timeline";
 import { formatDuration } from "../../lib/format";
+import { useDebounced } from "../../lib/useDebounced";
 import type { Hit } from "../../timeline/layout";
 import { eventId, kindName } from "../../timeline/model";
 import { formatDims, formatOffset } from "./format";
 
-type Props = { jobId: number; hit: Hit; clientX: number; clientY: number };
+export type HoverState = { hit: Hit; x: number; y: number };
 
-/** Waits until the pointer rests on an event before asking the server for its fields. */
-function useSettled<T>(value: T, delayMs: number): T {
-  const [settled, setSettled] = useState(value);
+/** Hover changes at mouse speed; only this small component re-renders for it. The canvas's
+ * hover calls ``setterRef.current``, which this component points at its own state. */
+export function HoverLayer({
+  jobId,
+  setterRef,
+}: {
+  jobId: number;
+  setterRef: RefObject<(hover: HoverState | null) => void>;
+}) {
+  const [hover, setHover] = useState<HoverState | null>(null);
   useEffect(() => {
-    const timer = window.setTimeout(() => setSettled(value), delayMs);
-    return () => window.clearTimeout(timer);
-  }, [value, delayMs]);
-  return settled;
+    setterRef.current = setHover;
+  }, [setterRef]);
+  return hover ? (
+    <Tooltip jobId={jobId} hit={hover.hit} clientX={hover.x} clientY={hover.y} />
+  ) : null;
 }
 
-export function Tooltip({ jobId, hit, clientX, clientY }: Props) {
+/** How long the pointer rests on an event before the server is asked for its fields: sweeping
+ * across a thousand kernels asks for none of them. */
+const REST_MS = 150;
+
+type Props = { jobId: number; hit: Hit; clientX: number; clientY: number };
+
+function Tooltip({ jobId, hit, clientX, clientY }: Props) {
   const id = hit.type === "event" ? eventId(hit.part, hit.idx) : null;
-  const settled = useSettled(id, 150);
+  const settled = useDebounced(id, REST_MS);
   const details = useTimelineEvent(jobId, settled === id ? settled : null);
   const event = details.data?.event;
   const style = { left: Math.min(clientX + 14, window.innerWidth - 380), top: clientY + 16 };

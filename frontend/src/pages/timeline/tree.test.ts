@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { TrackNode } from "../../timeline/model";
 import tracks from "../../timeline/testdata/amd_mi250_tracks.json";
-import { ancestorsOf, defaultExpanded, rankFilter, ranksOf, withoutSharedPrefix } from "./tree";
+import { layoutTracks } from "../../timeline/layout";
+import {
+  ancestorsOf,
+  defaultExpanded,
+  rankFilter,
+  ranksOf,
+  toggleRank,
+  trackPath,
+  withoutSharedPrefix,
+} from "./tree";
 
 const process = (id: string, ranks: number[], children: TrackNode[] = []): TrackNode => ({
   id,
@@ -69,9 +78,27 @@ describe("rank filter and ancestors", () => {
     expect(rankFilter(null)(roots[0]!.children![0]!.children![0]!)).toBe(true);
   });
 
+  it("toggles a rank's box, back to all shown when all or none are ticked", () => {
+    const all = [0, 1, 2];
+    expect(toggleRank(null, all, 1)).toEqual([0, 2]);
+    expect(toggleRank([2, 0], all, 1)).toBeNull();
+    expect(toggleRank([2], all, 0)).toEqual([0, 2]);
+    expect(toggleRank([2], all, 2)).toBeNull();
+  });
+
   it("lists the groups to open to reveal a track", () => {
     expect(ancestorsOf(roots, "p1/s7")).toEqual(["algo-1", "algo-1/gpus", "p1", "p1/gpu1/device"]);
     expect(ancestorsOf(roots, "nowhere")).toEqual([]);
+  });
+});
+
+describe("track paths", () => {
+  it("names a track by the labels down to it", () => {
+    const layout = layoutTracks(roots, defaultExpanded(roots));
+    expect(trackPath(layout, roots, "p0/s7")).toBe(
+      "algo-1 › algo-1/gpus › p0 › p0/gpu0/device › p0/s7",
+    );
+    expect(trackPath(layout, roots, "nowhere")).toBe("nowhere");
   });
 });
 

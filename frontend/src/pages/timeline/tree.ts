@@ -1,4 +1,5 @@
 /** Choices about the track tree that the page makes: default expansion and the rank filter. */
+import type { Layout } from "../../timeline/layout";
 import type { TrackNode } from "../../timeline/model";
 
 const ALWAYS_OPEN = new Set(["node", "cpu", "gpus"]);
@@ -46,6 +47,14 @@ export function rankFilter(ranks: number[] | null): (node: TrackNode) => boolean
     ((node.info?.ranks as number[] | undefined) ?? []).some((r) => wanted.has(r));
 }
 
+/** The rank filter after a rank's box is clicked: null (all shown) when all or none would be. */
+export function toggleRank(ranks: number[] | null, all: number[], rank: number): number[] | null {
+  const current = new Set(ranks ?? all);
+  if (!current.delete(rank)) current.add(rank);
+  if (current.size === 0 || current.size === all.length) return null;
+  return [...current].sort((a, b) => a - b);
+}
+
 /** Ids of the nodes above ``id``, outermost first (empty when ``id`` is not in the tree). */
 export function ancestorsOf(roots: TrackNode[], id: string): string[] {
   const path: string[] = [];
@@ -60,6 +69,19 @@ export function ancestorsOf(roots: TrackNode[], id: string): string[] {
 }
 
 const PATH_SEPARATOR = " › ";
+
+/** "algo-1 › HOST-0 PID-1102 › GPU-0 device › stream 7": where a track sits in the tree. */
+export function trackPath(layout: Layout, roots: TrackNode[], id: string): string {
+  const labels: string[] = [];
+  const find = (node: TrackNode): boolean => {
+    labels.push(node.label);
+    if (node.id === id || node.children?.some(find)) return true;
+    labels.pop();
+    return false;
+  };
+  roots.some(find);
+  return labels.length ? labels.join(PATH_SEPARATOR) : (layout.byId.get(id)?.node.label ?? id);
+}
 
 /** Track paths without the leading steps every one of them shares: the range table's rows of
  * one rank read "GPU-0 host › thread 1262", of several ranks keep what tells them apart. */
