@@ -1,8 +1,8 @@
 """pytest plugin (loaded with `-p profiler_app.testing`): real services before Django starts.
 
 Uses DATABASE_URL / REDIS_URL when set, otherwise the embedded PostgreSQL and Redis under
-var/test. Each run gets its own test database, media folder and Celery queue names, so parallel
-runs on one machine never see each other's data or tasks.
+var/test. Each run (and each of its xdist workers) gets its own test database, media folder and
+Celery queue names, so parallel runs on one machine never see each other's data or tasks.
 """
 
 import os
@@ -20,6 +20,17 @@ os.environ.setdefault("CELERY_QUEUE_PREFIX", f"test{os.getpid()}-")
 # Tests create parts in bursts beside a live worker; admission has its own tests (setting on).
 os.environ.setdefault("INGEST_MAX_BACKLOG_SECONDS", "0")
 os.environ.setdefault("PROFILER_MEDIA_ROOT", tempfile.mkdtemp(prefix="profiler-media-"))
+
+# Under `pytest -n N` each worker inherits the controller's environment above, so it is made a
+# run of its own here: its own queues and cache keys (its Celery worker would otherwise take the
+# other workers' tasks) and its own media folder. pytest-django already suffixes its database.
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER")
+if _xdist_worker and not os.environ.get("PROFILER_TEST_WORKER_SET_UP"):
+    os.environ["PROFILER_TEST_WORKER_SET_UP"] = _xdist_worker
+    os.environ["CELERY_QUEUE_PREFIX"] += f"{_xdist_worker}-"
+    _media = Path(os.environ["PROFILER_MEDIA_ROOT"]) / _xdist_worker
+    _media.mkdir(parents=True, exist_ok=True)
+    os.environ["PROFILER_MEDIA_ROOT"] = str(_media)
 
 
 def database_url(settings_dict: dict) -> str:
