@@ -296,8 +296,9 @@ CELERY_TASK_ROUTES = {
     "profiler_app.core.tasks.record_workers": {"queue": CELERY_SWEEP_QUEUE},
     "profiler_app.core.tasks.check_idle_shutdown": {"queue": CELERY_SWEEP_QUEUE},
     "profiler_app.ingest.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
-    # Indexing holds a whole part in memory, like a parse: it runs where parses do.
-    "profiler_app.timeline.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
+    # Upgrading a store (its index, its model columns) holds a whole part in memory, like a
+    # parse: it runs where parses do.
+    "profiler_app.profiles.tasks.*": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
     # Reading a rank for its insights holds the rank in memory, like a parse.
     "profiler_app.insights.tasks.prepare_rank": {"queue": f"{CELERY_QUEUE_PREFIX}ingest"},
 }
@@ -354,8 +355,9 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": INGEST_SWEEP_SECONDS,
         "options": {"expires": INGEST_SWEEP_SECONDS},
     },
-    "timeline-index-sweep": {
-        "task": "profiler_app.timeline.tasks.index_missing_parts",
+    # Stores of an older format (or an older index version) are upgraded; readers never are.
+    "store-upgrade-sweep": {
+        "task": "profiler_app.profiles.tasks.upgrade_stores",
         "schedule": 600,
     },
     "insights-sweep": {

@@ -21,6 +21,7 @@ from profiler_app.calltree.pure import tree as calltree
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.profiles.models import PartSummary, TimelineTrack
 from profiler_app.profiles.pure.links import TimeRange, timeline_url
+from profiler_app.traces.store_layout import EVENTS_FILE
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import COMPLETE_STEPS
 
@@ -78,8 +79,8 @@ def _selection(summary, window: str, threads: list[int] | None):
     steps, else every host thread), and the threads listed with their host and step events."""
     listed = _host_threads(summary)
     every = tuple(t["track"] for t in listed)
-    store = summary.store_dir
-    signature = (store / "events.parquet").stat().st_mtime_ns
+    store = summary.fetch_store()
+    signature = (store / EVENTS_FILE).stat().st_mtime_ns
     end_ns = _cut(summary, window)
     everything = _events(store, signature, every, end_ns)
     size = max(every, default=0) + 1
@@ -149,7 +150,7 @@ def tree(job, window: str, part_id, threads, inverted: bool, min_ns: int) -> dic
 
 
 def _strings(summary: PartSummary, ids: np.ndarray) -> list[str]:
-    strings = TimelineReader(summary.store_dir).strings
+    strings = TimelineReader(summary.fetch_store()).strings
     return [OTHER_LABEL if i == calltree.OTHER else strings[i] for i in ids.tolist()]
 
 

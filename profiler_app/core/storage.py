@@ -44,12 +44,13 @@ from django.utils._os import safe_makedirs
 from profiler_app.core import store_cache
 from profiler_app.core.bucket import Bucket, StorageError, bucket
 from profiler_app.lib.disk import file_bytes, tree_bytes
+from profiler_app.traces import store_layout
 from profiler_app.traces.store_files import StoreFiles
 
 __all__ = ["StorageError", "file_bytes", "tree_bytes"]
 
 RAW_FOLDER = "parts"
-STORES_FOLDER = "timeline"
+STORES_FOLDER = store_layout.STORES_FOLDER
 UPLOADS_FOLDER = "uploads"
 COPY_CHUNK_BYTES = 4 * 1024 * 1024
 # A byte range bound for the bucket waits in memory up to this, then in a temp file.
@@ -291,11 +292,8 @@ def stored_uploads() -> dict[str, float]:
 
 
 def store_key(job_id: int, part_id: int, parse_id: str) -> str:
-    """Where a parse's store is kept: in the data directory in the part's place (a new parse
-    replaces it), in a bucket under a key of its own."""
-    if in_bucket():
-        return f"{STORES_FOLDER}/{job_id}/{part_id}/{parse_id}"
-    return f"{STORES_FOLDER}/{job_id}/{part_id}"
+    """Where a parse's store is kept (``traces.store_layout.store_key``)."""
+    return store_layout.store_key(job_id, part_id, parse_id, in_bucket())
 
 
 def new_store_folder(job_id: int, part_id: int, parse_id: str) -> Path:
@@ -310,6 +308,17 @@ def stage_store(incoming: Path, key: str) -> None:
     files (before the transaction: this takes a while); in the data directory, nothing yet."""
     if in_bucket():
         _bucket().put_tree(key, incoming)
+
+
+def stage_beside_store(path: Path, key: str) -> None:
+    """Puts a file or folder a sweep built into a store kept in a bucket (at ``key``): a new
+    name beside the store's files, which never change."""
+    if not in_bucket():
+        return
+    if path.is_dir():
+        _bucket().put_tree(key, path)
+    else:
+        _bucket().put_file(key, path)
 
 
 def place_store(incoming: Path, key: str) -> None:

@@ -122,7 +122,7 @@ def rank_parts(job_id: int, rank: int | None = None) -> Iterator[tuple[int, list
 
 def rank_trace(rank: int, parts: list[PartSummary]) -> RankTrace:
     """One trace of the rank, merging its parts (several chunks, or trace files)."""
-    return merge(rank, [RankTrace.from_store(rank, p.store_dir, p.part_id) for p in parts])
+    return merge(rank, [RankTrace.from_store(rank, p.fetch_store(), p.part_id) for p in parts])
 
 
 def rank_traces(job: TrainingJob) -> list[RankTrace]:

@@ -162,7 +162,7 @@ def events(
     summary = PartSummary.objects.filter(job=job, part_id=part_id).first()
     if summary is None:
         return {"part": part_id, "count": 0, "results": []}
-    count, frame = read_memory_events(summary.store_dir, where, offset, limit)
+    count, frame = read_memory_events(summary.fetch_store(), where, offset, limit)
     results = [
         {
             "time_ns": int(r.time_ns),

@@ -58,12 +58,12 @@ class PartSummary(PartRows):
 
     @property
     def store(self) -> StoreFiles:
-        """The timeline store's files, on this machine when asked for (fetched from a bucket)."""
+        """The timeline store's files; nothing is fetched until one is asked for."""
         return storage.store_files(self.store_path)
 
-    @property
-    def store_dir(self) -> Path:
-        """The timeline store's folder on this machine, with the store's own files."""
+    def fetch_store(self) -> Path:
+        """The timeline store's folder on this machine with the store's own files, fetched from
+        the bucket first where it is kept there (the whole store: ``store.file`` fetches one)."""
         return self.store.folder()
 
     class Meta:

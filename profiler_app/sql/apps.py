@@ -6,7 +6,9 @@ class SqlConfig(AppConfig):
     label = "sql"
 
     def ready(self) -> None:
-        from profiler_app.profiles.signals import store_written
+        from profiler_app.profiles.store_products import Product, register
         from profiler_app.sql import logic
+        from profiler_app.sql.pure.console import write_totals
+        from profiler_app.traces.store_layout import SQL_TOTALS, TOTALS_FILE
 
-        store_written.connect(logic.on_store_written, dispatch_uid="sql-event-totals")
+        register(SQL_TOTALS, Product(write_totals, logic.has_totals, TOTALS_FILE))

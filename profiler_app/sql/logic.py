@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 from django.conf import settings
 
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.profiles.models import PartSummary
 from profiler_app.sql.pure.answer import Answer
-from profiler_app.sql.pure.console import Limits, StorePart, open_query, write_totals
+from profiler_app.sql.pure.console import Limits, StorePart, open_query
+from profiler_app.traces.store_files import StoreFiles
+from profiler_app.traces.store_layout import TOTALS_FILE
 
 # Queries running at once in this process: each may use SQL_MEMORY_LIMIT and SQL_THREADS.
 _running = threading.BoundedSemaphore(max(1, settings.SQL_MAX_CONCURRENT))
@@ -20,11 +21,13 @@ class ConsoleBusy(Exception):
     pass
 
 
-def on_store_written(sender, part_id: int, store_dir: Path, **kwargs) -> None:
-    """The ingest wrote a part's store: its event totals now, in the worker, so that the
-    console's group-by queries never scan its events (``sql.pure.totals``)."""
-    if (store_dir / "events.parquet").exists():
-        write_totals(store_dir)
+def has_totals(store: StoreFiles) -> bool:
+    """The store has its event totals (``sql.pure.totals``, a product of the store written at
+    ingest, so that the console's group-by queries never scan its events)."""
+    try:
+        return store.file(TOTALS_FILE).exists()
+    except FileNotFoundError:  # not in the bucket
+        return False
 
 
 def job_parts(job: TrainingJob) -> list[StorePart]:
@@ -34,7 +37,7 @@ def job_parts(job: TrainingJob) -> list[StorePart]:
         .select_related("node")
         .order_by("part_id")
     )
-    return [StorePart(s.part_id, s.node.name, s.rank, s.store_dir) for s in summaries]
+    return [StorePart(s.part_id, s.node.name, s.rank, s.fetch_store()) for s in summaries]
 
 
 def limits() -> Limits:

@@ -6,7 +6,8 @@ class TimelineConfig(AppConfig):
     label = "timeline"
 
     def ready(self) -> None:
-        from profiler_app.profiles.signals import store_written
-        from profiler_app.timeline import logic
+        from profiler_app.profiles.store_products import Product, register
+        from profiler_app.timeline.pure.index import INDEX_DIR_NAME, ensure_index, index_built
+        from profiler_app.traces.store_layout import TIMELINE_INDEX
 
-        store_written.connect(logic.on_store_written, dispatch_uid="timeline-index")
+        register(TIMELINE_INDEX, Product(ensure_index, index_built, INDEX_DIR_NAME))

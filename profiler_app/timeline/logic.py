@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pandas as pd
 import psutil
@@ -15,16 +14,12 @@ from cachetools import LRUCache, cached
 from cachetools.keys import hashkey
 from django.conf import settings
 
-from profiler_app.core import storage
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.profiles.models import MemoryPoint, PartSummary, Step, UtilizationPoint
 from profiler_app.timeline.pure.index import (
-    INDEX_DIR_NAME,
     READ_AHEAD,
     IndexNotBuilt,
     PartIndex,
-    ensure_index,
-    index_built,
     open_built_index,
 )
 from profiler_app.timeline.pure.query import JobTimeline
@@ -39,29 +34,9 @@ OPEN_THREADS = 8
 CPU_DEVICE_TYPE = 0  # c10's DeviceType of [memory] events; the others are accelerators
 
 
-def on_store_written(sender, part_id: int, store_dir: Path, **kwargs) -> None:
-    """The ingest wrote a part's store: index it now, in the worker, before the part is done."""
-    ensure_index(store_dir)
-
-
-def index_missing() -> list[int]:
-    """Build the indexes parsed parts lack (stores from before indexes were built at ingest, or
-    of an older index version); the parts indexed. Beat runs this (timeline.tasks)."""
-    built = []
-    for summary in PartSummary.objects.filter(part__state=PartState.DONE, n_events__gt=0):
-        store = summary.store
-        if index_built(store):  # asks for the index's meta only: no store is fetched
-            continue
-        directory = store.folder()
-        if (directory / "events.parquet").exists() and ensure_index(directory):
-            if store.key is not None:  # kept in a bucket: the index goes beside the store
-                storage.stage_store(directory / INDEX_DIR_NAME, f"{store.key}/{INDEX_DIR_NAME}")
-            built.append(summary.part_id)
-    return built
-
-
 class TimelineNotReady(Exception):
-    """Some of the job's parts have no index yet: the sweep builds it (never a request)."""
+    """Some of the job's parts have no index yet: the store sweep builds it (never a request:
+    ``profiles.store_products``)."""
 
 
 # A part counts one, and one more per thousand lanes: the lanes of a trace of 200,000 threads

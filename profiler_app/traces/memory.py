@@ -26,11 +26,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from profiler_app.traces.nesting import nearest
+from profiler_app.traces.store_layout import MEMORY_FILE
 from profiler_app.traces.timeline_read import TimelineReader
 from tracefmt.kinds import EventKind
 from tracefmt.strings import StringTable
 
-MEMORY_FILE = "memory.parquet"
 CURVE_POINTS = 2000
 TOP_OPERATORS = 50
 # The name allocations made outside every CPU operator are listed under.

@@ -21,14 +21,13 @@ from profiler_app.traces.memory import MemorySummary, build_memory
 from profiler_app.traces.model import EventBatch, FlowBatch
 from profiler_app.traces.normalize import PartContext
 from profiler_app.traces.process_memory import release_free_memory
+from profiler_app.traces.store_layout import FLOWS_FILE
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
 from profiler_app.traces.window import StepCut, step_cut
 from tracefmt.columns import FLOW_COLUMNS
 from tracefmt.names import PROFILER_STEP_RE
 from tracefmt.strings import StringTable
-
-FLOWS_FILE = "flows.parquet"
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,6 @@
-"""Reading a timeline store back, memory-mapped: whole, or one track's time window."""
+"""Reading a timeline store back, memory-mapped: whole, or one track's time window. Reading
+never writes: a store of an older format answers with the columns it has, and asking it for an
+event-model column it lacks raises ``StoreAwaitsUpgrade`` (the store sweep adds them)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from profiler_app.traces.timeline_store import (
+from profiler_app.traces.event_model import MODEL_COLUMNS
+from profiler_app.traces.store_layout import (
     EVENTS_FILE,
     STRINGS_FILE,
     TRACKS_FILE,
-    ensure_event_model,
+    StoreAwaitsUpgrade,
 )
 
 
@@ -23,7 +26,6 @@ class TimelineReader:
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
-        ensure_event_model(self.directory)
         self.strings: list[str] = (
             pq.read_table(self.directory / STRINGS_FILE).column("value").to_pylist()
         )
@@ -38,8 +40,22 @@ class TimelineReader:
     def n_events(self) -> int:
         return int(self._group_starts[-1])
 
+    @property
+    def missing_model_columns(self) -> list[str]:
+        """The event model's columns this store lacks (an older format awaiting the sweep)."""
+        names = self.events.schema_arrow.names
+        return [name for name in MODEL_COLUMNS if name not in names]
+
+    def _check(self, columns: list[str] | None) -> None:
+        """StoreAwaitsUpgrade when ``columns`` (None: whatever the store has) name a model
+        column the store lacks."""
+        missing = [name for name in self.missing_model_columns if name in (columns or ())]
+        if missing:
+            raise StoreAwaitsUpgrade(self.directory, missing)
+
     def _read(self, groups: list[int] | None, columns: list[str] | None) -> pa.Table:
-        """Row groups (None: all) of ``columns`` (None: all)."""
+        """Row groups (None: all) of ``columns`` (None: all the store has)."""
+        self._check(columns)
         if groups is None:
             return self.events.read(columns=columns, use_threads=False)
         return self.events.read_row_groups(groups, columns=columns, use_threads=False)
@@ -53,6 +69,7 @@ class TimelineReader:
     def column(self, name: str) -> np.ndarray:
         """One column of every event, read a row group at a time into one array (reading the
         whole column through Arrow would hold it twice)."""
+        self._check([name])
         out: np.ndarray | None = None
         # Read, not memory-mapped: mapped pages of the file would stay in this process.
         events = pq.ParquetFile(self.directory / EVENTS_FILE)

@@ -1,6 +1,4 @@
-"""The timeline store of one part: Parquet files sorted by track, then start time.
-
-Layout of a store directory::
+"""Writing the events of one part's timeline store (``traces.store_layout`` names its files):
 
     events.parquet      every event, all model columns, sorted by (track, start_ns)
     tracks.parquet      one row per track: label, first row, row count, time range, longest
@@ -42,16 +40,13 @@ from profiler_app.traces.event_model import (
     Windows,
     build_event_model,
     free_rows,
-    has_event_model,
     store_order,
 )
 from profiler_app.traces.kineto_args import size_copies
 from profiler_app.traces.model import EventBatch
+from profiler_app.traces.store_layout import EVENTS_FILE, SPILL_FOLDER, STRINGS_FILE, TRACKS_FILE
 from tracefmt.columns import EVENT_COLUMNS
 
-EVENTS_FILE = "events.parquet"
-TRACKS_FILE = "tracks.parquet"
-STRINGS_FILE = "strings.parquet"
 ROW_GROUP_ROWS = 65536
 # Measured on the shared traces: LZ4 without dictionary pages writes 2x faster than the
 # default (Snappy + dictionaries) and the files come out no larger.
@@ -83,33 +78,30 @@ class StoreSummary:
     captured_step_starts: np.ndarray  # start of each step Kineto recorded (the event model's)
 
 
-def ensure_event_model(directory: str | Path) -> None:
-    """A store written before the event model gets its columns (``add_event_model``); any
-    other is left as it is."""
-    directory = Path(directory)
-    if not has_event_model(pq.ParquetFile(directory / EVENTS_FILE, memory_map=True)):
-        strings = pq.read_table(directory / STRINGS_FILE).column("value").to_pylist()
-        add_event_model(directory, strings)
-
-
 def add_event_model(directory: str | Path, strings: list[str]) -> None:
-    """Adds the event model's columns to a store written before it (rewritten row group by
-    row group); its parts were recorded whole (``traces.event_model``)."""
+    """Adds the event model's columns a store written before them lacks (rewritten row group by
+    row group); the columns it has are kept. Its parts were recorded whole
+    (``traces.event_model``). Only the store sweep calls this: a reader never writes a store."""
     path = Path(directory) / EVENTS_FILE
     events = pq.ParquetFile(path, memory_map=True)
+    own = events.schema_arrow.names
+    missing = [name for name in MODEL_COLUMNS if name not in own]
+    if not missing:
+        return
     table = events.read(columns=list(MODEL_INPUT_COLUMNS), use_threads=False)
     model = build_event_model({c: table.column(c).to_numpy() for c in MODEL_INPUT_COLUMNS}, strings)
     del table
-    own = [name for name in events.schema_arrow.names if name not in MODEL_COLUMNS]
     staging = path.with_name(f".{path.name}.model")
     with pq.ParquetWriter(staging, STORE_SCHEMA, **PARQUET_OPTIONS) as writer:
         first = 0
         for group in range(events.metadata.num_row_groups):
-            table = events.read_row_group(group, columns=own, use_threads=False)
+            table = events.read_row_group(group, use_threads=False)
             rows = slice(first, first + table.num_rows)
-            for name in MODEL_COLUMNS:
+            for name in missing:
                 table = table.append_column(MODEL_SCHEMA.field(name), pa.array(model[name][rows]))
-            writer.write_table(table.select(STORE_SCHEMA.names), row_group_size=ROW_GROUP_ROWS)
+            writer.write_table(
+                table.select(STORE_SCHEMA.names), row_group_size=max(table.num_rows, 1)
+            )
             first += table.num_rows
     os.replace(staging, path)
 
@@ -125,7 +117,7 @@ class TimelineWriter:
     def __init__(self, directory: str | Path, run_rows: int = 131_072) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.spill = self.directory / "runs"
+        self.spill = self.directory / SPILL_FOLDER
         self.run_rows = run_rows
         self._buffer: list[dict[str, np.ndarray]] = []
         self._buffered = 0

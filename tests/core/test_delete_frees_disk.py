@@ -23,8 +23,8 @@ from profiler_app.core.models import (
 from profiler_app.ingest import logic as ingest_logic
 from profiler_app.ingest.models import IngestRun
 from profiler_app.ingest.tasks import ingest_part
+from profiler_app.profiles import store_products
 from profiler_app.profiles.models import KernelStat, PartSummary
-from profiler_app.profiles.signals import store_written
 from tests.conftest import DATA_DIR, wait_for
 from tests.core.disk import data_bytes, data_files, insights_settled, upload_file
 
@@ -179,20 +179,19 @@ def quiet(caplog):
     assert errors == []
 
 
-def test_a_parse_whose_job_is_deleted_before_it_stores_ends_quietly(user, quiet):
+def test_a_parse_whose_job_is_deleted_before_it_stores_ends_quietly(user, quiet, monkeypatch):
     before = data_files()
     job = TrainingJob.objects.create(name="deleted-at-store", owner=user)
     part = stored_part(job)
 
-    def delete_the_job(sender, part_id, store_dir, **kwargs):
+    def delete_the_job(store_dir):
+        build_products(store_dir)
         assert store_dir.is_dir()  # the parse wrote its store: the deletion takes it away
         logic.delete_job(TrainingJob.objects.get(pk=job.pk))
 
-    store_written.connect(delete_the_job, dispatch_uid="test-delete-at-store")
-    try:
-        result = ingest_part.apply(args=[part.pk])
-    finally:
-        store_written.disconnect(dispatch_uid="test-delete-at-store")
+    build_products = store_products.build_products
+    monkeypatch.setattr(ingest_logic, "build_products", delete_the_job)
+    result = ingest_part.apply(args=[part.pk])
     assert result.successful()
     assert not TrainingJob.objects.exists() and not ProfilePart.objects.exists()
     assert data_files() == before

@@ -8,6 +8,7 @@ import errno
 import hashlib
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
@@ -17,9 +18,9 @@ from profiler_app.core.logic import remove_abandoned_uploads
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob, Upload
 from profiler_app.ingest import logic as ingest
 from profiler_app.ingest.failures import disk_full_message
+from profiler_app.profiles import store_products
 from profiler_app.profiles.models import PartSummary
-from profiler_app.sql import logic as sql_logic
-from profiler_app.timeline import logic as timeline_logic
+from profiler_app.traces.store_layout import SQL_TOTALS, TIMELINE_INDEX
 from tests.conftest import DATA_DIR
 from tests.core.disk import SmallDisk
 from tests.uploads import post_part, put_range, start_upload
@@ -155,27 +156,41 @@ def test_a_parse_that_fills_the_disk_fails_the_part_saying_so(api, job, disk):
     assert ingest.parse_claimed_part(part_id, "with-room-task")
 
 
-# Each step of a parse that writes to the data directory: its module and the function the parse
-# calls it by. The disk fills as the step begins (a real tmpfs, nothing of the writes patched),
-# leaving two pages: a step whose first write fits meets the full disk within its next.
+# Each step of a parse that writes to the data directory: the function the ingest calls, or the
+# store's product. The disk fills as the step begins (a real tmpfs, nothing of the writes
+# patched), leaving two pages: a step whose first write fits meets the full disk within its next.
 WRITE_STEPS = {
-    "the timeline store (Arrow)": (ingest, "ingest_trace"),
-    "the timeline index (numpy)": (timeline_logic, "ensure_index"),
-    "the SQL totals (DuckDB)": (sql_logic, "write_totals"),
+    "the timeline store (Arrow)": "ingest_trace",
+    "the timeline index (numpy)": TIMELINE_INDEX,
+    "the SQL totals (DuckDB)": SQL_TOTALS,
 }
+
+
+def _patch_step(monkeypatch, step: str, wrap):
+    """The step runs through ``wrap(run_step)``, until the returned call puts it back."""
+    name = WRITE_STEPS[step]
+    if name in store_products._products:
+        product = store_products._products[name]
+        monkeypatch.setitem(
+            store_products._products, name, replace(product, build=wrap(product.build))
+        )
+        return lambda: monkeypatch.setitem(store_products._products, name, product)
+    run_step = getattr(ingest, name)
+    monkeypatch.setattr(ingest, name, wrap(run_step))
+    return lambda: monkeypatch.setattr(ingest, name, run_step)
 
 
 @pytest.mark.parametrize("step", WRITE_STEPS)
 @pytest.mark.usefixtures("parsed_by_hand")
 def test_a_parse_that_meets_a_full_disk_at_any_step_says_so(api, job, disk, monkeypatch, step):
-    module, name = WRITE_STEPS[step]
-    run_step = getattr(module, name)
+    def on_a_full_disk(run_step):
+        def run(*args, **kwargs):
+            disk.fill(leave_bytes=8 * 1024)
+            return run_step(*args, **kwargs)
 
-    def on_a_full_disk(*args, **kwargs):
-        disk.fill(leave_bytes=8 * 1024)
-        return run_step(*args, **kwargs)
+        return run
 
-    monkeypatch.setattr(module, name, on_a_full_disk)
+    put_back = _patch_step(monkeypatch, step, on_a_full_disk)
     part_id = post_part(api, job, SMALL_TRACE).json()["id"]
     before = disk.files()
 
@@ -189,7 +204,7 @@ def test_a_parse_that_meets_a_full_disk_at_any_step_says_so(api, job, disk, monk
         "changed; free some space (or ask an administrator to), then reprocess it.",
     )
     assert disk.files() == before
-    monkeypatch.setattr(module, name, run_step)
+    put_back()
     disk.free()
     ProfilePart.objects.filter(pk=part_id).update(state=PartState.PENDING)
     assert ingest.claim(part_id, "with-room-task")

@@ -196,7 +196,7 @@ def test_the_rules_read_launches_and_copies_cut_at_the_same_place(traced, tb_eve
     the launches, copies and steps before the last step's start, as the Dashboard's."""
     cut, _ = tb_cut(tb_events)
     [summary] = PartSummary.objects.filter(job=traced)
-    trace = drop_last_step(RankTrace.from_store(0, summary.store_dir, summary.part_id))
+    trace = drop_last_step(RankTrace.from_store(0, summary.fetch_store(), summary.part_id))
     kind = trace.events["kind"].to_numpy()
     launches = np.isin(kind, [EventKind.CUDA_RUNTIME, EventKind.CUDA_DRIVER])
     expected = [e for e in tb_events if e.get("cat") in LAUNCHERS]

@@ -11,7 +11,7 @@ from openapi_schema_validator import OAS30Validator
 
 from profiler_app.sql import logic
 from profiler_app.sql.pure.console import EXAMPLES
-from profiler_app.sql.pure.totals import TOTALS_FILE
+from profiler_app.traces.store_layout import TOTALS_FILE
 from tests.sql.raw import raw_events
 from tests.timeline.jobs import parse_job
 from tests.traces.expected import DATA, expected

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from profiler_app.sql.pure.console import StorePart, run_query, write_totals
-from profiler_app.sql.pure.totals import TOTALS_FILE
+from profiler_app.traces.store_layout import TOTALS_FILE
 from tests.traces.expected import DATA, expected
 
 SOURCES = [

@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from django.core.files import File
 
@@ -16,8 +17,11 @@ from profiler_app.core import logic, storage, store_cache
 from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic as ingest
 from profiler_app.profiles.models import KernelStat, PartSummary
+from profiler_app.profiles.store_products import upgrade_stores
 from profiler_app.timeline import logic as timeline
 from profiler_app.timeline.pure.index import INDEX_DIR_NAME
+from profiler_app.traces.event_model import MODEL_COLUMNS
+from profiler_app.traces.store_layout import EVENTS_FILE, MANIFEST_FILE
 from tests.conftest import DATA_DIR
 from tests.storage import s3
 
@@ -110,7 +114,7 @@ def test_a_part_parsed_into_the_bucket_is_read_back_from_a_cold_cache(
     # The kernels table and a store-wide read (the folder) agree with what the parse stored.
     kernels = KernelStat.objects.filter(part=part).count()
     assert kernels > 0
-    assert (summary.store_dir / "events.parquet").exists()
+    assert (summary.fetch_store() / "events.parquet").exists()
 
 
 def test_deleting_a_job_empties_its_keys_and_cache(in_bucket, s3_endpoint, bucket, user):
@@ -188,10 +192,39 @@ def test_the_sweep_indexes_a_store_in_the_bucket_that_lacks_one(
     timeline.part_index.cache_clear()
 
     assert api.get(f"/api/jobs/{part.job_id}/timeline/tracks/").status_code == 503
-    assert timeline.index_missing() == [part.pk]
+    assert upgrade_stores() == [part.pk]
     assert s3.keys(s3_endpoint, bucket, f"profiles/{key}/{INDEX_DIR_NAME}/") == index_keys
-    assert timeline.index_missing() == []  # fresh: asked for its meta only
+    assert upgrade_stores() == []  # fresh: asked for its manifest and index meta only
     shutil.rmtree(store_cache.root())  # another machine reads the index from the bucket
+    timeline.part_index.cache_clear()
+    assert api.get(f"/api/jobs/{part.job_id}/timeline/tracks/").status_code == 200
+
+
+def test_the_sweep_gives_a_store_in_the_bucket_without_model_columns_a_new_key(
+    in_bucket, s3_endpoint, bucket, user, api
+):
+    part = parsed_in_bucket(user, "needs-model")
+    old = PartSummary.objects.get(part=part).store_path
+    client = s3.client(s3_endpoint)
+    # A store of the previous format: events without the event model, no manifest.
+    events = pq.read_table(store_cache.folder(old) / EVENTS_FILE)
+    model = {name: events.column(name).to_numpy() for name in MODEL_COLUMNS}
+    stripped = io.BytesIO()
+    pq.write_table(events.drop_columns(list(MODEL_COLUMNS)), stripped)
+    client.put_object(Bucket=bucket, Key=f"profiles/{old}/{EVENTS_FILE}", Body=stripped.getvalue())
+    client.delete_object(Bucket=bucket, Key=f"profiles/{old}/{MANIFEST_FILE}")
+    shutil.rmtree(store_cache.root())
+
+    assert upgrade_stores() == [part.pk]
+    new = PartSummary.objects.get(part=part).store_path
+    assert new != old and new.startswith(f"timeline/{part.job_id}/{part.pk}/upgrade-")
+    assert s3.keys(s3_endpoint, bucket, f"profiles/{old}/") == []
+    assert f"profiles/{new}/{MANIFEST_FILE}" in s3.keys(s3_endpoint, bucket, f"profiles/{new}/")
+    shutil.rmtree(store_cache.root())  # another machine reads the new store from the bucket
+    upgraded = pq.read_table(store_cache.folder(new) / EVENTS_FILE)
+    for name, values in model.items():
+        assert (upgraded.column(name).to_numpy() == values).all(), name
+    assert upgrade_stores() == []
     timeline.part_index.cache_clear()
     assert api.get(f"/api/jobs/{part.job_id}/timeline/tracks/").status_code == 200
 

@@ -1,5 +1,5 @@
 """The worker indexes a part's timeline before the part is done; the web only reads indexes, and
-parts from before (no index, or an older index version) get one from the sweep task."""
+parts from before (no index, or an older index version) get one from the store sweep."""
 
 import json
 import shutil
@@ -9,6 +9,7 @@ import pytest
 from django.conf import settings
 
 from profiler_app.profiles.models import PartSummary
+from profiler_app.profiles.store_products import upgrade_stores
 from profiler_app.timeline import logic
 from profiler_app.timeline.pure.index import INDEX_DIR_NAME, INDEX_VERSION
 from profiler_app.timeline.pure.index_build import store_signature
@@ -51,6 +52,6 @@ def test_a_part_without_an_index_waits_for_the_sweep_not_a_request(api, parsed_j
     assert not (index_dir(job) / "meta.json").exists() or how == "older version"
 
     part_id = PartSummary.objects.get(job=job).part_id
-    assert part_id in logic.index_missing()
-    assert part_id not in logic.index_missing()  # built once
+    assert part_id in upgrade_stores()
+    assert part_id not in upgrade_stores()  # built once
     assert api.get(f"/api/jobs/{job.id}/timeline/tracks/").status_code == 200

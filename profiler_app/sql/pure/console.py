@@ -22,20 +22,22 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from profiler_app.sql.pure import totals
 from profiler_app.sql.pure.answer import Answer, bounded_values
-from profiler_app.traces.timeline_store import (
+from profiler_app.traces.store_layout import (
     EVENTS_FILE,
+    MANIFEST_FILE,
+    MEMORY_FILE,
     STRINGS_FILE,
+    TOTALS_FILE,
     TRACKS_FILE,
-    ensure_event_model,
+    read_manifest,
 )
 from tracefmt.columns import EVENT_COLUMNS
 from tracefmt.kinds import KIND_NAMES, MEMCPY_KIND_NAMES
 
-# Kineto's allocator events, when the part recorded them (``profile_memory=True``).
-MEMORY_FILE = "memory.parquet"
 MAX_QUERY_CHARS = 20_000
 
 # Columns holding ids into the part's strings.
@@ -261,9 +263,32 @@ def _nullable(column: str) -> str:
     return f"NULLIF(f.{column}, {absent})"
 
 
-def _event_columns(strings: str) -> str:
+# The event model's columns the views read, and what they read as in a store of an older
+# format that lacks them (until the store sweep adds them).
+_MODEL_SELECT = {
+    "depth": ("f.depth::INTEGER", "NULL::INTEGER"),
+    "parent_row": ("NULLIF(f.parent, -1)", "NULL::BIGINT"),
+    "self_ns": ("f.self_ns", "NULL::BIGINT"),
+    "step": ("NULLIF(f.step, -1)::BIGINT", "NULL::BIGINT"),
+    "captured": ("f.captured", "NULL::BOOLEAN"),
+    "_is_step": ("f.is_step", "NULL::BOOLEAN"),
+}
+_MODEL_READ = ("depth", "parent", "self_ns", "step", "captured", "is_step")
+
+
+def _has_model(part: StorePart) -> bool:
+    """The part's events carry the event model's columns: its manifest says so, or (a store
+    written before manifests) its events file's schema does."""
+    manifest = read_manifest(part.directory / MANIFEST_FILE)
+    if manifest is not None and manifest.current:
+        return True
+    return set(_MODEL_READ) <= set(pq.read_schema(part.directory / EVENTS_FILE).names)
+
+
+def _event_columns(strings: str, modelled: bool = True) -> str:
     """The select list of ``events`` over the parts' raw stores ``f``; ``strings`` opens the
-    lookup of a string id (``list[start + ``)."""
+    lookup of a string id (``list[start + ``). ``modelled``: some part has the event model's
+    columns (parts that lack them read them as NULL); none has: they are all NULL."""
     out = []
     for column in EVENT_COLUMNS:
         if column == "kind":
@@ -276,14 +301,7 @@ def _event_columns(strings: str) -> str:
             out.append(f"{_nullable(column)} AS {column}")
         if column == "dur_ns":
             out.append("f.start_ns + f.dur_ns AS end_ns")
-    out += [
-        "f.depth::INTEGER AS depth",
-        "NULLIF(f.parent, -1) AS parent_row",
-        "f.self_ns AS self_ns",
-        "NULLIF(f.step, -1)::BIGINT AS step",
-        "f.captured AS captured",
-        "f.is_step AS _is_step",
-    ]
+    out += [f"{read if modelled else absent} AS {c}" for c, (read, absent) in _MODEL_SELECT.items()]
     return ", ".join(out)
 
 
@@ -326,8 +344,14 @@ def _events_select(parts: list[StorePart]) -> str:
     # after another, from the part's offset.
     offset = f"{_variable('_events_strings_at')}[f.file_index::BIGINT + 1]"
     strings = f"{_variable('_strings_all')}[{offset} + "
-    columns = _event_columns(strings)
-    return f"SELECT {_part_columns(EVENTS_FILE)}, {columns} FROM {_from_files(parts, EVENTS_FILE)}"
+    modelled = [_has_model(p) for p in parts]
+    columns = _event_columns(strings, any(modelled))
+    # A part of an older format lacks model columns: matched by name, they read as NULL there.
+    options = "" if all(modelled) else _BY_NAME
+    return (
+        f"SELECT {_part_columns(EVENTS_FILE)}, {columns} "
+        f"FROM {_from_files(parts, EVENTS_FILE, options)}"
+    )
 
 
 def _tracks_select(parts: list[StorePart]) -> str:
@@ -344,25 +368,10 @@ def _rows_with_part(parts: list[StorePart], name: str, options: str = _BY_NAME) 
     return f"SELECT {_part_columns(name)}, f.* FROM {_from_files(parts, name, options)}"
 
 
-# A part's store is written once; the event model's columns were checked (or added) here.
-_MODELLED: set[Path] = set()
-
-
-def _ensure_event_model(directory: Path) -> None:
-    if directory not in _MODELLED:
-        ensure_event_model(directory)
-        _MODELLED.add(directory)
-
-
-def ensure_totals(directory: str | Path) -> None:
-    """The store's event totals (``sql.pure.totals``), written if it has none yet."""
-    if not (Path(directory) / totals.TOTALS_FILE).exists():
-        write_totals(directory)
-
-
 def write_totals(directory: str | Path) -> None:
-    """Writes the store's event totals, through the console's own ``events`` view."""
-    path = Path(directory) / totals.TOTALS_FILE
+    """Writes the store's event totals, through the console's own ``events`` view (a product
+    of the store: the ingest and the store sweep call this, never a query)."""
+    path = Path(directory) / TOTALS_FILE
     staging = path.with_name(f".{path.name}.{uuid.uuid4().hex}")  # two writers: each its own
     con = duckdb.connect(":memory:", config={"autoload_known_extensions": False})
     try:
@@ -406,13 +415,14 @@ def _strings(con: duckdb.DuckDBPyConnection, parts: list[StorePart], with_events
 
 
 def _with_events(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> list[StorePart]:
-    """The parts that hold events, their event model checked (``ensure_event_model``)."""
+    """The parts that hold events."""
     # Each view and the query bind the same files: their footers are parsed once, not at each.
     con.execute("SET parquet_metadata_cache = true")
-    with_events = [p for p in parts if (p.directory / EVENTS_FILE).exists()]
-    for part in with_events:
-        _ensure_event_model(part.directory)
-    return with_events
+    return [p for p in parts if _has_events(p)]
+
+
+def _has_events(part: StorePart) -> bool:
+    return (part.directory / EVENTS_FILE).exists()
 
 
 def _create_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart]) -> list[str]:
@@ -501,9 +511,7 @@ def _create_totals_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart])
     events are read (over a thousand parts, reading their strings alone takes most of a
     second). The files they read."""
     with_events = _with_events(con, parts)
-    for part in with_events:
-        ensure_totals(part.directory)
-    _set_parts(con, totals.TOTALS_FILE, with_events)
+    _set_parts(con, TOTALS_FILE, with_events)
     for view in ("events", "kernels"):
         columns = ", ".join(f"NULL::{kind} AS {name}" for name, kind, _ in SCHEMA[view]["columns"])
         con.execute(f"CREATE VIEW {view} AS SELECT * FROM (SELECT {columns}) WHERE false")
@@ -511,13 +519,13 @@ def _create_totals_views(con: duckdb.DuckDBPyConnection, parts: list[StorePart])
         con.execute(
             f"CREATE VIEW {totals.TOTALS_VIEWS['events']} AS "
             # One writer, one schema: no file's footer read to unify them.
-            f"{_rows_with_part(with_events, totals.TOTALS_FILE, options='')}"
+            f"{_rows_with_part(with_events, TOTALS_FILE, options='')}"
         )
         con.execute(
             f"CREATE VIEW {totals.TOTALS_VIEWS['kernels']} AS "
             f"SELECT * FROM {totals.TOTALS_VIEWS['events']} WHERE kind = 'kernel'"
         )
-    return [str(p.directory / totals.TOTALS_FILE) for p in with_events]
+    return [str(p.directory / TOTALS_FILE) for p in with_events]
 
 
 def connect(
@@ -549,7 +557,10 @@ def _over_totals(
     parts: list[StorePart], statement: str, limits: Limits
 ) -> tuple[duckdb.DuckDBPyConnection, str] | None:
     """A connection to the parts' event totals and ``statement`` rewritten over them, when it
-    means the same there (``sql.pure.totals``); None when it must read the events."""
+    means the same there (``sql.pure.totals``); None when it must read the events (as it
+    must while a part's store of an older format awaits the sweep that writes its totals)."""
+    if not all((p.directory / TOTALS_FILE).exists() for p in parts if _has_events(p)):
+        return None
     con = connect(parts, limits, totals_only=True)
     try:
         relation = con.sql(statement)  # over the empty views: names the answer's columns

@@ -1,10 +1,10 @@
 """Group-and-aggregate queries answered from each part's event totals instead of its events.
 
-At ingest every part gets ``totals.parquet``: one row per (track, kind, name, device, stream,
-memcpy_kind, collective, captured) with the count, sum, minimum and maximum of ``dur_ns``,
-``self_ns`` and ``bytes`` (``TOTALS_SELECT``, computed through the console's own ``events``
-view, so a total equals what the same query over the events gives). A part holds millions of
-events but a few thousand such rows.
+At ingest every part gets ``totals.parquet`` (``traces.store_layout.TOTALS_FILE``): one row per
+(track, kind, name, device, stream, memcpy_kind, collective, captured) with the count, sum,
+minimum and maximum of ``dur_ns``, ``self_ns`` and ``bytes`` (``TOTALS_SELECT``, computed
+through the console's own ``events`` view, so a total equals what the same query over the
+events gives). A part holds millions of events but a few thousand such rows.
 
 ``rewrite`` reads the query's syntax tree (DuckDB's ``json_serialize_sql``) and, when the query
 only filters and groups on those dimensions and aggregates with count, sum, min, max or avg,
@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-TOTALS_FILE = "totals.parquet"
 DIMENSIONS = ("track", "kind", "name", "device", "stream", "memcpy_kind", "collective", "captured")
 # The per-part columns the console adds to every row, dimensions too.
 _PART_DIMENSIONS = ("part", "node", "rank")

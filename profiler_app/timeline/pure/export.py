@@ -18,7 +18,7 @@ from profiler_app.timeline.pure.lanes import LAUNCH_KINDS
 from profiler_app.timeline.pure.query import JobTimeline
 from profiler_app.timeline.pure.tree import Part
 from profiler_app.traces.process_memory import release_free_memory
-from profiler_app.traces.timeline_store import EVENTS_FILE
+from profiler_app.traces.store_layout import EVENTS_FILE
 from tracefmt.kinds import KIND_NAMES
 
 _ARG_COLUMNS = (

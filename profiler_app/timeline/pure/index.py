@@ -34,14 +34,12 @@ import pyarrow.parquet as pq
 from profiler_app.timeline.pure.activity import ActivityLevel
 from profiler_app.timeline.pure.index_build import INDEX_VERSION, build_index, signature_matches
 from profiler_app.traces.store_files import StoreFiles
+from profiler_app.traces.store_layout import INDEX_FOLDER_PREFIX, STRINGS_FILE, index_folder
 from profiler_app.traces.timeline_read import TimelineReader
-from profiler_app.traces.timeline_store import STRINGS_FILE
 
-# Versioned: a store in a bucket never changes, so a newer index goes beside the older one
-# (whose files other machines may have cached) instead of over it.
-INDEX_DIR_NAME = f"timeline-index-v{INDEX_VERSION}"
+INDEX_DIR_NAME = index_folder(INDEX_VERSION)
 # Where indexes of this version were built before the folder carried it (data directory).
-LEGACY_INDEX_DIR_NAME = "timeline-index"
+LEGACY_INDEX_DIR_NAME = INDEX_FOLDER_PREFIX
 # Fetched together (from a bucket) when the index is opened: what every view of the part reads,
 # its rows' activity and its GPUs' utilisation.
 _ON_OPEN = (

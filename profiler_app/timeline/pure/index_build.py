@@ -32,6 +32,7 @@ from profiler_app.timeline.pure.levels import (
 )
 from profiler_app.traces.nesting import nest
 from profiler_app.traces.process_memory import release_free_memory
+from profiler_app.traces.store_layout import EVENTS_FILE
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
 from tracefmt.kinds import EventKind, of_kinds
@@ -44,7 +45,7 @@ def store_signature(store_dir: Path) -> str:
     """Changes whenever ingest rewrites the store, so a stale index is rebuilt: the events
     file's size (its time does not survive a copy; indexes built before recorded
     ``<size>-<time>``, read by ``signature_matches``)."""
-    return str((store_dir / "events.parquet").stat().st_size)
+    return str((store_dir / EVENTS_FILE).stat().st_size)
 
 
 def signature_matches(recorded: str | None, store_dir: Path) -> bool:
