@@ -206,7 +206,8 @@ class Profiler:
         if self._flusher is not None:
             self._flusher.join(timeout=60)
         self.flush(final=True)
-        self._packer.close()
+        # The packing child stays for the job's next profiling session (a start of Python and
+        # numpy costs more CPU than a window's packing); it ends at finish, or with this process.
         assert self.uploader is not None and self.config is not None
         if not self.uploader.drain(self.config.shutdown_timeout_s):
             self._report_leftovers()
@@ -502,6 +503,7 @@ class Profiler:
         self._finished = True
         try:
             self.stop_profiling()
+            self._packer.close()
             uploader, ident, config = self.uploader, self.identity, self.config
             if uploader is None or ident is None or config is None:
                 return

@@ -277,3 +277,44 @@ def test_a_window_that_expands_past_the_chunks_budget_is_refused(tmp_path):
     assert "Kineto window 1 of this chunk was not read" in result.metadata["read_warning"]
     assert "larger than" in result.metadata["read_warning"]
     assert len(result.metadata["captured_windows_ns"]) == 1
+
+
+def test_a_jobs_profiling_sessions_share_one_packing_child_until_it_finishes(tmp_path):
+    """Stopping and starting profiling again (a session per epoch) keeps the child that packs
+    the windows: its start-up is paid once a job, not once a session; ``finish`` ends it."""
+    torch = pytest.importorskip("torch")
+    import collector
+    from collector.profiler import Profiler
+
+    prof = Profiler()
+    prof.configure(
+        collector.Config(
+            job_name="sessions",
+            spool_dir=str(tmp_path / "spool"),
+            server_url=None,
+            exit_hooks=False,
+            cpu_operators=True,
+            kineto_skip_first_steps=0,
+            kineto_warmup_steps=0,
+            kineto_active_steps=1,
+            kineto_wait_steps=2,  # a window at steps 0 and 3: one in each session
+        )
+    )
+    model = torch.nn.Linear(16, 4)
+    children = []
+    for session in range(2):
+        prof.start_profiling()
+        for i in range(3 if session == 0 else 2):  # steps 0-2, then 3-4
+            with collector.annotate(f"step_{3 * session + i}"):
+                model(torch.randn(4, 16)).sum().backward()
+        prof.stop_profiling()
+        child = prof._packer._proc
+        assert child is not None and child.poll() is None  # still there for the next session
+        children.append(child.pid)
+    windows = [w for c in spooled_chunks(tmp_path / "spool") for w in c.kineto]
+    # (The window opened as step 2 ended is cut by the stop, before any step of its own.)
+    assert [w.annotations for w in windows if w.annotations] == [("step_0",), ("step_3",)]
+    assert all(w.packed for w in windows)
+    assert children[0] == children[1]
+    prof.finish()
+    assert prof._packer._proc is None and child.wait(timeout=60) == 0
