@@ -12,6 +12,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from profiler_app.core.bucket import storage_error
 from profiler_app.core.storage import StorageError
 from profiler_app.lib.disk import disk_full
+from profiler_app.traces.store_layout import StoreAwaitsUpgrade
 
 
 class StorageUnavailable(APIException):
@@ -51,8 +52,18 @@ class DatabaseUnavailable(APIException):
     default_detail = "The database is unreachable just now; try again shortly."
 
 
+class StoreUpgrading(APIException):
+    """A part's store of an older format lacks what the page reads until the store sweep adds
+    it (a reader never writes a store)."""
+
+    status_code = 503
+    default_code = "store_awaits_upgrade"
+
+
 def exception_handler(exc, context):
-    if isinstance(exc, StorageError):  # the bucket refused or is out of reach: try later
+    if isinstance(exc, StoreAwaitsUpgrade):
+        exc = StoreUpgrading(str(exc))
+    elif isinstance(exc, StorageError):  # the bucket refused or is out of reach: try later
         exc = StorageUnavailable(str(exc))
     elif isinstance(exc, BotoCoreError | ClientError | Boto3Error):  # a raw upload's request
         exc = StorageUnavailable(str(storage_error(exc)))

@@ -98,8 +98,11 @@ def test_readers_answer_from_a_read_only_store_of_the_previous_format(api, old_s
     answer = run_query(parts, f"SELECT count(*) FROM kernels WHERE name = '{quoted}'")
     assert answer.rows == [[raw.kernel_count[kernel]]]
 
-    # The timeline waits for the sweep rather than building an index in a request.
+    # The timeline waits for the sweep rather than building an index in a request; the call
+    # tree, which reads the event model's nesting, says the store awaits its upgrade.
     assert api.get(f"/api/jobs/{job.id}/timeline/tracks/").status_code == 503
+    tree = api.get(f"/api/jobs/{job.id}/calltree/")
+    assert (tree.status_code, tree.json()["code"]) == (503, "store_awaits_upgrade")
     assert _files(store) == before  # nothing written, nothing replaced
 
 
@@ -124,3 +127,4 @@ def test_the_sweep_upgrades_it_to_the_store_the_ingest_writes(api, old_store):
     assert answer.read_from == "totals"
     assert answer.rows == [[len(raw.events), len(raw.events)]]
     assert api.get(f"/api/jobs/{job.id}/timeline/tracks/").status_code == 200
+    assert api.get(f"/api/jobs/{job.id}/calltree/").status_code == 200
