@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from collector.api import ApiClient, ApiError
 from collector.config import default_spool_dir
@@ -120,29 +120,37 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(title="commands", dest="command", required=True, metavar="COMMAND")
+    _upload_command(sub)
+    _check_command(sub)
+    _flush_command(sub)
+    return parser
 
-    def server_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--server",
-            default=os.environ.get("PROFILER_SERVER_URL"),
-            help="server URL, e.g. http://profiler:8000 (default $PROFILER_SERVER_URL)",
-        )
-        p.add_argument(
-            "--token",
-            default=os.environ.get("PROFILER_TOKEN"),
-            help="API token (default $PROFILER_TOKEN)",
-        )
 
-    def wait_option(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--max-wait",
-            type=float,
-            default=DEFAULT_MAX_WAIT_S,
-            metavar="SECONDS",
-            help="how long to wait in all for a busy (429, 503) or unreachable server before "
-            "giving up (default %(default)g)",
-        )
+def _server_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--server",
+        default=os.environ.get("PROFILER_SERVER_URL"),
+        help="server URL, e.g. http://profiler:8000 (default $PROFILER_SERVER_URL)",
+    )
+    p.add_argument(
+        "--token",
+        default=os.environ.get("PROFILER_TOKEN"),
+        help="API token (default $PROFILER_TOKEN)",
+    )
 
+
+def _wait_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-wait",
+        type=float,
+        default=DEFAULT_MAX_WAIT_S,
+        metavar="SECONDS",
+        help="how long to wait in all for a busy (429, 503) or unreachable server before "
+        "giving up (default %(default)g)",
+    )
+
+
+def _upload_command(sub: Any) -> None:
     up = sub.add_parser(
         "upload",
         help="upload existing PyTorch profiler traces (*.pt.trace.json[.gz]), one file per "
@@ -164,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the model or experiment this job is a run of (default $PROFILER_SERIES, else "
         "the job name without its run suffix)",
     )
-    server_options(up)
+    _server_options(up)
     up.add_argument(
         "--node", help="node name for every file (default: the trace's host name, else algo-1)"
     )
@@ -172,8 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--wait", action="store_true", help="wait until the server has processed every part"
     )
-    wait_option(up)
+    _wait_option(up)
 
+
+def _check_command(sub: Any) -> None:
     ck = sub.add_parser(
         "check",
         help="judge a job against its baseline for CI: exit 0 no regression, 1 regression, "
@@ -196,8 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument(
         "--timeout", type=float, default=3600, help="seconds to wait for parsing (default 3600)"
     )
-    server_options(ck)
+    _server_options(ck)
 
+
+def _flush_command(sub: Any) -> None:
     fl = sub.add_parser(
         "flush",
         help="upload what profiled jobs left in the local spool while the server was "
@@ -216,9 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="end the flushed jobs whose process never sent a final status (killed or crashed): "
         "they are marked Stopped and judged",
     )
-    server_options(fl)
-    wait_option(fl)
-    return parser
+    _server_options(fl)
+    _wait_option(fl)
 
 
 def main(argv: list[str] | None = None) -> int:
