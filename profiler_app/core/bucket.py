@@ -6,6 +6,7 @@ a forked Celery child makes its own)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -15,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO
 
 import boto3
 from boto3.exceptions import Boto3Error
@@ -92,6 +93,94 @@ class Bucket:
         except _FAILURES as exc:
             raise _describe(exc, "save", relative) from None
 
+    # --- Multipart uploads: an object written in parts, as its bytes arrive ---------------
+
+    def start_multipart(self, relative: str) -> str:
+        """A new multipart upload to ``relative``; its id."""
+        try:
+            return self.client.create_multipart_upload(Bucket=self.name, Key=self.key(relative))[
+                "UploadId"
+            ]
+        except _FAILURES as exc:
+            raise _describe(exc, "start", relative) from None
+
+    def put_part(self, relative: str, upload_id: str, number: int, body: IO[bytes]) -> None:
+        """Part ``number`` (from 1) of the multipart upload; sending a number again replaces it."""
+        try:
+            self.client.upload_part(
+                Bucket=self.name,
+                Key=self.key(relative),
+                UploadId=upload_id,
+                PartNumber=number,
+                Body=body,
+            )
+        except _FAILURES as exc:
+            raise _describe(exc, "save", relative) from None
+
+    def parts(self, relative: str, upload_id: str) -> list[dict]:
+        """The multipart upload's parts in order: PartNumber, ETag, Size, LastModified.
+        FileNotFoundError when it is no longer under way."""
+        found: list[dict] = []
+        paginator = self.client.get_paginator("list_parts")
+        try:
+            pages = paginator.paginate(Bucket=self.name, Key=self.key(relative), UploadId=upload_id)
+            for page in pages:
+                found += page.get("Parts", ())
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchUpload"):
+                raise FileNotFoundError(relative) from None  # finished or dropped
+            raise _describe(exc, "list the parts of", relative) from None
+        except _FAILURES as exc:
+            raise _describe(exc, "list the parts of", relative) from None
+        return found
+
+    def finish_multipart(self, relative: str, upload_id: str, count: int) -> None:
+        """Joins parts 1..``count`` into the object (the bucket joins them: no byte is sent)."""
+        listed = [p for p in self.parts(relative, upload_id) if p["PartNumber"] <= count]
+        if [p["PartNumber"] for p in listed] != list(range(1, count + 1)):
+            raise FileNotFoundError(f"{relative} lacks parts of its {count}")
+        try:
+            self.client.complete_multipart_upload(
+                Bucket=self.name,
+                Key=self.key(relative),
+                UploadId=upload_id,
+                MultipartUpload={
+                    "Parts": [{"PartNumber": p["PartNumber"], "ETag": p["ETag"]} for p in listed]
+                },
+            )
+        except _FAILURES as exc:
+            raise _describe(exc, "save", relative) from None
+
+    def abort_multipart(self, relative: str, upload_id: str) -> None:
+        """Drops the multipart upload's parts; one already finished or dropped is let be."""
+        try:
+            self.client.abort_multipart_upload(
+                Bucket=self.name, Key=self.key(relative), UploadId=upload_id
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchUpload"):
+                raise _describe(exc, "delete", relative) from None
+        except _FAILURES as exc:
+            raise _describe(exc, "delete", relative) from None
+
+    def multiparts(self, relative_prefix: str) -> Iterator[tuple[str, str]]:
+        """The multipart uploads under way under the prefix: (key, upload id) each."""
+        paginator = self.client.get_paginator("list_multipart_uploads")
+        try:
+            for page in paginator.paginate(Bucket=self.name, Prefix=self.key(relative_prefix)):
+                for item in page.get("Uploads", ()):
+                    yield self._relative(item["Key"]), item["UploadId"]
+        except _FAILURES as exc:
+            raise _describe(exc, "list", relative_prefix) from None
+
+    def multipart_bytes(self, relative_prefix: str) -> int:
+        """What the parts of the multipart uploads under way under the prefix weigh."""
+        total = 0
+        for key, upload_id in self.multiparts(relative_prefix):
+            with contextlib.suppress(FileNotFoundError):  # finished or dropped meanwhile
+                total += sum(part["Size"] for part in self.parts(key, upload_id))
+        return total
+
     def put_tree(self, relative: str, folder: Path) -> list[str]:
         """Every file under ``folder`` to ``relative/…``, in parallel; the keys written."""
         files = [p for p in folder.rglob("*") if p.is_file()]
@@ -114,7 +203,7 @@ class Bucket:
             temp.unlink(missing_ok=True)
             raise
 
-    def copy_to(self, relative: str, out: BinaryIO) -> None:
+    def copy_to(self, relative: str, out: IO[bytes]) -> None:
         """Streams an object into an open file; FileNotFoundError when there is none."""
         try:
             body = self.client.get_object(Bucket=self.name, Key=self.key(relative))["Body"]

@@ -19,7 +19,7 @@ from django.utils.text import get_valid_filename
 from kombu.exceptions import OperationalError
 
 from profiler_app.celery import app as celery_app
-from profiler_app.core import storage
+from profiler_app.core import resumable, storage
 from profiler_app.core.models import (
     SENDING,
     AppSettings,
@@ -108,33 +108,53 @@ def store_part(job: TrainingJob, source: PartSource, stream: BinaryIO) -> tuple[
     been lost), and a duplicate message is harmless: only one task claims the part.
     """
     digest = sha256_of(stream)
-    existing = ProfilePart.objects.filter(job=job, sha256=digest).first()
-    if existing is not None:
-        if existing.state == PartState.PENDING:
-            send_ingest(existing.pk)
-        return existing, False
     size = stream.seek(0, 2)
     stream.seek(0)
+
+    def keep_file(part: ProfilePart) -> None:
+        part.file.save(stored_file_name(source.original_name), File(stream), save=False)
+
+    return _new_part(job, source, digest, size, keep_file)
+
+
+def _existing_part(job: TrainingJob, digest: str) -> ProfilePart | None:
+    """The job's part of this content, queued again while it waits to be parsed (its first
+    queueing may have been lost; only one task claims the part)."""
+    existing = ProfilePart.objects.filter(job=job, sha256=digest).first()
+    if existing is not None and existing.state == PartState.PENDING:
+        send_ingest(existing.pk)
+    return existing
+
+
+def _new_part(
+    job: TrainingJob, source: PartSource, digest: str, size: int, keep_file
+) -> tuple[ProfilePart, bool]:
+    """Stores the part of this content unless the job has it (``keep_file`` gives the new
+    part its file, unsaved); returns (part, created)."""
+    existing = _existing_part(job, digest)
+    if existing is not None:
+        return existing, False
+    part = ProfilePart(
+        job=job,
+        rank=source.rank,
+        pid=source.pid,
+        kind=source.kind,
+        original_name=source.original_name[:255],
+        size_bytes=size,
+        sha256=digest,
+    )
     try:
         with transaction.atomic():
-            node, _ = Node.objects.get_or_create(
+            part.node, _ = Node.objects.get_or_create(
                 job=job, name=source.node_name, defaults={"hostname": source.hostname}
             )
-            part = ProfilePart(
-                job=job,
-                node=node,
-                rank=source.rank,
-                pid=source.pid,
-                kind=source.kind,
-                original_name=source.original_name[:255],
-                size_bytes=size,
-                sha256=digest,
-            )
-            part.file.save(stored_file_name(source.original_name), File(stream), save=False)
+            keep_file(part)
             part.save()
             enqueue_ingest(part.id)
     except IntegrityError:
-        # A concurrent request stored the same content first.
+        # A concurrent request stored the same content first: the file kept for it goes.
+        if part.file.name:
+            storage.remove_raw_file(part.file.name)
         return ProfilePart.objects.get(job=job, sha256=digest), False
     return part, True
 
@@ -144,61 +164,79 @@ def append_to_upload(upload: Upload, start: int, stream: BinaryIO, length: int) 
     upload's row is locked meanwhile, so two requests sending the same range (a client retry
     racing its first try) cannot both be accepted."""
     with transaction.atomic():
-        received = (
-            Upload.objects.select_for_update()
-            .values_list("received_bytes", flat=True)
-            .filter(pk=upload.pk)
-            .first()
-        )
-        if received is None:
+        locked = Upload.objects.select_for_update().filter(pk=upload.pk).first()
+        if locked is None:
             raise UploadRangeError("the upload was cancelled")
-        if start != received:
-            raise UploadRangeError(f"expected the range to start at byte {received}, got {start}")
-        if start + length > upload.size_bytes:
+        if start != locked.received_bytes:
             raise UploadRangeError(
-                f"range ends at byte {start + length}, beyond the declared size {upload.size_bytes}"
+                f"expected the range to start at byte {locked.received_bytes}, got {start}"
             )
+        if start + length > locked.size_bytes:
+            raise UploadRangeError(
+                f"range ends at byte {start + length}, beyond the declared size {locked.size_bytes}"
+            )
+        name = stored_file_name(locked.original_name)
         try:
-            storage.write_upload_range(upload.pk, start, stream, length)
-        except storage.RangeEndedEarly as exc:
+            resumable.write_range(locked, start, stream, length, name)
+        except resumable.RangeEndedEarly as exc:
             raise UploadRangeError(str(exc)) from None
-        Upload.objects.filter(pk=upload.pk).update(
-            received_bytes=start + length, last_byte_at=timezone.now()
-        )
-    upload.received_bytes = start + length
+        locked.received_bytes = start + length
+        locked.last_byte_at = timezone.now()
+        locked.save(update_fields=["received_bytes", "last_byte_at", *resumable.ROW_FIELDS])
+    upload.received_bytes = locked.received_bytes
     return upload.received_bytes
 
 
 def complete_upload(upload: Upload) -> tuple[ProfilePart, bool]:
-    if upload.received_bytes != upload.size_bytes:
-        raise UploadRangeError(
-            f"only {upload.received_bytes} of {upload.size_bytes} bytes have arrived"
+    """The upload's file, every byte arrived, becomes the part's as it lies (a rename, or the
+    bucket joining its parts): nothing is copied. Its row is locked meanwhile, so a retry of
+    the completion waits and then finds it gone."""
+    with transaction.atomic():
+        locked = Upload.objects.select_for_update().filter(pk=upload.pk).first()
+        if locked is None:
+            raise UploadRangeError("the upload was cancelled")
+        if locked.received_bytes != locked.size_bytes:
+            raise UploadRangeError(
+                f"only {locked.received_bytes} of {locked.size_bytes} bytes have arrived"
+            )
+        try:
+            arrived = resumable.finish(locked)
+        except FileNotFoundError:
+            raise UploadRangeError("the upload was cancelled") from None
+        source = PartSource(
+            node_name=locked.node_name,
+            rank=locked.rank,
+            kind=locked.kind,
+            original_name=locked.original_name,
+            pid=locked.pid,
+            hostname=locked.hostname,
         )
-    source = PartSource(
-        node_name=upload.node_name,
-        rank=upload.rank,
-        kind=upload.kind,
-        original_name=upload.original_name,
-        pid=upload.pid,
-        hostname=upload.hostname,
-    )
-    try:
-        with storage.upload_on_disk(upload.pk, upload.size_bytes) as stream:
-            result = store_part(upload.job, source, stream)
-    except FileNotFoundError:
-        raise UploadRangeError("the upload was cancelled") from None
-    storage.remove_upload(upload.pk)
-    upload.delete()
-    return result
+
+        def keep_file(part: ProfilePart) -> None:
+            if arrived.path is not None:
+                linked = storage.LinkedFile(arrived.path)
+                part.file.save(stored_file_name(source.original_name), linked, save=False)
+            else:
+                part.file.name = arrived.key
+
+        part, created = _new_part(locked.job, source, arrived.sha256, arrived.size, keep_file)
+        if not created:
+            resumable.discard(arrived)
+        # Its bytes are the part's file now: the row's removal must leave them.
+        locked.bucket_key = ""
+        locked.delete()
+    resumable.remove(upload.pk)  # now, not only once a transaction around this commits
+    return part, created
 
 
 def abandon_upload(upload: Upload) -> None:
     """The sender cancelled: its bytes and row go. The row lock waits for a range being
     written, so no write lands after the file is gone."""
     with transaction.atomic():
-        if Upload.objects.select_for_update().filter(pk=upload.pk).values_list("pk").first():
-            storage.remove_upload(upload.pk)
-            Upload.objects.filter(pk=upload.pk).delete()
+        locked = Upload.objects.select_for_update().filter(pk=upload.pk).first()
+        if locked is not None:
+            resumable.remove(locked.pk, locked.bucket_key)
+            locked.delete()
 
 
 @dataclass(frozen=True)
@@ -296,18 +334,18 @@ def remove_abandoned_uploads() -> int:
     Returns how many files and rows went."""
     cutoff = timezone.now() - timedelta(hours=settings.UPLOAD_ABANDON_HOURS)
     removed = 0
-    stored = storage.stored_uploads()
+    stored = resumable.stored()
     for upload in Upload.objects.filter(created_at__lt=cutoff).order_by("created_at"):
         if stored.get(str(upload.pk), 0.0) >= cutoff.timestamp():
             continue  # bytes arrived lately: still going
-        storage.remove_upload(upload.pk)
+        resumable.remove(upload.pk, upload.bucket_key)
         stored.pop(str(upload.pk), None)
         upload.delete()
         removed += 1
     known = {str(pk) for pk in Upload.objects.values_list("pk", flat=True)}
     for upload_id, last_write in stored.items():
         if upload_id not in known and last_write < cutoff.timestamp():
-            storage.remove_upload(upload_id)
+            resumable.remove_unknown(upload_id)
             removed += 1
     return removed + storage.remove_stale_raw_writes(cutoff.timestamp())
 

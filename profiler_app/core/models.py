@@ -313,6 +313,13 @@ class Upload(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     # Each range stamps it: an upload still unfinished long after it has been interrupted.
     last_byte_at = models.DateTimeField(default=timezone.now)
+    # In a bucket (``core.resumable``): the object the bytes become, its multipart upload, and
+    # the parts sent to it so far with their bytes; the bytes after those wait as range
+    # objects until they make a part (the bucket's least but the last is 5 MiB).
+    bucket_key = models.CharField(max_length=500, blank=True)
+    multipart_id = models.CharField(max_length=1024, blank=True)
+    parts_sent = models.PositiveIntegerField(default=0)
+    parts_bytes = models.BigIntegerField(default=0)
 
     class Meta:
         indexes = [

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
-from profiler_app.core import storage
+from profiler_app.core import resumable, storage
 from profiler_app.core.models import ProfilePart, TrainingJob, Upload
 
 
@@ -19,8 +19,8 @@ def remove_raw_file(sender, instance: ProfilePart, **kwargs) -> None:
 
 @receiver(post_delete, sender=Upload, dispatch_uid="core-upload-temp-file")
 def remove_upload_file(sender, instance: Upload, **kwargs) -> None:
-    upload_id = instance.pk
-    transaction.on_commit(lambda: storage.remove_upload(upload_id))
+    upload_id, bucket_key = instance.pk, instance.bucket_key
+    transaction.on_commit(lambda: resumable.remove(upload_id, bucket_key))
 
 
 @receiver(post_delete, sender=TrainingJob, dispatch_uid="core-job-raw-folder")

@@ -21,7 +21,7 @@ from django.db.models import Max
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from profiler_app.core import logic, storage
+from profiler_app.core import logic, resumable, storage
 from profiler_app.core.models import AppSettings, PartState, ProfilePart, TrainingJob, Upload
 
 
@@ -58,11 +58,11 @@ class RetentionPlan:
 
 def job_bytes(job_id: int) -> int:
     """What deleting the job frees: its raw files, timeline stores and unfinished uploads."""
-    uploads = Upload.objects.filter(job_id=job_id).values_list("pk", flat=True)
+    uploads = Upload.objects.filter(job_id=job_id)
     return (
         storage.job_raw_bytes(job_id)
         + storage.job_store_bytes(job_id)
-        + sum(storage.upload_bytes(pk) for pk in uploads)
+        + sum(resumable.received_bytes(upload) for upload in uploads)
     )
 
 

@@ -6,8 +6,8 @@ The same relative keys in both:
 
 * ``parts/<job id>/<sha256>-<name>``: the files as uploaded (the ProfilePart's FileField; in a
   bucket through django-storages);
-* ``uploads/<upload id>.part``, or in a bucket ``uploads/<upload id>/<first byte>``: resumable
-  uploads still arriving (a bucket has no append: each byte range is an object);
+* ``uploads/<upload id>.part``, or in a bucket ``uploads/<upload id>/<first byte>`` and a
+  multipart upload of the part's own object: resumable uploads still arriving (``resumable``);
 * ``timeline/<job id>/<part id>``, or in a bucket ``timeline/<job id>/<part id>/<parse>``: each
   parsed part's timeline store and its index. A store in a bucket is never rewritten (a new
   parse writes a new key), so each process's cache of its files (``store_cache``) is never stale;
@@ -19,8 +19,9 @@ Each app removes its own files once their rows are deleted: core the raw uploads
 unfinished uploads (``core.receivers``), the ingest the timeline stores (``ingest.receivers``).
 Sizes are the files' lengths in bytes.
 
-One module on purpose (near 500 lines): the two backends' rules for the four kinds of files
-sit side by side, so that nothing else needs to know where a file is.
+One module on purpose (near 450 lines): the two backends' rules for the kinds of files sit
+side by side, so that nothing else needs to know where a file is (resumable uploads, whose bytes
+go where the part's file will be, have their own: ``resumable``).
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
+from django.core.files import File
 from django.core.files.storage import FileSystemStorage, default_storage
 from django.utils._os import safe_makedirs
 
@@ -52,9 +53,6 @@ __all__ = ["StorageError", "file_bytes", "tree_bytes"]
 RAW_FOLDER = "parts"
 STORES_FOLDER = store_layout.STORES_FOLDER
 UPLOADS_FOLDER = "uploads"
-COPY_CHUNK_BYTES = 4 * 1024 * 1024
-# A byte range bound for the bucket waits in memory up to this, then in a temp file.
-RANGE_SPOOL_BYTES = 16 * 1024 * 1024
 
 
 def in_bucket() -> bool:
@@ -105,6 +103,19 @@ class _WrittenFile:
         return self.path
 
 
+class LinkedFile(File):
+    """A whole file on this machine that becomes the stored one by a hard link, not a copy (a
+    resumable upload's file, whose own name goes with its upload's row)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(None, name=path.name)
+        self.path = path
+
+    def chunks(self, chunk_size=None):
+        with self.path.open("rb") as stream:
+            yield from File(stream).chunks(chunk_size)
+
+
 class WholeFileSystemStorage(FileSystemStorage):
     """The data directory's raw uploads, each stored whole or not at all. Django's own save
     writes into the final name, so a write cut short (a full disk) would leave a partial file
@@ -120,11 +131,26 @@ class WholeFileSystemStorage(FileSystemStorage):
         fd, temp = tempfile.mkstemp(prefix=INCOMING_PREFIX, dir=folder)
         try:
             with os.fdopen(fd, "wb") as out:
-                for chunk in content.chunks():
-                    out.write(chunk)
+                if not (isinstance(content, LinkedFile) and _linked(content.path, temp)):
+                    for chunk in content.chunks():
+                        out.write(chunk)
             return super()._save(name, _WrittenFile(temp))  # type: ignore[misc]  # not in the stubs
         finally:
             Path(temp).unlink(missing_ok=True)  # still there unless it was renamed
+
+
+def _linked(source: Path, dest: str) -> bool:
+    """``dest`` becomes a second name of ``source``; False where it cannot (two filesystems,
+    say: ``source`` is then copied)."""
+    link = f"{dest}.link"
+    try:
+        os.link(source, link)
+        os.replace(link, dest)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(link)
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -178,114 +204,6 @@ def remove_job_raw_files(job_id: int) -> None:
         _bucket().delete_prefix(f"{RAW_FOLDER}/{job_id}/")
     else:
         remove_tree(raw_dir(job_id))
-
-
-# --- Resumable uploads ------------------------------------------------------------------------
-
-
-class RangeEndedEarly(Exception):
-    def __init__(self, remaining: int) -> None:
-        super().__init__(f"the request ended {remaining} bytes early")
-        self.remaining = remaining
-
-
-def _copy_exactly(stream: BinaryIO, out: IO[bytes], length: int) -> None:
-    remaining = length
-    while remaining > 0:
-        chunk = stream.read(min(COPY_CHUNK_BYTES, remaining))
-        if not chunk:
-            raise RangeEndedEarly(remaining)
-        out.write(chunk)
-        remaining -= len(chunk)
-
-
-def _upload_path(upload_id) -> Path:
-    return uploads_dir() / f"{upload_id}.part"
-
-
-def _range_key(upload_id, start: int) -> str:
-    # Zero-padded so that the bucket lists an upload's ranges in byte order.
-    return f"{UPLOADS_FOLDER}/{upload_id}/{start:020d}"
-
-
-def write_upload_range(upload_id, start: int, stream: BinaryIO, length: int) -> None:
-    """Stores ``length`` bytes of ``stream`` as the upload's bytes from ``start`` on, dropping
-    what an earlier failed try wrote past them. RangeEndedEarly when the stream ends first."""
-    if in_bucket():
-        with tempfile.SpooledTemporaryFile(RANGE_SPOOL_BYTES, dir=str(scratch_dir())) as spool:
-            _copy_exactly(stream, spool, length)
-            spool.seek(0)
-            _bucket().put_stream(_range_key(upload_id, start), spool)
-        return
-    path = _upload_path(upload_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with path.open("r+b" if path.exists() else "wb") as out:
-            out.seek(start)
-            _copy_exactly(stream, out, length)
-            out.truncate()
-    except BaseException:
-        # What this range wrote goes (a full disk, the sender gone): the file holds the
-        # bytes counted so far, and none at all for a first range.
-        with contextlib.suppress(OSError):
-            if start:
-                os.truncate(path, start)
-            else:
-                path.unlink(missing_ok=True)
-        raise
-
-
-@contextlib.contextmanager
-def upload_on_disk(upload_id, size: int) -> Iterator[BinaryIO]:
-    """The upload's ``size`` bytes as one open file on this machine; FileNotFoundError when
-    they are gone (cancelled). In a bucket the ranges are joined in a scratch file."""
-    if not in_bucket():
-        with _upload_path(upload_id).open("rb") as stream:
-            yield stream
-        return
-    store = _bucket()
-    ranges = {
-        int(item.key.rsplit("/", 1)[1]): item.key
-        for item in store.listing(f"{UPLOADS_FOLDER}/{upload_id}/")
-    }
-    with tempfile.TemporaryFile(dir=scratch_dir()) as joined:
-        # The ranges that tile [0, size): one that an earlier failed try left is skipped.
-        while joined.tell() < size:
-            key = ranges.get(joined.tell())
-            if key is None:
-                raise FileNotFoundError(f"upload {upload_id} lacks bytes from {joined.tell()}")
-            store.copy_to(key, joined)
-        joined.truncate(size)
-        joined.seek(0)
-        yield joined
-
-
-def remove_upload(upload_id) -> None:
-    if in_bucket():
-        _bucket().delete_prefix(f"{UPLOADS_FOLDER}/{upload_id}/")
-    else:
-        _upload_path(upload_id).unlink(missing_ok=True)
-
-
-def upload_bytes(upload_id) -> int:
-    if in_bucket():
-        return _bucket().prefix_bytes(f"{UPLOADS_FOLDER}/{upload_id}/")
-    return file_bytes(_upload_path(upload_id))
-
-
-def stored_uploads() -> dict[str, float]:
-    """Every upload with bytes in storage, and when bytes last reached it."""
-    found: dict[str, float] = {}
-    if in_bucket():
-        for item in _bucket().listing(f"{UPLOADS_FOLDER}/"):
-            upload_id = item.key.split("/")[1]
-            found[upload_id] = max(found.get(upload_id, 0.0), item.modified)
-        return found
-    folder = uploads_dir()
-    for path in folder.glob("*.part") if folder.exists() else []:
-        with contextlib.suppress(FileNotFoundError):
-            found[path.stem] = path.stat().st_mtime
-    return found
 
 
 # --- Timeline stores --------------------------------------------------------------------------
@@ -497,7 +415,8 @@ def disk_use() -> DiskUse:
         store = _bucket()
         raw = store.prefix_bytes(f"{RAW_FOLDER}/")
         stores = store.prefix_bytes(f"{STORES_FOLDER}/")
-        uploads = store.prefix_bytes(f"{UPLOADS_FOLDER}/")
+        # Ranges waiting to fill a part, and the parts of the part files under way.
+        uploads = store.prefix_bytes(f"{UPLOADS_FOLDER}/") + store.multipart_bytes(f"{RAW_FOLDER}/")
         return DiskUse(
             settings.STORAGE_URL,
             raw,

@@ -1,6 +1,7 @@
 """Profiles kept in an S3 bucket (moto's real S3 API on loopback), this process as both web and
-worker: resumable upload ranges, a part parsed into the bucket, a timeline read from a cold
-cache fetching only what the view needs, and a deleted job leaving nothing in the bucket."""
+worker: a part parsed into the bucket, a timeline read from a cold cache fetching only what the
+view needs, and a deleted job leaving nothing in the bucket (resumable uploads:
+test_ranged_upload)."""
 
 import hashlib
 import io
@@ -28,27 +29,6 @@ from tests.storage import s3
 pytestmark = pytest.mark.django_db(transaction=True)
 
 TRACE = DATA_DIR / "multirank_sampled" / "rank-0.json.gz"
-
-
-def test_upload_ranges_are_objects_joined_in_order(in_bucket, s3_endpoint, bucket):
-    data = bytes(range(256)) * 1000
-    upload_id = "5a1d0c4e-0000-4000-8000-000000000001"
-    storage.write_upload_range(upload_id, 0, io.BytesIO(data), 100_000)
-    # A try that sent its range but never got it counted leaves an object the next try's
-    # range does not line up with: it is not part of the file.
-    storage.write_upload_range(upload_id, 150_000, io.BytesIO(b"x" * 10), 10)
-    storage.write_upload_range(upload_id, 100_000, io.BytesIO(data[100_000:]), 156_000)
-    with pytest.raises(storage.RangeEndedEarly):
-        storage.write_upload_range(upload_id, 256_000, io.BytesIO(b"short"), 50)
-
-    assert storage.upload_bytes(upload_id) > len(data)
-    assert upload_id in storage.stored_uploads()
-    with storage.upload_on_disk(upload_id, len(data)) as joined:
-        assert joined.read() == data
-    storage.remove_upload(upload_id)
-    assert s3.keys(s3_endpoint, bucket, "profiles/uploads/") == []
-    with pytest.raises(FileNotFoundError), storage.upload_on_disk(upload_id, len(data)):
-        pass
 
 
 def parsed_in_bucket(user, name: str) -> ProfilePart:
