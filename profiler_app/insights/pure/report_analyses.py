@@ -68,97 +68,105 @@ def window_caption(window: Mapping[str, Any] | None) -> str:
     return f"Every table and chart below covers the job's window: {window['label']}."
 
 
+# Each section of the report's trace analyses: (heading, its tables as (title, the analyses'
+# key, columns)); the charts above two of them are drawn by ``_SECTION_CHARTS``.
+_SECTIONS: tuple[tuple[str, tuple[tuple[str, str, tuple[str, ...]], ...]], ...] = (
+    (
+        "Temporal breakdown",
+        (
+            (
+                "Per rank",
+                "temporal",
+                ("rank", "idle_ns", "compute_ns", "non_compute_ns", "span_ns")
+                + ("idle_pct", "compute_pct", "non_compute_pct"),
+            ),
+        ),
+    ),
+    (
+        "Kernels",
+        (
+            ("Kernel types", "kernel_types", ("rank", "kernel_type", "time_ns", "pct")),
+            (
+                "Top kernels per rank and type",
+                "kernels",
+                ("rank", "type", "name", "count", "sum_ns", "mean_ns", "min_ns", "max_ns")
+                + ("share_of_type_pct",),
+            ),
+        ),
+    ),
+    (
+        "Idle time",
+        (
+            (
+                "Idle time by cause",
+                "idle",
+                ("rank", "stream", "category", "idle_ns", "idle_ratio"),
+            ),
+        ),
+    ),
+    (
+        "Kernel launches",
+        (
+            (
+                "Launch findings (launches as HTA counts them; all launches: every host call "
+                "that enqueued GPU work)",
+                "launch_findings",
+                ("rank", "launches", "short_kernels", "runtime_outliers", "delay_outliers")
+                + ("all_launches",),
+            ),
+            (
+                "Launch statistics",
+                "launch_stats",
+                ("rank", "measure", "count", "mean", "min", "p50", "max"),
+            ),
+        ),
+    ),
+    (
+        "Communication and memory",
+        (
+            (
+                "Communication–computation overlap",
+                "overlap",
+                ("rank", "comm_ns", "overlap_ns", "overlap_pct"),
+            ),
+            (
+                "Memory copy bandwidth (GB/s)",
+                "memory_bandwidth_summary",
+                ("rank", "kind", "count", "mean", "p50", "max"),
+            ),
+            (
+                "Queue length per stream",
+                "queue_length_summary",
+                ("rank", "stream", "mean", "p50", "max", "full_queue_ns"),
+            ),
+        ),
+    ),
+    (
+        "Operators",
+        (
+            (
+                "Operators by self CPU time",
+                "operators",
+                ("name", "rank", "count", "self_ns", "self_pct", "total_ns", "total_pct"),
+            ),
+        ),
+    ),
+)
+
+
 def render_analyses(analyses: Mapping[str, Any]) -> str:
     """The "Trace analyses" section; "" when the job has none (no parsed trace)."""
     if not analyses:
         return ""
+    charts = {
+        "Temporal breakdown": _temporal_charts(analyses.get("temporal", [])),
+        "Kernels": _kernel_type_chart(analyses.get("kernel_types", [])),
+    }
     parts = [
         "<h1>Trace analyses</h1>",
         f"<p>{escape(window_caption(analyses.get('window')))}</p>",
-        "<h2>Temporal breakdown</h2>",
-        _temporal_charts(analyses.get("temporal", [])),
-        _table(
-            "Per rank",
-            analyses.get("temporal", []),
-            [
-                "rank",
-                "idle_ns",
-                "compute_ns",
-                "non_compute_ns",
-                "span_ns",
-                "idle_pct",
-                "compute_pct",
-                "non_compute_pct",
-            ],
-        ),
-        "<h2>Kernels</h2>",
-        _kernel_type_chart(analyses.get("kernel_types", [])),
-        _table(
-            "Kernel types",
-            analyses.get("kernel_types", []),
-            ["rank", "kernel_type", "time_ns", "pct"],
-        ),
-        _table(
-            "Top kernels per rank and type",
-            analyses.get("kernels", []),
-            [
-                "rank",
-                "type",
-                "name",
-                "count",
-                "sum_ns",
-                "mean_ns",
-                "min_ns",
-                "max_ns",
-                "share_of_type_pct",
-            ],
-        ),
-        "<h2>Idle time</h2>",
-        _table(
-            "Idle time by cause",
-            analyses.get("idle", []),
-            ["rank", "stream", "category", "idle_ns", "idle_ratio"],
-        ),
-        "<h2>Kernel launches</h2>",
-        _table(
-            "Launch findings (launches as HTA counts them; all launches: every host call "
-            "that enqueued GPU work)",
-            analyses.get("launch_findings", []),
-            [
-                "rank",
-                "launches",
-                "short_kernels",
-                "runtime_outliers",
-                "delay_outliers",
-                "all_launches",
-            ],
-        ),
-        _table(
-            "Launch statistics",
-            analyses.get("launch_stats", []),
-            ["rank", "measure", "count", "mean", "min", "p50", "max"],
-        ),
-        "<h2>Communication and memory</h2>",
-        _table(
-            "Communication–computation overlap",
-            analyses.get("overlap", []),
-            ["rank", "comm_ns", "overlap_ns", "overlap_pct"],
-        ),
-        _table(
-            "Memory copy bandwidth (GB/s)",
-            analyses.get("memory_bandwidth_summary", []),
-            ["rank", "kind", "count", "mean", "p50", "max"],
-        ),
-        _table(
-            "Queue length per stream",
-            analyses.get("queue_length_summary", []),
-            ["rank", "stream", "mean", "p50", "max", "full_queue_ns"],
-        ),
-        "<h2>Operators</h2>",
-        _table(
-            "Operators by self CPU time",
-            analyses.get("operators", []),
-            ["name", "rank", "count", "self_ns", "self_pct", "total_ns", "total_pct"],
-        ),
     ]
+    for heading, tables in _SECTIONS:
+        parts += [f"<h2>{escape(heading)}</h2>", charts.get(heading, "")]
+        parts += [_table(title, analyses.get(key, []), list(cols)) for title, key, cols in tables]
     return "".join(parts)
