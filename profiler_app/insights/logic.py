@@ -31,6 +31,7 @@ from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.summaries import analyses_json
 from profiler_app.lib.memory import freed_memory_kept
 from profiler_app.profiles.figures import window_info
+from profiler_app.traces.window import WINDOWS
 
 log = logging.getLogger(__name__)
 
@@ -183,41 +184,42 @@ def on_part_parsed(sender, part_id: int, **kwargs) -> None:
 
 
 def _send_prepare(job_id: int, rank: int) -> None:
-    """Queue ``prepare_rank`` in each window the job has insights in, unless another part of
-    the rank is still to be parsed (its own parse asks then)."""
+    """Queue ``prepare_rank``, unless another part of the rank is still to be parsed (its own
+    parse asks then)."""
     if ProfilePart.objects.filter(
         job_id=job_id, rank=rank, state__in=(PartState.PENDING, PartState.PROCESSING)
     ).exists():
         return
-    for window in _windows(job_id):
-        try:
-            current_app.send_task(PREPARE_TASK, (job_id, rank, window))
-        except OperationalError as exc:  # the insights run reads the rank itself
-            log.warning("Could not queue rank %s of job %s for its insights: %s", rank, job_id, exc)
+    try:
+        current_app.send_task(PREPARE_TASK, (job_id, rank))
+    except OperationalError as exc:  # the insights run reads the rank itself
+        log.warning("Could not queue rank %s of job %s for its insights: %s", rank, job_id, exc)
 
 
-def prepare_rank(job_id: int, rank: int, window: str) -> None:
-    """Read the rank's insights result (``rank_results``) now, with the job's parameters, so
-    that the job's ranks are read in parallel by the workers of its parses and the insights
-    run only combines them. Best effort: on any failure the run reads the rank itself."""
+def prepare_rank(job_id: int, rank: int, window: str | None = None) -> None:
+    """Read the rank's facts (``rank_results``) now, in ``window`` (None: both), with the
+    job's analysis parameters, so that the job's ranks are read in parallel by the workers of
+    its parses and an insights run, in either window and with any recommendation parameters,
+    only judges and combines them. Best effort: on any failure the run reads the rank itself."""
     job = TrainingJob.objects.filter(pk=job_id).first()
     if job is None:
         return
+    windows = WINDOWS if window is None else (window,)
     started = time.perf_counter()
     try:
         params = params_from_overrides(overrides_of(job))
         for _, parts in rank_parts(job_id, rank):
-            rank_results.kept_or_read(job_id, rank, parts, params, window)
+            rank_results.kept_or_read(job_id, rank, parts, params, windows)
         log.info(
             "Rank %s of job %s read for its insights (%s) in %.1f s",
             rank,
             job_id,
-            window,
+            ", ".join(windows),
             time.perf_counter() - started,
         )
     except Exception:
         log.exception(
-            "Reading rank %s of job %s (%s) for its insights failed", rank, job_id, window
+            "Reading rank %s of job %s (%s) for its insights failed", rank, job_id, windows
         )
 
 

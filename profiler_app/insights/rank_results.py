@@ -1,8 +1,9 @@
-"""Each rank's insights result (``pure.by_rank.RankResult``) kept on disk: an insights run reads
-again only the ranks whose parts changed since a run computed them, in the window and with the
-analysis and recommendation parameters asked for (a new chunk of one rank of a 1,024-rank job
-reads that rank, not 1,024). Kept with the job's stores (``storage.kept_key``): a result that is
-missing, stale or unreadable is computed again; the job's go with the job.
+"""Each rank's insights facts (``pure.by_rank.RankFacts``) kept on disk, with the job's stores:
+read by a worker of the parses once the rank's parts are parsed, in both windows, and read
+again only when the rank's parts, the window's facts or the analysis parameters changed (a new
+chunk of one rank of a 1,024-rank job reads that rank, not 1,024). A change of the
+recommendations' parameters judges the kept facts again without reading a rank. A kept result
+that is missing, stale or unreadable is computed again; the job's go with the job.
 
 A result is a pickle, signed with the server's secret key: one not written by this server (a
 bucket others can write to, say) is never unpickled."""
@@ -14,7 +15,7 @@ import hashlib
 import hmac
 import logging
 import pickle
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +24,29 @@ import pandas as pd
 from django.utils.crypto import salted_hmac
 
 import tracefmt
+from profiler_app.analysis import RankTrace
 from profiler_app.core import storage
 from profiler_app.core.models import TrainingJob
 from profiler_app.insights.inputs import rank_parts, rank_trace
-from profiler_app.insights.pure.by_rank import RankResult, depends_on, read_rank
+from profiler_app.insights.pure.by_rank import (
+    RankFacts,
+    RankResult,
+    depends_on,
+    judge_facts,
+    read_facts,
+)
 from profiler_app.profiles.models import PartSummary
 
 log = logging.getLogger(__name__)
 
 # The code a result comes from: any change to it (a new release) computes every result again.
 _APP = Path(__file__).resolve().parent.parent
-_CODE = (_APP / "insights" / "pure", _APP / "traces", Path(tracefmt.__file__).resolve().parent)
+_CODE = (
+    _APP / "insights" / "pure",
+    _APP / "analysis",
+    _APP / "traces",
+    Path(tracefmt.__file__).resolve().parent,
+)
 
 
 @functools.cache
@@ -47,29 +60,44 @@ def _code_digest() -> str:
 
 
 def rank_results(job_id: int, params: Mapping[str, Any], window: str) -> Iterator[RankResult]:
-    """Each rank's result in rank order, kept or computed (and then kept), one rank at a time."""
+    """Each rank's result in rank order: its facts, kept or read (and then kept), judged with
+    ``params``; one rank at a time."""
     for rank, parts in rank_parts(job_id):
-        yield kept_or_read(job_id, rank, parts, params, window)
+        yield judge_facts(kept_or_read(job_id, rank, parts, params, (window,))[window], params)
 
 
 def kept_or_read(
-    job_id: int, rank: int, parts: list[PartSummary], params: Mapping[str, Any], window: str
-) -> RankResult:
-    """The rank's result kept for exactly these parts, window and parameters; else read from
-    its stores, computed and kept."""
-    key = _key(job_id, rank, parts, params, window)
-    kept = _load(key)
-    if kept is not None:
-        return kept
+    job_id: int,
+    rank: int,
+    parts: list[PartSummary],
+    params: Mapping[str, Any],
+    windows: Iterable[str],
+) -> dict[str, RankFacts]:
+    """The rank's facts in each of ``windows``, kept for exactly these parts and analysis
+    parameters; those missing read from its stores (once for every window), and kept."""
+    keys = {window: _key(job_id, rank, parts, params, window) for window in windows}
+    found = {window: facts for window, key in keys.items() if (facts := _load(key)) is not None}
+    missing = [window for window in keys if window not in found]
+    if not missing:
+        return found
     trace = rank_trace(rank, parts)
-    result = read_rank(trace, params, window)
+    read = read_rank(trace, params, missing)
     del trace
-    _keep(key, result)
+    for window in missing:
+        _keep(keys[window], read[window])
     if not TrainingJob.objects.filter(pk=job_id).exists():
-        # Deleted while the rank was read: its stores, and its results, went before this one
-        # was written. (Deleted after this check: the stores' removal takes it.)
+        # Deleted while the rank was read: its stores, and its results, went before these
+        # were written. (Deleted after this check: the stores' removal takes them.)
         storage.remove_kept(job_id)
-    return result
+    return {**found, **read}
+
+
+def read_rank(
+    trace: RankTrace, params: Mapping[str, Any], windows: list[str]
+) -> dict[str, RankFacts]:
+    """The rank's facts read from its events (``pure.by_rank.read_facts``): the one place the
+    insights read a rank."""
+    return read_facts(trace, params, windows)
 
 
 def _key(
@@ -86,7 +114,7 @@ def _signature(data: bytes) -> bytes:
     return salted_hmac(__name__, data, algorithm="sha256").digest()
 
 
-def _load(key: str) -> RankResult | None:
+def _load(key: str) -> RankFacts | None:
     try:
         blob = storage.read_kept(key)
     except storage.StorageError:
@@ -104,13 +132,13 @@ def _load(key: str) -> RankResult | None:
     except Exception:  # from another version of a library: computed again
         log.warning("Kept insights result %s unreadable: computed again", key, exc_info=True)
         return None
-    return result if isinstance(result, RankResult) else None
+    return result if isinstance(result, RankFacts) else None
 
 
-def _keep(key: str, result: RankResult) -> None:
-    """Keeps the rank's result in place of its earlier ones in the window (other parts or
-    parameters: one kept per rank and window, the latest). A failure costs the next run a
-    read, no more."""
+def _keep(key: str, result: RankFacts) -> None:
+    """Keeps the rank's facts in place of its earlier ones in the window (other parts or
+    analysis parameters: one kept per rank and window, the latest). A failure costs the next
+    run a read, no more."""
     data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         storage.keep(key, _signature(data) + data)

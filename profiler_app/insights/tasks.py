@@ -14,9 +14,10 @@ def run_insights(job_id: int, generation: int | None = None, window: str | None 
 
 
 @shared_task(acks_late=False)
-def prepare_rank(job_id: int, rank: int, window: str) -> None:
-    """Read a rank of a job for its insights once its parts are parsed (routed where parses
-    run; lost with its worker, the insights run reads the rank itself)."""
+def prepare_rank(job_id: int, rank: int, window: str | None = None) -> None:
+    """Read a rank of a job for its insights once its parts are parsed, in ``window`` (None:
+    both; routed where parses run; lost with its worker, the insights run reads the rank
+    itself)."""
     logic.prepare_rank(job_id, rank, window)
 
 

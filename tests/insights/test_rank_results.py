@@ -1,8 +1,8 @@
-"""Each rank's insights result is kept (``insights.rank_results``): a run reads again only the
-ranks whose parts, window or analysis and recommendation parameters changed, what it stores
-equals a run that kept nothing, an unreadable or unsigned kept result is computed again (and
-never unpickled), and the results count in the job's bytes and go with it. On two ranks of a
-real multi-rank trace."""
+"""Each rank's insights facts are kept (``insights.rank_results``): a run reads again only the
+ranks whose parts, window or analysis parameters changed (a recommendation's parameters judge
+the kept facts again), what it stores equals a run that kept nothing, an unreadable or unsigned
+kept result is computed again (and never unpickled), and the results count in the job's bytes
+and go with it. On two ranks of a real multi-rank trace."""
 
 import pickle
 from pathlib import Path
@@ -46,6 +46,12 @@ def run(job, window: str = COMPLETE_STEPS) -> tuple[list, dict]:
     return row.report["rules"], row.analyses
 
 
+def _recommendation(job, name: str, window: str = COMPLETE_STEPS) -> dict:
+    report = JobInsights.objects.get(job=job, window=window).report
+    [found] = [r for r in report["recommendations"] if r["rule"] == name]
+    return found
+
+
 def kept_folder(job) -> Path:
     return storage.media_root() / storage.kept_key(job.id, "")
 
@@ -67,10 +73,21 @@ def test_a_run_reads_again_only_the_ranks_that_changed(user, reads):
     assert taken(reads) == [0, 1] and len(kept(job)) == 2
     assert run(job) == first and taken(reads) == []
 
-    # A system rule's parameter is no rank's: nothing read. An analysis's, every rank's.
+    # A system rule's parameter is no rank's: nothing read. A recommendation's judges the
+    # kept facts again: nothing read either, and its judgement follows the parameter.
     logic.set_overrides(job, {"StepOutlier_stddev": 5}, job.owner)
     run(job)
     assert taken(reads) == []
+    logic.set_overrides(job, {"Communication_overlap_pct": 0}, job.owner)
+    before = _recommendation(job, "Communication")
+    run(job)
+    assert taken(reads) == []
+    after = _recommendation(job, "Communication")
+    assert before["evidence"]["exposed_ranks"] == ["0", "1"]
+    assert after["evidence"]["exposed_ranks"] == []  # the same figures, judged again
+    assert before["time_ranges"] and not after["time_ranges"]
+    assert after["evidence"]["ranks"] == before["evidence"]["ranks"]
+    # An analysis parameter's: every rank is read again.
     logic.set_overrides(job, {"KernelLaunchStatistics_runtime_cutoff": 5}, job.owner)
     changed = run(job)
     assert taken(reads) == [0, 1] and changed != first
@@ -157,6 +174,12 @@ def test_a_rank_read_by_a_worker_of_the_parses_is_not_read_again_by_the_run(user
     assert taken(reads) == [1]
     logic.prepare_rank(job.id, 0, COMPLETE_STEPS)  # already kept: nothing read
     assert taken(reads) == []
+    # As the parse of rank 1 queues it: both windows, in one read of the rank; the other
+    # window's run then reads only the rank not read so.
+    logic.prepare_rank(job.id, 1)
+    assert taken(reads) == [1]
+    run(job, WHOLE_TRACE)
+    assert taken(reads) == [0]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -183,7 +206,7 @@ def test_a_worker_of_the_parses_reads_each_rank_once_its_part_is_parsed(
 
     lines = wait_for(read_ahead, timeout=120)
     assert {line.split("Rank ")[1].split(" ")[0] for line in lines} == {"0", "1"}
-    assert len(kept(job)) == len(RANKS)
+    assert len(kept(job)) == 2 * len(RANKS)  # both windows
     wait_for(lambda: JobInsights.objects.filter(job=job, status=InsightsStatus.DONE).exists(), 120)
 
 
@@ -214,5 +237,37 @@ def test_a_rank_read_while_its_job_is_deleted_leaves_nothing_kept(user, monkeypa
 
     monkeypatch.setattr(rank_results, "read_rank", deleted_meanwhile)
     [(rank, parts)] = rank_parts(job.id)
-    rank_results.kept_or_read(job.id, rank, parts, params_from_overrides(None), COMPLETE_STEPS)
+    params = params_from_overrides(None)
+    rank_results.kept_or_read(job.id, rank, parts, params, (COMPLETE_STEPS,))
     assert not kept_folder(job).exists()
+
+
+# Every recommendation's parameters moved far from their defaults, so each judges otherwise.
+MOVED = {
+    "DataLoading_threshold_pct": 0,
+    "Synchronization_threshold_pct": 0,
+    "LaunchOverhead_min_launches": 1,
+    "LaunchOverhead_short_kernel_pct": 0,
+    "LaunchOverhead_gpu_idle_pct": 0,
+    "TensorCores_threshold_pct": 0,
+    "HostToDeviceCopies_small_copy_bytes": 1 << 40,
+    "HostToDeviceCopies_small_copies_per_step": 0,
+    "HostToDeviceCopies_pageable_pct": 0,
+    "Communication_overlap_pct": 0,
+}
+
+
+@pytest.mark.django_db
+def test_kept_facts_judged_with_other_parameters_equal_a_run_that_kept_nothing(user, reads):
+    job = parse_job(user, "judged again", RANKS, window=COMPLETE_STEPS)
+    run(job)
+    defaults = JobInsights.objects.get(job=job, window=COMPLETE_STEPS).report
+    logic.set_overrides(job, MOVED, job.owner)
+    taken(reads)
+    judged = run(job)
+    assert taken(reads) == []
+    report = JobInsights.objects.get(job=job, window=COMPLETE_STEPS).report
+    assert report["recommendations"] != defaults["recommendations"]
+    storage.remove_kept(job.id)
+    assert run(job) == judged and taken(reads) == [0, 1]
+    assert JobInsights.objects.get(job=job, window=COMPLETE_STEPS).report == report

@@ -28,19 +28,34 @@ from profiler_app.analysis.events import (
 from profiler_app.analysis.framework import framework_from_events
 from profiler_app.insights.pure.rules.base import RULE_ERRORS, UNREADABLE, RuleResult, not_evaluated
 from profiler_app.insights.pure.rules.recommendations import BY_RANK, RECOMMENDATIONS
-from profiler_app.insights.pure.rules.recommendations.inputs import RankJudgement
+from profiler_app.insights.pure.rules.recommendations.inputs import RankInputs, RankJudgement
 from profiler_app.traces.window import COMPLETE_STEPS, rows_in
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class RankFacts:
+    """What the insights read of one rank in a window, whatever the recommendations'
+    parameters (``read_facts``): its analyses without its events and launches (with the
+    analysis parameters), what each recommendation read of it (None: nothing to judge there),
+    the recommendations that could not read it, its framework time and its collective calls.
+    Small next to its events, and all the job's results need of the rank: read once by a
+    worker of the parses, kept (``insights.rank_results``), and judged again with each choice
+    of the recommendations' parameters without reading the rank."""
+
+    rank: int
+    analyses: TraceAnalyses
+    inputs: dict[str, RankInputs | None]
+    unreadable: frozenset[str]
+    framework: pd.DataFrame
+    collective_calls: dict[str, pd.DataFrame]
+
+
+@dataclass(frozen=True)
 class RankResult:
-    """What the insights keep of one rank (``read_rank``): its analyses without its events and
-    launches, its judgement by each recommendation (None: nothing to judge there), the
-    recommendations that could not read it, its framework time and its collective calls. Small
-    next to its events, and all the job's results need of the rank: it is kept and read again
-    (``insights.rank_results``)."""
+    """One rank's facts judged (``judge_facts``): its judgement by each recommendation (None:
+    nothing to judge there) and the recommendations that could not read or judge it."""
 
     rank: int
     analyses: TraceAnalyses
@@ -78,32 +93,66 @@ def _each_read(
 
 def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankResult:
     """One rank's analyses and judgements, over ``window``, with ``params``."""
-    rows_in(window)  # an unknown window is an error, not the whole trace
+    return judge_facts(read_facts(trace, params, (window,))[window], params)
+
+
+def read_facts(
+    trace: RankTrace, params: Mapping[str, Any], windows: Iterable[str]
+) -> dict[str, RankFacts]:
+    """One rank's facts in each of ``windows``, with the analysis parameters of ``params``."""
+    windows = list(windows)
+    for window in windows:
+        rows_in(window)  # an unknown window is an error, not the whole trace
     # As ``analyze`` cuts it, once for the analyses and the collective calls of both windows;
     # the cut to complete steps carries over the GPU ops the calls derived (``restricted``).
     captured = captured_only(trace)
     complete_rows = complete_steps_rows(captured)
     collective_calls = calls_in_windows(captured, complete_rows)
-    covered = drop_last_step(captured, complete_rows) if window == COMPLETE_STEPS else captured
-    mine = analyze_covered([covered], params)
+    framework = framework_from_events(trace)
+    found = {}
+    for window in windows:
+        covered = drop_last_step(captured, complete_rows) if window == COMPLETE_STEPS else captured
+        mine = analyze_covered([covered], params)
+        inputs: dict[str, RankInputs | None] = {}
+        unreadable = set()
+        for name, rule in BY_RANK.items():
+            try:
+                inputs[name] = rule.read(covered, mine)
+            except RULE_ERRORS:
+                log.exception("Rule %s failed on rank %s", name, trace.rank)
+                unreadable.add(name)
+        # The launches were read here, and no page shows them: a third of what is kept.
+        # Copied empty: a slice of them would keep every launch of the rank (and the pairs
+        # they were made from) in memory until the job is done.
+        kept = replace(mine, window=(), launches=mine.launches.iloc[:0].copy())
+        found[window] = RankFacts(
+            trace.rank, kept, inputs, frozenset(unreadable), framework, collective_calls
+        )
+        del covered, mine
+    return found
+
+
+def judge_facts(facts: RankFacts, params: Mapping[str, Any]) -> RankResult:
+    """The rank's facts judged by each recommendation with ``params``: no event is read."""
     judgements: dict[str, RankJudgement | None] = {}
-    unreadable = set()
+    unreadable = set(facts.unreadable)
     for name, rule in BY_RANK.items():
+        found = facts.inputs.get(name)
+        if name in unreadable or found is None:
+            judgements[name] = None
+            continue
         try:
-            judgements[name] = rule.judge_rank(covered, mine, _params(params, name))
+            judgements[name] = rule.judge(found, _params(params, name))
         except RULE_ERRORS:
-            log.exception("Rule %s failed on rank %s", name, trace.rank)
+            log.exception("Rule %s failed on rank %s", name, facts.rank)
             unreadable.add(name)
     return RankResult(
-        trace.rank,
-        # The launches are judged here, and no page shows them: a third of what is kept. Copied
-        # empty: a slice of them would keep every launch of the rank (and the pairs they were
-        # made from) in memory until the job is done.
-        replace(mine, window=(), launches=mine.launches.iloc[:0].copy()),
+        facts.rank,
+        facts.analyses,
         judgements,
         frozenset(unreadable),
-        framework_from_events(trace),
-        collective_calls,
+        facts.framework,
+        facts.collective_calls,
     )
 
 
@@ -126,11 +175,10 @@ def combine_ranks(results: Iterable[RankResult], params: Mapping[str, Any]) -> J
 
 
 def depends_on(params: Mapping[str, Any], window: str) -> str:
-    """What a rank's result depends on besides its events, as text: the window, and the
-    parameters of the analyses and recommendations (not of the system rules, which read no
-    rank)."""
-    read = [*ANALYSIS_PARAMETERS, *BY_RANK]
-    return repr((window, [(name, params.get(name)) for name in read]))
+    """What a rank's facts depend on besides its events, as text: the window and the analysis
+    parameters (not the recommendations', which judge the facts, nor the system rules', which
+    read no rank)."""
+    return repr((window, [(name, params.get(name)) for name in ANALYSIS_PARAMETERS]))
 
 
 def _params(params: Mapping[str, Any], name: str) -> Any:

@@ -14,14 +14,19 @@ from profiler_app.analysis.events import COMM, COMP, RankTrace, per_name
 from profiler_app.insights.pure.rules.base import (
     RuleResult,
     RuleSpec,
+    TimeRange,
     check_params,
     not_evaluated,
 )
 from profiler_app.insights.pure.rules.recommendations.inputs import (
     NO_STEPS,
+    TOP_EVENTS,
+    RankInputs,
     RankJudgement,
     RankRule,
+    above,
     combined,
+    links,
     per_rank_result,
     scope_of,
     share_pct,
@@ -65,9 +70,7 @@ def _is_fp32_matmul(name: str) -> bool:
     )
 
 
-def _tensor_cores_rank(
-    trace: RankTrace, analyses: TraceAnalyses, params: TensorCoresParams
-) -> RankJudgement | None:
+def _tensor_cores_rank(trace: RankTrace, analyses: TraceAnalyses) -> RankInputs | None:
     ops = trace.gpu_ops[["name", "start_ns", "dur_ns", "type"]]  # not every column of every op
     compute = ops[(ops["type"] == COMP).to_numpy()]
     if compute.empty:
@@ -84,8 +87,7 @@ def _tensor_cores_rank(
         "share_pct": share_pct(fp32_ns, compute_ns),
         "top_kernels": {str(names[i]): int(ns) for i, ns in by_name.items()},
     }
-    flagged = share_pct(fp32_ns, compute_ns) > params.threshold_pct
-    return RankJudgement(trace.rank, figures, flagged, top_ranges(trace, fp32) if flagged else [])
+    return RankInputs(trace.rank, figures, top_ranges(trace, fp32))
 
 
 def _tensor_cores(judgements: list[RankJudgement], params: TensorCoresParams) -> RuleResult:
@@ -100,7 +102,11 @@ def _tensor_cores(judgements: list[RankJudgement], params: TensorCoresParams) ->
     )
 
 
-TENSOR_CORES_BY_RANK = RankRule(_tensor_cores_rank, _tensor_cores)  # type: ignore[arg-type]
+TENSOR_CORES_BY_RANK = RankRule(
+    _tensor_cores_rank,
+    above("share_pct", "threshold_pct"),
+    _tensor_cores,  # type: ignore[arg-type]
+)
 
 
 @dataclass(frozen=True)
@@ -129,9 +135,7 @@ def _directions(trace: RankTrace, ops: pd.DataFrame) -> np.ndarray:
     return np.where(stored > 0, stored, np.where(copies, named, 0))
 
 
-def _copies_rank(
-    trace: RankTrace, analyses: TraceAnalyses, params: HostToDeviceCopiesParams
-) -> RankJudgement | None:
+def _copies_rank(trace: RankTrace, analyses: TraceAnalyses) -> RankInputs | None:
     scope = scope_of(trace)
     n_steps, step_ns = scope.steps, scope.scope_ns
     if not step_ns:
@@ -143,7 +147,6 @@ def _copies_rank(
     names = trace.names
     pageable_ids = [i for i in np.unique(copies["name"]) if "Pageable" in str(names[i])]
     pageable = copies[copies["name"].isin(pageable_ids)]
-    small = copies[(copies["bytes"] >= 0) & (copies["bytes"] < params.small_copy_bytes)]
     figures: dict[str, Any] = {
         "steps": n_steps,
         "window": scope.label,
@@ -154,15 +157,36 @@ def _copies_rank(
         "pageable_bytes": int(pageable["bytes"].clip(lower=0).sum()),
         "pageable_ns": int(pageable["dur_ns"].sum()),
         "pageable_pct_of_steps": share_pct(int(pageable["dur_ns"].sum()), step_ns),
+    }
+    # Which copies are small is the parameters': each copy's size and link, for the judgement.
+    sized = copies[copies["bytes"] >= 0]
+    sizes = pd.DataFrame(
+        {
+            "bytes": sized["bytes"].to_numpy(),
+            "dur_ns": sized["dur_ns"].to_numpy(),
+            "link": pd.Series(links(trace, sized), dtype=object),
+        }
+    )
+    return RankInputs(trace.rank, figures, top_ranges(trace, pageable), kept=sizes)
+
+
+def _judge_copies(found: RankInputs, params: HostToDeviceCopiesParams) -> RankJudgement:
+    sizes = found.kept
+    small = sizes[sizes["bytes"] < params.small_copy_bytes]
+    figures = {
+        **found.figures,
         "small_copies": len(small),
-        "small_copies_per_step": len(small) / max(n_steps, 1),
+        "small_copies_per_step": len(small) / max(found.figures["steps"], 1),
     }
     flagged = (
         figures["pageable_pct_of_steps"] > params.pageable_pct
         or figures["small_copies_per_step"] > params.small_copies_per_step
     )
-    ranges = top_ranges(trace, pageable if len(pageable) else small) if flagged else []
-    return RankJudgement(trace.rank, figures, flagged, ranges)
+    ranges: list[TimeRange] = []
+    if flagged:
+        longest = small.nlargest(TOP_EVENTS, "dur_ns")["link"].tolist()
+        ranges = found.time_ranges if figures["pageable_copies"] else longest
+    return RankJudgement(found.rank, figures, flagged, ranges)
 
 
 def _copies(judgements: list[RankJudgement], params: HostToDeviceCopiesParams) -> RuleResult:
@@ -177,7 +201,7 @@ def _copies(judgements: list[RankJudgement], params: HostToDeviceCopiesParams) -
     )
 
 
-HOST_TO_DEVICE_COPIES_BY_RANK = RankRule(_copies_rank, _copies)  # type: ignore[arg-type]
+HOST_TO_DEVICE_COPIES_BY_RANK = RankRule(_copies_rank, _judge_copies, _copies)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -198,9 +222,7 @@ COMM_ADVICE = (
 )
 
 
-def _communication_rank(
-    trace: RankTrace, analyses: TraceAnalyses, params: CommunicationParams
-) -> RankJudgement | None:
+def _communication_rank(trace: RankTrace, analyses: TraceAnalyses) -> RankInputs | None:
     n_steps, step_ns = step_time_ns(trace)
     if not step_ns:
         return None
@@ -216,10 +238,17 @@ def _communication_rank(
         "comm_pct_of_steps": share_pct(comm_ns, step_ns),
         "overlap_pct": overlapped,
     }
-    exposed = share_pct(comm_ns, step_ns) > params.min_comm_pct and overlapped < params.overlap_pct
     ops = trace.gpu_ops
-    ranges = top_ranges(trace, ops[ops["type"] == COMM]) if exposed else []
-    return RankJudgement(trace.rank, figures, exposed, ranges)
+    return RankInputs(trace.rank, figures, top_ranges(trace, ops[ops["type"] == COMM]))
+
+
+def _judge_communication(found: RankInputs, params: CommunicationParams) -> RankJudgement:
+    figures = found.figures
+    exposed = (
+        figures["comm_pct_of_steps"] > params.min_comm_pct
+        and figures["overlap_pct"] < params.overlap_pct
+    )
+    return RankJudgement(found.rank, figures, exposed, found.time_ranges if exposed else [])
 
 
 def _communication(judgements: list[RankJudgement], params: CommunicationParams) -> RuleResult:
@@ -242,7 +271,11 @@ def _communication(judgements: list[RankJudgement], params: CommunicationParams)
     )
 
 
-COMMUNICATION_BY_RANK = RankRule(_communication_rank, _communication)  # type: ignore[arg-type]
+COMMUNICATION_BY_RANK = RankRule(
+    _communication_rank,
+    _judge_communication,
+    _communication,  # type: ignore[arg-type]
+)
 
 
 def _slow_ranks(mean_step_ns: dict[int, float], slow_pct: float) -> list[dict]:

@@ -20,8 +20,10 @@ from profiler_app.insights.pure.rules.base import (
 )
 from profiler_app.insights.pure.rules.recommendations.inputs import (
     NO_STEPS,
+    RankInputs,
     RankJudgement,
     RankRule,
+    above,
     combined,
     covered_ns,
     events_named,
@@ -85,9 +87,7 @@ def _time_in(
     return figures, events
 
 
-def _data_loading_rank(
-    trace: RankTrace, analyses: TraceAnalyses, params: DataLoadingParams
-) -> RankJudgement | None:
+def _data_loading_rank(trace: RankTrace, analyses: TraceAnalyses) -> RankInputs | None:
     """Share of the rank's iterations spent waiting for the data loader's next batch: its
     ``__next__`` inside the steps, and the one just before each step (a loop
     ``for batch in loader: with annotate("step_<n>")`` fetches before its step begins, where
@@ -113,10 +113,7 @@ def _data_loading_rank(
         "before_steps_ns": before_ns,
         "share_pct": share,
     }
-    flagged = share > params.threshold_pct
-    return RankJudgement(
-        trace.rank, figures, flagged, top_ranges(trace, waits), top_events(trace, waits)
-    )
+    return RankInputs(trace.rank, figures, top_ranges(trace, waits), top_events(trace, waits))
 
 
 def _just_before_steps(trace: RankTrace, outside: pd.DataFrame) -> pd.DataFrame:
@@ -148,7 +145,11 @@ def _data_loading(judgements: list[RankJudgement], params: DataLoadingParams) ->
     )
 
 
-DATA_LOADING_BY_RANK = RankRule(_data_loading_rank, _data_loading)  # type: ignore[arg-type]
+DATA_LOADING_BY_RANK = RankRule(
+    _data_loading_rank,
+    above("share_pct", "threshold_pct", linked_unflagged=True),
+    _data_loading,  # type: ignore[arg-type]
+)
 
 
 # Host calls that wait for the GPU: explicit synchronisation, and reading a GPU value on the
@@ -201,9 +202,7 @@ def _call_sites(trace: RankTrace, event: pd.Series) -> list[str]:
     return [str(trace.names[name[i]]) for i in chosen]
 
 
-def _synchronization_rank(
-    trace: RankTrace, analyses: TraceAnalyses, params: SynchronizationParams
-) -> RankJudgement | None:
+def _synchronization_rank(trace: RankTrace, analyses: TraceAnalyses) -> RankInputs | None:
     found = _time_in(trace, SYNC_NAMES.__contains__, "waiting_ns")
     if found is None:
         return None
@@ -224,8 +223,7 @@ def _synchronization_rank(
         }
         for _, event in waits.nlargest(3, "dur_ns").iterrows()
     ]
-    flagged = figures["share_pct"] > params.threshold_pct
-    return RankJudgement(trace.rank, figures, flagged, top_ranges(trace, waits), sites)
+    return RankInputs(trace.rank, figures, top_ranges(trace, waits), sites)
 
 
 def _synchronization(judgements: list[RankJudgement], params: SynchronizationParams) -> RuleResult:
@@ -241,7 +239,11 @@ def _synchronization(judgements: list[RankJudgement], params: SynchronizationPar
     )
 
 
-SYNCHRONIZATION_BY_RANK = RankRule(_synchronization_rank, _synchronization)  # type: ignore[arg-type]
+SYNCHRONIZATION_BY_RANK = RankRule(
+    _synchronization_rank,
+    above("share_pct", "threshold_pct", linked_unflagged=True),
+    _synchronization,  # type: ignore[arg-type]
+)
 
 
 @dataclass(frozen=True)
@@ -280,9 +282,7 @@ def _busiest_steps(trace: RankTrace, correlations: pd.Series, n: int = 3) -> lis
     ]
 
 
-def _launch_overhead_rank(
-    trace: RankTrace, analyses: TraceAnalyses, params: LaunchOverheadParams
-) -> RankJudgement | None:
+def _launch_overhead_rank(trace: RankTrace, analyses: TraceAnalyses) -> RankInputs | None:
     # HTA's launches, as the launch findings count them: one launch figure per rank.
     table = hta_launches(analyses.launches)
     mine = table["rank"].to_numpy() == trace.rank
@@ -308,13 +308,17 @@ def _launch_overhead_rank(
         "median_gpu_ns": float(np.median(group["gpu_dur_ns"])),
         "top_short_kernels": {str(k): int(v) for k, v in names.items()},
     }
+    return RankInputs(trace.rank, figures, _busiest_steps(trace, group["correlation"][short]))
+
+
+def _judge_launch_overhead(found: RankInputs, params: LaunchOverheadParams) -> RankJudgement:
+    figures = found.figures
     bound = (
-        len(group) >= params.min_launches  # a few launches cannot make a step launch-bound
+        figures["launches"] >= params.min_launches  # a few cannot make a step launch-bound
         and figures["short_pct"] > params.short_kernel_pct
-        and idle > params.gpu_idle_pct
+        and figures["gpu_idle_pct"] > params.gpu_idle_pct
     )
-    ranges = _busiest_steps(trace, group["correlation"][short]) if bound else []
-    return RankJudgement(trace.rank, figures, bound, ranges)
+    return RankJudgement(found.rank, figures, bound, found.time_ranges if bound else [])
 
 
 def _launch_overhead(judgements: list[RankJudgement], params: LaunchOverheadParams) -> RuleResult:
@@ -331,7 +335,11 @@ def _launch_overhead(judgements: list[RankJudgement], params: LaunchOverheadPara
     )
 
 
-LAUNCH_OVERHEAD_BY_RANK = RankRule(_launch_overhead_rank, _launch_overhead)  # type: ignore[arg-type]
+LAUNCH_OVERHEAD_BY_RANK = RankRule(
+    _launch_overhead_rank,
+    _judge_launch_overhead,  # type: ignore[arg-type]
+    _launch_overhead,  # type: ignore[arg-type]
+)
 
 
 DATA_LOADING = RuleSpec(

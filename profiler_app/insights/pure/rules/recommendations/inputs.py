@@ -184,11 +184,15 @@ def covered_ns(events: pd.DataFrame) -> int:
 
 def top_ranges(trace: RankTrace, events: pd.DataFrame, n: int = TOP_EVENTS) -> list[TimeRange]:
     """The ``n`` longest events as timeline links that select them."""
-    longest = events.nlargest(n, "dur_ns")
+    return links(trace, events.nlargest(n, "dur_ns"))
+
+
+def links(trace: RankTrace, events: pd.DataFrame) -> list[TimeRange]:
+    """Each of ``events``, in their order, as a timeline link that selects it."""
     return [
         TimeRange(int(start), int(start + dur), "", -1, trace.rank, trace.event_ref(int(position)))
         for position, start, dur in zip(
-            longest.index, longest["start_ns"], longest["dur_ns"], strict=True
+            events.index, events["start_ns"], events["dur_ns"], strict=True
         )
     ]
 
@@ -252,19 +256,55 @@ class RankJudgement:
 
 
 @dataclass(frozen=True)
-class RankRule:
-    """A recommendation judged one rank at a time, then combined: ``judge_rank`` reads one
-    rank's events and its rows of the analyses (None: nothing to judge there); ``combine``
-    turns the ranks' judgements into the job's result. A job's ranks can so be read one after
-    another, never all at once."""
+class RankInputs:
+    """What a recommendation reads of one rank, whatever its parameters: the figures of its
+    evidence row, and the timeline links and listed events it gives when flagged. Computed
+    once per rank and window (``RankRule.read``), judged again for each choice of parameters
+    (``RankRule.judge``) without the rank's events. ``kept``: what else a judgement needs."""
 
-    judge_rank: Callable[[RankTrace, TraceAnalyses, Any], RankJudgement | None]
+    rank: int
+    figures: dict[str, Any]
+    time_ranges: list[TimeRange] = field(default_factory=list)
+    listed: list[dict] = field(default_factory=list)
+    kept: Any = None
+
+
+@dataclass(frozen=True)
+class RankRule:
+    """A recommendation judged one rank at a time, then combined: ``read`` reads one rank's
+    events and its rows of the analyses (None: nothing to judge there), ``judge`` judges what
+    it read with the rule's parameters, and ``combine`` turns the ranks' judgements into the
+    job's result. A job's ranks can so be read one after another, never all at once, and a
+    change of parameters judges again what was read without reading a rank."""
+
+    read: Callable[[RankTrace, TraceAnalyses], RankInputs | None]
+    judge: Callable[[RankInputs, Any], RankJudgement]
     combine: Callable[[list[RankJudgement], Any], RuleResult]
+
+    def judge_rank(
+        self, trace: RankTrace, analyses: TraceAnalyses, params: Any
+    ) -> RankJudgement | None:
+        found = self.read(trace, analyses)
+        return None if found is None else self.judge(found, params)
 
     def evaluate(self, analyses: TraceAnalyses, params: Any) -> RuleResult:
         """Every rank the analyses covered, at once."""
         judged = (self.judge_rank(trace, analyses, params) for trace in analyses.window)
         return self.combine([j for j in judged if j is not None], params)
+
+
+def above(
+    figure: str, threshold: str, linked_unflagged: bool = False
+) -> Callable[[RankInputs, Any], RankJudgement]:
+    """The judgement of a rank flagged when its ``figure`` is above the parameter
+    ``threshold``; its timeline links only then, unless ``linked_unflagged``."""
+
+    def judge(found: RankInputs, params: Any) -> RankJudgement:
+        flagged = found.figures[figure] > getattr(params, threshold)
+        ranges = found.time_ranges if flagged or linked_unflagged else []
+        return RankJudgement(found.rank, found.figures, flagged, ranges, found.listed)
+
+    return judge
 
 
 def combined(
