@@ -56,6 +56,20 @@ DEVICE_KINDS = frozenset(
 )
 
 
+# Kinds recorded on a CPU thread that a thread's stack is made of: operators, annotations,
+# Python frames, steps, and the runtime and driver calls they make.
+HOST_KINDS = (
+    int(EventKind.CPU_OP),
+    int(EventKind.USER_ANNOTATION),
+    int(EventKind.PYTHON_FUNCTION),
+    int(EventKind.CUDA_RUNTIME),
+    int(EventKind.CUDA_DRIVER),
+    int(EventKind.STEP),
+)
+# The host calls that enqueue GPU work: a GPU op shares its correlation id with one of them.
+LAUNCH_KINDS = (int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
+
+
 class MemcpyKind(IntEnum):
     NONE = 0
     HTOD = 1

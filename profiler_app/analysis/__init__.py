@@ -17,7 +17,7 @@ from profiler_app.analysis.counters import (
     queue_length_series,
     queue_length_summary,
 )
-from profiler_app.analysis.events import RankTrace, captured_only, drop_last_step
+from profiler_app.analysis.events import RankTrace, captured_only
 from profiler_app.analysis.gpu_time import (
     DURATION_RATIO,
     NUM_KERNELS,
@@ -51,7 +51,6 @@ __all__ = [
     "analyze",
     "analyze_covered",
     "combine_analyses",
-    "drop_last_step",
 ]
 
 
@@ -153,13 +152,13 @@ def analyze(
     rows_in(window)  # an unknown window is an error, not the whole trace
     # A collector job's trace figures cover the steps Kineto recorded (``captured_only``).
     ranks = [captured_only(t) for t in traces]
-    gpu = [drop_last_step(t) for t in ranks] if window == COMPLETE_STEPS else ranks
+    gpu = [t.complete_steps() for t in ranks] if window == COMPLETE_STEPS else ranks
     return analyze_covered(gpu, params)
 
 
 def analyze_covered(gpu: list[RankTrace], params: Mapping[str, Any] | None = None) -> TraceAnalyses:
     """``analyze`` of ranks already cut to the window (``captured_only``, then
-    ``drop_last_step`` for the complete steps): ``TraceAnalyses.window`` is ``gpu``."""
+    ``RankTrace.complete_steps`` for the complete steps): ``TraceAnalyses.window`` is ``gpu``."""
     chosen = params or {}
     launch = chosen.get("KernelLaunchStatistics", KernelLaunchStatisticsParams())
     idle_params = chosen.get("IdleTime", IdleTimeParams())

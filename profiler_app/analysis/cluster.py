@@ -29,7 +29,6 @@ from profiler_app.analysis.events import (
     COMP,
     RankTrace,
     captured_only,
-    complete_steps_rows,
     rows_where,
 )
 from profiler_app.analysis.gpu_time import comm_comp_overlap
@@ -352,16 +351,15 @@ def collective_calls_by_window(trace: RankTrace) -> dict[str, pd.DataFrame]:
     """The rank's ``collective_calls`` in each window (``traces.window``), over the steps Kineto
     recorded (``captured_only``): the whole trace, and the complete steps, where the rank keeps
     the calls launched before its last profiler step."""
-    captured = captured_only(trace)
-    return calls_in_windows(captured, complete_steps_rows(captured))
+    return calls_in_windows(captured_only(trace))
 
 
-def calls_in_windows(captured: RankTrace, complete_rows: np.ndarray) -> dict[str, pd.DataFrame]:
-    """``collective_calls_by_window`` of a rank already ``captured_only``, given which of its
-    events are in its complete steps (``complete_steps_rows``)."""
+def calls_in_windows(captured: RankTrace) -> dict[str, pd.DataFrame]:
+    """``collective_calls_by_window`` of a rank already ``captured_only`` (its complete steps:
+    the event model's ``in_complete_steps``)."""
     return {
         WHOLE_TRACE: collective_calls(captured),
-        COMPLETE_STEPS: collective_calls(captured, complete_rows),
+        COMPLETE_STEPS: collective_calls(captured, captured.events["in_complete_steps"].to_numpy()),
     }
 
 
@@ -460,15 +458,14 @@ def frames_from_store(
     each window."""
     reader = TimelineReader(store_dir)
     # Arrow's columns are freed as they are converted (a part's GPU work is millions of rows).
-    events = reader.read_kinds(sorted(GPU_OP_KINDS), STORE_COLUMNS).to_pandas(self_destruct=True)
+    columns = [*STORE_COLUMNS, "in_complete_steps"]
+    events = reader.read_kinds(sorted(GPU_OP_KINDS), columns).to_pandas(self_destruct=True)
     if "captured" in steps:  # a collector part: its GPU work is known in the captured steps
         steps = steps[steps["captured"].to_numpy(dtype=bool)]
     whole = rank_frames(RankTrace(rank, events, reader.strings), steps)
     if cut is None:
         return ClusterFrames(whole, None)
-    kept = cut.keeps(
-        events["kind"].to_numpy(), events["start_ns"].to_numpy(), events["correlation"].to_numpy()
-    )
+    kept = events["in_complete_steps"].to_numpy()
     in_steps = steps[cut.before(steps["start_ns"].to_numpy())] if len(steps) else steps
     windowed = RankTrace(rank, rows_where(events, kept), reader.strings)
     return ClusterFrames(whole, rank_frames(windowed, in_steps))

@@ -13,13 +13,12 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.analysis.events import (
-    LAUNCH_KINDS,
     RankTrace,
     describe_groups,
     group_numbers,
     grouped_describe,
 )
-from tracefmt.kinds import MEMCPY_KIND_NAMES, EventKind, of_kinds
+from tracefmt.kinds import LAUNCH_KINDS, MEMCPY_KIND_NAMES, EventKind, of_kinds
 from tracefmt.launches import HTA_ENQUEUE_CALLS
 
 # A stream's launch queue holds this many operations; the CPU blocks when it is full.

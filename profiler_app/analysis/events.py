@@ -24,14 +24,11 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.traces.timeline_read import TimelineReader
-from profiler_app.traces.window import captured_label, consecutive_runs, step_cut
+from profiler_app.traces.window import captured_label, consecutive_runs
 from tracefmt.columns import EVENT_COLUMNS
-from tracefmt.kinds import COPY_KINDS, GPU_OP_KINDS, EventKind, of_kinds
+from tracefmt.kinds import COPY_KINDS, GPU_OP_KINDS, LAUNCH_KINDS, of_kinds
 from tracefmt.names import COMM, COMP, MEM, OTHER, kernel_category
 from tracefmt.strings import present_ids
-
-# Host-side events that enqueue GPU work; they share a correlation id with the GPU op.
-LAUNCH_KINDS = (int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
 
 # Host calls linked to a GPU op that do not enqueue it but wait for it: CUDA's and HIP's blocking
 # copies and sets (``cudaMemcpy``, ``cuMemcpyHtoD_v2``, ``hipMemset``). Every other runtime or
@@ -58,13 +55,16 @@ ANALYSIS_COLUMNS = [
     "bandwidth_gbps",
     "input_dims",
     "collective",
-    # The event model (``traces.event_model``); ``parent`` is an index label of ``events``.
+    # The event model (``traces.event_model``); ``parent`` and ``launch`` are index labels of
+    # ``events``.
     "parent",
     "depth",
     "self_ns",
     "step",
     "is_step",
     "captured",
+    "launch",
+    "in_complete_steps",
 ]
 # The columns holding ids into the strings table (-1: none).
 STRING_COLUMNS = ("name", "input_dims", "collective")
@@ -194,41 +194,42 @@ class RankTrace:
 
     @cached_property
     def launch_pairs(self) -> dict[str, np.ndarray]:
-        """Each GPU op with the host call that enqueued it (a runtime or driver call of its
-        correlation id, not a ``BLOCKING_CALL``), in the calls' order: correlation, call_name,
-        call_start_ns, call_dur_ns, op_name, op_start_ns, op_dur_ns, stream."""
+        """Each host call that enqueued GPU work (a runtime or driver call, not a
+        ``BLOCKING_CALL``) with its first GPU op (the event model's ``launch``), in the calls'
+        order: correlation, call_name, call_start_ns, call_dur_ns, op_name, op_start_ns,
+        op_dur_ns, stream."""
         events = self.events
-        correlation = events["correlation"].to_numpy()
         names = events["name"].to_numpy()
-        is_call = of_kinds(events["kind"].to_numpy(), LAUNCH_KINDS) & (correlation >= 0)
+        launch = events["launch"].to_numpy()
+        is_call = of_kinds(events["kind"].to_numpy(), LAUNCH_KINDS) & (launch >= 0)
         blocking = [
             i for i in present_ids(names[is_call]) if BLOCKING_CALL.match(str(self.names[i]))
         ]
         is_call &= ~np.isin(names, blocking)
         calls = np.flatnonzero(is_call)
-        ops = self.gpu_ops
-        op_correlation = ops["correlation"].to_numpy()
-        linked = np.flatnonzero(op_correlation >= 0)
-        by_id = linked[np.argsort(op_correlation[linked], kind="stable")]
-        ids = op_correlation[by_id]
-        wanted = correlation[calls]
-        at = np.minimum(np.searchsorted(ids, wanted), max(len(ids) - 1, 0))
-        matched = (ids[at] == wanted) if len(ids) else np.zeros(len(calls), dtype=bool)
-        calls, op_rows = calls[matched], by_id[at[matched]]
+        op_rows = self.positions(launch[calls])
+        calls, op_rows = calls[op_rows >= 0], op_rows[op_rows >= 0]
 
-        def column(frame: pd.DataFrame, name: str, rows: np.ndarray) -> np.ndarray:
-            return frame[name].to_numpy()[rows]
+        def column(name: str, rows: np.ndarray) -> np.ndarray:
+            return events[name].to_numpy()[rows]
 
         return {
-            "correlation": correlation[calls],
-            "call_name": column(events, "name", calls),
-            "call_start_ns": column(events, "start_ns", calls),
-            "call_dur_ns": column(events, "dur_ns", calls),
-            "op_name": column(ops, "name", op_rows),
-            "op_start_ns": column(ops, "start_ns", op_rows),
-            "op_dur_ns": column(ops, "dur_ns", op_rows),
-            "stream": column(ops, "stream", op_rows),
+            "correlation": column("correlation", calls),
+            "call_name": names[calls],
+            "call_start_ns": column("start_ns", calls),
+            "call_dur_ns": column("dur_ns", calls),
+            "op_name": names[op_rows],
+            "op_start_ns": column("start_ns", op_rows),
+            "op_dur_ns": column("dur_ns", op_rows),
+            "stream": column("stream", op_rows),
         }
+
+    def complete_steps(self) -> RankTrace:
+        """The trace in the complete-steps window (``traces.window``): the events the event
+        model marks ``in_complete_steps``, each part without its last profiler step as Holistic
+        Trace Analysis reads each trace file."""
+        keep = self.events["in_complete_steps"].to_numpy()
+        return self if keep.all() else self.restricted(keep)
 
     @cached_property
     def state_ns(self) -> np.ndarray:
@@ -297,32 +298,6 @@ def captured_only(trace: RankTrace) -> RankTrace:
     windows = np.stack([start[first], end[last]], axis=1)
     scope = captured_label(number, len(np.unique(all_steps["step"].to_numpy())))
     return trace.restricted(captured, windows=windows, scope=scope)
-
-
-def drop_last_step(trace: RankTrace, keep: np.ndarray | None = None) -> RankTrace:
-    """The trace in the complete-steps window (``traces.window``): each of its parts without
-    its last profiler step, as Holistic Trace Analysis reads each trace file (``keep``: its
-    ``complete_steps_rows``, when known already)."""
-    keep = complete_steps_rows(trace) if keep is None else keep
-    if keep.all():
-        return trace
-    return trace.restricted(keep)
-
-
-def complete_steps_rows(trace: RankTrace) -> np.ndarray:
-    """Which of the trace's events are in the complete-steps window."""
-    events = trace.events
-    kind = events["kind"].to_numpy()
-    name = events["name"].to_numpy()
-    start = events["start_ns"].to_numpy()
-    correlation = events["correlation"].to_numpy()
-    keep = np.ones(len(events), dtype=bool)
-    for first, stop in trace.part_rows():
-        rows = slice(first, stop)
-        cut = step_cut(kind[rows], name[rows], trace.names, start[rows], correlation[rows])
-        if cut is not None:
-            keep[rows] = cut.keeps(kind[rows], start[rows], correlation[rows])
-    return keep
 
 
 def rows_where(events: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:

@@ -20,13 +20,12 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.analysis.events import (
-    LAUNCH_KINDS,
     RankTrace,
     describe_groups,
     group_numbers,
     grouped_describe,
 )
-from tracefmt.kinds import EventKind, of_kinds
+from tracefmt.kinds import LAUNCH_KINDS, EventKind, of_kinds
 
 HOST_WAIT, KERNEL_WAIT, OTHER_WAIT = "host_wait", "kernel_wait", "other"
 IDLE_CATEGORIES = (HOST_WAIT, KERNEL_WAIT, OTHER_WAIT)

@@ -16,15 +16,10 @@ import pandas as pd
 
 from profiler_app.analysis.events import RankTrace, sums_by_key
 from profiler_app.traces.nesting import subtree_sums
-from tracefmt.kinds import EventKind, of_kinds
+from tracefmt.kinds import HOST_KINDS, EventKind, of_kinds
 
-HOST_KINDS = (
-    int(EventKind.CPU_OP),
-    int(EventKind.USER_ANNOTATION),
-    int(EventKind.CUDA_RUNTIME),
-    int(EventKind.CUDA_DRIVER),
-    int(EventKind.STEP),
-)
+# The host events ``key_averages()`` lists: a thread's stack less its Python frames.
+OPERATOR_KINDS = tuple(k for k in HOST_KINDS if k != EventKind.PYTHON_FUNCTION)
 MEMORY_EVENT = "[memory]"
 
 
@@ -76,7 +71,7 @@ def _operator_rows(trace: RankTrace) -> pd.DataFrame:
     events = trace.events
     kind = events["kind"].to_numpy()
     name = events["name"].to_numpy()
-    ops = np.flatnonzero(of_kinds(kind, HOST_KINDS))
+    ops = np.flatnonzero(of_kinds(kind, OPERATOR_KINDS))
     keys = ["name", "input_dims"]
     columns = {
         "name": name[ops],

@@ -55,18 +55,15 @@ def _summary(job: TrainingJob, part_id: int | None) -> PartSummary | None:
     return found
 
 
-def _cut(summary: PartSummary, window: str) -> int | None:
-    """Complete steps leave out host events from the part's last profiler step on."""
-    return summary.last_step_start_ns if window == COMPLETE_STEPS else None
-
-
 @cached(
     LRUCache(maxsize=getattr(settings, "CALLTREE_CACHED_EVENTS", 16)),
-    key=lambda store, signature, tracks, end_ns: hashkey(str(store), signature, tracks, end_ns),
+    key=lambda store, signature, tracks, complete_steps: hashkey(
+        str(store), signature, tracks, complete_steps
+    ),
     lock=threading.Lock(),
 )
-def _events(store: Path, signature: int, tracks: tuple[int, ...], end_ns: int | None):
-    return calltree.read_host_events(store, list(tracks), end_ns)
+def _events(store: Path, signature: int, tracks: tuple[int, ...], complete_steps: bool):
+    return calltree.read_host_events(store, list(tracks), complete_steps)
 
 
 def _host_threads(summary: PartSummary) -> list[dict]:
@@ -81,8 +78,8 @@ def _selection(summary, window: str, threads: list[int] | None):
     every = tuple(t["track"] for t in listed)
     store = summary.fetch_store()
     signature = (store / EVENTS_FILE).stat().st_mtime_ns
-    end_ns = _cut(summary, window)
-    everything = _events(store, signature, every, end_ns)
+    complete_steps = window == COMPLETE_STEPS
+    everything = _events(store, signature, every, complete_steps)
     size = max(every, default=0) + 1
     counts = np.bincount(everything.track, minlength=size)
     steps = np.bincount(everything.track[everything.is_step], minlength=size)
@@ -99,7 +96,9 @@ def _selection(summary, window: str, threads: list[int] | None):
     unknown = set(chosen) - set(with_events)
     if unknown:
         raise UnknownThreads(sorted(unknown))
-    events = everything if chosen == with_events else _events(store, signature, chosen, end_ns)
+    events = (
+        everything if chosen == with_events else _events(store, signature, chosen, complete_steps)
+    )
     return events, listed, chosen
 
 

@@ -144,8 +144,9 @@ def merge(rank: int, parts: list[RankTrace]) -> RankTrace:
         for column in STRING_COLUMNS:
             ids = events[column].to_numpy()
             events[column] = np.where(ids >= 0, new_id[np.maximum(ids, 0)], ids).astype(ids.dtype)
-        parent = events["parent"].to_numpy()  # a row of the part: a label of the merged trace
-        events["parent"] = np.where(parent >= 0, parent + offset, -1)
+        for column in ("parent", "launch"):  # a row of the part: a label of the merged trace
+            rows = events[column].to_numpy()
+            events[column] = np.where(rows >= 0, rows + offset, -1)
         offset += len(events)
         frames_.append(events)
     parts_ = tuple(p for part in parts for p in part.parts)

@@ -13,7 +13,13 @@ Beside the columns every input format fills (``tracefmt.columns``), each event o
   to the step they start in, GPU work to the step of the call that launched it;
 - ``captured``: 1 when the event lies in a time range Kineto recorded. An imported trace is
   captured whole; a collector part only in its Kineto windows (``captured_windows_ns``), the
-  rest of its steps being annotations and samples only. GPU work counts by its launch.
+  rest of its steps being annotations and samples only. GPU work counts by its launch;
+- ``launch``: for a GPU op, the store row of the host call that launched it (the first host
+  event of its correlation id); for such a host call, the row of its first GPU op (by start);
+  -1 for every other event;
+- ``in_complete_steps``: whether the event lies in the complete steps (``traces.window``): a
+  part with two or more profiler steps leaves out host events from its last one's start on, and
+  GPU ops whose launch was then (or whose launch is not in the part).
 
 The analyses, the call tree, range totals and the SQL views read these columns; nothing
 re-derives them.
@@ -32,7 +38,7 @@ import pyarrow.parquet as pq
 from profiler_app.traces.correlation import CorrelationLookup, sizing_calls
 from profiler_app.traces.nesting import nest, self_times
 from tracefmt.kinds import DEVICE_KINDS, GPU_OP_KINDS, EventKind, of_kinds
-from tracefmt.names import step_number
+from tracefmt.names import PROFILER_STEP_RE, step_number
 
 MODEL_SCHEMA = pa.schema(
     [
@@ -42,6 +48,8 @@ MODEL_SCHEMA = pa.schema(
         ("step", pa.int32()),
         ("is_step", pa.bool_()),
         ("captured", pa.bool_()),
+        ("launch", pa.int64()),
+        ("in_complete_steps", pa.bool_()),
     ]
 )
 MODEL_COLUMNS = tuple(MODEL_SCHEMA.names)
@@ -63,65 +71,104 @@ def step_ids(strings: Sequence[str]) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PartFacts:
-    """What an event's model needs from the rest of its part: when each host call started and
-    the copy size a runtime call states (by correlation id), and the part's steps."""
+    """What an event's model needs from the rest of its part: the store row and start of the
+    host call of each correlation id, the row of its first GPU op and the copy size a runtime
+    call states, the part's steps, and where its complete steps end (None: the part has
+    fewer than two profiler steps and is whole in both windows)."""
 
-    launch_start: CorrelationLookup
+    call_row: CorrelationLookup
+    call_start: CorrelationLookup
+    first_op_row: CorrelationLookup
     call_bytes: CorrelationLookup
     step_start: np.ndarray
     step_end: np.ndarray
     step_number: np.ndarray
+    complete_steps_end_ns: int | None
 
 
 class FactGatherer:
-    """Collects a part's ``PartFacts`` from its events in any order (a batch at a time, each
-    with ``MODEL_INPUT_COLUMNS`` and ``bytes``), keeping only the few rows they need."""
-
-    _KEYS = ("track", "start_ns", "dur_ns")
+    """Collects a part's ``PartFacts`` from its events in store order (a window at a time,
+    each with ``MODEL_INPUT_COLUMNS`` and ``bytes``, and the store row it starts at), keeping
+    only the few rows they need."""
 
     def __init__(self, strings: Sequence[str]) -> None:
         self.numbers = step_numbers(strings)
-        self.launches: list[dict[str, np.ndarray]] = []
+        self.profiler_step = np.r_[[bool(PROFILER_STEP_RE.search(s)) for s in strings], False]
         self.calls: list[dict[str, np.ndarray]] = []
+        self.ops: list[dict[str, np.ndarray]] = []
+        self.sizing: list[dict[str, np.ndarray]] = []
         self.steps: list[dict[str, np.ndarray]] = []
+        self.profiler_steps: list[dict[str, np.ndarray]] = []
 
-    def add(self, c: dict[str, np.ndarray]) -> None:
+    def add(self, c: dict[str, np.ndarray], first_row: int) -> None:
         kind, correlation = c["kind"], c["correlation"]
+        c = {**c, "row": np.arange(first_row, first_row + len(kind), dtype=np.int64)}
+        named = _named(self.profiler_step, c["name"])
         keep = {
-            "launches": (~of_kinds(kind, DEVICE_KINDS) & (correlation >= 0), "start_ns"),
-            "calls": (sizing_calls(kind, c["bytes"]), "bytes"),
-            "steps": (_is_step(kind, _named_step(self.numbers, c["name"])), "name"),
+            "calls": (_host_call(kind, correlation), ("correlation", "start_ns", "row")),
+            "ops": (_linked_op(kind, correlation), ("correlation", "start_ns", "row")),
+            "sizing": (sizing_calls(kind, c["bytes"]), ("correlation", "bytes")),
+            "steps": (
+                _is_step(kind, _named_step(self.numbers, c["name"])),
+                ("name", "start_ns", "dur_ns"),
+            ),
+            # Any kind counts towards the number of profiler steps; only the host's say where
+            # the last one starts: the GPU's copy of it starts after its first launches.
+            "profiler_steps": (named, ("name", "start_ns", "kind")),
         }
-        for facts, (rows, value) in keep.items():
+        for facts, (rows, columns) in keep.items():
             rows = np.flatnonzero(rows)
             if len(rows):
-                columns = ("correlation", value, *self._KEYS)
                 getattr(self, facts).append({k: c[k][rows] for k in columns})
 
     def facts(self, offset_ns: int) -> PartFacts:
         """The facts with times moved by ``offset_ns``."""
-        launches, calls, steps = (
-            self._in_store_order(f) for f in (self.launches, self.calls, self.steps)
+        calls, ops, sizing, steps, profiler_steps = (
+            _joined(f) for f in (self.calls, self.ops, self.sizing, self.steps, self.profiler_steps)
         )
-        step_start = steps["start_ns"] + np.int64(offset_ns)
+        offset = np.int64(offset_ns)
+        step_start = steps["start_ns"] + offset
+        first_ops = np.lexsort((ops["row"], ops["start_ns"]))
         return PartFacts(
-            CorrelationLookup(launches["correlation"], launches["start_ns"] + np.int64(offset_ns)),
-            CorrelationLookup(calls["correlation"], calls["bytes"]),
+            CorrelationLookup(calls["correlation"], calls["row"]),
+            CorrelationLookup(calls["correlation"], calls["start_ns"] + offset),
+            CorrelationLookup(ops["correlation"][first_ops], ops["row"][first_ops]),
+            CorrelationLookup(sizing["correlation"], sizing["bytes"]),
             step_start,
             step_start + steps["dur_ns"],
             _named_step(self.numbers, steps["name"]),
+            _complete_steps_end(profiler_steps, offset_ns),
         )
 
-    def _in_store_order(self, pieces: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-        """The rows as the store orders them, so "the first event" means the same as there."""
-        if not pieces:
-            empty = np.zeros(0, dtype=np.int64)
-            return {
-                k: empty for k in ("correlation", "start_ns", "dur_ns", "bytes", "name", "track")
-            }
-        c = {k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
-        order = store_order(c["track"], c["start_ns"], c["dur_ns"])
-        return {k: a[order] for k, a in c.items()}
+
+def _joined(pieces: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The gathered rows of one fact, in store order (so "the first event" means the same as
+    there)."""
+    if not pieces:
+        empty = np.zeros(0, dtype=np.int64)
+        return {
+            k: empty for k in ("correlation", "start_ns", "dur_ns", "bytes", "name", "row", "kind")
+        }
+    return {k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
+
+
+def _complete_steps_end(profiler_steps: dict[str, np.ndarray], offset_ns: int) -> int | None:
+    """Where a part's complete steps end: the start of its last profiler step on the host;
+    None with fewer than two profiler steps (or none on the host)."""
+    host = ~of_kinds(profiler_steps["kind"], DEVICE_KINDS)
+    if len(np.unique(profiler_steps["name"])) < 2 or not host.any():
+        return None
+    return int(profiler_steps["start_ns"][host].max()) + offset_ns
+
+
+def _host_call(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+    """Host events linked to GPU work by correlation id."""
+    return ~of_kinds(kind, DEVICE_KINDS) & (correlation >= 0)
+
+
+def _linked_op(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+    """GPU ops that carry the correlation id of their launch."""
+    return of_kinds(kind, GPU_OP_KINDS) & (correlation >= 0)
 
 
 def store_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
@@ -154,8 +201,13 @@ def steps_among(kind: np.ndarray, name: np.ndarray, strings: Sequence[str]) -> n
 
 def _named_step(numbers: np.ndarray, name: np.ndarray) -> np.ndarray:
     """The step number each name id names (``step_numbers``), -1 for none."""
-    unknown = len(numbers) - 1
-    return numbers[np.where((name >= 0) & (name < unknown), name, unknown)]
+    return _named(numbers, name)
+
+
+def _named(by_name: np.ndarray, name: np.ndarray) -> np.ndarray:
+    """The value of each name id in ``by_name`` (one per string, then one for unknown ids)."""
+    unknown = len(by_name) - 1
+    return by_name[np.where((name >= 0) & (name < unknown), name, unknown)]
 
 
 def _is_step(kind: np.ndarray, named_step: np.ndarray) -> np.ndarray:
@@ -183,10 +235,15 @@ class EventModel:
         self_ns = self_times(start, end, parent)
         named_step = _named_step(self.numbers, c["name"])
         is_step = _is_step(kind, named_step)
-        at_ns = _launch_times(kind, start, c["correlation"], self.facts.launch_start)
         f = self.facts
+        launch, at_ns, unlaunched = _launches(kind, start, c["correlation"], f)
         step = _step_of(at_ns, f.step_start, f.step_end, f.step_number)
         step[is_step] = named_step[is_step]
+        if f.complete_steps_end_ns is None:
+            in_complete_steps = np.ones(len(kind), dtype=bool)
+        else:
+            # A GPU op whose launch is not in the part is not known to be complete.
+            in_complete_steps = (at_ns < f.complete_steps_end_ns) & ~unlaunched
         if self.captured_windows_ns is None:
             captured = np.ones(len(kind), dtype=bool)
         else:
@@ -200,6 +257,8 @@ class EventModel:
             "step": step.astype(np.int32),
             "is_step": is_step,
             "captured": captured,
+            "launch": launch,
+            "in_complete_steps": in_complete_steps,
         }
 
 
@@ -212,7 +271,7 @@ def build_event_model(
     The captured windows: the ranges a collector part's Kineto recorded; None for a part
     recorded whole."""
     gatherer = FactGatherer(strings)
-    gatherer.add({"bytes": np.full(len(columns["kind"]), -1, dtype=np.int64), **columns})
+    gatherer.add({"bytes": np.full(len(columns["kind"]), -1, dtype=np.int64), **columns}, 0)
     model = EventModel(strings, gatherer.facts(0), captured_windows_ns)
     n = len(columns["kind"])
     out = {
@@ -253,20 +312,32 @@ def free_rows(track: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarr
 def launch_times(kind: np.ndarray, start: np.ndarray, correlation: np.ndarray) -> np.ndarray:
     """When each event happened for the host: its start, or for GPU work the start of the
     call that launched it (same correlation id) when the trace holds that call."""
-    host = np.flatnonzero(~of_kinds(kind, DEVICE_KINDS) & (correlation >= 0))
-    return _launch_times(
-        kind, start, correlation, CorrelationLookup(correlation[host], start[host])
-    )
-
-
-def _launch_times(
-    kind: np.ndarray, start: np.ndarray, correlation: np.ndarray, calls: CorrelationLookup
-) -> np.ndarray:
+    host = np.flatnonzero(_host_call(kind, correlation))
     at = start.copy()
-    gpu = np.flatnonzero(of_kinds(kind, GPU_OP_KINDS) & (correlation >= 0))
-    found, call_start = calls.find(correlation[gpu])
+    gpu = np.flatnonzero(_linked_op(kind, correlation))
+    found, call_start = CorrelationLookup(correlation[host], start[host]).find(correlation[gpu])
     at[gpu[found]] = call_start
     return at
+
+
+def _launches(
+    kind: np.ndarray, start: np.ndarray, correlation: np.ndarray, facts: PartFacts
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each event's ``launch`` column; when it happened for the host (``launch_times``); and
+    which events are GPU ops whose launch is not in the part."""
+    launch = np.full(len(kind), -1, dtype=np.int64)
+    at_ns = start.copy()
+    ops = np.flatnonzero(_linked_op(kind, correlation))
+    found, rows = facts.call_row.find(correlation[ops])
+    launched = ops[found]
+    launch[launched] = rows
+    at_ns[launched] = facts.call_start.find(correlation[launched])[1]
+    unlaunched = np.zeros(len(kind), dtype=bool)
+    unlaunched[ops[~found]] = True
+    calls = np.flatnonzero(_host_call(kind, correlation))
+    found, rows = facts.first_op_row.find(correlation[calls])
+    launch[calls[found]] = rows
+    return launch, at_ns, unlaunched
 
 
 def _step_of(

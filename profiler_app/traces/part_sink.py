@@ -24,9 +24,8 @@ from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.store_layout import FLOWS_FILE
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
-from profiler_app.traces.window import StepCut, step_cut
+from profiler_app.traces.window import StepCut
 from tracefmt.columns import FLOW_COLUMNS
-from tracefmt.names import PROFILER_STEP_RE
 from tracefmt.strings import StringTable
 
 
@@ -86,7 +85,9 @@ class PartSink:
         memory = build_memory(self.store_dir, self.context.memory, offset_ns, self.context.strings)
         self.context.memory = []
         release_free_memory()
-        cut, complete_steps = complete_steps_aggregates(self.store_dir, self.context.strings)
+        cut, complete_steps = complete_steps_aggregates(
+            self.store_dir, self.context.strings, store.complete_steps_end_ns
+        )
         return IngestResult(
             aggregates, store, cut=cut, complete_steps=complete_steps, memory=memory
         )
@@ -105,31 +106,20 @@ class PartSink:
 
 
 def complete_steps_aggregates(
-    store_dir: Path, strings: StringTable
+    store_dir: Path, strings: StringTable, complete_steps_end_ns: int | None
 ) -> tuple[StepCut | None, PartAggregates | None]:
-    """The part's aggregates over its complete steps (``traces.window``), from its store: a
-    second pass, since where the last step starts is known only once every event was read."""
-    if sum(1 for s in strings.strings if PROFILER_STEP_RE.search(s)) < 2:
+    """The part's aggregates over its complete steps (``traces.window``), from its store (the
+    event model's ``in_complete_steps``): a second pass, since where the last step starts is
+    known only once every event was read."""
+    if complete_steps_end_ns is None:
         return None, None
     reader = TimelineReader(store_dir)
-    cut_columns = ["kind", "name", "start_ns", "correlation"]
-    table = reader.read_all(cut_columns)
-    c = {name: table.column(name).to_numpy() for name in cut_columns}
-    del table
-    cut = step_cut(
-        c["kind"],
-        c["name"],
-        np.asarray(strings.strings, dtype=object),
-        c["start_ns"],
-        c["correlation"],
-    )
-    del c
-    if cut is None:
-        return None, None
     aggregator = Aggregator(strings)
+    read = [*AGGREGATED_COLUMNS, "in_complete_steps"]
     for group in range(reader.events.metadata.num_row_groups):
-        table = reader.events.read_row_group(group, columns=AGGREGATED_COLUMNS, use_threads=False)
-        columns = {name: table.column(name).to_numpy() for name in AGGREGATED_COLUMNS}
-        keep = cut.keeps(columns["kind"], columns["start_ns"], columns["correlation"])
-        aggregator.add_events(EventBatch({name: a[keep] for name, a in columns.items()}))
-    return cut, aggregator.finish(strings, 0)  # the store's times are on the epoch already
+        table = reader.events.read_row_group(group, columns=read, use_threads=False)
+        keep = table.column("in_complete_steps").to_numpy(zero_copy_only=False)
+        columns = {name: table.column(name).to_numpy()[keep] for name in AGGREGATED_COLUMNS}
+        aggregator.add_events(EventBatch(columns))
+    # The store's times are on the epoch already.
+    return StepCut(complete_steps_end_ns), aggregator.finish(strings, 0)

@@ -31,7 +31,8 @@ from profiler_app.traces.event_model import MODEL_COLUMNS
 
 # 1: no manifest (event model columns, totals, memory or flows may be missing).
 # 2: the manifest, every product built, the event model's columns named in it.
-FORMAT_VERSION = 2
+# 3: the event model's ``launch`` and ``in_complete_steps`` columns (the sweep adds them).
+FORMAT_VERSION = 3
 
 EVENTS_FILE = "events.parquet"
 TRACKS_FILE = "tracks.parquet"

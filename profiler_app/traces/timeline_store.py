@@ -76,6 +76,8 @@ class StoreSummary:
     n_events: int
     tracks: pd.DataFrame  # track, first_row, n_rows, start_ns, end_ns, max_dur_ns (+ labels)
     captured_step_starts: np.ndarray  # start of each step Kineto recorded (the event model's)
+    # Where the complete steps end (``traces.window``); None: the part is whole in both.
+    complete_steps_end_ns: int | None = None
 
 
 def add_event_model(directory: str | Path, strings: list[str]) -> None:
@@ -164,16 +166,20 @@ class TimelineWriter:
         return _merge_runs(self._runs)
 
     def _facts(self, strings: list[str], offset_ns: int) -> PartFacts:
-        """The part's facts (``event_model.PartFacts``), gathered from its unsorted events: the
-        spilled runs one at a time, and what is still buffered."""
+        """The part's facts (``event_model.PartFacts``), gathered from its events in store
+        order, so that each one knows its store row: the spilled runs merged on the few
+        columns the facts read, or what is buffered, sorted."""
         gatherer = FactGatherer(strings)
-        for run in self._runs:
-            with pa.memory_map(str(run.path)) as source:
-                table = pa.ipc.open_file(source).read_all()
-                gatherer.add({c: table.column(c).to_numpy() for c in _FINISH_INPUT})
-                del table
-        for batch in self._buffer:
-            gatherer.add(batch)
+        if self._runs:
+            self._spill()
+            first = 0
+            for window in _merge_runs(self._runs, columns=_FINISH_INPUT):
+                gatherer.add({c: window.column(c).to_numpy() for c in _FINISH_INPUT}, first)
+                first += window.num_rows
+        elif self._buffer:
+            c = {k: np.concatenate([b[k] for b in self._buffer]) for k in _FINISH_INPUT}
+            order = store_order(c["track"], c["start_ns"], c["dur_ns"])
+            gatherer.add({k: a[order] for k, a in c.items()}, 0)
         return gatherer.facts(offset_ns)
 
     def finish(
@@ -221,7 +227,9 @@ class TimelineWriter:
         )
         shutil.rmtree(self.spill, ignore_errors=True)
         steps = np.concatenate(captured_steps) if captured_steps else np.zeros(0, dtype=np.int64)
-        return StoreSummary(self.directory, int(stats.n_rows.sum()), tracks, steps)
+        return StoreSummary(
+            self.directory, int(stats.n_rows.sum()), tracks, steps, facts.complete_steps_end_ns
+        )
 
 
 def row_group_sizes(track: np.ndarray) -> list[int]:
@@ -358,11 +366,14 @@ class _TrackStats:
 
 
 class _RunCursor:
-    """Reads one run from a row on, a record batch at a time."""
+    """Reads one run from a row on, a record batch at a time (of ``columns`` only, when
+    given: they hold the track, start and duration)."""
 
-    def __init__(self, run: _Run) -> None:
+    def __init__(self, run: _Run, columns: tuple[str, ...] | None = None) -> None:
         self._file = pa.OSFile(str(run.path), "rb")
         self._reader = pa.ipc.open_file(self._file)
+        self._columns = columns
+        self._schema = EVENT_SCHEMA if columns is None else _project(EVENT_SCHEMA, columns)
         self.pos, self.end = 0, run.rows
         # The batch at the cursor and the one its look-ahead row is in (``key_at``): with one,
         # each round of the merge read both again.
@@ -377,14 +388,17 @@ class _RunCursor:
         if batch is None:
             if len(self._batches) >= 2:  # the cursor only moves forward: drop the earliest
                 del self._batches[min(self._batches)]
-            batch = self._batches[index] = self._reader.get_batch(index)
+            batch = self._reader.get_batch(index)
+            if self._columns is not None:
+                batch = batch.select(list(self._columns))
+            self._batches[index] = batch
         return batch
 
     def key_at(self, row: int) -> tuple[int, int]:
         """(track, start_ns) of a row."""
         batch = self._load(row)
         at = row % _RUN_BATCH_ROWS
-        return int(batch.column(_TRACK)[at].as_py()), int(batch.column(_START)[at].as_py())
+        return int(batch.column("track")[at].as_py()), int(batch.column("start_ns")[at].as_py())
 
     def take_until(self, limit: tuple[int, int], max_rows: int, below: bool = False) -> pa.Table:
         """Rows from the cursor with (track, start_ns) <= ``limit`` (< ``limit`` when
@@ -397,32 +411,38 @@ class _RunCursor:
             batch = self._load(self.pos)
             lo = self.pos % _RUN_BATCH_ROWS
             hi = min(len(batch), lo + (stop - self.pos))
-            tracks = batch.column(_TRACK).to_numpy()[lo:hi]
+            tracks = batch.column("track").to_numpy()[lo:hi]
             under = int(np.searchsorted(tracks, limit_track, side="left"))
             same = int(np.searchsorted(tracks, limit_track, side="right"))
-            starts = batch.column(_START).to_numpy()[lo + under : lo + same]
+            starts = batch.column("start_ns").to_numpy()[lo + under : lo + same]
             n = under + int(np.searchsorted(starts, limit_ns, side=side))
             if n:
                 pieces.append(batch.slice(lo, n))
                 self.pos += n
             if n < hi - lo:
                 break
-        return pa.Table.from_batches(pieces, EVENT_SCHEMA) if pieces else EVENT_SCHEMA.empty_table()
+        return pa.Table.from_batches(pieces, self._schema) if pieces else self._schema.empty_table()
 
     def close(self) -> None:
         self._file.close()
 
 
-def _merge_runs(runs: list[_Run], window_rows: int = _WINDOW_ROWS) -> Iterator[pa.Table]:
+def _project(schema: pa.Schema, columns: tuple[str, ...]) -> pa.Schema:
+    return pa.schema([schema.field(c) for c in columns])
+
+
+def _merge_runs(
+    runs: list[_Run], window_rows: int = _WINDOW_ROWS, columns: tuple[str, ...] | None = None
+) -> Iterator[pa.Table]:
     """The events of all runs in store order (``store_order`` over the runs one after the
-    other), in bounded windows.
+    other), in bounded windows (of ``columns`` only, when given).
 
     Each round takes, from every run, the rows before the smallest "look-ahead" (track,
     start) among the runs (the one ``step`` rows ahead), so no row can be emitted before an
     earlier one and the events of one (track, start) are never split between windows; when
     every run is at that key, the round takes all its rows.
     """
-    cursors = [_RunCursor(r) for r in runs]
+    cursors = [_RunCursor(r, columns) for r in runs]
     step = max(window_rows // max(len(cursors), 1), 1024)
     try:
         cursors = _open(cursors)
@@ -435,7 +455,7 @@ def _merge_runs(runs: list[_Run], window_rows: int = _WINDOW_ROWS) -> Iterator[p
                 parts = [p for p in (c.take_until(horizon, 1 << 62) for c in cursors) if p.num_rows]
             window = pa.concat_tables(parts)
             if len(parts) > 1:
-                order = store_order(*(window.column(i).to_numpy() for i in (_TRACK, _START, _DUR)))
+                order = store_order(*(window.column(c).to_numpy() for c in _ORDER))
                 window = window.take(pa.array(order))
             yield window
             cursors = _open(cursors)

@@ -5,6 +5,10 @@ missing; Holistic Trace Analysis leaves it out. "Complete steps" is each trace (
 job) without its last profiler step: host events from the start of the last step on are left
 out, and so is every GPU op whose launch was (or whose launch is not in the trace). A trace with
 fewer than two profiler steps is the same in both windows.
+
+Which events lie in the complete steps is worked out once, when a part's store is written: the
+event model's ``in_complete_steps`` column (``traces.event_model``). Every reader of a window
+reads that column; ``StepCut`` says it of the rows kept beside the events.
 """
 
 from __future__ import annotations
@@ -12,10 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from tracefmt.kinds import DEVICE_KINDS, GPU_OP_KINDS, of_kinds
-from tracefmt.names import PROFILER_STEP_RE
-from tracefmt.strings import present_ids
 
 WHOLE_TRACE = "whole_trace"
 COMPLETE_STEPS = "complete_steps"
@@ -31,61 +31,14 @@ ROWS_IN = {WHOLE_TRACE: (IN_WHOLE_TRACE, IN_BOTH), COMPLETE_STEPS: (IN_COMPLETE_
 
 @dataclass(frozen=True)
 class StepCut:
-    """Where a trace's complete steps end: its last profiler step's start, and the correlation
-    ids of the launches made before it (sorted)."""
+    """Where a part's complete steps end: its last profiler step's start on the host (the
+    event model's ``complete_steps_end_ns``)."""
 
     last_step_start_ns: int
-    launched: np.ndarray
-
-    def keeps(self, kind: np.ndarray, start_ns: np.ndarray, correlation: np.ndarray) -> np.ndarray:
-        """Which events are in the complete steps."""
-        keep = start_ns < self.last_step_start_ns
-        gpu = np.flatnonzero(_launched_gpu_op(kind, correlation))
-        keep[gpu] = _member(correlation[gpu], self.launched)
-        return keep
 
     def before(self, start_ns: np.ndarray) -> np.ndarray:
         """Which time-stamped rows (steps, annotations, samples) are in the complete steps."""
         return np.asarray(start_ns) < self.last_step_start_ns
-
-
-def step_cut(
-    kind: np.ndarray,
-    name: np.ndarray,
-    names: np.ndarray,
-    start_ns: np.ndarray,
-    correlation: np.ndarray,
-) -> StepCut | None:
-    """The cut of one trace's events (``name`` ids into ``names``); None with fewer than two
-    profiler steps (the trace is then whole in both windows)."""
-    present = present_ids(name)
-    step_ids = present[[bool(PROFILER_STEP_RE.search(str(names[i]))) for i in present]]
-    if len(step_ids) < 2:
-        return None
-    launched_gpu_op = _launched_gpu_op(kind, correlation)
-    # The host's step annotations only: the GPU's copy of the last step starts later, after
-    # the step's first launches, which would then count as complete.
-    is_step = ~of_kinds(kind, DEVICE_KINDS) & np.isin(name, step_ids)
-    if not is_step.any():
-        return None
-    last_start = int(start_ns[is_step].max())
-    host = ~launched_gpu_op & (start_ns < last_start)
-    launched = np.sort(correlation[host & (correlation >= 0)])
-    distinct = np.r_[True, launched[1:] != launched[:-1]] if len(launched) else launched > 0
-    return StepCut(last_start, launched[distinct])
-
-
-def _launched_gpu_op(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:
-    return of_kinds(kind, GPU_OP_KINDS) & (correlation >= 0)
-
-
-def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """``np.isin(values, sorted_set)`` for a sorted, unique set, by binary search (numpy's
-    hash-based isin takes a minute over millions of correlation ids)."""
-    if not len(sorted_set):
-        return np.zeros(len(values), dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
-    return sorted_set[at] == values
 
 
 def rows_in(window: str) -> tuple[int, int]:

@@ -7,7 +7,7 @@ from profiler_app.calltree.pure import tree as calltree
 from profiler_app.traces import ingest_trace
 from profiler_app.traces.timeline_read import TimelineReader
 from tests.calltree.raw import host_events, last_step_start, paths
-from tests.traces.expected import DATA, expected
+from tests.traces.expected import DATA
 
 TRACE = "gpu_training_rank0.pt.trace.json.gz"
 MAIN, AUTOGRAD = 1102, 1262
@@ -58,8 +58,7 @@ def test_bottom_up_puts_each_names_self_time_at_the_top(store):
 
 
 def test_complete_steps_leave_out_the_last_step(store):
-    cut = last_step_start(TRACE) + expected(TRACE).offset_ns
-    events = calltree.read_host_events(store, [_track(store, MAIN)], end_ns=cut)
+    events = calltree.read_host_events(store, [_track(store, MAIN)], complete_steps=True)
     total, *_ = paths(host_events(TRACE, MAIN, before_ns=last_step_start(TRACE)))
     got = _by_path(store, calltree.top_down(events)[0])
     assert {p: v[0] for p, v in got.items()} == dict(total)

@@ -19,7 +19,7 @@ from statistics import median
 import numpy as np
 import pytest
 
-from profiler_app.analysis import RankTrace, drop_last_step
+from profiler_app.analysis import RankTrace
 from profiler_app.cluster.compare import step_stats
 from profiler_app.cluster.queries import cluster
 from profiler_app.core.logic import delete_job
@@ -192,11 +192,11 @@ def test_the_dropped_step_is_the_last_one_with_its_copy(tb_events):
 
 
 def test_the_rules_read_launches_and_copies_cut_at_the_same_place(traced, tb_events):
-    """What the insights read of the trace in the complete-steps window (``drop_last_step``):
+    """What the insights read of the trace in the complete-steps window (``complete_steps``):
     the launches, copies and steps before the last step's start, as the Dashboard's."""
     cut, _ = tb_cut(tb_events)
     [summary] = PartSummary.objects.filter(job=traced)
-    trace = drop_last_step(RankTrace.from_store(0, summary.fetch_store(), summary.part_id))
+    trace = RankTrace.from_store(0, summary.fetch_store(), summary.part_id).complete_steps()
     kind = trace.events["kind"].to_numpy()
     launches = np.isin(kind, [EventKind.CUDA_RUNTIME, EventKind.CUDA_DRIVER])
     expected = [e for e in tb_events if e.get("cat") in LAUNCHERS]

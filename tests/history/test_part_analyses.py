@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.analysis import RankTrace, captured_only, drop_last_step
+from profiler_app.analysis import RankTrace, captured_only
 from profiler_app.analysis.idle import HOST_WAIT, idle_intervals
 from profiler_app.analysis.operators import operator_table
 from profiler_app.analysis.part_figures import part_figures
@@ -49,7 +49,7 @@ def _read_as_before(job, window: str) -> tuple[pd.DataFrame, int]:
     for summary in PartSummary.objects.filter(job=job).order_by("rank", "part_id"):
         trace = captured_only(_store_trace(summary))
         if window == COMPLETE_STEPS:
-            trace = drop_last_step(trace)
+            trace = trace.complete_steps()
         gaps = idle_intervals(trace)
         host_wait += int(gaps.loc[gaps["category"] == HOST_WAIT, "idle_ns"].sum())
         no_steps = trace.events["kind"].to_numpy() != int(EventKind.STEP)

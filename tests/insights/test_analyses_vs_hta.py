@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.analysis import RankTrace, analyze, drop_last_step
+from profiler_app.analysis import RankTrace, analyze
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.traces import ingest_trace
 from tests.conftest import DATA_DIR
@@ -163,7 +163,7 @@ def test_the_grouped_kernels_spread_is_over_their_runs(compared):
     name, ours, _ = compared
     for row in ours.top_kernels[ours.top_kernels["name"] == "others"].itertuples():
         trace = next(t for t in stores[name] if t.rank == row.rank)
-        ops = drop_last_step(trace).gpu_ops
+        ops = trace.complete_steps().gpu_ops
         kept = ours.top_kernels[
             (ours.top_kernels["rank"] == row.rank) & (ours.top_kernels["type"] == row.type)
         ]["name"]

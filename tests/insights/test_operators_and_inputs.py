@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiler_app.analysis import RankTrace, analyze, drop_last_step
+from profiler_app.analysis import RankTrace, analyze
 from profiler_app.analysis.frames import JobData
 from profiler_app.analysis.framework import (
     framework_from_events,
@@ -154,7 +154,7 @@ def test_the_analyses_json_offers_the_by_shape_table_only_when_shapes_were_recor
 
 def kernels_in_the_analysis_window(name: str) -> set[str]:
     """Names of the GPU ops whose launch came before the last ProfilerStep started: the window
-    of the GPU analyses (``drop_last_step``), from the raw JSON."""
+    of the GPU analyses (``RankTrace.complete_steps``), from the raw JSON."""
     events = [e for e in raw_events(name) if e.get("ph") == "X"]
     last_step_ns = max(
         ns(e["ts"])
@@ -286,13 +286,13 @@ def test_it_reads_profiler_steps_as_training_steps(parsed):
 
 def test_it_drops_the_last_profiler_step_like_hta(parsed):
     trace = parsed["gpu_training_rank0.pt.trace.json.gz"]
-    kept = drop_last_step(trace)
+    kept = trace.complete_steps()
     last = steps_from_events(trace, "algo-1")["start_ns"].max()
     host = kept.events[kept.events["kind"].isin([0, 1, 3])]
     assert host["start_ns"].max() < last
     assert len(kept.gpu_ops) < len(trace.gpu_ops)
     single = parsed["cpu_only_rank34.pt.trace.json.gz"]
-    assert drop_last_step(single) is single  # one step: nothing to drop
+    assert single.complete_steps() is single  # one step: nothing to drop
 
 
 def cpu_op_names(name: str) -> set[str]:

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import pytest
 
-from profiler_app.analysis.events import RankTrace, drop_last_step
+from profiler_app.analysis.events import RankTrace
 from profiler_app.analysis.framework import framework_from_events
 from profiler_app.analysis.operators import operator_table
 from profiler_app.calltree.pure import tree as calltree
@@ -75,9 +75,9 @@ def operator_self(trace: RankTrace) -> dict[str, int]:
     return {r.name: int(r.self_ns) for r in table.itertuples() if r.name in names}
 
 
-def calltree_self(store, names: set[str], end_ns: int | None = None) -> dict[str, int]:
+def calltree_self(store, names: set[str], complete_steps: bool = False) -> dict[str, int]:
     reader = TimelineReader(store)
-    events = calltree.read_host_events(store, reader.tracks["track"].tolist(), end_ns)
+    events = calltree.read_host_events(store, reader.tracks["track"].tolist(), complete_steps)
     out: dict[str, int] = defaultdict(int)
     for name, self_ns in zip(events.name.tolist(), events.self_ns.tolist(), strict=True):
         if reader.strings[name] in names:
@@ -116,13 +116,13 @@ def test_it_gives_one_self_time_for_an_operator_in_the_whole_trace(trace, store_
 def test_it_gives_one_self_time_for_an_operator_in_the_complete_steps(trace, store_of):
     store = store_of(trace)
     whole = RankTrace.from_store(0, store)
-    kept = drop_last_step(whole)
+    kept = whole.complete_steps()
     steps = whole.step_events
     cut = int(steps["start_ns"].max()) if len(steps) >= 2 else None
     want = operator_self(kept)
     before = None if cut is None else cut - expected(trace).offset_ns  # raw JSON times
     assert want == raw_self_ns(trace, before)
-    assert calltree_self(store, set(want), cut) == want
+    assert calltree_self(store, set(want), complete_steps=True) == want
     assert {n: v for n, v in framework_self(kept).items() if v} == {
         n: v for n, v in want.items() if v
     }

@@ -17,20 +17,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from profiler_app.traces.timeline_read import TimelineReader
-from tracefmt.kinds import EventKind
+from tracefmt.kinds import HOST_KINDS
 
-# What a thread's stack is made of: operators, annotations, Python frames and the runtime
-# calls they make (the leaves where launches spend their time).
-HOST_KINDS = (
-    EventKind.CPU_OP,
-    EventKind.USER_ANNOTATION,
-    EventKind.PYTHON_FUNCTION,
-    EventKind.CUDA_RUNTIME,
-    EventKind.CUDA_DRIVER,
-    EventKind.STEP,
-)
 OTHER = -1  # the name id of a pruned frame's "(other)"
-_COLUMNS = ["track", "kind", "name", "start_ns", "dur_ns", "parent", "self_ns", "is_step"]
+_COLUMNS = [
+    "track",
+    "kind",
+    "name",
+    "start_ns",
+    "dur_ns",
+    "parent",
+    "self_ns",
+    "is_step",
+    "in_complete_steps",
+]
 
 
 @dataclass(frozen=True)
@@ -65,9 +65,10 @@ class Tree:
         return len(self.parent)
 
 
-def read_host_events(store: str | Path, tracks: list[int], end_ns: int | None = None) -> Events:
-    """The host events of ``tracks`` in a part's store, those starting before ``end_ns`` (the
-    complete steps' cut) when given, with the event model's nesting and self times."""
+def read_host_events(store: str | Path, tracks: list[int], complete_steps: bool = False) -> Events:
+    """The host events (a thread's stack: ``tracefmt.kinds.HOST_KINDS``) of ``tracks`` in a
+    part's store, only those in its complete steps when ``complete_steps``, with the event
+    model's nesting and self times."""
     reader = TimelineReader(store)
     info = reader.tracks.set_index("track")
     pieces = []
@@ -78,8 +79,8 @@ def read_host_events(store: str | Path, tracks: list[int], end_ns: int | None = 
         table = reader._rows(first, first + n, _COLUMNS)
         table = table.append_column("row", pa.array(np.arange(first, first + n, dtype=np.int64)))
         keep = pc.is_in(table.column("kind"), value_set=pa.array(HOST_KINDS, pa.uint8()))
-        if end_ns is not None:
-            keep = pc.and_(keep, pc.less(table.column("start_ns"), end_ns))
+        if complete_steps:
+            keep = pc.and_(keep, table.column("in_complete_steps"))
         pieces.append(table.filter(keep))
     if not pieces:
         empty = np.empty(0, np.int64)

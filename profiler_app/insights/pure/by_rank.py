@@ -22,8 +22,6 @@ from profiler_app.analysis import (
 from profiler_app.analysis.cluster import calls_in_windows, match_calls_by_window
 from profiler_app.analysis.events import (
     captured_only,
-    complete_steps_rows,
-    drop_last_step,
 )
 from profiler_app.analysis.framework import framework_from_events
 from profiler_app.insights.pure.rules.base import RULE_ERRORS, UNREADABLE, RuleResult, not_evaluated
@@ -106,12 +104,11 @@ def read_facts(
     # As ``analyze`` cuts it, once for the analyses and the collective calls of both windows;
     # the cut to complete steps carries over the GPU ops the calls derived (``restricted``).
     captured = captured_only(trace)
-    complete_rows = complete_steps_rows(captured)
-    collective_calls = calls_in_windows(captured, complete_rows)
+    collective_calls = calls_in_windows(captured)
     framework = framework_from_events(trace)
     found = {}
     for window in windows:
-        covered = drop_last_step(captured, complete_rows) if window == COMPLETE_STEPS else captured
+        covered = captured.complete_steps() if window == COMPLETE_STEPS else captured
         mine = analyze_covered([covered], params)
         inputs: dict[str, RankInputs | None] = {}
         unreadable = set()

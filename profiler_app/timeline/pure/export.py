@@ -14,12 +14,11 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow.parquet as pq
 
-from profiler_app.timeline.pure.lanes import LAUNCH_KINDS
 from profiler_app.timeline.pure.query import JobTimeline
 from profiler_app.timeline.pure.tree import Part
 from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.store_layout import EVENTS_FILE
-from tracefmt.kinds import KIND_NAMES
+from tracefmt.kinds import KIND_NAMES, LAUNCH_KINDS
 
 _ARG_COLUMNS = (
     "correlation",
@@ -42,7 +41,7 @@ MIN_EVENT_BYTES = len(
     '{"ph":"X","name":,"cat":"","pid":1,"tid":1,"ts":0.000,"dur":0.000,"args":{}}'
 )
 _LAUNCH_TABLE = np.zeros(256, dtype=bool)
-_LAUNCH_TABLE[[int(k) for k in LAUNCH_KINDS]] = True
+_LAUNCH_TABLE[list(LAUNCH_KINDS)] = True
 
 
 def _threads(job: JobTimeline) -> tuple[list[dict], dict[tuple[int, int], tuple[int, int]]]:

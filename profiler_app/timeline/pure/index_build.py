@@ -35,7 +35,7 @@ from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.store_layout import EVENTS_FILE
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
-from tracefmt.kinds import EventKind, of_kinds
+from tracefmt.kinds import LAUNCH_KINDS, EventKind, of_kinds
 
 INDEX_VERSION = 5
 MAX_DEPTH = 63
@@ -52,19 +52,19 @@ def signature_matches(recorded: str | None, store_dir: Path) -> bool:
     return (recorded or "").split("-")[0] == store_signature(store_dir)
 
 
-def _partners(kind: np.ndarray, correlation: np.ndarray) -> np.ndarray:
-    """For each event, the index of its launch (for a GPU run) or run (for a launch), else -1."""
-    partner = np.full(len(kind), -1, dtype=np.int32)
-    launch = np.flatnonzero(of_kinds(kind, lanes_mod.LAUNCH_KINDS) & (correlation >= 0))
-    run = np.flatnonzero(of_kinds(kind, lanes_mod.RUN_KINDS) & (correlation >= 0))
-    if not len(launch) or not len(run):
-        return partner
-    run = run[np.argsort(correlation[run], kind="stable")]
-    at = np.searchsorted(correlation[run], correlation[launch])
-    ok = at < len(run)
-    ok[ok] = correlation[run][at[ok]] == correlation[launch][ok]
-    partner[launch[ok]] = run[at[ok]]
-    partner[run[at[ok]]] = launch[ok]
+def _partners(kind: np.ndarray, launch: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """For each event (in the index's order, ``order`` its store rows), the position of its
+    launch (for a GPU run) or of its first run (for a launch), else -1: the event model's
+    ``launch`` (a store row) where it links a launch and a run."""
+    n = len(order)
+    position = np.empty(n, dtype=np.int32)
+    position[order] = np.arange(n, dtype=np.int32)
+    linked = np.flatnonzero(launch >= 0)
+    other = position[launch[linked]]
+    ends = of_kinds(kind, (*LAUNCH_KINDS, *lanes_mod.RUN_KINDS))
+    keep = ends[linked] & ends[other]
+    partner = np.full(n, -1, dtype=np.int32)
+    partner[linked[keep]] = other[keep]
     return partner
 
 
@@ -333,7 +333,7 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
         out.save(**blocks, **_coarser_sums(blocks, SUPER_BLOCKS))
         del blocks
         del self_ns
-        out.save(partner=_partners(kind, reader.column("correlation")[order]))
+        out.save(partner=_partners(kind, reader.column("launch")[order], order))
         out.save(cum=np.r_[0, np.cumsum(dur)].astype(np.int64))
         out.save(**_class_arrays(rows_off, start - origin, dur))
         out.save(**_level_arrays(rows_off, start, dur, name))
@@ -459,7 +459,7 @@ def _coarser_sums(blocks: dict[str, np.ndarray], factor: int) -> dict[str, np.nd
 def _lanes(reader: TimelineReader, kind: np.ndarray) -> lanes_mod.Lanes:
     track = reader.column("track")
     devices = lanes_mod.launch_devices(
-        track, kind, reader.column("correlation"), reader.column("device")
+        track, kind, reader.column("launch"), reader.column("device")
     )
     return lanes_mod.assign_lanes(reader.tracks, track, kind, devices)
 

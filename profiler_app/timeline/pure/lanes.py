@@ -14,16 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tracefmt.kinds import EventKind, of_kinds
+from tracefmt.kinds import LAUNCH_KINDS, EventKind, of_kinds
 
 # Events drawn on a GPU's host lane; everything else a thread records goes to its thread lane.
-HOST_KINDS = (
-    EventKind.USER_ANNOTATION,
-    EventKind.STEP,
-    EventKind.CUDA_RUNTIME,
-    EventKind.CUDA_DRIVER,
-)
-LAUNCH_KINDS = (EventKind.CUDA_RUNTIME, EventKind.CUDA_DRIVER)
+HOST_LANE_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP), *LAUNCH_KINDS)
 RUN_KINDS = (EventKind.KERNEL, EventKind.GPU_MEMCPY, EventKind.GPU_MEMSET)
 
 STREAM, HOST, THREAD, OTHER = "stream", "host", "thread", "other"
@@ -39,21 +33,17 @@ class Lanes:
 
 
 def launch_devices(
-    track: np.ndarray, kind: np.ndarray, correlation: np.ndarray, device: np.ndarray
+    track: np.ndarray, kind: np.ndarray, launch: np.ndarray, device: np.ndarray
 ) -> dict[int, int]:
-    """Store track → the GPU most of its launches run on (by correlation id)."""
-    runs = of_kinds(kind, RUN_KINDS) & (correlation >= 0) & (device >= 0)
-    launches = np.flatnonzero(of_kinds(kind, LAUNCH_KINDS) & (correlation >= 0))
-    if not runs.any() or not len(launches):
+    """Store track → the GPU most of its launches run on (the device of each launch's first
+    GPU op: the event model's ``launch``; all arrays in store order)."""
+    launches = np.flatnonzero(of_kinds(kind, LAUNCH_KINDS) & (launch >= 0))
+    run = launch[launches]
+    found = of_kinds(kind[run], RUN_KINDS) & (device[run] >= 0)
+    if not found.any():
         return {}
-    run_corr = correlation[runs]
-    order = np.argsort(run_corr, kind="stable")
-    run_corr, run_device = run_corr[order], device[runs][order]
-    at = np.searchsorted(run_corr, correlation[launches])
-    found = at < len(run_corr)
-    found[found] = run_corr[at[found]] == correlation[launches][found]
     pairs = pd.DataFrame(
-        {"track": track[launches][found], "device": run_device[at[found]].astype(np.int64)}
+        {"track": track[launches[found]], "device": device[run[found]].astype(np.int64)}
     )
     counts = pairs.groupby(["track", "device"]).size().reset_index(name="n")
     best = counts.sort_values(["track", "n", "device"], ascending=[True, False, True])
@@ -78,7 +68,7 @@ def assign_lanes(
     # it goes to the second lane of its track (the thread lane of a thread that drives a GPU).
     at = np.minimum(np.searchsorted(t, track), len(t) - 1)
     at = np.where(t[at] == track, at, -1) if len(t) else np.full(len(track), -1)
-    second = (at >= 0) & drives[at] & ~of_kinds(kind, HOST_KINDS)
+    second = (at >= 0) & drives[at] & ~of_kinds(kind, HOST_LANE_KINDS)
     has_second = np.zeros(len(t), dtype=bool)
     has_second[at[second]] = True
     # Lane numbers: one per track, two for a driving thread with events off its host lane.

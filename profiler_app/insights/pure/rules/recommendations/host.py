@@ -32,15 +32,7 @@ from profiler_app.insights.pure.rules.recommendations.inputs import (
     top_events,
     top_ranges,
 )
-from tracefmt.kinds import EventKind
-
-HOST_KINDS = (
-    int(EventKind.CPU_OP),
-    int(EventKind.USER_ANNOTATION),
-    int(EventKind.CUDA_RUNTIME),
-    int(EventKind.CUDA_DRIVER),
-    int(EventKind.PYTHON_FUNCTION),
-)
+from tracefmt.kinds import HOST_KINDS, EventKind
 
 
 def _is_data_loading(name: str) -> bool:
