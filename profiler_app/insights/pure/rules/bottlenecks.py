@@ -93,38 +93,10 @@ def _starved_gpu(
     if not job.has_metric(busy_metric):
         return not_evaluated(rule, params, lacking(job, f"{busy_label} samples"))
 
-    rows = node_rows(job, GPU_UTIL, busy_metric)
-    nodes, times, values = rows["node"], rows["time_ns"], rows["value"]
-    is_gpu = rows["metric"] == METRICS.index(GPU_UTIL)
-    snap = snapshot_ids(nodes, times, series_of(rows))
-    n_snap = int(snap[-1]) + 1
-
-    def any_per_snapshot(flags: np.ndarray) -> np.ndarray:
-        return np.bincount(snap, weights=flags, minlength=n_snap) > 0
-
-    has_gpu = any_per_snapshot(is_gpu)
-    has_busy = any_per_snapshot(~is_gpu)
-    low_gpu = any_per_snapshot(is_gpu & (values < params.gpu_threshold))
-    busy = any_per_snapshot(~is_gpu & (values > busy_threshold))
-    first = np.flatnonzero(np.diff(snap, prepend=-1))
-    snap_time = times[first]
-    snap_node = nodes[first]
-    datapoint = has_gpu & has_busy
-    bottleneck = datapoint & low_gpu & busy
-
-    # Snapshot times are sorted within a node only; the scans need them globally sorted.
-    order = np.argsort(snap_time, kind="stable")
-    boundaries = job_scans(job, snap_time, params.scan_interval_us)
-    seen_points = np.cumsum(datapoint[order])
-    seen_bottlenecks = np.cumsum(bottleneck[order])
-    seen = seen_by(snap_time[order], boundaries)
-    points_k = np.where(seen > 0, seen_points[np.maximum(seen - 1, 0)], 0)
-    bottlenecks_k = np.where(seen > 0, seen_bottlenecks[np.maximum(seen - 1, 0)], 0)
-    evaluated = points_k > params.patience
-    share_k = 100.0 * bottlenecks_k / np.maximum(points_k, 1)
-    triggered = evaluated & (share_k > params.threshold)
-
-    datapoints = int(datapoint.sum())
+    snaps = _Snapshots.of(job, busy_metric, params.gpu_threshold, busy_threshold)
+    bottleneck = snaps.bottleneck
+    evaluated, share_k, triggered = _scans(job, params, snaps.time, snaps.datapoint, bottleneck)
+    datapoints = int(snaps.datapoint.sum())
     if not evaluated.any():
         return short_job_verdict(
             lambda j, p: _starved_gpu(j, p, rule, busy_metric, busy_threshold, busy_label, advice),
@@ -135,21 +107,16 @@ def _starved_gpu(
             f"more than patience={params.patience}",
             patience=0,
         )
-    per_node = {
-        job.samples.nodes[node]: {
-            "datapoints": int(datapoint[snap_node == node].sum()),
-            "bottlenecks": int(bottleneck[snap_node == node].sum()),
-        }
-        for node in np.unique(snap_node)
-    }
     evidence = {
         "datapoints": datapoints,
         "bottlenecks": int(bottleneck.sum()),
         "bottleneck_pct": pct(bottleneck.sum(), datapoints),
         "threshold_pct": params.threshold,
-        "low_gpu_datapoints": int((datapoint & low_gpu).sum()),
-        f"high_{busy_label.replace(' ', '_')}_datapoints": int((datapoint & busy).sum()),
-        "nodes": per_node,
+        "low_gpu_datapoints": int((snaps.datapoint & snaps.low_gpu).sum()),
+        f"high_{busy_label.replace(' ', '_')}_datapoints": int(
+            (snaps.datapoint & snaps.busy).sum()
+        ),
+        "nodes": snaps.per_node(job),
         "bottleneck_pct_per_scan": share_k[evaluated],
     }
     return result(
@@ -160,9 +127,78 @@ def _starved_gpu(
         violations=int(bottleneck.sum()),
         datapoints=datapoints,
         evidence=evidence,
-        time_ranges=longest(_bottleneck_ranges(job, snap_node, snap_time, bottleneck)),
+        time_ranges=longest(_bottleneck_ranges(job, snaps.node, snaps.time, bottleneck)),
         recommendation=advice if triggered.any() else NO_ACTION,
     )
+
+
+@dataclass(frozen=True)
+class _Snapshots:
+    """The job's sampling snapshots (one per node and time), each with whether it held a GPU
+    sample below the GPU threshold and a busy sample above its threshold."""
+
+    time: np.ndarray
+    node: np.ndarray
+    datapoint: np.ndarray  # both a GPU and a busy sample
+    low_gpu: np.ndarray
+    busy: np.ndarray
+
+    @property
+    def bottleneck(self) -> np.ndarray:
+        return self.datapoint & self.low_gpu & self.busy
+
+    def per_node(self, job: JobData) -> dict[str, dict[str, int]]:
+        return {
+            job.samples.nodes[node]: {
+                "datapoints": int(self.datapoint[self.node == node].sum()),
+                "bottlenecks": int(self.bottleneck[self.node == node].sum()),
+            }
+            for node in np.unique(self.node)
+        }
+
+    @classmethod
+    def of(
+        cls, job: JobData, busy_metric: str, gpu_threshold: float, busy_threshold: float
+    ) -> _Snapshots:
+        rows = node_rows(job, GPU_UTIL, busy_metric)
+        nodes, times, values = rows["node"], rows["time_ns"], rows["value"]
+        is_gpu = rows["metric"] == METRICS.index(GPU_UTIL)
+        snap = snapshot_ids(nodes, times, series_of(rows))
+        n_snap = int(snap[-1]) + 1
+
+        def any_per_snapshot(flags: np.ndarray) -> np.ndarray:
+            return np.bincount(snap, weights=flags, minlength=n_snap) > 0
+
+        first = np.flatnonzero(np.diff(snap, prepend=-1))
+        return cls(
+            time=times[first],
+            node=nodes[first],
+            datapoint=any_per_snapshot(is_gpu) & any_per_snapshot(~is_gpu),
+            low_gpu=any_per_snapshot(is_gpu & (values < gpu_threshold)),
+            busy=any_per_snapshot(~is_gpu & (values > busy_threshold)),
+        )
+
+
+def _scans(
+    job: JobData,
+    params: CPUBottleneckParams | IOBottleneckParams,
+    snap_time: np.ndarray,
+    datapoint: np.ndarray,
+    bottleneck: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per scan (as SageMaker's rule scans while the job runs): whether it was evaluated, the
+    bottleneck share of the snapshots seen so far, and whether it triggered."""
+    # Snapshot times are sorted within a node only; the scans need them globally sorted.
+    order = np.argsort(snap_time, kind="stable")
+    boundaries = job_scans(job, snap_time, params.scan_interval_us)
+    seen_points = np.cumsum(datapoint[order])
+    seen_bottlenecks = np.cumsum(bottleneck[order])
+    seen = seen_by(snap_time[order], boundaries)
+    points_k = np.where(seen > 0, seen_points[np.maximum(seen - 1, 0)], 0)
+    bottlenecks_k = np.where(seen > 0, seen_bottlenecks[np.maximum(seen - 1, 0)], 0)
+    evaluated = points_k > params.patience
+    share_k = 100.0 * bottlenecks_k / np.maximum(points_k, 1)
+    return evaluated, share_k, evaluated & (share_k > params.threshold)
 
 
 def _bottleneck_ranges(
