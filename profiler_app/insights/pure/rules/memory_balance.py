@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -148,26 +149,15 @@ def evaluate_load_balancing(job: JobData, params: LoadBalancingParams) -> RuleRe
     if not job.has_metric(GPU_UTIL):
         return not_evaluated(rule, params, "no GPU utilisation samples")
     boundaries = job_scans(job, job.samples.time_ns, params.scan_interval_us)
-    n_scans = len(boundaries)
-    keys, spans, means, histograms = [], [], [], []
-    for key, times, values in per_series(job, GPU_UTIL):
-        bins = np.clip((values // 2).astype(np.int64), 0, HISTOGRAM_BINS - 1)
-        scan = np.minimum(np.searchsorted(boundaries, times, side="right"), n_scans - 1)
-        counts = np.bincount(scan * HISTOGRAM_BINS + bins, minlength=n_scans * HISTOGRAM_BINS)
-        histograms.append(counts.reshape(n_scans, HISTOGRAM_BINS).cumsum(axis=0))
-        keys.append(key)
-        spans.append((int(times[0]), int(times[-1])))
-        means.append(float(values.mean()))
+    keys, spans, means, cumulative = _utilisation_histograms(job, boundaries)
     if len(keys) < 2:
         return not_evaluated(rule, params, "only one GPU has utilisation samples")
     patience = gpu_patience(job, params.patience)
-
-    cumulative = np.stack(histograms)  # (gpu, scan, bin)
     seen = cumulative.sum(axis=2)
     evaluated = triggered = 0
     distances = np.zeros((0, 0))
     compared = np.zeros(0, dtype=np.int64)
-    for k in range(n_scans):
+    for k in range(len(boundaries)):
         ready = np.flatnonzero(seen[:, k] > patience)
         if len(ready) < 2:
             continue
@@ -184,9 +174,38 @@ def evaluate_load_balancing(job: JobData, params: LoadBalancingParams) -> RuleRe
             f"fewer than two GPUs have more than patience={patience} samples",
             datapoints,
         )
+    evidence, over, involved = _pairs_evidence(
+        job, keys, means, cumulative, compared, distances, params.threshold
+    )
+    return result(
+        rule,
+        params,
+        evaluated=evaluated,
+        trigger_count=triggered,
+        violations=len(over),
+        datapoints=datapoints,
+        evidence=evidence,
+        time_ranges=longest(
+            TimeRange(spans[g][0], spans[g][1], keys[g][0], keys[g][1]) for g in involved
+        ),
+        recommendation=BALANCE_ADVICE if triggered else NO_ACTION,
+    )
+
+
+def _pairs_evidence(
+    job: JobData,
+    keys: list[tuple[str, int]],
+    means: list[float],
+    cumulative: np.ndarray,
+    compared: np.ndarray,
+    distances: np.ndarray,
+    threshold: float,
+) -> tuple[dict[str, Any], np.ndarray, list[int]]:
+    """The evidence of the last scan's pairs: the worst pairs over ``threshold``, every GPU's
+    histogram; the pairs over it, and the GPUs the worst pairs involve."""
     first, second = np.triu_indices(len(compared), 1)
     pair_distance = distances[first, second]
-    over = np.flatnonzero(pair_distance > params.threshold)
+    over = np.flatnonzero(pair_distance > threshold)
     worst = over[np.argsort(pair_distance[over])[::-1]][:MAX_PAIRS]
 
     def label(i: int) -> str:
@@ -210,19 +229,26 @@ def evaluate_load_balancing(job: JobData, params: LoadBalancingParams) -> RuleRe
             for g, (node, gpu) in enumerate(keys)
         },
     }
-    return result(
-        rule,
-        params,
-        evaluated=evaluated,
-        trigger_count=triggered,
-        violations=len(over),
-        datapoints=datapoints,
-        evidence=evidence,
-        time_ranges=longest(
-            TimeRange(spans[g][0], spans[g][1], keys[g][0], keys[g][1]) for g in involved
-        ),
-        recommendation=BALANCE_ADVICE if triggered else NO_ACTION,
-    )
+    return evidence, over, involved
+
+
+def _utilisation_histograms(
+    job: JobData, boundaries: np.ndarray
+) -> tuple[list[tuple[str, int]], list[tuple[int, int]], list[float], np.ndarray]:
+    """Per GPU: its (node, GPU), the span and mean of its utilisation samples, and their
+    histogram (2 % bins) cumulated scan by scan: an array (gpu, scan, bin)."""
+    n_scans = len(boundaries)
+    keys, spans, means, histograms = [], [], [], []
+    for key, times, values in per_series(job, GPU_UTIL):
+        bins = np.clip((values // 2).astype(np.int64), 0, HISTOGRAM_BINS - 1)
+        scan = np.minimum(np.searchsorted(boundaries, times, side="right"), n_scans - 1)
+        counts = np.bincount(scan * HISTOGRAM_BINS + bins, minlength=n_scans * HISTOGRAM_BINS)
+        histograms.append(counts.reshape(n_scans, HISTOGRAM_BINS).cumsum(axis=0))
+        keys.append(key)
+        spans.append((int(times[0]), int(times[-1])))
+        means.append(float(values.mean()))
+    cumulative = np.stack(histograms) if histograms else np.zeros((0, n_scans, HISTOGRAM_BINS))
+    return keys, spans, means, cumulative
 
 
 GPU_MEMORY_INCREASE = RuleSpec(
