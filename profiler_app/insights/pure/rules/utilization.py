@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -120,7 +121,6 @@ def evaluate_batch_size(job: JobData, params: BatchSizeParams) -> RuleResult:
         return not_evaluated(rule, params, lacking(job, "samples of the GPU memory in use"))
     if not (job.has_metric(CPU_UTIL) or job.has_metric(CPU_UTIL_TOTAL)):
         return not_evaluated(rule, params, lacking(job, "CPU utilisation samples"))
-
     boundaries = job_scans(job, job.samples.time_ns, params.scan_interval_us)
     cpu = node_cpu_series(job)
     util = {key: (t, v) for key, t, v in per_series(job, GPU_UTIL)}
@@ -139,34 +139,15 @@ def evaluate_batch_size(job: JobData, params: BatchSizeParams) -> RuleResult:
         for (gpu_node, gpu), (times, values) in util.items():
             if gpu_node != node or (node, gpu) not in memory:
                 continue
-            mem_times, mem_values = memory[(node, gpu)]
-            seen = seen_by(times, boundaries)
-            seen_mem = seen_by(mem_times, boundaries)
-            ready = cpu_ready & (seen > w) & (seen_mem > w)
-            gpu_p95 = trailing_quantiles(values, seen, w, (0.95,))[0]
-            mem_p95 = trailing_quantiles(mem_values, seen_mem, w, (0.95,))[0]
-            low = (
-                ready
-                & (cpu_p95 < params.cpu_threshold_p95)
-                & (gpu_p95 < params.gpu_threshold_p95)
-                & (mem_p95 < params.gpu_memory_threshold_p95)
+            ready, low, gpu_evidence = _small_batch_scans(
+                params, boundaries, (cpu_ready, cpu_p95), (times, values), memory[(node, gpu)]
             )
             evaluated |= ready
             triggered |= low
             violations += int(low.sum())
-            ranges += _window_ranges(times, seen, w, low, node, gpu)
-            last = np.flatnonzero(ready)[-1] if ready.any() else None
-            node_evidence["gpus"][str(gpu)] = {
-                "violations": int(low.sum()),
-                "util": percentiles(values),
-                "memory": percentiles(mem_values),
-                "window_p95_util": None if last is None else gpu_p95[last],
-                "window_p95_memory": None if last is None else mem_p95[last],
-                "window_p95_cpu": None if last is None else cpu_p95[last],
-            }
+            ranges += _window_ranges(times, seen_by(times, boundaries), w, low, node, gpu)
+            node_evidence["gpus"][str(gpu)] = gpu_evidence
         evidence["nodes"][node] = node_evidence
-
-    datapoints = sum(len(t) for t, _ in cpu.values())
     if not evaluated.any():
         fewest = min(len(t) for _, (t, _) in [*cpu.items(), *util.items(), *memory.items()])
         return short_job_verdict(
@@ -185,7 +166,7 @@ def evaluate_batch_size(job: JobData, params: BatchSizeParams) -> RuleResult:
         evaluated=int(evaluated.sum()),
         trigger_count=int(triggered.sum()),
         violations=violations,
-        datapoints=datapoints,
+        datapoints=sum(len(t) for t, _ in cpu.values()),
         evidence=evidence,
         time_ranges=longest(merge_ranges(ranges)),
         recommendation=BATCH_ADVICE if triggered.any() else NO_ACTION,
@@ -209,10 +190,7 @@ def evaluate_low_gpu_utilization(job: JobData, params: LowGPUUtilizationParams) 
     for (node, gpu), times, values in per_series(job, GPU_UTIL):
         datapoints = max(datapoints, len(values))
         seen = seen_by(times, boundaries)
-        ready = (seen > patience) & (seen > 0)
-        p5, p95 = trailing_quantiles(values, seen, w, (0.05, 0.95))
-        under = ready & (p95 < params.threshold_p95)
-        fluctuating = ready & ~under & (p95 > params.threshold_p95) & (p5 < params.threshold_p5)
+        ready, under, fluctuating, gpu_evidence = _utilisation_scans(params, seen, patience, values)
         bad = under | fluctuating
         evaluated |= ready
         triggered |= bad
@@ -220,15 +198,7 @@ def evaluate_low_gpu_utilization(job: JobData, params: LowGPUUtilizationParams) 
         kinds |= {"under-used"} if under.any() else set()
         kinds |= {"fluctuating"} if fluctuating.any() else set()
         ranges += _window_ranges(times, seen, w, bad, node, gpu)
-        last = np.flatnonzero(ready)[-1] if ready.any() else None
-        gpus.setdefault(node, {})[str(gpu)] = {
-            "under_used_scans": int(under.sum()),
-            "fluctuating_scans": int(fluctuating.sum()),
-            "unused": bool(values.max() == 0),
-            "window_p95": None if last is None else p95[last],
-            "window_p5": None if last is None else p5[last],
-            **percentiles(values),
-        }
+        gpus.setdefault(node, {})[str(gpu)] = gpu_evidence
 
     if not evaluated.any():
         return short_job_verdict(
@@ -256,6 +226,61 @@ def evaluate_low_gpu_utilization(job: JobData, params: LowGPUUtilizationParams) 
         time_ranges=longest(merge_ranges(ranges)),
         recommendation=advice or NO_ACTION,
     )
+
+
+def _small_batch_scans(
+    params: BatchSizeParams,
+    boundaries: np.ndarray,
+    cpu: tuple[np.ndarray, np.ndarray],
+    util: tuple[np.ndarray, np.ndarray],
+    memory: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """One GPU's scans: which were evaluated (``cpu``: its node's readiness and CPU p95 per
+    scan), in which all three p95s were low, and its evidence."""
+    w = params.window
+    cpu_ready, cpu_p95 = cpu
+    (times, values), (mem_times, mem_values) = util, memory
+    seen = seen_by(times, boundaries)
+    seen_mem = seen_by(mem_times, boundaries)
+    ready = cpu_ready & (seen > w) & (seen_mem > w)
+    gpu_p95 = trailing_quantiles(values, seen, w, (0.95,))[0]
+    mem_p95 = trailing_quantiles(mem_values, seen_mem, w, (0.95,))[0]
+    low = (
+        ready
+        & (cpu_p95 < params.cpu_threshold_p95)
+        & (gpu_p95 < params.gpu_threshold_p95)
+        & (mem_p95 < params.gpu_memory_threshold_p95)
+    )
+    last = np.flatnonzero(ready)[-1] if ready.any() else None
+    evidence = {
+        "violations": int(low.sum()),
+        "util": percentiles(values),
+        "memory": percentiles(mem_values),
+        "window_p95_util": None if last is None else gpu_p95[last],
+        "window_p95_memory": None if last is None else mem_p95[last],
+        "window_p95_cpu": None if last is None else cpu_p95[last],
+    }
+    return ready, low, evidence
+
+
+def _utilisation_scans(
+    params: LowGPUUtilizationParams, seen: np.ndarray, patience: int, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    """One GPU's scans: which were evaluated, under-used, fluctuating, and its evidence."""
+    ready = (seen > patience) & (seen > 0)
+    p5, p95 = trailing_quantiles(values, seen, params.window, (0.05, 0.95))
+    under = ready & (p95 < params.threshold_p95)
+    fluctuating = ready & ~under & (p95 > params.threshold_p95) & (p5 < params.threshold_p5)
+    last = np.flatnonzero(ready)[-1] if ready.any() else None
+    evidence = {
+        "under_used_scans": int(under.sum()),
+        "fluctuating_scans": int(fluctuating.sum()),
+        "unused": bool(values.max() == 0),
+        "window_p95": None if last is None else p95[last],
+        "window_p5": None if last is None else p5[last],
+        **percentiles(values),
+    }
+    return ready, under, fluctuating, evidence
 
 
 BATCH_SIZE = RuleSpec(
