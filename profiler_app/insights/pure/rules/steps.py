@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from profiler_app.analysis.frames import JobData
 from profiler_app.insights.pure.rules.base import (
@@ -117,21 +119,9 @@ def evaluate_step_outlier(job: JobData, params: StepOutlierParams) -> RuleResult
             TimeRange(int(s), int(s + d), str(node), -1, int(rank))
             for s, d in zip(outliers["start_ns"], outliers["dur_ns"], strict=True)
         ]
-        normal = durations[~far]
-        counts, edges = np.histogram(normal, bins=HISTOGRAM_BINS)
-        slowest = outliers.sort_values("dur_ns", ascending=False).head(MAX_STEPS_LISTED)
-        groups[f"{node} rank {rank} {mode}"] = {
-            "node": str(node),
-            "rank": int(rank),
-            "mode": str(mode),
-            "outliers": int(far.sum()),
-            "stats": _step_stats(durations),
-            "outlier_steps": [
-                {"step": int(s), "dur_ns": int(d)}
-                for s, d in zip(slowest["step"], slowest["dur_ns"], strict=True)
-            ],
-            "histogram": {"counts": counts, "edges_ns": edges},
-        }
+        groups[f"{node} rank {rank} {mode}"] = _group_evidence(
+            (node, rank, mode), durations, far, outliers
+        )
 
     if not evaluated.any():
         return not_evaluated(rule, params, "fewer than two steps per rank", len(steps))
@@ -146,6 +136,28 @@ def evaluate_step_outlier(job: JobData, params: StepOutlierParams) -> RuleResult
         time_ranges=longest(ranges),
         recommendation=OUTLIER_ADVICE if triggered.any() else NO_ACTION,
     )
+
+
+def _group_evidence(
+    group: tuple[Any, Any, Any], durations: np.ndarray, far: np.ndarray, outliers: pd.DataFrame
+) -> dict[str, Any]:
+    """One (node, rank, mode)'s evidence: its step statistics, slowest outliers and the
+    histogram of its other steps."""
+    node, rank, mode = group
+    counts, edges = np.histogram(durations[~far], bins=HISTOGRAM_BINS)
+    slowest = outliers.sort_values("dur_ns", ascending=False).head(MAX_STEPS_LISTED)
+    return {
+        "node": str(node),
+        "rank": int(rank),
+        "mode": str(mode),
+        "outliers": int(far.sum()),
+        "stats": _step_stats(durations),
+        "outlier_steps": [
+            {"step": int(s), "dur_ns": int(d)}
+            for s, d in zip(slowest["step"], slowest["dur_ns"], strict=True)
+        ],
+        "histogram": {"counts": counts, "edges_ns": edges},
+    }
 
 
 def evaluate_max_initialization_time(
