@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.management.base import CommandError
+from django.test.utils import override_settings
 from rest_framework.test import APIClient
 
 from profiler_app.accounts.logic import issue_token
@@ -48,6 +49,19 @@ def fresh_cache(request):
     keys = list(client.scan_iter(f"{prefix}:*", count=1000))
     if keys:
         client.delete(*keys)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def quick_password_hashing():
+    """Django's hasher spends a million PBKDF2 rounds per password by design (0.4 s of CPU on a
+    quiet core, seconds on a busy one), and most tests make or check one (the user fixtures,
+    each sign-in). They test who may sign in, not the hash's cost: passwords are hashed with
+    Django's quick test hasher (tests/accounts/test_login_throttle_parallel.py keeps the real
+    one, whose cost is the race window it checks). A password some other process hashed the
+    usual way still checks: the usual hasher stays second."""
+    quick_first = ["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]
+    with override_settings(PASSWORD_HASHERS=quick_first):
+        yield
 
 
 @pytest.fixture

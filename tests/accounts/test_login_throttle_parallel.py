@@ -6,6 +6,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.conf import global_settings
 from django.contrib.auth.signals import user_login_failed
 from django.db import connection
 from django.test import Client
@@ -28,6 +29,13 @@ def send_at_once(sign_in) -> list[int]:
 
     with ThreadPoolExecutor(GUESSES) as pool:
         return list(pool.map(guess, range(GUESSES)))
+
+
+@pytest.fixture(autouse=True)
+def real_password_hashing(settings):
+    """Each check costs what it costs on a server (not the suite's quick test hasher): the
+    window between counting a guess and checking it is as wide as in production."""
+    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS
 
 
 @pytest.fixture
