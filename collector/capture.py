@@ -109,7 +109,7 @@ class KinetoCapture:
         if not self._activities:
             return
         if self.planner is None:
-            self.planner = _planner(self.config, tuple(self._activities))
+            self.planner = window_planner(self.config, tuple(self._activities))
         self.planner.resume(now_ns)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         _install_guard()
@@ -226,7 +226,7 @@ class KinetoCapture:
             log.warning("profiler: %s", message)
 
 
-def _planner(config: Config, kinds: tuple[str, ...]) -> WindowPlanner:
+def window_planner(config: Config, kinds: tuple[str, ...]) -> WindowPlanner:
     """Windows spaced by the budget, or by the user's schedule where they set its wait."""
     fixed = None
     if config.kineto_wait_steps is not None:

@@ -28,6 +28,7 @@ import numpy as np
 import tracefmt
 from collector.identity import Identity
 from collector.spool import chunk_file_name
+from collector.trace_files import XPLANE_SUFFIX
 from tracefmt.chunk import KinetoWindow, chunk_bytes, empty_events, empty_samples
 from tracefmt.strings import StringTable
 
@@ -164,8 +165,11 @@ def pack_window(
     path: Path, annotations: frozenset[str] | set[str], packer: PackingChild
 ) -> tuple[KinetoWindow, int]:
     """The window Kineto exported to ``path``, packed by ``packer`` (gzipped if it cannot be),
-    and the CPU nanoseconds the packing child took."""
+    and the CPU nanoseconds the packing child took. A JAX or TensorFlow window (an XPlane
+    profile) goes as its profiler wrote it: the chunk deflates it."""
     names = tuple(sorted(annotations))
+    if path.name.endswith(XPLANE_SUFFIX):
+        return KinetoWindow(path.read_bytes(), names), 0
     if path.stat().st_size <= PACK_MAX_JSON_BYTES:
         packed, cpu_ns = packer.pack(path)
         if packed is not None:

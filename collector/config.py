@@ -16,6 +16,10 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+# The frameworks whose own profilers capture windows (collector.capture, collector.xla_capture).
+PYTORCH, JAX, TENSORFLOW = "pytorch", "jax", "tensorflow"
+FRAMEWORKS = (PYTORCH, JAX, TENSORFLOW)
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -74,6 +78,9 @@ def _env_str(name: str, default: str | None = None) -> Any:
 class Config:
     """What to capture and where to send it. Each field's variable is in ``ENV_VARS``."""
 
+    # The framework whose profiler captures the windows; None: JAX or TensorFlow when the
+    # script imported it and not torch, else PyTorch (collector.xla_capture.job_framework).
+    framework: str | None = _env_str("PROFILER_FRAMEWORK")
     # Capture GPU kernels, memcpy/memset and synchronisation through Kineto/CUPTI.
     enable_cuda: bool = _env("PROFILER_ENABLE_CUDA", envbool, True)
     # Record CPU operators (aten ops) in the Kineto windows; costs far more than GPU capture.
@@ -163,6 +170,10 @@ class Config:
                 raise ValueError(f"{name} must not be negative")
         if self.kineto_repeat < 0:
             raise ValueError("kineto_repeat must not be negative (0 repeats for ever)")
+        if self.framework is not None:
+            self.framework = self.framework.lower()
+            if self.framework not in FRAMEWORKS:
+                raise ValueError(f"framework must be one of {', '.join(FRAMEWORKS)}")
         if self.server_url:
             self.server_url = self.server_url.rstrip("/")
 
@@ -196,6 +207,7 @@ ALIASES = {
     "GpuSampling": "gpu_sampling",
     "PerfCounters": "perf_counters",
     "AutoSteps": "auto_steps",
+    "Framework": "framework",
     "SamplingIntervalMs": "sampling_interval_ms",
     "OverheadBudgetPct": "overhead_budget_pct",
     "ServerUrl": "server_url",

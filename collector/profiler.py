@@ -27,12 +27,13 @@ from collector.auto_steps import OptimizerSteps
 from collector.budget import WindowPlanner
 from collector.capture import KinetoCapture
 from collector.chunker import Annotation, ChunkBuilder, PackingChild, pack_window
-from collector.config import Config
+from collector.config import PYTORCH, Config
 from collector.identity import Identity, default_job_name, detect, resource_ids, safe_name
 from collector.lifecycle import Hooks
 from collector.sampler import Sampler
 from collector.spool import ProcessSpool
 from collector.uploader import Uploader
+from collector.xla_capture import DISPLAY_NAMES, XlaCapture, framework_facts, job_framework
 from tracefmt.kinds import EventKind
 
 log = logging.getLogger("collector")
@@ -109,7 +110,8 @@ class Profiler:
         self._builder: ChunkBuilder | None = None
         self._packer = PackingChild()
         self._sampler: Sampler | None = None
-        self._capture: KinetoCapture | None = None
+        self._capture: KinetoCapture | XlaCapture | None = None
+        self._framework = PYTORCH
         self._planner: WindowPlanner | None = None
         self._stopping_since_ns = 0
         # The flusher thread's CPU time as it last reported it, and each thread's as last counted.
@@ -148,6 +150,7 @@ class Profiler:
         config = self.config
         self._max_events = config.max_buffered_events
         if self.uploader is None:
+            self._framework = job_framework(config)
             self._open_job(config)
         assert self.spool is not None and self.identity is not None
         self._sampler = Sampler(
@@ -159,9 +162,18 @@ class Profiler:
         )
         self._start_part("sampler", self._sampler.start, "psutil")
         self.sources.update(self._sampler.sources)
-        self._capture = KinetoCapture(
-            config, self.spool.scratch, self.identity.pid, self._kineto_window_done
-        )
+        if self._framework == PYTORCH:
+            self._capture = KinetoCapture(
+                config, self.spool.scratch, self.identity.pid, self._kineto_window_done
+            )
+        else:
+            self._capture = XlaCapture(
+                config,
+                self._framework,
+                self.spool.scratch,
+                self.identity.pid,
+                self._kineto_window_done,
+            )
         # One job's windows are planned over all its profiling sessions.
         self._capture.planner = self._planner
         capture = self._capture
@@ -272,7 +284,12 @@ class Profiler:
                 self._nvtx.range_push(name)
             handle = None
             if self._recording:
-                handle = self._rf_enter(name, None)
+                # record_function's second argument is its args; a framework's annotation's
+                # is the step number its step marker carries.
+                step = None
+                if self._framework != PYTORCH and is_step_name(name):
+                    step = int(name[5:])
+                handle = self._rf_enter(name, step)
                 self._window_names.add(name)
         except Exception as exc:  # noqa: BLE001
             self._drop_annotation_backends(exc)
@@ -384,7 +401,12 @@ class Profiler:
         # The server accepts node names of letters, digits, '.', '_' and '-' only.
         self.identity = dataclasses.replace(detected, node=safe_name(detected.node))
         self.job_name = config.job_name or default_job_name()
-        torch_version, cuda, devices = _torch_facts(config)
+        if self._framework == PYTORCH:
+            torch_version, cuda, devices = _torch_facts(config)
+            version = torch_version
+        else:  # a JAX or TensorFlow job: torch is not imported for it
+            torch_version, cuda = None, False
+            version, devices = framework_facts(self._framework)
         self.spool = ProcessSpool.for_process(config.spool_dir, self.job_name, self.identity)
         ident = self.identity
         job_info = {
@@ -394,8 +416,8 @@ class Profiler:
                 "status": "in_progress",
                 "instance_type": config.instance_type or _instance_type(devices),
                 "instance_count": ident.node_count,
-                "framework": "PyTorch" if torch_version else "",
-                "framework_version": torch_version or "",
+                "framework": DISPLAY_NAMES[self._framework] if version else "",
+                "framework_version": version or "",
                 "hyperparameters": config.hyperparameters,
                 "resource_ids": {**resource_ids(), **config.resource_ids},
                 "started_at": datetime.now(UTC).isoformat(),
@@ -426,7 +448,11 @@ class Profiler:
         torch = sys.modules.get("torch")
         self._nvtx = None
         self._rf_enter = self._rf_exit = None
-        if torch is None or self.config is None:
+        if isinstance(self._capture, XlaCapture):  # the framework's own trace annotations
+            self._rf_enter = self._capture.enter_annotation
+            self._rf_exit = self._capture.exit_annotation
+            return
+        if self._framework != PYTORCH or torch is None or self.config is None:
             return
         try:
             if self.config.enable_cuda and torch.cuda.is_available():

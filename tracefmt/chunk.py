@@ -1,6 +1,8 @@
 """Collector chunk format v3: a numpy ``.npz`` archive of columnar events and samples, plus the
-Kineto windows of the chunk: packed into compressed columns (``tracefmt.kineto_columns``), or,
-where the collector could not pack one, as torch.profiler wrote it (gzipped JSON).
+profiler windows of the chunk. A PyTorch job's are Kineto windows: packed into compressed
+columns (``tracefmt.kineto_columns``), or, where the collector could not pack one, as
+torch.profiler wrote it (gzipped JSON). A JAX or TensorFlow job's are the XPlane profiles
+(``.xplane.pb``) their own profilers wrote, stored deflated.
 
 The collector writes it and the server reads it; both import this one module.
 ``docs/formats.md`` is the user-facing description; this module is the executable one.
@@ -104,6 +106,8 @@ _OPTIONAL_META_TYPES: dict[str, tuple[type, ...]] = {
     "kineto_windows": (list,),
 }
 GZIP_MAGIC = b"\x1f\x8b"
+# An XSpace's first field is a plane: protobuf tag 1, length-delimited.
+XPLANE_MAGIC = b"\x0a"
 
 
 class ChunkFormatError(ValueError):
@@ -112,9 +116,10 @@ class ChunkFormatError(ValueError):
 
 @dataclass(frozen=True)
 class KinetoWindow:
-    """One Kineto window: its Chrome-trace JSON, packed (``tracefmt.kineto_columns``) or
-    gzipped, and the names of the collector's own annotations that were inside it (Kineto
-    recorded host copies of them)."""
+    """One profiler window: a Kineto window's Chrome-trace JSON, packed
+    (``tracefmt.kineto_columns``) or gzipped, or an XPlane profile (JAX, TensorFlow); and the
+    names of the collector's own annotations that were inside it (the profiler recorded host
+    copies of them)."""
 
     data: bytes
     annotations: tuple[str, ...] = ()
@@ -124,14 +129,24 @@ class KinetoWindow:
         return kineto_columns.is_packed(self.data)
 
     @property
+    def xplane(self) -> bool:
+        return self.data[:1] == XPLANE_MAGIC
+
+    @property
     def file_suffix(self) -> str:
         """The suffix of the window as a trace file (``.json`` once unpacked)."""
+        if self.xplane:
+            return ".xplane.pb"
         return ".json" if self.packed else ".json.gz"
 
     def write_trace(self, out: IO[bytes], max_bytes: int) -> int:
         """Write the window as a trace file (JSON, or gzipped JSON as stored); returns the
         bytes written. A packed window that would expand past ``max_bytes`` is refused with
         ``ChunkFormatError`` before it takes the memory."""
+        if self.xplane and len(self.data) > max_bytes:
+            raise ChunkFormatError(
+                f"an XPlane window of {len(self.data):,} bytes is over the limit of {max_bytes:,}"
+            )
         if not self.packed:
             out.write(self.data)
             return len(self.data)
@@ -213,7 +228,7 @@ def chunk_bytes(
     kineto: list[KinetoWindow] | tuple[KinetoWindow, ...] = (),
 ) -> bytes:
     windows = [
-        {"member": kineto_member_name(i, w.packed), "annotations": sorted(w.annotations)}
+        {"member": window_member_name(i, w), "annotations": sorted(w.annotations)}
         for i, w in enumerate(kineto)
     ]
     full_meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **meta}
@@ -225,8 +240,10 @@ def chunk_bytes(
     _check_columns("sample", samples, SAMPLE_COLUMNS)
     _check_values(strings, events, samples)
     for window in kineto:
-        if not (window.data.startswith(GZIP_MAGIC) or window.packed):
-            raise ChunkFormatError("a Kineto window must be packed or gzipped JSON")
+        if not (window.data.startswith(GZIP_MAGIC) or window.packed or window.xplane):
+            raise ChunkFormatError(
+                "a profiler window must be packed or gzipped JSON, or an XPlane profile"
+            )
     arrays = {
         "meta": _json_bytes(full_meta),
         "strings": _json_bytes(list(strings)),
@@ -235,15 +252,27 @@ def chunk_bytes(
     }
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
-    # The windows are compressed already: stored as they are, read back without inflating.
+    # Kineto windows are compressed already: stored as they are, read back without inflating.
+    # An XPlane profile is not (protobuf): the archive deflates it.
     with zipfile.ZipFile(buf, "a", compression=zipfile.ZIP_STORED) as archive:
         for i, window in enumerate(kineto):
-            archive.writestr(kineto_member_name(i, window.packed), window.data)
+            compress = zipfile.ZIP_DEFLATED if window.xplane else zipfile.ZIP_STORED
+            archive.writestr(window_member_name(i, window), window.data, compress)
     return buf.getvalue()
 
 
 def kineto_member_name(index: int, packed: bool = False) -> str:
     return f"kineto-{index}.kcol" if packed else f"kineto-{index}.json.gz"
+
+
+def xplane_member_name(index: int) -> str:
+    return f"xplane-{index}.xplane.pb"
+
+
+def window_member_name(index: int, window: KinetoWindow) -> str:
+    if window.xplane:
+        return xplane_member_name(index)
+    return kineto_member_name(index, window.packed)
 
 
 def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
@@ -283,6 +312,8 @@ def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
             for w, window in zip(windows, kineto, strict=True):
                 if w["member"].endswith(".kcol") and not window.packed:
                     raise ChunkFormatError(f"chunk member {w['member']} is not a packed window")
+                if w["member"].endswith(".xplane.pb") and not window.xplane:
+                    raise ChunkFormatError(f"chunk member {w['member']} is not an XPlane profile")
     except ChunkFormatError:
         raise
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
@@ -338,12 +369,14 @@ def _check_meta(meta: Any) -> None:
             raise ChunkFormatError(
                 "each chunk meta device needs 'index', 'name' and 'total_memory_bytes'"
             )
-    # Packed windows came with version 3; older chunks name gzipped members only.
-    storage = (False, True) if meta["version"] >= 3 else (False,)
+    # Packed and XPlane windows came with version 3; older chunks name gzipped members only.
     for i, window in enumerate(meta.get("kineto_windows", [])):
+        members = [kineto_member_name(i)]
+        if meta["version"] >= 3:
+            members += [kineto_member_name(i, packed=True), xplane_member_name(i)]
         if not (
             isinstance(window, dict)
-            and window.get("member") in [kineto_member_name(i, packed) for packed in storage]
+            and window.get("member") in members
             and isinstance(window.get("annotations"), list)
             and all(isinstance(name, str) for name in window["annotations"])
         ):

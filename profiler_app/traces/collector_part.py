@@ -1,6 +1,7 @@
 """Read a collector chunk into a part: its own columns (the collector's host ranges, steps and
-samples), then each Kineto window it carries, parsed as a trace file and put on the chunk's
-clock without the rows the chunk already holds. A chunk is refused before anything is loaded
+samples), then each profiler window it carries (Kineto's, or a JAX or TensorFlow job's XPlane
+profile, converted as an uploaded ``.xplane.pb`` is), parsed as a trace file and put on the
+chunk's clock without the rows the chunk already holds. A chunk is refused before anything is loaded
 when its arrays would take more than its budget (``chunk_budget``).
 """
 
@@ -25,6 +26,7 @@ from profiler_app.traces.normalize import PartContext
 from profiler_app.traces.part_sink import IngestResult, Limits, PartSink
 from profiler_app.traces.recognition import read_warning
 from profiler_app.traces.window import consecutive_runs
+from profiler_app.traces.xplane import framework, read_xspace, write_chrome_trace
 from tracefmt.chunk import Chunk, ChunkFormatError, KinetoWindow
 from tracefmt.kinds import DEVICE_KINDS, EventKind, of_kinds
 from tracefmt.names import PROFILER_STEP_RE
@@ -92,6 +94,8 @@ def ingest_collector(
         "device_like_unknown": context.device_like_unknown,
         "read_warning": "; ".join(filter(None, [warning, *windows.failures])),
         "distributed_info": windows.distributed_info,
+        # A JAX or TensorFlow job's, as its XPlane windows name it (a PyTorch job's: none).
+        **windows.framework,
         # What profiling cost the training and what it captured, as the collector measured.
         "capture": capture_report(meta.get("capture")),
     }
@@ -148,6 +152,7 @@ class _KinetoWindows:
         self.spans: list[list[int]] = []
         self.failures: list[str] = []
         self.distributed_info: dict | None = None
+        self.framework: dict[str, str] = {}
 
     def ignored_phases(self) -> dict[str, int]:
         counts = self.context.phase_counts
@@ -164,6 +169,8 @@ class _KinetoWindows:
             try:
                 with trace.open("wb") as out:
                     window.write_trace(out, self.budget)
+                if window.xplane:
+                    trace = self._xplane_as_chrome_trace(trace)
                 batches = [
                     self.context.kineto_batches(decoded)
                     for decoded in iter_chunks(
@@ -191,13 +198,22 @@ class _KinetoWindows:
         if span is not None:
             self.spans.append(span)
         for batch, (_, flows, samples) in zip(events, batches, strict=True):
-            kept = _without_collector_copies(batch, is_step, own)
+            kept = _without_collector_copies(batch, is_step, own, window.xplane)
             self.sink.aggregator.add_events(kept)
             self.sink.writer.add(kept)
             if flows is not None:
                 self.sink.flows.append(_shifted(flows, "time_ns", offset_ns))
             if samples is not None:
                 self.sink.aggregator.add_samples(_shifted(samples, "time_ns", offset_ns))
+
+    def _xplane_as_chrome_trace(self, path: Path) -> Path:
+        """The XPlane window as the Chrome trace an uploaded ``.xplane.pb`` becomes."""
+        space = read_xspace(path, self.budget)
+        self.framework = framework(space) or self.framework
+        converted = path.with_suffix(".json")
+        write_chrome_trace(space, converted)
+        path.unlink()
+        return converted
 
     def _name_flags(self, own_names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Per string id of the part: a ``ProfilerStep#n`` name; a name the collector recorded."""
@@ -235,12 +251,14 @@ def _flag(flags: np.ndarray, names: np.ndarray) -> np.ndarray:
 
 
 def _without_collector_copies(
-    batch: EventBatch, is_step: np.ndarray, own: np.ndarray
+    batch: EventBatch, is_step: np.ndarray, own: np.ndarray, xplane: bool = False
 ) -> EventBatch:
     kind, name = batch.columns["kind"], batch.columns["name"]
     annotation = kind == EventKind.USER_ANNOTATION
     drop = (annotation | (kind == EventKind.GPU_USER_ANNOTATION)) & _flag(is_step, name)
-    drop |= annotation & _flag(own, name)
+    # An XPlane profile records the collector's TraceAnnotations as plain host events.
+    copies = ~of_kinds(kind, DEVICE_KINDS) if xplane else annotation
+    drop |= copies & _flag(own, name)
     if not drop.any():
         return batch
     return EventBatch({col: values[~drop] for col, values in batch.columns.items()})
