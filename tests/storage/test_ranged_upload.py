@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from profiler_app.core import logic, resumable
+from profiler_app.core import logic, resumable, storage
 from profiler_app.core.models import ProfilePart, TrainingJob, Upload
 from profiler_app.core.resumable import MIN_PART_BYTES
 from tests.conftest import DATA_DIR
@@ -181,3 +181,25 @@ def test_content_the_job_has_leaves_no_second_object(api, job, s3_endpoint, buck
     part = ProfilePart.objects.get()
     assert s3.keys(s3_endpoint, bucket) == [f"profiles/{part.file.name}"]
     assert parts_under_way(s3_endpoint, bucket) == []
+
+
+def test_the_sweep_removes_abandoned_uploads_parts_and_waiting_ranges(
+    api, job, s3_endpoint, bucket, settings
+):
+    raw = random.Random(9).randbytes(5 * MiB + 64 * 1024)
+    url = start_upload(api, job, TRACE, len(raw))
+    assert put_range(api, url, raw, 0, 5 * MiB).status_code == 200  # a part
+    assert put_range(api, url, raw, 5 * MiB, 5 * MiB + 1024).status_code == 200  # waits
+    # Bytes of an upload whose row is gone (its removal failed): a part of its own.
+    lost = Upload(job=job, owner=job.owner, kind="kineto", original_name="l", size_bytes=6 * MiB)
+    resumable.write_range(lost, 0, io.BytesIO(raw[: 5 * MiB]), 5 * MiB, "lost.gz")
+    assert sorted(map(len, parts_under_way(s3_endpoint, bucket))) == [1, 1]
+    assert storage.disk_use().uploads_bytes == 5 * MiB + 1024 + 5 * MiB
+    settings.UPLOAD_ABANDON_HOURS = 0  # every byte is older than now
+
+    assert logic.remove_abandoned_uploads() == 2
+
+    assert parts_under_way(s3_endpoint, bucket) == []
+    assert s3.keys(s3_endpoint, bucket) == []
+    assert not Upload.objects.exists()
+    assert storage.disk_use().uploads_bytes == 0
