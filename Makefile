@@ -84,9 +84,13 @@ frontend-test: frontend/node_modules/.package-lock.json
 	npm --prefix frontend run typecheck
 	npm --prefix frontend run test
 
+# Two processes (pytest-xdist), each with its own test database, queues, Celery worker and
+# browser: most tests wait on PostgreSQL, the worker or the browser, and the other process fills
+# those waits. A file runs whole in one process (its module-level caches are built once).
 # The 30 slowest tests close the log: where the suite's time goes.
+PYTEST_WORKERS ?= 2
 pytest: tests/oidc/node_modules/.package-lock.json
-	$(BIN)/python -m pytest --durations=30
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=30
 
 # Unreachable servers: a test that needs one and was not marked `services` fails, not skips.
 pytest-fast:
