@@ -200,7 +200,7 @@ def complete_upload(upload: Upload) -> tuple[ProfilePart, bool]:
                 f"only {locked.received_bytes} of {locked.size_bytes} bytes have arrived"
             )
         try:
-            arrived = resumable.finish(locked)
+            arrived = resumable.finish(locked, stored_file_name(locked.original_name))
         except FileNotFoundError:
             raise UploadRangeError("the upload was cancelled") from None
         source = PartSource(

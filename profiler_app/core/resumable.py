@@ -129,16 +129,26 @@ def _append_range(upload_id, start: int, stream: BinaryIO, length: int) -> None:
 
 
 def _put_range(upload: Upload, start: int, stream: BinaryIO, length: int, name: str) -> None:
-    store = _bucket()
     ends_file = start + length == upload.size_bytes
+    if start - upload.parts_bytes + length < MIN_PART_BYTES and not ends_file:
+        with tempfile.SpooledTemporaryFile(PART_SPOOL_BYTES, dir=str(storage.scratch_dir())) as out:
+            _copy_exactly(stream, out, length)
+            out.seek(0)
+            _bucket().put_stream(_waiting_key(upload.pk, start), out)
+        return
+    _send_part(upload, start, name, stream, length)
+
+
+def _send_part(
+    upload: Upload, waited_to: int, name: str, stream: BinaryIO | None = None, length: int = 0
+) -> None:
+    """The next part: the bytes of the ranges waiting up to ``waited_to``, then ``length``
+    bytes of ``stream``."""
+    store = _bucket()
     with tempfile.SpooledTemporaryFile(PART_SPOOL_BYTES, dir=str(storage.scratch_dir())) as spool:
-        if start - upload.parts_bytes + length < MIN_PART_BYTES and not ends_file:
+        waited = _join_waiting(upload.pk, upload.parts_bytes, waited_to, spool)
+        if stream is not None:
             _copy_exactly(stream, spool, length)
-            spool.seek(0)
-            store.put_stream(_waiting_key(upload.pk, start), spool)
-            return
-        waited = _join_waiting(upload.pk, upload.parts_bytes, start, spool)
-        _copy_exactly(stream, spool, length)
         spool.seek(0)
         if not upload.multipart_id:
             upload.bucket_key = part_key(upload, name)
@@ -147,7 +157,7 @@ def _put_range(upload: Upload, start: int, stream: BinaryIO, length: int, name: 
         # under the same number, which replaces it.
         store.put_part(upload.bucket_key, upload.multipart_id, upload.parts_sent + 1, spool)
     upload.parts_sent += 1
-    upload.parts_bytes = start + length
+    upload.parts_bytes = waited_to + length
     if waited:
         # Once the row says they are in the part (a rollback would still need them).
         transaction.on_commit(lambda: store.delete(waited))
@@ -190,7 +200,7 @@ class _Digest:
         return len(chunk)
 
 
-def finish(upload: Upload) -> Arrived:
+def finish(upload: Upload, name: str) -> Arrived:
     """The upload's file, every byte of it arrived (the caller checked the count; ``upload``
     is the locked row): in a bucket its parts joined. FileNotFoundError when the bytes are gone
     (cancelled)."""
@@ -201,8 +211,10 @@ def finish(upload: Upload) -> Arrived:
             while chunk := stream.read(COPY_CHUNK_BYTES):
                 digest.write(chunk)
         return Arrived(digest.hash.hexdigest(), digest.size, path=path)
-    if not upload.multipart_id:  # the last range always sends a part: it never arrived
-        raise FileNotFoundError(f"upload {upload.pk} has no parts")
+    if upload.parts_bytes < upload.size_bytes:
+        # Ranges that never made a part (the last range makes one; these arrived before the
+        # upload's ranges went to parts): they are the last part.
+        _send_part(upload, upload.size_bytes, name)
     store = _bucket()
     with contextlib.suppress(FileNotFoundError):  # a try that finished it, then lost its row
         store.finish_multipart(upload.bucket_key, upload.multipart_id, upload.parts_sent)

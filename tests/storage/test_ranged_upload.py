@@ -203,3 +203,25 @@ def test_the_sweep_removes_abandoned_uploads_parts_and_waiting_ranges(
     assert s3.keys(s3_endpoint, bucket) == []
     assert not Upload.objects.exists()
     assert storage.disk_use().uploads_bytes == 0
+
+
+def test_an_upload_whose_ranges_all_wait_completes_them_as_its_one_part(
+    api, job, s3_endpoint, bucket
+):
+    """Ranges sent before ranges went to parts were all kept as objects of their own."""
+    raw = TRACE.read_bytes()
+    url = start_upload(api, job, TRACE, len(raw))
+    upload = Upload.objects.get()
+    client = s3.client(s3_endpoint)
+    for begin in range(0, len(raw), 40_000):
+        key = f"profiles/uploads/{upload.pk}/{begin:020d}"
+        client.put_object(Bucket=bucket, Key=key, Body=raw[begin : begin + 40_000])
+    Upload.objects.filter(pk=upload.pk).update(received_bytes=len(raw))
+
+    done = api.post(f"{url}complete/")
+
+    assert done.status_code == 202, done.content
+    part = ProfilePart.objects.get()
+    assert part.sha256 == hashlib.sha256(raw).hexdigest()
+    assert s3.keys(s3_endpoint, bucket) == [f"profiles/{part.file.name}"]
+    assert object_bytes(s3_endpoint, bucket, f"profiles/{part.file.name}") == raw
