@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -196,29 +198,7 @@ def smallest_p(n_baseline: int, n_run: int) -> float:
 
 def judge(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -> Verdict:
     """The run's verdict against ``baseline``, both in one window."""
-    causes = rank_causes(baseline, run, thresholds)
-
-    def verdict(
-        status: str,
-        reason: str,
-        figures: tuple[int, int, int, int, float] | None = None,
-        test: UTest | None = None,
-    ) -> Verdict:
-        base_med, run_med, base_p95, run_p95, change = figures or (None,) * 5
-        return Verdict(
-            status,
-            reason,
-            thresholds.step_pct,
-            thresholds.alpha,
-            base_med,
-            run_med,
-            base_p95,
-            run_p95,
-            change,
-            test,
-            causes,
-        )
-
+    verdict = partial(_verdict, thresholds, rank_causes(baseline, run, thresholds))
     missing = [r.name for r in (baseline, run) if len(r.step_ns) == 0]
     if missing:
         return verdict(
@@ -264,6 +244,30 @@ def judge(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -> Verd
     return verdict(NO_REGRESSION, f"{summary}, {why}.{combined}", figures, test)
 
 
+def _verdict(
+    thresholds: Thresholds,
+    causes: tuple[Cause, ...],
+    status: str,
+    reason: str,
+    figures: tuple[int, int, int, int, float] | None = None,
+    test: UTest | None = None,
+) -> Verdict:
+    base_med, run_med, base_p95, run_p95, change = figures or (None,) * 5
+    return Verdict(
+        status,
+        reason,
+        thresholds.step_pct,
+        thresholds.alpha,
+        base_med,
+        run_med,
+        base_p95,
+        run_p95,
+        change,
+        test,
+        causes,
+    )
+
+
 def per_rank_relative(baseline: RunFigures, run: RunFigures) -> tuple[np.ndarray, np.ndarray]:
     """Both runs' steps, each divided by the baseline's median step of the same rank (of all
     the baseline's ranks for a rank the baseline lacks). A rank that is always slower (the one
@@ -303,27 +307,7 @@ def rank_causes(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -
         share = round(100.0 * (b_ns - a_ns) / reference, 2) if reference else 0.0
         return Cause(kind, name, a_ns, b_ns, b_ns - a_ns, share, detail, extra)
 
-    grew: list[Cause] = []
-    gone: list[Cause] = []
-    kernels = _per_name(baseline.kernels, run.kernels, "total_ns", ["category", "precision"])
-    for row in kernels.itertuples(index=False):
-        a, b = row.a / per_a, row.b / per_b
-        calls = {"baseline_calls": round(row.count_a / per_a, 2)}
-        calls["run_calls"] = round(row.count_b / per_b, 2)
-        kind_word = "communication kernel" if row.category == COMM else "kernel"
-        if row.count_a == 0:
-            if b >= floor_ns:
-                detail = f"New {kind_word}: {int(row.count_b)} runs, {_ms(b)} per step per rank."
-                grew.append(cause("kernel_new", row.name, 0, b, detail, **calls))
-        elif row.count_b == 0:
-            if a >= floor_ns:
-                detail = f"{kind_word.capitalize()} gone: was {_ms(a)} per step per rank."
-                gone.append(cause("kernel_gone", row.name, a, 0, detail, **calls))
-        elif b - a >= floor_ns:
-            detail = f"{kind_word.capitalize()} time per step per rank {_ms(a)} → {_ms(b)}" + (
-                f" ({b / a:.1f}×)." if a else "."
-            )
-            grew.append(cause("kernel_grew", row.name, a, b, detail, **calls))
+    grew, gone = _kernel_causes(baseline, run, per_a, per_b, floor_ns, cause)
     operators = _per_name(baseline.operators, run.operators, "self_ns", [])
     for row in operators.itertuples(index=False):
         a, b = row.a / per_a, row.b / per_b
@@ -352,6 +336,39 @@ def rank_causes(baseline: RunFigures, run: RunFigures, thresholds: Thresholds) -
     grew.sort(key=lambda c: (-c.delta_ns, c.kind, c.name))
     gone.sort(key=lambda c: (c.delta_ns, c.name))
     return tuple((grew + gone)[:MAX_CAUSES])
+
+
+def _kernel_causes(
+    baseline: RunFigures,
+    run: RunFigures,
+    per_a: int,
+    per_b: int,
+    floor_ns: float,
+    cause: Callable[..., Cause],
+) -> tuple[list[Cause], list[Cause]]:
+    """Kernels new or grown by ``floor_ns`` or more per step per rank, and kernels gone."""
+    grew: list[Cause] = []
+    gone: list[Cause] = []
+    kernels = _per_name(baseline.kernels, run.kernels, "total_ns", ["category", "precision"])
+    for row in kernels.itertuples(index=False):
+        a, b = row.a / per_a, row.b / per_b
+        calls = {"baseline_calls": round(row.count_a / per_a, 2)}
+        calls["run_calls"] = round(row.count_b / per_b, 2)
+        kind_word = "communication kernel" if row.category == COMM else "kernel"
+        if row.count_a == 0:
+            if b >= floor_ns:
+                detail = f"New {kind_word}: {int(row.count_b)} runs, {_ms(b)} per step per rank."
+                grew.append(cause("kernel_new", row.name, 0, b, detail, **calls))
+        elif row.count_b == 0:
+            if a >= floor_ns:
+                detail = f"{kind_word.capitalize()} gone: was {_ms(a)} per step per rank."
+                gone.append(cause("kernel_gone", row.name, a, 0, detail, **calls))
+        elif b - a >= floor_ns:
+            detail = f"{kind_word.capitalize()} time per step per rank {_ms(a)} → {_ms(b)}" + (
+                f" ({b / a:.1f}×)." if a else "."
+            )
+            grew.append(cause("kernel_grew", row.name, a, b, detail, **calls))
+    return grew, gone
 
 
 def _precision_causes(baseline, run, thresholds, per_a, per_b, cause) -> list[Cause]:
