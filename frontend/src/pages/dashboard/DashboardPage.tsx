@@ -19,6 +19,7 @@ import {
   StepTimePanel,
 } from "./DistributionPanels";
 import { HeadlinePanel } from "./Headline";
+import { jobHasGpu } from "./HeadlineModel";
 import { KernelCountPanels, KernelTimePanels } from "./KernelPanels";
 import { gpuTime } from "./slices";
 import { ActiveTimePanel, UtilizationPanel } from "./UtilizationPanels";
@@ -63,7 +64,7 @@ function JobDashboard({ job }: { job: TrainingJob }) {
       {dashboard.isPending && <Loading what="the dashboard" />}
       {dashboard.data && (
         <WindowCaption.Provider value={dashboard.data.window.label}>
-          <HeadlinePanel jobId={job.id} />
+          <HeadlinePanel jobId={job.id} hasGpu={jobHasGpu(job)} />
           <Panels data={dashboard.data} />
         </WindowCaption.Provider>
       )}

@@ -80,5 +80,35 @@ describe("Dashboard headline", () => {
     expect(within(headline).getByText(/Memory copies 11.57 ms · 21.9%/)).toBeInTheDocument();
     const link = await within(headline).findByRole("link", { name: "PageableCopies" });
     expect(link).toHaveAttribute("href", "/jobs/7/insights#rule-PageableCopies");
+    expect(
+      within(headline).getByText(/Host only \(GPU idle\) 893.5 µs · 1.7%/),
+    ).toBeInTheDocument();
+  });
+
+  it("on a job without a GPU says so instead of GPU figures and GPU idle time", async () => {
+    const cpuOnly = makeJob({
+      id: 7,
+      name: "jax-cpu",
+      framework: "JAX",
+      nodes: [{ id: 1, name: "vm", hostname: "vm", gpu_count: 0, cpu_count: 2 }],
+    });
+    new FakeApi()
+      .on("GET /api/auth/me/", { status: 200, body: alice })
+      .on("GET /api/loaded-profile/", { status: 200, body: loadedProfile(cpuOnly) })
+      .on("GET /api/jobs/7/", { status: 200, body: cpuOnly })
+      .on("GET /api/jobs/7/dashboard/", { status: 200, body: makeDashboard() })
+      .on("GET /api/jobs/7/headline/", {
+        status: 200,
+        body: { ...HEADLINE, kernel_busy_pct: 0, nvml_mean_pct: null },
+      })
+      .on("GET /api/histograms/", { status: 200, body: [] })
+      .on("GET /api/jobs/7/insights/", { status: 200, body: insights([]) });
+    renderApp("/dashboard");
+
+    const headline = await screen.findByRole("region", { name: "Headline" });
+    expect(within(headline).getAllByText("not available: no GPU in this job")).toHaveLength(2);
+    expect(within(headline).queryByText("0.0%")).not.toBeInTheDocument();
+    expect(within(headline).getByText(/Host time \(no GPU\) 893.5 µs · 1.7%/)).toBeInTheDocument();
+    expect(within(headline).queryByText(/GPU idle/)).not.toBeInTheDocument();
   });
 });

@@ -4,19 +4,22 @@ import { useInsights } from "../../api/insights";
 import { ErrorAlert } from "../../components/Feedback";
 import { formatDuration } from "../../lib/format";
 import { jobPath } from "../../lib/jobPath";
-import { PART_LABELS, topFinding } from "./HeadlineModel";
+import { partLabel, topFinding } from "./HeadlineModel";
 import "./headline.css";
 
 /** The Dashboard's first lines: where a step's time goes, how busy the GPU is, the step time
- * and what Insights found first. */
-export function HeadlinePanel({ jobId }: { jobId: number }) {
+ * and what Insights found first. A job without a GPU says so instead of GPU figures of zero. */
+export function HeadlinePanel({ jobId, hasGpu = true }: { jobId: number; hasGpu?: boolean }) {
   const headline = useHeadline(jobId);
   if (headline.isError) return <ErrorAlert error={headline.error} />;
   if (!headline.data) return null;
-  return <HeadlineFigures jobId={jobId} headline={headline.data} />;
+  return <HeadlineFigures jobId={jobId} headline={headline.data} hasGpu={hasGpu} />;
 }
 
-function HeadlineFigures({ jobId, headline }: { jobId: number; headline: Headline }) {
+const NO_GPU = "not available: no GPU in this job";
+
+function HeadlineFigures(props: { jobId: number; headline: Headline; hasGpu: boolean }) {
+  const { jobId, headline, hasGpu } = props;
   const insights = useInsights(jobId);
   const finding = topFinding(insights.data);
   const { step_time: stepTime } = headline;
@@ -33,20 +36,24 @@ function HeadlineFigures({ jobId, headline }: { jobId: number; headline: Headlin
           label="GPU utilisation (NVML mean)"
           value={headline.nvml_mean_pct === null ? "—" : `${headline.nvml_mean_pct.toFixed(1)}%`}
           over={
-            headline.nvml_mean_pct === null
-              ? "no NVML samples in this job"
-              : "mean of the samples over the whole run"
+            headline.nvml_mean_pct !== null
+              ? "mean of the samples over the whole run"
+              : hasGpu
+                ? "no NVML samples in this job"
+                : NO_GPU
           }
         />
         <Figure
           label="Kernel busy share"
           value={
-            headline.kernel_busy_pct === null ? "—" : `${headline.kernel_busy_pct.toFixed(1)}%`
+            headline.kernel_busy_pct === null || !hasGpu
+              ? "—"
+              : `${headline.kernel_busy_pct.toFixed(1)}%`
           }
-          over={`of the step time, ${headline.over}`}
+          over={hasGpu ? `of the step time, ${headline.over}` : NO_GPU}
         />
       </div>
-      <Breakdown headline={headline} />
+      <Breakdown headline={headline} hasGpu={hasGpu} />
       <p className="headline-finding">
         {finding ? (
           <>
@@ -74,7 +81,7 @@ function Figure(props: { label: string; value: string; over: string; raw?: strin
   );
 }
 
-function Breakdown({ headline }: { headline: Headline }) {
+function Breakdown({ headline, hasGpu }: { headline: Headline; hasGpu: boolean }) {
   if (headline.steps === 0) {
     return <p className="muted">No steps annotated in this window: no per-step breakdown.</p>;
   }
@@ -90,7 +97,7 @@ function Breakdown({ headline }: { headline: Headline }) {
             key={row.part}
             className={`headline-part part-${row.part}`}
             style={{ width: `${row.share_pct}%` }}
-            title={`${PART_LABELS[row.part]}: ${row.share_pct}%`}
+            title={`${partLabel(row.part, hasGpu)}: ${row.share_pct}%`}
           />
         ))}
       </div>
@@ -98,7 +105,8 @@ function Breakdown({ headline }: { headline: Headline }) {
         {headline.breakdown.map((row) => (
           <li key={row.part} title={`${row.total_ns} ns over ${headline.steps} steps`}>
             <span className={`headline-swatch part-${row.part}`} />
-            {PART_LABELS[row.part]} {formatDuration(row.per_step_ns)} · {row.share_pct.toFixed(1)}%
+            {partLabel(row.part, hasGpu)} {formatDuration(row.per_step_ns)} ·{" "}
+            {row.share_pct.toFixed(1)}%
           </li>
         ))}
       </ul>

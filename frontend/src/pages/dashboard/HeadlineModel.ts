@@ -1,4 +1,5 @@
 import type { Insights } from "../../api/insights";
+import type { TrainingJob } from "../../api/types";
 
 /** How the breakdown names each part, in the order the server gives them. */
 export const PART_LABELS: Record<string, string> = {
@@ -10,6 +11,18 @@ export const PART_LABELS: Record<string, string> = {
   host_only: "Host only (GPU idle)",
   idle: "Idle",
 };
+
+/** A part's label; on a job without a GPU, host time is not time the GPU idled. */
+export function partLabel(part: string, hasGpu: boolean): string {
+  if (part === "host_only" && !hasGpu) return "Host time (no GPU)";
+  return PART_LABELS[part] ?? part;
+}
+
+/** Whether the job ran on a GPU: false only where every node recorded none (a CPU-only
+ * run), so that a job whose nodes say nothing keeps its GPU figures. */
+export function jobHasGpu(job: Pick<TrainingJob, "nodes">): boolean {
+  return !(job.nodes.length && job.nodes.every((node) => node.gpu_count === 0));
+}
 
 /** The finding to act on first: of the stored insights' rules (then recommendations) that
  * found an issue, one that others name as their cause (pageable copies starving the GPU, not
