@@ -32,7 +32,7 @@ from tests.multihost.deployment import Deployment, missing
 from tests.multihost.netns import Host, Network, can_make_namespaces
 from tests.timeline.drawn import drawn_totals
 from tests.timeline.raw import raw_timeline
-from tests.traces.expected import ns
+from tests.traces.expected import expected, ns
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -279,6 +279,17 @@ def test_hosts_that_share_no_disk_parse_across_both_workers_and_survive_losing_o
         assert not any(name.endswith(tuple(sent)) for name in kept), host.name
     assert_figures(browser, url, browser_job, [BIG])
     assert_figures(browser, url, collector_job, RANKS)
+    # The SQL page: DuckDB on the web host reads the stores the workers left in the bucket.
+    per_rank = [[rank, len(expected(str(path)).events)] for rank, path in enumerate(RANKS)]
+    for query in (
+        "select rank, count(*) from events group by rank order by 1",
+        "select rank, count(*) from events where start_ns > 0 group by 1 order by 1",
+    ):
+        answer = browser.post(
+            f"{url}/api/jobs/{collector_job}/sql/", json={"query": query}, headers=csrf(browser)
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["rows"] == per_rank, query
 
     # A worker host loses power while it parses: the part goes back to the other, and its
     # figures are the same.
