@@ -132,8 +132,10 @@ def test_kept_insights_results_are_in_the_bucket_for_every_worker_and_go_with_th
 
     first = run()
     assert read == [0]
-    [key] = s3.keys(s3_endpoint, bucket, f"profiles/timeline/{job_id}/insights/")
+    # The rank's facts (beside the part's analyses its parse kept).
+    [key] = s3.keys(s3_endpoint, bucket, f"profiles/timeline/{job_id}/insights/rank-0/")
     assert key.startswith(f"profiles/timeline/{job_id}/insights/rank-0/{WHOLE_TRACE}/")
+    assert s3.keys(s3_endpoint, bucket, f"profiles/timeline/{job_id}/insights/part-")
     assert storage.job_store_bytes(job_id) > stores
 
     # Another worker, nothing of this one's disk: it finds the result in the bucket.
