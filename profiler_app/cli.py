@@ -9,6 +9,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections import Counter
@@ -211,11 +212,10 @@ def up(host: str, port: int) -> int:
 
     DependencyWatch().shutdown_request()  # one left from the last run
     run_file = root / "run.json"
-    stopping = False
+    stopping = threading.Event()
 
     def on_signal(signum, _frame):
-        nonlocal stopping
-        stopping = True
+        stopping.set()
         say(f"received {signal.Signals(signum).name}; stopping")
 
     signal.signal(signal.SIGINT, on_signal)
@@ -224,38 +224,8 @@ def up(host: str, port: int) -> int:
     children: list[Child] = []
     exit_code = 0
     try:
-        say("applying database migrations")
-        manage("migrate", "--noinput", env=env)
-        manage("collectstatic", "--noinput", "--verbosity", "0", env=env)
-        children = [
-            Child(role, role_command(role, host, port)) for role in ("worker", "sweeper", "beat")
-        ]
-        children.append(Child("web", role_command("web", host, port)))
-        login_hint = ensure_admin(env)
-        for child in children:
-            child.start(env)
-        write_run_file(run_file, urls, base_url, children)
-        if wait_until_healthy(base_url):
-            say("=" * 72)
-            say(f"profiler-app is running: open {base_url}")
-            say(f"log in as '{ADMIN_USER}' with {login_hint}")
-            say("stop with Ctrl-C; data is kept in " + str(root))
-            say("=" * 72)
-        else:
-            say(f"the server did not become healthy; see the log above and {base_url}/api/health/")
-        watch = DependencyWatch(services)
-        while not stopping:
-            time.sleep(0.5)
-            watch.keep_up()
-            reason = watch.shutdown_request()
-            if reason is not None:
-                say(f"idle auto-shutdown: {reason}")
-                say("all data is kept; start again with `make run`")
-                break
-            for child in children:
-                if not stopping:
-                    restart_crashed(child, env)
-            write_run_file(run_file, urls, base_url, children, watch)
+        children = _start(env, host, port, run_file, urls, base_url, root)
+        _supervise(children, env, DependencyWatch(services), stopping, run_file, urls, base_url)
     except subprocess.CalledProcessError as err:
         say(f"start-up step failed: {' '.join(err.cmd)} exited with {err.returncode}")
         exit_code = 1
@@ -269,6 +239,63 @@ def up(host: str, port: int) -> int:
         run_file.unlink(missing_ok=True)
         say("stopped")
     return exit_code
+
+
+def _start(
+    env: dict[str, str],
+    host: str,
+    port: int,
+    run_file: Path,
+    urls: dict[str, str],
+    base_url: str,
+    root: Path,
+) -> list[Child]:
+    """Migrates, starts worker, sweeper, beat and web, and says how to log in."""
+    say("applying database migrations")
+    manage("migrate", "--noinput", env=env)
+    manage("collectstatic", "--noinput", "--verbosity", "0", env=env)
+    children = [
+        Child(role, role_command(role, host, port)) for role in ("worker", "sweeper", "beat")
+    ]
+    children.append(Child("web", role_command("web", host, port)))
+    login_hint = ensure_admin(env)
+    for child in children:
+        child.start(env)
+    write_run_file(run_file, urls, base_url, children)
+    if wait_until_healthy(base_url):
+        say("=" * 72)
+        say(f"profiler-app is running: open {base_url}")
+        say(f"log in as '{ADMIN_USER}' with {login_hint}")
+        say("stop with Ctrl-C; data is kept in " + str(root))
+        say("=" * 72)
+    else:
+        say(f"the server did not become healthy; see the log above and {base_url}/api/health/")
+    return children
+
+
+def _supervise(
+    children: list[Child],
+    env: dict[str, str],
+    watch: DependencyWatch,
+    stopping: threading.Event,
+    run_file: Path,
+    urls: dict[str, str],
+    base_url: str,
+) -> None:
+    """Keeps the embedded services and the children up until asked to stop (a signal, or the
+    idle auto-shutdown)."""
+    while not stopping.is_set():
+        time.sleep(0.5)
+        watch.keep_up()
+        reason = watch.shutdown_request()
+        if reason is not None:
+            say(f"idle auto-shutdown: {reason}")
+            say("all data is kept; start again with `make run`")
+            return
+        for child in children:
+            if not stopping.is_set():
+                restart_crashed(child, env)
+        write_run_file(run_file, urls, base_url, children, watch)
 
 
 def restart_crashed(child: Child, env: dict[str, str]) -> None:
