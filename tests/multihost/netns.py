@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -116,6 +117,26 @@ class Host:
 
     def plug_in(self) -> None:
         ip("-n", self.netns, "link", "set", "eth0", "up")
+
+
+def remove_leftovers() -> list[str]:
+    """Removes what a run killed before its clean-up left behind (its namespaces, their
+    processes, its bridge and cables): a run's folder exists from before its first namespace
+    until after its last, so namespaces without one are nobody's. Returns the runs' tags."""
+    listed = ip("netns", "list").stdout.split("\n")
+    namespaces = [line.split()[0] for line in listed if re.match(r"ph[0-9a-f]{6}-", line)]
+    tags = sorted({name[:8] for name in namespaces})
+    gone = [tag for tag in tags if not list(Path(tempfile.gettempdir()).glob(f"profiler-{tag}-*"))]
+    for tag in gone:
+        for name in (n for n in namespaces if n.startswith(f"{tag}-")):
+            for pid in ip("netns", "pids", name, check=False).stdout.split():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+            ip("netns", "del", name, check=False)
+        links = ip("-o", "link").stdout
+        for link in sorted(set(re.findall(rf"\d+: ({tag}(?:v\d+|br))[@:]", links))):
+            ip("link", "del", link, check=False)
+    return gone
 
 
 class Network:

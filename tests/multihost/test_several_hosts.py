@@ -29,7 +29,7 @@ import requests
 from profiler_app.timeline.pure.payload import decode
 from tests.conftest import wait_for
 from tests.multihost.deployment import Deployment, missing
-from tests.multihost.netns import Host, Network, can_make_namespaces
+from tests.multihost.netns import Host, Network, can_make_namespaces, remove_leftovers
 from tests.timeline.drawn import drawn_totals
 from tests.timeline.raw import raw_timeline
 from tests.traces.expected import expected, ns
@@ -53,6 +53,7 @@ def deployment(tmp_path_factory):
     why_not = can_make_namespaces() or missing()
     if why_not:
         pytest.skip(why_not)
+    remove_leftovers()
     network = Network()
     try:
         started = Deployment(network)
@@ -240,6 +241,7 @@ def assert_figures(session, url: str, job_id: int, traces: list[Path]) -> None:
         assert answer.status_code == 200, (page, answer.status_code, answer.text[:300])
 
 
+@pytest.mark.timeout(900)  # starting seven hosts and parsing twice on a busy machine
 def test_hosts_that_share_no_disk_parse_across_both_workers_and_survive_losing_one(
     deployment, browser, capsys
 ):
