@@ -25,27 +25,19 @@ from profiler_app.analysis.events import (
     group_numbers,
     grouped_describe,
 )
-from tracefmt.kinds import LAUNCH_KINDS, EventKind, of_kinds
+from tracefmt.kinds import EventKind
 
 HOST_WAIT, KERNEL_WAIT, OTHER_WAIT = "host_wait", "kernel_wait", "other"
 IDLE_CATEGORIES = (HOST_WAIT, KERNEL_WAIT, OTHER_WAIT)
 CONSECUTIVE_KERNEL_DELAY_NS = 30_000
 
 
-def launch_starts(trace: RankTrace, correlation: np.ndarray) -> np.ndarray:
-    """Start of the host-side launch of each correlation id; -1 where there is none."""
+def launch_starts(trace: RankTrace, ops: np.ndarray) -> np.ndarray:
+    """Start of the host call that launched each GPU op (``ops``: index labels of ``events``;
+    the event model's ``launch``); -1 where the trace holds none."""
     events = trace.events
-    chosen = of_kinds(events["kind"].to_numpy(), LAUNCH_KINDS) & (
-        events["correlation"].to_numpy() >= 0
-    )
-    ids = events["correlation"].to_numpy()[chosen]
-    starts = events["start_ns"].to_numpy()[chosen]
-    if len(ids) == 0:
-        return np.full(len(correlation), -1, dtype=np.int64)
-    order = np.lexsort((starts, ids))
-    ids, starts = ids[order], starts[order]
-    at = np.minimum(np.searchsorted(ids, correlation), len(ids) - 1)
-    return np.where(ids[at] == correlation, starts[at], -1)
+    call = trace.positions(events["launch"].to_numpy()[trace.positions(ops)])
+    return np.where(call >= 0, events["start_ns"].to_numpy()[np.maximum(call, 0)], -1)
 
 
 def idle_intervals(
@@ -63,7 +55,7 @@ def idle_intervals(
     stream = ops["stream"].to_numpy()[order]
     start = ops["start_ns"].to_numpy()[order]
     end = ops["end_ns"].to_numpy()[order]
-    launched = launch_starts(trace, ops["correlation"].to_numpy()[order])
+    launched = launch_starts(trace, ops.index.to_numpy()[order])
     follows = np.zeros(len(order), dtype=bool)
     follows[1:] = stream[1:] == stream[:-1]
     # Between two ranges Kineto recorded (a collector job) the stream was not watched.
