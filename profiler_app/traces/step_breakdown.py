@@ -25,14 +25,14 @@ import pyarrow.compute as pc
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
 from profiler_app.traces.window import IN_BOTH, IN_COMPLETE_STEPS, IN_WHOLE_TRACE
-from tracefmt.kinds import EventKind
+from tracefmt.kinds import LAUNCH_KINDS, EventKind
 
 PARTS = ("kernels", "copies", "sets", "sync_waits", "data_loading", "host_only", "idle")
 # The same names the framework breakdown counts as data loading
 # (``analysis.framework``): "enumerate(DataLoader)#…__next__" among them.
 DATA_LOADING_PATTERN = re.compile(r"dataloader|data_load|dataset|enumerate\(", re.IGNORECASE)
 SYNC_CALL_PATTERN = re.compile(r"synchronize", re.IGNORECASE)
-HOST_CALL_KINDS = (int(EventKind.CPU_OP), int(EventKind.CUDA_RUNTIME), int(EventKind.CUDA_DRIVER))
+HOST_CALL_KINDS = (int(EventKind.CPU_OP), *LAUNCH_KINDS)
 DATA_LOADING_KINDS = (
     int(EventKind.CPU_OP),
     int(EventKind.USER_ANNOTATION),
