@@ -164,7 +164,7 @@ def _switch_note(job: TrainingJob, has_cut: bool) -> str | None:
     """Why the window switch changes nothing for ``job``, or None where it does."""
     if is_sampled(job):
         return (
-            "The switch changes nothing here: Kineto recorded whole steps (the captured "
+            "The switch changes nothing here: the profiler recorded whole steps (the captured "
             "steps), so there is no cut-short last step to leave out."
         )
     if not has_cut:
@@ -173,7 +173,8 @@ def _switch_note(job: TrainingJob, has_cut: bool) -> str | None:
 
 
 def is_sampled(job: TrainingJob) -> bool:
-    """Whether Kineto recorded only some of the job's steps (a collector job)."""
+    """Whether the profiler (Kineto, jax.profiler, …) recorded only some of the job's steps
+    (a collector job)."""
     return Step.objects.filter(job=job, captured=False).exists()
 
 

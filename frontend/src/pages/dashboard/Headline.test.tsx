@@ -99,7 +99,16 @@ describe("Dashboard headline", () => {
       .on("GET /api/jobs/7/dashboard/", { status: 200, body: makeDashboard() })
       .on("GET /api/jobs/7/headline/", {
         status: 200,
-        body: { ...HEADLINE, kernel_busy_pct: 0, nvml_mean_pct: null },
+        body: {
+          ...HEADLINE,
+          kernel_busy_pct: 0,
+          nvml_mean_pct: null,
+          breakdown: HEADLINE.breakdown.map((row) =>
+            ["kernels", "copies", "sets", "sync_waits"].includes(row.part)
+              ? { ...row, total_ns: 0, per_step_ns: 0, share_pct: 0 }
+              : row,
+          ),
+        },
       })
       .on("GET /api/histograms/", { status: 200, body: [] })
       .on("GET /api/jobs/7/insights/", { status: 200, body: insights([]) });
@@ -110,5 +119,10 @@ describe("Dashboard headline", () => {
     expect(within(headline).queryByText("0.0%")).not.toBeInTheDocument();
     expect(within(headline).getByText(/Host time \(no GPU\) 893.5 µs · 1.7%/)).toBeInTheDocument();
     expect(within(headline).queryByText(/GPU idle/)).not.toBeInTheDocument();
+    // The GPU's parts of a step are not shown as zeros; the host's and the idle time are.
+    const legend = within(headline)
+      .getAllByRole("listitem")
+      .map((item) => item.textContent);
+    expect(legend.map((text) => text?.split(" ")[0])).toEqual(["Data", "Host", "Idle"]);
   });
 });

@@ -4,7 +4,7 @@ import { useInsights } from "../../api/insights";
 import { ErrorAlert } from "../../components/Feedback";
 import { formatDuration } from "../../lib/format";
 import { jobPath } from "../../lib/jobPath";
-import { partLabel, topFinding } from "./HeadlineModel";
+import { partLabel, shownParts, topFinding } from "./HeadlineModel";
 import "./headline.css";
 
 /** The Dashboard's first lines: where a step's time goes, how busy the GPU is, the step time
@@ -85,6 +85,7 @@ function Breakdown({ headline, hasGpu }: { headline: Headline; hasGpu: boolean }
   if (headline.steps === 0) {
     return <p className="muted">No steps annotated in this window: no per-step breakdown.</p>;
   }
+  const rows = shownParts(headline.breakdown, hasGpu);
   return (
     <figure className="headline-breakdown">
       <figcaption>
@@ -92,7 +93,7 @@ function Breakdown({ headline, hasGpu }: { headline: Headline; hasGpu: boolean }
         {headline.over}
       </figcaption>
       <div className="headline-bar" role="img" aria-label="Step time breakdown">
-        {headline.breakdown.map((row) => (
+        {rows.map((row) => (
           <span
             key={row.part}
             className={`headline-part part-${row.part}`}
@@ -102,7 +103,7 @@ function Breakdown({ headline, hasGpu }: { headline: Headline; hasGpu: boolean }
         ))}
       </div>
       <ul className="headline-legend">
-        {headline.breakdown.map((row) => (
+        {rows.map((row) => (
           <li key={row.part} title={`${row.total_ns} ns over ${headline.steps} steps`}>
             <span className={`headline-swatch part-${row.part}`} />
             {partLabel(row.part, hasGpu)} {formatDuration(row.per_step_ns)} ·{" "}

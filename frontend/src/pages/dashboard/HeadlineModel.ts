@@ -18,6 +18,17 @@ export function partLabel(part: string, hasGpu: boolean): string {
   return PART_LABELS[part] ?? part;
 }
 
+/** The parts a GPU's work makes (none on a job without a GPU: they are left out there). */
+const GPU_PARTS = new Set(["kernels", "copies", "sets", "sync_waits"]);
+
+/** The breakdown's rows to show: without a GPU, the GPU's parts (all zero) are not shown. */
+export function shownParts<Row extends { part: string; total_ns: number }>(
+  rows: Row[],
+  hasGpu: boolean,
+): Row[] {
+  return hasGpu ? rows : rows.filter((row) => !GPU_PARTS.has(row.part) || row.total_ns > 0);
+}
+
 /** Whether the job ran on a GPU: false only where every node recorded none (a CPU-only
  * run), so that a job whose nodes say nothing keeps its GPU figures. */
 export function jobHasGpu(job: Pick<TrainingJob, "nodes">): boolean {
