@@ -12,7 +12,8 @@ import duckdb
 import pytest
 
 from profiler_app.sql.pure.answer import MAX_VALUE_CHARS, bounded_values
-from profiler_app.sql.pure.console import Limits, open_query, run_query
+from profiler_app.sql.pure.console import Limits, open_query
+from tests.sql.answers import run_query
 from tests.traces.expected import DATA
 
 RESNET = "resnet50_pt18_workers4.pt.trace.json.gz"
@@ -135,7 +136,8 @@ def resnet_store(tmp_path_factory) -> Path:
 MEASURE = """
 import json, sys
 from pathlib import Path
-from profiler_app.sql.pure.console import Limits, StorePart, open_query, run_query
+from profiler_app.sql.pure.console import Limits, StorePart, open_query
+from tests.sql.answers import run_query
 
 def rss_mb(field="VmRSS"):  # VmHWM: the peak of this program (ru_maxrss counts the parent's)
     line = next(x for x in open("/proc/self/status") if x.startswith(field + ":"))

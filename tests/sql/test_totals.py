@@ -8,8 +8,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from profiler_app.sql.pure.console import StorePart, run_query, write_totals
+from profiler_app.sql.pure.console import StorePart, write_totals
 from profiler_app.traces.store_layout import TOTALS_FILE
+from tests.sql.answers import run_query
 from tests.traces.expected import DATA, expected
 
 SOURCES = [

@@ -16,7 +16,6 @@ import pytest
 from profiler_app.profiles.models import PartSummary
 from profiler_app.profiles.store_products import needs_upgrade, upgrade_stores
 from profiler_app.sql import logic as sql_logic
-from profiler_app.sql.pure.console import run_query
 from profiler_app.timeline import logic as timeline_logic
 from profiler_app.timeline.pure.index import INDEX_DIR_NAME
 from profiler_app.traces.event_model import MODEL_COLUMNS
@@ -28,6 +27,7 @@ from profiler_app.traces.store_layout import (
     StoreAwaitsUpgrade,
 )
 from profiler_app.traces.timeline_read import TimelineReader
+from tests.sql.answers import run_query
 from tests.timeline.jobs import parse_job
 from tests.traces.expected import expected
 

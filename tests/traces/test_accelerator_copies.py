@@ -13,9 +13,10 @@ from profiler_app.analysis.counters import (
     memory_bandwidth_series,
     memory_bandwidth_summary,
 )
-from profiler_app.sql.pure.console import StorePart, run_query
+from profiler_app.sql.pure.console import StorePart
 from profiler_app.traces import Limits, ingest_trace
 from profiler_app.traces.kineto_chunk import decode_chunk
+from tests.sql.answers import run_query
 from tests.traces.expected import DATA
 from tracefmt.kinds import EventKind, MemcpyKind
 

@@ -13,7 +13,6 @@ One module on purpose (near 475 lines): every lock of the sandbox is read in one
 from __future__ import annotations
 
 import functools
-import json
 import threading
 import time
 import uuid
@@ -60,19 +59,6 @@ class Limits:
     max_bytes: int = 16 * 2**20
     memory_limit: str = "256MB"
     threads: int = 2
-
-
-@dataclass(frozen=True)
-class Result:
-    columns: list[str]
-    types: list[str]
-    rows: list[list]
-    truncated: bool
-    truncated_by: str | None
-    note: str
-    elapsed_ms: float
-    read_from: str = "events"
-    values_cut: bool = False
 
 
 class QueryRefused(ValueError):
@@ -623,25 +609,3 @@ def open_query(
     answer.on_close.append(timer.cancel)
     answer.read_from = "events" if over_totals is None else "totals"
     return answer
-
-
-def run_query(
-    parts: list[StorePart], query: str, limits: Limits | None = None, use_totals: bool = True
-) -> Result:
-    """The whole answer of ``query`` at once (the API streams it instead)."""
-    answer = open_query(parts, query, limits, use_totals)
-    try:
-        rows = json.loads(b"[" + b",".join(answer.json_rows()) + b"]")
-    finally:
-        answer.close()
-    return Result(
-        columns=answer.columns,
-        types=answer.types,
-        rows=rows,
-        truncated=answer.truncated_by is not None,
-        truncated_by=answer.truncated_by,
-        note=answer.note,
-        elapsed_ms=answer.elapsed_ms,
-        read_from=answer.read_from,
-        values_cut=answer.values_cut,
-    )
