@@ -30,9 +30,9 @@ $(BIN)/python:
 	touch $@
 
 # The trainer callbacks' tests train with Lightning and Transformers (their torch stays ours);
-# the XPlane tests profile a JAX loop on CPU.
+# the XPlane tests profile a JAX loop and a TensorFlow loop on CPU.
 .stamp-install-dev: .stamp-install pyproject.toml
-	$(BIN)/pip install --quiet -e '.[server,collector,embedded,dev,lightning,huggingface,jax]' $(TORCH)
+	$(BIN)/pip install --quiet -e '.[server,collector,embedded,dev,lightning,huggingface,jax,tensorflow]' $(TORCH)
 	touch $@
 
 install: .stamp-install

@@ -1,8 +1,8 @@
 """A TensorFlow job profiled for real on CPU (``tf.profiler.experimental`` around a small
 training loop whose steps are ``Trace("train", step_num=i)``, as Keras marks profiled batches):
 its ``.xplane.pb`` read like a Kineto trace, every figure checked against the file as jaxlib's
-own reader (``jax.profiler.ProfileData``) reads it. TensorFlow is not installed by
-``make install-dev`` (a 1.6 GB install): the test runs where it is."""
+own reader (``jax.profiler.ProfileData``) reads it. ``make install-dev`` installs TensorFlow's
+CPU build (the ``tensorflow`` extra)."""
 
 import subprocess
 import sys
@@ -14,7 +14,6 @@ import pytest
 from profiler_app.traces import TimelineReader, ingest_trace
 
 pytestmark = pytest.mark.slow
-pytest.importorskip("tensorflow")
 jax_profiler = pytest.importorskip("jax.profiler")  # a dev dependency (make install-dev)
 
 STEPS = 6
