@@ -56,7 +56,7 @@ def _threads(job: JobTimeline) -> tuple[list[dict], dict[tuple[int, int], tuple[
         )
         tid = 0
         for parent in proc.walk():
-            for lane in (c for c in parent.children if c.data == "events"):
+            for lane in (c for c in parent.child_nodes() if c.data == "events"):
                 tid += 1
                 label = lane.label if parent is proc else f"{parent.label} {lane.label}"
                 meta.append(

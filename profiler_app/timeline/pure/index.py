@@ -25,6 +25,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from functools import cached_property
+from operator import attrgetter
 from pathlib import Path
 
 import msgspec
@@ -33,6 +34,7 @@ import pyarrow.parquet as pq
 
 from profiler_app.timeline.pure.activity import ActivityLevel
 from profiler_app.timeline.pure.index_build import INDEX_VERSION, build_index, signature_matches
+from profiler_app.timeline.pure.lanes import HOST, OTHER, STREAM, THREAD
 from profiler_app.traces.store_files import StoreFiles
 from profiler_app.traces.store_layout import INDEX_FOLDER_PREFIX, STRINGS_FILE, index_folder
 from profiler_app.traces.timeline_read import TimelineReader
@@ -206,6 +208,26 @@ class _Keyed:
         if at < len(self.keys) and self.keys[at] == key:
             return self.rows[at].tolist()
         return None
+
+
+_LANE_KINDS = (STREAM, HOST, THREAD, OTHER)
+
+
+@dataclass(frozen=True)
+class LaneColumns:
+    """The part's lanes as columns (one entry per lane, in lane order): what the track tree
+    groups lanes by, without a Python step per lane."""
+
+    kind: np.ndarray  # the kind's position in ``_LANE_KINDS``: ``of_kind`` reads it
+    pid: np.ndarray
+    tid: np.ndarray
+    n_events: np.ndarray
+    start_ns: np.ndarray
+    end_ns: np.ndarray
+
+    def of_kind(self, *kinds: str) -> np.ndarray:
+        """Whether each lane is of one of ``kinds`` (``lanes.STREAM``, ``HOST``, ...)."""
+        return np.isin(self.kind, [_LANE_KINDS.index(kind) for kind in kinds])
 
 
 @dataclass(frozen=True)
@@ -382,6 +404,25 @@ class PartIndex:
         process's resident size where it was."""
         for mapped in self._maps:
             mapped.madvise(mmap.MADV_DONTNEED)
+
+    @cached_property
+    def lane_columns(self) -> LaneColumns:
+        lanes = self.lanes
+
+        def column(field: str, dtype=np.int64) -> np.ndarray:
+            return np.fromiter(map(attrgetter(field), lanes), dtype=dtype, count=len(lanes))
+
+        kinds = {kind: code for code, kind in enumerate(_LANE_KINDS)}
+        return LaneColumns(
+            kind=np.fromiter(
+                map(kinds.__getitem__, map(attrgetter("kind"), lanes)), np.int8, len(lanes)
+            ),
+            pid=column("pid"),
+            tid=column("tid"),
+            n_events=column("n_events"),
+            start_ns=column("start_ns"),
+            end_ns=column("end_ns"),
+        )
 
     @cached_property
     def reader(self) -> TimelineReader:

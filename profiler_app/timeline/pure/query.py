@@ -97,17 +97,18 @@ class JobTimeline:
         self.parts = {p.id: p for p in parts}
         with _collector_paused():
             self.roots = build_tree(parts, series)
-            self.nodes = {n.id: n for root in self.roots for n in root.walk()}
+            # The nodes kept: a large group's threads are made when read (``node``).
+            self.nodes = {n.id: n for root in self.roots for n in root.walk_made()}
             self.lane_node = {
                 (p.id, lane): n.id
                 for n in self.nodes.values()
                 if n.data == "events"
                 for p, lane in n.members
             }
-        starts = [lane.start_ns for p in parts for lane in p.index.lanes]
-        ends = [lane.end_ns for p in parts for lane in p.index.lanes]
-        self.start_ns = min(starts) if starts else 0
-        self.end_ns = max(ends) if ends else 0
+        self._thread_groups = [n.threads for n in self.nodes.values() if n.threads is not None]
+        spans = [p.index.lane_columns for p in parts if p.index.lanes]
+        self.start_ns = min((int(s.start_ns.min()) for s in spans), default=0)
+        self.end_ns = max((int(s.end_ns.max()) for s in spans), default=0)
         self.origin_ns = self.start_ns
 
     @property
@@ -118,20 +119,28 @@ class JobTimeline:
         """The tree, its large groups collapsed (see ``TreeNode.as_dict``)."""
         return [root.as_dict() for root in self.roots]
 
+    def node(self, track_id: str) -> TreeNode:
+        """The tree node of the id, a thread of a large group made for the asking."""
+        found = self.nodes.get(track_id)
+        if found is None:
+            parent = self.nodes.get(track_id.rpartition("/")[0])
+            if parent is not None and parent.threads is not None:
+                found = parent.threads.find(track_id)
+        if found is None:
+            raise UnknownTrack(track_id)
+        return found
+
     def children(self, group_id: str, offset: int, limit: int) -> tuple[int, list[dict]]:
         """(how many children the group has, ``limit`` of them from ``offset``, in tree order)."""
-        node = self.nodes.get(group_id)
-        if node is None:
-            raise UnknownTrack(group_id)
-        return len(node.children), [c.as_dict() for c in node.children[offset : offset + limit]]
+        node = self.node(group_id)
+        page = node.child_nodes()[offset : offset + limit]
+        return node.child_count(), [c.as_dict() for c in page]
 
     def viewport(self, window: Window, ids: list[str], width_px: int) -> Viewport:
         strip = window.coarser(width_px)
         tracks: list[LaneRows | Counter | Aggregate] = []
         for track_id in ids:
-            node = self.nodes.get(track_id)
-            if node is None:
-                raise UnknownTrack(track_id)
+            node = self.node(track_id)
             if node.data == "events":
                 rows = [
                     (part, vp.row_view(part.index, row, window))
@@ -150,10 +159,8 @@ class JobTimeline:
         count = np.zeros(window.n_buckets, dtype=np.int64)
         busy = np.zeros(window.n_buckets, dtype=np.int64)
         members: dict[int, set[int]] = {}
-        for child in node.walk():
-            if child.data == "events":
-                for part, lane in child.members:
-                    members.setdefault(part.id, set()).add(lane)
+        for part, lane in node.event_members():
+            members.setdefault(part.id, set()).add(lane)
         subjects = 0
         for part_id, lanes in members.items():
             ix = self.parts[part_id].index
@@ -237,5 +244,13 @@ class JobTimeline:
         ix = part.index
         row = np.searchsorted(ix.row_off, idx, side="right") - 1
         lanes = np.asarray(ix.row_lane[row])
-        ids = {lane: self.lane_node.get((part.id, lane), "") for lane in np.unique(lanes).tolist()}
+        ids = {lane: self._lane_track(part, lane) for lane in np.unique(lanes).tolist()}
         return [ids[lane] for lane in lanes.tolist()], np.asarray(ix.row_depth[row])
+
+    def _lane_track(self, part: Part, lane: int) -> str:
+        found = self.lane_node.get((part.id, lane))
+        for threads in self._thread_groups if found is None else ():
+            found = threads.track_of(part.id, lane)
+            if found is not None:
+                break
+        return found or ""

@@ -26,7 +26,7 @@ import numpy as np
 from profiler_app.timeline.pure.index import BlockSums, PartIndex
 from profiler_app.timeline.pure.lanes import THREAD
 from profiler_app.timeline.pure.levels import CLASS_REACH_NS, CLASS_SHIFT, N_CLASSES
-from profiler_app.timeline.pure.query import JobTimeline, UnknownTrack
+from profiler_app.timeline.pure.query import JobTimeline
 from profiler_app.timeline.pure.tree import TreeNode
 from profiler_app.timeline.pure.viewport import _ranges, _rel
 
@@ -51,10 +51,7 @@ def event_lanes(job: JobTimeline, ids: list[str]) -> list[TreeNode]:
     """The event lanes the ids name: a group stands for every lane below it (once each)."""
     out: dict[str, TreeNode] = {}
     for track_id in ids:
-        node = job.nodes.get(track_id)
-        if node is None:
-            raise UnknownTrack(track_id)
-        for lane in node.walk():
+        for lane in job.node(track_id).walk():
             if lane.data == "events":
                 out.setdefault(lane.id, lane)
     return list(out.values())

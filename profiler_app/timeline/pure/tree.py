@@ -14,9 +14,12 @@ import zlib
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, overload
 
-from profiler_app.timeline.pure.index import Lane, PartIndex
+import numpy as np
+
+from profiler_app.timeline.pure.index import Lane, LaneColumns, PartIndex
 from profiler_app.timeline.pure.lanes import HOST, OTHER, STREAM, THREAD
 from profiler_app.timeline.pure.series import (
     COUNTER_METRIC,
@@ -57,6 +60,7 @@ class TreeNode:
     members: list[tuple[Part, int]] = field(default_factory=list)  # (part, lane) drawn here
     info: dict = field(default_factory=dict)
     series: Series | None = None  # a sampled counter's data
+    threads: Threads | None = None  # a large group of threads: its children, made when read
     _below: tuple[int, int] | None = None  # (event lanes, events) below it, once counted
 
     def as_dict(self) -> dict:
@@ -73,8 +77,9 @@ class TreeNode:
             out["events"] = self._events()
         if self.info:
             out["info"] = self.info
-        if len(self.children) > COLLAPSE_OVER:
-            out["children_count"] = len(self.children)
+        count = self.child_count()
+        if count > COLLAPSE_OVER:
+            out["children_count"] = count
             out["lanes"], out["events"] = self.below()
         elif self.children:
             out["children"] = [c.as_dict() for c in self.children]
@@ -83,36 +88,185 @@ class TreeNode:
     def _events(self) -> int:
         return sum(p.index.lanes[lane].n_events for p, lane in self.members)
 
+    def child_count(self) -> int:
+        return len(self.threads) if self.threads is not None else len(self.children)
+
+    def child_nodes(self) -> Sequence[TreeNode]:
+        """Its children, in tree order (a large group of threads makes them as they are read)."""
+        return self.threads if self.threads is not None else self.children
+
     def below(self) -> tuple[int, int]:
         """(event lanes, events) of the node and every node below it; counted once (the tree
         of a job stays open between requests)."""
         if self._below is None:
-            lanes = [n for n in self.walk() if n.data == "events"]
-            self._below = (len(lanes), sum(n._events() for n in lanes))
+            lanes = events = 0
+            for node in self.walk_made():
+                if node.data == "events":
+                    lanes, events = lanes + 1, events + node._events()
+                if node.threads is not None:
+                    lanes, events = lanes + len(node.threads), events + node.threads.events
+            self._below = (lanes, events)
         return self._below
 
+    def event_members(self) -> Iterator[tuple[Part, int]]:
+        """(part, lane) of every event lane of the node and below it, without making the
+        nodes of a large group of threads."""
+        for node in self.walk_made():
+            if node.data == "events":
+                yield from node.members
+            if node.threads is not None:
+                yield from node.threads.members()
+
     def walk(self) -> Iterator[TreeNode]:
-        """The node and every node below it, in tree order. With a stack, not nested
-        generators: each node passed up through one generator per level (0.5 s of a
-        200,000-thread job's opening)."""
+        """The node and every node below it, in tree order (the threads of a large group
+        made one by one). With a stack, not nested generators: each node passed up through
+        one generator per level (0.5 s of a 200,000-thread job's opening)."""
+        return self._walk(made_only=False)
+
+    def walk_made(self) -> Iterator[TreeNode]:
+        """As ``walk``, less the threads of large groups (``threads``): the nodes the tree
+        keeps."""
+        return self._walk(made_only=True)
+
+    def _walk(self, made_only: bool) -> Iterator[TreeNode]:
         stack = [self]
         while stack:
             node = stack.pop()
             yield node
-            stack.extend(reversed(node.children))
+            stack.extend(reversed(node.children if made_only else node.child_nodes()))
+
+
+class Threads(Sequence[TreeNode]):
+    """The CPU threads of a process of more than ``COLLAPSE_OVER``, as arrays: each thread's
+    node is made when read (a page of the group, a track a view names). Made at opening, the
+    200,000 nodes of a job of as many threads were most of its first reader's second and a
+    half of CPU, and 325 MB kept while it stayed open."""
+
+    def __init__(self, group_id: str, chunks: list[tuple[Part, list[int]]]) -> None:
+        """``chunks``: (part, its thread lanes) in the order they were gathered."""
+        self.group_id = group_id
+        self.parts = [part for part, _ in chunks]
+        source = np.concatenate([np.full(len(lanes), i) for i, (_, lanes) in enumerate(chunks)])
+        lane = np.concatenate([np.asarray(lanes, dtype=np.int64) for _, lanes in chunks])
+        tid = np.concatenate([part.index.lane_columns.tid[lanes] for part, lanes in chunks])
+        # By thread, each thread's lanes in the order gathered (its label is its latest's).
+        order = np.argsort(tid, kind="stable")
+        self.source, self.lane, self.member_tid = source[order], lane[order], tid[order]
+        first = np.flatnonzero(np.r_[True, self.member_tid[1:] != self.member_tid[:-1]])
+        self.tids = self.member_tid[first]
+        self.off = np.r_[first, len(order)]
+        self.events = sum(
+            int(part.index.lane_columns.n_events[lanes].sum()) for part, lanes in chunks
+        )
+
+    def __len__(self) -> int:
+        return len(self.tids)
+
+    @overload
+    def __getitem__(self, at: int) -> TreeNode: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[TreeNode]: ...
+
+    def __getitem__(self, at: int | slice) -> TreeNode | list[TreeNode]:
+        if isinstance(at, slice):
+            first, stop, step = at.indices(len(self))
+            if step == 1:
+                return self._nodes(first, max(first, stop))
+            return [self._node(i) for i in range(first, stop, step)]
+        if not -len(self) <= at < len(self):
+            raise IndexError(at)
+        return self._node(at % len(self))
+
+    def __iter__(self) -> Iterator[TreeNode]:
+        return iter(self._nodes(0, len(self)))
+
+    def __reversed__(self) -> Iterator[TreeNode]:
+        return reversed(self._nodes(0, len(self)))
+
+    def find(self, track_id: str) -> TreeNode | None:
+        """The thread the id names (``<group>/<tid>``), if it is one of these."""
+        group, _, tid = track_id.rpartition("/")
+        if group != self.group_id or not tid.lstrip("-").isdigit():
+            return None
+        at = int(np.searchsorted(self.tids, int(tid)))
+        if at == len(self.tids) or self.tids[at] != int(tid):
+            return None
+        node = self._node(at)
+        return node if node.id == track_id else None
+
+    def track_of(self, part_id: int, lane: int) -> str | None:
+        """The id of the thread that draws the part's lane, if one of these does."""
+        at = int(np.searchsorted(self._member_keys, _member_key(part_id, lane)))
+        if at == len(self._member_keys) or self._member_keys[at] != _member_key(part_id, lane):
+            return None
+        return f"{self.group_id}/{int(self.member_tid[self._member_order[at]])}"
+
+    def members(self) -> Iterator[tuple[Part, int]]:
+        for source, lane in zip(self.source.tolist(), self.lane.tolist(), strict=True):
+            yield self.parts[source], lane
+
+    @cached_property
+    def _member_order(self) -> np.ndarray:
+        part_ids = np.array([part.id for part in self.parts], dtype=np.int64)
+        return np.argsort(_member_key(part_ids[self.source], self.lane), kind="stable")
+
+    @cached_property
+    def _member_keys(self) -> np.ndarray:
+        part_ids = np.array([part.id for part in self.parts], dtype=np.int64)
+        return _member_key(part_ids[self.source], self.lane)[self._member_order]
+
+    def _node(self, at: int) -> TreeNode:
+        return self._nodes(at, at + 1)[0]
+
+    def _nodes(self, first: int, stop: int) -> list[TreeNode]:
+        """The nodes of threads ``first`` to ``stop`` (the arrays read once for all of them)."""
+        lo, hi = int(self.off[first]), int(self.off[stop])
+        members = [
+            (self.parts[source], lane)
+            for source, lane in zip(
+                self.source[lo:hi].tolist(), self.lane[lo:hi].tolist(), strict=True
+            )
+        ]
+        bounds = (self.off[first : stop + 1] - lo).tolist()
+        out = []
+        for tid, a, b in zip(self.tids[first:stop].tolist(), bounds, bounds[1:], strict=False):
+            part, lane = members[b - 1]
+            out.append(
+                TreeNode(
+                    f"{self.group_id}/{tid}",
+                    _thread_label(part.index.lanes[lane].label, tid),
+                    THREAD,
+                    "events",
+                    members=members[a:b],
+                    info={"tid": tid},
+                )
+            )
+        return out
+
+
+def _member_key(part_id, lane):
+    """One integer for (part, lane): a part has fewer than 2**32 lanes."""
+    return (np.asarray(part_id, dtype=np.int64) << 32) | lane
 
 
 def _natural(text: str) -> list:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
 
 
-def _busiest_pid(part: Part) -> int:
-    """The trace's main process: the pid with the most CPU events (-1 when it has none)."""
-    counts: dict[int, int] = defaultdict(int)
-    for lane in part.index.lanes:
-        if lane.kind in (HOST, THREAD) and lane.pid >= 0:
-            counts[lane.pid] += lane.n_events
-    return max(counts, key=lambda p: (counts[p], -p)) if counts else -1
+def _on_cpu(lanes: LaneColumns) -> np.ndarray:
+    """Lanes of a known CPU process (host or thread lanes with a pid)."""
+    return lanes.of_kind(HOST, THREAD) & (lanes.pid >= 0)
+
+
+def _busiest_pid(lanes: LaneColumns) -> int:
+    """The trace's main process: the pid with the most CPU events, the lowest of a tie (-1
+    when it has none)."""
+    on_cpu = _on_cpu(lanes)
+    if not on_cpu.any():
+        return -1
+    pids, at = np.unique(lanes.pid[on_cpu], return_inverse=True)
+    return int(pids[np.argmax(np.bincount(at, weights=lanes.n_events[on_cpu]))])
 
 
 def _thread_label(label: str, tid: int) -> str:
@@ -124,25 +278,28 @@ class _Process:
     # Slots and plain dicts: a job of 200,000 processes makes as many, and what they held
     # stayed in the web process's memory between the tree's nodes.
     __slots__ = ("key", "node_index", "pid", "ranks", "streams", "hosts", "threads", "other")
+    # ``threads``: (part, its thread lanes of this process), a part at a time
 
     def __init__(self, key: str, node_index: int, pid: int) -> None:
         self.key, self.node_index, self.pid = key, node_index, pid
         self.ranks: set[int] = set()
         self.streams: dict[tuple[int, int], list] = {}
         self.hosts: dict[tuple[int, int], tuple[str, list]] = {}  # label, members
-        self.threads: dict[int, tuple[str, list]] = {}
+        self.threads: list[tuple[Part, list[int]]] = []
         self.other: dict[str, list] = {}
 
     def add(self, part: Part, lane: Lane) -> None:
+        """A lane other than a thread's (``add_threads``)."""
         member = (part, lane.lane)
         if lane.kind == STREAM:
             self.streams.setdefault((lane.device, lane.stream), []).append(member)
         elif lane.kind == HOST:
             self._thread(self.hosts, (lane.device, lane.tid), lane).append(member)
-        elif lane.kind == THREAD:
-            self._thread(self.threads, lane.tid, lane).append(member)
         else:
             self.other.setdefault(lane.label, []).append(member)
+
+    def add_threads(self, part: Part, lanes: list[int]) -> None:
+        self.threads.append((part, lanes))
 
     @staticmethod
     def _thread(threads: dict, key, lane: Lane) -> list:
@@ -166,24 +323,36 @@ class _Process:
         for device in self.devices:
             proc.children.extend(self._gpu(device, samples))
         if self.threads:
-            cpu = TreeNode(f"{self.key}/cpu", "CPU threads", "threads")
-            for tid in sorted(self.threads):
-                label, members = self.threads[tid]
-                cpu.children.append(
-                    TreeNode(
-                        f"{self.key}/cpu/{tid}",
-                        label,
-                        THREAD,
-                        "events",
-                        members=members,
-                        info={"tid": tid},
-                    )
-                )
-            proc.children.append(cpu)
+            proc.children.append(self._cpu_threads())
         for label, members in sorted(self.other.items()):
             key = f"{self.key}/other/{zlib.crc32(label.encode()):08x}"
             proc.children.append(TreeNode(key, label, OTHER, "events", members=members))
         return proc
+
+    def _cpu_threads(self) -> TreeNode:
+        """The process's CPU threads: a node per thread, its lanes gathered from every part;
+        over ``COLLAPSE_OVER`` threads, kept as arrays (``Threads``)."""
+        cpu = TreeNode(f"{self.key}/cpu", "CPU threads", "threads")
+        if sum(len(lanes) for _, lanes in self.threads) > COLLAPSE_OVER:
+            threads = Threads(cpu.id, self.threads)
+            if len(threads) > COLLAPSE_OVER:
+                cpu.threads = threads
+            else:
+                cpu.children = list(threads)
+            return cpu
+        by_tid: dict[int, tuple[str, list]] = {}
+        for part, lanes in self.threads:
+            for number in lanes:
+                lane = part.index.lanes[number]
+                self._thread(by_tid, lane.tid, lane).append((part, number))
+        for tid in sorted(by_tid):
+            label, members = by_tid[tid]
+            cpu.children.append(
+                TreeNode(
+                    f"{cpu.id}/{tid}", label, THREAD, "events", members=members, info={"tid": tid}
+                )
+            )
+        return cpu
 
     def _gpu(self, device: int, samples: dict[tuple[str, int], Series]) -> list[TreeNode]:
         base = f"{self.key}/gpu{device}"
@@ -322,19 +491,34 @@ def build_tree(parts: list[Part], series: Sequence[Series] = ()) -> list[TreeNod
     processes: dict[str, _Process] = {}
     for part in parts:
         node_index = node_names.index(part.node)
-        busiest = _busiest_pid(part)
-        # The pid the part was uploaded with names its main process (a container may see
-        # another pid than the trace recorded); GPU streams belong to that process too.
-        main = part.pid if part.pid is not None else busiest
-        for lane in part.index.lanes:
-            pid = lane.pid if lane.kind in (HOST, THREAD) and lane.pid >= 0 else busiest
-            pid = main if pid == busiest else pid
+
+        def process(pid: int, part: Part = part, node_index: int = node_index) -> _Process:
             key = f"{part.node}/{pid}"
             proc = processes.get(key)
             if proc is None:  # made once per process, not per lane (3.6 s of 200,000 threads)
                 proc = processes[key] = _Process(key, node_index, pid)
             proc.ranks.add(part.rank)
-            proc.add(part, lane)
+            return proc
+
+        lanes = part.index.lane_columns
+        busiest = _busiest_pid(lanes)
+        # The pid the part was uploaded with names its main process (a container may see
+        # another pid than the trace recorded); GPU streams belong to that process too.
+        main = part.pid if part.pid is not None else busiest
+        pid = np.where(_on_cpu(lanes), lanes.pid, busiest)
+        pid = np.where(pid == busiest, main, pid)
+        is_thread = lanes.of_kind(THREAD)
+        for number in np.flatnonzero(~is_thread).tolist():
+            process(int(pid[number])).add(part, part.index.lanes[number])
+        # Thread lanes by process as arrays, not one by one (a trace may hold 200,000).
+        threads = np.flatnonzero(is_thread)
+        order = np.argsort(pid[threads], kind="stable")
+        owners, numbers = pid[threads][order], threads[order].tolist()
+        cuts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(owners) else owners
+        for lo, hi, owner in zip(
+            cuts.tolist(), [*cuts[1:].tolist(), len(numbers)], owners[cuts].tolist(), strict=True
+        ):
+            process(owner).add_threads(part, numbers[lo:hi])
     out = []
     for name in node_names:
         mine = sorted(
