@@ -27,10 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler_app.analysis import RankTrace
+from profiler_app.analysis import RankTrace, frames
 from profiler_app.analysis.events import ANALYSIS_COLUMNS
 from profiler_app.analysis.frames import JobData, metrics_frame
-from profiler_app.analysis.framework import steps_from_events
 from profiler_app.insights.pure.by_rank import insights_by_rank
 from profiler_app.insights.pure.report import profiler_report
 from profiler_app.insights.pure.rules import params_from_overrides
@@ -240,6 +239,22 @@ def synthetic_metrics(ranks: int, rng: np.random.Generator) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _steps(trace: RankTrace, node: str) -> pd.DataFrame:
+    """The rank's steps as the job's Step rows hold them (``insights.inputs``)."""
+    steps = trace.step_events
+    names = trace.names[steps["name"].to_numpy()].astype(str)
+    mode = np.where(np.char.find(np.char.lower(names), "eval") >= 0, frames.EVAL, frames.TRAIN)
+    return frames.steps_frame(
+        np.full(len(steps), trace.rank),
+        np.full(len(steps), node, dtype=object),
+        steps["step"].to_numpy(),
+        names,
+        steps["start_ns"].to_numpy(),
+        steps["dur_ns"].to_numpy(),
+        mode,
+    )
+
+
 def ours(traces: list[RankTrace], metrics: pd.DataFrame) -> Any:
     # As the insights task reads a job: a rank at a time (analyses, recommendations over the
     # same complete-steps window, framework time, collective calls), then combined, with the
@@ -247,9 +262,7 @@ def ours(traces: list[RankTrace], metrics: pd.DataFrame) -> Any:
     with freed_memory_kept():
         read = insights_by_rank(traces, params_from_overrides(None))
         assert read is not None
-        steps = pd.concat(
-            [steps_from_events(t, f"algo-{t.rank // 8 + 1}") for t in traces], ignore_index=True
-        )
+        steps = pd.concat([_steps(t, f"algo-{t.rank // 8 + 1}") for t in traces], ignore_index=True)
         framework = pd.concat(read.framework, ignore_index=True)
         report = profiler_report(
             JobData(metrics, steps, framework, job_start_ns=10**12),

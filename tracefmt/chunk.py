@@ -192,18 +192,6 @@ def empty_samples(n: int = 0) -> dict[str, np.ndarray]:
     }
 
 
-def concat_events(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    if not parts:
-        return empty_events()
-    return {col: np.concatenate([p[col] for p in parts]) for col in EVENT_COLUMNS}
-
-
-def concat_samples(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    if not parts:
-        return empty_samples()
-    return {col: np.concatenate([p[col] for p in parts]) for col in SAMPLE_COLUMNS}
-
-
 def write_chunk(
     path: str | Path | IO[bytes],
     meta: dict[str, Any],

@@ -36,22 +36,6 @@ _PHASE_PATTERNS = (
 ANNOTATION_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
 
 
-def steps_from_events(trace: RankTrace, node: str) -> pd.DataFrame:
-    """The rank's steps, as the event model marks them (``traces.event_model``)."""
-    steps = trace.step_events
-    names = trace.names[steps["name"].to_numpy()].astype(str)
-    mode = np.where(np.char.find(np.char.lower(names), "eval") >= 0, frames.EVAL, frames.TRAIN)
-    return frames.steps_frame(
-        np.full(len(steps), trace.rank),
-        np.full(len(steps), node, dtype=object),
-        steps["step"].to_numpy(),
-        names,
-        steps["start_ns"].to_numpy(),
-        steps["dur_ns"].to_numpy(),
-        mode,
-    )
-
-
 def phase_of(name: str) -> str:
     for phase, pattern in _PHASE_PATTERNS:
         if pattern.search(name):

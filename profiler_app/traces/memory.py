@@ -174,7 +174,7 @@ def _cpu_operators(store_dir: Path, tracks: np.ndarray) -> dict[str, np.ndarray]
     parts = []
     for track in sorted(set(tracks.tolist()) & set(info.index.tolist())):
         first, n = int(info.at[track, "first_row"]), int(info.at[track, "n_rows"])
-        table = reader._rows(first, first + n, columns)
+        table = reader.rows(first, first + n, columns)
         c = {name: table.column(name).to_numpy() for name in columns}
         is_op = c["kind"] == EventKind.CPU_OP
         # The parent column holds store rows; here they are rows of this track's slice.

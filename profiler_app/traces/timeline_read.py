@@ -96,7 +96,7 @@ class TimelineReader:
             return self._empty(columns)
         return pa.concat_tables(pieces).select(columns)
 
-    def _rows(self, first: int, stop: int, columns: list[str]) -> pa.Table:
+    def rows(self, first: int, stop: int, columns: list[str]) -> pa.Table:
         """Rows [first, stop) of the file, reading only the row groups that hold them."""
         if stop <= first:
             return self._empty(columns)
@@ -104,24 +104,3 @@ class TimelineReader:
         hi = int(np.searchsorted(self._group_starts, stop, side="left"))
         table = self._read(list(range(lo, hi)), columns)
         return table.slice(first - int(self._group_starts[lo]), stop - first)
-
-    def window(
-        self, track: int, start_ns: int, end_ns: int, columns: list[str] | None = None
-    ) -> pa.Table:
-        """Events of ``track`` overlapping [start_ns, end_ns), in start order."""
-        info = self.tracks.loc[self.tracks["track"] == track]
-        if info.empty or int(info["n_rows"].iloc[0]) == 0:
-            return self._empty(columns or self.events.schema_arrow.names)
-        first = int(info["first_row"].iloc[0])
-        stop = first + int(info["n_rows"].iloc[0])
-        # An event that starts up to max_dur before the window can still reach into it.
-        reach = int(info["max_dur_ns"].iloc[0])
-        starts = self._rows(first, stop, ["start_ns"]).column(0).to_numpy()
-        lo = first + int(np.searchsorted(starts, start_ns - reach, side="left"))
-        hi = first + int(np.searchsorted(starts, end_ns, side="left"))
-        wanted = columns or self.events.schema_arrow.names
-        needed = list(dict.fromkeys([*wanted, "start_ns", "dur_ns"]))
-        table = self._rows(lo, hi, needed)
-        ends = pc.add(table.column("start_ns"), table.column("dur_ns"))
-        table = table.filter(pc.greater(ends, start_ns))
-        return table.select(wanted)

@@ -16,7 +16,6 @@ from profiler_app.analysis.framework import (
     framework_from_events,
     metrics_from_samples,
     phase_of,
-    steps_from_events,
 )
 from profiler_app.analysis.operators import operator_table
 from profiler_app.insights import summaries
@@ -273,7 +272,7 @@ def test_it_charges_cpu_memory_to_the_innermost_operator():
 
 def test_it_reads_profiler_steps_as_training_steps(parsed):
     trace = parsed["gpu_training_rank0.pt.trace.json.gz"]
-    steps = steps_from_events(trace, "algo-1")
+    steps = trace.step_events
     raw = [
         e
         for e in raw_events("gpu_training_rank0.pt.trace.json.gz")
@@ -281,13 +280,12 @@ def test_it_reads_profiler_steps_as_training_steps(parsed):
     ]
     assert steps["step"].tolist() == [int(e["name"].split("#")[1]) for e in raw]
     assert steps["dur_ns"].tolist() == [ns(e["dur"]) for e in raw]
-    assert set(steps["mode"]) == {"TRAIN"} and set(steps["node"]) == {"algo-1"}
 
 
 def test_it_drops_the_last_profiler_step_like_hta(parsed):
     trace = parsed["gpu_training_rank0.pt.trace.json.gz"]
     kept = trace.complete_steps()
-    last = steps_from_events(trace, "algo-1")["start_ns"].max()
+    last = trace.step_events["start_ns"].max()
     host = kept.events[kept.events["kind"].isin([0, 1, 3])]
     assert host["start_ns"].max() < last
     assert len(kept.gpu_ops) < len(trace.gpu_ops)

@@ -51,19 +51,6 @@ def test_it_keeps_gpu_streams_and_cpu_threads_apart(ingested):
     assert "python3.10 / thread 2910249 (pt_main_thread)" in labels
 
 
-def test_it_answers_a_window_query(ingested):
-    reader = TimelineReader(ingested("gpu_training_rank0.pt.trace.json.gz").store.directory)
-    gpu = int(reader.tracks.loc[reader.tracks["label"] == "GPU 0 stream 7", "track"].iloc[0])
-    everything = reader.read_all(["track", "start_ns", "dur_ns"]).to_pandas()
-    mine = everything[everything["track"] == gpu]
-    lo = int(mine["start_ns"].quantile(0.4))
-    hi = int(mine["start_ns"].quantile(0.6))
-    overlapping = mine[(mine["start_ns"] + mine["dur_ns"] > lo) & (mine["start_ns"] < hi)]
-    window = reader.window(gpu, lo, hi, ["start_ns", "dur_ns"]).to_pandas()
-    assert window["start_ns"].tolist() == overlapping["start_ns"].tolist()
-    assert len(window) > 100
-
-
 def union_ns(start: np.ndarray, end: np.ndarray) -> int:
     total, reach = 0, None
     for s, e in sorted(zip(start.tolist(), end.tolist(), strict=True)):

@@ -76,7 +76,7 @@ def read_host_events(store: str | Path, tracks: list[int], complete_steps: bool 
         if track not in info.index:
             continue
         first, n = int(info.at[track, "first_row"]), int(info.at[track, "n_rows"])
-        table = reader._rows(first, first + n, _COLUMNS)
+        table = reader.rows(first, first + n, _COLUMNS)
         table = table.append_column("row", pa.array(np.arange(first, first + n, dtype=np.int64)))
         keep = pc.is_in(table.column("kind"), value_set=pa.array(HOST_KINDS, pa.uint8()))
         if complete_steps:
