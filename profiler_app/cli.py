@@ -334,7 +334,7 @@ class DependencyWatch:
     def shutdown_request(self) -> str | None:
         import redis
 
-        from profiler_app.core.logic import take_shutdown_request
+        from profiler_app.core.shutdown_request import take_shutdown_request
 
         try:
             reason = take_shutdown_request()

@@ -9,7 +9,6 @@ from datetime import datetime, timedelta
 from typing import BinaryIO
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files import File
 from django.db import IntegrityError, transaction
@@ -443,20 +442,3 @@ def load_profile(user, job: TrainingJob) -> LoadedProfile:
 def record_user_activity() -> None:
     """Marks the server as used by a person now (the idle auto-shutdown reads this)."""
     AppSettings.objects.update_or_create(pk=1, defaults={"last_activity_at": timezone.now()})
-
-
-# In Redis, which every process reaches: the beat task that asks runs on any host.
-SHUTDOWN_REQUEST_KEY = "shutdown-requested"
-
-
-def request_shutdown(reason: str) -> None:
-    """Asks the launcher (or the web process in a container) to stop cleanly."""
-    cache.set(SHUTDOWN_REQUEST_KEY, reason, timeout=None)
-
-
-def take_shutdown_request() -> str | None:
-    """The reason a shutdown was asked for, if one was (the request is then taken)."""
-    reason = cache.get(SHUTDOWN_REQUEST_KEY)
-    if reason is not None:
-        cache.delete(SHUTDOWN_REQUEST_KEY)
-    return reason

@@ -4,7 +4,7 @@ from datetime import timedelta
 from celery import shared_task
 from celery.signals import worker_ready
 
-from profiler_app.core import health, logic, retention
+from profiler_app.core import health, logic, retention, shutdown_request
 from profiler_app.core.models import AppSettings
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ def check_idle_shutdown() -> bool:
         "shutting down"
     )
     log.warning("Idle auto-shutdown: %s", reason)
-    logic.request_shutdown(reason)
+    shutdown_request.request_shutdown(reason)
     return True
 
 

@@ -4,8 +4,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from profiler_app.core.logic import take_shutdown_request
 from profiler_app.core.models import AppSettings, LoadedProfile, TrainingJob
+from profiler_app.core.shutdown_request import take_shutdown_request
 from profiler_app.core.tasks import check_idle_shutdown
 
 pytestmark = pytest.mark.django_db

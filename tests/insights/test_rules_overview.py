@@ -16,11 +16,12 @@ from profiler_app.analysis.frames import (
     framework_frame,
 )
 from profiler_app.insights.pure.rules import RULES, evaluate_rules, params_from_overrides
-from profiler_app.insights.pure.rules.base import MAX_SCANS, snapshot_ids
+from profiler_app.insights.pure.rules.base import MAX_SCANS
 from profiler_app.insights.pure.rules.overview import (
     evaluate_overall_framework_metrics,
     evaluate_overall_system_usage,
 )
+from profiler_app.insights.pure.rules.snapshots import snapshot_ids
 from tests.insights.series import job, series, steps
 
 # SPEC §4 / SageMaker Debugger's documented parameters and defaults.

@@ -38,8 +38,8 @@ from profiler_app.insights.pure.rules.base import (
     seen_by,
     series_of,
     short_job_verdict,
-    snapshot_ids,
 )
+from profiler_app.insights.pure.rules.snapshots import snapshot_ids
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from profiler_app.insights.pure.rules.base import (
     pct,
     per_series,
     result,
-    snapshot_ids,
 )
+from profiler_app.insights.pure.rules.snapshots import snapshot_ids
 
 # Metrics summed over a node's devices rather than averaged: memory in use adds up.
 SUMMED = ("gpu_mem_used_bytes",)

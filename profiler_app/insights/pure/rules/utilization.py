@@ -36,9 +36,9 @@ from profiler_app.insights.pure.rules.base import (
     seen_by,
     series_of,
     short_job_verdict,
-    snapshot_ids,
     trailing_quantiles,
 )
+from profiler_app.insights.pure.rules.snapshots import snapshot_ids
 
 
 @dataclass(frozen=True)
