@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def ingest_collector(
         sink.aggregator.add_events(events)
         sink.writer.add(events)
         sink.aggregator.add_samples(samples)
-    windows = _KinetoWindows(context, sink, limits, budget)
+    windows = _KinetoWindows(context, sink, limits, budget, _annotation_threads(chunk))
     for window in chunk.kineto:
         windows.add(window, store_dir)
     if chunk.meta.get("hostname"):  # the host track's label, whatever Kineto named the process
@@ -108,6 +108,18 @@ _Batch = TypeVar("_Batch", EventBatch, FlowBatch, SampleBatch)
 _COLLECTOR_KINDS = (int(EventKind.USER_ANNOTATION), int(EventKind.STEP))
 
 
+def _annotation_threads(chunk: Chunk) -> dict[str, set[int]]:
+    """The threads each of the collector's annotation and step names was recorded on."""
+    ev = chunk.events
+    ours = of_kinds(ev["ev_kind"], _COLLECTOR_KINDS)
+    threads: dict[str, set[int]] = {}
+    for name, tid in zip(
+        chunk.event_names()[ours].tolist(), ev["ev_tid"][ours].tolist(), strict=True
+    ):
+        threads.setdefault(name, set()).add(int(tid))
+    return threads
+
+
 def _converted_windows(chunk: Chunk) -> list[list[int]]:
     """What Kineto recorded, for a chunk of the first format: the steps in which one of
     Kineto's host events (a launch, an operator) starts, adjacent ones as one [start, end];
@@ -145,8 +157,16 @@ class _KinetoWindows:
     their GPU projections stay.
     """
 
-    def __init__(self, context: PartContext, sink: PartSink, limits: Limits, budget: int) -> None:
+    def __init__(
+        self,
+        context: PartContext,
+        sink: PartSink,
+        limits: Limits,
+        budget: int,
+        annotation_threads: dict[str, set[int]],
+    ) -> None:
         self.context, self.sink, self.limits = context, sink, limits
+        self.annotation_threads = annotation_threads
         self.budget = budget  # decompressed bytes left for the windows
         self.n_events = 0
         self.spans: list[list[int]] = []
@@ -170,7 +190,7 @@ class _KinetoWindows:
                 with trace.open("wb") as out:
                     window.write_trace(out, self.budget)
                 if window.xplane:
-                    trace = self._xplane_as_chrome_trace(trace)
+                    trace = self._xplane_as_chrome_trace(trace, window.annotations)
                 batches = [
                     self.context.kineto_batches(decoded)
                     for decoded in iter_chunks(
@@ -206,10 +226,12 @@ class _KinetoWindows:
             if samples is not None:
                 self.sink.aggregator.add_samples(_shifted(samples, "time_ns", offset_ns))
 
-    def _xplane_as_chrome_trace(self, path: Path) -> Path:
-        """The XPlane window as the Chrome trace an uploaded ``.xplane.pb`` becomes."""
+    def _xplane_as_chrome_trace(self, path: Path, own_names: tuple[str, ...]) -> Path:
+        """The XPlane window as the Chrome trace an uploaded ``.xplane.pb`` becomes, each host
+        line that holds the collector's annotations on the thread the collector saw run them."""
         space = read_xspace(path, self.budget)
         self.framework = framework(space) or self.framework
+        _on_collector_threads(space, set(own_names), self.annotation_threads)
         converted = path.with_suffix(".json")
         write_chrome_trace(space, converted)
         path.unlink()
@@ -221,6 +243,24 @@ class _KinetoWindows:
         own = set(own_names)
         is_step = np.fromiter((bool(PROFILER_STEP_RE.match(n)) for n in names), bool, len(names))
         return is_step, np.fromiter((n in own for n in names), bool, len(names))
+
+
+def _on_collector_threads(space: Any, own: set[str], threads: dict[str, set[int]]) -> None:
+    """The profiler numbers a host line by a hash of its thread, the collector by the OS's
+    thread id: a line holding the collector's annotations takes the one thread the collector
+    recorded those names on (where it is one), so the thread is one track, not two."""
+    for plane in space.planes:
+        if plane.name != "/host:CPU":
+            continue
+        names = {key: meta.name for key, meta in plane.event_metadata.items()}
+        for line in plane.lines:
+            seen: set[int] = set()
+            for event in line.events:
+                name = names.get(event.metadata_id, "")
+                if name in own:
+                    seen |= threads.get(name, set())
+            if len(seen) == 1:
+                line.id = seen.pop()
 
 
 def _shifted(batch: _Batch, column: str, offset_ns: int) -> _Batch:

@@ -132,15 +132,23 @@ def test_a_jax_job_through_the_collector_gets_its_steps_windows_and_xla_ops(serv
             continue
         assert summary.metadata["framework"] == "JAX"
         reader = TimelineReader(summary.fetch_store())
-        table = reader.read_all(["kind", "name", "step"]).to_pydict()
-        for kind, name_id, step in zip(table["kind"], table["name"], table["step"], strict=True):
+        table = reader.read_all(["kind", "name", "step", "track"]).to_pydict()
+        tracks: dict[str, set[int]] = {"Update": set(), "PjitFunction(train_step)": set()}
+        rows_of = zip(table["kind"], table["name"], table["step"], table["track"], strict=True)
+        for kind, name_id, step, track in rows_of:
             name = reader.strings[name_id]
+            if name in tracks:
+                tracks[name].add(track)
             if name in xla_ops:
                 assert kind == EventKind.CPU_OP
                 stored[name] += 1
                 stored_steps[step] += 1
             # The collector's annotations are kept once: its own rows, not the profile's copies.
             copies += name == "Update" and kind != EventKind.USER_ANNOTATION
+        # The thread that ran the steps is one track: the collector's rows and the profile's
+        # own events of it (jit's calls), though the profile numbers its threads otherwise.
+        assert len(tracks["Update"]) == 1
+        assert tracks["PjitFunction(train_step)"] == tracks["Update"]
     assert stored == xla_ops
     assert copies == 0
     per_step = sum(xla_ops.values()) // 6
