@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import pairwise
 from typing import Any, overload
 
 import numpy as np
@@ -514,11 +515,9 @@ def build_tree(parts: list[Part], series: Sequence[Series] = ()) -> list[TreeNod
         threads = np.flatnonzero(is_thread)
         order = np.argsort(pid[threads], kind="stable")
         owners, numbers = pid[threads][order], threads[order].tolist()
-        cuts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(owners) else owners
-        for lo, hi, owner in zip(
-            cuts.tolist(), [*cuts[1:].tolist(), len(numbers)], owners[cuts].tolist(), strict=True
-        ):
-            process(owner).add_threads(part, numbers[lo:hi])
+        cuts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])[: len(owners)].tolist()
+        for lo, hi in pairwise([*cuts, len(numbers)]):
+            process(int(owners[lo])).add_threads(part, numbers[lo:hi])
     out = []
     for name in node_names:
         mine = sorted(
