@@ -4,19 +4,22 @@ except for the compact kernel→operator precision links, steps and annotations)
 The output is shaped for the pages that read it: kernel statistics per device and name, GPU
 activity and memory operations, steps, annotation durations and utilisation series.
 
-One module, one accumulator, on purpose (near 500 lines): each batch is read once for every
-aggregate, and the batch loop is easier to keep bounded in memory when it is all in one place.
+One module, one accumulator, on purpose: each batch is read once for every aggregate, and the
+batch loop is easier to keep bounded in memory when it is all in one place. What a name says
+(category, precision, step) is ``traces.name_rules``; the grouped sums, ``traces.grouped``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from profiler_app.traces.grouped import Partials, grouped
 from profiler_app.traces.model import DERIVED_SOURCE, EventBatch, SampleBatch
+from profiler_app.traces.name_rules import CATEGORIES, PRECISIONS, NameRules
 from profiler_app.traces.utilization import DeviceBusy, downsample
 from tracefmt import names
 from tracefmt.kinds import (
@@ -50,11 +53,6 @@ AGGREGATED_COLUMNS = [
     "memcpy_kind",
     "input_types",
 ]
-PRECISIONS = ["unknown", "FP64", "FP32", "TF32", "FP16", "BF16", "FP8", "INT64", "INT32"]
-PRECISIONS += ["INT16", "INT8", "UINT8", "BOOL", "COMPLEX64", "COMPLEX128"]
-_PRECISION_CODE = {p: i for i, p in enumerate(PRECISIONS)}
-CATEGORIES = [names.COMP, names.COMM, names.MEM, names.OTHER]
-_CATEGORY_CODE = {c: i for i, c in enumerate(CATEGORIES)}
 # Kernel statistics key: device << 40 | copy-or-set << 38 | precision << 32 | name id.
 _COPY_OR_SET_BIT = 38
 _MEMORY = names.MEM
@@ -76,23 +74,6 @@ class PartAggregates:
     devices: list[int]
 
 
-def _grouped(keys: np.ndarray, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Exact per-key count, sum, min, max (and float sum of squares) of int64 durations."""
-    order = np.argsort(keys, kind="stable")
-    k = keys[order]
-    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.empty(0, np.int64)
-    out = {"key": k[starts], "count": np.diff(np.r_[starts, len(k)])}
-    for name, arr in values.items():
-        sorted_values = arr[order]
-        if name.endswith("_min"):
-            out[name] = np.minimum.reduceat(sorted_values, starts) if len(k) else sorted_values
-        elif name.endswith("_max"):
-            out[name] = np.maximum.reduceat(sorted_values, starts) if len(k) else sorted_values
-        else:
-            out[name] = np.add.reduceat(sorted_values, starts) if len(k) else sorted_values
-    return out
-
-
 def _lookup(pairs: list[tuple[np.ndarray, np.ndarray]], keys: np.ndarray) -> np.ndarray:
     """The value recorded for each key in (keys, values) batches; 0 where none was."""
     out = np.zeros(len(keys), dtype=np.int64)
@@ -109,75 +90,12 @@ def _lookup(pairs: list[tuple[np.ndarray, np.ndarray]], keys: np.ndarray) -> np.
     return out
 
 
-@dataclass
-class _Partials:
-    """Per-batch grouped results, combined once at the end."""
-
-    parts: list[dict[str, np.ndarray]] = field(default_factory=list)
-
-    def add(self, grouped: dict[str, np.ndarray]) -> None:
-        if len(grouped["key"]):
-            self.parts.append(grouped)
-
-    def combine(self) -> dict[str, np.ndarray]:
-        if not self.parts:
-            return {"key": np.empty(0, np.int64), "count": np.empty(0, np.int64)}
-        merged = {c: np.concatenate([p[c] for p in self.parts]) for c in self.parts[0]}
-        keys = merged.pop("key")
-        merged["count_sum"] = merged.pop("count")
-        result = _grouped(keys, merged)
-        result.pop("count")  # how many partial rows met; the event count is "count_sum"
-        return result
-
-
-class _NameRules:
-    """Per-name answers (category, precision, memcpy kind, step number), grown with the table."""
-
-    def __init__(self, strings: StringTable) -> None:
-        self.strings = strings
-        self.category = np.empty(0, np.int8)
-        self.precision = np.empty(0, np.int8)
-        self.memcpy = np.empty(0, np.uint8)
-        self.step = np.empty(0, np.int64)
-        self.types_precision: dict[int, int] = {}
-
-    def update(self) -> None:
-        known, total = len(self.category), len(self.strings)
-        if known == total:
-            return
-        new = self.strings.strings[known:total]
-        self.category = np.r_[
-            self.category, [_CATEGORY_CODE[names.kernel_category(n)] for n in new]
-        ].astype(np.int8)
-        self.precision = np.r_[
-            self.precision, [_PRECISION_CODE[names.precision_from_name(n)] for n in new]
-        ].astype(np.int8)
-        self.memcpy = np.r_[self.memcpy, [int(names.memcpy_kind(n)) for n in new]]
-        self.memcpy = self.memcpy.astype(np.uint8)
-        steps = [names.step_number(n) for n in new]
-        self.step = np.r_[self.step, [-1 if s is None else s for s in steps]].astype(np.int64)
-
-    def input_types_precision(self, type_ids: np.ndarray) -> np.ndarray:
-        out = np.empty(len(type_ids), dtype=np.int8)
-        uniq, inverse = np.unique(type_ids, return_inverse=True)
-        codes = []
-        for type_id in uniq.tolist():
-            if type_id not in self.types_precision:
-                text = self.strings.strings[type_id]
-                self.types_precision[type_id] = _PRECISION_CODE[
-                    names.precision_from_input_types(text)
-                ]
-            codes.append(self.types_precision[type_id])
-        out[:] = np.asarray(codes, dtype=np.int8)[inverse.reshape(-1)]
-        return out
-
-
 class Aggregator:
     def __init__(self, strings: StringTable) -> None:
-        self.rules = _NameRules(strings)
-        self.kernels = _Partials()
-        self.activities = _Partials()
-        self.memory_ops = _Partials()
+        self.rules = NameRules(strings)
+        self.kernels = Partials()
+        self.activities = Partials()
+        self.memory_ops = Partials()
         self.deferred: list[tuple[np.ndarray, ...]] = []  # kernels awaiting op precision
         self.op_precision: list[tuple[np.ndarray, np.ndarray]] = []
         self.sizeless_copies: list[tuple[np.ndarray, ...]] = []  # (key, dur, correlation)
@@ -252,7 +170,7 @@ class Aggregator:
         self._add_memory_ops(key[sized], dur[mem][sized], np.maximum(nbytes[sized], 0))
 
     def _add_memory_ops(self, key: np.ndarray, dur: np.ndarray, nbytes: np.ndarray) -> None:
-        self.memory_ops.add(_grouped(key, {"total_ns": dur, "bytes": nbytes}))
+        self.memory_ops.add(grouped(key, {"total_ns": dur, "bytes": nbytes}))
 
     def _launch_bytes(self, c: dict[str, np.ndarray], kind: np.ndarray) -> None:
         sel = np.flatnonzero((kind == EventKind.CUDA_RUNTIME) & (c["bytes"] >= 0))
@@ -270,7 +188,7 @@ class Aggregator:
         key = ((device + 1) << 40) | (copy_or_set.astype(np.int64) << _COPY_OR_SET_BIT)
         key |= (precision << 32) | name.astype(np.int64)
         self.kernels.add(
-            _grouped(
+            grouped(
                 key,
                 {
                     "total_ns": dur,
@@ -285,7 +203,7 @@ class Aggregator:
         sel = np.flatnonzero(of_kinds(kind, ACTIVITY_NAMES))
         if len(sel):
             key = ((c["device"][sel].astype(np.int64) + 1) << 8) | kind[sel]
-            self.activities.add(_grouped(key, {"total_ns": c["dur_ns"][sel]}))
+            self.activities.add(grouped(key, {"total_ns": c["dur_ns"][sel]}))
 
     def _steps_and_annotations(self, c: dict[str, np.ndarray], kind: np.ndarray) -> None:
         sel = np.flatnonzero((kind == EventKind.USER_ANNOTATION) | (kind == EventKind.STEP))

@@ -22,7 +22,6 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -44,6 +43,7 @@ from profiler_app.traces.event_model import (
 )
 from profiler_app.traces.kineto_args import size_copies
 from profiler_app.traces.model import EventBatch
+from profiler_app.traces.spill_runs import STORE_ORDER, Run, merge_runs, write_run
 from profiler_app.traces.store_layout import EVENTS_FILE, SPILL_FOLDER, STRINGS_FILE, TRACKS_FILE
 from tracefmt.columns import EVENT_COLUMNS
 
@@ -51,7 +51,6 @@ ROW_GROUP_ROWS = 65536
 # Measured on the shared traces: LZ4 without dictionary pages writes 2x faster than the
 # default (Snappy + dictionaries) and the files come out no larger.
 PARQUET_OPTIONS = {"compression": "lz4", "use_dictionary": False}
-_RUN_BATCH_ROWS = 16384
 # Events written per window, one row group: the merge holds a few windows of all columns.
 _WINDOW_ROWS = ROW_GROUP_ROWS
 
@@ -67,7 +66,6 @@ _BYTES = EVENT_SCHEMA.get_field_index("bytes")
 _BANDWIDTH = EVENT_SCHEMA.get_field_index("bandwidth_gbps")
 # Read at finish: the event model's input, and the copy sizes.
 _FINISH_INPUT = (*MODEL_INPUT_COLUMNS, "bytes")
-_ORDER = ("track", "start_ns", "dur_ns")
 
 
 @dataclass(frozen=True)
@@ -108,12 +106,6 @@ def add_event_model(directory: str | Path, strings: list[str]) -> None:
     os.replace(staging, path)
 
 
-@dataclass(frozen=True)
-class _Run:
-    path: Path
-    rows: int
-
-
 class TimelineWriter:
     # A run of 131,072 events is ~20 MB of columns (and as much again while it is sorted).
     def __init__(self, directory: str | Path, run_rows: int = 131_072) -> None:
@@ -123,7 +115,7 @@ class TimelineWriter:
         self.run_rows = run_rows
         self._buffer: list[dict[str, np.ndarray]] = []
         self._buffered = 0
-        self._runs: list[_Run] = []
+        self._runs: list[Run] = []
         self._max_track = -1
 
     def add(self, batch: EventBatch) -> None:
@@ -137,7 +129,7 @@ class TimelineWriter:
 
     def _sorted_buffer(self) -> pa.Table:
         """The buffered events in store order (``store_order``)."""
-        order = store_order(*(np.concatenate([b[c] for b in self._buffer]) for c in _ORDER))
+        order = store_order(*(np.concatenate([b[c] for b in self._buffer]) for c in STORE_ORDER))
         arrays = []
         for col in EVENT_COLUMNS:
             column = np.concatenate([b[col] for b in self._buffer])
@@ -152,9 +144,7 @@ class TimelineWriter:
         table = self._sorted_buffer()
         self.spill.mkdir(exist_ok=True)
         path = self.spill / f"run-{len(self._runs):05d}.arrow"
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, EVENT_SCHEMA) as writer:
-            writer.write_table(table, max_chunksize=_RUN_BATCH_ROWS)
-        self._runs.append(_Run(path, table.num_rows))
+        self._runs.append(write_run(path, table))
 
     def _windows(self) -> Iterator[pa.Table]:
         """All events in store order, in bounded windows."""
@@ -163,7 +153,7 @@ class TimelineWriter:
             table = self._sorted_buffer() if self._buffer else EVENT_SCHEMA.empty_table()
             return (table.slice(f, _WINDOW_ROWS) for f in range(0, table.num_rows, _WINDOW_ROWS))
         self._spill()
-        return _merge_runs(self._runs)
+        return merge_runs(self._runs, _WINDOW_ROWS)
 
     def _facts(self, strings: list[str], offset_ns: int) -> PartFacts:
         """The part's facts (``event_model.PartFacts``), gathered from its events in store
@@ -175,7 +165,7 @@ class TimelineWriter:
             first = 0
             # Few columns: windows four times as long cost what the final merge's hold, in a
             # quarter of the rounds.
-            merged = _merge_runs(self._runs, 4 * _WINDOW_ROWS, columns=_FINISH_INPUT)
+            merged = merge_runs(self._runs, 4 * _WINDOW_ROWS, columns=_FINISH_INPUT)
             for window in merged:
                 gatherer.add({c: window.column(c).to_numpy() for c in _FINISH_INPUT}, first)
                 first += window.num_rows
@@ -366,113 +356,3 @@ class _TrackStats:
             for column in ("start_ns", "end_ns"):
                 frame[column] = frame[column].where(~empty)
         return frame
-
-
-class _RunCursor:
-    """Reads one run from a row on, a record batch at a time (of ``columns`` only, when
-    given: they hold the track, start and duration)."""
-
-    def __init__(self, run: _Run, columns: tuple[str, ...] | None = None) -> None:
-        self._file = pa.OSFile(str(run.path), "rb")
-        self._reader = pa.ipc.open_file(self._file)
-        self._columns = columns
-        self._schema = EVENT_SCHEMA if columns is None else _project(EVENT_SCHEMA, columns)
-        self._track = self._schema.get_field_index("track")
-        self._start = self._schema.get_field_index("start_ns")
-        self.pos, self.end = 0, run.rows
-        # The batch at the cursor and the one its look-ahead row is in (``key_at``): with one,
-        # each round of the merge read both again.
-        self._batches: dict[int, pa.RecordBatch] = {}
-
-    def remaining(self) -> int:
-        return self.end - self.pos
-
-    def _load(self, row: int) -> pa.RecordBatch:
-        index = row // _RUN_BATCH_ROWS
-        batch = self._batches.get(index)
-        if batch is None:
-            if len(self._batches) >= 2:  # the cursor only moves forward: drop the earliest
-                del self._batches[min(self._batches)]
-            batch = self._reader.get_batch(index)
-            if self._columns is not None:
-                batch = batch.select(list(self._columns))
-            self._batches[index] = batch
-        return batch
-
-    def key_at(self, row: int) -> tuple[int, int]:
-        """(track, start_ns) of a row."""
-        batch = self._load(row)
-        at = row % _RUN_BATCH_ROWS
-        track, start = batch.column(self._track)[at], batch.column(self._start)[at]
-        return int(track.as_py()), int(start.as_py())
-
-    def take_until(self, limit: tuple[int, int], max_rows: int, below: bool = False) -> pa.Table:
-        """Rows from the cursor with (track, start_ns) <= ``limit`` (< ``limit`` when
-        ``below``), at most max_rows."""
-        limit_track, limit_ns = limit
-        side: Literal["left", "right"] = "left" if below else "right"
-        pieces = []
-        stop = min(self.end, self.pos + max_rows)
-        while self.pos < stop:
-            batch = self._load(self.pos)
-            lo = self.pos % _RUN_BATCH_ROWS
-            hi = min(len(batch), lo + (stop - self.pos))
-            tracks = batch.column(self._track).to_numpy()[lo:hi]
-            under = int(np.searchsorted(tracks, limit_track, side="left"))
-            same = int(np.searchsorted(tracks, limit_track, side="right"))
-            starts = batch.column(self._start).to_numpy()[lo + under : lo + same]
-            n = under + int(np.searchsorted(starts, limit_ns, side=side))
-            if n:
-                pieces.append(batch.slice(lo, n))
-                self.pos += n
-            if n < hi - lo:
-                break
-        return pa.Table.from_batches(pieces, self._schema) if pieces else self._schema.empty_table()
-
-    def close(self) -> None:
-        self._file.close()
-
-
-def _project(schema: pa.Schema, columns: tuple[str, ...]) -> pa.Schema:
-    return pa.schema([schema.field(c) for c in columns])
-
-
-def _merge_runs(
-    runs: list[_Run], window_rows: int = _WINDOW_ROWS, columns: tuple[str, ...] | None = None
-) -> Iterator[pa.Table]:
-    """The events of all runs in store order (``store_order`` over the runs one after the
-    other), in bounded windows (of ``columns`` only, when given).
-
-    Each round takes, from every run, the rows before the smallest "look-ahead" (track,
-    start) among the runs (the one ``step`` rows ahead), so no row can be emitted before an
-    earlier one and the events of one (track, start) are never split between windows; when
-    every run is at that key, the round takes all its rows.
-    """
-    cursors = [_RunCursor(r, columns) for r in runs]
-    step = max(window_rows // max(len(cursors), 1), 1024)
-    try:
-        cursors = _open(cursors)
-        while cursors:
-            horizon = min(c.key_at(min(c.pos + step, c.end) - 1) for c in cursors)
-            parts = [
-                p for p in (c.take_until(horizon, step, below=True) for c in cursors) if p.num_rows
-            ]
-            if not parts:  # every run is at the horizon: the events of that (track, start)
-                parts = [p for p in (c.take_until(horizon, 1 << 62) for c in cursors) if p.num_rows]
-            window = pa.concat_tables(parts)
-            if len(parts) > 1:
-                order = store_order(*(window.column(c).to_numpy() for c in _ORDER))
-                window = window.take(pa.array(order))
-            yield window
-            cursors = _open(cursors)
-    finally:
-        for c in cursors:
-            c.close()
-
-
-def _open(cursors: list[_RunCursor]) -> list[_RunCursor]:
-    """The cursors with rows left (the others closed)."""
-    for c in cursors:
-        if not c.remaining():
-            c.close()
-    return [c for c in cursors if c.remaining()]
