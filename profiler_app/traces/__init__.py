@@ -1,4 +1,4 @@
-"""Pure trace parsing and analysis: no Django here (tests/traces/test_purity.py checks it).
+"""Pure trace parsing and analysis: no Django here (tests/test_pure_packages.py checks it).
 
 ``ingest_trace`` turns a PyTorch profiler (Kineto) trace or a collector chunk into aggregates
 and a timeline store; ``TimelineReader`` reads a store back.

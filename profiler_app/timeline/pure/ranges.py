@@ -5,8 +5,9 @@ Every duration reported is the part of the event inside the range, as Perfetto's
 duration" of an area selection counts it: ``total_ns`` is the summed clipped duration, ``min_ns``
 /``max_ns``/the average are over clipped durations, and ``pct_of_range`` is ``total_ns`` over the
 range's length. ``self_ns`` (CPU threads' lanes only: operators and Python functions) is the
-clipped duration minus that of the events nested directly inside, in the same lane; runtime
-calls a thread makes are drawn on its GPU host lane, so they are not subtracted.
+one self time (``traces.nesting.self_times``) clipped to the range: the clipped duration less
+the part of the range its direct children on the thread cover, the CUDA runtime calls it makes
+included, wherever the timeline draws them.
 
 Per row (one depth of one lane) events are in start order: those starting inside the range are
 one slice (two binary searches), those starting before it and reaching into it come from the
