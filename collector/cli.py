@@ -1,4 +1,8 @@
-"""``profiler-collect``: upload existing PyTorch profiler traces, or what a job left in its spool."""
+"""``profiler-collect``: upload existing PyTorch profiler traces, or what a job left in its spool.
+
+One module on purpose (near 450 lines): the commands' options and the commands share the
+server options, the patience and the progress bar; the upload itself is ``collector.api``'s.
+"""
 
 from __future__ import annotations
 

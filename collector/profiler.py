@@ -4,6 +4,9 @@ Hot path: an annotation costs two ``time.time_ns()`` calls and one deque append 
 push/pop on CUDA machines and a ``record_function`` inside Kineto windows). Everything else runs
 on the flusher, sampler and uploader threads. Every public entry point swallows its own
 failures: a broken profiler logs once and the training job carries on.
+
+One class on purpose (near 660 lines): its state (open job, steps, windows, threads) is shared
+by the training thread and the background ones, and is read in one place.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ Step breakdown, per step window [start_ns, start_ns + dur_ns) of a step annotati
 
 so gap + compute + tail = the step time. A step without computation is all gap. A trace without
 step annotations is one inferred step spanning its GPU work.
+
+One module on purpose (near 470 lines): the per-rank frames (at ingest) and the cross-rank
+statistics (at query time) share their columns and collective labels, kept in step here.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ the device-side waits (HTA lists them all as GPU kernels). Kernel types follow
 Holistic Trace Analysis so that the numbers agree with it: COMM = NCCL/RCCL kernels, MEM =
 memcpy/memset, COMP = every other kernel except names that HTA refuses to call computation
 (containing "Memcpy" or "Sync"), which are OTHER.
+
+One module on purpose (near 470 lines): ``RankTrace`` and the few grouping helpers every
+analysis uses are the layer's common vocabulary; each analysis is a module of its own.
 """
 
 from __future__ import annotations

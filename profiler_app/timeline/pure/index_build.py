@@ -3,6 +3,9 @@
 Run by the worker once per part, right after the ingest wrote the store and before the part is
 done (or by the sweep, for stores from before): it reads the store's events once, assigns lanes
 and nesting depths, and writes flat ``.npy`` arrays that the web process memory-maps.
+
+One module on purpose (over 600 lines): it writes every array ``index`` reads, in one pass over
+the store, so the writer of each array and its layout are read side by side with the others.
 """
 
 from __future__ import annotations
