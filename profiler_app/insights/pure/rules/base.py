@@ -376,3 +376,11 @@ def check_params(params: Any) -> None:
             raise ValueError(f"{key} must not be negative")
         if "threshold" in name and name != "threshold" and value > 100:
             raise ValueError(f"{key} is a percentage: at most 100")
+
+
+@dataclass(frozen=True)
+class RuleParams:
+    """A rule's parameters (each one a ProfilerReport key), checked when made."""
+
+    def __post_init__(self) -> None:
+        check_params(self)

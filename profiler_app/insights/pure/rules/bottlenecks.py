@@ -23,10 +23,10 @@ from profiler_app.analysis.frames import (
 from profiler_app.insights.pure.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
     NO_ACTION,
+    RuleParams,
     RuleResult,
     RuleSpec,
     TimeRange,
-    check_params,
     job_scans,
     lacking,
     longest,
@@ -43,27 +43,21 @@ from profiler_app.insights.pure.rules.snapshots import snapshot_ids
 
 
 @dataclass(frozen=True)
-class CPUBottleneckParams:
+class CPUBottleneckParams(RuleParams):
     threshold: float = 50
     gpu_threshold: float = 10
     cpu_threshold: float = 90
     patience: int = 100
     scan_interval_us: int = DEFAULT_SCAN_INTERVAL_US
 
-    def __post_init__(self) -> None:
-        check_params(self)
-
 
 @dataclass(frozen=True)
-class IOBottleneckParams:
+class IOBottleneckParams(RuleParams):
     threshold: float = 50
     gpu_threshold: float = 70
     io_threshold: float = 50
     patience: int = 1000
     scan_interval_us: int = DEFAULT_SCAN_INTERVAL_US
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 CPU_ADVICE = (

@@ -11,10 +11,10 @@ from profiler_app.analysis.frames import GPU_MEM_USED_PCT, GPU_UTIL, JobData
 from profiler_app.insights.pure.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
     NO_ACTION,
+    RuleParams,
     RuleResult,
     RuleSpec,
     TimeRange,
-    check_params,
     gpu_patience,
     gpu_source_label,
     job_scans,
@@ -35,24 +35,18 @@ MAX_PAIRS = 20
 
 
 @dataclass(frozen=True)
-class GPUMemoryIncreaseParams:
+class GPUMemoryIncreaseParams(RuleParams):
     increase: float = 10
     patience: int = 100
     window: int = 500
     scan_interval_us: int = DEFAULT_SCAN_INTERVAL_US
 
-    def __post_init__(self) -> None:
-        check_params(self)
-
 
 @dataclass(frozen=True)
-class LoadBalancingParams:
+class LoadBalancingParams(RuleParams):
     threshold: float = 0.5
     patience: int = 10
     scan_interval_us: int = DEFAULT_SCAN_INTERVAL_US
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 MEMORY_ADVICE = (

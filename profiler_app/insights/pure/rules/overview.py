@@ -12,9 +12,9 @@ from profiler_app.analysis.frames import CPU_UTIL, CPU_UTIL_TOTAL, GPU_UTIL, MET
 from profiler_app.insights.pure.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
     NEEDS_COLLECTOR,
+    RuleParams,
     RuleResult,
     RuleSpec,
-    check_params,
     gpu_source_label,
     job_scans,
     largest_rank,
@@ -36,19 +36,13 @@ DEVICE_PHASES = ("cpu", "gpu")
 
 
 @dataclass(frozen=True)
-class OverallSystemUsageParams:
+class OverallSystemUsageParams(RuleParams):
     scan_interval_us: int = DEFAULT_SCAN_INTERVAL_US
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 @dataclass(frozen=True)
-class OverallFrameworkMetricsParams:
+class OverallFrameworkMetricsParams(RuleParams):
     scan_interval_us: int = DEFAULT_SCAN_INTERVAL_US
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 def _node_usage(job: JobData) -> tuple[dict, int]:

@@ -13,10 +13,10 @@ from profiler_app.insights.pure.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
     NO_ACTION,
     NS_PER_S,
+    RuleParams,
     RuleResult,
     RuleSpec,
     TimeRange,
-    check_params,
     longest,
     not_evaluated,
     result,
@@ -31,23 +31,17 @@ HISTOGRAM_BINS = 30
 
 
 @dataclass(frozen=True)
-class StepOutlierParams:
+class StepOutlierParams(RuleParams):
     stddev: float = 5
     mode: str | None = None
     n_outliers: int = 10
     scan_interval_us: int = DEFAULT_SCAN_INTERVAL_US
 
-    def __post_init__(self) -> None:
-        check_params(self)
-
 
 @dataclass(frozen=True)
-class MaxInitializationTimeParams:
+class MaxInitializationTimeParams(RuleParams):
     threshold: float = 20
     scan_interval_us: int = DEFAULT_SCAN_INTERVAL_US
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 OUTLIER_ADVICE = (

@@ -17,10 +17,10 @@ from profiler_app.analysis.frames import (
 from profiler_app.insights.pure.rules.base import (
     DEFAULT_SCAN_INTERVAL_US,
     NO_ACTION,
+    RuleParams,
     RuleResult,
     RuleSpec,
     TimeRange,
-    check_params,
     gpu_patience,
     gpu_source_label,
     job_scans,
@@ -42,7 +42,7 @@ from profiler_app.insights.pure.rules.snapshots import snapshot_ids
 
 
 @dataclass(frozen=True)
-class BatchSizeParams:
+class BatchSizeParams(RuleParams):
     cpu_threshold_p95: float = 70
     gpu_threshold_p95: float = 70
     gpu_memory_threshold_p95: float = 70
@@ -50,20 +50,14 @@ class BatchSizeParams:
     window: int = 500
     scan_interval_us: int = DEFAULT_SCAN_INTERVAL_US
 
-    def __post_init__(self) -> None:
-        check_params(self)
-
 
 @dataclass(frozen=True)
-class LowGPUUtilizationParams:
+class LowGPUUtilizationParams(RuleParams):
     threshold_p95: float = 70
     threshold_p5: float = 10
     patience: int = 1000
     window: int = 500
     scan_interval_us: int = DEFAULT_SCAN_INTERVAL_US
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 BATCH_ADVICE = (

@@ -12,10 +12,10 @@ import pandas as pd
 from profiler_app.analysis import TraceAnalyses
 from profiler_app.analysis.events import COMM, COMP, RankTrace, per_name
 from profiler_app.insights.pure.rules.base import (
+    RuleParams,
     RuleResult,
     RuleSpec,
     TimeRange,
-    check_params,
     not_evaluated,
 )
 from profiler_app.insights.pure.rules.recommendations.inputs import (
@@ -46,11 +46,8 @@ NO_GPU = "no GPU kernels in this profile"
 
 
 @dataclass(frozen=True)
-class TensorCoresParams:
+class TensorCoresParams(RuleParams):
     threshold_pct: float = 30  # of compute-kernel time in FP32 matrix multiplications
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 TENSOR_CORE_ADVICE = (
@@ -110,13 +107,10 @@ TENSOR_CORES_BY_RANK = RankRule(
 
 
 @dataclass(frozen=True)
-class HostToDeviceCopiesParams:
+class HostToDeviceCopiesParams(RuleParams):
     pageable_pct: float = 2  # of step time copying from pageable host memory
     small_copy_bytes: int = 64 * 1024
     small_copies_per_step: float = 50
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 COPY_ADVICE = (
@@ -205,13 +199,10 @@ HOST_TO_DEVICE_COPIES_BY_RANK = RankRule(_copies_rank, _judge_copies, _copies)  
 
 
 @dataclass(frozen=True)
-class CommunicationParams:
+class CommunicationParams(RuleParams):
     min_comm_pct: float = 5  # of step time in communication kernels, to look at all
     overlap_pct: float = 50  # communication overlapped with computation, below which: fire
     slow_rank_pct: float = 10  # a rank's mean step above the median of all ranks' by this
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 COMM_ADVICE = (

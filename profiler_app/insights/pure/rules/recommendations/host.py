@@ -13,10 +13,10 @@ from profiler_app.analysis import TraceAnalyses
 from profiler_app.analysis.events import RankTrace
 from profiler_app.analysis.launch import hta_launches, short_kernels
 from profiler_app.insights.pure.rules.base import (
+    RuleParams,
     RuleResult,
     RuleSpec,
     TimeRange,
-    check_params,
 )
 from profiler_app.insights.pure.rules.recommendations.inputs import (
     NO_STEPS,
@@ -40,11 +40,8 @@ def _is_data_loading(name: str) -> bool:
 
 
 @dataclass(frozen=True)
-class DataLoadingParams:
+class DataLoadingParams(RuleParams):
     threshold_pct: float = 10  # of step time spent fetching batches
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 NO_DATA_LOADER = (
@@ -162,11 +159,8 @@ SYNC_NAMES = frozenset(
 
 
 @dataclass(frozen=True)
-class SynchronizationParams:
+class SynchronizationParams(RuleParams):
     threshold_pct: float = 5  # of step time the host spends waiting for the GPU
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 SYNC_ADVICE = (
@@ -239,13 +233,10 @@ SYNCHRONIZATION_BY_RANK = RankRule(
 
 
 @dataclass(frozen=True)
-class LaunchOverheadParams:
+class LaunchOverheadParams(RuleParams):
     short_kernel_pct: float = 50  # of launches that are short kernels (``short_kernels``)
     gpu_idle_pct: float = 20  # of the GPU's span spent idle
     min_launches: int = 100
-
-    def __post_init__(self) -> None:
-        check_params(self)
 
 
 LAUNCH_ADVICE = (
