@@ -10,7 +10,6 @@ bucket others can write to, say) is never unpickled."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import logging
@@ -19,8 +18,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 from django.utils.crypto import salted_hmac
 
 import tracefmt
@@ -35,6 +32,7 @@ from profiler_app.insights.pure.by_rank import (
     judge_facts,
     read_facts,
 )
+from profiler_app.lib.code_digest import code_digest
 from profiler_app.profiles.models import PartSummary
 
 log = logging.getLogger(__name__)
@@ -47,16 +45,6 @@ _CODE = (
     _APP / "traces",
     Path(tracefmt.__file__).resolve().parent,
 )
-
-
-@functools.cache
-def _code_digest() -> str:
-    # The libraries a result is pickled with too: another pandas may read it back differently.
-    digest = hashlib.sha256(f"{np.__version__} {pd.__version__}".encode())
-    for folder in _CODE:
-        for source in sorted(folder.rglob("*.py")):
-            digest.update(source.read_bytes())
-    return digest.hexdigest()
 
 
 def rank_results(job_id: int, params: Mapping[str, Any], window: str) -> Iterator[RankResult]:
@@ -105,7 +93,7 @@ def _key(
 ) -> str:
     # A parse writes a new summary row and store: either changes the key.
     stores = [(p.part_id, p.pk, p.store_path, p.part.finished_at) for p in parts]
-    key = repr((_code_digest(), stores, depends_on(params, window)))
+    key = repr((code_digest(_CODE), stores, depends_on(params, window)))
     digest = hashlib.sha256(key.encode()).hexdigest()[:32]
     return storage.kept_key(job_id, f"rank-{rank}/{window}/{digest}.pickle")
 

@@ -11,7 +11,6 @@ that computed them, and go with the job's stores."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
@@ -26,6 +25,7 @@ from profiler_app.analysis.events import RankTrace
 from profiler_app.analysis.part_figures import OPERATOR_COLUMNS, PartFigures, part_figures
 from profiler_app.core import storage
 from profiler_app.core.models import TrainingJob
+from profiler_app.lib.code_digest import code_digest
 from profiler_app.profiles.models import PartSummary
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 
@@ -39,15 +39,6 @@ _CODE = (_APP / "analysis", _APP / "traces", Path(tracefmt.__file__).resolve().p
 PartAnalyses = dict[str, PartFigures]  # by window
 
 
-@functools.cache
-def _code_digest() -> str:
-    digest = hashlib.sha256(f"{np.__version__} {pd.__version__}".encode())
-    for folder in _CODE:
-        for source in sorted(folder.rglob("*.py")):
-            digest.update(source.read_bytes())
-    return digest.hexdigest()
-
-
 def compute(store_dir: str | Path, rank: int, part_id: int) -> PartAnalyses:
     """The part's analyses in each window, from its store."""
     trace = RankTrace.from_store(rank, store_dir, part_id)
@@ -55,7 +46,7 @@ def compute(store_dir: str | Path, rank: int, part_id: int) -> PartAnalyses:
 
 
 def _key(job_id: int, part_id: int, store_path: str) -> str:
-    name = hashlib.sha256(f"{store_path} {_code_digest()}".encode()).hexdigest()[:32]
+    name = hashlib.sha256(f"{store_path} {code_digest(_CODE)}".encode()).hexdigest()[:32]
     return storage.kept_key(job_id, f"part-{part_id}/{name}.json")
 
 
