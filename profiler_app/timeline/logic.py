@@ -104,9 +104,10 @@ def job_timeline(job: TrainingJob) -> JobTimeline:
 
 
 # Open timelines are kept up to this many tree nodes in all, each job counted as at least an
-# eighth of it (so at most 8 jobs). Their memory goes with their nodes: a job of 200,000 threads
-# (200,000 nodes) kept 325 MB, one of 200,000 processes (600,000 nodes) 750 MB. A larger job is
-# opened for each request.
+# eighth of it (so at most 8 jobs). Their memory goes with their nodes: a job of 200,000
+# processes (600,000 nodes) kept 750 MB. A larger job is opened for each request. The threads of
+# a large group are no nodes until read (``tree.Threads``): a job of 200,000 threads keeps a
+# handful (its lanes are its part's index's, counted by ``part_index``'s cache).
 TIMELINE_OPEN_NODES = getattr(settings, "TIMELINE_OPEN_NODES", 600_000)
 
 
