@@ -17,6 +17,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from collector.budget import CPU, FULL, WindowPlanner
@@ -31,14 +32,27 @@ DISPLAY_NAMES = {PYTORCH: "PyTorch", JAX: "JAX", TENSORFLOW: "TensorFlow"}
 
 def job_framework(config: Config) -> str:
     """The framework whose profiler captures the job: the configured one, else JAX or
-    TensorFlow where the script imported it and not torch, else PyTorch."""
+    TensorFlow where the process imported it and not torch, else PyTorch. Where both are
+    imported (Keras imports jax where it is installed; a JAX job may read its data with
+    tf.data), the one the script imported itself, else JAX."""
     if config.framework:
         return config.framework
-    if "torch" not in sys.modules:
-        for name in (JAX, TENSORFLOW):
-            if name in sys.modules:
-                return name
-    return PYTORCH
+    if "torch" in sys.modules:
+        return PYTORCH
+    imported = [name for name in (JAX, TENSORFLOW) if name in sys.modules]
+    if len(imported) == 2:
+        imported = [name for name in imported if _in_script(name)] or imported
+    return imported[0] if imported else PYTORCH
+
+
+def _in_script(package: str) -> bool:
+    """Whether the script's own module holds ``package`` or one of its modules."""
+    script = sys.modules.get("__main__")
+    return any(
+        isinstance(value, ModuleType)
+        and (value.__name__ == package or value.__name__.startswith(f"{package}."))
+        for value in list(vars(script).values() if script is not None else ())
+    )
 
 
 def framework_facts(framework: str) -> tuple[str, list[dict[str, Any]]]:

@@ -39,6 +39,16 @@ def test_the_framework_follows_what_the_script_imported(modules, imported, frame
     assert job_framework(collector.Config()) == framework
 
 
+def test_with_jax_and_tensorflow_imported_it_is_the_one_the_script_imported(modules, monkeypatch):
+    modules("jax", "tensorflow")  # Keras imports jax where it is installed
+    assert job_framework(collector.Config()) == "jax"  # neither named by the script
+    script = sys.modules["__main__"]
+    monkeypatch.setattr(script, "tf", sys.modules["tensorflow"], raising=False)
+    assert job_framework(collector.Config()) == "tensorflow"
+    monkeypatch.setattr(script, "jnp", types.ModuleType("jax.numpy"), raising=False)
+    assert job_framework(collector.Config()) == "jax"  # a JAX job reading with tf.data
+
+
 def test_a_configured_framework_wins(modules, monkeypatch):
     modules("jax", "torch")
     assert job_framework(collector.Config(framework="JAX")) == "jax"
