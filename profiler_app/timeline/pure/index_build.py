@@ -196,6 +196,23 @@ def _activity_arrays(
     yield "util_device", devices
 
 
+def _merged_per_subject(
+    subject: np.ndarray, position: np.ndarray, s: np.ndarray, e: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, subject) of the merged intervals of the events (by subject, then start;
+    ``position``: each one's place in its subject): the running reach restarts at each
+    subject's first event."""
+    reach = e.copy()
+    for p in range(1, int(position.max(initial=-1)) + 1):
+        at = np.flatnonzero(position == p)
+        reach[at] = np.maximum(reach[at - 1], e[at])
+    new = position == 0
+    new[1:] |= s[1:] > reach[:-1]
+    merged_first = np.flatnonzero(new)
+    merged_last = np.r_[merged_first[1:] - 1, len(s) - 1][: len(merged_first)]
+    return s[merged_first], reach[merged_last], subject[merged_first]
+
+
 def _few_events_activity(
     subjects: np.ndarray, first: np.ndarray, stop: np.ndarray, start: np.ndarray, end: np.ndarray
 ) -> tuple[np.ndarray, tuple, tuple]:
@@ -213,17 +230,7 @@ def _few_events_activity(
     s, e = start[rows], end[rows]
     order = np.lexsort((s, subject))  # stable, as merge_intervals sorts
     s, e = s[order], e[order]
-    # Merged intervals per subject: the running reach restarts at each subject's first event.
-    reach = e.copy()
-    for p in range(1, int(n_each.max(initial=0))):
-        at = np.flatnonzero(position == p)
-        reach[at] = np.maximum(reach[at - 1], e[at])
-    new = position == 0
-    new[1:] |= s[1:] > reach[:-1]
-    merged_first = np.flatnonzero(new)
-    merged_last = np.r_[merged_first[1:] - 1, total - 1][: len(merged_first)]
-    span_start, span_end = s[merged_first], reach[merged_last]
-    span_subject = subject[merged_first]
+    span_start, span_end, span_subject = _merged_per_subject(subject, position, s, e)
     # Level MAX_K as ``activity.summarise`` builds it: events starting per bucket, and the
     # merged spans' time per bucket (``utilization.busy_per_bucket``).
     width = 1 << ACTIVITY_MAX_K

@@ -64,28 +64,7 @@ def encode(job: JobTimeline, view: Viewport) -> bytes:
     tracks: list[dict[str, Any]] = []
     for track in view.tracks:
         if isinstance(track, LaneRows):
-            rows = []
-            for part, row in track.rows:
-                ix = part.index
-                ev = row.events
-                rows.append(
-                    {
-                        "depth": row.depth,
-                        "part": part.id,
-                        "events": [cols.size("ev_idx"), len(ev)],
-                        "blocks": [cols.size("bl_start"), len(row.block_count)],
-                    }
-                )
-                cols.add("ev_idx", ev, "<u4")
-                cols.add("ev_start", ix.start[ev] - origin, "<f8")
-                cols.add("ev_dur", ix.dur[ev], "<f8")
-                cols.add("ev_name", names.ids(job, part.id, ix.name[ev]), "<u4")
-                cols.add("ev_kind", ix.kind[ev], "u1")
-                cols.add("bl_start", row.block_start_ns - origin, "<f8")
-                cols.add("bl_end", row.block_end_ns - origin, "<f8")
-                cols.add("bl_count", row.block_count, "<u4")
-                cols.add("bl_busy", row.block_busy_ns, "<f8")
-                cols.add("bl_name", names.ids(job, part.id, row.block_name), "<u4")
+            rows = _add_rows(job, track, cols, names)
             tracks.append({"id": track.node.id, "type": "events", "rows": rows})
         elif isinstance(track, Counter):
             tracks.append({"id": track.node.id, "type": "counter", "offset": cols.size("ct_mean")})
@@ -121,6 +100,35 @@ def encode(job: JobTimeline, view: Viewport) -> bytes:
         "flows": {"count": len(view.flows.part), "total": view.flows.total, "lanes": flow_lanes},
     }
     return _pack(header, cols)
+
+
+def _add_rows(job: JobTimeline, track: LaneRows, cols: _Columns, names: _Names) -> list[dict]:
+    """The lane's rows: each one's events and summary blocks into the columns, and where in
+    them the browser finds its own."""
+    origin = job.origin_ns
+    rows = []
+    for part, row in track.rows:
+        ix = part.index
+        ev = row.events
+        rows.append(
+            {
+                "depth": row.depth,
+                "part": part.id,
+                "events": [cols.size("ev_idx"), len(ev)],
+                "blocks": [cols.size("bl_start"), len(row.block_count)],
+            }
+        )
+        cols.add("ev_idx", ev, "<u4")
+        cols.add("ev_start", ix.start[ev] - origin, "<f8")
+        cols.add("ev_dur", ix.dur[ev], "<f8")
+        cols.add("ev_name", names.ids(job, part.id, ix.name[ev]), "<u4")
+        cols.add("ev_kind", ix.kind[ev], "u1")
+        cols.add("bl_start", row.block_start_ns - origin, "<f8")
+        cols.add("bl_end", row.block_end_ns - origin, "<f8")
+        cols.add("bl_count", row.block_count, "<u4")
+        cols.add("bl_busy", row.block_busy_ns, "<f8")
+        cols.add("bl_name", names.ids(job, part.id, row.block_name), "<u4")
+    return rows
 
 
 def _add_flows(job: JobTimeline, view: Viewport, cols: _Columns, names: _Names) -> list[str]:
