@@ -102,6 +102,11 @@ export type RangeTotals = Schemas["RangeTotals"];
 export type RangeEvents = Schemas["RangeEvents"];
 export type RangeQuery = { startNs: string; endNs: string; tracks: string[] };
 
+/** A range selection as the range endpoints read it. */
+function rangeParams(range: RangeQuery) {
+  return { start_ns: range.startNs, end_ns: range.endNs, tracks: range.tracks.join(",") };
+}
+
 /** Totals per track and name of a range selection, computed by the server over every event. */
 export function useRangeTotals(jobId: number, range: RangeQuery | null) {
   return useQuery({
@@ -111,11 +116,7 @@ export function useRangeTotals(jobId: number, range: RangeQuery | null) {
         await api.GET("/api/jobs/{job_id}/timeline/range/", {
           params: {
             path: { job_id: jobId },
-            query: {
-              start_ns: range!.startNs,
-              end_ns: range!.endNs,
-              tracks: range!.tracks.join(","),
-            },
+            query: rangeParams(range!),
           },
         }),
       ),
@@ -132,12 +133,7 @@ export function useRangeEvents(jobId: number, range: RangeQuery | null, name: st
         await api.GET("/api/jobs/{job_id}/timeline/range/events/", {
           params: {
             path: { job_id: jobId },
-            query: {
-              start_ns: range!.startNs,
-              end_ns: range!.endNs,
-              tracks: range!.tracks.join(","),
-              name: name!,
-            },
+            query: { ...rangeParams(range!), name: name! },
           },
         }),
       ),

@@ -1,4 +1,4 @@
-import { type FormEvent, useMemo, useState } from "react";
+import { type FormEvent, type ReactNode, useMemo, useState } from "react";
 import { ApiError } from "../../api/client";
 import { useRetentionPreview, useUpdateAppSettings } from "../../api/settings";
 import type { AppSettings, RetentionPreview } from "../../api/types";
@@ -65,42 +65,26 @@ export function RetentionSettings({ saved }: { saved: AppSettings }) {
         days; leave a field empty to keep that kind of data forever.
       </p>
       <form onSubmit={submit} noValidate>
-        <label className="field field-narrow">
-          <span>Delete raw uploads after (days)</span>
-          <input
-            type="number"
-            name="retention_raw_days"
-            min={1}
-            step={1}
-            inputMode="numeric"
-            value={raw}
-            aria-invalid={rawErrors.length > 0}
-            onChange={(event) => edit(setRaw)(event.target.value)}
-          />
-        </label>
-        <p className="muted field-note">
+        <DaysField
+          label="Delete raw uploads after (days)"
+          name="retention_raw_days"
+          value={raw}
+          errors={rawErrors}
+          onChange={edit(setRaw)}
+        >
           The uploaded trace files of parsed parts, that many days after their upload. Every page
           still shows their data, but they can no longer be reprocessed or downloaded.
-        </p>
-        <FieldErrors messages={rawErrors} />
-        <label className="field field-narrow">
-          <span>Delete inactive jobs after (days)</span>
-          <input
-            type="number"
-            name="retention_jobs_days"
-            min={1}
-            step={1}
-            inputMode="numeric"
-            value={jobs}
-            aria-invalid={jobsErrors.length > 0}
-            onChange={(event) => edit(setJobs)(event.target.value)}
-          />
-        </label>
-        <p className="muted field-note">
+        </DaysField>
+        <DaysField
+          label="Delete inactive jobs after (days)"
+          name="retention_jobs_days"
+          value={jobs}
+          errors={jobsErrors}
+          onChange={edit(setJobs)}
+        >
           Whole jobs with all their data, once that many days have passed since the job was created
           or last received an upload, whichever is later.
-        </p>
-        <FieldErrors messages={jobsErrors} />
+        </DaysField>
         {update.isError && !rawErrors.length && !jobsErrors.length && (
           <ErrorAlert error={update.error} />
         )}
@@ -119,6 +103,36 @@ export function RetentionSettings({ saved }: { saved: AppSettings }) {
       {preview.isError && <ErrorAlert error={preview.error} />}
       {preview.data && valid && <PreviewList preview={preview.data} />}
     </section>
+  );
+}
+
+/** A number of days (empty: keep forever), what it deletes, and the server's objections. */
+function DaysField(props: {
+  label: string;
+  name: string;
+  value: string;
+  errors: string[];
+  onChange: (value: string) => void;
+  children: ReactNode;
+}) {
+  return (
+    <>
+      <label className="field field-narrow">
+        <span>{props.label}</span>
+        <input
+          type="number"
+          name={props.name}
+          min={1}
+          step={1}
+          inputMode="numeric"
+          value={props.value}
+          aria-invalid={props.errors.length > 0}
+          onChange={(event) => props.onChange(event.target.value)}
+        />
+      </label>
+      <p className="muted field-note">{props.children}</p>
+      <FieldErrors messages={props.errors} />
+    </>
   );
 }
 
