@@ -14,6 +14,9 @@ pyramids (see ``activity``) of each lane and of each GPU's kernels; ``name_order
 the events of each name, for search; ``blk_*`` each block of ``BLOCK_EVENTS`` events' sums per
 name, and ``sup_*`` each super-block's of ``SUPER_BLOCKS`` blocks, for range totals (see
 ``ranges``).
+
+One module on purpose (near 500 lines): the reader of every array ``index_build`` writes, with
+the layout above; the queries over it (``viewport``, ``ranges``, ``query``) live apart.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ Collector uploads arrive as many parts per process (one per chunk), so tree lane
 what they show (node, process, GPU, stream or thread), not by part: a lane gathers the part
 lanes of every chunk. Keys are plain strings, stable across reloads, so a shared link can name
 them.
+
+One module on purpose (over 500 lines): the tree's nodes, the collapsed thread groups and the
+per-process builder all decide what a key means, and a shared link depends on them agreeing.
 """
 
 from __future__ import annotations
