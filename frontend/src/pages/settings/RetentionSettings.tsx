@@ -4,6 +4,7 @@ import { useRetentionPreview, useUpdateAppSettings } from "../../api/settings";
 import type { AppSettings, RetentionPreview } from "../../api/types";
 import { type DataColumn, Table } from "../../components/DataTable";
 import { ErrorAlert, FieldErrors } from "../../components/Feedback";
+import { SaveActions } from "../../components/SaveActions";
 import { formatBytes, formatDateTime } from "../../lib/format";
 import { useDebounced } from "../../lib/useDebounced";
 import "./retention.css";
@@ -88,16 +89,7 @@ export function RetentionSettings({ saved }: { saved: AppSettings }) {
         {update.isError && !rawErrors.length && !jobsErrors.length && (
           <ErrorAlert error={update.error} />
         )}
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" disabled={update.isPending}>
-            {update.isPending ? "Saving…" : "Save retention"}
-          </button>
-          {justSaved && (
-            <span className="text-success" role="status">
-              Saved.
-            </span>
-          )}
-        </div>
+        <SaveActions label="Save retention" pending={update.isPending} saved={justSaved} />
       </form>
       <h3 className="retention-preview-heading">What would be deleted now</h3>
       {preview.isError && <ErrorAlert error={preview.error} />}

@@ -4,6 +4,7 @@ import { ApiError } from "../../api/client";
 import { useAppSettings, useUpdateAppSettings } from "../../api/settings";
 import type { AppSettings } from "../../api/types";
 import { ErrorAlert, FieldErrors, Loading } from "../../components/Feedback";
+import { SaveActions } from "../../components/SaveActions";
 import { useNow } from "../../lib/useNow";
 import { DiskUse } from "./DiskUse";
 import { RetentionSettings } from "./RetentionSettings";
@@ -108,18 +109,7 @@ function AutoShutdownSettings({ saved, canEdit }: { saved: AppSettings; canEdit:
         </label>
         <FieldErrors messages={hoursErrors} />
         {otherError && <ErrorAlert error={update.error} />}
-        {canEdit && (
-          <div className="form-actions">
-            <button type="submit" className="btn btn-primary" disabled={update.isPending}>
-              {update.isPending ? "Saving…" : "Save"}
-            </button>
-            {justSaved && (
-              <span className="text-success" role="status">
-                Saved.
-              </span>
-            )}
-          </div>
-        )}
+        {canEdit && <SaveActions label="Save" pending={update.isPending} saved={justSaved} />}
       </form>
     </section>
   );
