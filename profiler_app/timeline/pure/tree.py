@@ -488,6 +488,20 @@ def _cpu(name: str, samples: dict) -> TreeNode:
     return cpu
 
 
+def nodes_made_at_once(parts: list[Part]) -> int:
+    """About how many nodes ``build_tree`` makes: one per lane other than a thread's, three per
+    process, one per thread of a process of at most ``COLLAPSE_OVER`` (a larger one's are made
+    when read)."""
+    made = 0
+    for part in parts:
+        lanes = part.index.lane_columns
+        is_thread = lanes.of_kind(THREAD)
+        _, threads = np.unique(lanes.pid[is_thread], return_counts=True)
+        made += int((~is_thread).sum()) + 3 * len(threads)
+        made += int(threads[threads <= COLLAPSE_OVER].sum())
+    return made
+
+
 def build_tree(parts: list[Part], series: Sequence[Series] = ()) -> list[TreeNode]:
     """The job's tree, nodes in natural order (algo-2 before algo-10)."""
     samples = _node_samples(series)
