@@ -26,11 +26,10 @@ import psycopg
 import pytest
 import requests
 
-from profiler_app.timeline.pure.payload import decode
 from tests.conftest import wait_for
 from tests.multihost.deployment import Deployment, missing
 from tests.multihost.netns import Host, Network, can_make_namespaces, remove_leftovers
-from tests.timeline.drawn import drawn_totals
+from tests.timeline.drawn import viewport_totals
 from tests.timeline.raw import raw_timeline
 from tests.traces.expected import expected, ns
 
@@ -188,30 +187,6 @@ def raw_kernels(path: Path) -> tuple[Counter, Counter]:
             total[e["name"]] += ns(e["dur"])
             count[e["name"]] += 1
     return total, count
-
-
-def viewport_totals(session, url: str, job_id: int) -> tuple[int, int]:
-    """Events and busy time of a whole-job view of every lane, as the timeline page draws them."""
-    tree = session.get(f"{url}/api/jobs/{job_id}/timeline/tracks/").json()
-    lanes = []
-
-    def walk(node):
-        if node["data"] == "events":
-            lanes.append(node["id"])
-        for child in node.get("children", []):
-            walk(child)
-
-    for root in tree["tracks"]:
-        walk(root)
-    params = {
-        "start_ns": tree["start_ns"],
-        "end_ns": str(int(tree["end_ns"]) + 1),
-        "width_px": 2000,
-        "tracks": ",".join(lanes),
-    }
-    response = session.get(f"{url}/api/jobs/{job_id}/timeline/viewport/", params=params)
-    assert response.status_code == 200, response.text
-    return drawn_totals(*decode(response.content))
 
 
 def assert_figures(session, url: str, job_id: int, traces: list[Path]) -> None:

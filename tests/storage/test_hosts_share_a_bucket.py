@@ -25,10 +25,9 @@ from django.conf import settings
 from profiler_app.accounts.logic import issue_token
 from profiler_app.core import storage
 from profiler_app.testing import database_url
-from profiler_app.timeline.pure.payload import decode
 from tests.conftest import DATA_DIR, wait_for
 from tests.storage import s3
-from tests.timeline.drawn import drawn_totals
+from tests.timeline.drawn import viewport_totals
 from tests.timeline.raw import raw_timeline
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -183,30 +182,6 @@ def raw_kernel_count(trace: str) -> int:
     with gzip.open(DATA_DIR / trace) as f:
         events = json.load(f)["traceEvents"]
     return sum(1 for e in events if e.get("ph") == "X" and e.get("cat") == "kernel")
-
-
-def viewport_totals(http, web: str, job_id: int) -> tuple[int, int]:
-    """Events and busy time of a whole-job view of every lane, as the page draws them."""
-    tree = http.get(f"{web}/api/jobs/{job_id}/timeline/tracks/").json()
-    lanes = []
-
-    def walk(node):
-        if node["data"] == "events":
-            lanes.append(node["id"])
-        for child in node.get("children", []):
-            walk(child)
-
-    for root in tree["tracks"]:
-        walk(root)
-    params = {
-        "start_ns": tree["start_ns"],
-        "end_ns": str(int(tree["end_ns"]) + 1),
-        "width_px": 2000,
-        "tracks": ",".join(lanes),
-    }
-    response = http.get(f"{web}/api/jobs/{job_id}/timeline/viewport/", params=params)
-    assert response.status_code == 200, response.text
-    return drawn_totals(*decode(response.content))
 
 
 def parsed_by(worker: subprocess.Popen) -> int:
