@@ -9,6 +9,7 @@ both kinds of sample, and more than ``threshold`` percent of them were such bott
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -137,7 +138,7 @@ class _Snapshots:
     low_gpu: np.ndarray
     busy: np.ndarray
 
-    @property
+    @cached_property
     def bottleneck(self) -> np.ndarray:
         return self.datapoint & self.low_gpu & self.busy
 
