@@ -54,8 +54,15 @@ def claim_run(job_name: str) -> bool:
     return cache.add(RUNNING_KEY, job_name, timeout=RUNNING_TIMEOUT_SECONDS)
 
 
-def release_run() -> None:
-    cache.delete(RUNNING_KEY)
+def holds_run(job_name: str) -> bool:
+    """Whether the slot is ``job_name``'s: a demo task delivered after its slot expired, or
+    redelivered while another demo runs, must neither train nor free another demo's slot."""
+    return cache.get(RUNNING_KEY) == job_name
+
+
+def release_run(job_name: str) -> None:
+    if holds_run(job_name):
+        cache.delete(RUNNING_KEY)
 
 
 def demo_job_name() -> str:

@@ -36,6 +36,9 @@ def run_demo_job(server_url: str, user_id: int, job_name: str) -> int:
 
     from profiler_app.core import demo
 
+    if not demo.holds_run(job_name):
+        log.warning("Demo job %s no longer holds the demo slot; it does not run.", job_name)
+        return -1
     try:
         token, key = get_token_model().objects.create(
             get_user_model().objects.get(pk=user_id),
@@ -47,7 +50,7 @@ def run_demo_job(server_url: str, user_id: int, job_name: str) -> int:
         finally:
             token.delete()
     finally:
-        demo.release_run()
+        demo.release_run(job_name)
 
 
 @shared_task(acks_late=False)
