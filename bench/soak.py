@@ -4,21 +4,23 @@ Starts a PostgreSQL cluster, a redis-server and a moto S3 server of its own (nev
 shared ones), then ``profiler-app up`` on them with production limits (only the services, the
 data folder and the queue prefix differ), a user and an API token, and runs, in phases:
 
-1. **load** for ``--duration`` s: ``--uploaders`` threads uploading jobs of three real traces
+1. **many tracks**: 200,000 operators each on its own thread, and each in its own process
+   (issue 31: these exhausted a worker's memory), parsed before the load;
+2. **load** for ``--duration`` s: ``--uploaders`` threads uploading jobs of three real traces
    from ``tests/data`` (or collector chunks), ``--readers`` threads reading the job list,
-   dashboard, summary, timeline tracks and insights of parsed jobs, one thread of ≥ 200 hostile
+   dashboard, summary, timeline tracks and insights of parsed jobs, ``--tracks-readers``
+   threads reading the many-track job's dashboard and track tree, one thread of ≥ 200 hostile
    uploads (``soak_cases.py``) and one of valid large traces (a real one repeated with shifted
    timestamps); then the **drain**: until every part is done or failed and no insights run is
    queued or running;
-2. **many tracks**: 200,000 operators each on its own thread, and each in its own process
-   (issue 31: these exhausted a worker's memory);
-3. **SQL**: every event of the largest job, and one giant value, while the web processes'
-   memory is sampled;
+3. **SQL**: every event of the largest job, one giant value, and twenty 100 MB strings,
+   while the web processes' memory is sampled;
 4. **outages** (``soak_outages.py``), each ``--outage`` s long, each starting during a parse with
    an upload while it lasts: Redis killed and started again (empty), PostgreSQL stopped and
    started, the worker killed (SIGKILL with its pool); then on a launcher keeping its profiles
    in the bucket, the bucket stalled (moto SIGSTOPped); then on one whose data folder is a small
-   tmpfs, the disk full.
+   tmpfs, the disk full; then on one with its own embedded PostgreSQL, that server SIGKILLed
+   (the launcher alone starts it again).
 
 It ends with one line::
 
@@ -73,6 +75,7 @@ from soak_load import (
     hostile_feeder,
     insights,
     large_uploader,
+    many_tracks_reader,
     new_job,
     parts_left,
     reader,
@@ -80,7 +83,15 @@ from soak_load import (
     upload_part,
     uploader,
 )
-from soak_outages import Outage, bucket_stall, disk_full, postgres_stop, redis_kill, worker_kill
+from soak_outages import (
+    Outage,
+    bucket_stall,
+    disk_full,
+    embedded_postgres_kill,
+    postgres_stop,
+    redis_kill,
+    worker_kill,
+)
 from soak_services import (
     ROOT,
     Bucket,
@@ -108,7 +119,11 @@ RESULT_NAMES = (
     "drain_s",
     "worker_peak_rss_mb",
 )
-SQL_QUERIES = ["select * from events", "select list(e) as all_events from events e"]
+SQL_QUERIES = [
+    "select * from events",  # wide rows
+    "select list(e) as all_events from events e",  # one giant value
+    "select repeat('x', 100000000) from range(20)",  # wide values
+]
 # What one answer costs, in a fresh process with the web's code loaded: the growth of its peak
 # (VmHWM) while the answers stream, one after another. The web processes' sizes say less:
 # they hold whatever the load left in them.
@@ -148,6 +163,9 @@ def main() -> None:
     parser.add_argument("--duration", type=float, help="seconds of load (120; quick 40)")
     parser.add_argument("--uploaders", type=int, help="50 (quick 10)")
     parser.add_argument("--readers", type=int, help="20 (quick 5)")
+    parser.add_argument(
+        "--tracks-readers", type=int, default=3, help="readers of the many-track job (3)"
+    )
     parser.add_argument("--upload-pause", type=float, default=2.0, help="seconds between jobs")
     parser.add_argument("--large-copies", type=int, nargs="*", help="(10 40; quick 10)")
     parser.add_argument("--tracks", type=int, default=200_000)
@@ -206,11 +224,14 @@ def main() -> None:
 
         result.update(dict.fromkeys(RESULT_NAMES, float("nan")))
         large_jobs: list[int] = []
-        if "load" in phases:
-            loaded, large_jobs = load(args, launcher, token, hostile, large)
-            result.update(loaded)
+        many_tracks_job = None
         if "tracks" in phases:
-            result["many_tracks_peak_mb"] = many_tracks_phase(launcher, token, tracks)
+            result["many_tracks_peak_mb"], many_tracks_job = many_tracks_phase(
+                launcher, token, tracks
+            )
+        if "load" in phases:
+            loaded, large_jobs = load(args, launcher, token, hostile, large, many_tracks_job)
+            result.update(loaded)
         if "sql" in phases:
             job_id = max(large_jobs, default=None) or large_job(launcher, token, large[-1])
             result["sql_answer_peak_mb"] = sql_phase(launcher, token, job_id)
@@ -262,6 +283,20 @@ def main() -> None:
                 )
                 print(outages[-1].line(), flush=True)
                 on_disk.stop()
+
+            # The launcher's own PostgreSQL (no DATABASE_URL), in a folder its user may enter.
+            embedded_env = {
+                **env,
+                "PROFILER_DATA_DIR": str(scratch("soak-embedded-") / "data"),
+                "CELERY_QUEUE_PREFIX": "soake-",
+            }
+            del embedded_env["DATABASE_URL"]
+            embedded = Launcher(embedded_env, LOGS, "launcher-embedded")
+            launchers.append(embedded)
+            outages.append(embedded_postgres_kill(embedded, embedded.token("soak"), fault_trace))
+            print(outages[-1].line(), flush=True)
+            embedded.stop()
+            shutil.rmtree(embedded.data.parent, ignore_errors=True)
     finally:
         for each in launchers:
             each.stop()
@@ -310,7 +345,7 @@ def web_roots(launcher: Launcher):
 
 
 def load(
-    args, launcher: Launcher, token: str, hostile, large: list[Path]
+    args, launcher: Launcher, token: str, hostile, large: list[Path], many_tracks_job: int | None
 ) -> tuple[dict[str, float], list[int]]:
     """The load and its drain: the numbers of the RESULT line, and the large traces' jobs."""
     stats = Stats()
@@ -329,6 +364,14 @@ def load(
         threading.Thread(target=reader, args=(Api(url, token, stats), i, deadline, stats))
         for i in range(args.readers)
     ]
+    if many_tracks_job is not None:
+        threads += [
+            threading.Thread(
+                target=many_tracks_reader,
+                args=(Api(url, token, stats), many_tracks_job, deadline, stats),
+            )
+            for _ in range(args.tracks_readers)
+        ]
     # The hostile cases wait out a busy server for as long as the drain may last: each case is
     # still sent and judged, after the load if need be (the drain is timed from the load's end).
     hostile_thread = threading.Thread(
@@ -444,7 +487,10 @@ def insights_busy(api: Api, stats: Stats, settled: set[int]) -> int:
     return sum(1 for job_id in pending if job_id not in settled)
 
 
-def many_tracks_phase(launcher: Launcher, token: str, paths: list[Path]) -> float:
+def many_tracks_phase(
+    launcher: Launcher, token: str, paths: list[Path]
+) -> tuple[float, int | None]:
+    """The largest worker process while the many-track traces parse, and their job."""
     stats = Stats()
     api = Api(launcher.url, token, stats)
     peak = Peak(worker_roots(launcher))
@@ -463,7 +509,7 @@ def many_tracks_phase(launcher: Launcher, token: str, paths: list[Path]) -> floa
         f"many tracks: {time.monotonic() - started:.0f} s, largest worker process "
         f"{peak.single / 2**20:.0f} MB, {left} unfinished, errors {stats.errors[:3]}"
     )
-    return peak.single / 2**20 if not left else float("inf")
+    return (peak.single / 2**20 if not left else float("inf")), job_id
 
 
 def large_job(launcher: Launcher, token: str, path: Path) -> int | None:

@@ -200,6 +200,15 @@ def reader(api: Api, index: int, deadline: float, stats: Stats) -> None:
             record(stats, response, elapsed, path)
 
 
+def many_tracks_reader(api: Api, job_id: int, deadline: float, stats: Stats) -> None:
+    """A person reading one job of 200,000 tracks while the others read theirs: its Dashboard
+    and its timeline's track tree, over and over (the web processes each read it first once)."""
+    while time.monotonic() < deadline:
+        for path in ("dashboard", "timeline/tracks"):
+            response, elapsed = api.call("GET", f"/api/jobs/{job_id}/{path}/")
+            record(stats, response, elapsed, f"many tracks {path}")
+
+
 def record(stats: Stats, response: requests.Response | None, elapsed: float, what: str) -> None:
     if response is None:
         return

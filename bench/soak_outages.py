@@ -1,6 +1,7 @@
 """The faults of ``bench/soak.py``, one at a time on a running launcher: Redis killed and
 started again (empty), PostgreSQL stopped and started, the worker killed mid-parse, the bucket
-stalled, the disk full.
+stalled, the disk full, and the launcher's own embedded PostgreSQL killed (SIGKILL), which the
+launcher alone must start again.
 
 Each fault starts while a part is being parsed and lasts ``outage_s``; one more part is uploaded
 while it lasts (and, for some, one once it ended). The launcher and every process it runs must
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -216,4 +219,26 @@ def disk_full(
         disk.free()
     ended = time.time()
     fault.upload(SMALL, "an upload once space is free", 3)
+    return fault.recover(ended)
+
+
+def embedded_postgres_kill(launcher: Launcher, token: str, large: Path) -> Outage:
+    """SIGKILL to the launcher's embedded PostgreSQL mid-parse: nobody starts it but the
+    launcher, so the outage lasts until it has (at most a minute)."""
+    fault = Fault(launcher, token, "embedded postgres kill", large)
+    fault.start_parse()
+    pidfile = launcher.data / "postgres" / "postmaster.pid"
+    killed = int(pidfile.read_text().split()[0])
+    restarted = launcher.said("started the embedded PostgreSQL again")
+    os.kill(killed, signal.SIGKILL)
+    time.sleep(2)
+    fault.upload(SMALL, "an upload while PostgreSQL is dead", 2)
+    deadline = time.monotonic() + 60
+    while launcher.said("started the embedded PostgreSQL again") == restarted:
+        if time.monotonic() > deadline:
+            fault.outage.answers.append("the launcher did not start PostgreSQL within 60 s")
+            return fault.outage
+        time.sleep(0.2)
+    ended = time.time()
+    fault.upload(SMALL, "an upload once it is back", 3)
     return fault.recover(ended)

@@ -275,9 +275,13 @@ class Launcher:
         )
 
     def manage(self, code: str) -> str:
+        env = dict(self.env)
+        # A launcher with its embedded PostgreSQL names the server it started in its run file.
+        if "DATABASE_URL" not in env:
+            env["DATABASE_URL"] = json.loads((self.data / "run.json").read_text())["database"]
         done = subprocess.run(
             [sys.executable, "-m", "django", "shell", "-c", code],
-            env=self.env,
+            env=env,
             cwd=ROOT,
             capture_output=True,
             text=True,
