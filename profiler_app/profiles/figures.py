@@ -227,12 +227,24 @@ def step_time(job: TrainingJob, window: str) -> dict:
     }
 
 
-def captured_steps_label(job: TrainingJob) -> str | None:
-    """How a caption names the steps Kineto recorded of a job, as ``window_info`` names a
-    collector job's window ("captured steps 3–6, 53–56 (8 of 160)"); None for a job without
-    steps."""
+@dataclass(frozen=True)
+class CapturedSteps:
+    """The steps Kineto recorded of a job among the steps it ran, each step number counted once
+    however many processes ran or recorded it."""
+
+    run: int
+    captured: int
+    # As ``window_info`` names a collector job's window: "captured steps 3–6, 53–56 (8 of 160)".
+    label: str
+
+
+def captured_steps(job: TrainingJob) -> CapturedSteps | None:
+    """The job's ``CapturedSteps``; None for a job without steps."""
     all_steps = Step.objects.filter(job=job).aggregate(n=Count("step", distinct=True))["n"]
-    return captured_label(_captured_steps(job), all_steps) if all_steps else None
+    if not all_steps:
+        return None
+    numbers = _captured_steps(job)
+    return CapturedSteps(all_steps, len(numbers), captured_label(numbers, all_steps))
 
 
 def _captured_steps(job: TrainingJob) -> np.ndarray:

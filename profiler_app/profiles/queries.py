@@ -7,7 +7,7 @@ from collections import Counter
 from django.db.models import Count, Max, Min, Q, Sum
 
 from profiler_app.core.models import PartKind, PartState, TrainingJob
-from profiler_app.profiles.figures import captured_steps_label, in_window
+from profiler_app.profiles.figures import captured_steps, in_window
 from profiler_app.profiles.models import KernelStat, PartSummary
 from profiler_app.traces.capture import PartCapture, job_capture
 from profiler_app.traces.figures import duration_std_ns
@@ -58,8 +58,9 @@ def job_summary(job: TrainingJob) -> dict:
 
 def capture(job: TrainingJob) -> dict:
     """What profiling cost the job's training and what it captured, from the reports of its
-    collector's chunks (``traces.capture.job_capture``), and the steps Kineto recorded as
-    captions name them (collector jobs only: an imported trace is recorded whole)."""
+    collector's chunks (``traces.capture.job_capture``: the processes' sums), and the steps
+    Kineto recorded of the job's steps, each counted once (``figures.captured_steps``; collector
+    jobs only: an imported trace is recorded whole)."""
     rows = PartSummary.objects.filter(
         job=job, part__state=PartState.DONE, part__kind=PartKind.COLLECTOR
     ).values_list("node__name", "rank", "metadata__collector", "metadata__capture")
@@ -69,10 +70,13 @@ def capture(job: TrainingJob) -> dict:
         if report is not None
     ]
     collector_job = job.parts.filter(kind=PartKind.COLLECTOR).exists()
+    steps = captured_steps(job) if collector_job else None
     return {
         "job": job.pk,
         **job_capture(parts),
-        "captured_steps": captured_steps_label(job) if collector_job else None,
+        "captured_steps": steps.label if steps else None,
+        "distinct_steps_run": steps.run if steps else None,
+        "distinct_steps_captured": steps.captured if steps else None,
     }
 
 

@@ -201,7 +201,16 @@ class JobCaptureSerializer(serializers.Serializer):
     captured_steps = serializers.CharField(
         allow_null=True,
         help_text='The steps Kineto recorded as captions name them ("captured steps 57–60 (4 '
-        'of 160)"); null for an imported trace',
+        'of 160)": distinct_steps_captured of distinct_steps_run); null for an imported trace',
+    )
+    distinct_steps_run = serializers.IntegerField(
+        allow_null=True,
+        help_text="The job's training steps, each counted once however many processes ran it; "
+        "null for an imported trace",
+    )
+    distinct_steps_captured = serializers.IntegerField(
+        allow_null=True,
+        help_text="Of distinct_steps_run, those Kineto recorded on at least one process",
     )
     budget_pct = serializers.FloatField(
         allow_null=True, help_text="The processes' budget; null when they differ"
@@ -220,10 +229,19 @@ class JobCaptureSerializer(serializers.Serializer):
     overhead_pct = serializers.FloatField(
         allow_null=True, help_text="100 × the processes' cost / their profiling time"
     )
-    steps_run = serializers.IntegerField(allow_null=True)
-    steps_captured = serializers.IntegerField(allow_null=True)
-    captured_pct = serializers.FloatField(allow_null=True)
-    windows_total = serializers.IntegerField(allow_null=True)
+    steps_run = serializers.IntegerField(
+        allow_null=True,
+        help_text="The processes' steps summed: a step run by 4 processes counts 4 times",
+    )
+    steps_captured = serializers.IntegerField(
+        allow_null=True, help_text="The processes' captured steps summed, as steps_run"
+    )
+    captured_pct = serializers.FloatField(
+        allow_null=True, help_text="100 × steps_captured / steps_run (the processes' sums)"
+    )
+    windows_total = serializers.IntegerField(
+        allow_null=True, help_text="The processes' Kineto windows summed"
+    )
     windows_by_kind = WindowsByKindSerializer(allow_null=True)
     exceeded = serializers.BooleanField(
         allow_null=True, help_text="Some process went over its budget"

@@ -85,8 +85,15 @@ def test_it_shows_what_the_collector_cost_and_captured(live_server, tab, user, p
     overhead_pct = 100 * (30 + 3) / (2_000 + 1_500)  # 0.94 %
     expect(card).to_contain_text("Budget" + "1 % of wall time")
     expect(card).to_contain_text("Overhead" + f"{overhead_pct:.2f} % measured")
-    expect(card).to_contain_text("6 of 30 steps (20 %) in 3 windows: 2 GPU-only, 1 full")
+    # The job ran steps 0–19 (rank 1 only 0–9): 6 of its 20 steps, each counted once; the
+    # processes' own counts, 20 + 10 steps, only where the card says they are summed.
+    expect(card).to_contain_text(
+        "Steps captured" + "6 of 20 steps (30 %) in 3 windows over 2 processes: 2 GPU-only, 1 full"
+    )
     expect(card).to_contain_text("Captured steps" + "captured steps 3–6, 13–14 (6 of 20)")
+    expect(card).to_contain_text(
+        "Steps per process, summed" + "6 of 30 steps (20 %), summed over 2 processes"
+    )
     expect(card.get_by_role("alert")).to_have_text(
         "The collector went over its budget: algo-1 rank 0, pid 100 measured 1.5 % against 1 %."
     )

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 
 from profiler_app.core.models import TrainingJob
+from tests import h200
+from tests.insights.converted import read_converted
 from tests.profiles.chunks import MS, report, send, window
 from tests.timeline.jobs import parse_job
 
@@ -43,6 +45,8 @@ def test_it_totals_the_processes_latest_reports(api, job):
         "reported": True,
         # Rank 0 recorded steps 3–4 and 13–14, rank 1 steps 5–6; the job has steps 0–19.
         "captured_steps": "captured steps 3–6, 13–14 (6 of 20)",
+        "distinct_steps_run": 20,
+        "distinct_steps_captured": 6,
         "budget_pct": 1.0,
         "schedule": "budget",
         "elapsed_ns": 3_500 * MS,
@@ -76,6 +80,47 @@ def test_it_gives_each_process_its_latest_figures_and_all_its_windows(api, job):
     assert rank1["windows"] == RANK1["windows"] and rank1["exceeded"] is False
 
 
+def test_it_counts_a_step_that_several_processes_ran_once(api, user, parsed_by_hand):
+    # Two ranks in step: each runs steps 0–9 and records 3–6 in one window.
+    job = TrainingJob.objects.create(name="in-step", owner=user)
+    for node, rank, pid in (("algo-1", 0, 100), ("algo-2", 1, 200)):
+        each = report(1_000 * MS, 4 * MS, 10, 4, 1, [window(3, 6, "gpu", 4 * MS)])
+        send(job, node, rank, pid, 0, range(0, 10), range(3, 7), each)
+    body = api.get(f"/api/jobs/{job.id}/capture/").json()
+    job_steps = ("captured_steps", "distinct_steps_run", "distinct_steps_captured")
+    process_sums = ("steps_run", "steps_captured", "captured_pct", "windows_total")
+    assert {key: body[key] for key in job_steps} == {
+        "captured_steps": "captured steps 3–6 (4 of 10)",
+        "distinct_steps_run": 10,
+        "distinct_steps_captured": 4,
+    }
+    assert {key: body[key] for key in process_sums} == {
+        "steps_run": 20,
+        "steps_captured": 8,
+        "captured_pct": pytest.approx(40.0),
+        "windows_total": 2,
+    }
+
+
+def test_it_counts_the_steps_of_the_h200_collector_job(api, user, parsed_by_hand, tmp_path):
+    # The collector of that job wrote no report: its steps come from its chunks alone.
+    chunks = h200.spool_chunks(h200.unpack(tmp_path))
+    job = h200.stored_job("h200-collector", chunks, "collector", owner=user)
+    converted = read_converted(chunks)
+    body = api.get(f"/api/jobs/{job.id}/capture/").json()
+    assert (len(converted.steps), len(set(converted.captured))) == (160, 16)
+    assert {key: body[key] for key in ("reported", "steps_run", "steps_captured")} == {
+        "reported": False,
+        "steps_run": None,
+        "steps_captured": None,
+    }
+    assert {key: body[key] for key in ("distinct_steps_run", "distinct_steps_captured")} == {
+        "distinct_steps_run": 160,
+        "distinct_steps_captured": 16,
+    }
+    assert body["captured_steps"] == "captured steps 57–60, 177–180, 297–300, 417–420 (16 of 160)"
+
+
 def test_it_names_no_budget_when_the_processes_differ(api, user, parsed_by_hand):
     job = TrainingJob.objects.create(name="two-budgets", owner=user)
     send(job, "algo-1", 0, 100, 0, range(0, 10), range(3, 5), RANK0_FIRST)
@@ -94,6 +139,8 @@ def test_it_says_when_the_collector_reported_nothing(api, user, parsed_by_hand):
         "job": job.id,
         "reported": False,
         "captured_steps": "captured steps 3–6 (4 of 10)",
+        "distinct_steps_run": 10,
+        "distinct_steps_captured": 4,
         **dict.fromkeys(
             ("budget_pct", "schedule", "elapsed_ns", "cost_ns", "background_ns", "overhead_pct"),
         ),
@@ -108,6 +155,7 @@ def test_it_names_no_captured_steps_for_an_imported_trace(api, user, parsed_by_h
     job = parse_job(user, "imported", [("algo-1", 0, "cpu_only_rank34.pt.trace.json.gz")])
     body = api.get(f"/api/jobs/{job.id}/capture/").json()
     assert (body["reported"], body["captured_steps"], body["processes"]) == (False, None, [])
+    assert (body["distinct_steps_run"], body["distinct_steps_captured"]) == (None, None)
 
 
 def test_it_requires_authentication(client_for, job):

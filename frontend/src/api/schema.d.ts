@@ -1723,8 +1723,12 @@ export interface components {
         JobCapture: {
             job: number;
             reported: boolean;
-            /** @description The steps Kineto recorded as captions name them ("captured steps 57–60 (4 of 160)"); null for an imported trace */
+            /** @description The steps Kineto recorded as captions name them ("captured steps 57–60 (4 of 160)": distinct_steps_captured of distinct_steps_run); null for an imported trace */
             captured_steps: string | null;
+            /** @description The job's training steps, each counted once however many processes ran it; null for an imported trace */
+            distinct_steps_run: number | null;
+            /** @description Of distinct_steps_run, those Kineto recorded on at least one process */
+            distinct_steps_captured: number | null;
             /**
              * Format: double
              * @description The processes' budget; null when they differ
@@ -1746,10 +1750,16 @@ export interface components {
              * @description 100 × the processes' cost / their profiling time
              */
             overhead_pct: number | null;
+            /** @description The processes' steps summed: a step run by 4 processes counts 4 times */
             steps_run: number | null;
+            /** @description The processes' captured steps summed, as steps_run */
             steps_captured: number | null;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description 100 × steps_captured / steps_run (the processes' sums)
+             */
             captured_pct: number | null;
+            /** @description The processes' Kineto windows summed */
             windows_total: number | null;
             windows_by_kind: components["schemas"]["WindowsByKind"] | null;
             /** @description Some process went over its budget */

@@ -36,6 +36,8 @@ const report = (overrides: Partial<JobCapture>): JobCapture => ({
   job: 12,
   reported: true,
   captured_steps: "captured steps 57–61, 357–361, 657–661, 957–961 (20 of 1,200)",
+  distinct_steps_run: 1_200,
+  distinct_steps_captured: 20,
   budget_pct: 1,
   schedule: "budget",
   elapsed_ns: 600_000 * MS,
@@ -100,6 +102,46 @@ describe("The collector's cost and coverage on the Info page", () => {
     ]);
   });
 
+  it("counts a job's steps once on every line, and the processes' sums only where it says so", async () => {
+    // Two processes run steps 0–14 in step and both record steps 3–5 and 10–12: 6 of the job's
+    // 15 steps, 6 of each process's 15.
+    const rank = (rank: number, pid: number) =>
+      process({
+        node: `algo-${rank + 1}`,
+        rank,
+        pid,
+        steps_run: 15,
+        steps_captured: 6,
+        captured_pct: 40,
+        windows_total: 2,
+        windows: [
+          { first_step: 3, last_step: 5, kind: "gpu", cost_ns: 30 * MS },
+          { first_step: 10, last_step: 12, kind: "gpu", cost_ns: 30 * MS },
+        ],
+        windows_count: 2,
+      });
+    showInfo(
+      report({
+        captured_steps: "captured steps 3–5, 10–12 (6 of 15)",
+        distinct_steps_run: 15,
+        distinct_steps_captured: 6,
+        steps_run: 30,
+        steps_captured: 12,
+        captured_pct: 40,
+        windows_total: 4,
+        windows_by_kind: { gpu: 4, full: 0, cpu: 0 },
+        processes: [rank(0, 100), rank(1, 200)],
+      }),
+    );
+    const card = await captureCard();
+    await within(card).findByText("1 % of wall time");
+    expect(facts(card)).toMatchObject({
+      "Steps captured": "6 of 15 steps (40 %) in 4 windows over 2 processes: 4 GPU-only",
+      "Captured steps": "captured steps 3–5, 10–12 (6 of 15)",
+      "Steps per process, summed": "12 of 30 steps (40 %), summed over 2 processes",
+    });
+  });
+
   it("warns when a process went over its budget, and says when windows were left out", async () => {
     const over = process({
       node: "algo-2",
@@ -109,6 +151,8 @@ describe("The collector's cost and coverage on the Info page", () => {
       cost_ns: 9_000 * MS,
       overhead_pct: 1.5,
       exceeded: true,
+      steps_captured: 1,
+      captured_pct: 100 / 1_200,
       windows: [{ first_step: 900, last_step: 900, kind: "cpu", cost_ns: 9_000 * MS }],
       windows_count: 501,
     });
@@ -117,6 +161,11 @@ describe("The collector's cost and coverage on the Info page", () => {
         schedule: null,
         budget_pct: null,
         exceeded: true,
+        captured_steps: "captured steps 57–61, 357–361, 657–661, 900, 957–961 (21 of 1,200)",
+        distinct_steps_captured: 21,
+        steps_run: 2_400,
+        steps_captured: 21,
+        captured_pct: (100 * 21) / 2_400,
         windows_by_kind: { gpu: 3, full: 1, cpu: 501 },
         windows_total: 505,
         processes: [process({}), over],
@@ -130,7 +179,8 @@ describe("The collector's cost and coverage on the Info page", () => {
       Budget: "differs between processes",
       Schedule: "differs between processes",
       "Steps captured":
-        "20 of 1,200 steps (1.7 %) in 505 windows: 3 GPU-only, 1 full, 501 CPU-only",
+        "21 of 1,200 steps (1.8 %) in 505 windows over 2 processes: 3 GPU-only, 1 full, 501 CPU-only",
+      "Steps per process, summed": "21 of 2,400 steps (0.9 %), summed over 2 processes",
     });
     expect(within(card).getByRole("row", { name: /algo-2 rank 1, pid 77 900 / })).toHaveTextContent(
       "CPU operators (no GPU)",
@@ -145,6 +195,8 @@ describe("The collector's cost and coverage on the Info page", () => {
       report({
         reported: false,
         captured_steps: "captured steps 57–60 (4 of 160)",
+        distinct_steps_run: 160,
+        distinct_steps_captured: 4,
         budget_pct: null,
         schedule: null,
         elapsed_ns: null,

@@ -97,6 +97,12 @@ function Reported({ capture }: { capture: JobCapture }) {
             <dd>{capture.captured_steps}</dd>
           </>
         )}
+        {capture.processes.length > 1 && (
+          <>
+            <dt>Steps per process, summed</dt>
+            <dd>{processSums(capture)}</dd>
+          </>
+        )}
       </dl>
       {windows.length > 0 && (
         <Table
@@ -134,7 +140,6 @@ const WINDOW_COLUMNS: DataColumn<WindowRow>[] = [
   },
 ];
 
-/** A percentage without trailing zeros: "1 %", "0.42 %", "1.7 %" (one decimal). */
 /** "0.47 % measured: Kineto windows 0.42 %, the collector's threads and packing 0.05 %". */
 function overheadWords(capture: JobCapture): string {
   const { overhead_pct, cost_ns, background_ns, elapsed_ns } = capture;
@@ -146,6 +151,7 @@ function overheadWords(capture: JobCapture): string {
   return `${measured}: Kineto windows ${pct(windows)}, the collector's threads and packing ${pct(background)}`;
 }
 
+/** A percentage without trailing zeros: "1 %", "0.42 %", "1.7 %" (one decimal). */
 function pct(value: number, decimals = 2): string {
   return `${Number(value.toFixed(decimals))} %`;
 }
@@ -167,17 +173,35 @@ function scheduleWords(schedule: JobCapture["schedule"]): string {
   return "differs between processes";
 }
 
-/** "20 of 1,200 steps (1.7 %) in 4 windows: 3 GPU-only, 1 full" */
+/**
+ * "20 of 1,200 steps (1.7 %) in 4 windows: 3 GPU-only, 1 full": the job's training steps, each
+ * counted once however many processes ran it (the denominator of the captured steps' label too);
+ * the windows are every process's, so several processes say so ("in 8 windows over 2 processes").
+ */
 function stepsCaptured(capture: JobCapture): string {
-  if (capture.steps_run === null || capture.steps_captured === null) return "—";
-  const share = capture.captured_pct === null ? "" : ` (${pct(capture.captured_pct, 1)})`;
-  const steps = `${formatCount(capture.steps_captured)} of ${plural(capture.steps_run, "step")}`;
+  const { distinct_steps_run: run, distinct_steps_captured: captured } = capture;
+  if (run === null || captured === null) return "—";
   const total = capture.windows_total ?? 0;
+  const processes = capture.processes.length;
+  const over = processes > 1 ? ` over ${plural(processes, "process", "processes")}` : "";
   const kinds = KIND_COUNTS.filter(([kind]) => (capture.windows_by_kind?.[kind] ?? 0) > 0).map(
     ([kind, words]) => `${formatCount(capture.windows_by_kind![kind])} ${words}`,
   );
   const byKind = kinds.length ? `: ${kinds.join(", ")}` : "";
-  return `${steps}${share} in ${plural(total, "window")}${byKind}`;
+  return `${stepsOf(captured, run)} in ${plural(total, "window")}${over}${byKind}`;
+}
+
+/** "12 of 30 steps (40 %), summed over 2 processes": each process's own count added up. */
+function processSums(capture: JobCapture): string {
+  const { steps_run: run, steps_captured: captured, processes } = capture;
+  if (run === null || captured === null) return "—";
+  return `${stepsOf(captured, run)}, summed over ${plural(processes.length, "process", "processes")}`;
+}
+
+/** "6 of 20 steps (30 %)" */
+function stepsOf(captured: number, run: number): string {
+  const share = run ? ` (${pct((100 * captured) / run, 1)})` : "";
+  return `${formatCount(captured)} of ${plural(run, "step")}${share}`;
 }
 
 /** "algo-1 rank 0, pid 100 measured 1.5 % against 1 %", three at most and how many more. */
