@@ -104,10 +104,12 @@ def job_timeline(job: TrainingJob) -> JobTimeline:
 
 
 # Open timelines are kept up to this many tree nodes in all, each job counted as at least an
-# eighth of it (so at most 8 jobs). Their memory goes with their nodes: a job of 200,000
-# processes (600,000 nodes) kept 750 MB. A larger job is opened for each request. The threads of
-# a large group are no nodes until read (``tree.Threads``): a job of 200,000 threads keeps a
-# handful (its lanes are its part's index's, counted by ``part_index``'s cache).
+# eighth of it (so at most 8 jobs). Their memory goes with their nodes; a larger job is opened
+# for each request. The children of a large group, threads or processes, are no nodes until
+# read (``tree.LazyGroup``): a job of 200,000 threads or processes keeps a handful (its lanes
+# are its part's index's, counted by ``part_index``'s cache). Made at opening, the 600,000
+# nodes of a job of 200,000 processes kept 750 MB and were past this bound: the soak's three
+# readers of that job opened it at every request and waited up to 60 s.
 TIMELINE_OPEN_NODES = getattr(settings, "TIMELINE_OPEN_NODES", 600_000)
 
 

@@ -156,6 +156,58 @@ def test_it_answers_a_group_of_500_processes_collapsed(api, processes_job):
     ]
 
 
+def test_it_opens_a_job_of_20000_processes_without_a_step_per_process(api, user, tmp_path):
+    """Made at opening, a process's three nodes took the first reader of a 200,000-process job
+    4 s of CPU; its processes are made when read, like a large group's threads."""
+    many = 20_000
+    trace = many_tracks(tmp_path / "processes.json.gz", many, "pid")
+    job = parse_paths(user, "20k-processes", [("algo-1", 0, trace)])
+    assert api.get("/api/jobs/0/timeline/tracks/").status_code == 404  # the modules loaded
+    with python_calls() as calls:
+        body, size = tracks(api, job)
+    print(f"RESULT first_tracks_python_calls={calls[0]} bytes={size}")
+    [cpu] = body["tracks"][0]["children"]
+    assert (cpu["id"], cpu["children_count"], cpu["lanes"], cpu["events"]) == (
+        "algo-1/cpu",
+        many,
+        many,
+        many,
+    )
+    assert calls[0] < many
+    page = children(api, job, "algo-1/cpu", many - 2, limit=5).json()
+    assert page["count"] == many
+    assert [c["id"] for c in page["children"]] == [f"algo-1/{pid}" for pid in (many - 1, many)]
+    assert page["children"][0]["children"][0]["children"][0]["id"] == f"algo-1/{many - 1}/cpu/1"
+
+
+def test_it_finds_a_track_of_a_collapsed_group_of_processes_by_its_id(api, processes_job):
+    """The processes of a collapsed group are made when named, with what is below them."""
+    job = processes_job.id
+    # Operator i (aten::op<i % 7>) is alone in process i + 1, thread 1, 2 + i % 5 µs long.
+    found = api.get(f"/api/jobs/{job}/timeline/search/", {"q": "aten::op3", "limit": 3}).json()
+    assert found["count"] == len(range(3, PROCESSES, 7))
+    assert [r["track"] for r in found["results"]] == [f"algo-1/{i + 1}/cpu/1" for i in (3, 10, 17)]
+    body, _ = tracks(api, processes_job)
+    span = {"start_ns": body["start_ns"], "end_ns": str(int(body["end_ns"]) + 1)}
+    named = ["algo-1/12/cpu/1", "algo-1/500/cpu", "algo-1/250"]
+    view = api.get(
+        f"/api/jobs/{job}/timeline/viewport/",
+        {**span, "width_px": 500, "tracks": ",".join(named)},
+    )
+    assert view.status_code == 200, view.content
+    header, _ = decode(view.content)
+    assert [t["id"] for t in header["tracks"]] == named
+    totals = api.get(f"/api/jobs/{job}/timeline/range/", {**span, "tracks": "algo-1/12"})
+    assert [(r["track"], r["name"], r["count"], r["total_ns"]) for r in totals.json()["rows"]] == [
+        ("algo-1/12/cpu/1", "aten::op4", 1, (2 + 11 % 5) * 1000)
+    ]
+    for missing in ("algo-1/501", "algo-1/12/cpu/2", "algo-1/012", "algo-1/x", "algo-2/12"):
+        refused = api.get(
+            f"/api/jobs/{job}/timeline/viewport/", {**span, "width_px": 500, "tracks": missing}
+        )
+        assert refused.json() == {"tracks": [f"no track {missing!r} in this job"]}
+
+
 def test_it_draws_a_collapsed_group_as_one_aggregate(api, threads_job):
     body, _ = tracks(api, threads_job)
     response = api.get(

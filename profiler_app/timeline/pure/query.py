@@ -105,7 +105,7 @@ class JobTimeline:
         self.parts = {p.id: p for p in parts}
         with _collector_paused(nodes_made_at_once(parts) > _PAUSE_OVER_NODES):
             self.roots = build_tree(parts, series)
-            # The nodes kept: a large group's threads are made when read (``node``).
+            # The nodes kept: a large group's children are made when read (``node``).
             self.nodes = {n.id: n for root in self.roots for n in root.walk_made()}
             self.lane_node = {
                 (p.id, lane): n.id
@@ -113,7 +113,7 @@ class JobTimeline:
                 if n.data == "events"
                 for p, lane in n.members
             }
-        self._thread_groups = [n.threads for n in self.nodes.values() if n.threads is not None]
+        self._lazy_groups = [n.lazy for n in self.nodes.values() if n.lazy is not None]
         spans = [p.index.lane_columns for p in parts if p.index.lanes]
         self.start_ns = min((int(s.start_ns.min()) for s in spans), default=0)
         self.end_ns = max((int(s.end_ns.max()) for s in spans), default=0)
@@ -128,12 +128,12 @@ class JobTimeline:
         return [root.as_dict() for root in self.roots]
 
     def node(self, track_id: str) -> TreeNode:
-        """The tree node of the id, a thread of a large group made for the asking."""
+        """The tree node of the id; one below a large group is made for the asking."""
         found = self.nodes.get(track_id)
-        if found is None:
-            parent = self.nodes.get(track_id.rpartition("/")[0])
-            if parent is not None and parent.threads is not None:
-                found = parent.threads.find(track_id)
+        for group in self._lazy_groups if found is None else ():
+            found = group.find(track_id)
+            if found is not None:
+                break
         if found is None:
             raise UnknownTrack(track_id)
         return found
@@ -257,8 +257,8 @@ class JobTimeline:
 
     def _lane_track(self, part: Part, lane: int) -> str:
         found = self.lane_node.get((part.id, lane))
-        for threads in self._thread_groups if found is None else ():
-            found = threads.track_of(part.id, lane)
+        for group in self._lazy_groups if found is None else ():
+            found = group.track_of(part.id, lane)
             if found is not None:
                 break
         return found or ""

@@ -64,7 +64,7 @@ class TreeNode:
     members: list[tuple[Part, int]] = field(default_factory=list)  # (part, lane) drawn here
     info: dict = field(default_factory=dict)
     series: Series | None = None  # a sampled counter's data
-    threads: Threads | None = None  # a large group of threads: its children, made when read
+    lazy: LazyGroup | None = None  # a large group's children (threads, processes), made when read
     _below: tuple[int, int] | None = None  # (event lanes, events) below it, once counted
 
     def as_dict(self) -> dict:
@@ -93,11 +93,11 @@ class TreeNode:
         return sum(p.index.lanes[lane].n_events for p, lane in self.members)
 
     def child_count(self) -> int:
-        return len(self.threads) if self.threads is not None else len(self.children)
+        return len(self.lazy) if self.lazy is not None else len(self.children)
 
     def child_nodes(self) -> Sequence[TreeNode]:
-        """Its children, in tree order (a large group of threads makes them as they are read)."""
-        return self.threads if self.threads is not None else self.children
+        """Its children, in tree order (a large group makes them as they are read)."""
+        return self.lazy if self.lazy is not None else self.children
 
     def below(self) -> tuple[int, int]:
         """(event lanes, events) of the node and every node below it; counted once (the tree
@@ -107,19 +107,19 @@ class TreeNode:
             for node in self.walk_made():
                 if node.data == "events":
                     lanes, events = lanes + 1, events + node._events()
-                if node.threads is not None:
-                    lanes, events = lanes + len(node.threads), events + node.threads.events
+                if node.lazy is not None:
+                    lanes, events = lanes + node.lazy.lanes, events + node.lazy.events
             self._below = (lanes, events)
         return self._below
 
     def event_members(self) -> Iterator[tuple[Part, int]]:
         """(part, lane) of every event lane of the node and below it, without making the
-        nodes of a large group of threads."""
+        nodes of a large group."""
         for node in self.walk_made():
             if node.data == "events":
                 yield from node.members
-            if node.threads is not None:
-                yield from node.threads.members()
+            if node.lazy is not None:
+                yield from node.lazy.members()
 
     def walk(self) -> Iterator[TreeNode]:
         """The node and every node below it, in tree order (the threads of a large group
@@ -128,7 +128,7 @@ class TreeNode:
         return self._walk(made_only=False)
 
     def walk_made(self) -> Iterator[TreeNode]:
-        """As ``walk``, less the threads of large groups (``threads``): the nodes the tree
+        """As ``walk``, less the children of large groups (``lazy``): the nodes the tree
         keeps."""
         return self._walk(made_only=True)
 
@@ -139,32 +139,71 @@ class TreeNode:
             yield node
             stack.extend(reversed(node.children if made_only else node.child_nodes()))
 
+    def descendant(self, track_id: str) -> TreeNode | None:
+        """The node of the id at or below this one, found by the id's path (a child's id
+        starts with its parent's, below a process), making no more of a large group than
+        the node asked for."""
+        node: TreeNode | None = self
+        while node is not None and node.id != track_id:
+            if node.lazy is not None:
+                return node.lazy.find(track_id)
+            node = next(
+                (c for c in node.children if track_id == c.id or track_id.startswith(f"{c.id}/")),
+                None,
+            )
+        return node
 
-class Threads(Sequence[TreeNode]):
-    """The CPU threads of a process of more than ``COLLAPSE_OVER``, as arrays: each thread's
-    node is made when read (a page of the group, a track a view names). Made at opening, the
-    200,000 nodes of a job of as many threads were most of its first reader's second and a
-    half of CPU, and 325 MB kept while it stayed open."""
 
-    def __init__(self, group_id: str, chunks: list[tuple[Part, list[int]]]) -> None:
-        """``chunks``: (part, its thread lanes) in the order they were gathered."""
-        self.group_id = group_id
-        self.parts = [part for part, _ in chunks]
-        source = np.concatenate([np.full(len(lanes), i) for i, (_, lanes) in enumerate(chunks)])
-        lane = np.concatenate([np.asarray(lanes, dtype=np.int64) for _, lanes in chunks])
-        tid = np.concatenate([part.index.lane_columns.tid[lanes] for part, lanes in chunks])
-        # By thread, each thread's lanes in the order gathered (its label is its latest's).
-        order = np.argsort(tid, kind="stable")
-        self.source, self.lane, self.member_tid = source[order], lane[order], tid[order]
-        first = np.flatnonzero(np.r_[True, self.member_tid[1:] != self.member_tid[:-1]])
-        self.tids = self.member_tid[first]
-        self.off = np.r_[first, len(order)]
-        self.events = sum(
-            int(part.index.lane_columns.n_events[lanes].sum()) for part, lanes in chunks
-        )
+class LazyGroup(Sequence[TreeNode]):
+    """The children of a group of more than ``COLLAPSE_OVER``, kept as arrays: a child's node
+    is made when read (a page of the group, a track a view names). ``lanes`` and ``events``:
+    the event lanes and events below the group."""
+
+    lanes: int
+    events: int
 
     def __len__(self) -> int:
-        return len(self.tids)
+        raise NotImplementedError
+
+    def _nodes(self, first: int, stop: int) -> list[TreeNode]:
+        """The nodes of children ``first`` to ``stop``."""
+        raise NotImplementedError
+
+    def find(self, track_id: str) -> TreeNode | None:
+        """The node of the id, if it is one of these children or below one."""
+        raise NotImplementedError
+
+    def track_of(self, part_id: int, lane: int) -> str | None:
+        """The id of the track that draws the part's lane, if it is below this group."""
+        raise NotImplementedError
+
+    # Each event lane below the group, as (``parts[source]``, ``lane``), in the group's order.
+    parts: list[Part]
+    source: np.ndarray
+    lane: np.ndarray
+
+    def members(self) -> Iterator[tuple[Part, int]]:
+        """(part, lane) of every event lane below the group."""
+        for source, lane in zip(self.source.tolist(), self.lane.tolist(), strict=True):
+            yield self.parts[source], lane
+
+    def _member_at(self, part_id: int, lane: int) -> int | None:
+        """Where the part's lane is among the members, if it is one."""
+        key = _member_key(part_id, lane)
+        at = int(np.searchsorted(self._member_keys, key))
+        if at == len(self._member_keys) or self._member_keys[at] != key:
+            return None
+        return int(self._member_order[at])
+
+    @cached_property
+    def _member_order(self) -> np.ndarray:
+        part_ids = np.array([part.id for part in self.parts], dtype=np.int64)
+        return np.argsort(_member_key(part_ids[self.source], self.lane), kind="stable")
+
+    @cached_property
+    def _member_keys(self) -> np.ndarray:
+        part_ids = np.array([part.id for part in self.parts], dtype=np.int64)
+        return _member_key(part_ids[self.source], self.lane)[self._member_order]
 
     @overload
     def __getitem__(self, at: int) -> TreeNode: ...
@@ -188,6 +227,36 @@ class Threads(Sequence[TreeNode]):
     def __reversed__(self) -> Iterator[TreeNode]:
         return reversed(self._nodes(0, len(self)))
 
+    def _node(self, at: int) -> TreeNode:
+        return self._nodes(at, at + 1)[0]
+
+
+class Threads(LazyGroup):
+    """The CPU threads of a process of more than ``COLLAPSE_OVER``, as arrays. Made at opening, the
+    200,000 nodes of a job of as many threads were most of its first reader's second and a
+    half of CPU, and 325 MB kept while it stayed open."""
+
+    def __init__(self, group_id: str, chunks: list[tuple[Part, list[int]]]) -> None:
+        """``chunks``: (part, its thread lanes) in the order they were gathered."""
+        self.group_id = group_id
+        self.parts = [part for part, _ in chunks]
+        source = np.concatenate([np.full(len(lanes), i) for i, (_, lanes) in enumerate(chunks)])
+        lane = np.concatenate([np.asarray(lanes, dtype=np.int64) for _, lanes in chunks])
+        tid = np.concatenate([part.index.lane_columns.tid[lanes] for part, lanes in chunks])
+        # By thread, each thread's lanes in the order gathered (its label is its latest's).
+        order = np.argsort(tid, kind="stable")
+        self.source, self.lane, self.member_tid = source[order], lane[order], tid[order]
+        first = np.flatnonzero(np.r_[True, self.member_tid[1:] != self.member_tid[:-1]])
+        self.tids = self.member_tid[first]
+        self.off = np.r_[first, len(order)]
+        self.events = sum(
+            int(part.index.lane_columns.n_events[lanes].sum()) for part, lanes in chunks
+        )
+        self.lanes = len(self.tids)
+
+    def __len__(self) -> int:
+        return len(self.tids)
+
     def find(self, track_id: str) -> TreeNode | None:
         """The thread the id names (``<group>/<tid>``), if it is one of these."""
         group, _, tid = track_id.rpartition("/")
@@ -200,28 +269,8 @@ class Threads(Sequence[TreeNode]):
         return node if node.id == track_id else None
 
     def track_of(self, part_id: int, lane: int) -> str | None:
-        """The id of the thread that draws the part's lane, if one of these does."""
-        at = int(np.searchsorted(self._member_keys, _member_key(part_id, lane)))
-        if at == len(self._member_keys) or self._member_keys[at] != _member_key(part_id, lane):
-            return None
-        return f"{self.group_id}/{int(self.member_tid[self._member_order[at]])}"
-
-    def members(self) -> Iterator[tuple[Part, int]]:
-        for source, lane in zip(self.source.tolist(), self.lane.tolist(), strict=True):
-            yield self.parts[source], lane
-
-    @cached_property
-    def _member_order(self) -> np.ndarray:
-        part_ids = np.array([part.id for part in self.parts], dtype=np.int64)
-        return np.argsort(_member_key(part_ids[self.source], self.lane), kind="stable")
-
-    @cached_property
-    def _member_keys(self) -> np.ndarray:
-        part_ids = np.array([part.id for part in self.parts], dtype=np.int64)
-        return _member_key(part_ids[self.source], self.lane)[self._member_order]
-
-    def _node(self, at: int) -> TreeNode:
-        return self._nodes(at, at + 1)[0]
+        member = self._member_at(part_id, lane)
+        return None if member is None else f"{self.group_id}/{int(self.member_tid[member])}"
 
     def _nodes(self, first: int, stop: int) -> list[TreeNode]:
         """The nodes of threads ``first`` to ``stop`` (the arrays read once for all of them)."""
@@ -247,6 +296,88 @@ class Threads(Sequence[TreeNode]):
                 )
             )
         return out
+
+
+class Processes(LazyGroup):
+    """The processes of a host's CPU heading when there are more than ``COLLAPSE_OVER`` and
+    every one of them has CPU threads only (a process with other lanes makes the host's
+    processes at opening, as a small host's are), as arrays: a process's node is made when
+    read. Made at opening, the three nodes of each of a job's 200,000 processes took its first
+    reader 4 s of CPU. Processes come in tree order: by lowest rank, then pid."""
+
+    def __init__(
+        self,
+        host: str,
+        node_index: int,
+        head: list[TreeNode],
+        chunks: list[tuple[Part, np.ndarray, np.ndarray]],
+    ) -> None:
+        """``head``: the heading's own children (its counters), first; ``chunks``: (part, the
+        pid of each of its thread lanes, those lanes), in the order the parts were read."""
+        self.host, self.node_index, self.head = host, node_index, head
+        self.parts = [part for part, _, _ in chunks]
+        source = np.concatenate([np.full(len(lanes), i) for i, (_, _, lanes) in enumerate(chunks)])
+        lane = np.concatenate([np.asarray(lanes, dtype=np.int64) for _, _, lanes in chunks])
+        pid = np.concatenate([np.asarray(pids, dtype=np.int64) for _, pids, _ in chunks])
+        # By process, then by part as read, then by lane: as ``_Process.add_threads`` takes them.
+        order = np.lexsort((lane, source, pid))
+        self.source, self.lane, self.member_pid = source[order], lane[order], pid[order]
+        first = np.flatnonzero(np.r_[True, self.member_pid[1:] != self.member_pid[:-1]])
+        self.pids = self.member_pid[first]
+        self.off = np.r_[first, len(order)]
+        rank = np.array([part.rank for part in self.parts], dtype=np.int64)[self.source]
+        lowest_rank = np.minimum.reduceat(rank, first) if len(first) else rank[:0]
+        self.tree_order = np.lexsort((self.pids, lowest_rank))
+        self.member_tid = np.concatenate(
+            [part.index.lane_columns.tid[lanes] for part, _, lanes in chunks]
+        )[order]
+        self.events = sum(
+            int(part.index.lane_columns.n_events[lanes].sum()) for part, _, lanes in chunks
+        )
+        self.lanes = len(np.unique(np.stack([self.member_pid, self.member_tid]), axis=1)[0])
+
+    def __len__(self) -> int:
+        return len(self.head) + len(self.pids)
+
+    def _nodes(self, first: int, stop: int) -> list[TreeNode]:
+        heads = self.head[first:stop]
+        at = self.tree_order[max(first - len(self.head), 0) : max(stop - len(self.head), 0)]
+        return heads + [self._process(int(i)).node({}) for i in at.tolist()]
+
+    def _process(self, at: int) -> _Process:
+        """The process of ``self.pids[at]``, its threads added a part at a time."""
+        pid = int(self.pids[at])
+        proc = _Process(f"{self.host}/{pid}", self.node_index, pid)
+        lo, hi = int(self.off[at]), int(self.off[at + 1])
+        sources, lanes = self.source[lo:hi].tolist(), self.lane[lo:hi].tolist()
+        cuts = [i for i in range(len(sources)) if i == 0 or sources[i] != sources[i - 1]]
+        for a, b in pairwise([*cuts, len(sources)]):
+            part = self.parts[sources[a]]
+            proc.ranks.add(part.rank)
+            proc.add_threads(part, lanes[a:b])
+        return proc
+
+    def find(self, track_id: str) -> TreeNode | None:
+        """The node the id names: a heading's counter, a process (``<host>/<pid>``) or a node
+        below one."""
+        for node in self.head:
+            if node.id == track_id:
+                return node
+        if not track_id.startswith(f"{self.host}/"):
+            return None
+        pid = track_id[len(self.host) + 1 :].split("/", 1)[0]
+        if not pid.lstrip("-").isdigit():
+            return None
+        at = int(np.searchsorted(self.pids, int(pid)))
+        if at == len(self.pids) or self.pids[at] != int(pid):
+            return None
+        return self._process(at).node({}).descendant(track_id)
+
+    def track_of(self, part_id: int, lane: int) -> str | None:
+        member = self._member_at(part_id, lane)
+        if member is None:
+            return None
+        return f"{self.host}/{self.member_pid[member]}/cpu/{self.member_tid[member]}"
 
 
 def _member_key(part_id, lane):
@@ -340,7 +471,7 @@ class _Process:
         if sum(len(lanes) for _, lanes in self.threads) > COLLAPSE_OVER:
             threads = Threads(cpu.id, self.threads)
             if len(threads) > COLLAPSE_OVER:
-                cpu.threads = threads
+                cpu.lazy = threads
             else:
                 cpu.children = list(threads)
             return cpu
@@ -489,16 +620,17 @@ def _cpu(name: str, samples: dict) -> TreeNode:
 
 
 def nodes_made_at_once(parts: list[Part]) -> int:
-    """About how many nodes ``build_tree`` makes: one per lane other than a thread's, three per
-    process, one per thread of a process of at most ``COLLAPSE_OVER`` (a larger one's are made
-    when read)."""
+    """About how many nodes ``build_tree`` makes: one per lane other than a thread's, and per
+    process of threads three and one per thread of at most ``COLLAPSE_OVER``; a part of more
+    than ``COLLAPSE_OVER`` such processes, or a process of more threads, makes theirs when read."""
     made = 0
     for part in parts:
         lanes = part.index.lane_columns
         is_thread = lanes.of_kind(THREAD)
         _, threads = np.unique(lanes.pid[is_thread], return_counts=True)
-        made += int((~is_thread).sum()) + 3 * len(threads)
-        made += int(threads[threads <= COLLAPSE_OVER].sum())
+        made += int((~is_thread).sum())
+        if len(threads) <= COLLAPSE_OVER:
+            made += 3 * len(threads) + int(threads[threads <= COLLAPSE_OVER].sum())
     return made
 
 
@@ -507,13 +639,16 @@ def build_tree(parts: list[Part], series: Sequence[Series] = ()) -> list[TreeNod
     samples = _node_samples(series)
     node_names = sorted({p.node for p in parts} | set(samples), key=_natural)
     processes: dict[str, _Process] = {}
+    # Per host: (part, the pid of each thread lane, those lanes), added once every part's
+    # other lanes have made the processes that have them.
+    thread_chunks: dict[str, list[tuple[Part, np.ndarray, np.ndarray]]] = defaultdict(list)
     for part in parts:
         node_index = node_names.index(part.node)
 
         def process(pid: int, part: Part = part, node_index: int = node_index) -> _Process:
             key = f"{part.node}/{pid}"
             proc = processes.get(key)
-            if proc is None:  # made once per process, not per lane (3.6 s of 200,000 threads)
+            if proc is None:
                 proc = processes[key] = _Process(key, node_index, pid)
             proc.ranks.add(part.rank)
             return proc
@@ -528,27 +663,57 @@ def build_tree(parts: list[Part], series: Sequence[Series] = ()) -> list[TreeNod
         is_thread = lanes.of_kind(THREAD)
         for number in np.flatnonzero(~is_thread).tolist():
             process(int(pid[number])).add(part, part.index.lanes[number])
-        # Thread lanes by process as arrays, not one by one (a trace may hold 200,000).
         threads = np.flatnonzero(is_thread)
-        order = np.argsort(pid[threads], kind="stable")
-        owners, numbers = pid[threads][order], threads[order].tolist()
-        cuts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])[: len(owners)].tolist()
-        for lo, hi in pairwise([*cuts, len(numbers)]):
-            process(int(owners[lo])).add_threads(part, numbers[lo:hi])
+        thread_chunks[part.node].append((part, pid[threads], threads))
     out = []
     for name in node_names:
+        node_samples = samples.get(name, {})
+        cpu = _cpu(name, node_samples)
+        _add_threads(name, node_names.index(name), thread_chunks[name], processes, cpu)
         mine = sorted(
             (p for p in processes.values() if p.key.startswith(f"{name}/")),
             key=lambda p: (min(p.ranks), p.pid),
         )
-        node_samples = samples.get(name, {})
         node = TreeNode(name, name, "node")
-        cpu = _cpu(name, node_samples)
         gpus = TreeNode(f"{name}/gpus", "GPUs", "gpus", info={"unit": "%"})
         for proc in mine:
             (gpus if proc.devices else cpu).children.append(proc.node(node_samples))
         if any(n.kind == "gpu_util" for n in gpus.walk()):
             gpus.data = "counter"  # the mean of the node's GPUs
-        node.children = [n for n in (cpu, gpus) if n.children or n.data]
+        node.children = [n for n in (cpu, gpus) if n.children or n.lazy or n.data]
         out.append(node)
     return out
+
+
+def _add_threads(
+    host: str,
+    node_index: int,
+    chunks: list[tuple[Part, np.ndarray, np.ndarray]],
+    processes: dict[str, _Process],
+    cpu: TreeNode,
+) -> None:
+    """Gives each process of ``host`` its thread lanes, a part at a time, by arrays (a trace
+    may hold 200,000). More than ``COLLAPSE_OVER`` processes of threads alone, and no other
+    process on the host's CPU heading: they are kept as arrays, the heading's ``lazy``
+    (``Processes``); otherwise each is made here, beside the others."""
+    mine = [p for p in processes.values() if p.key.startswith(f"{host}/")]
+    made = np.array(sorted(p.pid for p in mine), dtype=np.int64)
+    split = [(part, pids, lanes, np.isin(pids, made)) for part, pids, lanes in chunks]
+    alone = np.unique(np.concatenate([pids[~known] for _, pids, _, known in split] or [made]))
+    if len(alone) > COLLAPSE_OVER and not any(not p.devices for p in mine):
+        alone_chunks = [(part, pids[~known], lanes[~known]) for part, pids, lanes, known in split]
+        cpu.lazy = Processes(host, node_index, cpu.children, alone_chunks)
+        split = [
+            (part, pids[known], lanes[known], known[known]) for part, pids, lanes, known in split
+        ]
+    for part, pids, lanes, _ in split:
+        order = np.argsort(pids, kind="stable")
+        owners, numbers = pids[order], lanes[order].tolist()
+        cuts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])[: len(owners)].tolist()
+        for lo, hi in pairwise([*cuts, len(numbers)]):
+            key = f"{host}/{int(owners[lo])}"
+            proc = processes.get(key)
+            if proc is None:  # made once per process, not per lane (3.6 s of 200,000 threads)
+                proc = processes[key] = _Process(key, node_index, int(owners[lo]))
+            proc.ranks.add(part.rank)
+            proc.add_threads(part, numbers[lo:hi])
