@@ -34,7 +34,8 @@ rode out every fault (the killed worker restarted by the launcher) and every fau
 fault_recovery_s: the slowest fault's time from its end to its parts ended and insights
 computed; many_tracks_peak_mb: the largest worker process while the many-track traces parsed;
 sql_answer_peak_mb: what the SQL answers add to a fresh process's peak memory (VmHWM), one at a
-time, the web's code loaded (the web processes' sizes are printed too); read_p95_ms: readers' p95 under
+time, the web's code loaded (the web processes' sizes are printed too; each query runs in a
+process of its own, capped at SQL_PROCESS_MEMORY_MB); read_p95_ms: readers' p95 under
 load; drain_s: from the end of the load until its parts (uploaders' and large traces) are done or
 failed and their jobs' insights computed (the hostile parts are waited for too, up to
 ``--drain-timeout``, and counted in hostile_stuck); worker_peak_rss_mb: the peak sum of the

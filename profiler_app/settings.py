@@ -405,14 +405,16 @@ CACHES = {
 
 # SQL console (profiler_app.sql): each query's time, row, answer size, memory and thread
 # bounds, and how many run at once in one web process. The memory limit is DuckDB's (nothing
-# spills); a web process peaks at about its base + SQL_MAX_CONCURRENT x (it + a batch), see
-# docs/sql.md.
+# spills); each query runs in a process of its own, see docs/sql.md.
 SQL_TIMEOUT_S = envfloat("SQL_TIMEOUT_S", 10.0)
 SQL_MAX_ROWS = envint("SQL_MAX_ROWS", 10_000)
 SQL_MAX_BYTES = envint("SQL_MAX_BYTES", 16 * 2**20)
 SQL_MEMORY_LIMIT = envstr("SQL_MEMORY_LIMIT", "256MB")
 SQL_THREADS = envint("SQL_THREADS", 2)
 SQL_MAX_CONCURRENT = envint("SQL_MAX_CONCURRENT", 2)
+# Each query runs in a child process whose memory beyond the console's code is capped at this
+# (RLIMIT_DATA): DuckDB's memory limit does not bound the strings a query builds.
+SQL_PROCESS_MEMORY_MB = envint("SQL_PROCESS_MEMORY_MB", 512)
 # Downloads: a timeline export (streamed) and a report page answer at most this many bytes;
 # larger ones are refused with 413 (an export that reaches it unforeseen ends, saying so).
 EXPORT_MAX_BYTES = envint("EXPORT_MAX_MB", 2048) * 2**20

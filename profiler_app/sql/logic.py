@@ -8,8 +8,8 @@ from django.conf import settings
 
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.profiles.models import PartSummary
-from profiler_app.sql.pure.answer import Answer
-from profiler_app.sql.pure.console import Limits, StorePart, open_query
+from profiler_app.sql.pure.console import Limits, StorePart
+from profiler_app.sql.pure.isolated import IsolatedAnswer, open_isolated
 from profiler_app.traces.store_files import StoreFiles
 from profiler_app.traces.store_layout import TOTALS_FILE
 
@@ -50,12 +50,13 @@ def limits() -> Limits:
     )
 
 
-def query_job(job: TrainingJob, query: str) -> Answer:
-    """The query's answer, to stream; it counts as running until it is closed."""
+def query_job(job: TrainingJob, query: str) -> IsolatedAnswer:
+    """The query's answer, to stream, computed in a process of its own of bounded memory
+    (``sql.pure.isolated``); it counts as running until it is closed."""
     if not _running.acquire(timeout=settings.SQL_TIMEOUT_S):
         raise ConsoleBusy()
     try:
-        answer = open_query(job_parts(job), query, limits())
+        answer = open_isolated(job_parts(job), query, limits(), settings.SQL_PROCESS_MEMORY_MB)
     except BaseException:
         _running.release()
         raise
