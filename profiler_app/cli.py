@@ -189,10 +189,25 @@ def write_run_file(
             "processes": {c.role: c.restarts for c in children},
         },
     }
+    text = json.dumps(info, indent=2)
+    if text == _run_file_written.get(path):
+        return
     # Written whole then renamed: a web process reading it never sees half of it.
     partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps(info, indent=2))
-    partial.replace(path)
+    try:
+        partial.write_text(text)
+        partial.replace(path)
+    except OSError as error:  # a full disk: the server keeps running, the file waits for room
+        if _run_file_written.get(path) is not None:
+            say(f"could not write {path.name} ({error.strerror}); trying again")
+        _run_file_written[path] = None
+        return
+    _run_file_written[path] = text
+
+
+# What the launcher last wrote to each run file (None: its last write failed): the supervisor
+# asks every half second, and writes only what changed.
+_run_file_written: dict[Path, str | None] = {}
 
 
 def up(host: str, port: int) -> int:
