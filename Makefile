@@ -24,19 +24,21 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-.stamp-install: pyproject.toml | $(BIN)/python
+# The stamps live in the virtual environment: a new one is installed again, whatever the
+# stamps of an old one said.
+$(VENV)/.stamp-install: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet $(TORCH)
 	$(BIN)/pip install --quiet -e '.[server,collector,embedded]'
 	touch $@
 
 # The trainer callbacks' tests train with Lightning and Transformers (their torch stays ours);
 # the XPlane tests profile a JAX loop and a TensorFlow loop on CPU.
-.stamp-install-dev: .stamp-install pyproject.toml
+$(VENV)/.stamp-install-dev: $(VENV)/.stamp-install pyproject.toml
 	$(BIN)/pip install --quiet -e '.[server,collector,embedded,dev,lightning,huggingface,jax,tensorflow]' $(TORCH)
 	touch $@
 
-install: .stamp-install
-install-dev: .stamp-install-dev
+install: $(VENV)/.stamp-install
+install-dev: $(VENV)/.stamp-install-dev
 
 frontend/node_modules/.package-lock.json: frontend/package.json frontend/package-lock.json
 	npm --prefix frontend ci --no-audit --no-fund
