@@ -8,15 +8,17 @@ from django.core.exceptions import ImproperlyConfigured
 
 from profiler_app.lib.env import envbool, envfloat, envint, envlist, envpath, envstr
 from profiler_app.metrics.access import parse_networks
+from profiler_app.metrics.files import metrics_folder
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Everything this server writes (raw profiles, timeline stores, the secret key) is private to
 # its user: files 0600, folders 0700.
 os.umask(0o077)
 DATA_DIR = envpath("PROFILER_DATA_DIR", BASE_DIR / "var")
-# /metrics sums the request counts of every web process from their files here (prometheus_client
-# reads the variable when it is first imported, which INSTALLED_APPS does below).
-os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(DATA_DIR / "metrics"))
+# /metrics sums the request counts of every web process from their files here, in memory
+# (profiler_app.metrics.files; prometheus_client reads the variable when it is first imported,
+# which INSTALLED_APPS does below).
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(metrics_folder(DATA_DIR)))
 Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
 
 DEBUG = envbool("DEBUG", False)
