@@ -79,5 +79,7 @@ def test_it_reads_steps_and_ops_of_a_tensorflow_cpu_profile(tmp_path):
         total[name] += dur
     assert Counter(names) == want_count
     assert total == want_total
-    # TensorFlow's ops ("name:Type") ran on its compute threads, each once a step at least.
-    assert want_count["matmul:_MklMatMul"] >= STEPS
+    # TensorFlow's ops ("name:Type") ran on its compute threads, each once a step at least; the
+    # kernel (the type) is TensorFlow's choice on this CPU (_MklMatMul with oneDNN, else MatMul).
+    matmuls = {name: n for name, n in want_count.items() if name.startswith("matmul:")}
+    assert sum(matmuls.values()) >= STEPS, sorted(want_count)

@@ -161,6 +161,10 @@ class LazyGroup(Sequence[TreeNode]):
 
     lanes: int
     events: int
+    # Each event lane below the group, as (``parts[source]``, ``lane``), in the group's order.
+    parts: list[Part]
+    source: np.ndarray
+    lane: np.ndarray
 
     def __len__(self) -> int:
         raise NotImplementedError
@@ -176,11 +180,6 @@ class LazyGroup(Sequence[TreeNode]):
     def track_of(self, part_id: int, lane: int) -> str | None:
         """The id of the track that draws the part's lane, if it is below this group."""
         raise NotImplementedError
-
-    # Each event lane below the group, as (``parts[source]``, ``lane``), in the group's order.
-    parts: list[Part]
-    source: np.ndarray
-    lane: np.ndarray
 
     def members(self) -> Iterator[tuple[Part, int]]:
         """(part, lane) of every event lane below the group."""
