@@ -333,7 +333,12 @@ class Processes(LazyGroup):
         self.events = sum(
             int(part.index.lane_columns.n_events[lanes].sum()) for part, _, lanes in chunks
         )
-        self.lanes = len(np.unique(np.stack([self.member_pid, self.member_tid]), axis=1)[0])
+        # A thread node per (pid, tid): pairs counted by sorting, not ``np.unique(axis=1)``,
+        # which took 0.17 s of a 200,000-process job's opening.
+        by_pair = np.lexsort((self.member_tid, self.member_pid))
+        pid_sorted, tid_sorted = self.member_pid[by_pair], self.member_tid[by_pair]
+        changes = (pid_sorted[1:] != pid_sorted[:-1]) | (tid_sorted[1:] != tid_sorted[:-1])
+        self.lanes = int(changes.sum()) + (1 if len(by_pair) else 0)
 
     def __len__(self) -> int:
         return len(self.head) + len(self.pids)
@@ -377,6 +382,16 @@ class Processes(LazyGroup):
         if member is None:
             return None
         return f"{self.host}/{self.member_pid[member]}/cpu/{self.member_tid[member]}"
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of sorted ``values`` starts, then ``len(values)``: what
+    ``np.unique`` gives of 200,000 pids in 0.1 s (hashing them), from a sort of 0.01 s."""
+    return (
+        np.flatnonzero(np.r_[True, values[1:] != values[:-1], True])
+        if len(values)
+        else np.zeros(1, np.int64)
+    )
 
 
 def _member_key(part_id, lane):
@@ -626,7 +641,7 @@ def nodes_made_at_once(parts: list[Part]) -> int:
     for part in parts:
         lanes = part.index.lane_columns
         is_thread = lanes.of_kind(THREAD)
-        _, threads = np.unique(lanes.pid[is_thread], return_counts=True)
+        threads = np.diff(_run_starts(np.sort(lanes.pid[is_thread])))
         made += int((~is_thread).sum())
         if len(threads) <= COLLAPSE_OVER:
             made += 3 * len(threads) + int(threads[threads <= COLLAPSE_OVER].sum())
@@ -698,7 +713,8 @@ def _add_threads(
     mine = [p for p in processes.values() if p.key.startswith(f"{host}/")]
     made = np.array(sorted(p.pid for p in mine), dtype=np.int64)
     split = [(part, pids, lanes, np.isin(pids, made)) for part, pids, lanes in chunks]
-    alone = np.unique(np.concatenate([pids[~known] for _, pids, _, known in split] or [made]))
+    alone = np.sort(np.concatenate([pids[~known] for _, pids, _, known in split] or [made]))
+    alone = alone[_run_starts(alone)[:-1]]
     if len(alone) > COLLAPSE_OVER and not any(not p.devices for p in mine):
         alone_chunks = [(part, pids[~known], lanes[~known]) for part, pids, lanes, known in split]
         cpu.lazy = Processes(host, node_index, cpu.children, alone_chunks)
