@@ -127,6 +127,30 @@ def _prefix_within(batch: pa.RecordBatch, budget: int) -> int:
     return lo
 
 
+def document_end(
+    truncated_by: str | None,
+    values_cut: bool,
+    note: str,
+    elapsed_ms: float,
+    read_from: str,
+    max_rows: int,
+    max_bytes: int,
+) -> bytes:
+    """The answer's last piece: the rows' closing bracket and what the answer says of itself."""
+    tail = {
+        "truncated": truncated_by is not None,
+        "truncated_by": truncated_by,
+        "values_cut": values_cut,
+        "note": note,
+        "elapsed_ms": elapsed_ms,
+        "read_from": read_from,
+        "max_rows": max_rows,
+        "max_bytes": max_bytes,
+        "max_value_chars": MAX_VALUE_CHARS,
+    }
+    return b"]," + json.dumps(tail, ensure_ascii=False)[1:].encode()
+
+
 class Answer:
     """One query's answer. Iterating it yields the JSON document in pieces:
     ``{"columns", "types", "rows", "truncated", "truncated_by", "values_cut", "note",
@@ -270,18 +294,15 @@ class Answer:
         for piece in self.json_rows():
             yield piece if first else b"," + piece
             first = False
-        tail = {
-            "truncated": self.truncated_by is not None,
-            "truncated_by": self.truncated_by,
-            "values_cut": self.values_cut,
-            "note": self.note,
-            "elapsed_ms": self.elapsed_ms,
-            "read_from": self.read_from,
-            "max_rows": self.max_rows,
-            "max_bytes": self.max_bytes,
-            "max_value_chars": MAX_VALUE_CHARS,
-        }
-        yield b"]," + json.dumps(tail, ensure_ascii=False)[1:].encode()
+        yield document_end(
+            self.truncated_by,
+            self.values_cut,
+            self.note,
+            self.elapsed_ms,
+            self.read_from,
+            self.max_rows,
+            self.max_bytes,
+        )
 
     def close(self) -> None:
         if self._closed:

@@ -12,7 +12,6 @@ time.
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import resource
 import time
@@ -20,7 +19,7 @@ from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 
 from profiler_app.sql.pure import console
-from profiler_app.sql.pure.answer import MAX_VALUE_CHARS
+from profiler_app.sql.pure.answer import document_end
 from profiler_app.sql.pure.console import (
     Limits,
     QueryFailed,
@@ -109,18 +108,15 @@ class IsolatedAnswer:
     def _broken_tail(self) -> bytes:
         """The end of the JSON document when the child died after its first piece: the rows
         sent stand, and the note says why no more came."""
-        tail = {
-            "truncated": True,
-            "truncated_by": "error",
-            "values_cut": False,
-            "note": _stopped(self.memory_mb, self.limits, self.deadline),
-            "elapsed_ms": round((time.monotonic() - self.started) * 1000, 1),
-            "read_from": "events",
-            "max_rows": self.limits.max_rows,
-            "max_bytes": self.limits.max_bytes,
-            "max_value_chars": MAX_VALUE_CHARS,
-        }
-        return b"]," + json.dumps(tail, ensure_ascii=False)[1:].encode()
+        return document_end(
+            "error",
+            False,
+            _stopped(self.memory_mb, self.limits, self.deadline),
+            round((time.monotonic() - self.started) * 1000, 1),
+            "events",
+            self.limits.max_rows,
+            self.limits.max_bytes,
+        )
 
     def close(self) -> None:
         if self._closed:
