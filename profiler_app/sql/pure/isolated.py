@@ -6,8 +6,8 @@ each value was cut to 64 KiB before it was handed over. So each query runs in a 
 process (forked from a server that has the console loaded), whose memory is capped
 (``RLIMIT_DATA``) at what it had loaded plus ``memory_mb``: past it, DuckDB fails the query
 ("out of memory"; that query needs 768 MB to 1 GB of it) and the web process has grown by
-nothing but the answer's pieces on their way through. The child is killed when the answer is closed or overruns its
-time.
+nothing but the answer's pieces on their way through. The child is killed when the answer is
+closed or overruns its time.
 """
 
 from __future__ import annotations
