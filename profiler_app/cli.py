@@ -1,4 +1,9 @@
-"""`profiler-app`: start the whole product (up), one role of it (web, worker, beat), or ask status."""
+"""`profiler-app`: start the whole product (up), one role of it (web, worker, beat), or ask status.
+
+One module on purpose (near 460 lines): the launcher's children, their restarts, the watch on
+the database and broker they depend on, and the run file that `status` and `manage.py` read are
+one supervisor's state, read most easily side by side.
+"""
 
 from __future__ import annotations
 

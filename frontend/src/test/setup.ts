@@ -9,6 +9,7 @@ configure({ asyncUtilTimeout: 30_000 });
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  vi.restoreAllMocks();
   // Modules that need no DOM (file reading, the upload protocol) test under Node.
   if (typeof document !== "undefined")
     document.cookie = "csrftoken=; expires=Thu, 01 Jan 1970 00:00:00 GMT";
