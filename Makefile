@@ -13,7 +13,11 @@ FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.
 run: install frontend
 	$(BIN)/profiler-app up
 
-test: install-dev frontend system-deps check-schema check-compose lint typecheck frontend-test pytest
+# The checks run two at a time (each is one process on one core), after the schema check,
+# which rewrites files the frontend's checks read; then the tests.
+test: install-dev frontend system-deps check-schema
+	$(MAKE) --no-print-directory -j2 --output-sync=target check-compose lint typecheck frontend-test
+	$(MAKE) --no-print-directory pytest
 
 # The inner loop: lint, types, the frontend's unit tests and the tests that need no database,
 # broker or browser, two at a time (each runs on one core). `make test` still runs everything.

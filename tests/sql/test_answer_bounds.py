@@ -87,7 +87,9 @@ def test_it_says_when_duckdb_failed_while_the_rows_were_sent():
     result = run_query(
         [],
         "select case when range = 1000000 then error('boom') else range end from range(3000000)",
-        Limits(max_rows=10**9, timeout_s=600),  # the error, not a busy machine's clock, ends it
+        # The error, not a busy machine's clock, ends it; one thread computes rows only as they
+        # are fetched (a second one ran ahead to the error before the first rows were sent).
+        Limits(max_rows=10**9, timeout_s=600, threads=1),
     )
     assert result.truncated_by == "error" and 0 < len(result.rows) < 1_000_000
     assert result.note.endswith("Invalid Input Error: boom")
