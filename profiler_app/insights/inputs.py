@@ -7,6 +7,7 @@ rows and the framework time of the parsed events (``job_data``).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from itertools import groupby
@@ -14,13 +15,15 @@ from operator import attrgetter
 
 import numpy as np
 import pandas as pd
+from django.db import connection
+from django.db.models import QuerySet
 
 from profiler_app.analysis import RankTrace, frames
 from profiler_app.analysis.events import STRING_COLUMNS
 from profiler_app.analysis.frames import JobData
 from profiler_app.analysis.framework import metrics_from_samples
 from profiler_app.core import storage
-from profiler_app.core.models import PartKind, PartState, ProfilePart, TrainingJob
+from profiler_app.core.models import Node, PartKind, PartState, ProfilePart, TrainingJob
 from profiler_app.profiles.figures import in_window, is_sampled, step_time, taken_over, window_info
 from profiler_app.profiles.models import PartSummary, Step, UtilizationPoint
 from profiler_app.traces.model import DERIVED_SOURCE
@@ -45,9 +48,9 @@ def _chunk_samples(name: str) -> tuple[dict, dict[int, int]]:
     return samples, {int(d["index"]): int(d["total_memory_bytes"]) for d in devices}
 
 
-def job_data(job: TrainingJob, framework: list[pd.DataFrame], window: str | None = None) -> JobData:
+def job_data(job: TrainingJob, framework: pd.DataFrame, window: str | None = None) -> JobData:
     """What the system rules read of the job; ``framework``: each rank's
-    ``framework_from_events``."""
+    ``framework_from_events``, one after another."""
     collector_parts = list(
         ProfilePart.objects.filter(job=job, kind=PartKind.COLLECTOR, state=PartState.DONE)
         .select_related("node")
@@ -65,7 +68,7 @@ def job_data(job: TrainingJob, framework: list[pd.DataFrame], window: str | None
     return JobData(
         pd.concat([measured, derived], ignore_index=True) if len(derived) else measured,
         steps,
-        pd.concat(framework, ignore_index=True) if framework else JobData.empty().framework,
+        framework,
         # Only the collector knows when the training started; an imported trace starts
         # wherever profiling did.
         job_start_ns=_ns(job.started_at) if collector_parts else None,
@@ -78,21 +81,53 @@ def _kernel_busy_gpu_utilization(
     job: TrainingJob, measured: pd.DataFrame, window: str | None
 ) -> pd.DataFrame:
     """GPU utilisation from kernel busy time (the dashboard's series) for the GPUs that have
-    no NVML samples: the GPU rules then judge an imported trace too."""
+    no NVML samples: the GPU rules then judge an imported trace too. In the order of node name,
+    device and time."""
+    points = _numbers(
+        in_window(UtilizationPoint, job, window).filter(
+            metric=frames.GPU_UTIL, source=DERIVED_SOURCE, part__state=PartState.DONE
+        ),
+        ["time_ns", "node_id", "device", "value"],
+    )
+    nodes = list(Node.objects.filter(job=job).order_by("name").values_list("id", "name"))
+    order = {node_id: at for at, (node_id, _) in enumerate(nodes)}
+    names = np.array([name for _, name in nodes] or [""], dtype=object)
+    node_at = points["node_id"].map(order).to_numpy(dtype=np.int64)
+    device = points["device"].to_numpy(dtype=np.int64)
+    rows = np.lexsort((points["time_ns"].to_numpy(), device, node_at))
     gpu = measured[measured["metric"] == frames.GPU_UTIL]
-    have = set(zip(gpu["node"], gpu["device"].astype(int), strict=True))
-    rows = [
-        row
-        for row in in_window(UtilizationPoint, job, window)
-        .filter(metric=frames.GPU_UTIL, source=DERIVED_SOURCE, part__state=PartState.DONE)
-        .order_by("node__name", "device", "time_ns")
-        .values_list("time_ns", "node__name", "device", "value")
-        if (row[1], row[2]) not in have
-    ]
-    if not rows:
+    if len(gpu):
+        have = pd.MultiIndex.from_arrays([gpu["node"].astype(str), gpu["device"].astype(np.int64)])
+        sampled = pd.MultiIndex.from_arrays([names[node_at], device]).isin(have)
+        rows = rows[~sampled[rows]]
+    if not len(rows):
         return JobData.empty().metrics
-    time_ns, node, device, value = (list(c) for c in zip(*rows, strict=True))
-    return frames.metrics_frame(time_ns, node, device, [frames.GPU_UTIL] * len(rows), value)
+    return frames.metrics_frame(
+        points["time_ns"].to_numpy()[rows],
+        names[node_at[rows]],
+        device[rows],
+        pd.Categorical.from_codes(np.zeros(len(rows), np.int8), [frames.GPU_UTIL]),
+        points["value"].to_numpy()[rows],
+    )
+
+
+def _numbers(queryset: QuerySet, columns: list[str]) -> pd.DataFrame:
+    """Numeric ``columns`` of the rows, sent by the database as one text of CSV lines: a
+    1,024-rank job's 750,000 kernel-busy points in 0.5 s, where rows as Python tuples took
+    1.5 s (COPY sends a message per row: as slow) and a sort in the database that spilled to
+    disk as much again."""
+    sql, params = queryset.values_list(*columns).query.sql_with_params()
+    names = ", ".join(f"c{at}" for at in range(len(columns)))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT string_agg(concat_ws(',', {names}), E'\\n') FROM ({sql}) AS rows ({names})",
+            params,
+        )
+        (text,) = cursor.fetchone()
+    if not text:
+        return pd.DataFrame({column: np.array([], dtype=np.int64) for column in columns})
+    # Floats as the database wrote them (shortest text that reads back the same value).
+    return pd.read_csv(io.StringIO(text), header=None, names=columns)
 
 
 def _steps(job: TrainingJob, window: str | None) -> pd.DataFrame:

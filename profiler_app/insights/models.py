@@ -34,6 +34,9 @@ class JobInsights(models.Model):
     computed_at = models.DateTimeField(null=True)
     report = models.JSONField(default=dict)
     analyses = models.JSONField(default=dict)
+    # Which combination of the ranks' kept facts ``analyses`` holds (``rank_results.KeptJob``):
+    # a run that finds the same one does not write them again.
+    analyses_key = models.CharField(max_length=32, blank=True, default="")
     error = models.TextField(blank=True)
     # A sign of life: when a queued run is due, stamped every second while it runs. The
     # insights sweep queues again a run queued or running without one for a stall period.

@@ -14,28 +14,34 @@ import hashlib
 import hmac
 import logging
 import pickle
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from django.utils.crypto import salted_hmac
 
 import tracefmt
 from profiler_app.analysis import RankTrace
+from profiler_app.analysis.cluster import collective_waits_by_window
+from profiler_app.analysis.frames import JobData
 from profiler_app.core import storage
 from profiler_app.core.models import TrainingJob
+from profiler_app.core.text import storable_json
 from profiler_app.insights.inputs import rank_parts, rank_trace
 from profiler_app.insights.pure.by_rank import (
+    JobFacts,
     RankFacts,
-    RankResult,
+    combine_facts,
     depends_on,
-    judge_facts,
     read_facts,
 )
+from profiler_app.insights.summaries import tables_json
 from profiler_app.lib.code_digest import code_digest
 from profiler_app.profiles.models import PartSummary
 
 log = logging.getLogger(__name__)
+Kept = TypeVar("Kept")
 
 # The code a result comes from: any change to it (a new release) computes every result again.
 _APP = Path(__file__).resolve().parent.parent
@@ -47,11 +53,42 @@ _CODE = (
 )
 
 
-def rank_results(job_id: int, params: Mapping[str, Any], window: str) -> Iterator[RankResult]:
-    """Each rank's result in rank order: its facts, kept or read (and then kept), judged with
-    ``params``; one rank at a time."""
-    for rank, parts in rank_parts(job_id):
-        yield judge_facts(kept_or_read(job_id, rank, parts, params, (window,))[window], params)
+@dataclass(frozen=True)
+class KeptJob:
+    """A job's ranks combined in a window (``job_facts``): its analyses as the pages show
+    them (JSON text: written to the database as it is) and its facts. Kept beside the ranks'
+    own, for the same ranks' facts: a run that changes no rank (a rule's parameter) reads one
+    file, not one per rank, and does not rebuild 25 MB of analyses for 1,024 ranks."""
+
+    key: str  # which ranks' facts it combines
+    analyses: str
+    facts: JobFacts
+
+
+def job_facts(job_id: int, params: Mapping[str, Any], window: str) -> KeptJob:
+    """The job's ranks combined in ``window`` with the analysis parameters of ``params``: kept,
+    or combined from each rank's facts (kept or read, one rank at a time) and kept."""
+    ranks = list(rank_parts(job_id))
+    keys = [_key(job_id, rank, parts, params, window) for rank, parts in ranks]
+    digest = hashlib.sha256(repr(keys).encode()).hexdigest()[:32]
+    key = storage.kept_key(job_id, f"job/{window}/{digest}.pickle")
+    kept = _load(key, KeptJob)
+    if kept is not None:
+        return kept
+    combined = combine_facts(
+        kept_or_read(job_id, rank, parts, params, (window,))[window] for rank, parts in ranks
+    )
+    if combined is None:
+        kept = KeptJob(
+            digest, "{}", JobFacts(JobData.empty().framework, collective_waits_by_window([]), [])
+        )
+    else:
+        tables, facts = combined
+        del combined  # each table goes once its JSON is made
+        # Names from traces may hold what Postgres refuses in text (NUL): quoted.
+        kept = KeptJob(digest, storable_json(tables_json(tables.combined())), facts)
+    _keep(job_id, key, kept)
+    return kept
 
 
 def kept_or_read(
@@ -64,7 +101,11 @@ def kept_or_read(
     """The rank's facts in each of ``windows``, kept for exactly these parts and analysis
     parameters; those missing read from its stores (once for every window), and kept."""
     keys = {window: _key(job_id, rank, parts, params, window) for window in windows}
-    found = {window: facts for window, key in keys.items() if (facts := _load(key)) is not None}
+    found = {
+        window: facts
+        for window, key in keys.items()
+        if (facts := _load(key, RankFacts)) is not None
+    }
     missing = [window for window in keys if window not in found]
     if not missing:
         return found
@@ -72,11 +113,7 @@ def kept_or_read(
     read = read_rank(trace, params, missing)
     del trace
     for window in missing:
-        _keep(keys[window], read[window])
-    if not TrainingJob.objects.filter(pk=job_id).exists():
-        # Deleted while the rank was read: its stores, and its results, went before these
-        # were written. (Deleted after this check: the stores' removal takes them.)
-        storage.remove_kept(job_id)
+        _keep(job_id, keys[window], read[window])
     return {**found, **read}
 
 
@@ -102,7 +139,7 @@ def _signature(data: bytes) -> bytes:
     return salted_hmac(__name__, data, algorithm="sha256").digest()
 
 
-def _load(key: str) -> RankFacts | None:
+def _load(key: str, kind: type[Kept]) -> Kept | None:
     try:
         blob = storage.read_kept(key)
     except storage.StorageError:
@@ -120,15 +157,19 @@ def _load(key: str) -> RankFacts | None:
     except Exception:  # from another version of a library: computed again
         log.warning("Kept insights result %s unreadable: computed again", key, exc_info=True)
         return None
-    return result if isinstance(result, RankFacts) else None
+    return result if isinstance(result, kind) else None
 
 
-def _keep(key: str, result: RankFacts) -> None:
-    """Keeps the rank's facts in place of its earlier ones in the window (other parts or
-    analysis parameters: one kept per rank and window, the latest). A failure costs the next
-    run a read, no more."""
+def _keep(job_id: int, key: str, result: RankFacts | KeptJob) -> None:
+    """Keeps the rank's facts (or the job's) in place of its earlier ones in the window (other
+    parts or analysis parameters: one kept per rank and window, the latest). A failure costs
+    the next run a read, no more."""
     data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         storage.keep(key, _signature(data) + data)
     except (OSError, storage.StorageError):
         log.warning("Could not keep the insights result %s", key, exc_info=True)
+    if not TrainingJob.objects.filter(pk=job_id).exists():
+        # Deleted while the rank was read: its stores, and its results, went before these
+        # were written. (Deleted after this check: the stores' removal takes them.)
+        storage.remove_kept(job_id)

@@ -12,6 +12,7 @@ by keeping each bin's maximum, so short peaks stay visible; a chart's lines shar
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -74,28 +75,43 @@ def busiest(frame: pd.DataFrame, by: str) -> list[dict[str, Any]]:
 
 
 def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
-    return {
-        "temporal": records(result.temporal),
-        "kernel_types": records(result.kernel_types),
-        "kernels": busiest(result.kernels, "sum_ns"),
-        "top_kernels": records(result.top_kernels),
-        "kernels_total": len(result.kernels),
-        "totals": gpu_totals(result.kernels),
-        "overlap": records(result.overlap),
-        "idle": records(result.idle),
-        "idle_intervals": records(result.idle_intervals),
-        "memory_bandwidth": peak_series(
-            result.memory_bandwidth, ["rank", "kind"], "bandwidth_gbps"
-        ),
-        "memory_bandwidth_summary": records(result.memory_bandwidth_summary),
-        "queue_length": peak_series(result.queue_length, ["rank", "stream"], "queue_length"),
-        "queue_length_summary": records(result.queue_length_summary),
-        "launch_stats": records(result.launch_stats),
-        "launch_findings": records(result.launch_findings),
-        "operators": busiest(result.operators, "self_ns"),
-        "operators_total": len(result.operators),
-        **_operators_by_shape(result.operators_by_shape),
-    }
+    return tables_json((name, getattr(result, name)) for name in TABLE_JSON)
+
+
+def tables_json(tables: Iterable[tuple[str, pd.DataFrame]]) -> dict[str, Any]:
+    """The analyses' JSON from their tables, one at a time (``TraceAnalyses`` field name,
+    table): each table can go once its part is made."""
+    found: dict[str, Any] = {}
+    for name, table in tables:
+        if name in TABLE_JSON:
+            found.update(TABLE_JSON[name](table))
+    return found
+
+
+# Each table's part of the analyses' JSON (tables not listed are not shown).
+TABLE_JSON: dict[str, Callable[[pd.DataFrame], dict[str, Any]]] = {
+    "temporal": lambda t: {"temporal": records(t)},
+    "kernel_types": lambda t: {"kernel_types": records(t)},
+    "kernels": lambda t: {
+        "kernels": busiest(t, "sum_ns"),
+        "kernels_total": len(t),
+        "totals": gpu_totals(t),
+    },
+    "top_kernels": lambda t: {"top_kernels": records(t)},
+    "overlap": lambda t: {"overlap": records(t)},
+    "idle": lambda t: {"idle": records(t)},
+    "idle_intervals": lambda t: {"idle_intervals": records(t)},
+    "memory_bandwidth": lambda t: {
+        "memory_bandwidth": peak_series(t, ["rank", "kind"], "bandwidth_gbps")
+    },
+    "memory_bandwidth_summary": lambda t: {"memory_bandwidth_summary": records(t)},
+    "queue_length": lambda t: {"queue_length": peak_series(t, ["rank", "stream"], "queue_length")},
+    "queue_length_summary": lambda t: {"queue_length_summary": records(t)},
+    "launch_stats": lambda t: {"launch_stats": records(t)},
+    "launch_findings": lambda t: {"launch_findings": records(t)},
+    "operators": lambda t: {"operators": busiest(t, "self_ns"), "operators_total": len(t)},
+    "operators_by_shape": lambda t: _operators_by_shape(t),
+}
 
 
 def gpu_totals(kernels: pd.DataFrame) -> dict[str, int]:

@@ -1,10 +1,11 @@
 """Names are cleaned into text Postgres stores (profiler_app.core.text)."""
 
 import hashlib
+import json
 
 import pandas as pd
 
-from profiler_app.core.text import clean_column, clean_json, clean_text
+from profiler_app.core.text import clean_column, clean_json, clean_text, storable_json
 
 
 def test_it_replaces_nul_and_lone_surrogates():
@@ -41,3 +42,13 @@ def test_it_cleans_json_strings_and_keys_without_cutting_them():
     assert clean_json({"k\x00": ["v\ud800", 7, {"long": long}]}) == {
         "k\ufffd": ["v?", 7, {"long": long}]
     }
+
+
+def test_json_text_is_cleaned_only_where_a_string_needs_it():
+    plain = {"kernel": ["sm90_xmma", 7, 1.5, None, {"é": "\U0001f600"}], "3": "a\\u0000b"}
+    assert json.loads(storable_json(plain)) == plain  # a string that spells NUL stays
+    for value in ({"k\x00": ["v", 1]}, ["ok", {"lone": "x\ud800"}], "a\x00b\udfffc"):
+        text = storable_json(value)
+        assert json.loads(text) == clean_json(value)
+        text.encode("utf-8")  # what Postgres stores: no lone surrogate left
+        assert "\\u0000" not in text

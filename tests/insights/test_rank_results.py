@@ -57,7 +57,33 @@ def kept_folder(job) -> Path:
 
 
 def kept(job) -> list[Path]:
-    return sorted(kept_folder(job).rglob("*.pickle"))
+    """The ranks' kept facts."""
+    return sorted(kept_folder(job).glob("rank-*/*/*.pickle"))
+
+
+def kept_combinations(job) -> list[Path]:
+    """The job's kept combinations of its ranks' facts (one per window)."""
+    return sorted(kept_folder(job).glob("job/*/*.pickle"))
+
+
+def forget_combinations(job) -> None:
+    """As if no run had combined the ranks: the next one needs each rank's facts."""
+    for path in kept_combinations(job):
+        path.unlink()
+
+
+@pytest.fixture
+def combined(monkeypatch) -> list[int]:
+    """How many times a run combined the ranks' facts (not finding the job's kept)."""
+    count: list[int] = []
+    real = rank_results.combine_facts
+
+    def recorded(ranks):
+        count.append(1)
+        return real(ranks)
+
+    monkeypatch.setattr(rank_results, "combine_facts", recorded)
+    return count
 
 
 def taken(reads: list[int]) -> list[int]:
@@ -67,21 +93,24 @@ def taken(reads: list[int]) -> list[int]:
 
 
 @pytest.mark.django_db
-def test_a_run_reads_again_only_the_ranks_that_changed(user, reads):
+def test_a_run_reads_again_only_the_ranks_that_changed(user, reads, combined):
     job = parse_job(user, "kept ranks", RANKS, window=COMPLETE_STEPS)
     first = run(job)
     assert taken(reads) == [0, 1] and len(kept(job)) == 2
-    assert run(job) == first and taken(reads) == []
+    assert taken(combined) == [1] and len(kept_combinations(job)) == 1
+    # The job's combination of its ranks is kept too: one file read, the analyses left as
+    # they are in the database.
+    assert run(job) == first and taken(reads) == [] and taken(combined) == []
 
     # A system rule's parameter is no rank's: nothing read. A recommendation's judges the
     # kept facts again: nothing read either, and its judgement follows the parameter.
     logic.set_overrides(job, {"StepOutlier_stddev": 5}, job.owner)
-    run(job)
-    assert taken(reads) == []
+    assert run(job)[1] == first[1]
+    assert taken(reads) == [] and taken(combined) == []
     logic.set_overrides(job, {"Communication_overlap_pct": 0}, job.owner)
     before = _recommendation(job, "Communication")
     run(job)
-    assert taken(reads) == []
+    assert taken(reads) == [] and taken(combined) == []
     after = _recommendation(job, "Communication")
     assert before["evidence"]["exposed_ranks"] == ["0", "1"]
     assert after["evidence"]["exposed_ranks"] == []  # the same figures, judged again
@@ -90,12 +119,14 @@ def test_a_run_reads_again_only_the_ranks_that_changed(user, reads):
     # An analysis parameter's: every rank is read again.
     logic.set_overrides(job, {"KernelLaunchStatistics_runtime_cutoff": 5}, job.owner)
     changed = run(job)
-    assert taken(reads) == [0, 1] and changed != first
+    assert taken(reads) == [0, 1] and changed != first and taken(combined) == [1]
+    assert len(kept_combinations(job)) == 1  # in place of the earlier one
 
     # Each window keeps its own: the other is read once, then neither again.
     whole = run(job, WHOLE_TRACE)
-    assert taken(reads) == [0, 1]
+    assert taken(reads) == [0, 1] and taken(combined) == [1]
     assert run(job, WHOLE_TRACE) == whole and run(job) == changed and taken(reads) == []
+    assert taken(combined) == [] and len(kept_combinations(job)) == 2
 
     # A new part of rank 1 (another trace file of it): rank 1 alone is read again.
     path = DATA_DIR / "gpu_training_rank0.pt.trace.json.gz"
@@ -103,7 +134,7 @@ def test_a_run_reads_again_only_the_ranks_that_changed(user, reads):
         part, _ = store_part(job, PartSource("node-1", 1, "kineto", path.name), stream)
     parse_stored(part.id)
     grown = run(job)
-    assert taken(reads) == [1] and grown != changed
+    assert taken(reads) == [1] and grown != changed and taken(combined) == [1]
 
     # What the kept results gave equals a run that kept nothing.
     storage.remove_kept(job.id)
@@ -111,14 +142,21 @@ def test_a_run_reads_again_only_the_ranks_that_changed(user, reads):
 
 
 @pytest.mark.django_db
-def test_an_unreadable_kept_result_is_computed_again(user, reads):
+def test_an_unreadable_kept_result_is_computed_again(user, reads, combined):
     job = parse_job(user, "cut short", RANKS[:1], window=COMPLETE_STEPS)
     first = run(job)
     [path] = kept(job)
     path.write_bytes(path.read_bytes()[:100])  # a write cut short
+    forget_combinations(job)
     taken(reads)
     assert run(job) == first and taken(reads) == [0]
     assert kept(job) == [path]
+
+    # The job's combination cut short: combined again from the rank's kept facts.
+    [combination] = kept_combinations(job)
+    combination.write_bytes(combination.read_bytes()[:100])
+    taken(combined)
+    assert run(job) == first and taken(reads) == [] and taken(combined) == [1]
 
 
 UNPICKLED: list[str] = []
@@ -141,6 +179,7 @@ def test_a_kept_result_not_signed_by_this_server_is_never_unpickled(user, reads,
     first = run(job)
     [path] = kept(job)
     path.write_bytes(bytes(32) + pickle.dumps(Hostile()))  # no signature, or a wrong one
+    forget_combinations(job)
     taken(reads)
     assert run(job) == first and taken(reads) == [0] and UNPICKLED == []
 
@@ -148,6 +187,7 @@ def test_a_kept_result_not_signed_by_this_server_is_never_unpickled(user, reads,
     signed = path.read_bytes()
     settings.SECRET_KEY = "another server's secret key, long enough to be one"
     path.write_bytes(signed)
+    forget_combinations(job)
     assert run(job) == first and taken(reads) == [0]
 
 
@@ -158,8 +198,9 @@ def test_kept_results_count_in_the_job_s_bytes_and_go_with_it(
     job = parse_job(user, "deleted", RANKS[:1], window=COMPLETE_STEPS)
     before = retention.job_bytes(job.id)
     run(job)
-    [path] = kept(job)
-    assert retention.job_bytes(job.id) == before + path.stat().st_size
+    paths = kept(job) + kept_combinations(job)
+    assert len(paths) == 2
+    assert retention.job_bytes(job.id) == before + sum(path.stat().st_size for path in paths)
     with django_capture_on_commit_callbacks(execute=True):
         delete_job(job)
     assert not kept_folder(job).exists()

@@ -162,7 +162,7 @@ def analysed(name: str, chunks: list[Path], started_ns: int, ended_ns: int) -> t
         row = JobInsights.objects.get(job=job)
         assert row.status == InsightsStatus.DONE, row.error
         framework = [framework_from_events(t) for t in inputs.rank_traces(job)]
-        data = inputs.job_data(job, framework)
+        data = inputs.job_data(job, pd.concat(framework, ignore_index=True))
         return {r["rule"]: r for r in row.report["rules"]}, data
     finally:
         delete_job(job)

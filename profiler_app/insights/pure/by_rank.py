@@ -14,10 +14,10 @@ import pandas as pd
 
 from profiler_app.analysis import (
     ANALYSIS_PARAMETERS,
+    RankTables,
     RankTrace,
     TraceAnalyses,
     analyze_covered,
-    combine_analyses,
 )
 from profiler_app.analysis.cluster import calls_in_windows, match_calls_by_window
 from profiler_app.analysis.events import (
@@ -51,16 +51,24 @@ class RankFacts:
 
 
 @dataclass(frozen=True)
-class RankResult:
-    """One rank's facts judged (``judge_facts``): its judgement by each recommendation (None:
-    nothing to judge there) and the recommendations that could not read or judge it."""
+class RankReading:
+    """What each recommendation read of one rank (None: nothing to judge there) and the
+    recommendations that could not read it: all a change of their parameters judges again."""
 
     rank: int
-    analyses: TraceAnalyses
-    judgements: dict[str, RankJudgement | None]
+    inputs: dict[str, RankInputs | None]
     unreadable: frozenset[str]
-    framework: pd.DataFrame
-    collective_calls: dict[str, pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    """What the insights need of a job's ranks besides its analyses (``combine_facts``): each
+    rank's framework time and readings, and the collective waits. Judged again with each
+    choice of the recommendations' parameters (``judge_job``) without a rank."""
+
+    framework: pd.DataFrame  # each rank's ``framework_from_events``, one after another
+    collective_waits: dict[str, pd.DataFrame]  # ``collective_waits_by_window``
+    readings: list[RankReading]
 
 
 @dataclass(frozen=True)
@@ -68,30 +76,30 @@ class JobAnalyses:
     # Over every rank; its ``window`` and ``launches`` are empty (each rank's were judged).
     analyses: TraceAnalyses
     found: tuple[RuleResult, ...]  # the recommendations
-    framework: list[pd.DataFrame]  # each rank's ``framework_from_events``
+    framework: pd.DataFrame  # each rank's ``framework_from_events``, one after another
     collective_waits: dict[str, pd.DataFrame]  # ``collective_waits_by_window``
 
 
 def insights_by_rank(
     traces: Iterable[RankTrace], params: Mapping[str, Any], window: str = COMPLETE_STEPS
 ) -> JobAnalyses | None:
-    """Every rank's result (``read_rank``), a rank at a time from ``traces`` (in rank order: the
-    tables keep it), combined into the job's; None for a job with no rank."""
-    return combine_ranks(_each_read(traces, params, window), params)
+    """Every rank's facts (``read_facts``), a rank at a time from ``traces`` (in rank order:
+    the tables keep it), combined and judged into the job's; None for a job with no rank."""
+    combined = combine_facts(_each_read(traces, params, window))
+    if combined is None:
+        return None
+    tables, facts = combined
+    analyses = tables.analyses()
+    return JobAnalyses(analyses, judge_job(facts, params), facts.framework, facts.collective_waits)
 
 
 def _each_read(
     traces: Iterable[RankTrace], params: Mapping[str, Any], window: str
-) -> Iterator[RankResult]:
+) -> Iterator[RankFacts]:
     for trace in traces:
-        result = read_rank(trace, params, window)
+        facts = read_facts(trace, params, (window,))[window]
         del trace  # before the next rank is read, not after
-        yield result
-
-
-def read_rank(trace: RankTrace, params: Mapping[str, Any], window: str) -> RankResult:
-    """One rank's analyses and judgements, over ``window``, with ``params``."""
-    return judge_facts(read_facts(trace, params, (window,))[window], params)
+        yield facts
 
 
 def read_facts(
@@ -121,7 +129,7 @@ def read_facts(
         # The launches were read here, and no page shows them: a third of what is kept.
         # Copied empty: a slice of them would keep every launch of the rank (and the pairs
         # they were made from) in memory until the job is done.
-        kept = replace(mine, window=(), launches=mine.launches.iloc[:0].copy())
+        kept = replace(mine, window=(), launches=_empty(mine.launches))
         found[window] = RankFacts(
             trace.rank, kept, inputs, frozenset(unreadable), framework, collective_calls
         )
@@ -129,46 +137,53 @@ def read_facts(
     return found
 
 
-def judge_facts(facts: RankFacts, params: Mapping[str, Any]) -> RankResult:
-    """The rank's facts judged by each recommendation with ``params``: no event is read."""
-    judgements: dict[str, RankJudgement | None] = {}
-    unreadable = set(facts.unreadable)
-    for name, rule in BY_RANK.items():
-        found = facts.inputs.get(name)
-        if name in unreadable or found is None:
-            judgements[name] = None
-            continue
-        try:
-            judgements[name] = rule.judge(found, _params(params, name))
-        except RULE_ERRORS:
-            log.exception("Rule %s failed on rank %s", name, facts.rank)
-            unreadable.add(name)
-    return RankResult(
-        facts.rank,
-        facts.analyses,
-        judgements,
-        frozenset(unreadable),
-        facts.framework,
-        facts.collective_calls,
-    )
+def combine_facts(ranks: Iterable[RankFacts]) -> tuple[RankTables, JobFacts] | None:
+    """The job's analysis tables (to be combined) and facts from its ranks' facts (in rank
+    order), a rank at a time; None for a job with no rank."""
+    framework, calls, readings = [], [], []
 
+    def each_rank_analyses() -> Iterator[TraceAnalyses]:
+        for facts in ranks:
+            framework.append(facts.framework)
+            calls.append((facts.rank, facts.collective_calls))
+            readings.append(RankReading(facts.rank, facts.inputs, facts.unreadable))
+            yield facts.analyses
 
-def combine_ranks(results: Iterable[RankResult], params: Mapping[str, Any]) -> JobAnalyses | None:
-    """The job's analyses, recommendations, framework time and collective waits from its ranks'
-    results (in rank order); None for a job with no rank."""
-    ranks = list(results)
-    if not ranks:
+    tables = RankTables.gather(each_rank_analyses())
+    if tables is None:
         return None
+    job = JobFacts(pd.concat(framework, ignore_index=True), match_calls_by_window(calls), readings)
+    return tables, job
+
+
+def _empty(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame``'s columns without its rows, nor their categories (a rank's kernel names)."""
+    empty = frame.iloc[:0].copy()
+    for column in empty.select_dtypes("category"):
+        empty[column] = empty[column].cat.remove_unused_categories()
+    return empty
+
+
+def judge_job(facts: JobFacts, params: Mapping[str, Any]) -> tuple[RuleResult, ...]:
+    """Each recommendation's result over the job: what it read of each rank judged with
+    ``params`` (no event is read), the ranks' judgements combined."""
     found = []
-    for name in BY_RANK:
-        judged = [j for r in ranks if (j := r.judgements.get(name)) is not None]
-        found.append(_combine(name, judged, params, any(name in r.unreadable for r in ranks)))
-    return JobAnalyses(
-        combine_analyses([r.analyses for r in ranks]),
-        tuple(found),
-        [r.framework for r in ranks],
-        match_calls_by_window([(r.rank, r.collective_calls) for r in ranks]),
-    )
+    for name, rule in BY_RANK.items():
+        chosen = _params(params, name)
+        judged: list[RankJudgement] = []
+        unreadable = False
+        for reading in facts.readings:
+            inputs = reading.inputs.get(name)
+            if name in reading.unreadable:
+                unreadable = True
+            elif inputs is not None:
+                try:
+                    judged.append(rule.judge(inputs, chosen))
+                except RULE_ERRORS:
+                    log.exception("Rule %s failed on rank %s", name, reading.rank)
+                    unreadable = True
+        found.append(_combine(name, judged, params, unreadable))
+    return tuple(found)
 
 
 def depends_on(params: Mapping[str, Any], window: str) -> str:

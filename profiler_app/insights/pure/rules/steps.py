@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from profiler_app.analysis.frames import JobData
 from profiler_app.insights.pure.rules.base import (
@@ -93,10 +92,18 @@ def evaluate_step_outlier(job: JobData, params: StepOutlierParams) -> RuleResult
     ranges: list[TimeRange] = []
     groups: dict = {}
     outliers_total = 0
-    ordered = steps.assign(end_ns=ends).sort_values("end_ns", kind="stable")
-    for (node, rank, mode), part in ordered.groupby(["node", "rank", "mode"], sort=True):
-        durations = part["dur_ns"].to_numpy().astype(np.float64)
-        seen = seen_by(part["end_ns"].to_numpy(), boundaries)
+    # Each (node, rank, mode) as a slice of arrays in end order: a 1,024-rank job's groups
+    # took 1.7 s as pandas groups, most of it in pandas' per-group cost.
+    group_of = steps.groupby(["node", "rank", "mode"], sort=True, observed=True).ngroup()
+    order = np.lexsort((ends, group_of.to_numpy()))
+    cuts = np.flatnonzero(np.diff(group_of.to_numpy()[order])) + 1
+    columns = {c: steps[c].to_numpy()[order] for c in ("node", "rank", "mode", "step", "start_ns")}
+    columns["dur_ns"], columns["end_ns"] = steps["dur_ns"].to_numpy()[order], ends[order]
+    for first, stop in zip(np.r_[0, cuts], np.r_[cuts, len(order)], strict=True):
+        node, rank, mode = (columns[c][first] for c in ("node", "rank", "mode"))
+        group = {c: column[first:stop] for c, column in columns.items()}
+        durations = group["dur_ns"].astype(np.float64)
+        seen = seen_by(group["end_ns"], boundaries)
         outlier_count = np.zeros(len(boundaries), dtype=np.int64)
         for m in np.unique(seen[seen >= 2]):
             window = durations[:m]
@@ -108,13 +115,12 @@ def evaluate_step_outlier(job: JobData, params: StepOutlierParams) -> RuleResult
             continue
         far = np.abs(durations - durations.mean()) > params.stddev * durations.std()
         outliers_total += int(far.sum())
-        outliers = part[far]
         ranges += [
             TimeRange(int(s), int(s + d), str(node), -1, int(rank))
-            for s, d in zip(outliers["start_ns"], outliers["dur_ns"], strict=True)
+            for s, d in zip(group["start_ns"][far], group["dur_ns"][far], strict=True)
         ]
         groups[f"{node} rank {rank} {mode}"] = _group_evidence(
-            (node, rank, mode), durations, far, outliers
+            (node, rank, mode), durations, far, group["step"][far], group["dur_ns"][far]
         )
 
     if not evaluated.any():
@@ -133,13 +139,17 @@ def evaluate_step_outlier(job: JobData, params: StepOutlierParams) -> RuleResult
 
 
 def _group_evidence(
-    group: tuple[Any, Any, Any], durations: np.ndarray, far: np.ndarray, outliers: pd.DataFrame
+    group: tuple[Any, Any, Any],
+    durations: np.ndarray,
+    far: np.ndarray,
+    outlier_steps: np.ndarray,
+    outlier_ns: np.ndarray,
 ) -> dict[str, Any]:
     """One (node, rank, mode)'s evidence: its step statistics, slowest outliers and the
     histogram of its other steps."""
     node, rank, mode = group
     counts, edges = np.histogram(durations[~far], bins=HISTOGRAM_BINS)
-    slowest = outliers.sort_values("dur_ns", ascending=False).head(MAX_STEPS_LISTED)
+    slowest = _slowest_first(outlier_ns)[:MAX_STEPS_LISTED]
     return {
         "node": str(node),
         "rank": int(rank),
@@ -147,11 +157,17 @@ def _group_evidence(
         "outliers": int(far.sum()),
         "stats": _step_stats(durations),
         "outlier_steps": [
-            {"step": int(s), "dur_ns": int(d)}
-            for s, d in zip(slowest["step"], slowest["dur_ns"], strict=True)
+            {"step": int(outlier_steps[at]), "dur_ns": int(outlier_ns[at])} for at in slowest
         ],
         "histogram": {"counts": counts, "edges_ns": edges},
     }
+
+
+def _slowest_first(dur_ns: np.ndarray) -> np.ndarray:
+    """Positions from the longest, ties as pandas' ``sort_values(ascending=False)`` puts them
+    (the order the report always listed them in)."""
+    reversed_order = dur_ns[::-1].argsort(kind="quicksort")
+    return (len(dur_ns) - 1 - reversed_order)[::-1]
 
 
 def evaluate_max_initialization_time(
