@@ -51,6 +51,8 @@ _CODE = (
     _APP / "traces",
     Path(tracefmt.__file__).resolve().parent,
 )
+# ...and a job's combination of them: its analyses' JSON too.
+_JOB_CODE = (*_CODE, _APP / "insights" / "summaries.py")
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def job_facts(job_id: int, params: Mapping[str, Any], window: str) -> KeptJob:
     or combined from each rank's facts (kept or read, one rank at a time) and kept."""
     ranks = list(rank_parts(job_id))
     keys = [_key(job_id, rank, parts, params, window) for rank, parts in ranks]
-    digest = hashlib.sha256(repr(keys).encode()).hexdigest()[:32]
+    digest = hashlib.sha256(repr((code_digest(_JOB_CODE), keys)).encode()).hexdigest()[:32]
     key = storage.kept_key(job_id, f"job/{window}/{digest}.pickle")
     kept = _load(key, KeptJob)
     if kept is not None:

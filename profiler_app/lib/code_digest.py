@@ -11,10 +11,11 @@ import pandas as pd
 
 @functools.cache
 def code_digest(folders: tuple[Path, ...]) -> str:
-    """sha256 of every ``.py`` file below ``folders`` and of the numpy and pandas versions (a
-    result written by one pandas may read back differently in another)."""
+    """sha256 of every ``.py`` file below ``folders`` (or of a file named there) and of the
+    numpy and pandas versions (a result written by one pandas may read back differently in
+    another)."""
     digest = hashlib.sha256(f"{np.__version__} {pd.__version__}".encode())
     for folder in folders:
-        for source in sorted(folder.rglob("*.py")):
+        for source in [folder] if folder.is_file() else sorted(folder.rglob("*.py")):
             digest.update(source.read_bytes())
     return digest.hexdigest()

@@ -252,14 +252,22 @@ def test_a_worker_of_the_parses_reads_each_rank_once_its_part_is_parsed(
 
 
 @pytest.mark.django_db
-def test_a_result_from_other_code_is_computed_again(user, reads, monkeypatch):
-    """A new release may compute a rank's figures differently: its results are not reused."""
+def test_a_result_from_other_code_is_computed_again(user, reads, combined, monkeypatch):
+    """A new release may compute a rank's figures differently: its results are not reused;
+    one that writes the analyses' JSON differently combines the kept facts again."""
     job = parse_job(user, "new code", RANKS[:1], window=COMPLETE_STEPS)
     first = run(job)
-    assert taken(reads) == [0]
+    assert taken(reads) == [0] and taken(combined) == [1]
+    real = rank_results.code_digest
+    monkeypatch.setattr(
+        rank_results,
+        "code_digest",
+        lambda folders: "new JSON" if folders == rank_results._JOB_CODE else real(folders),
+    )
+    assert run(job) == first and taken(reads) == [] and taken(combined) == [1]
     monkeypatch.setattr(rank_results, "code_digest", lambda folders: "another release")
-    assert run(job) == first and taken(reads) == [0]
-    assert run(job) == first and taken(reads) == []
+    assert run(job) == first and taken(reads) == [0] and taken(combined) == [1]
+    assert run(job) == first and taken(reads) == [] and taken(combined) == []
 
 
 @pytest.mark.django_db
