@@ -235,6 +235,10 @@ class RankTables:
         """The job's analyses (every table at once)."""
         return TraceAnalyses(**dict(self.combined()), runtime_cutoff_ns=self.runtime_cutoff_ns)
 
+    def pieces(self, name: str) -> list[pd.DataFrame]:
+        """Each rank's ``name`` table, handed over (``combined`` no longer yields it)."""
+        return self.tables.pop(name)
+
     def combined(self) -> Iterator[tuple[str, pd.DataFrame]]:
         """(name, the job's table) for each table, once: the ranks' are handed over."""
         while self.tables:

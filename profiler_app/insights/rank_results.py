@@ -27,7 +27,6 @@ from profiler_app.analysis.cluster import collective_waits_by_window
 from profiler_app.analysis.frames import JobData
 from profiler_app.core import storage
 from profiler_app.core.models import TrainingJob
-from profiler_app.core.text import storable_json
 from profiler_app.insights.inputs import rank_parts, rank_trace
 from profiler_app.insights.pure.by_rank import (
     JobFacts,
@@ -36,7 +35,7 @@ from profiler_app.insights.pure.by_rank import (
     depends_on,
     read_facts,
 )
-from profiler_app.insights.summaries import tables_json
+from profiler_app.insights.summaries import tables_json_text
 from profiler_app.lib.code_digest import code_digest
 from profiler_app.profiles.models import PartSummary
 
@@ -88,7 +87,7 @@ def job_facts(job_id: int, params: Mapping[str, Any], window: str) -> KeptJob:
         tables, facts = combined
         del combined  # each table goes once its JSON is made
         # Names from traces may hold what Postgres refuses in text (NUL): quoted.
-        kept = KeptJob(digest, storable_json(tables_json(tables.combined())), facts)
+        kept = KeptJob(digest, tables_json_text(tables), facts)
     _keep(job_id, key, kept)
     return kept
 

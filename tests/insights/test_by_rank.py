@@ -4,6 +4,7 @@ real H100 collector chunk, in both windows and with thresholds low enough to fla
 is still held when the next is read."""
 
 import gc
+import json
 import weakref
 from pathlib import Path
 
@@ -13,10 +14,10 @@ import pytest
 from profiler_app.analysis import RankTrace, analyze
 from profiler_app.analysis.cluster import collective_waits_by_window
 from profiler_app.analysis.framework import framework_from_events
-from profiler_app.insights.pure.by_rank import insights_by_rank
+from profiler_app.insights.pure.by_rank import combine_facts, insights_by_rank, read_facts
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.recommendations import recommend
-from profiler_app.insights.summaries import analyses_json
+from profiler_app.insights.summaries import analyses_json, tables_json_text
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.traces.expected import DATA
 
@@ -76,6 +77,18 @@ def test_a_rank_at_a_time_gives_what_all_ranks_at_once_give(stores, window, over
         assert by_rank.collective_waits[name].equals(table), name
     each = pd.concat(map(framework_from_events, traces), ignore_index=True)
     assert by_rank.framework.equals(each)
+
+
+def test_the_kept_json_text_of_the_ranks_tables_is_the_job_s_analyses(stores):
+    """What a run keeps of a job's analyses (its tables combined and written one at a time)."""
+    params = params_from_overrides(None)
+    each = (read_facts(t, params, [COMPLETE_STEPS])[COMPLETE_STEPS] for t in read(stores))
+    combined = combine_facts(each)
+    assert combined is not None
+    tables, _ = combined
+    text = tables_json_text(tables)
+    assert json.loads(text) == analyses_json(analyze(read(stores), params))
+    assert tables.tables == {}  # every rank's copy handed over
 
 
 def test_no_rank_is_held_while_the_next_is_read(stores):

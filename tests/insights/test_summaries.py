@@ -9,6 +9,7 @@ from profiler_app.insights.summaries import (
     MAX_POINTS,
     SERIES_POINTS_TOTAL,
     peak_series,
+    peak_series_of_ranks,
 )
 
 T0 = 1_712_195_495_505_543_140  # epoch ns: beyond float precision
@@ -62,3 +63,18 @@ def test_many_lines_share_one_budget_of_points():
     bins = [(i * 1000) // width_ns for i in range(1000)]
     peaks = [float(max(i for i in range(1000) if bins[i] == b)) for b in range(per_line)]
     assert [v for _, v in many[5]["points"]] == peaks
+
+
+def test_the_ranks_series_line_by_line_are_the_job_s():
+    """A job's series made from each rank's own rows (what a run keeps) equal those made from
+    all rows at once, in the same order; where two pieces share a line (not a rank's own
+    rows), their rows make it together."""
+    frame = lines_frame(300, 500)  # past 100 lines: the budget per line depends on them all
+    frame["stream"] = np.where(frame["rank"] % 3 == 0, 7, 13)
+    whole = peak_series(frame, ["rank", "stream"], "queue_length")
+    pieces = [frame[frame["rank"] == rank] for rank in reversed(range(300))]
+    assert peak_series_of_ranks(pieces, ["rank", "stream"], "queue_length") == whole
+    assert pieces == []  # each rank's rows handed over as its lines were made
+
+    halves = [frame.iloc[: len(frame) // 2 + 250], frame.iloc[len(frame) // 2 + 250 :]]
+    assert peak_series_of_ranks(halves, ["rank", "stream"], "queue_length") == whole
