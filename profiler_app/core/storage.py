@@ -342,19 +342,21 @@ def read_kept(key: str) -> bytes | None:
         return None
 
 
-def keep(key: str, data: bytes) -> None:
-    """Keeps ``data`` at ``key`` in place of the other results in its folder: a reader finds
-    the earlier or the new file, whole."""
+def keep(key: str, *parts: bytes) -> None:
+    """Keeps ``parts``, one after another, at ``key`` in place of the other results in its
+    folder: a reader finds the earlier or the new file, whole."""
     folder = key.rsplit("/", 1)[0] + "/"
     if in_bucket():
-        _bucket().put_stream(key, io.BytesIO(data))  # one PUT: whole or not at all
+        _bucket().put_stream(key, io.BytesIO(b"".join(parts)))  # one PUT: whole or not at all
         _bucket().delete(item.key for item in _bucket().listing(folder) if item.key != key)
         return
     path = media_root() / key
     staging = path.with_name(f".{uuid.uuid4().hex}.tmp")  # two writers: each its own
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        staging.write_bytes(data)
+        with staging.open("wb") as out:
+            for part in parts:  # not joined: a copy of the largest results, at their peak
+                out.write(part)
         os.replace(staging, path)
         for other in path.parent.iterdir():
             if other != path and not other.name.startswith("."):

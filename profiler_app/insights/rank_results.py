@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from django.utils.crypto import salted_hmac
+from django.conf import settings
 
 import tracefmt
 from profiler_app.analysis import RankTrace
@@ -58,8 +58,8 @@ _JOB_CODE = (*_CODE, _APP / "insights" / "summaries.py")
 class KeptJob:
     """A job's ranks combined in a window (``job_facts``): its analyses as the pages show
     them (JSON text: written to the database as it is) and its facts. Kept beside the ranks'
-    own, for the same ranks' facts: a run that changes no rank (a rule's parameter) reads one
-    file, not one per rank, and does not rebuild 25 MB of analyses for 1,024 ranks."""
+    own, for the same ranks' facts: a run that changes no rank (a rule's parameter) reads two
+    files, not one per rank, and does not rebuild 25 MB of analyses for 1,024 ranks."""
 
     key: str  # which ranks' facts it combines
     analyses: str
@@ -72,10 +72,13 @@ def job_facts(job_id: int, params: Mapping[str, Any], window: str) -> KeptJob:
     ranks = list(rank_parts(job_id))
     keys = [_key(job_id, rank, parts, params, window) for rank, parts in ranks]
     digest = hashlib.sha256(repr((code_digest(_JOB_CODE), keys)).encode()).hexdigest()[:32]
-    key = storage.kept_key(job_id, f"job/{window}/{digest}.pickle")
-    kept = _load(key, KeptJob)
-    if kept is not None:
-        return kept
+    # Two files: the analyses' JSON as it is, the facts pickled (one 55 MB pickle of both
+    # took as much again to write, at the run's peak of memory).
+    facts_key = storage.kept_key(job_id, f"job/{window}/{digest}.pickle")
+    analyses_key = storage.kept_key(job_id, f"job-analyses/{window}/{digest}.json")
+    found, text = _load(facts_key, JobFacts), _load_bytes(analyses_key)
+    if found is not None and text is not None:
+        return KeptJob(digest, str(text, "utf-8"), found)
     combined = combine_facts(
         kept_or_read(job_id, rank, parts, params, (window,))[window] for rank, parts in ranks
     )
@@ -88,7 +91,8 @@ def job_facts(job_id: int, params: Mapping[str, Any], window: str) -> KeptJob:
         del combined  # each table goes once its JSON is made
         # Names from traces may hold what Postgres refuses in text (NUL): quoted.
         kept = KeptJob(digest, tables_json_text(tables), facts)
-    _keep(job_id, key, kept)
+    _keep(job_id, facts_key, kept.facts)
+    _keep_bytes(job_id, analyses_key, kept.analyses.encode())
     return kept
 
 
@@ -136,22 +140,15 @@ def _key(
     return storage.kept_key(job_id, f"rank-{rank}/{window}/{digest}.pickle")
 
 
-def _signature(data: bytes) -> bytes:
-    return salted_hmac(__name__, data, algorithm="sha256").digest()
+def _signature(data: bytes | memoryview) -> bytes:
+    """Django's ``salted_hmac(__name__, data)``, without its copy of ``data`` (55 MB)."""
+    key = hashlib.sha256((__name__ + settings.SECRET_KEY).encode()).digest()
+    return hmac.new(key, data, hashlib.sha256).digest()
 
 
 def _load(key: str, kind: type[Kept]) -> Kept | None:
-    try:
-        blob = storage.read_kept(key)
-    except storage.StorageError:
-        log.warning("Kept insights result %s unreadable: computed again", key, exc_info=True)
-        return None
-    if blob is None:
-        return None
-    size = hashlib.sha256().digest_size
-    signature, data = blob[:size], blob[size:]
-    if not hmac.compare_digest(signature, _signature(data)):  # cut short, or not ours
-        log.warning("Kept insights result %s is not whole: computed again", key)
+    data = _load_bytes(key)
+    if data is None:
         return None
     try:
         result = pickle.loads(data)  # signed by this server: written by ``_keep``
@@ -161,13 +158,34 @@ def _load(key: str, kind: type[Kept]) -> Kept | None:
     return result if isinstance(result, kind) else None
 
 
-def _keep(job_id: int, key: str, result: RankFacts | KeptJob) -> None:
-    """Keeps the rank's facts (or the job's) in place of its earlier ones in the window (other
-    parts or analysis parameters: one kept per rank and window, the latest). A failure costs
-    the next run a read, no more."""
-    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+def _load_bytes(key: str) -> memoryview | None:
+    """A kept result's bytes, if whole and signed by this server."""
     try:
-        storage.keep(key, _signature(data) + data)
+        blob = storage.read_kept(key)
+    except storage.StorageError:
+        log.warning("Kept insights result %s unreadable: computed again", key, exc_info=True)
+        return None
+    if blob is None:
+        return None
+    size = hashlib.sha256().digest_size
+    signature, data = blob[:size], memoryview(blob)[size:]
+    if not hmac.compare_digest(signature, _signature(data)):  # cut short, or not ours
+        log.warning("Kept insights result %s is not whole: computed again", key)
+        return None
+    return data
+
+
+def _keep(job_id: int, key: str, result: RankFacts | JobFacts) -> None:
+    """Keeps the rank's facts (or the job's) in place of its earlier ones in the window (other
+    parts or analysis parameters: one kept per rank and window, the latest)."""
+    _keep_bytes(job_id, key, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _keep_bytes(job_id: int, key: str, data: bytes) -> None:
+    """Keeps ``data``, signed, in place of the other results in its folder. A failure costs the
+    next run a read, no more."""
+    try:
+        storage.keep(key, _signature(data), data)
     except (OSError, storage.StorageError):
         log.warning("Could not keep the insights result %s", key, exc_info=True)
     if not TrainingJob.objects.filter(pk=job_id).exists():

@@ -62,13 +62,18 @@ def kept(job) -> list[Path]:
 
 
 def kept_combinations(job) -> list[Path]:
-    """The job's kept combinations of its ranks' facts (one per window)."""
+    """The job's kept combinations of its ranks' facts (one per window; its analyses' JSON
+    beside each)."""
     return sorted(kept_folder(job).glob("job/*/*.pickle"))
+
+
+def kept_analyses(job) -> list[Path]:
+    return sorted(kept_folder(job).glob("job-analyses/*/*.json"))
 
 
 def forget_combinations(job) -> None:
     """As if no run had combined the ranks: the next one needs each rank's facts."""
-    for path in kept_combinations(job):
+    for path in kept_combinations(job) + kept_analyses(job):
         path.unlink()
 
 
@@ -152,11 +157,12 @@ def test_an_unreadable_kept_result_is_computed_again(user, reads, combined):
     assert run(job) == first and taken(reads) == [0]
     assert kept(job) == [path]
 
-    # The job's combination cut short: combined again from the rank's kept facts.
-    [combination] = kept_combinations(job)
-    combination.write_bytes(combination.read_bytes()[:100])
+    # The job's combination cut short, or its analyses' JSON: combined again from the rank's
+    # kept facts.
     taken(combined)
-    assert run(job) == first and taken(reads) == [] and taken(combined) == [1]
+    for [path] in (kept_combinations(job), kept_analyses(job)):
+        path.write_bytes(path.read_bytes()[:100])
+        assert run(job) == first and taken(reads) == [] and taken(combined) == [1]
 
 
 UNPICKLED: list[str] = []
@@ -198,8 +204,8 @@ def test_kept_results_count_in_the_job_s_bytes_and_go_with_it(
     job = parse_job(user, "deleted", RANKS[:1], window=COMPLETE_STEPS)
     before = retention.job_bytes(job.id)
     run(job)
-    paths = kept(job) + kept_combinations(job)
-    assert len(paths) == 2
+    paths = kept(job) + kept_combinations(job) + kept_analyses(job)
+    assert len(paths) == 3
     assert retention.job_bytes(job.id) == before + sum(path.stat().st_size for path in paths)
     with django_capture_on_commit_callbacks(execute=True):
         delete_job(job)
