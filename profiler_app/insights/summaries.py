@@ -69,7 +69,7 @@ def _lines(frame: pd.DataFrame, keys: list[str]) -> tuple[list[dict[str, Any]], 
         }
         for at in starts
     ]
-    return found, np.split(order, starts[1:])
+    return found, np.split(order, starts[1:]) if len(starts) else []
 
 
 def _plain(value: Any) -> Any:

@@ -78,3 +78,10 @@ def test_the_ranks_series_line_by_line_are_the_job_s():
 
     halves = [frame.iloc[: len(frame) // 2 + 250], frame.iloc[len(frame) // 2 + 250 :]]
     assert peak_series_of_ranks(halves, ["rank", "stream"], "queue_length") == whole
+
+
+def test_a_trace_without_the_series_has_no_lines():
+    """A CPU-only trace's queue lengths: no row, no line (as pandas' groups would say)."""
+    empty = lines_frame(0, 0)
+    assert peak_series(empty, ["rank", "stream"], "queue_length") == []
+    assert peak_series_of_ranks([empty, empty], ["rank", "stream"], "queue_length") == []
