@@ -51,7 +51,6 @@ __all__ = [
     "TraceAnalyses",
     "analyze",
     "analyze_covered",
-    "combine_analyses",
 ]
 
 
@@ -201,21 +200,13 @@ TABLES = tuple(
 )
 
 
-def combine_analyses(per_rank: Iterable[TraceAnalyses]) -> TraceAnalyses:
-    """One analysis of the job from each rank's own (``analyze`` of that rank alone, in rank
-    order): every table is per rank, so the job's is theirs one after another. The events
-    they covered are not kept (``window`` is empty): read a rank at a time, a job's ranks never
-    have to be held at once."""
-    ranks = RankTables.gather(per_rank)
-    return analyze([]) if ranks is None else ranks.analyses()
-
-
 @dataclass
 class RankTables:
-    """Each analysis table of every rank (``gather``), made the job's one table at a time
-    (``combined``): each rank's copy of a table goes once the job's is made, so a consumer
-    that keeps only what it makes of each table (the analyses' JSON) never holds a second
-    copy of them all."""
+    """Each analysis table of every rank (``gather``: each rank's ``analyze`` alone, in rank
+    order), made the job's one table at a time (``combined``: every table is per rank, so the
+    job's is theirs one after another). Each rank's copy of a table goes once the job's is
+    made, so a consumer that keeps only what it makes of each table (the analyses' JSON) never
+    holds a second copy of them all; the events the ranks covered are never kept."""
 
     tables: dict[str, list[pd.DataFrame]]
     runtime_cutoff_ns: int
