@@ -386,7 +386,6 @@ def _analyses(
     names it): written as the kept JSON text, or left as they are where the row ``held``
     them."""
     caption = storable_json(window_info(job, window))
-    covers = RawSQL("jsonb_build_object('window', %s::jsonb)", (caption,), output_field=JSONField())
     if held:  # unchanged where the window's caption is (the same value: not written again)
         same = RawSQL(
             "CASE WHEN analyses->'window' = %s::jsonb THEN analyses "
@@ -395,6 +394,7 @@ def _analyses(
             output_field=JSONField(),
         )
         return {"analyses": same}
+    covers = RawSQL("jsonb_build_object('window', %s::jsonb)", (caption,), output_field=JSONField())
     return {
         "analyses": CombinedExpression(_json(kept.analyses), "||", covers, JSONField()),
         "analyses_key": kept.key,

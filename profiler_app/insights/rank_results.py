@@ -91,8 +91,9 @@ def job_facts(job_id: int, params: Mapping[str, Any], window: str) -> KeptJob:
         del combined  # each table goes once its JSON is made
         # Names from traces may hold what Postgres refuses in text (NUL): quoted.
         kept = KeptJob(digest, tables_json_text(tables), facts)
-    _keep(job_id, facts_key, kept.facts)
-    _keep_bytes(job_id, analyses_key, kept.analyses.encode())
+    _keep(facts_key, kept.facts)
+    _keep_bytes(analyses_key, kept.analyses.encode())
+    _forget_if_deleted(job_id)
     return kept
 
 
@@ -118,7 +119,8 @@ def kept_or_read(
     read = read_rank(trace, params, missing)
     del trace
     for window in missing:
-        _keep(job_id, keys[window], read[window])
+        _keep(keys[window], read[window])
+    _forget_if_deleted(job_id)
     return {**found, **read}
 
 
@@ -175,19 +177,23 @@ def _load_bytes(key: str) -> memoryview | None:
     return data
 
 
-def _keep(job_id: int, key: str, result: RankFacts | JobFacts) -> None:
+def _keep(key: str, result: RankFacts | JobFacts) -> None:
     """Keeps the rank's facts (or the job's) in place of its earlier ones in the window (other
     parts or analysis parameters: one kept per rank and window, the latest)."""
-    _keep_bytes(job_id, key, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    _keep_bytes(key, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _keep_bytes(job_id: int, key: str, data: bytes) -> None:
+def _keep_bytes(key: str, data: bytes) -> None:
     """Keeps ``data``, signed, in place of the other results in its folder. A failure costs the
     next run a read, no more."""
     try:
         storage.keep(key, _signature(data), data)
     except (OSError, storage.StorageError):
         log.warning("Could not keep the insights result %s", key, exc_info=True)
+
+
+def _forget_if_deleted(job_id: int) -> None:
+    """After results of the job were kept: none stays if the job is gone."""
     if not TrainingJob.objects.filter(pk=job_id).exists():
         # Deleted while the rank was read: its stores, and its results, went before these
         # were written. (Deleted after this check: the stores' removal takes them.)

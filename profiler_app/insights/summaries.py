@@ -12,7 +12,7 @@ by keeping each bin's maximum, so short peaks stay visible; a chart's lines shar
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -101,17 +101,9 @@ def busiest(frame: pd.DataFrame, by: str) -> list[dict[str, Any]]:
 
 
 def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
-    return tables_json((name, getattr(result, name)) for name in TABLE_JSON)
-
-
-def tables_json(tables: Iterable[tuple[str, pd.DataFrame]]) -> dict[str, Any]:
-    """The analyses' JSON from their tables, one at a time (``TraceAnalyses`` field name,
-    table): each table can go once its part is made."""
-    found: dict[str, Any] = {}
-    for name, table in tables:
-        if name in TABLE_JSON:
-            found.update(TABLE_JSON[name](table))
-    return found
+    return {
+        k: v for name, part in TABLE_JSON.items() for k, v in part(getattr(result, name)).items()
+    }
 
 
 def tables_json_text(ranks: RankTables) -> str:
@@ -139,6 +131,8 @@ def peak_series_of_ranks(
     """``peak_series`` of the ranks' series one after another, each rank's lines made from its
     own rows (``pieces`` is emptied as they are): the same lines, where no two ranks share a
     line (a rank's rows are its own)."""
+    # Each piece's groups are found twice (here to count them, then for their points): keeping
+    # their rows meanwhile would keep a row number per sample of every rank.
     every = [tuple(line.values()) for piece in pieces for line in _lines(piece, keys)[0]]
     if len(set(every)) < len(every):  # a line in two pieces: one line of their rows together
         return peak_series(pd.concat(pieces, ignore_index=True), keys, value)
