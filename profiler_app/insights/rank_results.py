@@ -35,7 +35,7 @@ from profiler_app.insights.pure.by_rank import (
     depends_on,
     read_facts,
 )
-from profiler_app.insights.summaries import tables_json_text
+from profiler_app.insights.summaries import series_lines, tables_json_text
 from profiler_app.lib.code_digest import code_digest
 from profiler_app.profiles.models import PartSummary
 
@@ -79,8 +79,10 @@ def job_facts(job_id: int, params: Mapping[str, Any], window: str) -> KeptJob:
     found, text = _load(facts_key, JobFacts), _load_bytes(analyses_key)
     if found is not None and text is not None:
         return KeptJob(digest, str(text, "utf-8"), found)
+    series = series_lines()
     combined = combine_facts(
-        kept_or_read(job_id, rank, parts, params, (window,))[window] for rank, parts in ranks
+        (kept_or_read(job_id, rank, parts, params, (window,))[window] for rank, parts in ranks),
+        {name: lines.add for name, lines in series.items()},
     )
     if combined is None:
         kept = KeptJob(
@@ -90,7 +92,7 @@ def job_facts(job_id: int, params: Mapping[str, Any], window: str) -> KeptJob:
         tables, facts = combined
         del combined  # each table goes once its JSON is made
         # Names from traces may hold what Postgres refuses in text (NUL): quoted.
-        kept = KeptJob(digest, tables_json_text(tables), facts)
+        kept = KeptJob(digest, tables_json_text(tables, series), facts)
     _keep(facts_key, kept.facts)
     _keep_bytes(analyses_key, kept.analyses.encode())
     _forget_if_deleted(job_id)

@@ -106,16 +106,14 @@ def analyses_json(result: TraceAnalyses) -> dict[str, Any]:
     }
 
 
-def tables_json_text(ranks: RankTables) -> str:
-    """The analyses' JSON (``analyses_json``) of the job whose ranks' tables are ``ranks``, as
-    text with every string storable (``storable_json``), made a table at a time: the series
-    line by line from each rank's own (a 1,024-rank job's queue lengths are 7.7M rows: joined,
-    and grouped, they took 0.4 GB more), the other tables joined one at a time, and only one
+def tables_json_text(ranks: RankTables, series: dict[str, SeriesLines]) -> str:
+    """The analyses' JSON (``analyses_json``) of the job whose ranks' tables are ``ranks`` (its
+    series folded into ``series`` as they were gathered), as text with every string storable
+    (``storable_json``), made a table at a time: the tables joined one at a time, and only one
     table's part held as Python values."""
-    parts = []
-    for name, (keys, value) in SERIES.items():
-        lines = peak_series_of_ranks(ranks.pieces(name), keys, value)
-        parts.append(f"{json.dumps(name)}: {storable_json(lines)}")
+    parts = [
+        f"{json.dumps(name)}: {storable_json(lines.peaks())}" for name, lines in series.items()
+    ]
     for name, table in ranks.combined():
         if name in TABLE_JSON:
             parts += [
@@ -125,23 +123,48 @@ def tables_json_text(ranks: RankTables) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def peak_series_of_ranks(
-    pieces: list[pd.DataFrame], keys: list[str], value: str
-) -> list[dict[str, Any]]:
-    """``peak_series`` of the ranks' series one after another, each rank's lines made from its
-    own rows (``pieces`` is emptied as they are): the same lines, where no two ranks share a
-    line (a rank's rows are its own)."""
-    # Each piece's groups are found twice (here to count them, then for their points): keeping
-    # their rows meanwhile would keep a row number per sample of every rank.
-    every = [tuple(line.values()) for piece in pieces for line in _lines(piece, keys)[0]]
-    if len(set(every)) < len(every):  # a line in two pieces: one line of their rows together
-        return peak_series(pd.concat(pieces, ignore_index=True), keys, value)
-    max_points = points_per_line(len(every))
-    lines = []
-    pieces.reverse()
-    while pieces:
-        lines += peak_series(pieces.pop(), keys, value, max_points)
-    return sorted(lines, key=lambda line: tuple(line[k] for k in keys))
+class SeriesLines:
+    """``peak_series`` of the ranks' series one after another, each rank's rows reduced to its
+    lines' points as they come (``add``): a 1,024-rank job's queue lengths are 7.7M rows, held
+    as a time and a value a point instead of its ranks' frames (0.2 GB less). The same lines as
+    from all rows at once, in the same order (the down-sampling's budget per line depends on
+    how many lines the chart has, known at the end); a line in two pieces is made of their rows
+    together."""
+
+    def __init__(self, keys: list[str], value: str) -> None:
+        self.keys, self.value = keys, value
+        self.points: dict[tuple, list[tuple[np.ndarray, np.ndarray]]] = {}
+
+    def add(self, piece: pd.DataFrame) -> None:
+        found, rows = _lines(piece, self.keys)
+        time_ns = piece["time_ns"].to_numpy()
+        values = piece[self.value].to_numpy(dtype=np.float64)
+        for line, at in zip(found, rows, strict=True):
+            order = at[np.argsort(time_ns[at], kind="stable")]  # as ``_peaks`` sorts them
+            self.points.setdefault(tuple(line.values()), []).append((time_ns[order], values[order]))
+
+    def peaks(self, max_points: int | None = None) -> list[dict[str, Any]]:
+        """The lines, in key order, at most ``max_points`` a line (by default, as
+        ``peak_series``); their points handed over."""
+        if max_points is None:
+            max_points = points_per_line(len(self.points))
+        lines = []
+        for key in sorted(self.points):
+            pieces = self.points.pop(key)
+            time_ns = np.concatenate([t for t, _ in pieces])
+            values = np.concatenate([v for _, v in pieces])
+            lines.append(
+                {
+                    **dict(zip(self.keys, key, strict=True)),
+                    "points": _peaks(time_ns, values, max_points),
+                }
+            )
+        return lines
+
+
+def series_lines() -> dict[str, SeriesLines]:
+    """An empty ``SeriesLines`` for each of ``SERIES``."""
+    return {name: SeriesLines(keys, value) for name, (keys, value) in SERIES.items()}
 
 
 # The series, down-sampled line by line: (the keys of a line, its value).

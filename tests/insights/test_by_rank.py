@@ -11,13 +11,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from profiler_app import analysis
 from profiler_app.analysis import RankTrace, analyze
 from profiler_app.analysis.cluster import collective_waits_by_window
 from profiler_app.analysis.framework import framework_from_events
 from profiler_app.insights.pure.by_rank import combine_facts, insights_by_rank, read_facts
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.recommendations import recommend
-from profiler_app.insights.summaries import analyses_json, tables_json_text
+from profiler_app.insights.summaries import analyses_json, series_lines, tables_json_text
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.traces.expected import DATA
 
@@ -79,16 +80,24 @@ def test_a_rank_at_a_time_gives_what_all_ranks_at_once_give(stores, window, over
     assert by_rank.framework.equals(each)
 
 
-def test_the_kept_json_text_of_the_ranks_tables_is_the_job_s_analyses(stores):
-    """What a run keeps of a job's analyses (its tables combined and written one at a time)."""
+@pytest.mark.parametrize("join_every", [64, 2], ids=["ranks-joined-at-the-end", "two-at-a-time"])
+def test_the_kept_json_text_of_the_ranks_tables_is_the_job_s_analyses(
+    stores, join_every, monkeypatch
+):
+    """What a run keeps of a job's analyses (its tables joined as they are gathered and written
+    one at a time, its series folded rank by rank)."""
+    monkeypatch.setattr(analysis, "JOIN_EVERY", join_every)
     params = params_from_overrides(None)
     each = (read_facts(t, params, [COMPLETE_STEPS])[COMPLETE_STEPS] for t in read(stores))
-    combined = combine_facts(each)
+    series = series_lines()
+    combined = combine_facts(each, {name: lines.add for name, lines in series.items()})
     assert combined is not None
     tables, _ = combined
-    text = tables_json_text(tables)
+    assert "queue_length" not in tables.tables  # folded, not kept
+    text = tables_json_text(tables, series)
     assert json.loads(text) == analyses_json(analyze(read(stores), params))
     assert tables.tables == {}  # every rank's copy handed over
+    assert all(lines.points == {} for lines in series.values())
 
 
 def test_no_rank_is_held_while_the_next_is_read(stores):

@@ -83,9 +83,9 @@ def combined(monkeypatch) -> list[int]:
     count: list[int] = []
     real = rank_results.combine_facts
 
-    def recorded(ranks):
+    def recorded(ranks, fold):
         count.append(1)
-        return real(ranks)
+        return real(ranks, fold)
 
     monkeypatch.setattr(rank_results, "combine_facts", recorded)
     return count

@@ -8,8 +8,8 @@ from profiler_app.insights.summaries import (
     LINE_POINTS_MIN,
     MAX_POINTS,
     SERIES_POINTS_TOTAL,
+    SeriesLines,
     peak_series,
-    peak_series_of_ranks,
 )
 
 T0 = 1_712_195_495_505_543_140  # epoch ns: beyond float precision
@@ -65,23 +65,41 @@ def test_many_lines_share_one_budget_of_points():
     assert [v for _, v in many[5]["points"]] == peaks
 
 
+def folded(pieces: list[pd.DataFrame], keys: list[str], value: str) -> list[dict]:
+    lines = SeriesLines(keys, value)
+    for piece in pieces:
+        lines.add(piece)
+    return lines.peaks()
+
+
 def test_the_ranks_series_line_by_line_are_the_job_s():
-    """A job's series made from each rank's own rows (what a run keeps) equal those made from
+    """A job's series folded from each rank's own rows (what a run keeps) equal those made from
     all rows at once, in the same order; where two pieces share a line (not a rank's own
-    rows), their rows make it together."""
+    rows), their rows make it together, ties in time in the pieces' order."""
     frame = lines_frame(300, 500)  # past 100 lines: the budget per line depends on them all
     frame["stream"] = np.where(frame["rank"] % 3 == 0, 7, 13)
     whole = peak_series(frame, ["rank", "stream"], "queue_length")
     pieces = [frame[frame["rank"] == rank] for rank in reversed(range(300))]
-    assert peak_series_of_ranks(pieces, ["rank", "stream"], "queue_length") == whole
-    assert pieces == []  # each rank's rows handed over as its lines were made
+    assert folded(pieces, ["rank", "stream"], "queue_length") == whole
 
     halves = [frame.iloc[: len(frame) // 2 + 250], frame.iloc[len(frame) // 2 + 250 :]]
-    assert peak_series_of_ranks(halves, ["rank", "stream"], "queue_length") == whole
+    assert folded(halves, ["rank", "stream"], "queue_length") == whole
+
+    # Shuffled rows, times repeated, every point kept: ties keep the rows' order.
+    rng = np.random.default_rng(7)
+    shuffled = frame.sample(frac=1, random_state=3).reset_index(drop=True)
+    shuffled["time_ns"] = shuffled["time_ns"] // 4000 * 4000
+    shuffled["queue_length"] = rng.integers(0, 50, len(shuffled))
+    whole = peak_series(shuffled, ["rank", "stream"], "queue_length", max_points=1000)
+    lines = SeriesLines(["rank", "stream"], "queue_length")
+    third = len(shuffled) // 3
+    for start in range(0, len(shuffled), third):
+        lines.add(shuffled.iloc[start : start + third])
+    assert lines.peaks(max_points=1000) == whole
 
 
 def test_a_trace_without_the_series_has_no_lines():
     """A CPU-only trace's queue lengths: no row, no line (as pandas' groups would say)."""
     empty = lines_frame(0, 0)
     assert peak_series(empty, ["rank", "stream"], "queue_length") == []
-    assert peak_series_of_ranks([empty, empty], ["rank", "stream"], "queue_length") == []
+    assert folded([empty, empty], ["rank", "stream"], "queue_length") == []

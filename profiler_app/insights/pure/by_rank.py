@@ -6,7 +6,7 @@ the one over all ranks at once (``analyze`` and ``recommend``). Pure: no Django.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -137,9 +137,12 @@ def read_facts(
     return found
 
 
-def combine_facts(ranks: Iterable[RankFacts]) -> tuple[RankTables, JobFacts] | None:
-    """The job's analysis tables (to be combined) and facts from its ranks' facts (in rank
-    order), a rank at a time; None for a job with no rank."""
+def combine_facts(
+    ranks: Iterable[RankFacts], fold: Mapping[str, Callable[[pd.DataFrame], None]] | None = None
+) -> tuple[RankTables, JobFacts] | None:
+    """The job's analysis tables (to be combined; those named in ``fold`` handed to it, as in
+    ``RankTables.gather``) and facts from its ranks' facts (in rank order), a rank at a time;
+    None for a job with no rank."""
     framework, calls, readings = [], [], []
 
     def each_rank_analyses() -> Iterator[TraceAnalyses]:
@@ -149,7 +152,7 @@ def combine_facts(ranks: Iterable[RankFacts]) -> tuple[RankTables, JobFacts] | N
             readings.append(RankReading(facts.rank, facts.inputs, facts.unreadable))
             yield facts.analyses
 
-    tables = RankTables.gather(each_rank_analyses())
+    tables = RankTables.gather(each_rank_analyses(), fold)
     if tables is None:
         return None
     job = JobFacts(pd.concat(framework, ignore_index=True), match_calls_by_window(calls), readings)
