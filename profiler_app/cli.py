@@ -25,6 +25,8 @@ from profiler_app.embedded import EmbeddedServices, data_dir
 
 ADMIN_USER = "admin"
 STOP_GRACE_SECONDS = 20
+# How long the launcher waits for a healthy server before it says that it is not.
+WELCOME_WAIT_S = 60
 # A child that keeps crashing (its database or broker is down, say) is started again after a
 # pause that doubles up to a minute: nothing is given up on.
 FIRST_RESTART_DELAY_S = 1.0
@@ -162,17 +164,41 @@ def clear_request_metrics() -> None:
             file.unlink(missing_ok=True)
 
 
-def wait_until_healthy(base_url: str, timeout: float = 60) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base_url}/api/health/", timeout=2) as response:
-                if json.load(response).get("workers", 0) > 0:
-                    return True
-        except (OSError, ValueError):
-            pass  # not listening yet
-        time.sleep(0.5)
-    return False
+class Welcome:
+    """How to log in, said once the server is healthy (a worker answers), or a warning after
+    ``WELCOME_WAIT_S``. Asked on each turn of the supervisor: waiting for it never keeps the
+    launcher from starting again what died meanwhile (an embedded PostgreSQL killed during the
+    start waited a minute), nor from stopping when asked."""
+
+    def __init__(self, base_url: str, login_hint: str, root: Path) -> None:
+        self.base_url, self.login_hint, self.root = base_url, login_hint, root
+        self.deadline: float | None = time.monotonic() + WELCOME_WAIT_S
+
+    def check(self) -> None:
+        if self.deadline is None:
+            return
+        if _has_a_worker(self.base_url):
+            say("=" * 72)
+            say(f"profiler-app is running: open {self.base_url}")
+            say(f"log in as '{ADMIN_USER}' with {self.login_hint}")
+            say("stop with Ctrl-C; data is kept in " + str(self.root))
+            say("=" * 72)
+        elif time.monotonic() < self.deadline:
+            return
+        else:
+            say(
+                f"the server did not become healthy; see the log above and "
+                f"{self.base_url}/api/health/"
+            )
+        self.deadline = None
+
+
+def _has_a_worker(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/api/health/", timeout=2) as response:
+            return json.load(response).get("workers", 0) > 0
+    except (OSError, ValueError):
+        return False  # not listening yet, or not healthy yet (503)
 
 
 def write_run_file(
@@ -244,8 +270,10 @@ def up(host: str, port: int) -> int:
     children: list[Child] = []
     exit_code = 0
     try:
-        children = _start(env, host, port, run_file, urls, base_url, root)
-        _supervise(children, env, DependencyWatch(services), stopping, run_file, urls, base_url)
+        children, login_hint = _start(env, host, port, run_file, urls, base_url)
+        welcome = Welcome(base_url, login_hint, root)
+        watch = DependencyWatch(services)
+        _supervise(children, env, watch, stopping, run_file, urls, base_url, welcome)
     except subprocess.CalledProcessError as err:
         say(f"start-up step failed: {' '.join(err.cmd)} exited with {err.returncode}")
         exit_code = 1
@@ -268,9 +296,9 @@ def _start(
     run_file: Path,
     urls: dict[str, str],
     base_url: str,
-    root: Path,
-) -> list[Child]:
-    """Migrates, starts worker, sweeper, beat and web, and says how to log in."""
+) -> tuple[list[Child], str]:
+    """Migrates and starts worker, sweeper, beat and web; returns them and how the
+    administrator logs in."""
     say("applying database migrations")
     manage("migrate", "--noinput", env=env)
     manage("collectstatic", "--noinput", "--verbosity", "0", env=env)
@@ -282,15 +310,7 @@ def _start(
     for child in children:
         child.start(env)
     write_run_file(run_file, urls, base_url, children)
-    if wait_until_healthy(base_url):
-        say("=" * 72)
-        say(f"profiler-app is running: open {base_url}")
-        say(f"log in as '{ADMIN_USER}' with {login_hint}")
-        say("stop with Ctrl-C; data is kept in " + str(root))
-        say("=" * 72)
-    else:
-        say(f"the server did not become healthy; see the log above and {base_url}/api/health/")
-    return children
+    return children, login_hint
 
 
 def _supervise(
@@ -301,9 +321,10 @@ def _supervise(
     run_file: Path,
     urls: dict[str, str],
     base_url: str,
+    welcome: Welcome,
 ) -> None:
     """Keeps the embedded services and the children up until asked to stop (a signal, or the
-    idle auto-shutdown)."""
+    idle auto-shutdown), and says how to log in once the server is up."""
     while not stopping.is_set():
         time.sleep(0.5)
         watch.keep_up()
@@ -316,6 +337,7 @@ def _supervise(
             if not stopping.is_set():
                 restart_crashed(child, env)
         write_run_file(run_file, urls, base_url, children, watch)
+        welcome.check()
 
 
 def restart_crashed(child: Child, env: dict[str, str]) -> None:
