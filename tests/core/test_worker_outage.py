@@ -82,7 +82,8 @@ class Worker:
         # An app of its own: the project's app broadcasts through its own broker's pool.
         probe = Celery("probe", broker=self.redis_url, set_as_current=False)
         try:
-            replies = probe.control.ping(timeout=5.0)  # a loaded machine answers late
+            # A loaded machine answers late; the one worker's answer ends the wait.
+            replies = probe.control.ping(timeout=5.0, limit=1)
         except probe.connection_for_write().connection_errors:
             return False  # a connection the restart broke: the next try makes a new one
         finally:
