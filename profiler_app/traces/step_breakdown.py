@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
+from profiler_app.traces.arrays import unique_sorted
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
 from profiler_app.traces.window import IN_BOTH, IN_COMPLETE_STEPS, IN_WHOLE_TRACE
@@ -69,7 +70,7 @@ def step_breakdown(steps: Intervals, events: Mapping[str, Intervals]) -> dict[st
     """Nanoseconds of each of ``PARTS`` in the ``steps`` ([start, end) arrays, not
     overlapping), from ``events`` (``event_intervals``): they sum to the steps' time."""
     merged = {part: merge_intervals(*events[part]) for part in PARTS[:-1]}
-    points = np.unique(np.concatenate([*steps, *(a for pair in merged.values() for a in pair)]))
+    points = unique_sorted(np.concatenate([*steps, *(a for pair in merged.values() for a in pair)]))
     if len(points) < 2:
         return dict.fromkeys(PARTS, 0)
     left, lengths = points[:-1], np.diff(points)

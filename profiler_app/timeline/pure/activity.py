@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from profiler_app.traces.arrays import unique_sorted
 from profiler_app.traces.utilization import busy_per_bucket
 
 MAX_K = 48  # 2**48 ns is 78 hours: coarser buckets would all be one
@@ -29,7 +30,7 @@ class ActivityLevel:
 
 def _merge(keys_a, count, keys_b, busy) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Align (bucket, count) and (bucket, busy) on the union of their buckets."""
-    bucket = np.union1d(keys_a, keys_b)
+    bucket = unique_sorted(np.concatenate([keys_a, keys_b]))
     out_count = np.zeros(len(bucket), dtype=np.int64)
     out_busy = np.zeros(len(bucket), dtype=np.int64)
     out_count[np.searchsorted(bucket, keys_a)] = count

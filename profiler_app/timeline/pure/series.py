@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from profiler_app.traces.arrays import unique_sorted
+
 # metric → (label, unit); metrics not listed are not drawn.
 CPU_METRICS = {
     "cpu_util_total_pct": ("CPU utilisation", "%"),
@@ -74,7 +76,7 @@ def combine(pieces: list[Series]) -> Series:
 def mean_of(series: list[Series], name: str = "") -> Series:
     """Per-core series averaged at each sampling instant (CPU utilisation when no total was
     recorded)."""
-    time = np.unique(np.concatenate([s.time_ns for s in series]))
+    time = unique_sorted(np.concatenate([s.time_ns for s in series]))
     stacked = np.full((len(series), len(time)), np.nan)
     for i, s in enumerate(series):
         stacked[i, np.searchsorted(time, s.time_ns)] = s.value

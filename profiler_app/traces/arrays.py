@@ -1,0 +1,15 @@
+"""Array helpers numpy lacks a fast form of."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def unique_sorted(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` of integers, found by sorting: numpy 2 finds unique values with a
+    hash set, which took 0.5 s for a million distinct int64 and 1.7 s of a 2.8M-event part's
+    parse, against a few milliseconds sorted (numpy/numpy#31969)."""
+    ordered = np.sort(np.asarray(values).ravel())
+    if len(ordered) == 0:
+        return ordered
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
