@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profiler_app.traces.store_layout import StoreAwaitsUpgrade
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import captured_label, consecutive_runs
 from tracefmt.columns import EVENT_COLUMNS
@@ -99,12 +100,20 @@ class RankTrace:
     def from_store(cls, rank: int, directory: str | Path, part_id: int = -1) -> RankTrace:
         """The events of a part's timeline store (``traces.ingest_trace``'s output)."""
         reader = TimelineReader(directory)
-        events = reader.read_all(ANALYSIS_COLUMNS).to_pandas()
-        for column in ANALYSIS_COLUMNS:  # a store written before the column existed
-            if column not in events and column in EVENT_COLUMNS:
+        if awaiting := [c for c in reader.missing_model_columns if c in ANALYSIS_COLUMNS]:
+            raise StoreAwaitsUpgrade(reader.directory, awaiting)
+        stored = set(reader.events.schema_arrow.names)
+        columns = {}
+        # A column at a time, into the frame's own arrays: the whole table through Arrow and
+        # pandas held 3.5 times the events (985 MB for a 2.8M-event part's 265 MB).
+        for column in ANALYSIS_COLUMNS:
+            if column in stored:
+                columns[column] = reader.column(column)
+            else:  # a store written before the column existed
                 dtype, absent = EVENT_COLUMNS[column]
-                events[column] = np.full(len(events), absent, dtype=dtype)
-        return cls(rank, events[ANALYSIS_COLUMNS], reader.strings, ((part_id, len(events)),))
+                columns[column] = np.full(reader.n_events, absent, dtype=dtype)
+        events = pd.DataFrame(columns, copy=False)
+        return cls(rank, events, reader.strings, ((part_id, len(events)),))
 
     def part_rows(self) -> list[tuple[int, int]]:
         """[first, stop) positions in ``events`` of each part's events (one part when none are

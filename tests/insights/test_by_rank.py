@@ -14,11 +14,13 @@ import pytest
 from profiler_app import analysis
 from profiler_app.analysis import RankTrace, analyze
 from profiler_app.analysis.cluster import collective_waits_by_window
+from profiler_app.analysis.events import ANALYSIS_COLUMNS
 from profiler_app.analysis.framework import framework_from_events
 from profiler_app.insights.pure.by_rank import combine_facts, insights_by_rank, read_facts
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.recommendations import recommend
 from profiler_app.insights.summaries import analyses_json, series_lines, tables_json_text
+from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.traces.expected import DATA
 
@@ -98,6 +100,14 @@ def test_the_kept_json_text_of_the_ranks_tables_is_the_job_s_analyses(
     assert json.loads(text) == analyses_json(analyze(read(stores), params))
     assert tables.tables == {}  # every rank's copy handed over
     assert all(lines.points == {} for lines in series.values())
+
+
+def test_a_rank_is_read_as_the_store_holds_it(stores):
+    """``RankTrace.from_store`` reads a column at a time: the same frame as the whole table
+    read through Arrow, to the dtype."""
+    for rank, store in enumerate(stores):
+        whole = TimelineReader(store).read_all(ANALYSIS_COLUMNS).to_pandas()
+        pd.testing.assert_frame_equal(RankTrace.from_store(rank, store).events, whole)
 
 
 def test_no_rank_is_held_while_the_next_is_read(stores):

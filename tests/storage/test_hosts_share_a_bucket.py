@@ -43,6 +43,9 @@ class Hosts:
         self.storage_env = storage_env
         self.prefix = f"{settings.CELERY_QUEUE_PREFIX}hosts{uuid.uuid4().hex[:6]}-"
         self.stack = ExitStack()
+        self.processes: list[subprocess.Popen] = []
+        # Stopped together at the end: one at a time, each waited for its graceful end in turn.
+        self.stack.callback(_stop_all, self.processes)
 
     def env(self, host: str, **extra: str) -> dict[str, str]:
         data = self.root / host
@@ -64,7 +67,7 @@ class Hosts:
         process = subprocess.Popen(
             command, env=self.env(host, **extra), stdout=log, stderr=subprocess.STDOUT
         )
-        self.stack.callback(_stop, process)
+        self.processes.append(process)
         deadline = time.monotonic() + 90
         while not ready(log_path):
             if process.poll() is not None or time.monotonic() > deadline:
@@ -106,11 +109,19 @@ def _answers(url: str) -> bool:
 
 
 def _stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(30)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    _stop_all([process])
+
+
+def _stop_all(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        process.terminate()
+    deadline = time.monotonic() + 30
+    for process in processes:
+        try:
+            process.wait(max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @pytest.fixture

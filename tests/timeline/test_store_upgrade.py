@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from profiler_app.analysis.events import ANALYSIS_COLUMNS, RankTrace
 from profiler_app.profiles.models import PartSummary
 from profiler_app.profiles.store_products import needs_upgrade, upgrade_stores
 from profiler_app.sql import logic as sql_logic
@@ -88,6 +89,9 @@ def test_readers_answer_from_a_read_only_store_of_the_previous_format(api, old_s
     with pytest.raises(StoreAwaitsUpgrade) as awaits:
         reader.column("self_ns")
     assert awaits.value.missing == ["self_ns"]
+    with pytest.raises(StoreAwaitsUpgrade) as awaits:  # the analyses read no column first
+        RankTrace.from_store(0, store)
+    assert set(awaits.value.missing) == set(MODEL_COLUMNS) & set(ANALYSIS_COLUMNS)
 
     parts = sql_logic.job_parts(job)
     answer = run_query(parts, "SELECT count(*), sum(dur_ns), count(self_ns) FROM events")
