@@ -6,7 +6,7 @@ part's events alone, so the worker that parsed the part computes it once
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -33,13 +33,16 @@ def part_figures(trace: RankTrace, window: str) -> PartFigures:
     """The part's figures in ``window``."""
     rows_in(window)  # an unknown window is an error, not the whole trace
     trace = captured_only(trace)
-    if window == COMPLETE_STEPS:
-        trace = trace.complete_steps()
-    gaps = idle_intervals(trace)
+    covered = trace.complete_steps() if window == COMPLETE_STEPS else trace
+    gaps = idle_intervals(covered)
     host_wait_ns = int(gaps.loc[gaps["category"] == HOST_WAIT, "idle_ns"].sum())
-    no_steps = trace.events["kind"].to_numpy() != int(EventKind.STEP)
-    trace = replace(trace, events=trace.events[no_steps])
-    operators = operator_table([trace])[OPERATOR_COLUMNS].reset_index(drop=True)
+    # The window's copy goes before the operators' is made, taken from the captured trace at
+    # once: one copy of the part's events held at a time, not two (0.27 GB a 2.8M-event part).
+    del covered, gaps
+    keep = trace.events["kind"].to_numpy() != int(EventKind.STEP)
+    if window == COMPLETE_STEPS:
+        keep &= trace.events["in_complete_steps"].to_numpy()
+    operators = operator_table([trace.restricted(keep)])[OPERATOR_COLUMNS].reset_index(drop=True)
     return PartFigures(operators, host_wait_ns)
 
 
