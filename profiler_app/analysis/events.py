@@ -97,23 +97,34 @@ class RankTrace:
         return np.where(inside, at, -1)
 
     @classmethod
-    def from_store(cls, rank: int, directory: str | Path, part_id: int = -1) -> RankTrace:
-        """The events of a part's timeline store (``traces.ingest_trace``'s output)."""
+    def from_store(
+        cls,
+        rank: int,
+        directory: str | Path,
+        part_id: int = -1,
+        rows: np.ndarray | None = None,
+        columns: Sequence[str] = ANALYSIS_COLUMNS,
+    ) -> RankTrace:
+        """The events of a part's timeline store (``traces.ingest_trace``'s output): those
+        ``rows`` selects (a mask of its rows; None: all), as a trace filtered to them (its index
+        labels are their rows), of ``columns``."""
         reader = TimelineReader(directory)
-        if awaiting := [c for c in reader.missing_model_columns if c in ANALYSIS_COLUMNS]:
+        if awaiting := [c for c in reader.missing_model_columns if c in columns]:
             raise StoreAwaitsUpgrade(reader.directory, awaiting)
         stored = set(reader.events.schema_arrow.names)
-        columns = {}
+        read = {}
         # A column at a time, into the frame's own arrays: the whole table through Arrow and
         # pandas held 3.5 times the events (985 MB for a 2.8M-event part's 265 MB).
-        for column in ANALYSIS_COLUMNS:
+        for column in columns:
             if column in stored:
-                columns[column] = reader.column(column)
+                values = reader.column(column)
             else:  # a store written before the column existed
                 dtype, absent = EVENT_COLUMNS[column]
-                columns[column] = np.full(reader.n_events, absent, dtype=dtype)
-        events = pd.DataFrame(columns, copy=False)
-        return cls(rank, events, reader.strings, ((part_id, len(events)),))
+                values = np.full(reader.n_events, absent, dtype=dtype)
+            read[column] = values if rows is None else values[rows]
+        index = None if rows is None else pd.RangeIndex(reader.n_events)[rows]
+        events = pd.DataFrame(read, index=index, copy=False)
+        return cls(rank, events, reader.strings, ((part_id, reader.n_events),))
 
     def part_rows(self) -> list[tuple[int, int]]:
         """[first, stop) positions in ``events`` of each part's events (one part when none are

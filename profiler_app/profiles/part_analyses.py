@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 
 import tracefmt
-from profiler_app.analysis.events import RankTrace
-from profiler_app.analysis.part_figures import OPERATOR_COLUMNS, PartFigures, part_figures
+from profiler_app.analysis.part_figures import OPERATOR_COLUMNS, PartFigures, store_part_figures
 from profiler_app.core import storage
 from profiler_app.core.models import TrainingJob
 from profiler_app.lib.code_digest import code_digest
@@ -41,8 +40,7 @@ PartAnalyses = dict[str, PartFigures]  # by window
 
 def compute(store_dir: str | Path, rank: int, part_id: int) -> PartAnalyses:
     """The part's analyses in each window, from its store."""
-    trace = RankTrace.from_store(rank, store_dir, part_id)
-    return {window: part_figures(trace, window) for window in WINDOWS}
+    return store_part_figures(store_dir, rank, part_id, WINDOWS)
 
 
 def _key(job_id: int, part_id: int, store_path: str) -> str:

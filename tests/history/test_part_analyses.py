@@ -6,24 +6,32 @@ judges it (a web request never writes them). On real traces."""
 
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from profiler_app.analysis import RankTrace, captured_only
 from profiler_app.analysis.idle import HOST_WAIT, idle_intervals
 from profiler_app.analysis.operators import operator_table
-from profiler_app.analysis.part_figures import part_figures
+from profiler_app.analysis.part_figures import part_figures, store_part_figures
 from profiler_app.core import storage
 from profiler_app.history import logic
 from profiler_app.history.pure.regression import Thresholds
 from profiler_app.profiles import part_analyses
 from profiler_app.profiles.models import PartSummary
+from profiler_app.traces import ingest_trace
+from profiler_app.traces.store_layout import EVENTS_FILE
+from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.cluster.raw import load
+from tests.h200 import spool_chunks, unpack
 from tests.history.traces import NCCL
 from tests.timeline.jobs import parse_job
+from tests.traces.expected import DATA
 from tracefmt.kinds import EventKind
 
 PARTS = [
@@ -57,6 +65,61 @@ def _read_as_before(job, window: str) -> tuple[pd.DataFrame, int]:
         frames.append(operator_table([trace])[["name", "count", "self_ns"]])
     operators = pd.concat(frames, ignore_index=True).groupby("name", as_index=False).sum()
     return operators, host_wait
+
+
+def _figures_as_before(trace: RankTrace, window: str) -> tuple[pd.DataFrame, int]:
+    """One part's operators and host wait from all its events, as the history computed them."""
+    trace = captured_only(trace)
+    if window == COMPLETE_STEPS:
+        trace = trace.complete_steps()
+    gaps = idle_intervals(trace)
+    host_wait = int(gaps.loc[gaps["category"] == HOST_WAIT, "idle_ns"].sum())
+    no_steps = trace.events["kind"].to_numpy() != int(EventKind.STEP)
+    trace = replace(trace, events=trace.events[no_steps])
+    return operator_table([trace])[["name", "count", "self_ns"]].reset_index(drop=True), host_wait
+
+
+@pytest.fixture(scope="module")
+def odd_stores(tmp_path_factory) -> list[Path]:
+    """Parts the history's three traces are not: H200 collector chunks (steps outside the
+    ranges Kineto recorded), a trace of allocations, a PyTorch 1.8 trace."""
+    root = tmp_path_factory.mktemp("odd")
+    sources = [(path, "collector") for path in spool_chunks(unpack(root / "h200"))[:2]]
+    sources += [(DATA / "cpu_memory_profile.json.gz", "kineto")]
+    sources += [(DATA / "resnet50_pt18_workers4.pt.trace.json.gz", "kineto")]
+    sources += [(DATA / "gpu_training_rank0.pt.trace.json.gz", "kineto")]
+    stores = []
+    for number, (path, kind) in enumerate(sources):
+        ingest_trace(path, kind, root / f"part-{number}")
+        stores.append(root / f"part-{number}")
+    _uncapture_one_host_call(stores[-1])
+    return stores
+
+
+def _uncapture_one_host_call(store: Path) -> None:
+    """Marks one host call outside the recorded ranges, as if Kineto had missed it: every step
+    and GPU op is still captured, so only that call tells ``captured_only`` to cut the part."""
+    events = pq.read_table(store / EVENTS_FILE)
+    kind = events.column("kind").to_numpy()
+    row = int(np.flatnonzero(kind == int(EventKind.CPU_OP))[0])
+    captured = events.column("captured").to_numpy().copy()
+    captured[row] = False
+    at = events.schema.get_field_index("captured")
+    pq.write_table(events.set_column(at, "captured", pa.array(captured)), store / EVENTS_FILE)
+
+
+def test_a_store_s_figures_read_from_the_rows_they_need_are_those_of_all_its_events(odd_stores):
+    """``store_part_figures`` reads the GPU side and the operators apart: the same figures."""
+    cut = [s for s in odd_stores if not TimelineReader(s).column("captured").all()]
+    assert len(cut) == 3  # the collector chunks and the call: ``captured_only`` cuts them
+    for store in odd_stores:
+        found = store_part_figures(store, 0, 1, [COMPLETE_STEPS, WHOLE_TRACE])
+        for window in (COMPLETE_STEPS, WHOLE_TRACE):
+            operators, host_wait = _figures_as_before(RankTrace.from_store(0, store, 1), window)
+            assert found[window].host_wait_ns == host_wait, (store, window)
+            pd.testing.assert_frame_equal(found[window].operators, operators, check_exact=True)
+    # Something to compare: a chunk whose GPU waited on its host.
+    assert store_part_figures(cut[0], 0, 1, [WHOLE_TRACE])[WHOLE_TRACE].host_wait_ns > 0
 
 
 @pytest.mark.django_db
