@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.compute as pc
 
 from profiler_app.traces.arrays import unique_sorted
 from profiler_app.traces.timeline_read import TimelineReader
@@ -39,7 +38,6 @@ DATA_LOADING_KINDS = (
     int(EventKind.USER_ANNOTATION),
     int(EventKind.PYTHON_FUNCTION),
 )
-STORE_COLUMNS = ["kind", "name", "start_ns", "dur_ns", "is_step", "captured"]
 Intervals = tuple[np.ndarray, np.ndarray]
 
 
@@ -106,14 +104,16 @@ def store_breakdown(
     bounds = _intervals(captured)
     if not len(bounds[0]):
         return {IN_BOTH: dict.fromkeys(PARTS, 0)}
+    # A column at a time, each cut to the rows kept: the table read whole through Arrow held
+    # 0.3 GB for a 2.8M-event part.
     reader = TimelineReader(store_dir)
-    table = reader.read_all(STORE_COLUMNS)
-    keep = pc.and_(
-        pc.and_(table["captured"], pc.invert(table["is_step"])),
-        pc.less(table["start_ns"], int(bounds[1].max())),
-    )
-    table = table.filter(keep)
-    arrays = {c: table[c].to_numpy() for c in ("kind", "name", "start_ns", "dur_ns")}
+    start_ns = reader.column("start_ns")
+    keep = reader.column("captured") & ~reader.column("is_step")
+    keep &= start_ns < int(bounds[1].max())
+    arrays = {"start_ns": start_ns[keep]}
+    del start_ns
+    for column in ("kind", "name", "dur_ns"):
+        arrays[column] = reader.column(column)[keep]
     events = event_intervals(**arrays, strings=reader.strings)
     whole = step_breakdown(bounds, events)
     if last_step_start_ns is None:

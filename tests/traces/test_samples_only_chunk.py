@@ -2,8 +2,10 @@
 
 import numpy as np
 
+from profiler_app.analysis.part_figures import store_part_figures
 from profiler_app.timeline.pure.index import ensure_index, open_index
 from profiler_app.traces import ingest_trace
+from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.traces.synthetic import chunk_meta
 from tracefmt.chunk import empty_events, write_chunk
 
@@ -38,3 +40,12 @@ def test_its_timeline_index_is_built_and_empty(tmp_path):
     assert ensure_index(tmp_path / "store")
     index = open_index(tmp_path / "store")
     assert len(index.lanes) == 0
+
+
+def test_its_history_figures_are_empty(tmp_path):
+    """What the worker computes of each part for the run history: nothing, and no failure."""
+    ingest_trace(samples_only_chunk(tmp_path / "c.pcol"), "collector", tmp_path / "store")
+    found = store_part_figures(tmp_path / "store", 0, 1, [COMPLETE_STEPS, WHOLE_TRACE])
+    for figures in found.values():
+        assert figures.host_wait_ns == 0
+        assert figures.operators.empty
