@@ -59,26 +59,21 @@ def store_part_figures(
     if not captured.all():  # ``captured_only`` cuts the part, as it cuts the whole of it
         timed[np.argmin(captured)] = True
     gpu_side = RankTrace.from_store(rank, store_dir, part_id, rows=timed)
-    operators = of_kinds(kind, OPERATOR_KINDS) & (kind != int(EventKind.STEP))
-    host = RankTrace.from_store(rank, store_dir, part_id, rows=operators, columns=_OPERATOR_READ)
-    return {
-        window: PartFigures(_operators(host, window), _host_wait_ns(gpu_side, window))
-        for window in windows
-    }
+    del timed
+    operators = of_kinds(kind, OPERATOR_KINDS)
+    found = {}
+    for window in windows:
+        # The window's operators alone, read as they are counted: no copy of them is cut.
+        counted = operators & _counted(kind, captured, reader.column("in_complete_steps"), window)
+        host = RankTrace.from_store(rank, store_dir, part_id, rows=counted, columns=_OPERATOR_READ)
+        table = operator_table([host])[OPERATOR_COLUMNS].reset_index(drop=True)
+        del host
+        found[window] = PartFigures(table, _host_wait_ns(gpu_side, window))
+    return found
 
 
-# What ``operator_table`` reads of the operators (no [memory] event among them), and the cuts.
-_OPERATOR_READ = [
-    "kind",
-    "name",
-    "input_dims",
-    "dur_ns",
-    "self_ns",
-    "bytes",
-    "device",
-    "captured",
-    "in_complete_steps",
-]
+# What ``operator_table`` reads of the operators (no [memory] event among them).
+_OPERATOR_READ = ["kind", "name", "input_dims", "dur_ns", "self_ns", "bytes", "device"]
 
 
 def _host_wait_ns(trace: RankTrace, window: str) -> int:
@@ -93,10 +88,21 @@ def _operators(trace: RankTrace, window: str) -> pd.DataFrame:
     """The host operators' calls and self time by name, in the window's captured events, the
     steps left out (taken at once: one copy of the events)."""
     events = trace.events
-    keep = events["captured"].to_numpy() & (events["kind"].to_numpy() != int(EventKind.STEP))
-    if window == COMPLETE_STEPS:
-        keep &= events["in_complete_steps"].to_numpy()
+    keep = _counted(
+        events["kind"].to_numpy(),
+        events["captured"].to_numpy(),
+        events["in_complete_steps"].to_numpy(),
+        window,
+    )
     return operator_table([trace.restricted(keep)])[OPERATOR_COLUMNS].reset_index(drop=True)
+
+
+def _counted(
+    kind: np.ndarray, captured: np.ndarray, in_complete_steps: np.ndarray, window: str
+) -> np.ndarray:
+    """The events whose operators count in ``window``: captured, in the window, no step."""
+    keep = captured & (kind != int(EventKind.STEP))
+    return keep & in_complete_steps if window == COMPLETE_STEPS else keep
 
 
 def combine_part_figures(parts: list[PartFigures]) -> PartFigures:
