@@ -36,7 +36,7 @@ class PartFigures:
 def part_figures(trace: RankTrace, window: str) -> PartFigures:
     """The part's figures in ``window``."""
     rows_in(window)  # an unknown window is an error, not the whole trace
-    return PartFigures(_operators(trace, window), _host_wait_ns(trace, window))
+    return PartFigures(_operators(trace, window), _host_wait_ns(captured_only(trace), window))
 
 
 def store_part_figures(
@@ -58,14 +58,15 @@ def store_part_figures(
     captured = reader.column("captured")
     if not captured.all():  # ``captured_only`` cuts the part, as it cuts the whole of it
         timed[np.argmin(captured)] = True
-    gpu_side = RankTrace.from_store(rank, store_dir, part_id, rows=timed)
+    gpu_side = captured_only(RankTrace.from_reader(rank, reader, part_id, rows=timed))
     del timed
     operators = of_kinds(kind, OPERATOR_KINDS)
+    in_complete_steps = reader.column("in_complete_steps")
     found = {}
     for window in windows:
         # The window's operators alone, read as they are counted: no copy of them is cut.
-        counted = operators & _counted(kind, captured, reader.column("in_complete_steps"), window)
-        host = RankTrace.from_store(rank, store_dir, part_id, rows=counted, columns=_OPERATOR_READ)
+        counted = operators & _counted(kind, captured, in_complete_steps, window)
+        host = RankTrace.from_reader(rank, reader, part_id, rows=counted, columns=_OPERATOR_READ)
         table = operator_table([host])[OPERATOR_COLUMNS].reset_index(drop=True)
         del host
         found[window] = PartFigures(table, _host_wait_ns(gpu_side, window))
@@ -76,10 +77,10 @@ def store_part_figures(
 _OPERATOR_READ = ["kind", "name", "input_dims", "dur_ns", "self_ns", "bytes", "device"]
 
 
-def _host_wait_ns(trace: RankTrace, window: str) -> int:
-    """Host-wait idle time of the GPU streams, in the window's captured events."""
-    trace = captured_only(trace)
-    covered = trace.complete_steps() if window == COMPLETE_STEPS else trace
+def _host_wait_ns(captured: RankTrace, window: str) -> int:
+    """Host-wait idle time of the GPU streams, in the window, of a trace cut to its captured
+    events (``captured_only``)."""
+    covered = captured.complete_steps() if window == COMPLETE_STEPS else captured
     gaps = idle_intervals(covered)
     return int(gaps.loc[gaps["category"] == HOST_WAIT, "idle_ns"].sum())
 

@@ -4,6 +4,7 @@ event-model column it lacks raises ``StoreAwaitsUpgrade`` (the store sweep adds 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +83,16 @@ class TimelineReader:
         if out is None:
             return self._empty([name]).column(0).to_numpy()
         return out
+
+    def columns(
+        self, names: Sequence[str], rows: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
+        """``column`` of each of ``names``, each cut to ``rows`` (a mask of the events; None:
+        all) as soon as it is read: one whole column held at a time, never the table (read
+        whole through Arrow and pandas, a part's columns took 3.5 times their size)."""
+        return {
+            name: self.column(name) if rows is None else self.column(name)[rows] for name in names
+        }
 
     def read_kinds(self, kinds: list[int], columns: list[str]) -> pa.Table:
         """Only the events of ``kinds``, one row group at a time: memory follows what is kept,
