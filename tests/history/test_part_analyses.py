@@ -50,23 +50,6 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values("name", ignore_index=True)
 
 
-def _read_as_before(job, window: str) -> tuple[pd.DataFrame, int]:
-    """The history's operators and host wait read from every store, as it read them before
-    they were kept: the oracle the kept ones must equal."""
-    frames, host_wait = [], 0
-    for summary in PartSummary.objects.filter(job=job).order_by("rank", "part_id"):
-        trace = captured_only(_store_trace(summary))
-        if window == COMPLETE_STEPS:
-            trace = trace.complete_steps()
-        gaps = idle_intervals(trace)
-        host_wait += int(gaps.loc[gaps["category"] == HOST_WAIT, "idle_ns"].sum())
-        no_steps = trace.events["kind"].to_numpy() != int(EventKind.STEP)
-        trace = replace(trace, events=trace.events[no_steps])
-        frames.append(operator_table([trace])[["name", "count", "self_ns"]])
-    operators = pd.concat(frames, ignore_index=True).groupby("name", as_index=False).sum()
-    return operators, host_wait
-
-
 def _figures_as_before(trace: RankTrace, window: str) -> tuple[pd.DataFrame, int]:
     """One part's operators and host wait from all its events, as the history computed them."""
     trace = captured_only(trace)
@@ -77,6 +60,18 @@ def _figures_as_before(trace: RankTrace, window: str) -> tuple[pd.DataFrame, int
     no_steps = trace.events["kind"].to_numpy() != int(EventKind.STEP)
     trace = replace(trace, events=trace.events[no_steps])
     return operator_table([trace])[["name", "count", "self_ns"]].reset_index(drop=True), host_wait
+
+
+def _read_as_before(job, window: str) -> tuple[pd.DataFrame, int]:
+    """The history's operators and host wait read from every store, as it read them before
+    they were kept: the oracle the kept ones must equal."""
+    frames, host_wait = [], 0
+    for summary in PartSummary.objects.filter(job=job).order_by("rank", "part_id"):
+        operators, waited = _figures_as_before(_store_trace(summary), window)
+        frames.append(operators)
+        host_wait += waited
+    operators = pd.concat(frames, ignore_index=True).groupby("name", as_index=False).sum()
+    return operators, host_wait
 
 
 @pytest.fixture(scope="module")

@@ -44,7 +44,7 @@ class Hosts:
         self.prefix = f"{settings.CELERY_QUEUE_PREFIX}hosts{uuid.uuid4().hex[:6]}-"
         self.stack = ExitStack()
         self.processes: list[subprocess.Popen] = []
-        # Stopped together at the end: one at a time, each waited for its graceful end in turn.
+        # Stopped together at the end (one at a time, each waited for in turn, took seconds).
         self.stack.callback(_stop_all, self.processes)
 
     def env(self, host: str, **extra: str) -> dict[str, str]:
