@@ -108,6 +108,9 @@ class Profiler:
         # When the Kineto window being recorded began (None: none is): a chunk cut inside a
         # window keeps that window's rows for the next chunk, the one its trace will be in.
         self._window_start_ns: int | None = None
+        # Taken where a window starts or stops and where a chunk drains its rows and windows,
+        # so a chunk never holds a window's rows without its trace (or the trace without them).
+        self._window_lock = threading.Lock()
         self._tls = threading.local()
         self._warned: set[str] = set()
         self._builder: ChunkBuilder | None = None
@@ -325,15 +328,17 @@ class Profiler:
         with self._flush_lock:
             if self._builder is None or self.uploader is None:
                 return
-            finished = _drain(self._kineto_files)
-            window_start = None if final else self._window_start_ns
-            events = _drain(self._events)
+            with self._window_lock:
+                finished = _drain(self._kineto_files)
+                window_start = None if final else self._window_start_ns
+                events = _drain(self._events)
             # The rows of the window being recorded wait for the chunk its trace will be in
-            # (unless keeping them would pass max_buffered_events).
-            if window_start is not None and len(events) < self._max_events:
+            # (unless the window's rows alone pass max_buffered_events).
+            if window_start is not None:
                 later = [e for e in events if e[2] >= window_start]
-                events = [e for e in events if e[2] < window_start]
-                self._events.extendleft(reversed(later))
+                if len(later) < self._max_events:
+                    events = [e for e in events if e[2] < window_start]
+                    self._events.extendleft(reversed(later))
             samples = self._sampler.drain() if self._sampler is not None else []
             windows = []
             planner = self._planner
@@ -379,8 +384,9 @@ class Profiler:
         """Kineto stopped a window (on the thread that ended it): pair it with the names the
         collector recorded into it, for the flusher to export to ``path``."""
         names, self._window_names = self._window_names, set()
-        self._window_start_ns = None
-        self._kineto_files.append((path, export, frozenset(names)))
+        with self._window_lock:
+            self._window_start_ns = None
+            self._kineto_files.append((path, export, frozenset(names)))
 
     def _flush_loop(self) -> None:
         assert self.config is not None
@@ -495,10 +501,9 @@ class Profiler:
         try:
             capture.step(now, step)
             self._recording = capture.recording and self._rf_enter is not None
-            if not capture.recording:
-                self._window_start_ns = None
-            elif self._window_start_ns is None:
-                self._window_start_ns = step_end_ns
+            if capture.recording == (self._window_start_ns is None):  # a window began or ended
+                with self._window_lock:
+                    self._window_start_ns = step_end_ns if capture.recording else None
             self.sources["kineto"] = capture.status
         except Exception as exc:  # noqa: BLE001
             self._capture = None

@@ -46,7 +46,8 @@ class Sampler:
     ) -> None:
         self.interval_s = interval_ms / 1000
         self._interval_ns = interval_ms * 1_000_000
-        self._last_ns = 0
+        # Never sampled: the first boundary is due at once, however long the machine has been up.
+        self._last_ns = -(2**63)
         # Held while sampling: the training thread and the fallback thread never both do.
         self._busy = threading.Lock()
         self.sources: dict[str, str] = {}

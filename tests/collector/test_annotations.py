@@ -175,7 +175,12 @@ def test_kineto_windows_follow_the_schedule_without_duplicating_annotations(tmp_
     assert forward == 12
 
 
-def test_a_chunk_cut_inside_a_kineto_window_leaves_its_steps_to_the_windows_chunk(tmp_path):
+# 200,000: the default; 3: the buffer is full when the chunk is cut (steps 0-3 are four rows),
+# as on a loaded machine, where a window can take 100,000 steps to pay for.
+@pytest.mark.parametrize("max_buffered_events", [200_000, 3])
+def test_a_chunk_cut_inside_a_kineto_window_leaves_its_steps_to_the_windows_chunk(
+    tmp_path, max_buffered_events
+):
     prof = Profiler()
     prof.configure(
         collector.Config(
@@ -188,6 +193,7 @@ def test_a_chunk_cut_inside_a_kineto_window_leaves_its_steps_to_the_windows_chun
             kineto_active_steps=3,
             kineto_wait_steps=10,
             flush_interval_s=3600,
+            max_buffered_events=max_buffered_events,
         )
     )
     prof.start_profiling()
