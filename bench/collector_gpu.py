@@ -36,25 +36,16 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import collector  # noqa: E402
-from collector.profiler import Profiler  # noqa: E402
 from examples.train_cnn import Trainer  # noqa: E402
 from profiler_app.traces import TimelineReader, ingest_trace  # noqa: E402
+from tests.collector.helpers import spool_profiler  # noqa: E402
 from tracefmt.chunk import Chunk, read_chunk  # noqa: E402
 from tracefmt.kinds import EventKind, MemcpyKind, SampleKind  # noqa: E402
 
 
 def train_under_collector(trainer: Trainer, steps: int, spool: Path) -> float:
-    prof = Profiler()
-    prof.configure(
-        collector.Config(
-            job_name="gpu-check",
-            spool_dir=str(spool),
-            server_url=None,
-            exit_hooks=False,
-            flush_interval_s=2.0,
-            kineto_wait_steps=20,
-        )
+    prof = spool_profiler(
+        spool, job_name="gpu-check", server_url=None, flush_interval_s=2.0, kineto_wait_steps=20
     )
     prof.start_profiling()
     t0 = time.perf_counter()

@@ -59,9 +59,8 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import collector  # noqa: E402
 from collector.chunker import kineto_window  # noqa: E402
-from collector.profiler import Profiler  # noqa: E402
+from tests.collector.helpers import spool_profiler  # noqa: E402
 from tests.traces.synthetic import chunk_meta  # noqa: E402
 from tracefmt import kineto_columns  # noqa: E402
 from tracefmt.chunk import (  # noqa: E402
@@ -134,16 +133,7 @@ def run_torch_profiler(trainer, mode: Mode, first: int, steps: int, sync, scratc
 def run_collector(
     trainer, mode: Mode, first: int, steps: int, sync, spool: Path, **settings
 ) -> None:
-    prof = Profiler()
-    prof.configure(
-        collector.Config(
-            job_name=f"bench-{mode.name}",
-            spool_dir=str(spool),
-            server_url=None,
-            exit_hooks=False,
-            **settings,
-        )
-    )
+    prof = spool_profiler(spool, job_name=f"bench-{mode.name}", server_url=None, **settings)
     prof.start_profiling()
     mode.step_s += timed_steps(trainer, first, steps, sync)
     prof.stop_profiling()
@@ -280,16 +270,12 @@ class EndToEnd:
 def end_to_end(trainer, args, sync, spool: Path) -> EndToEnd:
     """Interleaved blocks of the same steps without and with the collector (one job)."""
     cuda = trainer.device.type == "cuda"
-    prof = Profiler()
-    prof.configure(
-        collector.Config(
-            job_name="bench-e2e",
-            spool_dir=str(spool),
-            server_url=args.server,
-            token=args.token,
-            exit_hooks=False,
-            cpu_operators=not cuda,
-        )
+    prof = spool_profiler(
+        spool,
+        job_name="bench-e2e",
+        server_url=args.server,
+        token=args.token,
+        cpu_operators=not cuda,
     )
     result = EndToEnd()
     step = args.warmup

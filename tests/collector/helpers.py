@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import collector
+from collector.profiler import Profiler
+from profiler_app.traces import IngestResult, TimelineReader, ingest_trace
 from tracefmt.chunk import Chunk, read_chunk
 from tracefmt.kinds import EventKind
 
@@ -48,9 +53,33 @@ def python() -> str:
     return sys.executable
 
 
+# Kineto windows at steps 2-3 and 8-9 of a loop of 12: skip 1, warm up 1, record 2, wait 3.
+WINDOWS_AT_2_3_AND_8_9 = {
+    "kineto_skip_first_steps": 1,
+    "kineto_warmup_steps": 1,
+    "kineto_active_steps": 2,
+    "kineto_wait_steps": 3,
+}
+
+
+def spool_profiler(spool: Path, **config: Any) -> Profiler:
+    """A profiler of this process that writes its chunks to ``spool`` and installs no exit hooks
+    (the test stops it)."""
+    prof = Profiler()
+    prof.configure(collector.Config(spool_dir=str(spool), exit_hooks=False, **config))
+    return prof
+
+
 def spooled_chunks(spool: Path) -> list[Chunk]:
     chunks = [read_chunk(p) for p in spool.rglob("*.pcol")]
     return sorted(chunks, key=lambda c: (c.meta["pid"], c.meta["seq"]))
+
+
+def ingested_chunks(spool: Path) -> Iterator[tuple[Path, IngestResult, TimelineReader]]:
+    """Each spooled chunk ingested as the server does, into a store of its own in the spool."""
+    for n, path in enumerate(sorted(spool.rglob("*.pcol"))):
+        result = ingest_trace(path, "collector", spool / f"store-{n}")
+        yield path, result, TimelineReader(spool / f"store-{n}")
 
 
 def step_names(chunks: list[Chunk]) -> list[str]:

@@ -9,12 +9,17 @@ import pytest
 import torch
 
 import collector
-from collector.profiler import Profiler
-from profiler_app.traces import TimelineReader, ingest_trace
 from tracefmt.chunk import read_chunk
 from tracefmt.kinds import EventKind
 
-from .helpers import annotation_counts, spooled_chunks, step_names
+from .helpers import (
+    WINDOWS_AT_2_3_AND_8_9,
+    annotation_counts,
+    ingested_chunks,
+    spool_profiler,
+    spooled_chunks,
+    step_names,
+)
 
 COLUMNS = ["kind", "name", "start_ns", "dur_ns"]
 
@@ -23,15 +28,11 @@ COLUMNS = ["kind", "name", "start_ns", "dur_ns"]
 def profiler(tmp_path, monkeypatch):
     for name in ("PROFILER_SERVER_URL", "PROFILER_JOB_NAME", "PROFILER_CPU_OPERATORS"):
         monkeypatch.delenv(name, raising=False)
-    prof = Profiler()
-    prof.configure(
-        collector.Config(
-            job_name="unit",
-            spool_dir=str(tmp_path),
-            exit_hooks=False,
-            perf_counters=False,
-            sampling_interval_ms=20,
-        )
+    prof = spool_profiler(
+        tmp_path,
+        job_name="unit",
+        perf_counters=False,
+        sampling_interval_ms=20,
     )
     yield prof
     prof.stop_profiling()
@@ -105,15 +106,11 @@ def test_an_unmatched_annotation_end_is_reported_once(profiler, caplog):
 
 
 def test_a_full_buffer_is_flushed_early(tmp_path):
-    prof = Profiler()
-    prof.configure(
-        collector.Config(
-            job_name="bounded",
-            spool_dir=str(tmp_path),
-            exit_hooks=False,
-            max_buffered_events=50,
-            flush_interval_s=60,
-        )
+    prof = spool_profiler(
+        tmp_path,
+        job_name="bounded",
+        max_buffered_events=50,
+        flush_interval_s=60,
     )
     prof.start_profiling()
     for i in range(400):
@@ -128,18 +125,11 @@ def test_a_full_buffer_is_flushed_early(tmp_path):
 
 
 def test_kineto_windows_follow_the_schedule_without_duplicating_annotations(tmp_path):
-    prof = Profiler()
-    prof.configure(
-        collector.Config(
-            job_name="kineto",
-            spool_dir=str(tmp_path),
-            exit_hooks=False,
-            cpu_operators=True,
-            kineto_skip_first_steps=1,
-            kineto_warmup_steps=1,
-            kineto_active_steps=2,
-            kineto_wait_steps=3,
-        )
+    prof = spool_profiler(
+        tmp_path,
+        job_name="kineto",
+        cpu_operators=True,
+        **WINDOWS_AT_2_3_AND_8_9,
     )
     prof.start_profiling()
     for i in range(12):
@@ -150,13 +140,11 @@ def test_kineto_windows_follow_the_schedule_without_duplicating_annotations(tmp_
     chunks = spooled_chunks(tmp_path)
     assert chunks[0].meta["sources"]["kineto"] == "ok"
     assert annotation_counts(chunks) == {"Forward": 12}
-    # Steps 2-3 and 8-9 were recorded: (skip 1, warm-up 1, active 2, wait 3). The server reads
-    # the windows; what it stores has each annotation once (the collector's own).
+    # Steps 2-3 and 8-9 were recorded. The server reads the windows; what it stores has each
+    # annotation once (the collector's own).
     recorded = set()
     forward = 0
-    for n, path in enumerate(sorted(tmp_path.rglob("*.pcol"))):
-        result = ingest_trace(path, "collector", tmp_path / f"store-{n}")
-        reader = TimelineReader(tmp_path / f"store-{n}")
+    for path, result, reader in ingested_chunks(tmp_path):
         table = reader.read_all(COLUMNS)
         ev = {c: table.column(c).to_numpy() for c in COLUMNS}
         names = np.asarray(reader.strings, dtype=object)[ev["name"]]
@@ -181,20 +169,16 @@ def test_kineto_windows_follow_the_schedule_without_duplicating_annotations(tmp_
 def test_a_chunk_cut_inside_a_kineto_window_leaves_its_steps_to_the_windows_chunk(
     tmp_path, max_buffered_events
 ):
-    prof = Profiler()
-    prof.configure(
-        collector.Config(
-            job_name="split",
-            spool_dir=str(tmp_path),
-            exit_hooks=False,
-            cpu_operators=True,
-            kineto_skip_first_steps=1,
-            kineto_warmup_steps=1,
-            kineto_active_steps=3,
-            kineto_wait_steps=10,
-            flush_interval_s=3600,
-            max_buffered_events=max_buffered_events,
-        )
+    prof = spool_profiler(
+        tmp_path,
+        job_name="split",
+        cpu_operators=True,
+        kineto_skip_first_steps=1,
+        kineto_warmup_steps=1,
+        kineto_active_steps=3,
+        kineto_wait_steps=10,
+        flush_interval_s=3600,
+        max_buffered_events=max_buffered_events,
     )
     prof.start_profiling()
     for i in range(8):
@@ -213,16 +197,12 @@ def test_a_chunk_cut_inside_a_kineto_window_leaves_its_steps_to_the_windows_chun
 def test_windows_spaced_by_the_budget_report_the_steps_kineto_recorded(tmp_path):
     """No schedule given: the budget opens the windows, and each chunk's capture report names
     the steps its windows recorded, as the server reads them from the windows themselves."""
-    prof = Profiler()
-    prof.configure(
-        collector.Config(
-            job_name="budget",
-            spool_dir=str(tmp_path),
-            exit_hooks=False,
-            cpu_operators=True,
-            overhead_budget_pct=80,  # generous, so that a short loop gets several windows
-            flush_interval_s=3600,
-        )
+    prof = spool_profiler(
+        tmp_path,
+        job_name="budget",
+        cpu_operators=True,
+        overhead_budget_pct=80,  # generous, so that a short loop gets several windows
+        flush_interval_s=3600,
     )
     prof.start_profiling()
     steps = 0
@@ -245,9 +225,7 @@ def test_windows_spaced_by_the_budget_report_the_steps_kineto_recorded(tmp_path)
     reported = {s for w in windows for s in range(w["first_step"], w["last_step"] + 1)}
     assert last["steps_captured"] == len(reported) == 4 * len(windows)
     recorded = set()
-    for n, path in enumerate(sorted(tmp_path.rglob("*.pcol"))):
-        ingest_trace(path, "collector", tmp_path / f"store-{n}")
-        reader = TimelineReader(tmp_path / f"store-{n}")
+    for _, _, reader in ingested_chunks(tmp_path):
         table = reader.read_all([*COLUMNS, "step", "captured"])
         kind, step = table.column("kind").to_numpy(), table.column("step").to_numpy()
         captured = table.column("captured").to_numpy()

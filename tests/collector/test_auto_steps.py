@@ -8,11 +8,15 @@ import torch
 import torch.optim.optimizer as optimizer_module
 
 import collector
-from collector.profiler import Profiler
-from profiler_app.traces import TimelineReader, ingest_trace
 from tracefmt.kinds import EventKind
 
-from .helpers import spooled_chunks, step_names
+from .helpers import (
+    WINDOWS_AT_2_3_AND_8_9,
+    ingested_chunks,
+    spool_profiler,
+    spooled_chunks,
+    step_names,
+)
 
 
 @pytest.fixture
@@ -22,16 +26,7 @@ def make_profiler(tmp_path, monkeypatch):
     made = []
 
     def make(**config):
-        prof = Profiler()
-        prof.configure(
-            collector.Config(
-                job_name="plain",
-                spool_dir=str(tmp_path),
-                exit_hooks=False,
-                perf_counters=False,
-                **config,
-            )
-        )
+        prof = spool_profiler(tmp_path, job_name="plain", perf_counters=False, **config)
         made.append(prof)
         return prof
 
@@ -56,9 +51,7 @@ def stored_steps(spool):
     """Every chunk ingested as the server does: each STEP row's name, and which steps hold the
     optimizer's own operator (Optimizer.step#SGD.step) inside a recorded window."""
     names, with_optimizer = [], set()
-    for i, path in enumerate(sorted(spool.rglob("*.pcol"))):
-        ingest_trace(path, "collector", spool / f"store-{i}")
-        reader = TimelineReader(spool / f"store-{i}")
+    for _, _, reader in ingested_chunks(spool):
         table = reader.read_all(["kind", "name", "step"])
         kind, step = table.column("kind").to_numpy(), table.column("step").to_numpy()
         strings = np.asarray(reader.strings, dtype=object)[table.column("name").to_numpy()]
@@ -69,13 +62,7 @@ def stored_steps(spool):
 
 
 def test_a_plain_loop_gets_one_step_per_optimizer_step_and_windows_on_them(make_profiler, tmp_path):
-    prof = make_profiler(
-        cpu_operators=True,
-        kineto_skip_first_steps=1,
-        kineto_warmup_steps=1,
-        kineto_active_steps=2,
-        kineto_wait_steps=3,
-    )
+    prof = make_profiler(cpu_operators=True, **WINDOWS_AT_2_3_AND_8_9)
     model, optimizer = model_and_optimizer()
     prof.start_profiling()
     for _ in range(12):
@@ -97,8 +84,8 @@ def test_a_plain_loop_gets_one_step_per_optimizer_step_and_windows_on_them(make_
         assert start + dur == next_start
     names, with_optimizer = stored_steps(tmp_path)
     assert sorted(names, key=lambda s: int(s[5:])) == [f"step_{i}" for i in range(12)]
-    # (skip 1, warm-up 1, active 2, wait 3): steps 2-3 and 8-9 recorded, each ending in its own
-    # optimizer step, as ProfilerStep ranges of torch.profiler would.
+    # Steps 2-3 and 8-9 recorded, each ending in its own optimizer step, as ProfilerStep ranges
+    # of torch.profiler would.
     assert with_optimizer == {2, 3, 8, 9}
 
 

@@ -12,10 +12,11 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+import collector
 from profiler_app.traces import TimelineReader, ingest_trace
 from profiler_app.traces.memory import MEMORY_FILE
 from profiler_app.traces.part_sink import FLOWS_FILE, Limits
-from tests.collector.helpers import spooled_chunks
+from tests.collector.helpers import WINDOWS_AT_2_3_AND_8_9, spool_profiler, spooled_chunks
 from tests.traces.synthetic import chunk_meta
 from tracefmt.chunk import KinetoWindow, empty_events, empty_samples, write_chunk
 from tracefmt.kinds import EventKind, MemcpyKind
@@ -183,24 +184,14 @@ def test_a_collector_job_keeps_what_the_same_capture_keeps_as_a_trace_file(tmp_p
     Kineto window reach the store of the collector part exactly as they reach the store of
     the same window uploaded as a trace file; the numbers come from the window's raw JSON."""
     torch = pytest.importorskip("torch")
-    import collector
-    from collector.profiler import Profiler
-
-    prof = Profiler()
-    prof.configure(
-        collector.Config(
-            job_name="memory",
-            spool_dir=str(tmp_path / "spool"),
-            server_url=None,
-            exit_hooks=False,
-            cpu_operators=True,
-            record_shapes=True,
-            profile_memory=True,
-            kineto_skip_first_steps=1,
-            kineto_warmup_steps=1,
-            kineto_active_steps=2,
-            kineto_wait_steps=3,
-        )
+    prof = spool_profiler(
+        tmp_path / "spool",
+        job_name="memory",
+        server_url=None,
+        cpu_operators=True,
+        record_shapes=True,
+        profile_memory=True,
+        **WINDOWS_AT_2_3_AND_8_9,
     )
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -216,7 +207,7 @@ def test_a_collector_job_keeps_what_the_same_capture_keeps_as_a_trace_file(tmp_p
 
     chunks = spooled_chunks(tmp_path / "spool")
     windows = [(c, w) for c in chunks for w in c.kineto]
-    assert len(windows) == 2  # steps 2-3 and 8-9 (skip 1, warm-up 1, active 2, wait 3)
+    assert len(windows) == 2  # steps 2-3 and 8-9
     seen = {"memory": 0, "shapes": 0, "flows": 0}
     for n, (chunk, window) in enumerate(windows):
         first = (2, 8)[n]
@@ -283,22 +274,15 @@ def test_a_jobs_profiling_sessions_share_one_packing_child_until_it_finishes(tmp
     """Stopping and starting profiling again (a session per epoch) keeps the child that packs
     the windows: its start-up is paid once a job, not once a session; ``finish`` ends it."""
     torch = pytest.importorskip("torch")
-    import collector
-    from collector.profiler import Profiler
-
-    prof = Profiler()
-    prof.configure(
-        collector.Config(
-            job_name="sessions",
-            spool_dir=str(tmp_path / "spool"),
-            server_url=None,
-            exit_hooks=False,
-            cpu_operators=True,
-            kineto_skip_first_steps=0,
-            kineto_warmup_steps=0,
-            kineto_active_steps=1,
-            kineto_wait_steps=2,  # a window at steps 0 and 3: one in each session
-        )
+    prof = spool_profiler(
+        tmp_path / "spool",
+        job_name="sessions",
+        server_url=None,
+        cpu_operators=True,
+        kineto_skip_first_steps=0,
+        kineto_warmup_steps=0,
+        kineto_active_steps=1,
+        kineto_wait_steps=2,  # a window at steps 0 and 3: one in each session
     )
     model = torch.nn.Linear(16, 4)
     children = []
