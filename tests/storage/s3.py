@@ -3,11 +3,13 @@ server, one per test session, a fresh bucket per test."""
 
 from __future__ import annotations
 
+import http.server
 import socket
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -88,3 +90,56 @@ def keys(endpoint: str, bucket: str, prefix: str = "") -> list[str]:
     ):
         found += [item["Key"] for item in page.get("Contents", ())]
     return sorted(found)
+
+
+def _refuse_nothing(method: str, path: str) -> bool:
+    return False
+
+
+class Relay(http.server.BaseHTTPRequestHandler):
+    """An S3 endpoint in front of moto: passes each request through to ``upstream``, but answers
+    AccessDenied to the requests ``refuse`` picks."""
+
+    upstream = ""
+    refuse = staticmethod(_refuse_nothing)
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        if self.refuse(self.command, self.path):
+            status, headers = 403, {"Content-Type": "application/xml"}
+            content = (
+                b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code>'
+                b"<Message>Access Denied</Message></Error>"
+            )
+        else:
+            sent = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+            answer = requests.request(
+                self.command,
+                self.upstream + self.path,
+                data=body,
+                headers=sent,
+                timeout=30,
+                stream=True,
+            )
+            # The bytes as sent (a .gz object may come with Content-Encoding: gzip).
+            content = answer.raw.read(decode_content=False)
+            status, headers = answer.status_code, answer.headers
+        self.send_response(status)
+        for name, value in headers.items():
+            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(content)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(content)
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _answer
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def relay(upstream: str, refuse: Callable[[str, str], bool] = _refuse_nothing) -> type[Relay]:
+    """A ``Relay`` handler class in front of ``upstream`` refusing what ``refuse`` picks."""
+    return type("Handler", (Relay,), {"upstream": upstream, "refuse": staticmethod(refuse)})

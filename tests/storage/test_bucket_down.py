@@ -12,7 +12,6 @@ import threading
 import time
 
 import pytest
-import requests
 
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob, Upload
 from profiler_app.ingest import logic as ingest
@@ -105,39 +104,6 @@ def test_an_upload_to_a_stalled_bucket_is_answered_503_within_10_s(api, job, set
     assert Upload.objects.get().received_bytes == 0
 
 
-class Forward(http.server.BaseHTTPRequestHandler):
-    """An S3 endpoint in front of moto (to start once the parse has met the outage)."""
-
-    upstream = ""
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else None
-        sent = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-        answer = requests.request(
-            self.command,
-            self.upstream + self.path,
-            data=body,
-            headers=sent,
-            timeout=30,
-            stream=True,
-        )
-        content = answer.raw.read(decode_content=False)
-        self.send_response(answer.status_code)
-        for name, value in answer.headers.items():
-            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(content)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(content)
-
-    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _answer
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 def stored_part(api, job) -> int:
     response = post_part(api, job, TRACE)
     assert response.status_code == 202
@@ -176,7 +142,7 @@ def test_a_parse_goes_on_when_the_bucket_is_back_within_its_wait(
     part_id = stored_part(api, job)
     port = s3.free_port()
     monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")
-    handler = type("Handler", (Forward,), {"upstream": s3_endpoint})
+    handler = s3.relay(s3_endpoint)
     servers = []
 
     def bucket_back_later() -> None:

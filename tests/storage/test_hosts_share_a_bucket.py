@@ -260,54 +260,9 @@ def refuse_raw_reads(method: str, path: str) -> bool:
     return method in ("GET", "HEAD") and "/parts/" in path
 
 
-class Refusing(http.server.BaseHTTPRequestHandler):
-    """An S3 endpoint in front of moto that answers AccessDenied to the requests ``refuse``
-    picks, and passes the rest through."""
-
-    upstream = ""
-    refuse = staticmethod(refuse_writes)
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else None
-        if self.refuse(self.command, self.path):
-            status, headers = 403, {"Content-Type": "application/xml"}
-            content = (
-                b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code>'
-                b"<Message>Access Denied</Message></Error>"
-            )
-        else:
-            sent = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-            answer = requests.request(
-                self.command,
-                self.upstream + self.path,
-                data=body,
-                headers=sent,
-                timeout=30,
-                stream=True,
-            )
-            # The bytes as sent (a .gz object may come with Content-Encoding: gzip).
-            content = answer.raw.read(decode_content=False)
-            status, headers = answer.status_code, answer.headers
-        self.send_response(status)
-        for name, value in headers.items():
-            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(content)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(content)
-
-    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _answer
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @contextmanager
 def refusing(upstream: str, refuse):
-    handler = type("Handler", (Refusing,), {"upstream": upstream, "refuse": staticmethod(refuse)})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), s3.relay(upstream, refuse))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
