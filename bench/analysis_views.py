@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import statistics
 import sys
@@ -30,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ingest import DATA, LARGEST_SHARED, ROOT, database_env, synthesize  # noqa: E402
+from ingest import DATA, LARGEST_SHARED, ROOT, in_bench_database, synthesize  # noqa: E402
 from timeline import ingest_job, percentile  # noqa: E402
 
 GROUP_BY = "SELECT name, count(*) AS n, sum(dur_ns) AS total_ns FROM events GROUP BY name"
@@ -91,66 +90,60 @@ def main() -> None:
     synthetic = synthesize(
         DATA / LARGEST_SHARED, args.copies, args.work / f"synthetic-x{args.copies}.pt.trace.json.gz"
     )
-    env, drop = database_env("profiler_bench_views")
-    os.environ.update(env)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
-    import django
+    in_bench_database("profiler_bench_views", lambda: run(args, synthetic))
 
-    django.setup()
+
+def run(args: argparse.Namespace, synthetic: Path) -> None:
+    """The benchmark itself, in its database."""
     from django.contrib.auth import get_user_model
-    from django.db import connections
     from django.test import Client
 
     from profiler_app.core.models import TrainingJob
     from profiler_app.profiles.models import PartSummary
 
-    try:
-        user = get_user_model().objects.create_user("bench", password="bench-password-1")
-        job = TrainingJob.objects.create(name="synthetic-16-ranks", owner=user, status="completed")
-        print(f"ingesting a {args.ranks}-rank job, {synthetic.name} per rank …", flush=True)
-        ingest_job(job, synthetic, args.ranks)
-        client = Client()
-        client.force_login(user)
-        body = client.get(f"/api/jobs/{job.id}/timeline/tracks/").json()
-        events = body["n_events"]
-        rng = random.Random(7)
+    user = get_user_model().objects.create_user("bench", password="bench-password-1")
+    job = TrainingJob.objects.create(name="synthetic-16-ranks", owner=user, status="completed")
+    print(f"ingesting a {args.ranks}-rank job, {synthetic.name} per rank …", flush=True)
+    ingest_job(job, synthetic, args.ranks)
+    client = Client()
+    client.force_login(user)
+    body = client.get(f"/api/jobs/{job.id}/timeline/tracks/").json()
+    events = body["n_events"]
+    rng = random.Random(7)
 
-        ranges = range_totals(client, job, body, args.requests, rng)
-        print(
-            f"\nrange totals over all {len(body['tracks'])} root tracks ({events:,} events), "
-            f"{len(ranges)} random ranges: p50 {percentile(ranges, 50):.0f} ms, "
-            f"p95 {percentile(ranges, 95):.0f} ms, max {max(ranges):.0f} ms"
-        )
+    ranges = range_totals(client, job, body, args.requests, rng)
+    print(
+        f"\nrange totals over all {len(body['tracks'])} root tracks ({events:,} events), "
+        f"{len(ranges)} random ranges: p50 {percentile(ranges, 50):.0f} ms, "
+        f"p95 {percentile(ranges, 95):.0f} ms, max {max(ranges):.0f} ms"
+    )
 
-        parts = list(PartSummary.objects.filter(job=job).order_by("rank"))[: args.trees]
-        trees = []
-        for summary in parts:
-            elapsed, response = timed(
-                lambda s=summary: client.get(f"/api/jobs/{job.id}/calltree/", {"part": s.part_id})
-            )
-            trees.append(elapsed)
-            print(
-                f"call tree of rank {summary.rank} ({summary.n_events:,} events), first request: "
-                f"{elapsed:.0f} ms, {response.json()['frames']:,} frames"
-            )
-        call_tree = max(trees)
+    parts = list(PartSummary.objects.filter(job=job).order_by("rank"))[: args.trees]
+    trees = []
+    for summary in parts:
+        elapsed, response = timed(
+            lambda s=summary: client.get(f"/api/jobs/{job.id}/calltree/", {"part": s.part_id})
+        )
+        trees.append(elapsed)
+        print(
+            f"call tree of rank {summary.rank} ({summary.n_events:,} events), first request: "
+            f"{elapsed:.0f} ms, {response.json()['frames']:,} frames"
+        )
+    call_tree = max(trees)
 
-        runs = [sql_ms(client, job) for _ in range(args.queries)]
-        sql = [ms for ms, _, _ in runs]
-        _, read_from, rows = runs[-1]
-        scan_ms, _, _ = sql_ms(client, job, SCANNING_GROUP_BY)
-        print(
-            f"SQL group-by over {events:,} events ({rows:,} names, from the {read_from}): "
-            f"{', '.join(f'{t:.0f}' for t in sql)} ms; median {statistics.median(sql):.0f} ms; "
-            f"with a time filter (every event read): {scan_ms:.0f} ms"
-        )
-        print(
-            f"RESULT range_totals_p95_ms={percentile(ranges, 95):.0f} call_tree_ms={call_tree:.0f} "
-            f"sql_group_by_ms={statistics.median(sql):.0f} events={events}"
-        )
-    finally:
-        connections.close_all()
-        drop()
+    runs = [sql_ms(client, job) for _ in range(args.queries)]
+    sql = [ms for ms, _, _ in runs]
+    _, read_from, rows = runs[-1]
+    scan_ms, _, _ = sql_ms(client, job, SCANNING_GROUP_BY)
+    print(
+        f"SQL group-by over {events:,} events ({rows:,} names, from the {read_from}): "
+        f"{', '.join(f'{t:.0f}' for t in sql)} ms; median {statistics.median(sql):.0f} ms; "
+        f"with a time filter (every event read): {scan_ms:.0f} ms"
+    )
+    print(
+        f"RESULT range_totals_p95_ms={percentile(ranges, 95):.0f} call_tree_ms={call_tree:.0f} "
+        f"sql_group_by_ms={statistics.median(sql):.0f} events={events}"
+    )
 
 
 if __name__ == "__main__":

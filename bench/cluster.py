@@ -36,7 +36,6 @@ import argparse
 import json
 import math
 import multiprocessing
-import os
 import resource
 import sys
 import time
@@ -45,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from analysis_views import sql_ms  # noqa: E402
 from dashboard import percentile_ms, timed_requests  # noqa: E402
-from ingest import DATA, database_env  # noqa: E402
+from ingest import DATA, in_bench_database  # noqa: E402
 
 TEMPLATE = "nccl_rank0.json.gz"
 SLOW_FACTOR = 1.3
@@ -221,12 +220,11 @@ def main() -> None:
     if args.small:
         args.ranks, args.events, args.diff_events, args.requests = 8, 1_000_000, 500_000, 10
 
-    env, drop = database_env("profiler_bench_cluster")
-    os.environ.update(env)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
-    import django
+    in_bench_database("profiler_bench_cluster", lambda: run(args))
 
-    django.setup()
+
+def run(args: argparse.Namespace) -> None:
+    """The benchmark itself, in its database."""
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
@@ -235,103 +233,95 @@ def main() -> None:
     from profiler_app.core.models import TrainingJob
     from profiler_app.profiles.models import PartSummary
 
-    try:
-        user = get_user_model().objects.create_user("bench", password="bench-password-1")
-        client = Client()
-        client.force_login(user)
-        source = TrainingJob.objects.create(name="template", owner=user, status="completed")
-        template, template_events, span_ns = parse_template(source)
+    user = get_user_model().objects.create_user("bench", password="bench-password-1")
+    client = Client()
+    client.force_login(user)
+    source = TrainingJob.objects.create(name="template", owner=user, status="completed")
+    template, template_events, span_ns = parse_template(source)
 
-        def build(name: str, ranks: int, events: int, slow: int) -> tuple[TrainingJob, int]:
-            copies = math.ceil(events / (ranks * template_events))
-            job = TrainingJob.objects.create(name=name, owner=user, status="completed")
-            started = time.perf_counter()
-            replicate(template, span_ns, job, range(ranks), copies, slow)
-            total = sum(PartSummary.objects.filter(job=job).values_list("n_events", flat=True))
-            print(
-                f"  {name}: {ranks} ranks × {copies} copies, {total:,} events, "
-                f"built in {time.perf_counter() - started:.1f}s",
-                flush=True,
-            )
-            return job, total
-
-        print(f"building jobs from {TEMPLATE} ({template_events:,} events) …", flush=True)
-        big, big_events = build("cluster", args.ranks, args.events, slow=args.ranks // 3)
-        # Statistics as a server's autovacuum keeps them: the job's millions of rows were
-        # written in seconds, faster than it looks.
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
-        # The insights run a worker does once the job's parts are parsed (in process): its
-        # per-rank collective waits are what the Cluster page shows.
-        built_rss_mb = peak_rss_mb()
-        prepare_s = prepare_ranks(big, args.ranks)
-        print(f"  each rank read for the insights by two worker processes in {prepare_s:.1f}s")
-        insights_s, insights = run_insights(big)
-        again_s = run_insights_again(big)
+    def build(name: str, ranks: int, events: int, slow: int) -> tuple[TrainingJob, int]:
+        copies = math.ceil(events / (ranks * template_events))
+        job = TrainingJob.objects.create(name=name, owner=user, status="completed")
+        started = time.perf_counter()
+        replicate(template, span_ns, job, range(ranks), copies, slow)
+        total = sum(PartSummary.objects.filter(job=job).values_list("n_events", flat=True))
         print(
-            f"  insights of {args.ranks} ranks: {insights.status} in {insights_s:.1f}s "
-            f"(again, every rank kept: {again_s:.1f}s), peak RSS {peak_rss_mb():.0f} MB "
-            f"({built_rss_mb:.0f} MB before them), analyses {analyses_mb(insights):.1f} MB",
+            f"  {name}: {ranks} ranks × {copies} copies, {total:,} events, "
+            f"built in {time.perf_counter() - started:.1f}s",
             flush=True,
         )
-        diff_ranks = max(2, args.ranks // 2)
-        a, _ = build("diff-a", diff_ranks, args.diff_events, slow=-1)
-        b, _ = build("diff-b", diff_ranks, args.diff_events, slow=1)
+        return job, total
 
-        n = args.requests
-        cluster_urls = [f"/api/jobs/{big.id}/cluster/"] * (n // 2) + [
-            f"/api/jobs/{big.id}/cluster/?step={1000 * (i % 3) + 4}" for i in range(n - n // 2)
-        ]
-        timed_requests(client, [f"/api/jobs/{source.id}/cluster/"])  # warm-up: imports
-        cluster_first = timed_requests(client, cluster_urls[:1])  # computed: nothing kept yet
-        cluster_times = timed_requests(client, cluster_urls)
-        body = client.get(f"/api/jobs/{big.id}/cluster/").json()
-        flagged = sorted({f["key"] for f in body["slow"] if f["scope"] == "rank"})
-        print(f"  slow ranks flagged: {flagged} (expected ['{args.ranks // 3}'])")
+    print(f"building jobs from {TEMPLATE} ({template_events:,} events) …", flush=True)
+    big, big_events = build("cluster", args.ranks, args.events, slow=args.ranks // 3)
+    # Statistics as a server's autovacuum keeps them: the job's millions of rows were
+    # written in seconds, faster than it looks.
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    # The insights run a worker does once the job's parts are parsed (in process): its
+    # per-rank collective waits are what the Cluster page shows.
+    built_rss_mb = peak_rss_mb()
+    prepare_s = prepare_ranks(big, args.ranks)
+    print(f"  each rank read for the insights by two worker processes in {prepare_s:.1f}s")
+    insights_s, insights = run_insights(big)
+    again_s = run_insights_again(big)
+    print(
+        f"  insights of {args.ranks} ranks: {insights.status} in {insights_s:.1f}s "
+        f"(again, every rank kept: {again_s:.1f}s), peak RSS {peak_rss_mb():.0f} MB "
+        f"({built_rss_mb:.0f} MB before them), analyses {analyses_mb(insights):.1f} MB",
+        flush=True,
+    )
+    diff_ranks = max(2, args.ranks // 2)
+    a, _ = build("diff-a", diff_ranks, args.diff_events, slow=-1)
+    b, _ = build("diff-b", diff_ranks, args.diff_events, slow=1)
 
-        sql = [sql_ms(client, big)[0] for _ in range(3)]  # answered from the parts' totals
+    n = args.requests
+    cluster_urls = [f"/api/jobs/{big.id}/cluster/"] * (n // 2) + [
+        f"/api/jobs/{big.id}/cluster/?step={1000 * (i % 3) + 4}" for i in range(n - n // 2)
+    ]
+    timed_requests(client, [f"/api/jobs/{source.id}/cluster/"])  # warm-up: imports
+    cluster_first = timed_requests(client, cluster_urls[:1])  # computed: nothing kept yet
+    cluster_times = timed_requests(client, cluster_urls)
+    body = client.get(f"/api/jobs/{big.id}/cluster/").json()
+    flagged = sorted({f["key"] for f in body["slow"] if f["scope"] == "rank"})
+    print(f"  slow ranks flagged: {flagged} (expected ['{args.ranks // 3}'])")
 
-        dashboard_url = f"/api/jobs/{big.id}/dashboard/"
-        dashboard_first = timed_requests(client, [dashboard_url])
-        dashboard_times = timed_requests(client, [dashboard_url] * n)
+    sql = [sql_ms(client, big)[0] for _ in range(3)]  # answered from the parts' totals
 
-        diff_times = []
-        for _ in range(3):
-            started = time.perf_counter()
-            compare.compare(a, b, a.window)
-            diff_times.append(time.perf_counter() - started)
-        api_diff = timed_requests(client, [f"/api/compare/?a={a.id}&b={b.id}"] * 3)
+    dashboard_url = f"/api/jobs/{big.id}/dashboard/"
+    dashboard_first = timed_requests(client, [dashboard_url])
+    dashboard_times = timed_requests(client, [dashboard_url] * n)
 
-        print(f"\n{'case':<58} {'p50 ms':>8} {'p95 ms':>8}")
-        for label, samples in {
-            f"cluster API, {args.ranks} ranks, {big_events:,} events, first answer": cluster_first,
-            "cluster API, same job, requests over 4 steps": cluster_times,
-            "dashboard API, same job, first answer": dashboard_first,
-            "dashboard API, same job, repeated": dashboard_times,
-            f"compare API, 2 × {diff_ranks} ranks": api_diff,
-            "compare (in process)": diff_times,
-            f"SQL group-by over {args.ranks} ranks' events": [ms / 1000 for ms in sql],
-        }.items():
-            print(
-                f"{label:<58} {percentile_ms(samples, 50):8.1f} {percentile_ms(samples, 95):8.1f}"
-            )
-        print(
-            f"RESULT cluster_ranks={args.ranks} cluster_p95_ms={percentile_ms(cluster_times, 95):.1f} "
-            f"cluster_first_ms={1000 * cluster_first[0]:.1f} "
-            f"dashboard_p95_ms={percentile_ms(dashboard_times, 95):.1f} "
-            f"dashboard_first_ms={1000 * dashboard_first[0]:.1f} "
-            f"diff_s={max(max(diff_times), max(api_diff)):.3f} events={big_events} "
-            f"prepare_s={prepare_s:.1f} "
-            f"insights_done={int(insights.status == 'done')} insights_s={insights_s:.1f} "
-            f"insights_again_s={again_s:.1f} "
-            f"insights_peak_rss_mb={peak_rss_mb():.0f} analyses_mb={analyses_mb(insights):.1f} "
-            f"sql_group_by_ms={sorted(sql)[1]:.0f}"
-        )
-    finally:
-        from django.db import connections
+    diff_times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        compare.compare(a, b, a.window)
+        diff_times.append(time.perf_counter() - started)
+    api_diff = timed_requests(client, [f"/api/compare/?a={a.id}&b={b.id}"] * 3)
 
-        connections.close_all()
-        drop()
+    print(f"\n{'case':<58} {'p50 ms':>8} {'p95 ms':>8}")
+    for label, samples in {
+        f"cluster API, {args.ranks} ranks, {big_events:,} events, first answer": cluster_first,
+        "cluster API, same job, requests over 4 steps": cluster_times,
+        "dashboard API, same job, first answer": dashboard_first,
+        "dashboard API, same job, repeated": dashboard_times,
+        f"compare API, 2 × {diff_ranks} ranks": api_diff,
+        "compare (in process)": diff_times,
+        f"SQL group-by over {args.ranks} ranks' events": [ms / 1000 for ms in sql],
+    }.items():
+        print(f"{label:<58} {percentile_ms(samples, 50):8.1f} {percentile_ms(samples, 95):8.1f}")
+    print(
+        f"RESULT cluster_ranks={args.ranks} cluster_p95_ms={percentile_ms(cluster_times, 95):.1f} "
+        f"cluster_first_ms={1000 * cluster_first[0]:.1f} "
+        f"dashboard_p95_ms={percentile_ms(dashboard_times, 95):.1f} "
+        f"dashboard_first_ms={1000 * dashboard_first[0]:.1f} "
+        f"diff_s={max(max(diff_times), max(api_diff)):.3f} events={big_events} "
+        f"prepare_s={prepare_s:.1f} "
+        f"insights_done={int(insights.status == 'done')} insights_s={insights_s:.1f} "
+        f"insights_again_s={again_s:.1f} "
+        f"insights_peak_rss_mb={peak_rss_mb():.0f} analyses_mb={analyses_mb(insights):.1f} "
+        f"sql_group_by_ms={sorted(sql)[1]:.0f}"
+    )
 
 
 if __name__ == "__main__":

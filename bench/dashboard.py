@@ -13,7 +13,6 @@ Last line: RESULT dashboard_p95_ms=<n> joblist_p95_ms=<n> events=<n>
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ingest import DATA, LARGEST_SHARED, ROOT, database_env, synthesize  # noqa: E402
+from ingest import DATA, LARGEST_SHARED, ROOT, in_bench_database, synthesize  # noqa: E402
 
 
 def percentile_ms(samples: list[float], q: float) -> float:
@@ -86,64 +85,54 @@ def main() -> None:
     synthetic = synthesize(
         DATA / LARGEST_SHARED, args.copies, args.work / f"synthetic-x{args.copies}.pt.trace.json.gz"
     )
-    env, drop = database_env("profiler_bench_dashboard")
-    os.environ.update(env)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
-    import django
+    in_bench_database("profiler_bench_dashboard", lambda: run(args, synthetic))
 
-    django.setup()
+
+def run(args: argparse.Namespace, synthetic: Path) -> None:
+    """The benchmark itself, in its database."""
     from django.contrib.auth import get_user_model
     from django.test import Client
 
     from profiler_app.core.models import TrainingJob
 
-    try:
-        user = get_user_model().objects.create_user("bench", password="bench-password-1")
-        client = Client()
-        client.force_login(user)
+    user = get_user_model().objects.create_user("bench", password="bench-password-1")
+    client = Client()
+    client.force_login(user)
 
-        print(f"ingesting {LARGEST_SHARED} …", flush=True)
-        largest = TrainingJob.objects.create(name="largest-shared", owner=user, status="completed")
-        largest_events = ingest_ranks(largest, DATA / LARGEST_SHARED, 1)
-        print(f"ingesting a {args.ranks}-rank job of {synthetic.name} per rank …", flush=True)
-        big = TrainingJob.objects.create(name="synthetic-16", owner=user, status="completed")
-        big_events = ingest_ranks(big, synthetic, args.ranks)
+    print(f"ingesting {LARGEST_SHARED} …", flush=True)
+    largest = TrainingJob.objects.create(name="largest-shared", owner=user, status="completed")
+    largest_events = ingest_ranks(largest, DATA / LARGEST_SHARED, 1)
+    print(f"ingesting a {args.ranks}-rank job of {synthetic.name} per rank …", flush=True)
+    big = TrainingJob.objects.create(name="synthetic-16", owner=user, status="completed")
+    big_events = ingest_ranks(big, synthetic, args.ranks)
 
-        TrainingJob.objects.bulk_create(
-            TrainingJob(name=f"job-{i:05d}", owner=user, status="completed")
-            for i in range(args.jobs)
-        )
-        n = args.requests
-        cases = {
-            f"dashboard, largest shared trace ({largest_events:,} events)": timed_requests(
-                client, [f"/api/jobs/{largest.id}/dashboard/"] * n
-            ),
-            f"dashboard, {args.ranks}-rank synthetic job ({big_events:,} events)": timed_requests(
-                client, [f"/api/jobs/{big.id}/dashboard/"] * n
-            ),
-            f"job list, {args.jobs + 2:,} jobs, 50 per page": timed_requests(
-                client, [f"/api/jobs/?page={1 + (i * 37) % 200}" for i in range(n)]
-            ),
-            "job list, search + status filter": timed_requests(
-                client, [f"/api/jobs/?search=job-0{i % 10}&status=completed" for i in range(n)]
-            ),
-        }
-        print(f"\n{'case':<62} {'p50 ms':>8} {'p95 ms':>8}")
-        for label, samples in cases.items():
-            print(
-                f"{label:<62} {percentile_ms(samples, 50):8.1f} {percentile_ms(samples, 95):8.1f}"
-            )
-        dashboard_p95 = max(percentile_ms(s, 95) for k, s in cases.items() if "dashboard" in k)
-        joblist_p95 = max(percentile_ms(s, 95) for k, s in cases.items() if "job list" in k)
-        print(
-            f"RESULT dashboard_p95_ms={dashboard_p95:.1f} joblist_p95_ms={joblist_p95:.1f} "
-            f"events={big_events}"
-        )
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        drop()
+    TrainingJob.objects.bulk_create(
+        TrainingJob(name=f"job-{i:05d}", owner=user, status="completed") for i in range(args.jobs)
+    )
+    n = args.requests
+    cases = {
+        f"dashboard, largest shared trace ({largest_events:,} events)": timed_requests(
+            client, [f"/api/jobs/{largest.id}/dashboard/"] * n
+        ),
+        f"dashboard, {args.ranks}-rank synthetic job ({big_events:,} events)": timed_requests(
+            client, [f"/api/jobs/{big.id}/dashboard/"] * n
+        ),
+        f"job list, {args.jobs + 2:,} jobs, 50 per page": timed_requests(
+            client, [f"/api/jobs/?page={1 + (i * 37) % 200}" for i in range(n)]
+        ),
+        "job list, search + status filter": timed_requests(
+            client, [f"/api/jobs/?search=job-0{i % 10}&status=completed" for i in range(n)]
+        ),
+    }
+    print(f"\n{'case':<62} {'p50 ms':>8} {'p95 ms':>8}")
+    for label, samples in cases.items():
+        print(f"{label:<62} {percentile_ms(samples, 50):8.1f} {percentile_ms(samples, 95):8.1f}")
+    dashboard_p95 = max(percentile_ms(s, 95) for k, s in cases.items() if "dashboard" in k)
+    joblist_p95 = max(percentile_ms(s, 95) for k, s in cases.items() if "job list" in k)
+    print(
+        f"RESULT dashboard_p95_ms={dashboard_p95:.1f} joblist_p95_ms={joblist_p95:.1f} "
+        f"events={big_events}"
+    )
 
 
 if __name__ == "__main__":

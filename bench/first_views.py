@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ingest import DATA, database_env  # noqa: E402
+from ingest import DATA, in_bench_database  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -291,18 +291,16 @@ def main() -> None:
     args = parser.parse_args()
     chosen = list(JOBS) if args.jobs == "all" else args.jobs.split(",")
 
-    env, drop = database_env("profiler_bench_first_views")
-    os.environ.update(env)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
     # Playwright's sync API runs an event loop in this thread; the ORM calls between visits
     # are still ordinary blocking calls.
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    import django
+    in_bench_database("profiler_bench_first_views", lambda: run(args, chosen))
 
-    django.setup()
+
+def run(args: argparse.Namespace, chosen: list[str]) -> None:
+    """The benchmark itself, in its database."""
     from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.db import connections
     from django.test import Client
 
     if args.dist:  # another build (of another commit, say) to compare with
@@ -356,8 +354,6 @@ def main() -> None:
     finally:
         if server is not None:
             server.shutdown()
-        connections.close_all()
-        drop()
 
 
 if __name__ == "__main__":

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cluster import parse_template, replicate  # noqa: E402
-from ingest import database_env  # noqa: E402
+from ingest import in_bench_database  # noqa: E402
 
 
 def timed_run(job, window: str) -> float:
@@ -68,12 +67,11 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=8)
     args = parser.parse_args()
 
-    env, drop = database_env("profiler_bench_rank_facts")
-    os.environ.update(env)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
-    import django
+    in_bench_database("profiler_bench_rank_facts", lambda: run(args))
 
-    django.setup()
+
+def run(args: argparse.Namespace) -> None:
+    """The benchmark itself, in its database."""
     from django.contrib.auth import get_user_model
 
     from profiler_app.core import storage
@@ -81,32 +79,26 @@ def main() -> None:
     from profiler_app.insights.models import RuleOverrides
     from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 
-    try:
-        user = get_user_model().objects.create_user("bench", password="bench-password-1")
-        source = TrainingJob.objects.create(name="template", owner=user, status="completed")
-        template, _, span_ns = parse_template(source)
-        job = TrainingJob.objects.create(
-            name="ranks", owner=user, status="completed", window=COMPLETE_STEPS
-        )
-        replicate(template, span_ns, job, range(args.ranks), 1, slow=-1)
+    user = get_user_model().objects.create_user("bench", password="bench-password-1")
+    source = TrainingJob.objects.create(name="template", owner=user, status="completed")
+    template, _, span_ns = parse_template(source)
+    job = TrainingJob.objects.create(
+        name="ranks", owner=user, status="completed", window=COMPLETE_STEPS
+    )
+    replicate(template, span_ns, job, range(args.ranks), 1, slow=-1)
 
-        prepare_s = prepare(job, args.ranks)
-        prepared_s = timed_run(job, COMPLETE_STEPS)
-        RuleOverrides.objects.create(job=job, params={"Communication_overlap_pct": 10})
-        rule_param_s = timed_run(job, COMPLETE_STEPS)
-        other_window_s = timed_run(job, WHOLE_TRACE)
-        storage.remove_kept(job.id)
-        cold_s = timed_run(job, COMPLETE_STEPS)
-        print(
-            f"RESULT ranks={args.ranks} prepare_s={prepare_s:.2f} prepared_s={prepared_s:.2f} "
-            f"rule_param_s={rule_param_s:.2f} other_window_s={other_window_s:.2f} "
-            f"cold_s={cold_s:.2f}"
-        )
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        drop()
+    prepare_s = prepare(job, args.ranks)
+    prepared_s = timed_run(job, COMPLETE_STEPS)
+    RuleOverrides.objects.create(job=job, params={"Communication_overlap_pct": 10})
+    rule_param_s = timed_run(job, COMPLETE_STEPS)
+    other_window_s = timed_run(job, WHOLE_TRACE)
+    storage.remove_kept(job.id)
+    cold_s = timed_run(job, COMPLETE_STEPS)
+    print(
+        f"RESULT ranks={args.ranks} prepare_s={prepare_s:.2f} prepared_s={prepared_s:.2f} "
+        f"rule_param_s={rule_param_s:.2f} other_window_s={other_window_s:.2f} "
+        f"cold_s={cold_s:.2f}"
+    )
 
 
 if __name__ == "__main__":

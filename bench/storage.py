@@ -59,7 +59,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ingest import DATA, LARGEST_SHARED, ROOT, database_env, synthesize  # noqa: E402
+from ingest import DATA, LARGEST_SHARED, ROOT, in_bench_database, synthesize  # noqa: E402
 from timeline import (  # noqa: E402
     WIDTH_PX,
     opening_tracks,
@@ -314,21 +314,11 @@ def main() -> None:
         bucket_name = s3.new_bucket(endpoint)
         print(f"moto S3 server at {endpoint}, bucket {bucket_name}", flush=True)
 
-        env, drop = database_env("profiler_bench_storage")
-        cleanup.callback(drop)
-        os.environ.update(env)
         # The worker's scratch folder (raw files fetched from the bucket) in the temp folder too.
         os.environ["PROFILER_DATA_DIR"] = str(temp / "data")
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
-        import django
-
-        django.setup()
-        from django.db import connections
-
-        logging.getLogger("botocore").setLevel(logging.WARNING)
-
-        cleanup.callback(connections.close_all)
-        run(args, synthetic, endpoint, bucket_name, temp)
+        in_bench_database(
+            "profiler_bench_storage", lambda: run(args, synthetic, endpoint, bucket_name, temp)
+        )
 
 
 def run(args, synthetic: Path, endpoint: str, bucket_name: str, temp: Path) -> None:
@@ -341,6 +331,7 @@ def run(args, synthetic: Path, endpoint: str, bucket_name: str, temp: Path) -> N
     from profiler_app.lib.bucket_url import django_storage_options
     from profiler_app.timeline import logic as timeline
 
+    logging.getLogger("botocore").setLevel(logging.WARNING)
     user = get_user_model().objects.create_user("bench", password="bench-password-1")
     client = Client()
     client.force_login(user)

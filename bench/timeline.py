@@ -26,7 +26,6 @@ import argparse
 import functools
 import gzip
 import http.server
-import os
 import random
 import sys
 import threading
@@ -36,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ingest import DATA, LARGEST_SHARED, ROOT, database_env, synthesize  # noqa: E402
+from ingest import DATA, LARGEST_SHARED, ROOT, in_bench_database, synthesize  # noqa: E402
 
 WIDTH_PX = 2000
 CHROMIUM = "/usr/bin/chromium"
@@ -354,12 +353,11 @@ def main() -> None:
     synthetic = synthesize(
         DATA / LARGEST_SHARED, args.copies, args.work / f"synthetic-x{args.copies}.pt.trace.json.gz"
     )
-    env, drop = database_env("profiler_bench_timeline")
-    os.environ.update(env)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "profiler_app.settings")
-    import django
+    in_bench_database("profiler_bench_timeline", lambda: run(args, synthetic))
 
-    django.setup()
+
+def run(args: argparse.Namespace, synthetic: Path) -> None:
+    """The benchmark itself, in its database."""
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.contrib.staticfiles.handlers import StaticFilesHandler
@@ -471,8 +469,6 @@ def main() -> None:
     finally:
         if server is not None:
             server.terminate()
-        connections.close_all()
-        drop()
 
 
 if __name__ == "__main__":
