@@ -18,6 +18,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -140,17 +141,24 @@ def taken_up(part: dict, ended: float) -> float:
     return max(0.0, started - ended) if finished > ended else 0.0
 
 
+def service_down(
+    fault: Fault, service: str, stop: Callable[[], None], start: Callable[[], None], outage_s: float
+) -> float:
+    """``service`` down for ``outage_s`` mid-parse, with an upload meanwhile; when it was back."""
+    fault.start_parse()
+    stop()
+    time.sleep(2)
+    fault.upload(SMALL, f"an upload while {service} is down", 2)
+    time.sleep(max(0.0, outage_s - 2))
+    start()
+    return time.time()
+
+
 def redis_kill(
     launcher: Launcher, token: str, redis: Redis, outage_s: float, large: Path
 ) -> Outage:
     fault = Fault(launcher, token, "redis kill", large)
-    fault.start_parse()
-    redis.kill()
-    time.sleep(2)
-    fault.upload(SMALL, "an upload while Redis is down", 2)
-    time.sleep(max(0.0, outage_s - 2))
-    redis.start()
-    outage = fault.recover(time.time())
+    outage = fault.recover(service_down(fault, "Redis", redis.kill, redis.start, outage_s))
     # The launcher says so once per outage.
     outage.survived &= launcher.said("is unreachable") == fault.said_down + 1
     return outage
@@ -160,13 +168,7 @@ def postgres_stop(
     launcher: Launcher, token: str, postgres: Postgres, outage_s: float, large: Path
 ) -> Outage:
     fault = Fault(launcher, token, "postgres stop", large)
-    fault.start_parse()
-    postgres.stop()
-    time.sleep(2)
-    fault.upload(SMALL, "an upload while PostgreSQL is down", 2)
-    time.sleep(max(0.0, outage_s - 2))
-    postgres.start()
-    ended = time.time()
+    ended = service_down(fault, "PostgreSQL", postgres.stop, postgres.start, outage_s)
     fault.upload(SMALL, "an upload once it is back", 3)
     return fault.recover(ended)
 
