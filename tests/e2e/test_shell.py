@@ -56,9 +56,11 @@ def test_it_logs_out(live_server, tab, user):
     sign_in(tab, live_server.url, "alice", "alice-password-1")
     tab.get_by_role("button", name="Log out").click()
 
-    expect(tab).to_have_url(live_server.url + "/login")
-    tab.goto(live_server.url + "/profiles")
+    # To sign in again, and back to the page that was open.
     expect(tab).to_have_url(live_server.url + "/login?next=%2Fprofiles")
+    expect(tab.get_by_role("button", name="Sign in")).to_be_visible()
+    tab.goto(live_server.url + "/settings")
+    expect(tab).to_have_url(live_server.url + "/login?next=%2Fsettings")
 
 
 def test_it_names_the_job_a_link_shows_never_the_loaded_one(live_server, tab, user):

@@ -48,8 +48,10 @@ export function useLogout() {
       if (!result.response.ok) throw new ApiError(result.response.status, result.error);
     },
     onSuccess: () => {
-      queryClient.clear();
+      // Signed out: the pages asking who is signed in hear it (and send their reader to sign
+      // in); everything else cached was theirs and goes.
       queryClient.setQueryData(meKey, null);
+      queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== meKey[0] });
     },
   });
 }

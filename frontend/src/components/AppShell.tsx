@@ -1,4 +1,4 @@
-import { NavLink, Outlet, useMatch, useNavigate } from "react-router";
+import { NavLink, Outlet, useMatch } from "react-router";
 import { useLogout, useMe } from "../api/auth";
 import { useLoadedProfile } from "../api/loadedProfile";
 import { type JobPage, jobIdOf, jobPath } from "../lib/jobPath";
@@ -28,7 +28,6 @@ function Shell({ shown }: { shown: ShownJob | null }) {
   const me = useMe();
   const loaded = useLoadedProfile();
   const logout = useLogout();
-  const navigate = useNavigate();
   const loadedName = loaded.data?.job_detail.name;
   // While the address names a job, the job pages' links stay on it; elsewhere they name the
   // loaded job, so every job page's address is a link to what it shows.
@@ -85,7 +84,9 @@ function Shell({ shown }: { shown: ShownJob | null }) {
             type="button"
             className="btn btn-small btn-inverse"
             disabled={logout.isPending}
-            onClick={() => logout.mutate(undefined, { onSuccess: () => navigate("/login") })}
+            // Signed out, the page sends its reader to sign in and come back to it (RequireAuth):
+            // the one navigation, where a second one here raced it.
+            onClick={() => logout.mutate()}
           >
             Log out
           </button>
