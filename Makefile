@@ -26,19 +26,30 @@ test-fast: install-dev frontend/node_modules/.package-lock.json
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+
+# uv installs what pip would (the same versions), in seconds where pip took two minutes, from
+# the sources pip is configured with here (pip.conf and PIP_* variables: indexes, wheel
+# folders, constraints), passed on as uv's options.
+$(BIN)/uv: | $(BIN)/python
+	$(BIN)/pip install --quiet uv
+PIP_SOURCES = $(shell $(BIN)/pip config list 2>/dev/null | awk -F= \
+  '$$1 ~ /[.](index-url|extra-index-url|find-links|constraint)$$/ { \
+     key = substr($$1, index($$1, ".") + 1); value = substr($$0, length($$1) + 2); \
+     gsub(/'\''/, "", value); n = split(value, each, " "); \
+     for (i = 1; i <= n; i++) printf "--%s %s ", key, each[i] }')
+UV_INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python --native-tls \
+  --index-strategy unsafe-best-match $(PIP_SOURCES)
 
 # The stamps live in the virtual environment: a new one is installed again, whatever the
 # stamps of an old one said.
-$(VENV)/.stamp-install: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet $(TORCH)
-	$(BIN)/pip install --quiet -e '.[server,collector,embedded]'
+$(VENV)/.stamp-install: pyproject.toml | $(BIN)/uv
+	$(UV_INSTALL) -e '.[server,collector,embedded]' $(TORCH)
 	touch $@
 
 # The trainer callbacks' tests train with Lightning and Transformers (their torch stays ours);
 # the XPlane tests profile a JAX loop and a TensorFlow loop on CPU.
-$(VENV)/.stamp-install-dev: $(VENV)/.stamp-install pyproject.toml
-	$(BIN)/pip install --quiet -e '.[server,collector,embedded,dev,lightning,huggingface,jax,tensorflow]' $(TORCH)
+$(VENV)/.stamp-install-dev: $(VENV)/.stamp-install pyproject.toml | $(BIN)/uv
+	$(UV_INSTALL) -e '.[server,collector,embedded,dev,lightning,huggingface,jax,tensorflow]' $(TORCH)
 	touch $@
 
 install: $(VENV)/.stamp-install
