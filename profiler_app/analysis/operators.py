@@ -67,6 +67,26 @@ def _with_shares(table: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["rank", "self_ns"], ascending=[True, False], ignore_index=True)
 
 
+def self_time_by_name(name_ids: np.ndarray, self_ns: np.ndarray, names: np.ndarray) -> pd.DataFrame:
+    """Calls and self time per operator name (``names``: the strings table, by id), largest
+    first, ties by name: ``operator_table``'s name, count and self_ns from two columns of the
+    operators, without its other columns and their copies."""
+    labels = np.append(np.asarray(names, dtype=object), "")  # id -1 (no name): ""
+    ids = np.where(name_ids >= 0, name_ids, len(labels) - 1)
+    counts = np.bincount(ids, minlength=len(labels))
+    sums = np.zeros(len(labels), dtype=np.int64)
+    np.add.at(sums, ids, self_ns.astype(np.int64, copy=False))
+    present = np.flatnonzero(counts)
+    table = pd.DataFrame(
+        {
+            "name": labels[present],
+            "count": counts[present].astype(np.int64),
+            "self_ns": sums[present],
+        }
+    )
+    return table.sort_values(["self_ns", "name"], ascending=[False, True], ignore_index=True)
+
+
 def _operator_rows(trace: RankTrace) -> pd.DataFrame:
     events = trace.events
     kind = events["kind"].to_numpy()

@@ -15,7 +15,7 @@ import pandas as pd
 
 from profiler_app.analysis.events import RankTrace, captured_only
 from profiler_app.analysis.idle import HOST_WAIT, idle_intervals
-from profiler_app.analysis.operators import OPERATOR_KINDS, operator_table
+from profiler_app.analysis.operators import OPERATOR_KINDS, self_time_by_name
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import COMPLETE_STEPS, rows_in
 from tracefmt.kinds import GPU_OP_KINDS, EventKind, of_kinds
@@ -36,45 +36,72 @@ class PartFigures:
 def part_figures(trace: RankTrace, window: str) -> PartFigures:
     """The part's figures in ``window``."""
     rows_in(window)  # an unknown window is an error, not the whole trace
-    return PartFigures(_operators(trace, window), _host_wait_ns(captured_only(trace), window))
+    events = trace.events
+    counted = of_kinds(events["kind"].to_numpy(), OPERATOR_KINDS) & _counted(
+        events["kind"].to_numpy(),
+        events["captured"].to_numpy(),
+        events["in_complete_steps"].to_numpy(),
+        window,
+    )
+    operators = self_time_by_name(
+        events["name"].to_numpy()[counted], events["self_ns"].to_numpy()[counted], trace.names
+    )
+    return PartFigures(operators, _host_wait_ns(captured_only(trace), window))
 
 
 def store_part_figures(
     store_dir: str | Path, rank: int, part_id: int, windows: Iterable[str]
 ) -> dict[str, PartFigures]:
     """``part_figures`` of a part's store in each of ``windows``, reading only what they need:
-    the GPU ops with the calls that launched them and the steps, and the host operators'
-    few columns. The whole part's events held 1.1 GB for a 2.8M-event part."""
+    the GPU ops with the calls that launched them and the steps (released before the rest is
+    read), then the host operators' names and self times. The whole part's events held 1.1 GB
+    for a 2.8M-event part."""
     windows = list(windows)
     for window in windows:
         rows_in(window)
     reader = TimelineReader(store_dir)
     kind = reader.column("kind")
+    captured = reader.column("captured")
+    host_waits = _store_host_waits(reader, rank, part_id, kind, captured, windows)
+    operators = of_kinds(kind, OPERATOR_KINDS)
+    in_complete_steps = reader.column("in_complete_steps")
+    names = np.asarray(reader.strings, dtype=object)
+    found = {}
+    for window in windows:
+        counted = operators & _counted(kind, captured, in_complete_steps, window)
+        read = reader.columns(["name", "self_ns"], counted)
+        table = self_time_by_name(read["name"], read["self_ns"], names)
+        found[window] = PartFigures(table, host_waits[window])
+    return found
+
+
+def _store_host_waits(
+    reader: TimelineReader,
+    rank: int,
+    part_id: int,
+    kind: np.ndarray,
+    captured: np.ndarray,
+    windows: list[str],
+) -> dict[str, int]:
+    """``_host_wait_ns`` in each window, of the store's GPU ops, the calls that launched them
+    and its steps (27 % of a GPU part's rows)."""
     gpu = of_kinds(kind, GPU_OP_KINDS)
     timed = gpu | reader.column("is_step")
     launch = reader.column("launch")
     timed[launch[gpu & (launch >= 0)]] = True
     del launch
-    captured = reader.column("captured")
     if not captured.all():  # ``captured_only`` cuts the part, as it cuts the whole of it
         timed[np.argmin(captured)] = True
-    gpu_side = captured_only(RankTrace.from_reader(rank, reader, part_id, rows=timed))
-    del timed
-    operators = of_kinds(kind, OPERATOR_KINDS)
-    in_complete_steps = reader.column("in_complete_steps")
-    found = {}
-    for window in windows:
-        # The window's operators alone, read as they are counted: no copy of them is cut.
-        counted = operators & _counted(kind, captured, in_complete_steps, window)
-        host = RankTrace.from_reader(rank, reader, part_id, rows=counted, columns=_OPERATOR_READ)
-        table = operator_table([host])[OPERATOR_COLUMNS].reset_index(drop=True)
-        del host
-        found[window] = PartFigures(table, _host_wait_ns(gpu_side, window))
-    return found
+    read = RankTrace.from_reader(rank, reader, part_id, rows=timed, columns=_HOST_WAIT_READ)
+    gpu_side = captured_only(read)
+    return {window: _host_wait_ns(gpu_side, window) for window in windows}
 
 
-# What ``operator_table`` reads of the operators (no [memory] event among them).
-_OPERATOR_READ = ["kind", "name", "input_dims", "dur_ns", "self_ns", "bytes", "device"]
+# What ``captured_only``, the complete steps and ``idle_intervals`` read of the events.
+_HOST_WAIT_READ = [
+    *["kind", "name", "start_ns", "dur_ns", "correlation", "stream", "bytes", "memcpy_kind"],
+    *["launch", "captured", "step", "is_step", "in_complete_steps"],
+]
 
 
 def _host_wait_ns(captured: RankTrace, window: str) -> int:
@@ -83,19 +110,6 @@ def _host_wait_ns(captured: RankTrace, window: str) -> int:
     covered = captured.complete_steps() if window == COMPLETE_STEPS else captured
     gaps = idle_intervals(covered)
     return int(gaps.loc[gaps["category"] == HOST_WAIT, "idle_ns"].sum())
-
-
-def _operators(trace: RankTrace, window: str) -> pd.DataFrame:
-    """The host operators' calls and self time by name, in the window's captured events, the
-    steps left out (taken at once: one copy of the events)."""
-    events = trace.events
-    keep = _counted(
-        events["kind"].to_numpy(),
-        events["captured"].to_numpy(),
-        events["in_complete_steps"].to_numpy(),
-        window,
-    )
-    return operator_table([trace.restricted(keep)])[OPERATOR_COLUMNS].reset_index(drop=True)
 
 
 def _counted(
