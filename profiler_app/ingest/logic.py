@@ -36,7 +36,7 @@ from profiler_app.ingest.failures import (
 )
 from profiler_app.ingest.models import IngestRun
 from profiler_app.ingest.save import save_result
-from profiler_app.lib.memory import handed_back
+from profiler_app.lib.memory import hand_back_freed
 from profiler_app.profiles import part_analyses
 from profiler_app.profiles.store_products import build_products
 from profiler_app.traces import Limits, TraceFormatError, ingest_trace
@@ -191,15 +191,17 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
                 executor=executor,
                 workers=processes,
             )
-        # Each step's peak on top of no more than what the steps before it keep.
-        handed_back(result)
-        cluster = handed_back(
-            frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
-        )
+        # Each step's peak comes on top of what the steps before it keep, no more.
+        hand_back_freed()
+        cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
+        hand_back_freed()
         cut_ns = None if result.cut is None else result.cut.last_step_start_ns
-        split = handed_back(store_breakdown(incoming, result.aggregates.steps, cut_ns))
-        handed_back(build_products(incoming))  # the index and SQL totals, before the part is done
-        analyses = handed_back(_part_analyses(incoming, part))
+        split = store_breakdown(incoming, result.aggregates.steps, cut_ns)
+        hand_back_freed()
+        build_products(incoming)  # the index and SQL totals, once, before the part is done
+        hand_back_freed()
+        analyses = _part_analyses(incoming, part)
+        hand_back_freed()
         patiently(lambda: storage.stage_store(incoming, key), f"part {part_id}'s store")
     except ClaimLost:
         log.info("Part %s is no longer this parse's (%s): stopped", part_id, task_id)

@@ -9,7 +9,7 @@ and allocates the next rank's of the same size, and on a virtual machine a fifth
 went to those page faults (a 16-rank, 10M-event job: 375,000 faults, 1.7 s of system time of
 6.3 s; kept, 158,000 and 0.8 s). At the end the memory is handed back.
 
-A parse hands back what each of its steps freed before the next one (``handed_back``; Arrow
+A parse hands back what each of its steps freed before the next one (``hand_back_freed``; Arrow
 allocates through glibc too, see ``profiler_app/__init__.py``).
 """
 
@@ -21,9 +21,6 @@ import ctypes.util
 import functools
 import resource
 from collections.abc import Iterator
-from typing import TypeVar
-
-T = TypeVar("T")
 
 
 def limit_memory(megabytes: int) -> None:
@@ -77,10 +74,9 @@ def freed_memory_kept() -> Iterator[None]:
         libc.malloc_trim(0)
 
 
-def handed_back(value: T) -> T:
-    """``value``, once the free memory computing it left in the heap is handed back to the
-    system (glibc keeps it for the process otherwise, and the next step's peak comes on top)."""
+def hand_back_freed() -> None:
+    """Hands the free memory in the heap back to the system: glibc keeps it for the process
+    otherwise, and the next step's peak comes on top of it."""
     libc = _glibc()
     if libc is not None:
         libc.malloc_trim(0)
-    return value
