@@ -10,11 +10,13 @@ import tempfile
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from profiler_app.embedded import EmbeddedServices
+from profiler_app.embedded import use_embedded_services_if_unconfigured
 
 if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
     os.environ.setdefault("PROFILER_DATA_DIR", str(Path("var/test").resolve()))
-    os.environ.update(EmbeddedServices().start())
+    # As a one-off command does: the Redis started here stops with the run (it is a daemon,
+    # and was left running after every run); PostgreSQL stops once nothing uses it.
+    use_embedded_services_if_unconfigured()
 os.environ.setdefault("TEST_DATABASE_NAME", f"test_profiler_{os.getpid()}")
 os.environ.setdefault("CELERY_QUEUE_PREFIX", f"test{os.getpid()}-")
 # Tests create parts in bursts beside a live worker; admission has its own tests (setting on).
