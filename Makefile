@@ -103,12 +103,11 @@ frontend-test: frontend/node_modules/.package-lock.json
 	npm --prefix frontend run typecheck
 	npm --prefix frontend run test
 
-# Three processes (pytest-xdist), each with its own test database, queues, Celery worker and
-# browser: most tests wait on PostgreSQL, the worker or the browser, and the other processes fill
-# those waits (on two cores, three took 14.6 min where two took 19.1, run after run on one
-# clone). A file runs whole in one process (its module-level caches are built once).
+# Two processes (pytest-xdist), each with its own test database, queues, Celery worker and
+# browser: most tests wait on PostgreSQL, the worker or the browser, and the other process fills
+# those waits. A file runs whole in one process (its module-level caches are built once).
 # The 30 slowest tests close the log: where the suite's time goes.
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= 2
 pytest: tests/oidc/node_modules/.package-lock.json
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=30
 
