@@ -37,7 +37,7 @@ def part_figures(trace: RankTrace, window: str) -> PartFigures:
     """The part's figures in ``window``."""
     rows_in(window)  # an unknown window is an error, not the whole trace
     events = trace.events
-    counted = of_kinds(events["kind"].to_numpy(), OPERATOR_KINDS) & _counted(
+    counted = _counted(
         events["kind"].to_numpy(),
         events["captured"].to_numpy(),
         events["in_complete_steps"].to_numpy(),
@@ -63,12 +63,11 @@ def store_part_figures(
     kind = reader.column("kind")
     captured = reader.column("captured")
     host_waits = _store_host_waits(reader, rank, part_id, kind, captured, windows)
-    operators = of_kinds(kind, OPERATOR_KINDS)
     in_complete_steps = reader.column("in_complete_steps")
     names = np.asarray(reader.strings, dtype=object)
     found = {}
     for window in windows:
-        counted = operators & _counted(kind, captured, in_complete_steps, window)
+        counted = _counted(kind, captured, in_complete_steps, window)
         read = reader.columns(["name", "self_ns"], counted)
         table = self_time_by_name(read["name"], read["self_ns"], names)
         found[window] = PartFigures(table, host_waits[window])
@@ -115,8 +114,8 @@ def _host_wait_ns(captured: RankTrace, window: str) -> int:
 def _counted(
     kind: np.ndarray, captured: np.ndarray, in_complete_steps: np.ndarray, window: str
 ) -> np.ndarray:
-    """The events whose operators count in ``window``: captured, in the window, no step."""
-    keep = captured & (kind != int(EventKind.STEP))
+    """The host operators that count in ``window``: captured, in the window, no step."""
+    keep = of_kinds(kind, OPERATOR_KINDS) & captured & (kind != int(EventKind.STEP))
     return keep & in_complete_steps if window == COMPLETE_STEPS else keep
 
 
