@@ -14,11 +14,11 @@ import pytest
 from playwright.sync_api import expect
 
 from profiler_app.core.models import LoadedProfile
-from profiler_app.insights import logic
-from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.insights.models import InsightsStatus
 from tests import h200
 from tests.e2e.conftest import screenshot, sign_in
 from tests.insights.converted import read_converted
+from tests.insights.helpers import compute_here
 from tracefmt.kinds import EventKind
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,9 +30,7 @@ SHOWN = Path("/tmp/screens")
 def test_insights_of_a_sampled_job_read_for_a_person(live_server, tab, user, tmp_path):
     chunks = h200.spool_chunks(h200.unpack(tmp_path))
     job = h200.stored_job("h200-collector", chunks, "collector", owner=user)
-    logic.request_run(job.id, delay_s=3600)
-    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-    row = JobInsights.objects.get(job=job)
+    row = compute_here(job)
     assert row.status == InsightsStatus.DONE, row.error
     LoadedProfile.objects.create(user=user, job=job)
     raw = read_converted(chunks)

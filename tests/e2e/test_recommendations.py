@@ -9,11 +9,10 @@ import pytest
 from playwright.sync_api import expect
 
 from profiler_app.core.models import LoadedProfile
-from profiler_app.insights import logic
-from profiler_app.insights.models import JobInsights
 from profiler_app.traces.window import COMPLETE_STEPS
 from tests.e2e.conftest import SCREENSHOTS, screenshot, sign_in
 from tests.e2e.test_timeline import view_range, wait_for_paint
+from tests.insights.helpers import compute_here
 from tests.timeline.jobs import parse_job
 from tests.traces.expected import DATA, ns
 
@@ -32,8 +31,7 @@ def job(user):
         status="completed",
         window=COMPLETE_STEPS,
     )
-    logic.request_run(job.id, delay_s=3600)  # computed here, as the worker would
-    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
+    compute_here(job)  # computed here, as the worker would
     LoadedProfile.objects.create(user=user, job=job)
     return job
 

@@ -23,13 +23,13 @@ import pytest
 from profiler_app.analysis.frames import CPU_UTIL, GPU_MEM_USED_PCT, GPU_UTIL
 from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.core.models import TrainingJob
-from profiler_app.insights import logic
-from profiler_app.insights.models import InsightsStatus, JobInsights, RuleOverrides
+from profiler_app.insights.models import RuleOverrides
 from profiler_app.insights.pure.report import profiler_report, report_json
 from profiler_app.insights.pure.report_html import render_html
 from profiler_app.insights.pure.rules.base import result
 from profiler_app.insights.pure.rules.recommendations.host import DataLoadingParams
 from tests.insights.converted import Converted, read_converted
+from tests.insights.helpers import compute_here, rules_by_name
 from tests.insights.series import job as series_job
 from tests.insights.series import series
 from tests.insights.test_converted_chunks import TARBALL, pageable_copies
@@ -58,15 +58,6 @@ def raw(unpacked) -> Converted:
     return read_converted(sorted((unpacked / "spool").glob("*/*/*.pcol")))
 
 
-def computed(job: TrainingJob) -> dict[str, dict]:
-    """The job's rules and recommendations, computed here as a worker does, by name."""
-    logic.request_run(job.id, delay_s=3600)
-    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-    row = JobInsights.objects.get(job=job)
-    assert row.status == InsightsStatus.DONE, row.error
-    return {r["rule"]: r for r in [*row.report["rules"], *row.report["recommendations"]]}
-
-
 @pytest.fixture(scope="module")
 def collector_job(unpacked, django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
@@ -82,7 +73,7 @@ def collector_job(unpacked, django_db_setup, django_db_blocker):
 @pytest.fixture(scope="module")
 def collector(collector_job, django_db_blocker) -> dict[str, dict]:
     with django_db_blocker.unblock():
-        return computed(collector_job)
+        return rules_by_name(compute_here(collector_job))
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +86,7 @@ def trace_path(unpacked) -> Path:
 def imported(trace_path, django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         job = parse_paths(None, "h200-resnet50-tb", [("vm", 0, trace_path)])
-        yield computed(job)
+        yield rules_by_name(compute_here(job))
         delete_job(job)
 
 
@@ -149,7 +140,7 @@ def test_without_the_waits_the_under_used_gpu_gets_the_batch_size_advice(
             },
         )
         try:
-            found = computed(collector_job)
+            found = rules_by_name(compute_here(collector_job))
         finally:
             RuleOverrides.objects.filter(job=collector_job).delete()
     assert found["HostToDeviceCopies"]["status"] == found["Synchronization"]["status"]

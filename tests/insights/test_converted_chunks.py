@@ -16,12 +16,12 @@ import pytest
 
 from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.core.models import TrainingJob
-from profiler_app.insights import logic
 from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.profiles.figures import window_info
 from profiler_app.profiles.models import Step
 from tests.conftest import DATA_DIR
 from tests.insights.converted import Converted, GpuOp, read_converted
+from tests.insights.helpers import compute_here
 from tests.timeline.jobs import parse_stored
 from tracefmt.chunk import read_chunk
 from tracefmt.kinds import EventKind, MemcpyKind
@@ -53,8 +53,7 @@ def job(chunks, django_db_setup, django_db_blocker):
             with path.open("rb") as stream:
                 part, _ = store_part(job, PartSource("vm", 0, "collector", path.name), stream)
             parse_stored(part.id)
-        logic.request_run(job.id, delay_s=3600)
-        logic.compute(job.id, JobInsights.objects.get(job=job).generation)
+        compute_here(job)  # computed here, as the worker would
         yield job
         delete_job(job)
 

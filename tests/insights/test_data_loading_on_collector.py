@@ -20,10 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from profiler_app.insights import logic
-from profiler_app.insights.models import InsightsStatus, JobInsights
 from tests import h200
 from tests.collector.helpers import JOBS, job_env, python
+from tests.insights.helpers import compute_here, rules_by_name
 from tracefmt.chunk import read_chunk
 from tracefmt.kinds import EventKind
 
@@ -101,11 +100,7 @@ def raw_figures(chunks: list[Path]) -> tuple[int, int, int]:
 
 def judged(user, name: str, chunks: list[Path]) -> dict:
     job = h200.stored_job(name, chunks, "collector", owner=user)
-    logic.request_run(job.id, delay_s=3600)  # computed right here instead
-    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-    row = JobInsights.objects.get(job=job)
-    assert row.status == InsightsStatus.DONE, row.error
-    return {r["rule"]: r for r in [*row.report["rules"], *row.report["recommendations"]]}
+    return rules_by_name(compute_here(job))
 
 
 def test_it_reads_the_data_loader_wait_before_each_captured_step(user, spool):

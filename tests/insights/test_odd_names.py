@@ -8,8 +8,8 @@ import pytest
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import TrainingJob
 from profiler_app.ingest.tasks import ingest_part
-from profiler_app.insights import logic
-from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.insights.models import InsightsStatus
+from tests.insights.helpers import compute_here
 
 EVENT = {
     "ph": "X",
@@ -39,7 +39,5 @@ def test_it_stores_insights_of_names_with_nul(user):
     data = io.BytesIO(json.dumps(doc).encode())
     part, _ = store_part(job, PartSource("algo-1", 0, "kineto", "t.json"), data)
     ingest_part.apply(args=[part.id])
-    logic.request_run(job.id, delay_s=3600)  # computed right here instead
-    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-    row = JobInsights.objects.get(job=job)
+    row = compute_here(job)
     assert row.status == InsightsStatus.DONE, row.error

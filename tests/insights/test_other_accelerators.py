@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from profiler_app.insights import logic
-from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.insights.models import InsightsStatus
+from tests.insights.helpers import compute_here
 from tests.timeline.jobs import parse_paths
 from tests.traces.synthetic import complete_event
 
@@ -65,9 +65,7 @@ def parsed_with_insights(user, tmp_path, events):
     path = tmp_path / "trace.json"
     path.write_text(json.dumps({"traceEvents": events}))
     job = parse_paths(user, "accelerator", [("algo-1", 0, path)])
-    logic.request_run(job.id, delay_s=3600)  # computed right here instead
-    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-    row = JobInsights.objects.get(job=job)
+    row = compute_here(job)
     assert row.status == InsightsStatus.DONE, row.error
     return job
 

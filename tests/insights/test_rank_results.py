@@ -15,6 +15,7 @@ from profiler_app.insights import logic, rank_results
 from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.conftest import DATA_DIR
+from tests.insights.helpers import compute_here
 from tests.timeline.jobs import parse_job, parse_stored
 
 RANKS = [
@@ -39,9 +40,7 @@ def reads(monkeypatch) -> list[int]:
 
 def run(job, window: str = COMPLETE_STEPS) -> tuple[list, dict]:
     """The insights in ``window`` as a worker computes them: the stored rules and analyses."""
-    generation = logic.request_run(job.id, delay_s=3600, window=window)
-    logic.compute(job.id, generation, window)
-    row = JobInsights.objects.get(job=job, window=window)
+    row = compute_here(job, window)
     assert row.status == InsightsStatus.DONE, row.error
     return row.report["rules"], row.analyses
 

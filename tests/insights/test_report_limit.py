@@ -4,8 +4,9 @@ under it, the page downloads."""
 
 import pytest
 
-from profiler_app.insights import logic, queries
-from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.insights import queries
+from profiler_app.insights.models import InsightsStatus
+from tests.insights.helpers import compute_here
 from tests.timeline.jobs import parse_job
 
 pytestmark = pytest.mark.django_db
@@ -14,9 +15,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def reported_job(user):
     job = parse_job(user, "reported", [("algo-1", 0, "h100_cnn_kineto.json.gz")])
-    logic.request_run(job.id, delay_s=0)
-    logic.compute(job.id)
-    assert JobInsights.objects.get(job=job).status == InsightsStatus.DONE
+    assert compute_here(job).status == InsightsStatus.DONE
     return job
 
 

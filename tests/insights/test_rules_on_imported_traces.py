@@ -10,6 +10,7 @@ from profiler_app.insights import logic, queries
 from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.insights.pure.rules.recommendations import RECOMMENDATIONS
 from tests.conftest import DATA_DIR
+from tests.insights.helpers import compute_here, rules_by_name
 from tests.timeline.jobs import parse_job
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -26,11 +27,7 @@ GPU_TRACES = [
 def rules_of(user, name: str, parts: list[tuple[str, int, str]]) -> dict[str, dict]:
     """The job's system rules and trace recommendations, by name."""
     job = parse_job(user, name, parts)
-    logic.request_run(job.id, delay_s=3600)  # computed right here instead
-    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-    row = JobInsights.objects.get(job=job)
-    assert row.status == InsightsStatus.DONE, row.error
-    return {r["rule"]: r for r in [*row.report["rules"], *row.report["recommendations"]]}
+    return rules_by_name(compute_here(job))
 
 
 def has_data_loader_events(trace: str) -> bool:
@@ -90,9 +87,7 @@ def test_load_balancing_compares_the_gpus_of_two_ranks(user):
 
 def test_the_report_holds_rules_recommendations_and_analyses(user):
     job = parse_job(user, "report", [("algo-1", 0, "resnet50_pt18_workers4.pt.trace.json.gz")])
-    logic.request_run(job.id, delay_s=3600)
-    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-    row = JobInsights.objects.get(job=job)
+    row = compute_here(job)
     html = queries.report_page(job, job.window, base_url="")
     assert html is not None
     for heading in (

@@ -30,10 +30,11 @@ from profiler_app.analysis.frames import JobData
 from profiler_app.analysis.framework import framework_from_events
 from profiler_app.core.logic import PartSource, delete_job, store_part
 from profiler_app.core.models import TrainingJob
-from profiler_app.insights import inputs, logic
-from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.insights import inputs
+from profiler_app.insights.models import InsightsStatus
 from profiler_app.insights.pure.rules import RuleResult, evaluate_rules, params_from_overrides
 from tests.conftest import DATA_DIR
+from tests.insights.helpers import compute_here
 from tests.timeline.jobs import parse_stored
 from tracefmt.chunk import read_chunk
 from tracefmt.kinds import EventKind, SampleKind
@@ -157,9 +158,7 @@ def analysed(name: str, chunks: list[Path], started_ns: int, ended_ns: int) -> t
             with path.open("rb") as stream:
                 part, _ = store_part(job, PartSource(NODE, 0, "collector", path.name), stream)
             parse_stored(part.id)
-        logic.request_run(job.id, delay_s=3600)
-        logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-        row = JobInsights.objects.get(job=job)
+        row = compute_here(job)
         assert row.status == InsightsStatus.DONE, row.error
         framework = [framework_from_events(t) for t in inputs.rank_traces(job)]
         data = inputs.job_data(job, pd.concat(framework, ignore_index=True))

@@ -10,10 +10,10 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from profiler_app.insights import logic
-from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.insights.models import InsightsStatus
 from profiler_app.traces.window import COMPLETE_STEPS
 from tests.conftest import DATA_DIR
+from tests.insights.helpers import compute_here
 from tests.insights.test_insights_api import kernel_busy_percentiles
 from tests.timeline.jobs import parse_job
 from tests.traces.expected import ns
@@ -39,9 +39,7 @@ def raw_busy(trace: str) -> dict[int, float]:
 @pytest.mark.parametrize("trace", TRACES)
 def test_gpu_percentiles_are_those_of_the_kernel_busy_points(user, trace):
     job = parse_job(user, "oracle", [("algo-1", 0, trace)], window=COMPLETE_STEPS)
-    logic.request_run(job.id, delay_s=3600)
-    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-    row = JobInsights.objects.get(job=job)
+    row = compute_here(job)
     assert row.status == InsightsStatus.DONE, row.error
     rules = {r["rule"]: r for r in row.report["rules"]}
     expected = raw_busy(trace)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from profiler_app.insights import logic
-from profiler_app.insights.models import InsightsStatus, JobInsights
+from profiler_app.insights.models import InsightsStatus
+from tests.insights.helpers import compute_here
 from tests.timeline.jobs import parse_paths
 from tests.traces.synthetic import complete_event
 
@@ -44,9 +44,7 @@ def insights_of(user, tmp_path, events: list[dict]):
     path = tmp_path / "trace.json"
     path.write_text(json.dumps({"traceEvents": events}))
     job = parse_paths(user, "other-tool", [("algo-1", 0, path)])
-    logic.request_run(job.id, delay_s=3600)  # computed right here instead
-    logic.compute(job.id, JobInsights.objects.get(job=job).generation)
-    return job, JobInsights.objects.get(job=job)
+    return job, compute_here(job)
 
 
 @pytest.mark.parametrize("events", OTHER_TOOLS.values(), ids=OTHER_TOOLS.keys())
