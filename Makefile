@@ -6,6 +6,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 # torch is pinned here, not in pyproject: that exact version has a CPU build on this machine.
 TORCH := torch==2.13.0
+# Python keeps its compiled modules (__pycache__) even where the shell says not to
+# (PYTHONDONTWRITEBYTECODE): otherwise every process, the app's workers and the tests' servers
+# and training jobs alike, compiles Django, pandas and torch again (torch's import: 4.2 s
+# instead of 2.1 s; Django's set-up: 5.0 s instead of 1.6 s).
+unexport PYTHONDONTWRITEBYTECODE
 FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.* frontend/tsconfig*.json -type f 2>/dev/null)
 
 .PHONY: run test test-fast install install-dev frontend check-schema check-compose lint typecheck pytest pytest-fast frontend-test system-deps clean

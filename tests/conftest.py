@@ -37,6 +37,22 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.services)
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Where the suite's time goes, by file: each file's set-up, calls and tear-down summed
+    (--durations names single tests; a file's module fixtures and many small tests add up)."""
+    seconds: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if hasattr(report, "duration") and hasattr(report, "nodeid"):
+                file = report.nodeid.split("::", 1)[0]
+                seconds[file] = seconds.get(file, 0.0) + report.duration
+    if not seconds:
+        return
+    terminalreporter.section(f"slowest files (of {sum(seconds.values()):,.0f} s in tests)")
+    for file, total in sorted(seconds.items(), key=lambda item: -item[1])[:25]:
+        terminalreporter.write_line(f"{total:8.1f} s  {file}")
+
+
 @pytest.fixture(autouse=True)
 def fresh_cache(request):
     """Each test that uses the servers starts with no throttle counts, demo slot or recorded
