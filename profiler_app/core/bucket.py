@@ -24,7 +24,7 @@ from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from profiler_app.lib.bucket_url import client_config, endpoint_url, parse
+from profiler_app.lib.bucket_url import client_config, endpoint_url, join_client_config, parse
 
 # Parallel transfers: a store is a few dozen files; a raw upload is one big multipart object.
 TRANSFER_THREADS = 8
@@ -73,6 +73,9 @@ class Bucket:
         session = boto3.session.Session()
         self.client = session.client(
             "s3", endpoint_url=endpoint_url(), config=Config(**client_config())
+        )
+        self.join_client = session.client(
+            "s3", endpoint_url=endpoint_url(), config=Config(**join_client_config())
         )
 
     def key(self, relative: str) -> str:
@@ -140,7 +143,7 @@ class Bucket:
         if [p["PartNumber"] for p in listed] != list(range(1, count + 1)):
             raise FileNotFoundError(f"{relative} lacks parts of its {count}")
         try:
-            self.client.complete_multipart_upload(
+            self.join_client.complete_multipart_upload(
                 Bucket=self.name,
                 Key=self.key(relative),
                 UploadId=upload_id,

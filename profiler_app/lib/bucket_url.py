@@ -19,6 +19,10 @@ from profiler_app.lib.env import BadSetting, envfloat, envint
 CONNECT_TIMEOUT_S = envfloat("STORAGE_CONNECT_TIMEOUT_S", 3.0)
 READ_TIMEOUT_S = envfloat("STORAGE_READ_TIMEOUT_S", 3.0)
 ATTEMPTS = envint("STORAGE_ATTEMPTS", 2)  # the first try included
+# Joining a multipart upload's parts is the bucket's own work and takes long for a large object
+# (S3 documents minutes): one try, waiting this long for its answer. A second try sent while
+# the first still joins finds the upload gone (or meets the first's half-done join).
+JOIN_TIMEOUT_S = envfloat("STORAGE_JOIN_TIMEOUT_S", 300.0)
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,15 @@ def client_config() -> dict:
         "retries": {"total_max_attempts": ATTEMPTS, "mode": "standard"},
         "max_pool_connections": 32,
         "s3": {"addressing_style": "path"} if endpoint_url() else {},
+    }
+
+
+def join_client_config() -> dict:
+    """botocore's Config for the requests that join a multipart upload's parts."""
+    return {
+        **client_config(),
+        "read_timeout": JOIN_TIMEOUT_S,
+        "retries": {"total_max_attempts": 1, "mode": "standard"},
     }
 
 
