@@ -122,6 +122,24 @@ def test_it_refuses_a_name_index_beyond_the_strings():
         chunk_bytes(META, strings.strings, events, empty_samples())
 
 
+def two_events_chunk_of_version(version: int) -> bytes:
+    """A chunk of two events whose meta says it was written in format ``version`` (the
+    writer only writes the current one)."""
+    strings = StringTable()
+    data = chunk_bytes(META, strings.strings, two_events(strings), empty_samples())
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(buf, "w") as dst:
+        for item in src.infolist():
+            body = src.read(item)
+            if item.filename == "meta.npy":
+                meta = {**META, "format": "profiler-app-chunk", "version": version}
+                out = io.BytesIO()
+                np.save(out, np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
+                body = out.getvalue()
+            dst.writestr(item, body)
+    return buf.getvalue()
+
+
 def test_it_refuses_missing_meta_keys():
     meta = dict(META)
     del meta["rank"]
@@ -130,26 +148,11 @@ def test_it_refuses_missing_meta_keys():
 
 
 def test_it_names_the_version_it_reads():
-    strings = StringTable()
-    data = chunk_bytes(META, strings.strings, two_events(strings), empty_samples())
-    buf = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(buf, "w") as dst:
-        for item in src.infolist():
-            body = src.read(item)
-            if item.filename == "meta.npy":
-                fake = np.frombuffer(
-                    json.dumps({**META, "format": "profiler-app-chunk", "version": 4}).encode(),
-                    dtype=np.uint8,
-                )
-                out = io.BytesIO()
-                np.save(out, fake)
-                body = out.getvalue()
-            dst.writestr(item, body)
     with pytest.raises(
         ChunkFormatError,
         match="unsupported chunk version 4; this reader understands versions 1, 2, 3",
     ):
-        read_chunk(buf.getvalue())
+        read_chunk(two_events_chunk_of_version(4))
 
 
 def test_it_says_when_the_bytes_are_not_a_chunk():
@@ -196,17 +199,5 @@ def test_it_refuses_a_window_that_is_not_gzipped_or_is_missing():
 
 
 def test_it_reads_a_version_1_chunk():
-    strings = StringTable()
-    data = chunk_bytes(META, strings.strings, two_events(strings), empty_samples())
-    buf = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(buf, "w") as dst:
-        for item in src.infolist():
-            body = src.read(item)
-            if item.filename == "meta.npy":
-                out = io.BytesIO()
-                v1 = {**META, "format": "profiler-app-chunk", "version": 1}
-                np.save(out, np.frombuffer(json.dumps(v1).encode(), dtype=np.uint8))
-                body = out.getvalue()
-            dst.writestr(item, body)
-    chunk = read_chunk(buf.getvalue())
+    chunk = read_chunk(two_events_chunk_of_version(1))
     assert chunk.meta["version"] == 1 and chunk.kineto == () and chunk.n_events == 2
