@@ -65,7 +65,7 @@ def test_uploads_to_a_bucket_out_of_reach_answer_503_and_keep_nothing(
     api, job, settings, monkeypatch, s3_endpoint, bucket
 ):
     raw = TRACE.read_bytes()
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
     before = data_files()
     point_at(f"http://127.0.0.1:{s3.free_port()}", settings, monkeypatch)  # nobody there
 
@@ -90,7 +90,7 @@ def test_an_upload_to_a_stalled_bucket_is_answered_503_within_10_s(api, job, set
     with stalled_endpoint() as endpoint:  # the default timeouts, as a server runs them
         point_at(endpoint, settings, monkeypatch)
         raw = TRACE.read_bytes()
-        url = start_upload(api, job, TRACE, len(raw))
+        url = start_upload(api, job, TRACE.name, len(raw))
         for send in (lambda: post_part(api, job, TRACE), lambda: put_range(api, url, raw)):
             began = time.monotonic()
             response = send()
@@ -112,6 +112,25 @@ def stored_part(api, job) -> int:
     return part_id
 
 
+def parse_that_fails(part_id: int) -> tuple[ProfilePart, float]:
+    """Parses a claimed part that must fail (the bucket is out of reach); returns the failed
+    part and the seconds the parse waited before giving up."""
+    began = time.monotonic()
+    assert not ingest.parse_claimed_part(part_id, "bucket-down-task")
+    waited_s = time.monotonic() - began
+    part = ProfilePart.objects.get(pk=part_id)
+    assert part.state == PartState.FAILED
+    return part, waited_s
+
+
+def unreachable_error(part: ProfilePart, tried_s: int, reason: str) -> str:
+    """How a part's error begins when the bucket stayed out of reach for ``tried_s``."""
+    return (
+        "This part could not be parsed: the storage bucket could not be reached "
+        f"(tried for {tried_s} s; The object store could not read {part.file.name} ({reason}"
+    )
+
+
 @pytest.mark.usefixtures("in_bucket", "parsed_by_hand")
 def test_a_parse_waits_for_the_bucket_then_fails_saying_it_could_not_be_reached(
     api, job, settings, monkeypatch
@@ -120,16 +139,8 @@ def test_a_parse_waits_for_the_bucket_then_fails_saying_it_could_not_be_reached(
     part_id = stored_part(api, job)
     monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{s3.free_port()}")
 
-    began = time.monotonic()
-    assert not ingest.parse_claimed_part(part_id, "bucket-down-task")
-    waited_s = time.monotonic() - began
-
-    part = ProfilePart.objects.get(pk=part_id)
-    assert part.state == PartState.FAILED
-    assert part.error.startswith(
-        "This part could not be parsed: the storage bucket could not be reached (tried for 3 s; "
-        f"The object store could not read {part.file.name} (Could not connect"
-    ), part.error
+    part, waited_s = parse_that_fails(part_id)
+    assert part.error.startswith(unreachable_error(part, 3, "Could not connect")), part.error
     # Tried at 0, 1 and 3 s (the deadline), then gave up (loose above for a busy machine).
     assert 3 <= waited_s < 60, waited_s
 
@@ -168,16 +179,11 @@ def test_a_parse_meeting_a_stalled_bucket_fails_its_part_with_the_reason_within_
     part_id = stored_part(api, job)
     with stalled_endpoint() as endpoint:  # the default timeouts and wait, as a worker runs them
         monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
-        began = time.monotonic()
-        assert not ingest.parse_claimed_part(part_id, "bucket-down-task")
-        waited_s = time.monotonic() - began
+        part, waited_s = parse_that_fails(part_id)
 
-    part = ProfilePart.objects.get(pk=part_id)
-    assert part.state == PartState.FAILED
-    assert part.error.startswith(
-        "This part could not be parsed: the storage bucket could not be reached (tried for 30 s; "
-        f"The object store could not read {part.file.name} (Read timeout on endpoint URL"
-    ), part.error
+    assert part.error.startswith(unreachable_error(part, 30, "Read timeout on endpoint URL")), (
+        part.error
+    )
     assert part.error.endswith(
         "Nothing of this part was changed; reprocess it once the bucket is back."
     )
