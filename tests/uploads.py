@@ -14,13 +14,13 @@ def post_part(api, job, path: Path):
         )
 
 
-def start_upload(api, job, path: Path, size: int) -> str:
+def start_upload(api, job, filename: str, size: int, *, node: str = "algo-1", rank: int = 0) -> str:
     """Starts a resumable upload of ``size`` bytes; returns its URL."""
     body = {
-        "node": "algo-1",
-        "rank": 0,
+        "node": node,
+        "rank": rank,
         "kind": "kineto",
-        "filename": path.name,
+        "filename": filename,
         "size_bytes": size,
     }
     response = api.post(f"/api/jobs/{job.id}/uploads/", body, format="json")

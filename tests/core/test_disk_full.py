@@ -82,7 +82,7 @@ def test_it_answers_507_to_an_upload_and_keeps_no_partial_file(api, job, disk, s
 
 def test_it_answers_507_to_a_range_and_keeps_the_bytes_counted_before(api, job, disk):
     raw = TRACE.read_bytes()
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
     half = len(raw) // 2
     disk.fill(leave_bytes=half + 128 * 1024)  # the first half fits, the second does not
 
@@ -101,7 +101,7 @@ def test_it_answers_507_to_a_range_and_keeps_the_bytes_counted_before(api, job, 
 
 def test_it_answers_507_to_a_first_range_and_keeps_no_file(api, job, disk):
     raw = TRACE.read_bytes()
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
     disk.fill(leave_bytes=128 * 1024)
 
     response = put_range(api, url, raw, 0, len(raw))
@@ -116,7 +116,7 @@ def test_completing_an_upload_on_a_full_disk_needs_no_room(api, job, disk):
     """The upload's file becomes the part's as it lies (a second name, then its own goes):
     nothing is copied, so a full disk does not stop it."""
     raw = TRACE.read_bytes()
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
     assert put_range(api, url, raw, 0, len(raw)).status_code == 200
     disk.fill(leave_bytes=64 * 1024)  # less than the file
 

@@ -16,6 +16,7 @@ from django.utils import timezone
 from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob, Upload
 from tests.conftest import DATA_DIR
 from tests.core.disk import upload_file
+from tests.uploads import put_range, start_upload
 
 pytestmark = pytest.mark.django_db
 
@@ -119,29 +120,11 @@ def test_it_requires_authentication_for_parts(client_for, job):
 
 def test_it_resumes_a_chunked_upload_and_stores_the_part(api, job):
     raw = gzip.compress(b'{"traceEvents": []}' + b" " * 5000)
-    start = api.post(
-        f"/api/jobs/{job.id}/uploads/",
-        {
-            "node": "algo-2",
-            "rank": 1,
-            "kind": "kineto",
-            "filename": "big.json.gz",
-            "size_bytes": len(raw),
-        },
-        format="json",
-    )
-    assert start.status_code == 201, start.json()
-    url = f"/api/uploads/{start.json()['id']}/"
+    url = start_upload(api, job, "big.json.gz", len(raw), node="algo-2", rank=1)
     half = len(raw) // 2
 
     def put(begin, end):
-        return api.generic(
-            "PUT",
-            url,
-            raw[begin:end],
-            content_type="application/octet-stream",
-            HTTP_CONTENT_RANGE=f"bytes {begin}-{end - 1}/{len(raw)}",
-        )
+        return put_range(api, url, raw, begin, end)
 
     assert put(0, half).json()["received_bytes"] == half
     # The client lost its connection: it asks where to resume.
@@ -297,27 +280,9 @@ def test_it_downloads_the_raw_file(api, job):
 )
 def test_it_stores_a_ranged_upload_with_an_odd_file_name(api, job, filename):
     raw = b'{"traceEvents": []}'
-    start = api.post(
-        f"/api/jobs/{job.id}/uploads/",
-        {
-            "node": "algo-1",
-            "rank": 0,
-            "kind": "kineto",
-            "filename": filename,
-            "size_bytes": len(raw),
-        },
-        format="json",
-    )
-    assert start.status_code == 201, start.content
-    upload = Upload.objects.get(pk=start.json()["id"])
-    url = f"/api/uploads/{upload.pk}/"
-    sent = api.generic(
-        "PUT",
-        url,
-        raw,
-        content_type="application/octet-stream",
-        HTTP_CONTENT_RANGE=f"bytes 0-{len(raw) - 1}/{len(raw)}",
-    )
+    url = start_upload(api, job, filename, len(raw))
+    upload = Upload.objects.get()
+    sent = put_range(api, url, raw)
     assert sent.status_code == 200, sent.content
     done = api.post(f"{url}complete/")
     assert done.status_code == 202, done.content
@@ -330,26 +295,9 @@ def test_it_stores_a_ranged_upload_with_an_odd_file_name(api, job, filename):
 
 def test_it_cancels_an_upload_and_removes_its_bytes(api, client_for, teammate, job):
     raw = b'{"traceEvents": []}'
-    start = api.post(
-        f"/api/jobs/{job.id}/uploads/",
-        {
-            "node": "algo-1",
-            "rank": 0,
-            "kind": "kineto",
-            "filename": "t.json",
-            "size_bytes": len(raw),
-        },
-        format="json",
-    )
-    upload = Upload.objects.get(pk=start.json()["id"])
-    url = f"/api/uploads/{upload.pk}/"
-    api.generic(
-        "PUT",
-        url,
-        raw[:5],
-        content_type="application/octet-stream",
-        HTTP_CONTENT_RANGE=f"bytes 0-4/{len(raw)}",
-    )
+    url = start_upload(api, job, "t.json", len(raw))
+    upload = Upload.objects.get()
+    put_range(api, url, raw, 0, 5)
     assert upload_file(upload).read_bytes() == raw[:5]
 
     assert client_for(teammate).delete(url).status_code == 404  # not theirs to cancel

@@ -26,7 +26,7 @@ def job(user):
 
 def test_ranges_land_appended_and_the_file_becomes_the_part(api, job, settings):
     raw = TRACE.read_bytes()
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
     upload = Upload.objects.get()
     ends = [10_000, 50_000, 50_001, len(raw)]
 
@@ -53,7 +53,7 @@ def test_ranges_land_appended_and_the_file_becomes_the_part(api, job, settings):
 
 def test_completing_content_the_job_has_keeps_one_file(api, job, settings):
     raw = TRACE.read_bytes()
-    first, second = (start_upload(api, job, TRACE, len(raw)) for _ in range(2))
+    first, second = (start_upload(api, job, TRACE.name, len(raw)) for _ in range(2))
     for url in (first, second):
         assert put_range(api, url, raw).status_code == 200
     uploads = list(Upload.objects.all())

@@ -77,7 +77,7 @@ def test_a_100_mb_upload_in_browser_ranges_puts_each_byte_to_the_bucket_once(
     api, job, proxy, s3_endpoint, bucket
 ):
     raw = random.Random(51).randbytes(100_000_000)
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
 
     send_in_ranges(api, url, raw, BROWSER_RANGE)
     # Twelve ranges, each a part as it arrived: 11 of 8 MiB and the last, 7,725,312 bytes.
@@ -104,7 +104,7 @@ def test_a_100_mb_upload_in_browser_ranges_puts_each_byte_to_the_bucket_once(
 
 def test_ranges_under_the_part_minimum_wait_until_they_fill_a_part(api, job, s3_endpoint, bucket):
     raw = random.Random(7).randbytes(6 * MiB + 123)
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
 
     send_in_ranges(api, url, raw, 3 * MiB)  # 3 MiB waits; with the next, 6 MiB: a part
     assert parts_under_way(s3_endpoint, bucket) == [[6 * MiB, 123]]
@@ -121,7 +121,7 @@ def test_ranges_under_the_part_minimum_wait_until_they_fill_a_part(api, job, s3_
 def test_a_small_file_in_small_ranges_is_one_part(api, job, s3_endpoint, bucket):
     raw = TRACE.read_bytes()
     assert len(raw) < MIN_PART_BYTES
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
 
     half = len(raw) // 2
     send_in_ranges(api, url, raw, 16 * 1024, stop=half)  # each waits
@@ -143,7 +143,7 @@ def test_a_retried_range_replaces_its_part(api, job, s3_endpoint, bucket):
     """A try whose part went but whose row change was lost: the retry sends the same part
     number again, which replaces it."""
     raw = random.Random(3).randbytes(5 * MiB + 10)
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
     upload = Upload.objects.get()
     resumable.write_range(Upload.objects.get(), 0, io.BytesIO(raw[: 5 * MiB]), 5 * MiB, "t.gz")
     # The row never heard of it (the request died before it saved): the client sends again.
@@ -158,7 +158,7 @@ def test_a_retried_range_replaces_its_part(api, job, s3_endpoint, bucket):
 
 def test_a_cancelled_upload_leaves_no_part_nor_waiting_range(api, job, s3_endpoint, bucket):
     raw = random.Random(5).randbytes(5 * MiB + 64 * 1024)
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
     assert put_range(api, url, raw, 0, 5 * MiB).status_code == 200  # a part
     assert put_range(api, url, raw, 5 * MiB, 5 * MiB + 1024).status_code == 200  # waits
     assert parts_under_way(s3_endpoint, bucket) == [[5 * MiB]]
@@ -173,7 +173,7 @@ def test_a_cancelled_upload_leaves_no_part_nor_waiting_range(api, job, s3_endpoi
 
 def test_content_the_job_has_leaves_no_second_object(api, job, s3_endpoint, bucket):
     raw = TRACE.read_bytes()
-    first, second = (start_upload(api, job, TRACE, len(raw)) for _ in range(2))
+    first, second = (start_upload(api, job, TRACE.name, len(raw)) for _ in range(2))
     for url in (first, second):
         assert put_range(api, url, raw).status_code == 200
 
@@ -191,7 +191,7 @@ def test_the_sweep_removes_abandoned_uploads_parts_and_waiting_ranges(
     api, job, s3_endpoint, bucket, settings
 ):
     raw = random.Random(9).randbytes(5 * MiB + 64 * 1024)
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
     assert put_range(api, url, raw, 0, 5 * MiB).status_code == 200  # a part
     assert put_range(api, url, raw, 5 * MiB, 5 * MiB + 1024).status_code == 200  # waits
     # Bytes of an upload whose row is gone (its removal failed): a part of its own.
@@ -214,7 +214,7 @@ def test_an_upload_whose_ranges_all_wait_completes_them_as_its_one_part(
 ):
     """Ranges sent before ranges went to parts were all kept as objects of their own."""
     raw = TRACE.read_bytes()
-    url = start_upload(api, job, TRACE, len(raw))
+    url = start_upload(api, job, TRACE.name, len(raw))
     upload = Upload.objects.get()
     client = s3.client(s3_endpoint)
     for begin in range(0, len(raw), 40_000):
@@ -256,7 +256,7 @@ def test_a_join_slower_than_a_requests_wait_completes_the_upload_once(
     try:
         point_at(f"http://127.0.0.1:{server.server_address[1]}", settings, monkeypatch)
         raw = random.Random(3).randbytes(MIN_PART_BYTES + 1000)
-        url = start_upload(api, job, TRACE, len(raw))
+        url = start_upload(api, job, TRACE.name, len(raw))
         send_in_ranges(api, url, raw, MIN_PART_BYTES)
         done = api.post(f"{url}complete/")
     finally:
