@@ -183,34 +183,12 @@ function storedChunk(meta: object): File {
     json,
   ]);
   const name = new TextEncoder().encode("meta.npy");
-  const local = concat([
-    u32(0x04034b50),
-    u16(20),
-    u16(0),
-    u16(0),
-    u16(0),
-    u16(0),
-    u32(0),
-    u32(npy.length),
-    u32(npy.length),
-    u16(name.length),
-    u16(0),
-    name,
-    npy,
-  ]);
+  const local = concat([u32(0x04034b50), u16(20), entryFields(npy, name), name, npy]);
   const central = concat([
     u32(0x02014b50),
     u16(20),
     u16(20),
-    u16(0),
-    u16(0),
-    u16(0),
-    u16(0),
-    u32(0),
-    u32(npy.length),
-    u32(npy.length),
-    u16(name.length),
-    u16(0),
+    entryFields(npy, name),
     u16(0),
     u16(0),
     u16(0),
@@ -229,6 +207,23 @@ function storedChunk(meta: object): File {
     u16(0),
   ]);
   return new File([concat([local, central, end])], "chunk.pcol");
+}
+
+/** The fields a zip's local header and its central directory entry both hold, in this order:
+ * flags, method (stored), time, date, CRC (not checked by the reader), both sizes, and the
+ * name's and extra field's lengths. */
+function entryFields(body: Uint8Array, name: Uint8Array): Uint8Array {
+  return concat([
+    u16(0),
+    u16(0),
+    u16(0),
+    u16(0),
+    u32(0),
+    u32(body.length),
+    u32(body.length),
+    u16(name.length),
+    u16(0),
+  ]);
 }
 
 function u16(value: number): Uint8Array {
