@@ -7,10 +7,8 @@ import { renderApp } from "../../test/renderApp";
 const job = makeJob({ id: 12, name: "resnet-collector" });
 const MS = 1_000_000;
 
-const process = (overrides: Partial<ProcessCapture>): ProcessCapture => ({
-  node: "algo-1",
-  rank: 0,
-  pid: 4242,
+/** The budget figures a process reports and its job sums: one process, so the same. */
+const FIGURES = {
   schedule: "budget",
   budget_pct: 1,
   elapsed_ns: 600_000 * MS,
@@ -22,6 +20,13 @@ const process = (overrides: Partial<ProcessCapture>): ProcessCapture => ({
   captured_pct: (100 * 20) / 1_200,
   windows_total: 4,
   exceeded: false,
+} as const;
+
+const process = (overrides: Partial<ProcessCapture>): ProcessCapture => ({
+  node: "algo-1",
+  rank: 0,
+  pid: 4242,
+  ...FIGURES,
   windows: [
     { first_step: 57, last_step: 61, kind: "full", cost_ns: 1_250 * MS },
     { first_step: 357, last_step: 361, kind: "gpu", cost_ns: 420 * MS },
@@ -38,18 +43,8 @@ const report = (overrides: Partial<JobCapture>): JobCapture => ({
   captured_steps: "captured steps 57–61, 357–361, 657–661, 957–961 (20 of 1,200)",
   distinct_steps_run: 1_200,
   distinct_steps_captured: 20,
-  budget_pct: 1,
-  schedule: "budget",
-  elapsed_ns: 600_000 * MS,
-  cost_ns: 2_820 * MS,
-  background_ns: 300 * MS,
-  overhead_pct: 0.47,
-  steps_run: 1_200,
-  steps_captured: 20,
-  captured_pct: (100 * 20) / 1_200,
-  windows_total: 4,
+  ...FIGURES,
   windows_by_kind: { gpu: 3, full: 1, cpu: 0 },
-  exceeded: false,
   processes: [process({})],
   ...overrides,
 });
