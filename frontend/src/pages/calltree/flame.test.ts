@@ -1,17 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type Frames, layoutFlame, matching, pathIds } from "./flame";
-
-// step ─┬─ forward (60) ─ conv (40)
-//       └─ backward (30)
-// other root (10)
-const frames: Frames = {
-  parent: [-1, 0, 0, 1, -1],
-  name: [0, 1, 2, 3, 4],
-  total_ns: [90, 60, 30, 40, 10],
-  self_ns: [0, 20, 30, 40, 10],
-  count: [1, 1, 1, 1, 1],
-};
-const names = ["step", "forward", "backward", "aten::conv", "other"];
+import { layoutFlame, matching, pathIds } from "./flame";
+import { frames, names } from "./testing";
 
 describe("layoutFlame", () => {
   it("places children inside their parent, largest first, roots sharing the width", () => {

@@ -1,20 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { MATCH_FILL, nameFill } from "../../canvas/colour";
 import { recordingContext } from "../../canvas/testing";
-import { type Frames, layoutFlame } from "./flame";
+import { layoutFlame } from "./flame";
 import { FlameRenderer, ROW_PX } from "./flameRenderer";
+import { frames, names } from "./testing";
 
-// step ─┬─ forward (60) ─ conv (40)
-//       └─ backward (30)
-// other root (10)
-const frames: Frames = {
-  parent: [-1, 0, 0, 1, -1],
-  name: [0, 1, 2, 3, 4],
-  total_ns: [90, 60, 30, 40, 10],
-  self_ns: [0, 20, 30, 40, 10],
-  count: [1, 1, 1, 1, 1],
-};
-const names = ["step", "forward", "backward", "aten::conv", "other"];
 const style = { names, nameOf: (f: number) => frames.name[f]!, selected: null };
 
 function draw(matches: number[], widthPx = 1000) {
