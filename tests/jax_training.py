@@ -6,22 +6,15 @@ import sys
 import textwrap
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[1]
+
 TRAINING = textwrap.dedent(
     """
     import sys
     import jax
-    import jax.numpy as jnp
+    from tests.jax_model import starting_point, train_step
 
-    def loss(w, x, y):
-        return jnp.mean((jnp.tanh(x @ w) - y) ** 2)
-
-    @jax.jit
-    def train_step(w, x, y):
-        return w - 0.1 * jax.grad(loss)(w, x, y)
-
-    x = jax.random.normal(jax.random.PRNGKey(0), (512, 128))
-    y = jnp.ones((512, 16))
-    w = jnp.zeros((128, 16))
+    w, x, y = starting_point()
     w = train_step(w, x, y).block_until_ready()  # compiled before the profile
     with jax.profiler.trace(sys.argv[1]):
         for i in range(int(sys.argv[2])):
@@ -36,7 +29,7 @@ def profile_jax_training(out: Path, steps: int) -> Path:
     subprocess.run(
         [sys.executable, "-c", TRAINING, str(out), str(steps)],
         check=True,
-        env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"},
+        env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
     )
     [path] = out.glob("plugins/profile/*/*.xplane.pb")
     return path

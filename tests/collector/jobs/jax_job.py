@@ -3,24 +3,10 @@ torch, so the collector captures its windows with jax.profiler. Configured by PR
 
 import sys
 
-import jax
-import jax.numpy as jnp
-
 import collector
+from tests.jax_model import starting_point, train_step
 
-
-def loss(w, x, y):
-    return jnp.mean((jnp.tanh(x @ w) - y) ** 2)
-
-
-@jax.jit
-def train_step(w, x, y):
-    return w - 0.1 * jax.grad(loss)(w, x, y)
-
-
-x = jax.random.normal(jax.random.PRNGKey(0), (512, 128))
-y = jnp.ones((512, 16))
-w = jnp.zeros((128, 16))
+w, x, y = starting_point()
 collector.start_profiling()
 for i in range(int(sys.argv[1])):
     with collector.annotate(f"step_{i}"), collector.annotate("Update"):
