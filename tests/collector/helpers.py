@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,7 +11,9 @@ from typing import Any
 
 import collector
 from collector.profiler import Profiler
+from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.traces import IngestResult, TimelineReader, ingest_trace
+from tests.conftest import wait_for
 from tracefmt.chunk import Chunk, read_chunk
 from tracefmt.kinds import EventKind
 
@@ -51,6 +54,35 @@ def job_env(spool: Path, **extra: str) -> dict[str, str]:
 
 def python() -> str:
     return sys.executable
+
+
+def run_job_script(server, spool: Path, name: str, script: str, steps: int, **env: str) -> None:
+    """Runs ``script`` of jobs/ for ``steps`` steps as a user's training process, its collector
+    sending to ``server`` as job ``name``; fails with the end of its stderr."""
+    env = job_env(
+        spool,
+        PROFILER_SERVER_URL=server.url,
+        PROFILER_TOKEN=server.token,
+        PROFILER_JOB_NAME=name,
+        PROFILER_PERF_COUNTERS="0",
+        **env,
+    )
+    done = subprocess.run(
+        [python(), str(JOBS / script), str(steps)], env=env, capture_output=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+
+
+def settled_parts(job: TrainingJob) -> list[ProfilePart]:
+    """The job's parts once the server's ingest has finished with each (none pending or
+    processing), however each ended."""
+
+    def settled():
+        parts = list(ProfilePart.objects.filter(job=job))
+        busy = {PartState.PENDING, PartState.PROCESSING}
+        return parts if parts and not any(p.state in busy for p in parts) else None
+
+    return wait_for(settled, timeout=300)
 
 
 # Kineto windows at steps 2-3 and 8-9 of a loop of 12: skip 1, warm up 1, record 2, wait 3.

@@ -13,7 +13,7 @@ import collector
 from collector.profiler import Profiler
 from tracefmt.chunk import read_chunk
 
-from .helpers import annotation_counts, spooled_chunks, step_names
+from .helpers import annotation_counts, settled_parts, spooled_chunks, step_names
 
 pytestmark = pytest.mark.slow  # each trains a model with a framework that takes seconds to import
 
@@ -281,7 +281,7 @@ def test_an_accelerate_loop_gets_its_steps_from_the_optimizer_alone(config, tmp_
 
 @pytest.mark.django_db(transaction=True)
 def test_a_lightning_job_reaches_the_server_with_its_steps_and_hyperparameters(config, server):
-    from profiler_app.core.models import JobStatus, PartState, ProfilePart, TrainingJob
+    from profiler_app.core.models import JobStatus, PartState, TrainingJob
     from tests.conftest import wait_for
 
     config.server_url, config.token, config.job_name = server.url, server.token, "lightning-run"
@@ -293,12 +293,7 @@ def test_a_lightning_job_reaches_the_server_with_its_steps_and_hyperparameters(c
     assert job.hyperparameters["precision"] == "32-true"
     assert job.hyperparameters["world_size"] == 1
 
-    def settled():
-        parts = list(ProfilePart.objects.filter(job=job))
-        busy = {PartState.PENDING, PartState.PROCESSING}
-        return parts if parts and not any(p.state in busy for p in parts) else None
-
-    parts = wait_for(settled, timeout=300)
+    parts = settled_parts(job)
     assert [p.state for p in parts] == [PartState.DONE] * len(parts)
     chunks = []
     for part in parts:

@@ -3,7 +3,6 @@ windows captured by jax.profiler on the budget's schedule and uploaded in its ch
 the server into its parts. Figures are checked against each window's XPlane profile as
 jaxlib's own reader (``jax.profiler.ProfileData``) decodes it, and against the chunks' rows."""
 
-import subprocess
 from collections import Counter
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from tracefmt.chunk import read_chunk
 from tracefmt.kinds import EventKind
 
-from .helpers import JOBS, job_env, python
+from .helpers import run_job_script, settled_parts
 
 pytestmark = pytest.mark.slow
 jax = pytest.importorskip("jax")  # a dev dependency (make install-dev)
@@ -44,30 +43,22 @@ def host_events(xspace: bytes) -> tuple[int, list]:
     return start, [event for line in host.lines for event in line.events]
 
 
-def run_job(server, spool, name):
-    env = job_env(
-        spool,
-        JAX_PLATFORMS="cpu",
-        PROFILER_SERVER_URL=server.url,
-        PROFILER_TOKEN=server.token,
-        PROFILER_JOB_NAME=name,
-        PROFILER_PERF_COUNTERS="0",
-        **SCHEDULE,
-    )
-    done = subprocess.run(
-        [python(), str(JOBS / "jax_job.py"), str(STEPS)], env=env, capture_output=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr.decode()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_jax_job_through_the_collector_gets_its_steps_windows_and_xla_ops(server, api, tmp_path):
-    from profiler_app.core.models import JobStatus, PartState, ProfilePart, TrainingJob
+    from profiler_app.core.models import JobStatus, PartState, TrainingJob
     from profiler_app.profiles.models import PartSummary
     from profiler_app.traces import TimelineReader
     from tests.conftest import wait_for
 
-    run_job(server, tmp_path / "spool", "jax-collector")
+    run_job_script(
+        server,
+        tmp_path / "spool",
+        "jax-collector",
+        "jax_job.py",
+        STEPS,
+        JAX_PLATFORMS="cpu",
+        **SCHEDULE,
+    )
     job = wait_for(
         lambda: TrainingJob.objects.filter(
             name="jax-collector", status=JobStatus.COMPLETED
@@ -76,12 +67,7 @@ def test_a_jax_job_through_the_collector_gets_its_steps_windows_and_xla_ops(serv
     )
     assert (job.framework, job.framework_version) == ("JAX", jax.__version__)
 
-    def settled():
-        parts = list(ProfilePart.objects.filter(job=job))
-        busy = {PartState.PENDING, PartState.PROCESSING}
-        return parts if parts and not any(p.state in busy for p in parts) else None
-
-    parts = wait_for(settled, timeout=300)
+    parts = settled_parts(job)
     assert [p.state for p in parts] == [PartState.DONE] * len(parts), [p.error for p in parts]
 
     chunks = {}

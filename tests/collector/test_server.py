@@ -18,7 +18,7 @@ from profiler_app.history.models import RunVerdict, SeriesRun
 from tests.conftest import wait_for
 from tracefmt.chunk import Chunk, read_chunk
 
-from .helpers import DATA, EXAMPLE, JOBS, job_env, python, step_names
+from .helpers import DATA, EXAMPLE, JOBS, job_env, python, settled_parts, step_names
 from .proxy import TcpProxy
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -57,13 +57,7 @@ def job_named(name: str) -> TrainingJob:
 
 def processed_chunks(job: TrainingJob) -> list[Chunk]:
     """The job's chunks, once the server's ingest has processed every part."""
-
-    def settled():
-        parts = list(ProfilePart.objects.filter(job=job))
-        busy = {PartState.PENDING, PartState.PROCESSING}
-        return parts if parts and not any(p.state in busy for p in parts) else None
-
-    parts = wait_for(settled, timeout=300)
+    parts = settled_parts(job)
     failed = [(p.original_name, p.error) for p in parts if p.state != PartState.DONE]
     assert not failed, failed
     chunks = []

@@ -3,14 +3,13 @@ their framework's own profiler and uploaded in their chunks), in headless Chromi
 Dashboard's steps and its headline, which says the job has no GPU instead of GPU figures of zero,
 and the Timeline with a step selected."""
 
-import subprocess
 from types import SimpleNamespace
 
 import pytest
 from playwright.sync_api import expect
 
-from profiler_app.core.models import JobStatus, LoadedProfile, PartState, ProfilePart, TrainingJob
-from tests.collector.helpers import JOBS, job_env, python
+from profiler_app.core.models import JobStatus, LoadedProfile, PartState, TrainingJob
+from tests.collector.helpers import run_job_script, settled_parts
 from tests.collector.test_jax_collector import SCHEDULE, STEPS
 from tests.conftest import wait_for
 from tests.e2e.conftest import screenshot, sign_in
@@ -27,40 +26,19 @@ FRAMEWORKS = {
 }
 
 
-def run_job(server, spool, name: str, framework: str) -> None:
-    script, quiet = FRAMEWORKS[framework]
-    env = job_env(
-        spool,
-        PROFILER_SERVER_URL=server.url,
-        PROFILER_TOKEN=server.token,
-        PROFILER_JOB_NAME=name,
-        PROFILER_PERF_COUNTERS="0",
-        **quiet,
-        **SCHEDULE,
-    )
-    done = subprocess.run(
-        [python(), str(JOBS / script), str(STEPS)], env=env, capture_output=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr.decode()[-3000:]
-
-
 @pytest.fixture(params=sorted(FRAMEWORKS))
 def collector_job(request, live_server, celery_worker_process, api_token, user, tmp_path):
     framework = request.param
     name = f"{framework}-collector"
     server = SimpleNamespace(url=live_server.url, token=api_token)
-    run_job(server, tmp_path / "spool", name, framework)
+    script, quiet = FRAMEWORKS[framework]
+    run_job_script(server, tmp_path / "spool", name, script, STEPS, **quiet, **SCHEDULE)
     job = wait_for(
         lambda: TrainingJob.objects.filter(name=name, status=JobStatus.COMPLETED).first(),
         timeout=120,
     )
 
-    def settled():
-        parts = list(ProfilePart.objects.filter(job=job))
-        busy = {PartState.PENDING, PartState.PROCESSING}
-        return parts if parts and not any(p.state in busy for p in parts) else None
-
-    parts = wait_for(settled, timeout=300)
+    parts = settled_parts(job)
     assert [p.state for p in parts] == [PartState.DONE] * len(parts), [p.error for p in parts]
     wait_insights(job)
     LoadedProfile.objects.create(user=user, job=job)
