@@ -37,11 +37,11 @@ from profiler_app.insights import logic as insights
 from profiler_app.insights.models import JobInsights
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests import h200
-from tests.dashboard.test_headline import KIND_CATEGORY, part_of, sweep
+from tests.dashboard.test_headline import chunk_parts, nvml_utilisation, part_of, sweep
 from tests.insights.converted import read_converted
 from tests.traces.expected import ns
 from tracefmt.chunk import read_chunk
-from tracefmt.kinds import EventKind, MemcpyKind, SampleKind
+from tracefmt.kinds import MemcpyKind
 
 pytestmark = pytest.mark.django_db
 WINDOWS = (WHOLE_TRACE, COMPLETE_STEPS)
@@ -58,46 +58,31 @@ class Raw:
     nvml_pct: list[float]  # every NVML utilisation sample of the run
 
 
-def collector_raw(spool: Path) -> Raw:
+def collector_raw(folder: Path) -> Raw:
     """The collector job: the same figures in either window (its captures are whole steps)."""
-    paths = h200.spool_chunks(spool)
+    paths = h200.spool_chunks(folder)
     converted = read_converted(paths)
     captured = set(converted.captured)
-    kernels: dict[str, int] = defaultdict(int)
-    for op in converted.gpu_ops:
-        if op.kind == EventKind.KERNEL:
-            kernels[op.name] += op.dur_ns
     pageable = sum(
         op.dur_ns
         for op in converted.gpu_ops
         if op.memcpy_kind == MemcpyKind.HTOD and "Pageable" in op.name and op.step in captured
     )
     steps = sorted(converted.steps[s] for s in captured)
-    events, utilisation = [], []
-    for path in paths:
-        chunk = read_chunk(path)
-        ev, names = chunk.events, chunk.event_names()
-        for i in range(chunk.n_events):
-            category = KIND_CATEGORY.get(EventKind(int(ev["ev_kind"][i])))
-            part = category and part_of(category, str(names[i]))
-            if part:
-                start = int(ev["ev_start_ns"][i])
-                events.append((part, start, start + int(ev["ev_dur_ns"][i])))
-        gpu = chunk.samples["s_kind"] == SampleKind.GPU_UTIL_PCT
-        utilisation += [float(v) for v in chunk.samples["s_value"][gpu]]
+    chunks = [read_chunk(path) for path in paths]
     return Raw(
         steps_ns=[b - a for a, b in steps],
-        kernels=dict(kernels),
+        kernels=converted.kernel_ns,
         pageable_in_steps_ns=pageable,
-        breakdown=sweep(steps, events),
-        nvml_pct=utilisation,
+        breakdown=sweep(steps, chunk_parts(chunks)),
+        nvml_pct=nvml_utilisation(chunks),
     )
 
 
-def trace_raw(spool: Path, window: str) -> Raw:
+def trace_raw(folder: Path, window: str) -> Raw:
     """The torch.profiler trace: complete steps end where its last ProfilerStep starts, and keep
     the GPU work launched before."""
-    [path] = (spool / "tb").glob("*.json.gz")
+    [path] = (folder / "tb").glob("*.json.gz")
     with gzip.open(path) as f:
         events = [e for e in json.load(f, parse_float=Decimal)["traceEvents"] if e.get("ph") == "X"]
     steps = sorted(
@@ -147,20 +132,17 @@ def trace_raw(spool: Path, window: str) -> Raw:
 
 
 @pytest.fixture(scope="module")
-def spool(tmp_path_factory) -> Path:
-    return h200.unpack(tmp_path_factory.mktemp("h200"))
-
-
-@pytest.fixture(scope="module")
-def jobs(spool, django_db_setup, django_db_blocker):
+def jobs(h200_unpacked, django_db_setup, django_db_blocker):
     """The two jobs, owned by one person (who sets their window), each in its own series."""
     with django_db_blocker.unblock():
         owner = get_user_model().objects.create_user("pages-owner", password="pages-owner-1")
         found = {
             "collector": h200.stored_job(
-                "h200-collector", h200.spool_chunks(spool), "collector", owner=owner
+                "h200-collector", h200.spool_chunks(h200_unpacked), "collector", owner=owner
             ),
-            "trace": h200.stored_job("h200-trace", h200.tb_traces(spool), "kineto", owner=owner),
+            "trace": h200.stored_job(
+                "h200-trace", h200.tb_traces(h200_unpacked), "kineto", owner=owner
+            ),
         }
         # One series, the collector job its baseline: the trace's verdict names both step times.
         for job in found.values():
@@ -198,10 +180,10 @@ def report_rows(page: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("window", WINDOWS)
 @pytest.mark.parametrize("kind", ["collector", "trace"])
-def test_every_page_gives_one_value_per_figure(spool, jobs, kind, window):
+def test_every_page_gives_one_value_per_figure(h200_unpacked, jobs, kind, window):
     owner, found = jobs
     job, other = found[kind], found["trace" if kind == "collector" else "collector"]
-    raw = collector_raw(spool) if kind == "collector" else trace_raw(spool, window)
+    raw = collector_raw(h200_unpacked) if kind == "collector" else trace_raw(h200_unpacked, window)
     api = APIClient()
     api.force_authenticate(owner)
     computed(api, job, window)
@@ -230,7 +212,7 @@ def test_every_page_gives_one_value_per_figure(spool, jobs, kind, window):
     assert compare["steps"]["a"]["count"] == run["figures"]["steps"] == steps
     assert report_rows(page)["Step time"] == f"{median_ns / 1e6:.2f} ms, {one['label']}"
     if kind == "trace":  # judged against the collector job, each step time as its pages say
-        baseline_ns = int(statistics.median(collector_raw(spool).steps_ns))
+        baseline_ns = int(statistics.median(collector_raw(h200_unpacked).steps_ns))
         assert verdict["reason"].startswith(
             f"Step time {median_ns / 1e6:.2f} ms ({one['label']}) against "
             f"{baseline_ns / 1e6:.2f} ms (median of 16 captured steps): "

@@ -20,13 +20,12 @@ from pathlib import Path
 import pytest
 from django.apps import apps as django_apps
 
-from profiler_app.core.logic import delete_job
 from profiler_app.dashboard.headline import headline
 from profiler_app.profiles.models import StepSplit
 from profiler_app.traces.window import IN_COMPLETE_STEPS, IN_WHOLE_TRACE
 from tests import h200
 from tests.insights.converted import read_converted
-from tracefmt.chunk import read_chunk
+from tracefmt.chunk import Chunk, read_chunk
 from tracefmt.kinds import EventKind, SampleKind
 
 pytestmark = pytest.mark.django_db
@@ -101,34 +100,9 @@ def check(found: dict, expected: dict[str, int], steps: list[tuple[int, int]]) -
     assert found["step_time"]["steps"] == len(steps)
 
 
-@pytest.fixture(scope="module")
-def spool(tmp_path_factory) -> Path:
-    return h200.unpack(tmp_path_factory.mktemp("h200"))
-
-
-@pytest.fixture(scope="module")
-def collector_job(spool, django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        job = h200.stored_job("h200-collector", h200.spool_chunks(spool), "collector")
-    yield job
-    with django_db_blocker.unblock():
-        delete_job(job)
-
-
-@pytest.fixture(scope="module")
-def trace_job(spool, django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        job = h200.stored_job("h200-kineto", h200.tb_traces(spool), "kineto")
-    yield job
-    with django_db_blocker.unblock():
-        delete_job(job)
-
-
-def test_it_breaks_the_captured_steps_of_a_sampled_job_down(spool, collector_job):
-    chunks = [read_chunk(p) for p in h200.spool_chunks(spool)]
-    converted = read_converted(h200.spool_chunks(spool))
-    steps = sorted(converted.steps[s] for s in converted.captured)
-    events, utilisation = [], []
+def chunk_parts(chunks: list[Chunk]) -> list[tuple[str, int, int]]:
+    """Each chunk event that makes a breakdown part: (part, start_ns, end_ns)."""
+    events = []
     for chunk in chunks:
         ev, names = chunk.events, chunk.event_names()
         for i in range(chunk.n_events):
@@ -137,21 +111,35 @@ def test_it_breaks_the_captured_steps_of_a_sampled_job_down(spool, collector_job
             if part:
                 start = int(ev["ev_start_ns"][i])
                 events.append((part, start, start + int(ev["ev_dur_ns"][i])))
-        samples = chunk.samples
-        gpu = samples["s_kind"] == SampleKind.GPU_UTIL_PCT
-        utilisation += [float(v) for v in samples["s_value"][gpu]]
+    return events
+
+
+def nvml_utilisation(chunks: list[Chunk]) -> list[float]:
+    """Every NVML GPU utilisation sample (%) of the chunks."""
+    utilisation = []
+    for chunk in chunks:
+        gpu = chunk.samples["s_kind"] == SampleKind.GPU_UTIL_PCT
+        utilisation += [float(v) for v in chunk.samples["s_value"][gpu]]
+    return utilisation
+
+
+def test_it_breaks_the_captured_steps_of_a_sampled_job_down(h200_unpacked, h200_collector_job):
+    chunks = [read_chunk(p) for p in h200.spool_chunks(h200_unpacked)]
+    converted = read_converted(h200.spool_chunks(h200_unpacked))
+    steps = sorted(converted.steps[s] for s in converted.captured)
+    events, utilisation = chunk_parts(chunks), nvml_utilisation(chunks)
     assert len(steps) == 16
 
-    found = headline(collector_job, "whole_trace")
+    found = headline(h200_collector_job, "whole_trace")
 
     check(found, sweep(steps, events), steps)
     assert found["over"].startswith("captured steps")
     assert found["nvml_mean_pct"] == round(statistics.fmean(utilisation), 2)
-    assert headline(collector_job, "complete_steps")["breakdown"] == found["breakdown"]
+    assert headline(h200_collector_job, "complete_steps")["breakdown"] == found["breakdown"]
 
 
-def trace_events(spool: Path) -> tuple[list[tuple[int, int]], list[tuple[str, int, int]]]:
-    [path] = (spool / "tb").glob("*.json.gz")
+def trace_events(folder: Path) -> tuple[list[tuple[int, int]], list[tuple[str, int, int]]]:
+    [path] = (folder / "tb").glob("*.json.gz")
     trace = json.loads(gzip.decompress(path.read_bytes()))
     steps, events = [], []
     for event in trace["traceEvents"]:
@@ -168,28 +156,30 @@ def trace_events(spool: Path) -> tuple[list[tuple[int, int]], list[tuple[str, in
 
 
 @pytest.mark.parametrize("window", ["whole_trace", "complete_steps"])
-def test_it_breaks_the_steps_of_a_trace_down_in_either_window(spool, trace_job, window):
-    steps, events = trace_events(spool)
+def test_it_breaks_the_steps_of_a_trace_down_in_either_window(
+    h200_unpacked, h200_trace_job, window
+):
+    steps, events = trace_events(h200_unpacked)
     assert len(steps) == 4
     kept = steps if window == "whole_trace" else steps[:-1]  # the last step is cut short
 
-    found = headline(trace_job, window)
+    found = headline(h200_trace_job, window)
 
     check(found, sweep(kept, events), kept)
     assert found["nvml_mean_pct"] is None
 
 
-def test_it_reads_the_split_the_ingest_stored_per_window(trace_job):
-    rows = StepSplit.objects.filter(job=trace_job)
+def test_it_reads_the_split_the_ingest_stored_per_window(h200_trace_job):
+    rows = StepSplit.objects.filter(job=h200_trace_job)
     assert sorted(set(rows.values_list("windows", flat=True))) == [
         IN_WHOLE_TRACE,
         IN_COMPLETE_STEPS,
     ]
     assert rows.count() == 2 * len(ORDER)  # one trace file, each part in each window
-    found = headline(trace_job, "complete_steps")
+    found = headline(h200_trace_job, "complete_steps")
     rows.delete()
 
-    assert headline(trace_job, "complete_steps")["breakdown"][0]["total_ns"] == 0
+    assert headline(h200_trace_job, "complete_steps")["breakdown"][0]["total_ns"] == 0
     split_parsed_parts(django_apps, None)  # the migration's: parts parsed before the split
 
-    assert headline(trace_job, "complete_steps") == found
+    assert headline(h200_trace_job, "complete_steps") == found

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections import defaultdict
 from decimal import Decimal
-from pathlib import Path
 from statistics import median
 
 import numpy as np
@@ -22,7 +20,6 @@ import pytest
 from profiler_app.analysis import RankTrace
 from profiler_app.cluster.compare import step_stats
 from profiler_app.cluster.queries import cluster
-from profiler_app.core.logic import delete_job
 from profiler_app.core.models import TrainingJob
 from profiler_app.dashboard.queries import dashboard
 from profiler_app.history import logic as history
@@ -42,34 +39,13 @@ LAUNCHERS = ("cuda_runtime", "cuda_driver")
 
 
 @pytest.fixture(scope="module")
-def unpacked(tmp_path_factory) -> Path:
-    return h200.unpack(tmp_path_factory.mktemp("h200"))
+def raw(h200_unpacked) -> Converted:
+    return read_converted(h200.spool_chunks(h200_unpacked))
 
 
 @pytest.fixture(scope="module")
-def sampled(unpacked, django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        job = h200.stored_job("h200-collector", h200.spool_chunks(unpacked), "collector")
-        yield job
-        delete_job(job)
-
-
-@pytest.fixture(scope="module")
-def traced(unpacked, django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        job = h200.stored_job("h200-tb", h200.tb_traces(unpacked), "kineto")
-        yield job
-        delete_job(job)
-
-
-@pytest.fixture(scope="module")
-def raw(unpacked) -> Converted:
-    return read_converted(h200.spool_chunks(unpacked))
-
-
-@pytest.fixture(scope="module")
-def tb_events(unpacked) -> list[dict]:
-    [path] = (unpacked / "tb").glob("*.json.gz")
+def tb_events(h200_unpacked) -> list[dict]:
+    [path] = (h200_unpacked / "tb").glob("*.json.gz")
     with gzip.open(path) as f:
         doc = json.load(f, parse_float=Decimal)
     return [e for e in doc["traceEvents"] if e.get("ph") == "X"]
@@ -79,8 +55,8 @@ def captured_ns(raw: Converted) -> list[int]:
     return [raw.steps[s][1] - raw.steps[s][0] for s in raw.captured]
 
 
-def test_the_dashboard_takes_kernel_shares_over_the_captured_steps(sampled, raw):
-    found = dashboard(sampled, WHOLE_TRACE)
+def test_the_dashboard_takes_kernel_shares_over_the_captured_steps(h200_collector_job, raw):
+    found = dashboard(h200_collector_job, WHOLE_TRACE)
     assert found["gpus"] == 1
     assert found["over"] == {
         "what": "captured steps",
@@ -88,10 +64,7 @@ def test_the_dashboard_takes_kernel_shares_over_the_captured_steps(sampled, raw)
         "steps": 16,
         "label": "the 16 captured steps' time",
     }
-    kernels: dict[str, int] = defaultdict(int)
-    for op in raw.gpu_ops:
-        if op.kind == EventKind.KERNEL:
-            kernels[op.name] += op.dur_ns
+    kernels = raw.kernel_ns
     top = found["kernel_time"]["top"]
     assert found["kernel_time"]["total_ns"] == sum(kernels.values())
     assert {r["name"]: r["total_ns"] for r in top} == kernels
@@ -103,24 +76,27 @@ def test_the_dashboard_takes_kernel_shares_over_the_captured_steps(sampled, raw)
     assert share > 1 and found["profile_ns"] > 20 * raw.step_ns
 
 
-def test_it_gives_one_step_time_on_dashboard_cluster_and_history(sampled, raw):
+def test_it_gives_one_step_time_on_dashboard_cluster_and_history(h200_collector_job, raw):
     expected = int(median(captured_ns(raw)))
     one = {"median_ns": expected, "steps": 16, "label": "median of 16 captured steps"}
-    assert dashboard(sampled, WHOLE_TRACE)["step_time"] == one
-    assert cluster(sampled, WHOLE_TRACE, None)["step_time"] == one
+    assert dashboard(h200_collector_job, WHOLE_TRACE)["step_time"] == one
+    assert cluster(h200_collector_job, WHOLE_TRACE, None)["step_time"] == one
     figures = history.summary_figures(
-        sampled, WHOLE_TRACE, history.run_figures(sampled, WHOLE_TRACE)
+        h200_collector_job, WHOLE_TRACE, history.run_figures(h200_collector_job, WHOLE_TRACE)
     )
     assert figures["step_p50_ns"] == expected
     # The Cluster's per-rank figure is the mean captured step, named so, not the step time.
-    [rank] = cluster(sampled, WHOLE_TRACE, None)["ranks"]
+    [rank] = cluster(h200_collector_job, WHOLE_TRACE, None)["ranks"]
     assert rank["dur_ns"] == round(sum(captured_ns(raw)) / 16)
     # The distribution shows every annotated step, and says so.
-    assert len(dashboard(sampled, WHOLE_TRACE)["steps"]["durations_ns"]) == 160
+    assert len(dashboard(h200_collector_job, WHOLE_TRACE)["steps"]["durations_ns"]) == 160
 
 
-def test_the_switch_says_it_changes_nothing_on_a_sampled_job(sampled):
-    whole, complete = dashboard(sampled, WHOLE_TRACE), dashboard(sampled, COMPLETE_STEPS)
+def test_the_switch_says_it_changes_nothing_on_a_sampled_job(h200_collector_job):
+    whole, complete = (
+        dashboard(h200_collector_job, WHOLE_TRACE),
+        dashboard(h200_collector_job, COMPLETE_STEPS),
+    )
     assert complete["window"]["switch_note"].startswith("The switch changes nothing here")
     assert complete["window"]["steps_dropped"] == 0
     for key in ("over", "step_time", "totals", "kernel_time", "memory_ops"):
@@ -164,9 +140,11 @@ def tb_figures(events: list[dict], complete: bool) -> dict:
 
 
 @pytest.mark.parametrize("window", [WHOLE_TRACE, COMPLETE_STEPS])
-def test_the_complete_steps_window_cuts_every_figure_at_one_place(traced, tb_events, window):
+def test_the_complete_steps_window_cuts_every_figure_at_one_place(
+    h200_trace_job, tb_events, window
+):
     expected = tb_figures(tb_events, window == COMPLETE_STEPS)
-    found = dashboard(traced, window)
+    found = dashboard(h200_trace_job, window)
     assert found["totals"]["kernel_ns"] == expected["kernel_ns"]
     assert found["totals"]["kernel_runs"] == expected["kernel_runs"]
     assert found["totals"]["memory_ns"] == expected["memory_ns"]
@@ -174,8 +152,10 @@ def test_the_complete_steps_window_cuts_every_figure_at_one_place(traced, tb_eve
     assert copies == expected["copy_ns"]
     assert found["steps"]["durations_ns"] == expected["steps"]
     assert found["step_time"]["median_ns"] == int(median(expected["steps"]))
-    assert cluster(traced, window, None)["step_time"] == found["step_time"]
-    figures = history.summary_figures(traced, window, history.run_figures(traced, window))
+    assert cluster(h200_trace_job, window, None)["step_time"] == found["step_time"]
+    figures = history.summary_figures(
+        h200_trace_job, window, history.run_figures(h200_trace_job, window)
+    )
     assert figures["step_p50_ns"] == found["step_time"]["median_ns"]
     assert figures["steps"] == len(expected["steps"])
     info = found["window"]
@@ -191,11 +171,11 @@ def test_the_dropped_step_is_the_last_one_with_its_copy(tb_events):
     assert 13e6 < whole["copy_ns"] - complete["copy_ns"] < 16e6
 
 
-def test_the_rules_read_launches_and_copies_cut_at_the_same_place(traced, tb_events):
+def test_the_rules_read_launches_and_copies_cut_at_the_same_place(h200_trace_job, tb_events):
     """What the insights read of the trace in the complete-steps window (``complete_steps``):
     the launches, copies and steps before the last step's start, as the Dashboard's."""
     cut, _ = tb_cut(tb_events)
-    [summary] = PartSummary.objects.filter(job=traced)
+    [summary] = PartSummary.objects.filter(job=h200_trace_job)
     trace = RankTrace.from_store(0, summary.fetch_store(), summary.part_id).complete_steps()
     kind = trace.events["kind"].to_numpy()
     launches = np.isin(kind, [EventKind.CUDA_RUNTIME, EventKind.CUDA_DRIVER])
@@ -209,8 +189,8 @@ def test_the_rules_read_launches_and_copies_cut_at_the_same_place(traced, tb_eve
     assert host_steps.sum() == 3
 
 
-def test_compare_gives_the_same_step_time_over_the_same_steps(sampled, raw):
-    stats = step_stats(sampled, WHOLE_TRACE)
+def test_compare_gives_the_same_step_time_over_the_same_steps(h200_collector_job, raw):
+    stats = step_stats(h200_collector_job, WHOLE_TRACE)
     assert stats["p50_ns"] == int(median(captured_ns(raw)))
     assert stats["count"] == 16
 
@@ -223,7 +203,7 @@ def _rules(job: TrainingJob, window: str) -> dict[str, dict]:
     return {r["rule"]: r for r in report["recommendations"]}
 
 
-def test_the_rules_read_the_complete_steps_as_the_pages_do(traced, tb_events):
+def test_the_rules_read_the_complete_steps_as_the_pages_do(h200_trace_job, tb_events):
     _, launched = tb_cut(tb_events)
     pageable = [
         ns(e["dur"])
@@ -232,7 +212,7 @@ def test_the_rules_read_the_complete_steps_as_the_pages_do(traced, tb_events):
         and "Pageable" in e["name"]
         and e["args"]["correlation"] in launched
     ]
-    whole, complete = _rules(traced, WHOLE_TRACE), _rules(traced, COMPLETE_STEPS)
+    whole, complete = _rules(h200_trace_job, WHOLE_TRACE), _rules(h200_trace_job, COMPLETE_STEPS)
     copies = complete["HostToDeviceCopies"]["evidence"]["ranks"]["0"]
     assert copies["steps"] == 3
     assert (copies["pageable_copies"], copies["pageable_ns"]) == (len(pageable), sum(pageable))

@@ -7,6 +7,7 @@ captured steps is one recorded window, and GPU work counts where its launch star
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -42,6 +43,15 @@ class Converted:
     def step_ns(self) -> int:
         """The captured steps' time."""
         return sum(self.steps[s][1] - self.steps[s][0] for s in self.captured)
+
+    @property
+    def kernel_ns(self) -> dict[str, int]:
+        """Each kernel's summed time (ns) by name, over the kernels launched in a window."""
+        totals: dict[str, int] = defaultdict(int)
+        for op in self.gpu_ops:
+            if op.kind == EventKind.KERNEL:
+                totals[op.name] += op.dur_ns
+        return dict(totals)
 
     @property
     def windows(self) -> list[tuple[int, int]]:
