@@ -29,7 +29,7 @@ from profiler_app.profiles.models import PartSummary
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests import h200
 from tests.insights.converted import Converted, read_converted
-from tests.traces.expected import ns
+from tests.traces.expected import launched_before_last_step, ns
 from tracefmt.kinds import EventKind
 
 pytestmark = pytest.mark.django_db
@@ -103,23 +103,8 @@ def test_the_switch_says_it_changes_nothing_on_a_sampled_job(h200_collector_job)
         assert whole[key] == complete[key], key
 
 
-def tb_cut(events: list[dict]) -> tuple[int, set[int]]:
-    """Where the last host ProfilerStep starts, and the correlation ids launched before it."""
-    cut = max(
-        ns(e["ts"])
-        for e in events
-        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
-    )
-    launched = {
-        e["args"]["correlation"]
-        for e in events
-        if e.get("cat") in LAUNCHERS and ns(e["ts"]) < cut and "correlation" in e.get("args", {})
-    }
-    return cut, launched
-
-
 def tb_figures(events: list[dict], complete: bool) -> dict:
-    cut, launched = tb_cut(events)
+    cut, launched = launched_before_last_step(events)
     ops = [e for e in events if e.get("cat") in GPU_OPS]
     if complete:
         ops = [e for e in ops if e["args"].get("correlation") in launched]
@@ -174,7 +159,7 @@ def test_the_dropped_step_is_the_last_one_with_its_copy(tb_events):
 def test_the_rules_read_launches_and_copies_cut_at_the_same_place(h200_trace_job, tb_events):
     """What the insights read of the trace in the complete-steps window (``complete_steps``):
     the launches, copies and steps before the last step's start, as the Dashboard's."""
-    cut, _ = tb_cut(tb_events)
+    cut, _ = launched_before_last_step(tb_events)
     [summary] = PartSummary.objects.filter(job=h200_trace_job)
     trace = RankTrace.from_store(0, summary.fetch_store(), summary.part_id).complete_steps()
     kind = trace.events["kind"].to_numpy()
@@ -204,7 +189,7 @@ def _rules(job: TrainingJob, window: str) -> dict[str, dict]:
 
 
 def test_the_rules_read_the_complete_steps_as_the_pages_do(h200_trace_job, tb_events):
-    _, launched = tb_cut(tb_events)
+    _, launched = launched_before_last_step(tb_events)
     pageable = [
         ns(e["dur"])
         for e in tb_events

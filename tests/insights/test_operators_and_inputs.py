@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -27,7 +26,7 @@ from profiler_app.traces.event_model import build_event_model
 from profiler_app.traces.nesting import nest as nesting
 from profiler_app.traces.window import WHOLE_TRACE
 from tests.conftest import DATA_DIR
-from tests.traces.expected import raw_trace
+from tests.traces.expected import launched_before_last_step, ns, raw_trace
 from tracefmt.kinds import SampleKind
 
 HOST_CATEGORIES = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
@@ -43,10 +42,6 @@ TRACES = [
 
 def raw_events(name: str) -> list[dict]:
     return raw_trace(DATA_DIR / name)["traceEvents"]
-
-
-def ns(value) -> int:
-    return int((Decimal(value) * 1000).to_integral_value())
 
 
 def reference_table(name: str, categories: tuple[str, ...] = HOST_CATEGORIES) -> pd.DataFrame:
@@ -155,18 +150,7 @@ def kernels_in_the_analysis_window(name: str) -> set[str]:
     """Names of the GPU ops whose launch came before the last ProfilerStep started: the window
     of the GPU analyses (``RankTrace.complete_steps``), from the raw JSON."""
     events = [e for e in raw_events(name) if e.get("ph") == "X"]
-    last_step_ns = max(
-        ns(e["ts"])
-        for e in events
-        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
-    )
-    launched = {
-        e["args"]["correlation"]
-        for e in events
-        if e.get("cat") in ("cuda_runtime", "cuda_driver")
-        and ns(e["ts"]) < last_step_ns
-        and "correlation" in e.get("args", {})
-    }
+    _, launched = launched_before_last_step(events)
     return {
         e["name"]
         for e in events

@@ -124,6 +124,24 @@ def expected(trace: str) -> Expected:
     return out
 
 
+def launched_before_last_step(events: list[dict]) -> tuple[int, set[int]]:
+    """Where the trace's last host ProfilerStep starts (ns), and the correlation ids of the CUDA
+    calls launched before it: the complete steps window keeps the GPU work of those."""
+    last_step_ns = max(
+        ns(e["ts"])
+        for e in events
+        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
+    )
+    launched = {
+        e["args"]["correlation"]
+        for e in events
+        if e.get("cat") in ("cuda_runtime", "cuda_driver")
+        and ns(e["ts"]) < last_step_ns
+        and "correlation" in e.get("args", {})
+    }
+    return last_step_ns, launched
+
+
 def kernel_names_by_category(trace: str) -> dict[str, set[str]]:
     doc = raw_trace(trace, exact=False)
     names: dict[str, set[str]] = defaultdict(set)
