@@ -84,13 +84,17 @@ def write(path: Path, events: list[dict]) -> Path:
     return path
 
 
+def ours_and_hta(work: Path, events: list[dict]) -> tuple:
+    """``events`` as rank 0's trace in ``work``: our analyses of it, and HTA's."""
+    path = write(work / "rank-0.pt.trace.json.gz", events)
+    ingest_trace(path, "kineto", work / "store")
+    return analyze([RankTrace.from_store(0, work / "store")]), reference([path], work)
+
+
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory):
-    work = tmp_path_factory.mktemp("launch-parity")
-    path = write(work / "rank-0.pt.trace.json.gz", synthetic_trace())
-    ingest_trace(path, "kineto", work / "store")
-    ours = analyze([RankTrace.from_store(0, work / "store")])
-    return ours, reference([path], work), synthetic_trace()
+    ours, hta = ours_and_hta(tmp_path_factory.mktemp("launch-parity"), synthetic_trace())
+    return ours, hta, synthetic_trace()
 
 
 def in_complete_steps(events: list[dict]) -> list[dict]:
@@ -270,10 +274,7 @@ def mtia_trace() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def mtia(tmp_path_factory):
-    work = tmp_path_factory.mktemp("mtia")
-    path = write(work / "rank-0.pt.trace.json.gz", mtia_trace())
-    ingest_trace(path, "kineto", work / "store")
-    return analyze([RankTrace.from_store(0, work / "store")]), reference([path], work)
+    return ours_and_hta(tmp_path_factory.mktemp("mtia"), mtia_trace())
 
 
 def test_mtia_device_ops_are_typed_and_timed_as_hta_does(mtia):
