@@ -10,17 +10,9 @@ from profiler_app.core.models import TrainingJob
 from profiler_app.ingest.tasks import ingest_part
 from profiler_app.insights.models import InsightsStatus
 from tests.insights.helpers import compute_here
+from tests.traces.synthetic import complete_event
 
-EVENT = {
-    "ph": "X",
-    "cat": "kernel",
-    "name": "k",
-    "pid": 0,
-    "tid": 7,
-    "ts": 1.5,
-    "dur": 2.0,
-    "args": {"device": 0, "stream": 7},
-}
+EVENT = complete_event("kernel", "k", 1.5, 2.0, pid=0, tid=7, device=0, stream=7)
 
 
 @pytest.mark.django_db

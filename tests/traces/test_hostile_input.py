@@ -12,17 +12,9 @@ import pytest
 
 from profiler_app.traces import Limits, TraceFormatError, ingest_trace, kineto
 from tests.traces.expected import DATA
+from tests.traces.synthetic import complete_event
 
-EVENT = {
-    "ph": "X",
-    "cat": "kernel",
-    "name": "k",
-    "pid": 0,
-    "tid": 7,
-    "ts": 1.5,
-    "dur": 2.25,
-    "args": {"device": 0, "stream": 7},
-}
+EVENT = complete_event("kernel", "k", 1.5, 2.25, pid=0, tid=7, device=0, stream=7)
 
 
 def trace_bytes(events, **top) -> bytes:
