@@ -6,12 +6,10 @@ import csv
 import pytest
 from playwright.sync_api import Locator, expect
 
-from profiler_app.core.logic import PartSource, store_part
-from profiler_app.core.models import LoadedProfile, PartState, TrainingJob
 from profiler_app.insights.models import JobInsights
 from tests.conftest import DATA_DIR
 from tests.e2e.conftest import screenshot, sign_in
-from tests.ingest.helpers import wait_parsed
+from tests.e2e.jobs import worker_processed_job
 from tests.insights.test_insights_api import RULE_NAMES, wait_insights
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -21,14 +19,7 @@ A100 = DATA_DIR / "gpu_training_rank0.pt.trace.json.gz"
 
 @pytest.fixture
 def a100_job(user, celery_worker_process):
-    job = TrainingJob.objects.create(name="resnet-insights", owner=user, status="completed")
-    with A100.open("rb") as f:
-        part, _ = store_part(job, PartSource("algo-1", 0, "kineto", A100.name), f)
-    [parsed] = wait_parsed(part.id)  # the worker parses it, then runs the insights
-    assert parsed.state == PartState.DONE, parsed.error
-    wait_insights(job)
-    LoadedProfile.objects.create(user=user, job=job)
-    return job
+    return worker_processed_job(user, "resnet-insights", A100)
 
 
 def test_it_shows_rules_and_analyses_and_reruns_with_new_parameters(
@@ -84,13 +75,7 @@ H100 = DATA_DIR / "h100_cnn_kineto.json.gz"  # recorded with record_shapes=True
 
 
 def test_it_groups_operators_by_input_shape(live_server, tab, user, celery_worker_process):
-    job = TrainingJob.objects.create(name="cnn-shapes", owner=user, status="completed")
-    with H100.open("rb") as f:
-        part, _ = store_part(job, PartSource("algo-1", 0, "kineto", H100.name), f)
-    [parsed] = wait_parsed(part.id)
-    assert parsed.state == PartState.DONE, parsed.error
-    wait_insights(job)
-    LoadedProfile.objects.create(user=user, job=job)
+    worker_processed_job(user, "cnn-shapes", H100)
 
     sign_in(tab, live_server.url, "alice", "alice-password-1", path="/insights")
     card = tab.get_by_role("region", name="Operators", exact=True)

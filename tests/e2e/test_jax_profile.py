@@ -5,12 +5,9 @@ says a JAX job has no PyTorch operators."""
 import pytest
 from playwright.sync_api import expect
 
-from profiler_app.core.logic import PartSource, store_part
-from profiler_app.core.models import LoadedProfile, PartState, TrainingJob
 from tests.e2e.conftest import screenshot, sign_in
-from tests.e2e.test_timeline import wait_for_paint
-from tests.ingest.helpers import wait_parsed
-from tests.insights.test_insights_api import wait_insights
+from tests.e2e.jobs import worker_processed_job
+from tests.e2e.test_timeline import select_by_search, wait_for_paint
 from tests.jax_training import profile_jax_training, xla_op_names
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -22,13 +19,7 @@ STEPS = 6
 @pytest.fixture
 def jax_job(user, tmp_path, celery_worker_process):
     profile = profile_jax_training(tmp_path, STEPS)
-    job = TrainingJob.objects.create(name="jax-cpu", owner=user, status="completed")
-    with profile.open("rb") as f:
-        part, _ = store_part(job, PartSource("vm", 0, "kineto", profile.name), f)
-    [parsed] = wait_parsed(part.id)  # the worker parses it, then runs the insights
-    assert parsed.state == PartState.DONE, parsed.error
-    wait_insights(job)
-    LoadedProfile.objects.create(user=user, job=job)
+    job = worker_processed_job(user, "jax-cpu", profile, node="vm")
     return job, xla_op_names(profile)
 
 
@@ -41,10 +32,7 @@ def test_a_jax_profile_shows_its_steps_and_xla_ops(live_server, tab, jax_job):
 
     tab.goto(live_server.url + "/timeline")
     wait_for_paint(tab)
-    tab.get_by_placeholder("Search events by name").fill("ProfilerStep#3")
-    tab.get_by_role("option").first.click()
-    pane = tab.get_by_role("region", name="Selection details")
-    expect(pane.get_by_label("Selected")).to_contain_text("ProfilerStep#3")
+    select_by_search(tab, "ProfilerStep#3")
     screenshot(tab, "jax-timeline-step-selected")
 
     tab.goto(live_server.url + "/insights")

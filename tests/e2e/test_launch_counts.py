@@ -8,12 +8,9 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from profiler_app.core.logic import PartSource, store_part
-from profiler_app.core.models import LoadedProfile, PartState, TrainingJob
 from tests.conftest import DATA_DIR
 from tests.e2e.conftest import sign_in
-from tests.ingest.helpers import wait_parsed
-from tests.insights.test_insights_api import wait_insights
+from tests.e2e.jobs import worker_processed_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -35,13 +32,7 @@ def enqueue_calls() -> int:
 def test_the_launch_table_shows_htas_launches_and_the_wider_count(
     live_server, tab, user, celery_worker_process
 ):
-    job = TrainingJob.objects.create(name="mi250", owner=user, status="completed")
-    with MI250.open("rb") as f:
-        part, _ = store_part(job, PartSource("algo-1", 0, "kineto", MI250.name), f)
-    [parsed] = wait_parsed(part.id)
-    assert parsed.state == PartState.DONE, parsed.error
-    wait_insights(job)
-    LoadedProfile.objects.create(user=user, job=job)
+    worker_processed_job(user, "mi250", MI250)
 
     sign_in(tab, live_server.url, "alice", "alice-password-1", path="/insights")
     table = tab.get_by_role("table", name="Kernel launches")
