@@ -13,7 +13,7 @@ from tests.collector.helpers import run_job_script, settled_parts
 from tests.collector.test_jax_collector import SCHEDULE, STEPS
 from tests.conftest import wait_for
 from tests.e2e.conftest import screenshot, sign_in
-from tests.e2e.test_timeline import wait_for_paint
+from tests.e2e.test_timeline import select_by_search, wait_for_paint
 from tests.insights.test_insights_api import wait_insights
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -60,8 +60,5 @@ def test_a_collector_job_of_jax_or_tensorflow_shows_its_steps_without_gpu_figure
 
     tab.goto(live_server.url + "/timeline")
     wait_for_paint(tab)
-    tab.get_by_placeholder("Search events by name").fill("step_3")
-    tab.get_by_role("option").first.click()
-    pane = tab.get_by_role("region", name="Selection details")
-    expect(pane.get_by_label("Selected")).to_contain_text("step_3")
+    select_by_search(tab, "step_3")
     screenshot(tab, f"{collector_job.name}-timeline-step-selected")

@@ -5,7 +5,7 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from profiler_app.core.models import LoadedProfile
 from tests.e2e.conftest import screenshot, sign_in, wait_until
@@ -22,6 +22,16 @@ def wait_for_paint(page: Page) -> None:
         "() => window.timelineFrameStats && window.timelineFrameStats.firstDataPaintMs !== null"
     )
     expect(page.get_by_text(re.compile(r"events in \d+ parts"))).to_be_visible()
+
+
+def select_by_search(page: Page, name: str) -> Locator:
+    """Selects the first event the timeline's search lists for ``name``; returns the selection
+    pane once it shows that event."""
+    page.get_by_placeholder("Search events by name").fill(name)
+    page.get_by_role("option").first.click()
+    pane = page.get_by_role("region", name="Selection details")
+    expect(pane.get_by_label("Selected")).to_contain_text(name)
+    return pane
 
 
 def view_range(page: Page) -> tuple[int, int]:
@@ -101,11 +111,7 @@ def test_it_zooms_selects_a_kernel_and_shows_its_launch(live_server, tab, job):
     zoomed = hold_until(tab, "w", lambda shown: shown[1] - shown[0] < (end - start) / 3)
     assert zoomed[1] - zoomed[0] < (end - start) / 3
 
-    search = tab.get_by_placeholder("Search events by name")
-    search.fill(KERNEL)
-    tab.get_by_role("option").first.click()
-    pane = tab.get_by_role("region", name="Selection details")
-    expect(pane.get_by_label("Selected")).to_contain_text(KERNEL)
+    pane = select_by_search(tab, KERNEL)
     # Click the kernel itself: the search centred it on the stream's row.
     stream_row = tab.locator("[data-track='algo-1/1102/gpu0/s7']")
     canvas = tab.locator("[data-testid=timeline-canvas]").bounding_box()

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from profiler_app.core.models import LoadedProfile
 from tests.e2e.conftest import screenshot, sign_in, wait_until
 from tests.e2e.test_dashboard import drawn_chart
-from tests.e2e.test_timeline import arrow_pixels, wait_for_paint
+from tests.e2e.test_timeline import arrow_pixels, select_by_search, wait_for_paint
 from tests.timeline.jobs import parse_job, parse_paths
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -51,10 +51,7 @@ def test_a_pytorch_18_trace_shows_its_gpu_work_on_every_page(live_server, tab, o
 
     tab.goto(live_server.url + "/timeline")
     wait_for_paint(tab)
-    tab.get_by_placeholder("Search events by name").fill(KERNEL)
-    tab.get_by_role("option").first.click()
-    pane = tab.get_by_role("region", name="Selection details")
-    expect(pane.get_by_label("Selected")).to_contain_text(KERNEL)
+    pane = select_by_search(tab, KERNEL)
     expect(pane.get_by_label("Connected launch")).to_contain_text("cudaLaunchKernel")
     wait_until(lambda: arrow_pixels(tab) > 40, "the arrow to be drawn")
     screenshot(tab, "pt18-timeline-kernel-selected")
