@@ -89,16 +89,19 @@ def judge(traces: list[tuple[Trace, int]], tmp_path, overrides=None) -> dict[str
     return {r.rule: r for r in results}
 
 
-def test_data_loading_fires_when_steps_wait_for_batches(tmp_path):
+def loader_trace(iterator: str, wait_us: int) -> Trace:
+    """Three steps, each starting with a wait of ``wait_us`` for the next batch from a
+    DataLoader ``iterator`` (and one more wait after the last)."""
     trace = Trace().steps(3)
     for i in range(4):
         trace.host(
-            "cpu_op",
-            "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
-            i * STEP_US + 10,
-            30_000,
+            "cpu_op", f"enumerate(DataLoader)#{iterator}.__next__", i * STEP_US + 10, wait_us
         )
-    found = trace.judge(tmp_path)["DataLoading"]
+    return trace
+
+
+def test_data_loading_fires_when_steps_wait_for_batches(tmp_path):
+    found = loader_trace("_MultiProcessingDataLoaderIter", 30_000).judge(tmp_path)["DataLoading"]
     assert found.triggered
     rank = found.evidence["ranks"]["0"]
     assert (rank["steps"], rank["step_ns"], rank["data_loading_ns"]) == (3, 300 * MS, 90 * MS)
@@ -110,15 +113,7 @@ def test_data_loading_fires_when_steps_wait_for_batches(tmp_path):
 
 
 def test_data_loading_stays_quiet_when_batches_are_ready(tmp_path):
-    trace = Trace().steps(3)
-    for i in range(4):
-        trace.host(
-            "cpu_op",
-            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
-            i * STEP_US + 10,
-            1_000,
-        )
-    found = trace.judge(tmp_path)["DataLoading"]
+    found = loader_trace("_SingleProcessDataLoaderIter", 1_000).judge(tmp_path)["DataLoading"]
     assert not found.triggered and found.not_evaluated_reason is None
     assert found.evidence["ranks"]["0"]["share_pct"] == pytest.approx(1.0)
 
