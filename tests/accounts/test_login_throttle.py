@@ -5,6 +5,8 @@ same NAT while a guessed-at account is refused, the right password too, until Re
 import pytest
 from django.test import Client
 
+from tests.accounts.helpers import api_login
+
 pytestmark = pytest.mark.django_db
 
 
@@ -24,14 +26,6 @@ def rates(settings):
         }
 
     return set_rates
-
-
-def api_login(client: Client, username: str, password: str):
-    return client.post(
-        "/api/auth/login/",
-        {"username": username, "password": password},
-        content_type="application/json",
-    )
 
 
 def admin_login(client: Client, username: str, password: str):

@@ -11,6 +11,8 @@ from django.contrib.auth.signals import user_login_failed
 from django.db import connection
 from django.test import Client
 
+from tests.accounts.helpers import api_login
+
 pytestmark = pytest.mark.django_db(transaction=True)  # each thread reads the users itself
 
 GUESSES = 40
@@ -52,20 +54,10 @@ def checked_passwords():
 
 
 def test_it_checks_ten_of_forty_parallel_wrong_api_passwords(user, checked_passwords):
-    codes = send_at_once(
-        lambda client, i: client.post(
-            "/api/auth/login/",
-            {"username": "alice", "password": f"guess-{i}"},
-            content_type="application/json",
-        )
-    )
+    codes = send_at_once(lambda client, i: api_login(client, "alice", f"guess-{i}"))
     assert sorted(codes) == [400] * 10 + [429] * 30  # the default: 10 an hour per account
     assert len(checked_passwords) == 10
-    refused = Client().post(
-        "/api/auth/login/",
-        {"username": "alice", "password": "alice-password-1"},
-        content_type="application/json",
-    )
+    refused = api_login(Client(), "alice", "alice-password-1")
     assert refused.status_code == 429
 
 

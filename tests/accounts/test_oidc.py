@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from profiler_app.accounts.models import ProviderIdentity
+from tests.accounts.helpers import api_login
 from tests.oidc_provider import running_provider, sign_in_at_provider, use_provider
 
 pytestmark = pytest.mark.django_db
@@ -86,11 +87,7 @@ def test_it_never_takes_over_a_local_account_of_the_same_name(provider, user):
     sign_in(client, "alice")
     assert me(client)["username"] == "alice-2"
     local = Client()
-    answer = local.post(
-        "/api/auth/login/",
-        {"username": "alice", "password": "alice-password-1"},
-        content_type="application/json",
-    )
+    answer = api_login(local, "alice", "alice-password-1")
     assert (answer.status_code, answer.json()["id"]) == (200, user.pk)
 
 
@@ -132,11 +129,7 @@ def test_it_offers_only_the_login_form_when_not_configured(user):
     assert client.get("/api/auth/options/").json() == {"identity_provider": None}
     assert client.get("/api/auth/oidc/start/").status_code == 404
     assert client.get("/api/auth/oidc/callback/?code=x&state=y").status_code == 404
-    answer = client.post(
-        "/api/auth/login/",
-        {"username": "alice", "password": "alice-password-1"},
-        content_type="application/json",
-    )
+    answer = api_login(client, "alice", "alice-password-1")
     assert answer.status_code == 200
     assert me(client)["username"] == "alice"
 

@@ -7,6 +7,7 @@ from django.utils import timezone
 from profiler_app.core.models import AppSettings, LoadedProfile, TrainingJob
 from profiler_app.core.shutdown_request import take_shutdown_request
 from profiler_app.core.tasks import check_idle_shutdown
+from tests.accounts.helpers import api_login
 
 pytestmark = pytest.mark.django_db
 
@@ -140,26 +141,12 @@ def test_it_logs_in_with_csrf_and_logs_out(user):
     me = browser.get("/api/auth/me/")
     assert me.status_code == 401
     token = browser.cookies["csrftoken"].value
-    no_csrf = browser.post(
-        "/api/auth/login/",
-        {"username": "alice", "password": "alice-password-1"},
-        content_type="application/json",
-    )
+    no_csrf = api_login(browser, "alice", "alice-password-1")
     assert no_csrf.status_code == 403
-    wrong = browser.post(
-        "/api/auth/login/",
-        {"username": "alice", "password": "nope"},
-        content_type="application/json",
-        HTTP_X_CSRFTOKEN=token,
-    )
+    wrong = api_login(browser, "alice", "nope", HTTP_X_CSRFTOKEN=token)
     assert wrong.status_code == 400
     assert wrong.json()["detail"] == "Wrong user name or password."
-    ok = browser.post(
-        "/api/auth/login/",
-        {"username": "alice", "password": "alice-password-1"},
-        content_type="application/json",
-        HTTP_X_CSRFTOKEN=token,
-    )
+    ok = api_login(browser, "alice", "alice-password-1", HTTP_X_CSRFTOKEN=token)
     assert ok.status_code == 200
     assert ok.json() == {"id": user.id, "username": "alice", "is_staff": False}
     assert browser.get("/api/auth/me/").json()["username"] == "alice"
