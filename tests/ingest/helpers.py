@@ -39,6 +39,14 @@ def wait_parsed(*part_ids: int, timeout: float = 180) -> list[ProfilePart]:
     return wait_for(parsed, timeout=timeout, interval=0.3)
 
 
+def upload_parsed(client, job, path: Path) -> ProfilePart:
+    """Uploads ``path`` as rank 0's trace and waits for the worker to parse it; fails unless
+    the part parsed."""
+    [done] = wait_parsed(upload(client, job, path)["id"])
+    assert done.state == PartState.DONE, done.error
+    return done
+
+
 @contextmanager
 def broker_down():
     """This process's Celery producer talks to a port where no Redis listens (a real refused

@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from profiler_app.core.models import Node, PartState, TrainingJob
+from profiler_app.core.models import Node, TrainingJob
 from profiler_app.insights.models import JobInsights
-from tests.ingest.helpers import upload, wait_parsed
+from tests.ingest.helpers import upload_parsed
 from tests.insights.test_insights_api import wait_insights
 from tests.traces.expected import DATA, expected, ns
 
@@ -61,9 +61,7 @@ def raw():
 @pytest.fixture
 def job(api, user, celery_worker_process):
     job = TrainingJob.objects.create(name="resnet50-pt18", owner=user, status="completed")
-    part = upload(api, job, DATA / TRACE)
-    [done] = wait_parsed(part["id"])
-    assert done.state == PartState.DONE, done.error
+    done = upload_parsed(api, job, DATA / TRACE)
     assert done.warning == ""
     wait_insights(job)
     return job

@@ -14,7 +14,7 @@ from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.insights.models import InsightsStatus, JobInsights, RuleOverrides
 from profiler_app.traces.window import COMPLETE_STEPS
 from tests.conftest import DATA_DIR, wait_for
-from tests.ingest.helpers import upload, wait_parsed
+from tests.ingest.helpers import upload, upload_parsed, wait_parsed
 from tests.insights.converted import read_converted
 from tests.traces.expected import ns
 
@@ -142,9 +142,7 @@ def analysed_job(api, user, celery_worker_process):
         instance_type="ml.p4d.24xlarge",
         window=COMPLETE_STEPS,
     )
-    part = upload(api, job, DATA_DIR / TRACE)
-    [done] = wait_parsed(part["id"])
-    assert done.state == PartState.DONE, done.error
+    upload_parsed(api, job, DATA_DIR / TRACE)
     wait_insights(job)
     return job
 

@@ -9,7 +9,7 @@ import pytest
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.profiles.models import UtilizationPoint
 from tests.conftest import DATA_DIR
-from tests.ingest.helpers import upload, wait_parsed
+from tests.ingest.helpers import upload, upload_parsed, wait_parsed
 from tests.traces.expected import ns
 from tests.traces.memory_expected import (
     MEMORY_TRACE,
@@ -24,10 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def memory_job(api, user, celery_worker_process):
     job = TrainingJob.objects.create(name="cpu-memory", owner=user, status="completed")
-    part = upload(api, job, DATA_DIR / MEMORY_TRACE)
-    [done] = wait_parsed(part["id"])
-    assert done.state == PartState.DONE, done.error
-    return job, part["id"]
+    return job, upload_parsed(api, job, DATA_DIR / MEMORY_TRACE).id
 
 
 def test_it_serves_the_curve_peak_and_top_allocators(api, memory_job):
