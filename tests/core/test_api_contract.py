@@ -10,14 +10,9 @@ from openapi_schema_validator import OAS30Validator
 from profiler_app.core.models import LoadedProfile, TrainingJob, Upload
 from profiler_app.insights import logic as insights
 from profiler_app.insights.models import JobInsights
-from tests.timeline.jobs import parse_job
+from tests.timeline.jobs import TWO_RANKS, parse_job
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
-
-PARTS = [
-    ("algo-1", 0, "multirank_sampled/rank-0.json.gz"),
-    ("algo-2", 1, "multirank_sampled/rank-1.json.gz"),
-]
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +37,7 @@ def as_clients_read_it(node):
 
 @pytest.fixture
 def job(user):
-    job = parse_job(user, "contract", PARTS, status="completed")
+    job = parse_job(user, "contract", TWO_RANKS, status="completed")
     insights.request_run(job.id, delay_s=3600)  # computed here instead of by a worker
     insights.compute(job.id, JobInsights.objects.get(job=job).generation)
     LoadedProfile.objects.create(user=user, job=job)

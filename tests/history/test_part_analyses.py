@@ -30,15 +30,11 @@ from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.cluster.raw import load
 from tests.h200 import spool_chunks, unpack
 from tests.history.traces import NCCL
-from tests.timeline.jobs import parse_job
+from tests.timeline.jobs import TWO_RANKS, parse_job
 from tests.traces.expected import DATA
 from tracefmt.kinds import EventKind
 
-PARTS = [
-    ("algo-1", 0, "multirank_sampled/rank-0.json.gz"),
-    ("algo-2", 1, "multirank_sampled/rank-1.json.gz"),
-    ("algo-3", 2, NCCL),
-]
+PARTS = [*TWO_RANKS, ("algo-3", 2, NCCL)]
 
 
 def _store_trace(summary: PartSummary) -> RankTrace:

@@ -13,7 +13,7 @@ from profiler_app.history.pure.regression import TEST_NAME, Thresholds
 from profiler_app.profiles.figures import step_time
 from tests.history.traces import ALLREDUCE, NCCL, NEW_KERNEL, raw_figures, raw_steps_ns
 from tests.ingest.helpers import broker_down
-from tests.timeline.jobs import parse_job, parse_paths
+from tests.timeline.jobs import TWO_RANKS, parse_job, parse_paths
 from tests.traces.expected import DATA
 
 
@@ -123,14 +123,7 @@ def test_it_names_the_series_after_the_job_when_nobody_chose(user):
 @pytest.mark.django_db
 def test_it_divides_by_rank_steps(user):
     """Two ranks of one job against one rank: every cause per step per rank."""
-    two = parse_job(
-        user,
-        "ranks-1",
-        [
-            ("algo-1", 0, "multirank_sampled/rank-0.json.gz"),
-            ("algo-2", 1, "multirank_sampled/rank-1.json.gz"),
-        ],
-    )
+    two = parse_job(user, "ranks-1", TWO_RANKS)
     one = parse_job(user, "ranks-2", [("algo-1", 0, "multirank_sampled/rank-0.json.gz")])
     a = logic.run_figures(two, "whole_trace")
     b = logic.run_figures(one, "whole_trace")

@@ -11,7 +11,7 @@ from profiler_app.insights.models import InsightsStatus, JobInsights
 from profiler_app.insights.pure.rules.recommendations import RECOMMENDATIONS
 from tests.conftest import DATA_DIR
 from tests.insights.helpers import compute_here, rules_by_name
-from tests.timeline.jobs import parse_job
+from tests.timeline.jobs import TWO_RANKS, parse_job
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -68,14 +68,7 @@ def test_gpu_rules_judge_an_imported_trace(user, trace):
 
 
 def test_load_balancing_compares_the_gpus_of_two_ranks(user):
-    rules = rules_of(
-        user,
-        "two-ranks",
-        [
-            ("algo-1", 0, "multirank_sampled/rank-0.json.gz"),
-            ("algo-2", 1, "multirank_sampled/rank-1.json.gz"),
-        ],
-    )
+    rules = rules_of(user, "two-ranks", TWO_RANKS)
     balance = rules["LoadBalancing"]
     assert balance["status"] in ("issue_found", "no_issue"), balance["not_evaluated_reason"]
     assert set(balance["evidence"]["gpus"]) == {

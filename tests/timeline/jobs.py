@@ -8,6 +8,12 @@ from profiler_app.ingest import logic as ingest
 from tests.ingest.helpers import wait_parsed
 from tests.traces.expected import DATA
 
+# The sampled two-rank trace of tests/data, a rank a node, as parse_job takes its parts.
+TWO_RANKS = [
+    ("algo-1", 0, "multirank_sampled/rank-0.json.gz"),
+    ("algo-2", 1, "multirank_sampled/rank-1.json.gz"),
+]
+
 
 def parse_paths(owner, name: str, paths: list[tuple[str, int, Path]], **fields) -> TrainingJob:
     """A job with one part per (node, rank, trace file), each parsed by the ingest."""

@@ -10,20 +10,16 @@ import pytest
 
 from profiler_app.timeline.pure.payload import decode
 from tests.timeline.drawn import drawn_totals
+from tests.timeline.jobs import TWO_RANKS
 from tests.timeline.raw import raw_timeline
 from tests.traces.expected import DATA, expected
 
 pytestmark = [pytest.mark.django_db]
 
-PARTS = [
-    ("algo-1", 0, "multirank_sampled/rank-0.json.gz"),
-    ("algo-2", 1, "multirank_sampled/rank-1.json.gz"),
-]
-
 
 @pytest.fixture
 def job(parsed_job):
-    return parsed_job("sampled-2-ranks", PARTS)
+    return parsed_job("sampled-2-ranks", TWO_RANKS)
 
 
 def tree_of(api, job) -> dict:
@@ -58,7 +54,7 @@ def viewport(api, job, body, width_px, tracks, **extra):
 
 def test_it_serves_the_track_tree(api, job):
     body = tree_of(api, job)
-    want = [expected(trace) for _, _, trace in PARTS]
+    want = [expected(trace) for _, _, trace in TWO_RANKS]
     assert body["start_ns"] == str(min(e.start_ns for e in want))
     assert body["end_ns"] == str(max(e.end_ns for e in want))
     assert body["n_events"] == sum(len(e.events) for e in want)
@@ -72,7 +68,7 @@ def test_it_serves_the_track_tree(api, job):
         "kind": "stream",
         "data": "events",
         "rows": 1,
-        "events": raw_timeline(PARTS[1][2]).count[("stream", 1, 7)],
+        "events": raw_timeline(TWO_RANKS[1][2]).count[("stream", 1, 7)],
         "info": {"device": 1, "stream": 7},
     }
 
@@ -86,7 +82,7 @@ def test_it_answers_a_viewport_that_adds_up_to_the_trace(api, job, width_px):
     assert response["Content-Type"] == "application/octet-stream"
     header, arrays = decode(response.content)
     count, busy = drawn_totals(header, arrays)
-    raws = [raw_timeline(trace) for _, _, trace in PARTS]
+    raws = [raw_timeline(trace) for _, _, trace in TWO_RANKS]
     assert count == sum(r.n_events for r in raws)
     assert busy == sum(sum(r.busy_ns.values()) for r in raws)
     assert header["k"] <= 21 if width_px == 2000 else header["k"] > 21
@@ -106,7 +102,7 @@ def test_it_sends_counters_aggregates_and_compresses(api, job):
     assert len(arrays["ct_mean"]) == 2 * strip and len(arrays["ag_count"]) == 2 * strip
     node = next(t for t in header["tracks"] if t["id"] == "algo-2")
     counts = arrays["ag_count"][node["offset"] : node["offset"] + strip]
-    assert int(counts.sum()) == raw_timeline(PARTS[1][2]).n_events  # everything of rank 1
+    assert int(counts.sum()) == raw_timeline(TWO_RANKS[1][2]).n_events  # everything of rank 1
     assert 0 < np.nanmax(arrays["ct_mean"][:strip]) <= 100
 
 
@@ -128,8 +124,8 @@ def test_it_refuses_bad_viewport_requests(api, job):
 
 
 def test_it_searches_and_details_an_event(api, job):
-    raw = raw_timeline(PARTS[0][2])
-    other = raw_timeline(PARTS[1][2])
+    raw = raw_timeline(TWO_RANKS[0][2])
+    other = raw_timeline(TWO_RANKS[1][2])
     found = api.get(f"/api/jobs/{job.id}/timeline/search/", {"q": "nccl", "limit": 5}).json()
     want: Counter = Counter()
     for r in (raw, other):
@@ -161,7 +157,7 @@ def test_it_exports_chrome_trace_json(api, job):
     assert response["Content-Disposition"] == 'attachment; filename="sampled-2-ranks-timeline.json"'
     trace = json.loads(b"".join(response.streaming_content))
     phases = Counter(e["ph"] for e in trace["traceEvents"])
-    raws = [raw_timeline(t) for _, _, t in PARTS]
+    raws = [raw_timeline(t) for _, _, t in TWO_RANKS]
     assert phases["X"] == sum(r.n_events for r in raws)
     assert phases["s"] == phases["f"] == sum(len(r.pairs) for r in raws)
     names = {e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M"}
@@ -169,7 +165,7 @@ def test_it_exports_chrome_trace_json(api, job):
     origin = int(trace["otherData"]["origin_ns"])
     assert origin == int(body["origin_ns"])
     # A range: every event overlapping [start, end), times still from the same origin.
-    starts = sorted(ev[0] for _, _, t in PARTS for ev in expected(t).events)
+    starts = sorted(ev[0] for _, _, t in TWO_RANKS for ev in expected(t).events)
     start, end = starts[len(starts) // 2], starts[len(starts) // 2] + 20_000_000
     part = api.get(
         f"/api/jobs/{job.id}/timeline/export/", {"start_ns": str(start), "end_ns": str(end)}
@@ -179,7 +175,7 @@ def test_it_exports_chrome_trace_json(api, job):
     ]
     overlapping = [
         ev
-        for r in PARTS
+        for r in TWO_RANKS
         for ev in expected(r[2]).events
         if ev[0] < end and (ev[0] + ev[1] > start or ev[0] >= start)
     ]
