@@ -32,10 +32,11 @@ def data_bytes() -> int:
 
 def insights_settled(job_id: int) -> bool:
     """The worker has written all it will for the job's insights: every run requested is over,
-    and each rank's result is kept in each window a run finished in (``insights.rank_results``,
-    with the job's stores). A ``prepare_rank`` still queued then finds it kept and writes
-    nothing; one that read the rank meanwhile writes the same bytes under the same name. Wait
-    for this before counting a parsed job's files."""
+    and each rank's result is kept in both windows (``insights.rank_results``, with the job's
+    stores): a parse's ``prepare_rank`` reads its rank in both, where the job's run needs only
+    its own window. A ``prepare_rank`` still queued then finds them kept and writes nothing; one
+    that read the rank meanwhile writes the same bytes under the same name. Wait for this before
+    counting a parsed job's files."""
     from profiler_app.core.models import PartState, ProfilePart
     from profiler_app.insights.models import InsightsStatus, JobInsights
 
@@ -50,12 +51,12 @@ def insights_settled(job_id: int) -> bool:
     if any(status not in (InsightsStatus.DONE, InsightsStatus.FAILED) for _, status in runs):
         return False
     from profiler_app.core.storage import kept_key
+    from profiler_app.traces.window import WINDOWS
 
     kept = Path(settings.MEDIA_ROOT) / kept_key(job_id, "")
     return all(
         any((kept / f"rank-{rank}" / window).glob("*.pickle"))
-        for window, status in runs
-        if status == InsightsStatus.DONE
+        for window in WINDOWS
         for rank in ranks
     )
 
