@@ -6,17 +6,15 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from profiler_app.core.models import LoadedProfile
 from tests.e2e.conftest import screenshot, sign_in
-from tests.timeline.jobs import parse_job
+from tests.e2e.jobs import loaded_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 TRACE = "gpu_training_rank0.pt.trace.json.gz"
 
 
 def test_it_opens_the_flame_graph_and_jumps_to_the_timeline(tab: Page, live_server, user):
-    job = parse_job(user, "calltree", [("algo-1", 0, TRACE)], status="completed")
-    LoadedProfile.objects.create(user=user, job=job)
+    loaded_job(user, "calltree", [("algo-1", 0, TRACE)], status="completed")
     sign_in(tab, live_server.url, "alice", "alice-password-1", "/calltree")
     expect(tab.get_by_role("heading", name="Call tree", exact=True, level=1)).to_be_visible()
     main = tab.get_by_label("Thread").locator("option", has_text="pt_main_thread")

@@ -6,6 +6,7 @@ from playwright.sync_api import expect
 
 from profiler_app.core.models import LoadedProfile
 from tests.e2e.conftest import sign_in
+from tests.e2e.jobs import loaded_job
 from tests.timeline.jobs import parse_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -67,8 +68,7 @@ def test_no_page_logs_an_error_or_a_warning(live_server, tab, user):
     expect(page.get_by_role("heading", name="Profiles")).to_be_visible()
     page.wait_for_load_state("networkidle")
     assert said == [], said  # nothing loaded yet
-    job = parse_job(user, "console-check", [("algo-1", 0, "gpu_training_rank0.pt.trace.json.gz")])
-    LoadedProfile.objects.create(user=user, job=job)
+    loaded_job(user, "console-check", [("algo-1", 0, "gpu_training_rank0.pt.trace.json.gz")])
     visit_every_page(page, live_server.url)
     assert said == [], said
 

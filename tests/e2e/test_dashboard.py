@@ -18,6 +18,7 @@ from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import LoadedProfile, TrainingJob
 from tests.conftest import DATA_DIR
 from tests.e2e.conftest import screenshot, sign_in
+from tests.e2e.jobs import loaded_job
 from tests.timeline.jobs import parse_stored
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -363,12 +364,10 @@ def test_it_switches_every_panel_to_the_complete_steps(live_server, tab, user, a
 def test_kernel_time_on_two_gpus_is_a_share_of_both_gpus_time(live_server, tab, user):
     """Two ranks, one GPU each: a kernel's share is of twice the span, as the panel says; the
     span and the kernel times from the raw JSON of both, on one clock."""
-    from tests.timeline.jobs import parse_job
     from tests.traces.expected import DATA, expected
 
     traces = ["multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.json.gz"]
-    job = parse_job(user, "two-gpus", [("algo-1", 0, traces[0]), ("algo-2", 1, traces[1])])
-    LoadedProfile.objects.create(user=user, job=job)
+    loaded_job(user, "two-gpus", [("algo-1", 0, traces[0]), ("algo-2", 1, traces[1])])
     starts, ends, kernel_ns = [], [], Counter()
     for trace in traces:
         offset = expected(trace).offset_ns

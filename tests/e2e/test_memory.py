@@ -5,7 +5,8 @@ from playwright.sync_api import Page, expect
 
 from profiler_app.core.models import LoadedProfile
 from tests.e2e.conftest import screenshot, sign_in
-from tests.timeline.jobs import parse_job, parse_paths
+from tests.e2e.jobs import loaded_job
+from tests.timeline.jobs import parse_paths
 from tests.traces.memory_expected import (
     MEMORY_TRACE,
     memory_expected,
@@ -17,8 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_it_shows_the_peak_the_top_allocators_and_the_events(tab: Page, live_server, user):
-    job = parse_job(user, "cpu-memory", [("algo-1", 0, MEMORY_TRACE)], status="completed")
-    LoadedProfile.objects.create(user=user, job=job)
+    loaded_job(user, "cpu-memory", [("algo-1", 0, MEMORY_TRACE)], status="completed")
     raw = memory_expected()
     sign_in(tab, live_server.url, "alice", "alice-password-1", "/memory")
     expect(tab.get_by_role("heading", name="Memory", exact=True)).to_be_visible()

@@ -5,6 +5,7 @@ from playwright.sync_api import expect
 
 from profiler_app.core.models import LoadedProfile
 from tests.e2e.conftest import sign_in
+from tests.e2e.jobs import loaded_job
 from tests.ingest.test_missing_ranks import RANK0, world_size
 from tests.timeline.jobs import parse_job
 
@@ -15,8 +16,7 @@ def test_it_names_the_missing_ranks_on_info_cluster_dashboard_and_the_catalog(
     live_server, tab, user
 ):
     size = world_size(RANK0)
-    job = parse_job(user, "rank-0-alone", [("algo-1", 0, RANK0)])
-    LoadedProfile.objects.create(user=user, job=job)
+    loaded_job(user, "rank-0-alone", [("algo-1", 0, RANK0)])
     note = f"1 of {size} ranks · ranks 1–{size - 1} missing"
     sign_in(tab, live_server.url, "alice", "alice-password-1", path="/info")
 

@@ -3,9 +3,8 @@
 import pytest
 from playwright.sync_api import Page, expect
 
-from profiler_app.core.models import LoadedProfile
 from tests.e2e.conftest import screenshot, sign_in
-from tests.timeline.jobs import parse_job
+from tests.e2e.jobs import loaded_job
 from tests.traces.expected import expected
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -15,9 +14,7 @@ RANK0, RANK1 = "multirank_sampled/rank-0.json.gz", "multirank_sampled/rank-1.jso
 
 @pytest.fixture
 def two_ranks(user):
-    job = parse_job(user, "two-ranks", [("algo-1", 0, RANK0), ("algo-2", 1, RANK1)])
-    LoadedProfile.objects.create(user=user, job=job)
-    return job
+    return loaded_job(user, "two-ranks", [("algo-1", 0, RANK0), ("algo-2", 1, RANK1)])
 
 
 def test_it_runs_an_example_and_exports_its_result(tab: Page, live_server, two_ranks):

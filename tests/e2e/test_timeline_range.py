@@ -7,10 +7,9 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from profiler_app.core.models import LoadedProfile
 from tests.e2e.conftest import screenshot, sign_in
+from tests.e2e.jobs import loaded_job
 from tests.e2e.test_timeline import wait_for_paint
-from tests.timeline.jobs import parse_job
 from tests.timeline.test_range_totals import brute_force
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -21,9 +20,7 @@ STREAM = "algo-1/1102/gpu0/s7"
 
 @pytest.fixture
 def job(user):
-    job = parse_job(user, "resnet-range", [("algo-1", 0, TRACE)], status="completed")
-    LoadedProfile.objects.create(user=user, job=job)
-    return job
+    return loaded_job(user, "resnet-range", [("algo-1", 0, TRACE)], status="completed")
 
 
 def test_it_selects_a_range_and_totals_it(live_server, tab, job):

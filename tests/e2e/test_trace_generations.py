@@ -8,9 +8,10 @@ from playwright.sync_api import expect
 
 from profiler_app.core.models import LoadedProfile
 from tests.e2e.conftest import screenshot, sign_in, wait_until
+from tests.e2e.jobs import loaded_job
 from tests.e2e.test_dashboard import drawn_chart
 from tests.e2e.test_timeline import arrow_pixels, select_by_search, wait_for_paint
-from tests.timeline.jobs import parse_job, parse_paths
+from tests.timeline.jobs import parse_paths
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,9 +23,7 @@ KERNEL = "volta_sgemm_128x64_nn"
 
 @pytest.fixture
 def old_job(user):
-    job = parse_job(user, "resnet50-pytorch-1.8", [("algo-1", 0, TRACE)], status="completed")
-    LoadedProfile.objects.create(user=user, job=job)
-    return job
+    return loaded_job(user, "resnet50-pytorch-1.8", [("algo-1", 0, TRACE)], status="completed")
 
 
 def test_a_pytorch_18_trace_shows_its_gpu_work_on_every_page(live_server, tab, old_job):
