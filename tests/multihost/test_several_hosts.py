@@ -32,6 +32,7 @@ from tests.multihost.netns import Host, Network, can_make_namespaces, remove_lef
 from tests.timeline.drawn import viewport_totals
 from tests.timeline.raw import raw_timeline
 from tests.traces.expected import expected, ns
+from tests.uploads import send_in_ranges
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -93,31 +94,6 @@ def browser(deployment) -> requests.Session:
 
 def csrf(session: requests.Session) -> dict[str, str]:
     return {"X-CSRFToken": session.cookies["csrftoken"]}
-
-
-def upload_from_browser(session: requests.Session, url: str, job_id: int, path: Path) -> int:
-    """The upload page's path: a resumable upload sent in ranges, then completed."""
-    raw = path.read_bytes()
-    body = {"node": "algo-1", "rank": 0, "kind": "kineto", "filename": path.name}
-    started = session.post(
-        f"{url}/api/jobs/{job_id}/uploads/",
-        json={**body, "size_bytes": len(raw)},
-        headers=csrf(session),
-    )
-    assert started.status_code == 201, started.text
-    upload = f"{url}/api/uploads/{started.json()['id']}/"
-    step = 256 * 1024
-    for first in range(0, len(raw), step):
-        chunk = raw[first : first + step]
-        headers = {
-            **csrf(session),
-            "Content-Type": "application/octet-stream",
-            "Content-Range": f"bytes {first}-{first + len(chunk) - 1}/{len(raw)}",
-        }
-        assert session.put(upload, data=chunk, headers=headers).status_code == 200
-    done = session.post(f"{upload}complete/", headers=csrf(session))
-    assert done.status_code == 202, done.text
-    return done.json()["id"]
 
 
 def collector_upload(deployment: Deployment, token: str, job: str, paths: list[Path]) -> None:
@@ -230,7 +206,17 @@ def test_hosts_that_share_no_disk_parse_across_both_workers_and_survive_losing_o
     created = browser.post(f"{url}/api/jobs/", json={"name": "from-browser"}, headers=csrf(browser))
     assert created.status_code == 201, created.text
     browser_job = created.json()["id"]
-    big_part = upload_from_browser(browser, url, browser_job, BIG)
+    # The upload page's path: a resumable upload sent in ranges, then completed.
+    big_part = send_in_ranges(
+        browser,
+        url,
+        browser_job,
+        BIG,
+        node="algo-1",
+        rank=0,
+        range_bytes=256 * 1024,
+        headers=csrf(browser),
+    )
     collector_upload(deployment, token, "from-collector", RANKS)
     collector_upload(deployment, token, "others", OTHERS[:1])
     collector_upload(deployment, token, "others-2", OTHERS[1:])

@@ -29,6 +29,7 @@ from tests.conftest import DATA_DIR, wait_for
 from tests.storage import s3
 from tests.timeline.drawn import viewport_totals
 from tests.timeline.raw import raw_timeline
+from tests.uploads import send_in_ranges
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -138,33 +139,6 @@ def session(user) -> requests.Session:
     return http
 
 
-def upload_ranged(http: requests.Session, web: str, job_id: int, rank: int, path: Path) -> int:
-    """A resumable upload in 64 KiB ranges, each possibly received by another web process."""
-    raw = path.read_bytes()
-    body = {
-        "node": f"algo-{rank + 1}",
-        "rank": rank,
-        "kind": "kineto",
-        "filename": path.name,
-        "size_bytes": len(raw),
-    }
-    started = http.post(f"{web}/api/jobs/{job_id}/uploads/", json=body)
-    assert started.status_code == 201, started.text
-    url = f"{web}/api/uploads/{started.json()['id']}/"
-    step = 64 * 1024
-    for first in range(0, len(raw), step):
-        chunk = raw[first : first + step]
-        headers = {
-            "Content-Type": "application/octet-stream",
-            "Content-Range": f"bytes {first}-{first + len(chunk) - 1}/{len(raw)}",
-        }
-        sent = http.put(url, data=chunk, headers=headers)
-        assert sent.status_code == 200, sent.text
-    done = http.post(f"{url}complete/")
-    assert done.status_code == 202, done.text
-    return done.json()["id"]
-
-
 def upload_whole(http: requests.Session, web: str, job_id: int, rank: int, path: Path) -> int:
     fields = {"node": f"algo-{rank + 1}", "rank": str(rank), "kind": "kineto"}
     with path.open("rb") as f:
@@ -211,7 +185,15 @@ def test_a_job_parsed_on_one_host_is_viewed_and_deleted_from_another(
     web = hosts.web("web")
     job = session.post(f"{web}/api/jobs/", json={"name": "two hosts"}).json()
     ids = [
-        upload_ranged(session, web, job["id"], 0, DATA_DIR / RANKS[0]),
+        send_in_ranges(
+            session,
+            web,
+            job["id"],
+            DATA_DIR / RANKS[0],
+            node="algo-1",
+            rank=0,
+            range_bytes=64 * 1024,
+        ),
         upload_whole(session, web, job["id"], 1, DATA_DIR / RANKS[1]),
     ]
     parts = wait_final(session, web, job["id"], 2)
