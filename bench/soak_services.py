@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,15 +23,11 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from tests.core.launcher import redis_answers, throwaway_redis_command  # noqa: E402
 from tests.storage import s3  # noqa: E402
+from tests.storage.s3 import free_port  # noqa: E402
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(condition, what: str, timeout_s: float = 120) -> None:
@@ -113,24 +108,9 @@ class Redis:
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
-        command = [
-            "redis-server",
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--save", "",
-            "--appendonly", "no",
-            "--dir", str(self.work),
-        ]  # fmt: skip
+        command = throwaway_redis_command("redis-server", self.port, self.work)
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-        wait_until(self.answers, "Redis to listen", 30)
-
-    def answers(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
+        wait_until(lambda: redis_answers(self.port), "Redis to listen", 30)
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:

