@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 from datetime import timedelta
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -238,17 +239,21 @@ def test_an_exception_fails_the_job(server, tmp_path):
     assert_complete(processed_chunks(job), 8)
 
 
+def job_running_until_stopped(
+    url: str, token: str, spool: Path, name: str
+) -> tuple[subprocess.Popen, TrainingJob]:
+    """tiny_job.py stepping every 20 ms until it is stopped, sending to ``url`` as job ``name``:
+    its process, and its job once the first part has reached the server."""
+    env = job_env(spool, PROFILER_SERVER_URL=url, PROFILER_TOKEN=token, PROFILER_JOB_NAME=name)
+    proc = start([str(JOBS / "tiny_job.py"), "--forever", "--step-ms", "20"], env)
+    job = job_named(name)
+    wait_for(lambda: ProfilePart.objects.filter(job=job).exists(), timeout=120)
+    return proc, job
+
+
 def test_sigterm_stops_the_job_through_stopping(server, tmp_path):
     proxy = proxy_for(server)
-    env = job_env(
-        tmp_path / "spool",
-        PROFILER_SERVER_URL=proxy.url,
-        PROFILER_TOKEN=server.token,
-        PROFILER_JOB_NAME="terminated",
-    )
-    proc = start([str(JOBS / "tiny_job.py"), "--forever", "--step-ms", "20"], env)
-    job = job_named("terminated")
-    wait_for(lambda: ProfilePart.objects.filter(job=job).exists(), timeout=120)
+    proc, job = job_running_until_stopped(proxy.url, server.token, tmp_path / "spool", "terminated")
     proc.send_signal(signal.SIGTERM)
     finish(proc)
     assert proc.returncode == -signal.SIGTERM
@@ -261,15 +266,7 @@ def test_sigterm_stops_the_job_through_stopping(server, tmp_path):
 
 
 def test_a_killed_job_ends_after_the_silence_and_is_judged(server, tmp_path):
-    env = job_env(
-        tmp_path / "spool",
-        PROFILER_SERVER_URL=server.url,
-        PROFILER_TOKEN=server.token,
-        PROFILER_JOB_NAME="killed",
-    )
-    proc = start([str(JOBS / "tiny_job.py"), "--forever", "--step-ms", "20"], env)
-    job = job_named("killed")
-    wait_for(lambda: ProfilePart.objects.filter(job=job).exists(), timeout=120)
+    proc, job = job_running_until_stopped(server.url, server.token, tmp_path / "spool", "killed")
     proc.kill()  # no final status, no last chunk
     finish(proc)
     processed_chunks(job)
