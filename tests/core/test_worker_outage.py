@@ -146,7 +146,9 @@ def stored_part(user, job_name: str) -> ProfilePart:
 
 @pytest.mark.parametrize("ends", ["during the outage", "after the outage"])
 def test_it_finishes_a_part_once_across_a_redis_restart(user, redis, worker, parsed_by_hand, ends):
-    assert worker.answers_ping()
+    # Asked until it answers: on a loaded machine its first answer can come past the probe's 5 s.
+    wait_for(lambda: worker.exited() or worker.answers_ping(), 300)
+    assert not worker.exited(), worker.log()
     part = stored_part(user, "in flight")
     lock = RowLock(part.id)
     try:
