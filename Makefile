@@ -110,7 +110,8 @@ frontend-test: frontend/node_modules/.package-lock.json
 
 # Three processes (pytest-xdist), each with its own test database, queues, Celery worker and
 # browser: most tests wait on PostgreSQL, the worker or the browser, and the others fill those
-# waits (on two cores: 14.5 min where two processes took 19). A file runs whole in one process (its module-level caches are built once).
+# waits (on two cores: 14.5 min where two processes took 19). A file runs whole in one process
+# (its module-level caches are built once).
 # The 30 slowest tests close the log: where the suite's time goes.
 PYTEST_WORKERS ?= 3
 pytest: tests/oidc/node_modules/.package-lock.json

@@ -16,7 +16,7 @@ from profiler_app.traces.window import COMPLETE_STEPS
 from tests.conftest import DATA_DIR, wait_for
 from tests.ingest.helpers import upload, upload_parsed, wait_parsed
 from tests.insights.converted import read_converted
-from tests.traces.expected import ns
+from tests.traces.expected import launched_before_last_step, ns
 
 TRACE = "gpu_training_rank0.pt.trace.json.gz"
 RULE_NAMES = [
@@ -97,14 +97,7 @@ def hta_view(trace: Path) -> dict:
         if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
     )
     # HTA's view: GPU ops launched before the last (truncated) step starts.
-    last_step_ns = steps[-1][0]
-    launched = {
-        e["args"]["correlation"]
-        for e in complete
-        if e.get("cat") in ("cuda_runtime", "cuda_driver")
-        and ns(e["ts"]) < last_step_ns
-        and "correlation" in e.get("args", {})
-    }
+    last_step_ns, launched = launched_before_last_step(complete)
     gpu_ops = [
         e
         for e in complete
