@@ -41,6 +41,14 @@ def manage(*args: str, env: dict[str, str]) -> None:
     subprocess.run([sys.executable, "-m", "django", *args], env=env, check=True)
 
 
+# A worker's main process sends the broker nothing on its own. Celery's worker heartbeat (and
+# the gossip and mingle built on events) publishes every 2 s and, when Redis is gone at that
+# moment, retries without end inside the main process: the worker neither notices the outage
+# nor stops on SIGTERM until Redis is back. Nothing here reads those events (health asks the
+# workers with a ping), so they are off.
+WORKER_EVENTS_OFF = ["--without-heartbeat", "--without-gossip", "--without-mingle"]
+
+
 def role_command(role: str, host: str, port: int) -> list[str]:
     if role == "web":
         from django.conf import settings
@@ -68,6 +76,7 @@ def role_command(role: str, host: str, port: int) -> list[str]:
             "--queues", ",".join(settings.CELERY_WORKER_QUEUES),
             "--concurrency", os.environ.get("WORKER_CONCURRENCY", "2"),
             "--loglevel", "INFO",
+            *WORKER_EVENTS_OFF,
         ]  # fmt: skip
     if role == "sweeper":
         from django.conf import settings
@@ -80,6 +89,7 @@ def role_command(role: str, host: str, port: int) -> list[str]:
             "--pool", "solo",
             "--hostname", f"{settings.SWEEPER_NAME}@%h",
             "--loglevel", "INFO",
+            *WORKER_EVENTS_OFF,
         ]  # fmt: skip
     if role == "beat":
         from django.conf import settings

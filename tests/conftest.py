@@ -13,6 +13,7 @@ from django.test.utils import override_settings
 from rest_framework.test import APIClient
 
 from profiler_app.accounts.logic import issue_token
+from profiler_app.cli import WORKER_EVENTS_OFF
 from profiler_app.core.health import redis_client
 from profiler_app.testing import database_url
 
@@ -167,7 +168,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
             sys.executable, "-m", "celery", "-A", "profiler_app.celery", "worker",
             "--queues", ",".join(settings.CELERY_WORKER_QUEUES),
             "--concurrency", "1", "--pool", "prefork", "--loglevel", "INFO",
-            "--hostname", f"test-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
+            "--hostname", f"test-{os.getpid()}@%h", *WORKER_EVENTS_OFF,
         ],
         env=env,
         stdout=log,

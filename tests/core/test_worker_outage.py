@@ -8,8 +8,10 @@ after it. Every wait is for a condition."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import psycopg
 import pytest
 from celery import Celery
 from django.conf import settings
+from redis import Redis
 
 from profiler_app.celery import app as celery_app
 from profiler_app.cli import role_command
@@ -91,9 +94,19 @@ class Worker:
         return any(name.startswith("celery@") for reply in replies for name in reply)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
+        if self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
             self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            # Stuck: Celery logs every thread's stack on SIGUSR1 (shown with the log), then it
+            # is killed, so the test fails on its own assertion with the reason in view.
+            self.process.send_signal(signal.SIGUSR1)
+            with contextlib.suppress(AssertionError):
+                wait_for(lambda: "LOCAL VARIABLES" in self.log(), 30)
+            self.process.kill()
+            self.process.wait()
 
 
 @pytest.fixture
@@ -112,8 +125,10 @@ def worker(redis, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKER_CONCURRENCY", "2")  # role_command reads it
     process = Worker(f"redis://127.0.0.1:{redis.port}/0", tmp_path)
     yield process
-    process.stop()
-    print(process.log())  # shown when the test fails
+    try:
+        process.stop()
+    finally:
+        print(process.log())  # shown when the test fails
 
 
 class RowLock:
@@ -199,3 +214,19 @@ def test_it_takes_work_again_after_a_redis_restart_while_idle(user, redis, worke
     part.refresh_from_db()
     assert (part.error, part.parse_attempts) == ("", 1)
     assert not worker.exited(), worker.log()
+
+
+def test_an_idle_worker_publishes_nothing_of_its_own(redis, worker):
+    """Celery's worker heartbeat publishes from the main process every 2 s and retries there
+    without end when Redis is gone at that moment: the worker would neither notice the outage
+    nor stop on SIGTERM. The worker runs without it (`cli.WORKER_EVENTS_OFF`)."""
+    own_queue = settings.CELERY_WORKER_QUEUES[0]
+    commands: list[str] = []
+    with Redis(port=redis.port).monitor() as monitor:
+        for entry in monitor.listen():
+            commands.append(entry["command"])
+            # The main loop asks its queues with a BRPOP of 1 s at a time: four asks span three
+            # seconds of that loop, past the heartbeat's first beat.
+            if sum(c.startswith(f"BRPOP {own_queue} ") for c in commands) >= 4:
+                break
+    assert not [c for c in commands if "celeryev" in c]

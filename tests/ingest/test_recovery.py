@@ -18,6 +18,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from profiler_app.cli import WORKER_EVENTS_OFF
 from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.ingest.tasks import ingest_part
@@ -66,7 +67,7 @@ class Process:
                 "--concurrency", "1",
                 "--pool", "prefork",
                 "--hostname", f"{name}-{os.getpid()}@%h",
-                "--without-gossip", "--without-mingle",
+                *WORKER_EVENTS_OFF,
             ],
             "beat": ["--schedule", str(folder / f"{name}-schedule")],
         }[role]  # fmt: skip

@@ -23,6 +23,7 @@ import requests
 from django.conf import settings
 
 from profiler_app.accounts.logic import issue_token
+from profiler_app.cli import WORKER_EVENTS_OFF
 from profiler_app.core import storage
 from profiler_app.testing import database_url
 from tests.conftest import DATA_DIR, wait_for
@@ -83,7 +84,7 @@ class Hosts:
             sys.executable, "-m", "celery", "-A", "profiler_app.celery", "worker",
             "--queues", queues, "--concurrency", "1", "--pool", "prefork",
             "--loglevel", "INFO", "--hostname", f"{host}-{os.getpid()}@%h",
-            "--without-gossip", "--without-mingle",
+            *WORKER_EVENTS_OFF,
         ]  # fmt: skip
         return self.start(host, command, lambda log: "ready." in log.read_text(), **extra)
 
