@@ -23,14 +23,17 @@ from boto3.exceptions import Boto3Error
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+from s3transfer.utils import ReadFileChunk
 
 from profiler_app.lib.bucket_url import client_config, endpoint_url, join_client_config, parse
 
 # Parallel transfers: a store is a few dozen files; a raw upload is one big multipart object.
 TRANSFER_THREADS = 8
-TRANSFER = TransferConfig(
-    multipart_threshold=64 * 1024**2, multipart_chunksize=32 * 1024**2, max_concurrency=8
-)
+# A file over this goes in parts of PART_BYTES (a store's column of a large trace), joined by the
+# bucket with the join's own wait (bucket_url.JOIN_TIMEOUT_S).
+FILE_IN_PARTS_BYTES = 64 * 1024**2
+PART_BYTES = 32 * 1024**2
+TRANSFER = TransferConfig(multipart_threshold=FILE_IN_PARTS_BYTES, max_concurrency=8)
 DELETE_BATCH = 1000  # DeleteObjects' limit per request
 
 
@@ -85,10 +88,35 @@ class Bucket:
         return key[len(self.prefix) + 1 :] if self.prefix else key
 
     def put_file(self, relative: str, path: Path) -> None:
+        size = path.stat().st_size
+        if size > FILE_IN_PARTS_BYTES:
+            self._put_file_in_parts(relative, path, size)
+            return
         try:
             self.client.upload_file(str(path), self.name, self.key(relative), Config=TRANSFER)
         except _FAILURES as exc:
             raise _describe(exc, "save", relative) from None
+
+    def _put_file_in_parts(self, relative: str, path: Path, size: int) -> None:
+        """A large file as a multipart upload of our own: boto3's transfer manager would ask
+        the bucket to join the parts with every request's short wait, and a bucket that joins
+        slowly would fail the store."""
+        upload_id = self.start_multipart(relative)
+
+        def put(number: int) -> None:
+            start = (number - 1) * PART_BYTES
+            with ReadFileChunk.from_filename(str(path), start, PART_BYTES) as body:
+                self.put_part(relative, upload_id, number, body)
+
+        count = -(-size // PART_BYTES)
+        try:
+            with ThreadPoolExecutor(TRANSFER_THREADS) as pool:
+                list(pool.map(put, range(1, count + 1)))
+            self.finish_multipart(relative, upload_id, count)
+        except BaseException:
+            with contextlib.suppress(StorageError):
+                self.abort_multipart(relative, upload_id)
+            raise
 
     def put_stream(self, relative: str, stream: IO[bytes]) -> None:
         try:

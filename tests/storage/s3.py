@@ -7,6 +7,7 @@ import http.server
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -143,3 +144,27 @@ class Relay(http.server.BaseHTTPRequestHandler):
 def relay(upstream: str, refuse: Callable[[str, str], bool] = _refuse_nothing) -> type[Relay]:
     """A ``Relay`` handler class in front of ``upstream`` refusing what ``refuse`` picks."""
     return type("Handler", (Relay,), {"upstream": upstream, "refuse": staticmethod(refuse)})
+
+
+class SlowJoin(Relay):
+    """A bucket whose join of a multipart upload's parts answers after longer than any other
+    request may keep the app waiting (S3 may take minutes to join a large object's parts)."""
+
+    held_s = 0.0
+
+    def do_POST(self) -> None:
+        if "uploadId=" in self.path:  # CompleteMultipartUpload
+            time.sleep(self.held_s)
+        self._answer()
+
+
+@contextmanager
+def slow_join(upstream: str, held_s: float):
+    """A ``SlowJoin`` endpoint in front of ``upstream``; yields its URL."""
+    handler = type("Handler", (SlowJoin,), {"upstream": upstream, "held_s": held_s})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()

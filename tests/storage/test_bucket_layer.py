@@ -6,6 +6,7 @@ test_ranged_upload)."""
 import hashlib
 import io
 import os
+import random
 import shutil
 import time
 from pathlib import Path
@@ -14,9 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.files import File
 
+from profiler_app.core import bucket as bucket_module
 from profiler_app.core import logic, storage, store_cache
+from profiler_app.core.bucket import Bucket
 from profiler_app.core.models import Node, PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic as ingest
+from profiler_app.lib import bucket_url
 from profiler_app.profiles.models import KernelStat, PartSummary
 from profiler_app.profiles.store_products import upgrade_stores
 from profiler_app.timeline import logic as timeline
@@ -29,6 +33,7 @@ from tests.storage import s3
 pytestmark = pytest.mark.django_db(transaction=True)
 
 TRACE = DATA_DIR / "multirank_sampled" / "rank-0.json.gz"
+MiB = 1024 * 1024
 
 
 def parsed_in_bucket(user, name: str) -> ProfilePart:
@@ -253,3 +258,25 @@ def test_a_bucket_out_of_reach_answers_503_with_the_reason(
     body = response.json()
     assert body["code"] == "storage_unavailable"
     assert body["detail"].startswith("The object store could not list parts/ (")
+
+
+def test_a_large_store_file_goes_in_parts_that_the_bucket_may_join_slowly(
+    s3_endpoint, bucket, monkeypatch, tmp_path
+):
+    # A request gives up after 0.5 s without its next byte; the bucket joins the parts in 2 s.
+    monkeypatch.setattr(bucket_url, "READ_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(bucket_module, "FILE_IN_PARTS_BYTES", 6 * MiB)
+    monkeypatch.setattr(bucket_module, "PART_BYTES", 5 * MiB)  # the bucket's part minimum
+    raw = random.Random(7).randbytes(12 * MiB + 1000)  # three parts, the last short
+    path = tmp_path / "column.npy"
+    path.write_bytes(raw)
+    with s3.slow_join(s3_endpoint, held_s=2.0) as endpoint:
+        for name, value in s3.storage_env(endpoint, bucket).items():
+            monkeypatch.setenv(name, value)
+        Bucket(f"s3://{bucket}/profiles").put_file("stores/1/2/column.npy", path)
+
+    client = s3.client(s3_endpoint)
+    stored = client.get_object(Bucket=bucket, Key="profiles/stores/1/2/column.npy")
+    assert stored["Body"].read() == raw
+    assert stored["ETag"].endswith('-3"')  # joined from three parts
+    assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []

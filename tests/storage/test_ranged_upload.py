@@ -6,11 +6,8 @@ byte is put once; ranges under the bucket's 5 MiB part minimum wait until they f
 from __future__ import annotations
 
 import hashlib
-import http.server
 import io
 import random
-import threading
-import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -231,36 +228,18 @@ def test_an_upload_whose_ranges_all_wait_completes_them_as_its_one_part(
     assert object_bytes(s3_endpoint, bucket, f"profiles/{part.file.name}") == raw
 
 
-class SlowJoin(s3.Relay):
-    """A bucket whose join of a multipart upload's parts answers after longer than any other
-    request may keep the app waiting (S3 may take minutes to join a large object's parts)."""
-
-    upstream = ""
-    held_s = 0.0
-
-    def do_POST(self) -> None:
-        if "uploadId=" in self.path:  # CompleteMultipartUpload
-            time.sleep(self.held_s)
-        self._answer()
-
-
 def test_a_join_slower_than_a_requests_wait_completes_the_upload_once(
     api, job, s3_endpoint, bucket, settings, monkeypatch
 ):
     # A request gives up after 0.5 s without its next byte; the join answers after 2 s. Tried
     # with that bound, the join timed out, and its second try met the first's half-done join.
     monkeypatch.setattr(bucket_url, "READ_TIMEOUT_S", 0.5)
-    handler = type("Handler", (SlowJoin,), {"upstream": s3_endpoint, "held_s": 2.0})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        point_at(f"http://127.0.0.1:{server.server_address[1]}", settings, monkeypatch)
+    with s3.slow_join(s3_endpoint, held_s=2.0) as endpoint:
+        point_at(endpoint, settings, monkeypatch)
         raw = random.Random(3).randbytes(MIN_PART_BYTES + 1000)
         url = start_upload(api, job, TRACE.name, len(raw))
         send_in_ranges(api, url, raw, MIN_PART_BYTES)
         done = api.post(f"{url}complete/")
-    finally:
-        server.shutdown()
 
     assert done.status_code == 202, done.content
     part = ProfilePart.objects.get(pk=done.json()["id"])
