@@ -6,6 +6,7 @@ Celery queue names, so parallel runs on one machine never see each other's data 
 """
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -21,7 +22,11 @@ os.environ.setdefault("TEST_DATABASE_NAME", f"test_profiler_{os.getpid()}")
 os.environ.setdefault("CELERY_QUEUE_PREFIX", f"test{os.getpid()}-")
 # Tests create parts in bursts beside a live worker; admission has its own tests (setting on).
 os.environ.setdefault("INGEST_MAX_BACKLOG_SECONDS", "0")
-os.environ.setdefault("PROFILER_MEDIA_ROOT", tempfile.mkdtemp(prefix="profiler-media-"))
+# A media folder this run makes (uploads, stores: gigabytes over a full run) goes with the run
+# (pytest_unconfigure); one given in the environment is kept.
+_made_media: str | None = None
+if "PROFILER_MEDIA_ROOT" not in os.environ:
+    _made_media = os.environ["PROFILER_MEDIA_ROOT"] = tempfile.mkdtemp(prefix="profiler-media-")
 
 # Under `pytest -n N` each worker inherits the controller's environment above, so it is made a
 # run of its own here: its own queues and cache keys (its Celery worker would otherwise take the
@@ -39,3 +44,10 @@ def database_url(settings_dict: dict) -> str:
     """This run's DATABASE_URL naming the test database, for a child process (a Celery worker)."""
     parts = urlsplit(os.environ["DATABASE_URL"])
     return urlunsplit(parts._replace(path="/" + quote(settings_dict["NAME"])))
+
+
+def pytest_unconfigure(config) -> None:
+    # xdist's workers inherit the folder in their environment: only the run that made it (the
+    # controller, once its workers have ended) removes it.
+    if _made_media is not None:
+        shutil.rmtree(_made_media, ignore_errors=True)
