@@ -159,12 +159,16 @@ class SlowJoin(Relay):
 
 
 @contextmanager
-def slow_join(upstream: str, held_s: float):
-    """A ``SlowJoin`` endpoint in front of ``upstream``; yields its URL."""
-    handler = type("Handler", (SlowJoin,), {"upstream": upstream, "held_s": held_s})
+def serving(handler: type[Relay]):
+    """An endpoint on a free loopback port answering with ``handler``; yields its URL."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
+
+
+def slow_join(upstream: str, held_s: float):
+    """A ``SlowJoin`` endpoint in front of ``upstream``; yields its URL."""
+    return serving(type("Handler", (SlowJoin,), {"upstream": upstream, "held_s": held_s}))

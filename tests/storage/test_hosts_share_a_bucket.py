@@ -7,15 +7,13 @@ the part with a message that says so, losing nothing.
 from __future__ import annotations
 
 import gzip
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import uuid
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -243,15 +241,8 @@ def refuse_raw_reads(method: str, path: str) -> bool:
     return method in ("GET", "HEAD") and "/parts/" in path
 
 
-@contextmanager
 def refusing(upstream: str, refuse):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), s3.relay(upstream, refuse))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
+    return s3.serving(s3.relay(upstream, refuse))
 
 
 def state_of(http, web: str, job_id: int, state: str) -> dict | None:
