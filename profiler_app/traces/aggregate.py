@@ -91,8 +91,9 @@ def _lookup(pairs: list[tuple[np.ndarray, np.ndarray]], keys: np.ndarray) -> np.
 
 
 class Aggregator:
-    def __init__(self, strings: StringTable) -> None:
-        self.rules = NameRules(strings)
+    def __init__(self, strings: StringTable, rules: NameRules | None = None) -> None:
+        # A second pass over the same part passes the first one's rules: asked once per name.
+        self.rules = rules if rules is not None else NameRules(strings)
         self.kernels = Partials()
         self.activities = Partials()
         self.memory_ops = Partials()

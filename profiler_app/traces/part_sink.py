@@ -19,6 +19,7 @@ from profiler_app.traces.aggregate import AGGREGATED_COLUMNS, Aggregator, PartAg
 from profiler_app.traces.event_model import Windows
 from profiler_app.traces.memory import MemorySummary, build_memory
 from profiler_app.traces.model import EventBatch, FlowBatch
+from profiler_app.traces.name_rules import NameRules
 from profiler_app.traces.normalize import PartContext
 from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.store_layout import FLOWS_FILE
@@ -26,7 +27,6 @@ from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
 from profiler_app.traces.window import StepCut
 from tracefmt.columns import FLOW_COLUMNS
-from tracefmt.strings import StringTable
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class PartSink:
         self.context.memory = []
         release_free_memory()
         cut, complete_steps = complete_steps_aggregates(
-            self.store_dir, self.context.strings, store.complete_steps_end_ns
+            self.store_dir, self.aggregator.rules, store.complete_steps_end_ns
         )
         return IngestResult(
             aggregates, store, cut=cut, complete_steps=complete_steps, memory=memory
@@ -106,7 +106,7 @@ class PartSink:
 
 
 def complete_steps_aggregates(
-    store_dir: Path, strings: StringTable, complete_steps_end_ns: int | None
+    store_dir: Path, rules: NameRules, complete_steps_end_ns: int | None
 ) -> tuple[StepCut | None, PartAggregates | None]:
     """The part's aggregates over its complete steps (``traces.window``), from its store (the
     event model's ``in_complete_steps``): a second pass, since where the last step starts is
@@ -114,7 +114,8 @@ def complete_steps_aggregates(
     if complete_steps_end_ns is None:
         return None, None
     reader = TimelineReader(store_dir)
-    aggregator = Aggregator(strings)
+    strings = rules.strings
+    aggregator = Aggregator(strings, rules)
     read = [*AGGREGATED_COLUMNS, "in_complete_steps"]
     for group in range(reader.events.metadata.num_row_groups):
         table = reader.events.read_row_group(group, columns=read, use_threads=False)
