@@ -6,6 +6,7 @@ from profiler_app.core.logic import PartSource, store_part
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.ingest import logic as ingest
 from tests.ingest.helpers import wait_parsed
+from tests.parse_cache import same_input_parsed_once
 from tests.traces.expected import DATA
 
 # The sampled two-rank trace of tests/data, a rank a node, as parse_job takes its parts.
@@ -26,10 +27,12 @@ def parse_paths(owner, name: str, paths: list[tuple[str, int, Path]], **fields) 
 
 
 def parse_stored(part_id: int) -> ProfilePart:
-    """Parses a stored part in this process, or, when a worker left running by an earlier test
-    took its task first, waits for that worker to finish it."""
+    """Parses a stored part in this process (a file parsed before in this run is copied:
+    ``tests.parse_cache``), or, when a worker left running by an earlier test took its task
+    first, waits for that worker to finish it."""
     if ingest.claim(part_id, "test-task"):
-        ingest.parse_claimed_part(part_id, "test-task")
+        with same_input_parsed_once():
+            ingest.parse_claimed_part(part_id, "test-task")
     [part] = wait_parsed(part_id)
     assert part.state == PartState.DONE, part.error
     return part
