@@ -38,6 +38,21 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.services)
 
 
+class SlowFilesFirst:
+    """Files with slow tests first, each file's tests in their order: xdist hands out whole
+    files in this order, so a process's last files are short ones, and no process runs a long
+    file alone at the end of the run."""
+
+    @pytest.hookimpl(trylast=True)  # after pytest-django's order (database tests first)
+    def pytest_collection_modifyitems(self, items):
+        slow = {item.path for item in items if item.get_closest_marker("slow")}
+        items.sort(key=lambda item: item.path not in slow)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(SlowFilesFirst(), "slow-files-first")
+
+
 def pytest_terminal_summary(terminalreporter):
     """Where the suite's time goes, by file: each file's set-up, calls and tear-down summed
     (--durations names single tests; a file's module fixtures and many small tests add up)."""

@@ -14,7 +14,7 @@ from gunicorn.ctl.client import ControlClient
 from profiler_app.cli import control_socket
 from tests.core.launcher import Launcher, folder_outside_pytest, free_port, wait_for
 
-pytestmark = pytest.mark.services
+pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 # What the test run points at (its servers, media folder, queue names): an instance has its own.
 NOT_INHERITED = ("DATABASE_URL", "REDIS_URL", "PROFILER_MEDIA_ROOT", "CELERY_QUEUE_PREFIX")

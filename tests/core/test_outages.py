@@ -30,7 +30,7 @@ from tests.core.launcher import (
     wait_for,
 )
 
-pytestmark = pytest.mark.services
+pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ from tests.conftest import wait_for
 from tests.core.launcher import RedisServer
 from tests.traces.expected import DATA, expected
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 TRACE = DATA / "nccl_rank0.json.gz"
 
