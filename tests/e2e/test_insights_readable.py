@@ -6,23 +6,20 @@ The job is the H200 collector spool (tests/data/README.md), parsed and analysed 
 the expected kernel comes from the chunks' arrays (``tests.insights.converted``), not the API.
 """
 
-import shutil
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import expect
 
 from profiler_app.core.models import LoadedProfile
 from profiler_app.insights.models import InsightsStatus
 from tests import h200
-from tests.e2e.conftest import screenshot, sign_in
+from tests.e2e.conftest import SCREENSHOTS, screenshot, sign_in
 from tests.insights.converted import read_converted
 from tests.insights.helpers import compute_here
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # Where the screenshots are copied for people to look at.
-SHOWN = Path("/tmp/screens")
+SHOWN = SCREENSHOTS
 
 
 def test_insights_of_a_sampled_job_read_for_a_person(live_server, tab, user, tmp_path):
@@ -35,7 +32,7 @@ def test_insights_of_a_sampled_job_read_for_a_person(live_server, tab, user, tmp
     kernels = raw.kernel_ns
     top_name, _ = min(kernels.items(), key=lambda kv: (-kv[1], kv[0]))
 
-    SHOWN.mkdir(exist_ok=True)
+    SHOWN.mkdir(parents=True, exist_ok=True)
     sign_in(tab, live_server.url, "alice", "alice-password-1", path="/insights")
     rules = tab.locator(".insights-rules", has=tab.get_by_role("heading", name="Rules", exact=True))
     badges = rules.locator(".rule-heading .badge")
@@ -61,7 +58,7 @@ def test_insights_of_a_sampled_job_read_for_a_person(live_server, tab, user, tmp
     assert not shown.startswith("void ") and len(shown) < len(top_name), shown
     pageable = "Memcpy HtoD (Pageable -> Device)"
     expect(kernel_table.get_by_title(pageable, exact=True)).to_have_text(pageable)
-    shutil.copy(screenshot(tab, "insights-h200-readable"), SHOWN / "insights-h200.png")
+    screenshot(tab, "insights-h200-readable")
     # Parts of the page at full size, for people to read.
     rules.screenshot(path=str(SHOWN / "insights-h200-rules.png"))
     recommendations = tab.locator('.insights-rules[aria-label="Recommendations"]')
@@ -72,7 +69,7 @@ def test_insights_of_a_sampled_job_read_for_a_person(live_server, tab, user, tmp
 
     tab.goto(live_server.url + "/dashboard")
     expect(tab.get_by_role("heading", name="Time spent by all GPU kernels")).to_be_visible()
-    shutil.copy(screenshot(tab, "dashboard-h200-headline"), SHOWN / "dashboard-h200.png")
+    screenshot(tab, "dashboard-h200-headline")
     tab.get_by_role("region", name="Headline").screenshot(
         path=str(SHOWN / "dashboard-h200-headline.png")
     )

@@ -3,8 +3,6 @@ has loaded: links, two tabs, a teammate's open page of a job deleted since, a jo
 part failed, and the call tree opening on the thread that ran the training steps."""
 
 import re
-import shutil
-from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -40,9 +38,7 @@ def test_a_link_to_a_jobs_dashboard_opens_it_while_another_is_loaded(live_server
     expect(tab.get_by_test_id("topbar-profile")).to_have_text("Viewing: linked-run not loaded")
     expect(tab.get_by_test_id("not-loaded-notice")).to_contain_text("loaded-run is loaded")
     expect(tab.get_by_text("GPU kernels", exact=False).first).to_be_visible()
-    shot = screenshot(tab, "job-address-dashboard")
-    Path("/tmp/screens").mkdir(exist_ok=True)
-    shutil.copy(shot, "/tmp/screens/job-address-dashboard.png")
+    screenshot(tab, "job-address-dashboard")
 
     # The menu stays on the job the address names.
     nav = tab.get_by_role("navigation", name="Main")

@@ -2,7 +2,6 @@
 upload interrupted, which its owner finishes or abandons."""
 
 import io
-import shutil
 from datetime import timedelta
 
 import pytest
@@ -59,8 +58,7 @@ def test_it_shows_failed_partial_and_interrupted_jobs_and_ends_uploads(live_serv
     expect(row("gone").get_by_text("Upload interrupted")).to_be_visible()
     expect(row("gone").get_by_text("1 upload stopped: 600 kB of 1.0 MB arrived")).to_be_visible()
     expect(row("kept").get_by_text("Upload interrupted")).to_be_visible()
-    shot = screenshot(tab, "catalog-states")
-    shutil.copy(shot, "/tmp/catalog-states.png")
+    screenshot(tab, "catalog-states")
 
     tab.get_by_label("Failed", exact=True).click()
     expect(tab.locator(".jobs-table tbody .job-name")).to_have_text(["some-failed", "lone-failed"])
@@ -78,12 +76,10 @@ def test_it_shows_failed_partial_and_interrupted_jobs_and_ends_uploads(live_serv
     expect(dialog).to_have_count(0)
     assert Upload.objects.filter(job=gone).exists()
     tab.get_by_role("button", name="Abandon the upload of gone").click()
-    shot = screenshot(tab, "catalog-abandon-dialog")
-    shutil.copy(shot, "/tmp/catalog-abandon-dialog.png")
+    screenshot(tab, "catalog-abandon-dialog")
     dialog.get_by_role("button", name="Abandon upload").click()
     expect(dialog).to_have_count(0)
     expect(row("gone").get_by_text("Stopped", exact=True)).to_be_visible()
     assert not Upload.objects.exists()
     expect(tab.get_by_role("button", name="Finish the upload of kept")).to_have_count(0)
-    shot = screenshot(tab, "catalog-states-ended")
-    shutil.copy(shot, "/tmp/catalog-states-ended.png")
+    screenshot(tab, "catalog-states-ended")

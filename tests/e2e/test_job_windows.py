@@ -2,8 +2,6 @@
 complete steps to the whole trace and the figures change for him only; his comparison takes
 both jobs in his window, and his insights are computed in it. Expected figures come from the traces' raw JSON."""
 
-import shutil
-
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -58,7 +56,7 @@ def test_a_teammate_switches_his_own_window(
     expect(bob.get_by_test_id("window-own")).to_have_text(
         "Your own window: the owner (alice) shows this job in complete steps."
     )
-    shutil.copy(screenshot(bob, "dashboard-teammate-window"), "/tmp/teammate-window.png")
+    screenshot(bob, "dashboard-teammate-window")
     assert TrainingJob.objects.get(pk=job.pk).window == "complete_steps"
 
     # Alice still reads her complete steps.
@@ -78,7 +76,7 @@ def test_a_teammate_switches_his_own_window(
     k0, k1 = raw.gpu_times(RANK0)["kernel_ns"], raw.gpu_times(RANK1)["kernel_ns"]
     expect(kernel.nth(1)).to_have_text(duration((k0 + k1) / len(whole)))
     expect(kernel.nth(2)).to_have_text(duration(k0 / len(raw.step_times(RANK0))))
-    shutil.copy(screenshot(bob, "compare-teammate-window"), "/tmp/teammate-compare.png")
+    screenshot(bob, "compare-teammate-window")
 
     # Bob's insights are computed in his window on his first visit; Alice's stay hers.
     bob.goto(f"{live_server.url}/insights")
@@ -87,7 +85,7 @@ def test_a_teammate_switches_his_own_window(
     expect(bob.get_by_role("heading", name="Rules", exact=True)).to_be_visible(timeout=60_000)
     expect(bob.get_by_role("table", name="Kernel types")).to_be_visible(timeout=60_000)
     expect(bob.locator(".panel-window").first).to_have_text("whole trace")
-    shutil.copy(screenshot(bob, "insights-teammate-window"), "/tmp/teammate-insights.png")
+    screenshot(bob, "insights-teammate-window")
 
     alice.goto(f"{live_server.url}/insights")
     expect(alice.get_by_role("table", name="Kernel types")).to_be_visible(timeout=60_000)

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import DATA_DIR
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import screenshot, sign_in
 from tests.e2e.jobs import worker_processed_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -43,4 +43,4 @@ def test_the_launch_table_shows_htas_launches_and_the_wider_count(
     expect(cells.nth(1)).to_have_text("0")
     expect(cells.nth(5)).to_have_text(f"{enqueue_calls():,}")
     table.scroll_into_view_if_needed()
-    tab.screenshot(path="/tmp/screens/launch-counts.png", full_page=False)
+    screenshot(tab, "launch-counts")

@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from profiler_app.core.models import LoadedProfile
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import screenshot, sign_in
 from tests.e2e.jobs import loaded_job
 from tests.ingest.test_missing_ranks import RANK0, world_size
 from tests.timeline.jobs import parse_job
@@ -21,7 +21,7 @@ def test_it_names_the_missing_ranks_on_info_cluster_dashboard_and_the_catalog(
     sign_in(tab, live_server.url, "alice", "alice-password-1", path="/info")
 
     expect(tab.get_by_test_id("missing-ranks")).to_contain_text(note)
-    tab.screenshot(path="/tmp/missing-ranks.png", full_page=True)
+    screenshot(tab, "missing-ranks")
     tab.get_by_role("navigation", name="Main").get_by_role("link", name="Cluster").click()
     expect(tab.get_by_role("heading", name="Cluster", exact=True)).to_be_visible()
     expect(tab.get_by_test_id("missing-ranks")).to_contain_text(note)
@@ -55,6 +55,6 @@ def test_it_says_the_job_was_deleted_to_a_teammate_reading_it(
     ).to_be_visible()
     expect(tab.get_by_text("No TrainingJob matches")).to_have_count(0)
     expect(tab.get_by_role("status").filter(has_text="Loading")).to_have_count(0)
-    tab.screenshot(path="/tmp/job-deleted.png", full_page=True)
+    screenshot(tab, "job-deleted")
     tab.get_by_role("link", name="Profiles").last.click()
     expect(tab).to_have_url(f"{live_server.url}/profiles")
