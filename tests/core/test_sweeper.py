@@ -58,11 +58,21 @@ def test_the_sweeper_queues_a_dead_workers_part_again_with_no_worker_free(user, 
 
     sweep_unfinished_parts.delay()  # as beat sends it: to the sweep queue
     wait_for(lambda: ProfilePart.objects.get(pk=part.pk).state == PartState.PENDING)
-    # The sweeper answers the broker's ping but parses nothing: it is not counted as a worker
-    # (other workers of this test run may be answering too).
-    names = [name for reply in celery_app.control.ping(timeout=1.0) for name in reply]
+
+    # The sweeper answers the broker's ping but parses nothing: it is not counted as a worker.
+    # Other tests' workers answer too, and come and go meanwhile (a busy one may also miss a
+    # ping's second): the count is judged when a ping before it and one after it agree.
+    def pinged() -> list[str]:
+        return sorted(name for reply in celery_app.control.ping(timeout=1.0) for name in reply)
+
+    names = pinged()
     assert sum(name.startswith(f"{settings.SWEEPER_NAME}@") for name in names) == 1, names
-    assert record_workers() == len(names) - 1
+
+    def counted_without_the_sweeper():
+        before, counted, after = pinged(), record_workers(), pinged()
+        return before == after and counted == len(before) - 1
+
+    wait_for(counted_without_the_sweeper, timeout=120)
 
 
 def test_the_sweeps_are_routed_to_their_own_queue():
