@@ -91,9 +91,9 @@ def _lookup(pairs: list[tuple[np.ndarray, np.ndarray]], keys: np.ndarray) -> np.
 
 
 class Aggregator:
-    def __init__(self, strings: StringTable, rules: NameRules | None = None) -> None:
-        # A second pass over the same part passes the first one's rules: asked once per name.
-        self.rules = rules if rules is not None else NameRules(strings)
+    def __init__(self, rules: NameRules) -> None:
+        # The part's rules, shared by its passes: each name is asked once.
+        self.rules = rules
         self.kernels = Partials()
         self.activities = Partials()
         self.memory_ops = Partials()

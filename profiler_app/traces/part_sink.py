@@ -59,7 +59,7 @@ class PartSink:
 
     def __init__(self, context: PartContext, store_dir: Path) -> None:
         self.context = context
-        self.aggregator = Aggregator(context.strings)
+        self.aggregator = Aggregator(NameRules(context.strings))
         self.writer = TimelineWriter(store_dir)
         self.flows: list[FlowBatch] = []
         self.store_dir = store_dir
@@ -114,8 +114,7 @@ def complete_steps_aggregates(
     if complete_steps_end_ns is None:
         return None, None
     reader = TimelineReader(store_dir)
-    strings = rules.strings
-    aggregator = Aggregator(strings, rules)
+    aggregator = Aggregator(rules)
     read = [*AGGREGATED_COLUMNS, "in_complete_steps"]
     for group in range(reader.events.metadata.num_row_groups):
         table = reader.events.read_row_group(group, columns=read, use_threads=False)
@@ -123,4 +122,4 @@ def complete_steps_aggregates(
         columns = {name: table.column(name).to_numpy()[keep] for name in AGGREGATED_COLUMNS}
         aggregator.add_events(EventBatch(columns))
     # The store's times are on the epoch already.
-    return StepCut(complete_steps_end_ns), aggregator.finish(strings, 0)
+    return StepCut(complete_steps_end_ns), aggregator.finish(rules.strings, 0)
