@@ -3,7 +3,7 @@
 Tests build their jobs from a few shared traces, and a transactional test's rows go with it,
 so the same trace is parsed by test after test. The two costly steps of a parse depend on their
 input alone: ``ingest_trace`` on the file's bytes, its kind and the limits, ``build_products``
-on the store's files. ``same_input_parsed_once`` makes each of them run once per input and run
+on the store's files. ``same_input_parsed_once`` makes each of them run once per input in a run
 (each xdist process keeps its own copies); everything else of the parse (the claim, the
 analyses, the rows saved) runs every time.
 """
