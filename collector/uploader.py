@@ -131,6 +131,8 @@ class Uploader:
         self.max_memory_bytes = max_memory_bytes
         self.server_down = False
         self.disabled_reason: str | None = None
+        # Tries that met an outage since the last one that went through (the backoff grows).
+        self.failed_tries = 0
         # CPU time of the upload thread so far (the overhead budget counts it).
         self.cpu_ns = 0
         self._memory: list[tuple[Path, bytes]] = []
@@ -139,6 +141,8 @@ class Uploader:
         self._cond = threading.Condition()
         self._busy = False
         self._closing = False
+        self._retry_now = False  # drain() cuts the backoff short for one last try
+        self._asked_wait = False  # the last refusal came with a Retry-After
         self._warned: set[str] = set()
         self._thread: threading.Thread | None = None
 
@@ -191,15 +195,26 @@ class Uploader:
             self._cond.notify_all()
 
     def drain(self, timeout_s: float) -> bool:
-        """Wait until everything is sent; gives up early while the server is unreachable."""
+        """Wait until everything is sent. While the server is unreachable it tries once more at
+        once, not after the backoff (the server may be back since the last try), and gives up
+        if that fails too; a server that asked to be left alone (Retry-After) is not asked."""
         if self.sender is None:
             return False
         deadline = time.monotonic() + timeout_s
+        tried_again = False
         with self._cond:
             while self._has_work() or self._busy:
                 left = deadline - time.monotonic()
-                if left <= 0 or self.server_down or self.disabled_reason:
+                if left <= 0 or self.disabled_reason:
                     return False
+                if self.server_down and not self._busy:
+                    if tried_again or self._asked_wait:
+                        return False
+                    tried_again = True
+                    self._retry_now = True  # cleared by the thread as that try starts
+                    self._cond.notify_all()
+                    self._cond.wait_for(lambda: not (self._retry_now or self._busy), left)
+                    continue
                 self._cond.wait(min(left, 0.2))
         return True
 
@@ -224,6 +239,7 @@ class Uploader:
                 if self._closing:
                     return
                 self._busy = True
+                self._retry_now = False
             try:
                 self._round()
                 self.cpu_ns = time.thread_time_ns()
@@ -231,6 +247,7 @@ class Uploader:
                 if self.server_down:
                     log.warning("profiler: server reachable again; spooled chunks uploaded")
                 self.server_down = False
+                self._asked_wait = False
             except ApiError as err:
                 if not err.retryable:
                     self.disabled_reason = str(err)
@@ -245,19 +262,21 @@ class Uploader:
                     self.server_down = True
                     failures += 1
                     asked_wait_s = err.retry_after_s or 0.0
+                    self._asked_wait = asked_wait_s > 0
             except Exception as exc:  # noqa: BLE001 - the thread must survive anything
                 self._warn_once("crash", f"upload failed unexpectedly: {exc!r}")
                 failures += 1
             finally:
                 with self._cond:
                     self._busy = False
+                    self.failed_tries = failures
                     self._cond.notify_all()
             if failures:
                 delay = min(MAX_BACKOFF_S, 0.5 * 2 ** (failures - 1)) * random.uniform(0.8, 1.2)
                 # A busy server (429/503) says when to come back; sooner would only be refused.
                 delay = max(delay, min(asked_wait_s, MAX_RETRY_AFTER_S))
                 with self._cond:
-                    self._cond.wait_for(lambda: self._closing, timeout=delay)
+                    self._cond.wait_for(lambda: self._closing or self._retry_now, timeout=delay)
 
     def _round(self) -> None:
         assert self.sender is not None

@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import collector
+from collector.api import ApiClient
 from collector.profiler import Profiler
+from collector.spool import ProcessSpool
+from collector.uploader import Uploader
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.traces import IngestResult, TimelineReader, ingest_trace
 from tests.conftest import wait_for
@@ -129,3 +132,21 @@ def annotation_counts(chunks: list[Chunk]) -> dict[str, int]:
         for name in chunk.event_names()[mask].tolist():
             counts[name] = counts.get(name, 0) + 1
     return counts
+
+
+def live_uploader(server_url: str, token: str, spool: Path, job: str) -> Uploader:
+    """A training process's upload thread for ``job``, started, with no training around it."""
+    info = {
+        "job": {"name": job, "status": "in_progress"},
+        "source": {"node": "node-0", "rank": 0, "pid": os.getpid(), "hostname": "node-0"},
+        "server_url": server_url,
+        "final_status": None,
+    }
+    uploader = Uploader(ProcessSpool(spool), ApiClient(server_url, token), info, 64 << 20)
+    uploader.start()
+    return uploader
+
+
+def collector_chunks(count: int) -> list[Path]:
+    """The first ``count`` chunks of a real collector job (an H100 CNN)."""
+    return sorted((DATA / "h100_collector").glob("*.pcol"))[:count]

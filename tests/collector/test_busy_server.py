@@ -8,10 +8,11 @@ import subprocess
 import pytest
 
 from profiler_app.core.models import ProfilePart, TrainingJob
+from tests.conftest import wait_for
 from tests.core.test_admission import queue
 
 from .busy_proxy import BusyProxy
-from .helpers import DATA, python
+from .helpers import DATA, collector_chunks, live_uploader, python
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -58,3 +59,20 @@ def test_when_the_wait_runs_out_it_fails_and_leaves_no_empty_job(server, user, s
     assert "removed the empty job 'gives-up': nothing was stored" in done.stderr
     assert not TrainingJob.objects.filter(name="gives-up").exists()
     assert ProfilePart.objects.filter(job=other).count() == 200 + 2  # untouched
+
+
+def test_a_job_ending_while_the_server_asks_it_to_wait_leaves_it_alone(server, tmp_path):
+    """At exit, a server that answered 429 with a Retry-After is not asked again at once: the
+    chunk stays in the spool for a later flush."""
+    proxy = BusyProxy(server.url, refusals=100, retry_after_s=60)
+    try:
+        uploader = live_uploader(proxy.url, server.token, tmp_path / "spool", "busy-at-exit")
+        (chunk,) = collector_chunks(1)
+        uploader.submit(chunk.name, chunk.read_bytes())
+        wait_for(lambda: uploader.failed_tries >= 1, timeout=120, interval=0.05)
+        assert not uploader.close(timeout_s=120)
+    finally:
+        proxy.close()
+    assert proxy.refused == 1
+    assert [p.name for p in (tmp_path / "spool").glob("*.pcol")] == [chunk.name]
+    assert not ProfilePart.objects.filter(job__name="busy-at-exit").exists()

@@ -19,7 +19,17 @@ from profiler_app.history.models import RunVerdict, SeriesRun
 from tests.conftest import wait_for
 from tracefmt.chunk import Chunk, read_chunk
 
-from .helpers import DATA, EXAMPLE, JOBS, job_env, python, settled_parts, step_names
+from .helpers import (
+    DATA,
+    EXAMPLE,
+    JOBS,
+    collector_chunks,
+    job_env,
+    live_uploader,
+    python,
+    settled_parts,
+    step_names,
+)
 from .proxy import TcpProxy
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -146,6 +156,30 @@ def test_a_server_outage_mid_run_loses_nothing(server, tmp_path):
     job.refresh_from_db()
     assert job.status == "completed"
     assert_complete(processed_chunks(job), 200)
+
+
+def test_a_job_ending_while_it_waits_out_an_outage_sends_everything_at_exit(server, tmp_path):
+    """The server is back while the upload thread waits before its next try: the job's exit
+    tries again at once and sends all, leaving nothing for a later flush."""
+    proxy = proxy_for(server)
+    proxy.stop()
+    uploader = live_uploader(proxy.url, server.token, tmp_path / "spool", "back-at-exit")
+    chunks = collector_chunks(2)
+    for chunk in chunks:
+        uploader.submit(chunk.name, chunk.read_bytes())
+    # Four tries failed: the next is 4 s (3.2 to 4.8 s) away.
+    wait_for(lambda: uploader.failed_tries >= 4, timeout=120, interval=0.05)
+    proxy.start()
+    uploader.set_status("completed", timezone.now().isoformat())
+    try:
+        assert uploader.close(timeout_s=120)
+    finally:
+        proxy.stop()
+    job = TrainingJob.objects.get(name="back-at-exit")
+    assert job.status == "completed"
+    parts = ProfilePart.objects.filter(job=job)
+    assert sorted(parts.values_list("original_name", flat=True)) == [c.name for c in chunks]
+    assert not list((tmp_path / "spool").glob("*.pcol"))
 
 
 def test_chunks_spooled_until_after_exit_are_flushed_once(server, tmp_path):
