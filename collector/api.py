@@ -15,6 +15,11 @@ from requests_toolbelt import MultipartEncoder, MultipartEncoderMonitor
 
 ProgressFn = Callable[[int, int], None]
 
+# A server that has not taken the connection in this long is out of reach (a lost SYN is sent
+# again after 1 s and 3 s): the next try, or a job's exit, need not wait the whole request
+# timeout, which is for an upload's answer.
+CONNECT_TIMEOUT_S = 10.0
+
 
 class ApiError(Exception):
     """The server answered with an error. ``retryable`` says whether trying later can help, and
@@ -39,9 +44,15 @@ class ServerUnreachable(ApiError):
 
 
 class ApiClient:
-    def __init__(self, server_url: str, token: str | None, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        server_url: str,
+        token: str | None,
+        timeout_s: float = 30.0,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    ) -> None:
         self.server_url = server_url.rstrip("/")
-        self.timeout_s = timeout_s
+        self._timeouts = (min(connect_timeout_s, timeout_s), timeout_s)
         self._session = requests.Session()
         self._session.headers["User-Agent"] = "profiler-app-collector/1"
         if token:
@@ -138,7 +149,7 @@ class ApiClient:
         url = path if path.startswith("http") else f"{self.server_url}{path}"
         try:
             with self._lock:
-                resp = self._session.request(method, url, timeout=self.timeout_s, **kwargs)
+                resp = self._session.request(method, url, timeout=self._timeouts, **kwargs)
         except requests.RequestException as exc:
             raise ServerUnreachable(f"{self.server_url} unreachable: {_short(exc)}") from exc
         if resp.status_code >= 400:

@@ -3,6 +3,7 @@ job finishes normally. Real processes, real sockets, real file systems."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -10,9 +11,14 @@ import signal
 import socket
 import subprocess
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
+
+from collector.api import ApiClient, ServerUnreachable
+from tests.conftest import wait_for
 
 from .helpers import JOBS, annotation_counts, job_env, python, spooled_chunks, step_names
 
@@ -23,6 +29,33 @@ def closed_port_url() -> str:
     port = probe.getsockname()[1]
     probe.close()  # nothing listens there now
     return f"http://127.0.0.1:{port}"
+
+
+@contextlib.contextmanager
+def port_that_never_takes_a_connection() -> Iterator[str]:
+    """A listening port whose queue is full: the kernel drops new connections' SYNs, as a
+    firewall or a network partition does, so a connect neither succeeds nor is refused."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)  # room for one connection, which is never accepted
+    port = listener.getsockname()[1]
+    filler = socket.create_connection(("127.0.0.1", port))
+    wait_for(lambda: accept_queue(port) >= 1, timeout=60, interval=0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        filler.close()
+        listener.close()
+
+
+def accept_queue(port: int) -> int:
+    """How many connections wait to be accepted on a listening 127.0.0.1 ``port``."""
+    local = f"0100007F:{port:04X}"
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[1] == local and fields[3] == "0A":  # LISTEN; its rx_queue is the queue
+            return int(fields[4].split(":")[1], 16)
+    return 0
 
 
 def run_job(env: dict[str, str], *args: str, preexec=None) -> subprocess.CompletedProcess:
@@ -151,3 +184,14 @@ def test_the_package_imports_without_django_or_torch():
         [python(), "-c", code], capture_output=True, text=True, env=job_env(Path("/nonexistent"))
     )
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_server_out_of_reach_costs_a_try_its_connect_timeout_not_the_request_timeout():
+    """A job's last try at exit, or the next try of its upload thread, gives up on a host that
+    drops its packets at the connect timeout; the request timeout is for an upload's answer
+    (with one connect timeout for all, this waits the pytest timeout out and fails)."""
+    with port_that_never_takes_a_connection() as url:
+        client = ApiClient(url, "token", timeout_s=3600, connect_timeout_s=1)
+        with pytest.raises(ServerUnreachable, match="unreachable") as failed:
+            client.find_job("any")
+    assert isinstance(failed.value.__cause__, requests.ConnectTimeout)
