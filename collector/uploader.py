@@ -131,7 +131,7 @@ class Uploader:
         self.max_memory_bytes = max_memory_bytes
         self.server_down = False
         self.disabled_reason: str | None = None
-        # Tries that met an outage since the last one that went through (the backoff grows).
+        # Failed tries since the last one that went through (the backoff grows with them).
         self.failed_tries = 0
         # CPU time of the upload thread so far (the overhead budget counts it).
         self.cpu_ns = 0
@@ -142,7 +142,7 @@ class Uploader:
         self._busy = False
         self._closing = False
         self._retry_now = False  # drain() cuts the backoff short for one last try
-        self._asked_wait = False  # the last refusal came with a Retry-After
+        self._asked_wait_s = 0.0  # the Retry-After of the last refusal (0: none)
         self._warned: set[str] = set()
         self._thread: threading.Thread | None = None
 
@@ -208,7 +208,7 @@ class Uploader:
                 if left <= 0 or self.disabled_reason:
                     return False
                 if self.server_down and not self._busy:
-                    if tried_again or self._asked_wait:
+                    if tried_again or self._asked_wait_s > 0:
                         return False
                     tried_again = True
                     self._retry_now = True  # cleared by the thread as that try starts
@@ -229,8 +229,6 @@ class Uploader:
         return bool(self._statuses or self._memory or self.spool.pending())
 
     def _run(self) -> None:
-        failures = 0
-        asked_wait_s = 0.0  # the server's Retry-After on the last failure
         while True:
             with self._cond:
                 while not self._closing and (self.disabled_reason or not self._has_work()):
@@ -243,11 +241,10 @@ class Uploader:
             try:
                 self._round()
                 self.cpu_ns = time.thread_time_ns()
-                failures = 0
+                self.failed_tries = 0
                 if self.server_down:
                     log.warning("profiler: server reachable again; spooled chunks uploaded")
                 self.server_down = False
-                self._asked_wait = False
             except ApiError as err:
                 if not err.retryable:
                     self.disabled_reason = str(err)
@@ -260,21 +257,19 @@ class Uploader:
                             "profiler: %s; spooling to %s and retrying", err, self.spool.path
                         )
                     self.server_down = True
-                    failures += 1
-                    asked_wait_s = err.retry_after_s or 0.0
-                    self._asked_wait = asked_wait_s > 0
+                    self.failed_tries += 1
+                    self._asked_wait_s = err.retry_after_s or 0.0
             except Exception as exc:  # noqa: BLE001 - the thread must survive anything
                 self._warn_once("crash", f"upload failed unexpectedly: {exc!r}")
-                failures += 1
+                self.failed_tries += 1
             finally:
                 with self._cond:
                     self._busy = False
-                    self.failed_tries = failures
                     self._cond.notify_all()
-            if failures:
+            if failures := self.failed_tries:
                 delay = min(MAX_BACKOFF_S, 0.5 * 2 ** (failures - 1)) * random.uniform(0.8, 1.2)
                 # A busy server (429/503) says when to come back; sooner would only be refused.
-                delay = max(delay, min(asked_wait_s, MAX_RETRY_AFTER_S))
+                delay = max(delay, min(self._asked_wait_s, MAX_RETRY_AFTER_S))
                 with self._cond:
                     self._cond.wait_for(lambda: self._closing or self._retry_now, timeout=delay)
 
