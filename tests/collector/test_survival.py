@@ -189,7 +189,7 @@ def test_the_package_imports_without_django_or_torch():
 def test_a_server_out_of_reach_costs_a_try_its_connect_timeout_not_the_request_timeout():
     """A job's last try at exit, or the next try of its upload thread, gives up on a host that
     drops its packets at the connect timeout; the request timeout is for an upload's answer
-    (with one connect timeout for all, this waits the pytest timeout out and fails)."""
+    (with one timeout for both, this waits out the pytest timeout and fails)."""
     with port_that_never_takes_a_connection() as url:
         client = ApiClient(url, "token", timeout_s=3600, connect_timeout_s=1)
         with pytest.raises(ServerUnreachable, match="unreachable") as failed:
