@@ -10,7 +10,7 @@ from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 
-from tests.traces.expected import DATA, ns
+from tests.traces.expected import DATA, load_json, ns
 
 # HTA's computation kernels: every kernel except NCCL ones and names with Memcpy/Memset/Sync.
 NOT_COMPUTE = re.compile(r"^(nccl|rccl).*Kernel|.*Memcpy|Memset|.*Sync")
@@ -18,9 +18,7 @@ DTYPE_BYTES = {"Float": 4, "Half": 2, "BFloat16": 2, "Byte": 1, "Char": 1, "Long
 
 
 def load(trace: str | Path) -> dict:
-    path = trace if isinstance(trace, Path) else DATA / trace
-    with gzip.open(path) as f:
-        return json.load(f, parse_float=Decimal)
+    return load_json(trace if isinstance(trace, Path) else DATA / trace)
 
 
 def step_breakdown(trace: str) -> dict[int, tuple[int, int, int, int]]:
