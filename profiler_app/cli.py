@@ -37,8 +37,23 @@ def say(message: str) -> None:
     print(f"[profiler-app] {message}", flush=True)
 
 
-def manage(*args: str, env: dict[str, str]) -> None:
-    subprocess.run([sys.executable, "-m", "django", *args], env=env, check=True)
+class StartUpFailed(Exception):
+    """A start-up step (migrate, collectstatic, the first admin) did not succeed."""
+
+
+def manage(command: str, **options) -> None:
+    """A management command in the launcher's own process: Django is set up here already, and
+    a child process would pay for Django's start again (a second or more each, three a start).
+    The launcher holds no database connection afterwards while it watches its children."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    try:
+        call_command(command, interactive=False, **options)
+    except Exception as exc:
+        raise StartUpFailed(f"{command}: {exc}") from exc
+    finally:
+        connection.close()
 
 
 # A worker's main process sends the broker nothing on its own. Celery's worker heartbeat (and
@@ -138,25 +153,26 @@ class Child:
             self.process.wait()
 
 
-def ensure_admin(env: dict[str, str]) -> str:
+def ensure_admin() -> str:
     """First start: an admin with a generated password, saved for the person who started it.
     Once any administrator exists, nothing changes.
 
     Returns how to log in."""
     from django.contrib.auth import get_user_model
-    from django.db import connection
+    from django.db import DatabaseError, connection
 
     password_file = data_dir() / "admin-password.txt"
-    exists = get_user_model().objects.filter(is_superuser=True).exists()
-    connection.close()  # the launcher holds no connection while it watches its children
-    if not exists:
-        password = secrets.token_urlsafe(12)
-        admin = {
-            "DJANGO_SUPERUSER_USERNAME": ADMIN_USER,
-            "DJANGO_SUPERUSER_PASSWORD": password,
-            "DJANGO_SUPERUSER_EMAIL": "",
-        }
-        manage("createsuperuser", "--noinput", env={**env, **admin})
+    users = get_user_model().objects
+    password = secrets.token_urlsafe(12)
+    try:
+        created = not users.filter(is_superuser=True).exists()
+        if created:
+            users.create_superuser(ADMIN_USER, "", password)
+    except DatabaseError as exc:
+        raise StartUpFailed(f"creating the administrator: {exc}") from exc
+    finally:
+        connection.close()  # the launcher holds no connection while it watches its children
+    if created:
         password_file.write_text(password + "\n")
         password_file.chmod(0o600)
         say(f"created the administrator account '{ADMIN_USER}'")
@@ -284,8 +300,8 @@ def up(host: str, port: int) -> int:
         welcome = Welcome(base_url, login_hint, root)
         watch = DependencyWatch(services)
         _supervise(children, env, watch, stopping, run_file, urls, base_url, welcome)
-    except subprocess.CalledProcessError as err:
-        say(f"start-up step failed: {' '.join(err.cmd)} exited with {err.returncode}")
+    except StartUpFailed as err:
+        say(f"start-up step failed: {err}")
         exit_code = 1
     finally:
         deadline = time.monotonic() + STOP_GRACE_SECONDS
@@ -310,13 +326,13 @@ def _start(
     """Migrates and starts worker, sweeper, beat and web; returns them and how the
     administrator logs in."""
     say("applying database migrations")
-    manage("migrate", "--noinput", env=env)
-    manage("collectstatic", "--noinput", "--verbosity", "0", env=env)
+    manage("migrate")
+    manage("collectstatic", verbosity=0)
     children = [
         Child(role, role_command(role, host, port)) for role in ("worker", "sweeper", "beat")
     ]
     children.append(Child("web", role_command("web", host, port)))
-    login_hint = ensure_admin(env)
+    login_hint = ensure_admin()
     for child in children:
         child.start(env)
     write_run_file(run_file, urls, base_url, children)

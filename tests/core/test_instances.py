@@ -1,6 +1,7 @@
 """Two instances of `profiler-app up` on one host, each with its own data directory (and its
 embedded PostgreSQL and Redis): every socket and pid file an instance makes lies in its own data
-directory, and stopping one removes its own and leaves the other's, which keeps serving."""
+directory, and stopping one removes its own and leaves the other's, which keeps serving. Each
+first start makes its own administrator, whose password it keeps in its data directory."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import os
 from pathlib import Path
 
 import pytest
+import requests
 from gunicorn.ctl.client import ControlClient
 
-from profiler_app.cli import control_socket
+from profiler_app.cli import ADMIN_USER, control_socket
 from tests.core.launcher import Launcher, folder_outside_pytest, free_port, wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
@@ -48,6 +50,19 @@ class Instance:
     def pids(self) -> dict[str, int]:
         return json.loads((self.data / "run.json").read_text())["children"]
 
+    def signs_in(self, password: str) -> bool:
+        """The administrator signs in with ``password`` as the login page does."""
+        base = self.launcher.url
+        session = requests.Session()
+        session.get(f"{base}/api/auth/me/", timeout=10)  # sets the CSRF cookie
+        answer = session.post(
+            f"{base}/api/auth/login/",
+            json={"username": ADMIN_USER, "password": password},
+            headers={"X-CSRFToken": session.cookies["csrftoken"]},
+            timeout=10,
+        )
+        return answer.status_code == 200 and answer.json()["username"] == ADMIN_USER
+
 
 @pytest.fixture
 def host():
@@ -65,6 +80,15 @@ def test_two_instances_on_one_host_keep_their_own_files(host):
                 what: path.exists() for what, path in instance.files().items()
             } == dict.fromkeys(instance.files(), True)
             assert instance.listens_on() == [f"http://127.0.0.1:{instance.port}"]
+        passwords = []
+        for instance in (first, second):
+            assert instance.launcher.said(f"created the administrator account '{ADMIN_USER}'")
+            kept = instance.data / "admin-password.txt"
+            assert kept.stat().st_mode & 0o777 == 0o600
+            passwords.append(kept.read_text().strip())
+            assert instance.signs_in(passwords[-1])
+            assert not instance.signs_in(passwords[-1] + "x")
+        assert passwords[0] != passwords[1]
         second_pids = second.pids()
 
         first.launcher.stop()

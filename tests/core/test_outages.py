@@ -21,6 +21,7 @@ import psycopg
 import pytest
 
 from tests.core.launcher import (
+    DEADLINE_S,
     Launcher,
     RedisServer,
     alive,
@@ -146,3 +147,29 @@ def test_it_starts_a_killed_embedded_postgres_again(tmp_path, host):
     finally:
         launcher.stop()
         redis.kill()
+
+
+def test_a_database_down_at_start_is_named_and_nothing_is_started(tmp_path):
+    """The migration is the first step that needs the database: the launcher says that it failed
+    and why, starts none of its processes and exits 1 (a database up but unreachable, such as a
+    wrong DATABASE_URL, is met the same way)."""
+    redis = RedisServer(tmp_path)
+    redis.start()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgresql://postgres@127.0.0.1:{free_port()}/profiler",
+        "REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
+        "PROFILER_DATA_DIR": str(tmp_path / "data"),
+        "PROFILER_MEDIA_ROOT": str(tmp_path / "media"),
+    }
+    launcher = Launcher(env, free_port())
+    try:
+        assert launcher.process.wait(DEADLINE_S) == 1
+        wait_for(lambda: launcher.said("stopped"), "the launcher's last line")
+    finally:
+        launcher.stop()
+        redis.kill()
+    [failed] = [line for line in launcher.seen if "start-up step failed" in line]
+    assert failed.startswith("[profiler-app] start-up step failed: migrate: connection failed")
+    assert "Connection refused" in failed
+    assert not launcher.said("started")
