@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass
@@ -46,11 +47,13 @@ def manage(command: str, **options) -> None:
     a child process would pay for Django's start again (a second or more each, three a start).
     The launcher holds no database connection afterwards while it watches its children."""
     from django.core.management import call_command
-    from django.db import connection
+    from django.db import DatabaseError, connection
 
     try:
         call_command(command, interactive=False, **options)
     except Exception as exc:
+        if not isinstance(exc, DatabaseError):  # a database away says it all in its message
+            traceback.print_exc()
         raise StartUpFailed(f"{command}: {exc}") from exc
     finally:
         connection.close()
