@@ -151,8 +151,8 @@ def test_it_starts_a_killed_embedded_postgres_again(tmp_path, host):
 
 def test_a_database_down_at_start_is_named_and_nothing_is_started(tmp_path):
     """The migration is the first step that needs the database: the launcher says that it failed
-    and why, starts none of its processes and exits 1 (a database up but unreachable, such as a
-    wrong DATABASE_URL, is met the same way)."""
+    and why, starts none of its processes and exits 1 (a wrong DATABASE_URL is met the same
+    way)."""
     redis = RedisServer(tmp_path)
     redis.start()
     env = {
