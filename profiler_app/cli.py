@@ -44,8 +44,7 @@ class StartUpFailed(Exception):
 
 def manage(command: str, **options) -> None:
     """A management command in the launcher's own process: Django is set up here already, and
-    a child process would pay for Django's start again (a second or more each, two or three a
-    start).
+    a child process would start Django again (a second or more each, two or three a start).
     The launcher holds no database connection afterwards while it watches its children."""
     from django.core.management import call_command
     from django.db import DatabaseError, connection
