@@ -8,34 +8,19 @@ database; the Django side stores the returned frames. Each format has its reader
 
 from __future__ import annotations
 
-import gc
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Executor
-from contextlib import contextmanager
 from pathlib import Path
 
 from profiler_app.traces.collector_part import ingest_collector
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.kineto_part import ingest_kineto
 from profiler_app.traces.part_sink import IngestResult, Limits
-from profiler_app.traces.process_memory import release_free_memory
+from profiler_app.traces.process_memory import collector_paused, release_free_memory
 from profiler_app.traces.xplane import ingest_xplane, is_xplane
 
 KINETO, COLLECTOR = "kineto", "collector"
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Millions of short-lived objects make the cyclic GC rescan the heap over and over; the
-    structs decoded here hold no cycles, so collection can wait until the end."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def ingest_trace(
@@ -56,7 +41,7 @@ def ingest_trace(
     if store_dir.exists():
         shutil.rmtree(store_dir)
     try:
-        with _gc_paused():
+        with collector_paused():  # the decoded structs hold no cycles
             if kind == KINETO and is_xplane(Path(path)):
                 # A trace file from TensorFlow's or JAX's profiler: uploaded as a trace too.
                 result = ingest_xplane(Path(path), store_dir, limits, progress, executor, workers)

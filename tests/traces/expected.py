@@ -7,13 +7,14 @@ convert to nanoseconds exactly (no float rounding anywhere).
 from __future__ import annotations
 
 import functools
-import gc
 import gzip
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
+
+from profiler_app.traces.process_memory import collector_paused
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 TRACES = [
@@ -48,26 +49,18 @@ def raw_trace(trace: str | Path, exact: bool = True) -> dict:
 def _parsed(path: Path, exact: bool) -> dict:
     """Keyed by the resolved path: a name and a path to the same file are parsed once.
 
-    Kept for the session, so frozen: a full garbage collection walks every object the
-    collector tracks, and a test process holding a few traces' millions of dicts and lists
-    spent a tenth of its time walking them (20 s of 174 s in tests/timeline and
-    tests/insights)."""
-    data = load_json(path, exact)
-    gc.freeze()
-    return data
+    Kept for the session, so frozen out of the garbage collector's generations: a test process
+    holding a few traces' millions of dicts and lists spent a tenth of its time walking them in
+    full collections (20 s of 174 s in tests/timeline and tests/insights)."""
+    with collector_paused(keep=True):
+        return load_json(path, exact)
 
 
 def load_json(path: Path, exact: bool = True) -> dict:
-    """A gzipped JSON trace, read with the garbage collector paused: the millions of containers
-    it creates hold no cycles, yet each few hundred of them would set off a collection."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        with gzip.open(path) as f:
-            return json.load(f, parse_float=Decimal) if exact else json.load(f)
-    finally:
-        if enabled:
-            gc.enable()
+    """A gzipped JSON trace, read with the garbage collector paused (its millions of
+    containers hold no cycles)."""
+    with collector_paused(), gzip.open(path) as f:
+        return json.load(f, parse_float=Decimal) if exact else json.load(f)
 
 
 def ns(value) -> int:

@@ -8,10 +8,9 @@ collapsed group draws. Launch→run pairs of the wide events come along for the 
 
 from __future__ import annotations
 
-import gc
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +20,7 @@ from profiler_app.timeline.pure.lanes import RUN_KINDS
 from profiler_app.timeline.pure.series import Series, per_bucket
 from profiler_app.timeline.pure.tree import Part, TreeNode, build_tree, nodes_made_at_once
 from profiler_app.timeline.pure.viewport import RowView, Window
+from profiler_app.traces.process_memory import collector_paused
 
 MAX_FLOWS = 2000
 _RUN_KIND_TABLE = np.zeros(256, dtype=bool)
@@ -71,39 +71,22 @@ class Viewport:
     flows: Flows
 
 
-# Trees of fewer nodes are built with the collector running: its full pass before the pause
-# costs more (0.05 s quiet, 0.3 s in a process that had just parsed) than they spare.
+# The tree of a job of 200,000 processes is 600,000 nodes and a few million lists and dicts,
+# none of them garbage: the cyclic collector's passes over them as they were made took two thirds
+# of its building time, and kept open for the job's readers they would be walked again by the
+# next passes (7 s of the next request on a loaded machine), so a large tree is built with the
+# collector paused and kept frozen (``collector_paused``; freed by their count of references as
+# any object, once no cache holds them). Trees of fewer nodes are built with the collector
+# running: its full pass before the pause costs more (0.05 s quiet, 0.3 s in a process that had
+# just parsed) than they spare.
 _PAUSE_OVER_NODES = 50_000
-
-
-@contextmanager
-def _collector_paused(pause: bool) -> Iterator[None]:
-    """The tree of a job of 200,000 processes is 600,000 nodes and a few million lists and
-    dicts, none of them garbage: the cyclic collector's passes over them as they were made took
-    two thirds of its building time. Built, they are frozen out of its generations: kept open
-    for the job's readers, they would otherwise be walked again by the next passes (7 s of the
-    next request on a loaded machine), whichever request made them. Freed by their count of
-    references as any object, once no cache holds them. The freeze takes every object of the
-    process: the garbage waiting for the collector is collected first, or it would be kept for
-    ever."""
-    if not pause:
-        yield
-        return
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
 
 
 class JobTimeline:
     def __init__(self, parts: list[Part], series: Sequence[Series] = ()) -> None:
         self.parts = {p.id: p for p in parts}
-        with _collector_paused(nodes_made_at_once(parts) > _PAUSE_OVER_NODES):
+        large = nodes_made_at_once(parts) > _PAUSE_OVER_NODES
+        with collector_paused(keep=True) if large else nullcontext():
             self.roots = build_tree(parts, series)
             # The nodes kept: a large group's children are made when read (``node``).
             self.nodes = {n.id: n for root in self.roots for n in root.walk_made()}
