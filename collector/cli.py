@@ -436,18 +436,27 @@ def _wait_for_processing(client: ApiClient, job_id: int, timeout_s: float = 3600
     """Polls until every part of the job is processed; returns how many failed (or 1 on
     timeout)."""
     deadline = time.monotonic() + timeout_s
+    # Redrawn in place on a terminal; in a CI log, one line each time the count moves.
+    tty = sys.stderr.isatty()
+    shown = ""
     while time.monotonic() < deadline:
         parts = client.list_parts(job_id)
         done = sum(p["state"] == "done" for p in parts)
         failed = [p for p in parts if p["state"] == "failed"]
-        print(f"\rprocessed {done + len(failed)}/{len(parts)}", end="", file=sys.stderr)
+        line = f"processed {done + len(failed)}/{len(parts)}"
+        if tty:
+            print(f"\r{line}", end="", file=sys.stderr, flush=True)
+        elif line != shown:
+            print(line, file=sys.stderr, flush=True)
+        shown = line
         if done + len(failed) == len(parts):
-            print(file=sys.stderr)
+            if tty:
+                print(file=sys.stderr)
             for p in failed:
                 print(f"part {p['original_name']} failed: {p['error']}", file=sys.stderr)
             return len(failed)
         time.sleep(1)
-    print("\ntimed out waiting for processing", file=sys.stderr)
+    print(("\n" if tty else "") + "timed out waiting for processing", file=sys.stderr)
     return 1
 
 

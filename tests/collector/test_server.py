@@ -363,11 +363,17 @@ def test_the_cli_uploads_multi_rank_traces_as_one_job(server):
         "--token", server.token,
         "--wait",
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "created job 'multirank'" in done.stderr
-    assert "rank-0.json.gz (rank 0, algo-1) [########################] 100%" in done.stderr
-    assert "processed 2/2" in done.stderr
+    # Bytes: text mode would turn a carriage return into a newline.
+    done = subprocess.run(command, capture_output=True, timeout=300)
+    stderr = done.stderr.decode()
+    assert done.returncode == 0, stderr
+    assert "created job 'multirank'" in stderr
+    assert "rank-0.json.gz (rank 0, algo-1) [########################] 100%" in stderr
+    # Not a terminal: the wait's count is one plain line each time it moves, ending at 2/2.
+    assert "\r" not in stderr
+    counts = [line for line in stderr.splitlines() if line.startswith("processed ")]
+    assert counts[-1] == "processed 2/2"
+    assert len(counts) == len(set(counts))
     job = TrainingJob.objects.get(name="multirank")
     assert job.status == "completed"
     parts = ProfilePart.objects.filter(job=job).order_by("rank")
