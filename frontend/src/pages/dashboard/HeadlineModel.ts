@@ -6,7 +6,9 @@ export const PART_LABELS: Record<string, string> = {
   kernels: "GPU kernels",
   copies: "Memory copies",
   sets: "Memory sets",
-  sync_waits: "Sync waits",
+  // GPU idle while the host synchronises: the host's waits while the GPU works count as GPU
+  // work here (Insights' Synchronization rule measures those), so the label says which.
+  sync_waits: "Sync (GPU idle)",
   data_loading: "Data loading",
   host_only: "Host only (GPU idle)",
   idle: "Idle",
