@@ -230,7 +230,7 @@ def _flush_command(sub: Any) -> None:
         "--end",
         action="store_true",
         help="end the flushed jobs whose process never sent a final status (killed or crashed): "
-        "they are marked Stopped and judged",
+        "they are marked Stopped, as of the last chunk they recorded, and judged",
     )
     _server_options(fl)
     _wait_option(fl)
@@ -390,6 +390,8 @@ def flush(args: argparse.Namespace) -> int:
         sender = SpoolSender(spool, ApiClient(server, args.token))
         patience = Patience(args.max_wait, sys.stderr)
         pending = spool.pending()
+        # Read before anything is sent: each upload writes to the spool's ledger.
+        last_recorded = spool.last_recorded_at()
         try:
             for path in pending:
                 bar = ProgressBar(f"{label} {path.name}", sys.stderr)
@@ -397,7 +399,8 @@ def flush(args: argparse.Namespace) -> int:
                 bar.finish("done")
             patience.call(label, sender.flush)
             if args.end and not info.get("final_status"):
-                patience.call(label, partial(sender.send_status, "stopped"))
+                ended_at = last_recorded.isoformat() if last_recorded else None
+                patience.call(label, partial(sender.send_status, "stopped", ended_at))
                 info["final_status"] = "stopped (--end)"
         except (ApiError, OSError) as err:
             print(f"{label}: {err}", file=sys.stderr)

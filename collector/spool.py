@@ -17,11 +17,12 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from collector.identity import Identity, safe_name
-from tracefmt.chunk import FILE_SUFFIX
+from tracefmt.chunk import FILE_SUFFIX, ChunkFormatError, read_chunk_meta
 
 JOB_FILE = "job.json"
 LEDGER_FILE = "uploaded.sha256"
@@ -87,6 +88,21 @@ class ProcessSpool:
         if not self.path.is_dir():
             return []
         return sorted(p for p in self.path.iterdir() if p.suffix == FILE_SUFFIX and p.is_file())
+
+    def last_recorded_at(self) -> datetime | None:
+        """When the process last recorded anything here: its newest waiting chunk's creation
+        time, else its last upload (the ledger's) or its start (the job file's). A job whose
+        process died ended then, not when its spool is flushed, days later maybe."""
+        for path in reversed(self.pending()):
+            with contextlib.suppress(ChunkFormatError, OSError):
+                created_us = read_chunk_meta(path)["created_ns"] // 1000
+                return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=created_us)
+        written = [
+            path.stat().st_mtime
+            for path in (self.path / LEDGER_FILE, self.path / JOB_FILE)
+            if path.exists()
+        ]
+        return datetime.fromtimestamp(max(written), UTC) if written else None
 
     def uploaded(self) -> set[str]:
         ledger = self.path / LEDGER_FILE

@@ -318,6 +318,25 @@ def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
     return Chunk(meta=meta, strings=strings_t, events=events, samples=samples, kineto=kineto)
 
 
+def read_chunk_meta(path: str | Path) -> dict[str, Any]:
+    """A chunk's meta alone, its columns and windows left unread (a spool's bookkeeping).
+    Raises ``ChunkFormatError`` as ``read_chunk`` does."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = _json_array(npz["meta"], "meta")
+    except ChunkFormatError:
+        raise
+    except KeyError as exc:
+        raise ChunkFormatError("not a profiler-app chunk: the archive has no 'meta' array") from exc
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ChunkFormatError(
+            f"not a profiler-app chunk (not a readable .npz archive): {exc}"
+        ) from exc
+    _check_meta(meta)
+    result: dict[str, Any] = meta
+    return result
+
+
 def _json_bytes(value: Any) -> np.ndarray:
     return np.frombuffer(json.dumps(value, separators=(",", ":")).encode(), dtype=np.uint8)
 

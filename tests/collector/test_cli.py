@@ -1,9 +1,14 @@
 import gzip
 import json
+import os
+import shutil
 import subprocess
+from datetime import UTC, datetime
 
 from collector.cli import _assign_ranks, main
+from collector.spool import JOB_FILE, LEDGER_FILE, ProcessSpool
 from collector.trace_files import describe, find_traces
+from tests.h200 import unpack
 
 from .helpers import DATA, REPO, python
 
@@ -78,3 +83,24 @@ def test_the_cli_explains_itself():
     assert "upload existing PyTorch profiler traces (*.pt.trace.json[.gz])" in done.stdout
     assert "profiler-collect flush" in done.stdout
     assert "$PROFILER_SERVER_URL" in done.stdout
+
+
+def test_a_spool_says_when_its_process_last_recorded_something(tmp_path):
+    """The newest readable waiting chunk's creation time; with none, the ledger's last write
+    (the last upload), else the job file's; nothing at all: None."""
+    spool = ProcessSpool(tmp_path / "job" / "algo-1-r0-p7")
+    assert spool.last_recorded_at() is None
+    spool.create()
+    spool.write_job({"job": {"name": "job"}})
+    os.utime(spool.path / JOB_FILE, (1_700_000_000, 1_700_000_000))
+    assert spool.last_recorded_at() == datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
+    spool.mark_uploaded(None, "0" * 64)
+    os.utime(spool.path / LEDGER_FILE, (1_700_000_100, 1_700_000_100))
+    assert spool.last_recorded_at() == datetime(2023, 11, 14, 22, 15, tzinfo=UTC)
+    chunks = sorted((unpack(tmp_path / "h200") / "spool").glob("*/*/*.pcol"))
+    for chunk in chunks[:2]:
+        shutil.copy(chunk, spool.path)
+    # The second chunk's meta.created_ns, 1795671583498635121, to the microsecond.
+    assert spool.last_recorded_at() == datetime(2026, 11, 26, 5, 39, 43, 498635, tzinfo=UTC)
+    (spool.path / "zz-000009.pcol").write_bytes(b"PK\x03\x04 cut short")  # unreadable: skipped
+    assert spool.last_recorded_at() == datetime(2026, 11, 26, 5, 39, 43, 498635, tzinfo=UTC)

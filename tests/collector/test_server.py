@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import io
+import json
 import shutil
 import signal
 import subprocess
-from datetime import timedelta
+import zipfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.utils import timezone
@@ -17,6 +21,7 @@ from profiler_app.core import logic as core_logic
 from profiler_app.core.models import PartState, ProfilePart, TrainingJob
 from profiler_app.history.models import RunVerdict, SeriesRun
 from tests.conftest import wait_for
+from tests.h200 import unpack
 from tracefmt.chunk import Chunk, read_chunk
 
 from .helpers import (
@@ -318,6 +323,29 @@ def test_a_killed_job_ends_after_the_silence_and_is_judged(server, tmp_path):
     assert (verdict.status, verdict.baseline) == ("unjudged", None)
     figures = SeriesRun.objects.get(job=job).figures
     assert figures["steps"] > 0 and figures["top_kernels"] == []
+
+
+def test_a_spool_flushed_days_later_with_end_ends_when_its_process_stopped(server, tmp_path):
+    """The real H200 spool, flushed days after its process died: the job is Stopped as of the
+    last chunk that process wrote (its meta's created_ns), not as of the flush."""
+    spool = unpack(tmp_path) / "spool"
+    chunks = sorted(spool.glob("*/*/*.pcol"))
+    with zipfile.ZipFile(chunks[-1]) as archive:  # the raw meta, read without the collector
+        meta = json.loads(np.load(io.BytesIO(archive.read("meta.npy"))).tobytes())
+    process = json.loads((chunks[-1].parent / "job.json").read_text())
+    cli = [
+        python(), "-m", "collector.cli", "flush", "--spool", str(spool), "--end",
+        "--server", server.url, "--token", server.token,
+    ]  # fmt: skip
+    done = subprocess.run(cli, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    job = TrainingJob.objects.get(name="h200-resnet50-bf16")
+    assert job.status == "stopped"
+    assert job.started_at == datetime.fromisoformat(process["job"]["started_at"])
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    assert job.ended_at == epoch + timedelta(microseconds=meta["created_ns"] // 1000)
+    assert job.ended_at.isoformat() == "2026-11-26T05:40:09.518585+00:00"
+    assert ProfilePart.objects.filter(job=job).count() == len(chunks) == 8
 
 
 def test_each_rank_uploads_its_own_parts_of_one_job(server, tmp_path):
