@@ -89,3 +89,18 @@ def test_it_names_the_job_a_link_shows_never_the_loaded_one(live_server, tab, us
     tab.get_by_role("navigation", name="Main").get_by_role("link", name="Info").click()
     expect(tab.get_by_role("heading", name=re.compile("shared-run"))).to_be_visible()
     expect(header).to_have_text("Loaded: shared-run")
+
+
+def test_a_laptops_screen_shows_the_loaded_jobs_whole_name(live_server, tab, user):
+    """At 1366 px the thirteen links used to leave the loaded job four letters ("Loa…")."""
+    job = TrainingJob.objects.create(name="h200-resnet50-bf16", owner=user, status="stopped")
+    LoadedProfile.objects.create(user=user, job=job)
+    sign_in(tab, live_server.url, "alice", "alice-password-1")
+    header = tab.get_by_test_id("topbar-profile")
+    expect(header).to_have_text("Loaded: h200-resnet50-bf16")
+    assert tab.viewport_size == {"width": 1366, "height": 800}
+    assert header.evaluate("el => el.scrollWidth <= el.clientWidth"), "the name is cut short"
+    expect(header).to_have_attribute(
+        "title", "Loaded: h200-resnet50-bf16, the profile the data views show"
+    )
+    screenshot(tab, "header-laptop-loaded")

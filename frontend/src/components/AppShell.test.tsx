@@ -135,6 +135,11 @@ describe("app shell and login", () => {
 
       const header = await screen.findByTestId("topbar-profile");
       await waitFor(() => expect(header).toHaveTextContent("Viewing: job-six not loaded"));
+      // The whole name on hover, where a laptop's screen cuts the header short.
+      expect(header).toHaveAttribute(
+        "title",
+        "Viewing job-six, a job that is not your loaded profile",
+      );
       expect(header).not.toHaveTextContent("job-four");
       const notice = await screen.findByTestId("not-loaded-notice");
       expect(notice).toHaveTextContent(
@@ -145,6 +150,7 @@ describe("app shell and login", () => {
       );
 
       await waitFor(() => expect(header).toHaveTextContent("Loaded: job-six"));
+      expect(header).toHaveAttribute("title", "Loaded: job-six, the profile the data views show");
       expect(screen.queryByTestId("not-loaded-notice")).not.toBeInTheDocument();
       expect(api.sent("DELETE /api/loaded-profile/")).toHaveLength(1);
       expect(api.sent("PUT /api/loaded-profile/")[0]!.body).toEqual({ job: 6 });

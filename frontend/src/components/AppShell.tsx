@@ -55,10 +55,13 @@ function Shell({ shown }: { shown: ShownJob | null }) {
         <span
           className="topbar-loaded"
           data-testid="topbar-profile"
+          // The whole name, where a narrow screen cuts it short.
           title={
             other
-              ? "This page shows a job that is not your loaded profile"
-              : "The profile the data views show"
+              ? `Viewing ${jobLabel(other)}, a job that is not your loaded profile`
+              : loadedName
+                ? `Loaded: ${loadedName}, the profile the data views show`
+                : "No profile loaded"
           }
         >
           {other ? (
