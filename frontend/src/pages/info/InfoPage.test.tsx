@@ -43,6 +43,25 @@ describe("Info page", () => {
       .on("GET /api/auth/me/", { status: 200, body: alice })
       .on("GET /api/loaded-profile/", { status: 200, body: loadedProfile(job) })
       .on("GET /api/jobs/7/", { status: 200, body: job })
+      // The real A100 trace's span (as a JSON number: to 256 ns): 2024-04-04 01:51:35.4 UTC on.
+      .on("GET /api/jobs/7/summary/", {
+        status: 200,
+        body: {
+          job: 7,
+          event_counts: {},
+          n_events: 45_422,
+          start_ns: 1_712_195_495_406_752_800,
+          end_ns: 1_712_195_496_004_644_000,
+          span_ns: 597_891_386,
+          ranks: [0, 1],
+          world_size: 2,
+          missing_ranks: [],
+          nodes: ["algo-1", "algo-2"],
+          parts: { pending: 0, processing: 0, done: 1, failed: 1, total: 2 },
+          progress: 1,
+          read_warnings: [],
+        },
+      })
       .on("GET /api/jobs/7/parts/", {
         status: 200,
         body: page([
@@ -71,6 +90,11 @@ describe("Info page", () => {
       screen.getByText("arn:aws:sagemaker:eu-west-1:123:training-job/llama"),
     ).toBeInTheDocument();
     expect(screen.getByText("partial")).toBeInTheDocument();
+    // When the events were recorded, and their span (the Dashboard's profile span).
+    const run = screen.getByRole("heading", { name: "Run" }).closest("section")!;
+    expect(
+      await within(run).findByText("Apr 4, 2024, 01:51 AM, span 0.597891 s"),
+    ).toBeInTheDocument();
 
     const parts = (await screen.findByText("rank1.json")).closest("tr")!;
     expect(within(parts).getByText("Failed")).toBeInTheDocument();

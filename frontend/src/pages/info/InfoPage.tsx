@@ -1,10 +1,11 @@
+import { useJobSummary } from "../../api/ranks";
 import type { TrainingJob } from "../../api/types";
 import { JobStateBadge, PartialBadge } from "../../components/Badges";
 import { type DataColumn, Table } from "../../components/DataTable";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { MissingRanksNote } from "../../components/MissingRanks";
 import { ReadWarnings } from "../../components/ReadWarnings";
-import { formatBytes, formatDateTime, formatElapsedMs } from "../../lib/format";
+import { formatBytes, formatDateTime, formatElapsedMs, formatSeconds } from "../../lib/format";
 import { isPartial } from "../../lib/jobs";
 import { useNow } from "../../lib/useNow";
 import { CaptureCard } from "./CaptureCard";
@@ -53,6 +54,10 @@ function JobInfo({ job }: { job: TrainingJob }) {
             <dd>{formatDateTime(job.ended_at)}</dd>
             <dt>Duration</dt>
             <dd>{duration(job, nowMs)}</dd>
+            <dt>Profiled</dt>
+            <dd>
+              <Profiled jobId={job.id} />
+            </dd>
             <dt>Profile size</dt>
             <dd>{formatBytes(job.size_bytes)}</dd>
           </dl>
@@ -120,6 +125,19 @@ const NODE_COLUMNS: DataColumn<TrainingJob["nodes"][number]>[] = [
   { key: "gpu_count", label: "GPUs", cell: (node) => node.gpu_count ?? "not recorded" },
   { key: "cpu_count", label: "CPUs", cell: (node) => node.cpu_count ?? "not recorded" },
 ];
+
+/** When the profile's first event was recorded and the span of its events (the Dashboard's
+ * profile span): for an imported trace, the only word on when it ran. */
+function Profiled({ jobId }: { jobId: number }) {
+  const summary = useJobSummary(jobId).data;
+  if (summary?.start_ns == null || summary.span_ns == null) return <>—</>;
+  const start = new Date(Math.floor(summary.start_ns / 1e6)).toISOString();
+  return (
+    <>
+      {formatDateTime(start)}, span {formatSeconds(summary.span_ns)}
+    </>
+  );
+}
 
 function duration(job: TrainingJob, nowMs: number): string {
   if (!job.started_at) return "—";
