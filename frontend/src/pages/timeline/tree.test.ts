@@ -27,6 +27,7 @@ const lane = (id: string): TrackNode => ({
   data: "events",
   rows: 1,
 });
+const counter = (id: string): TrackNode => ({ id, label: id, kind: "counter", data: "counter" });
 const group = (id: string, kind: string, children: TrackNode[]): TrackNode => ({
   id,
   label: id,
@@ -48,17 +49,29 @@ const roots: TrackNode[] = [
       ),
       process("p1", [1], [group("p1/gpu1/device", "device", [lane("p1/s7")])]),
     ]),
+    // After the GPUs here (the rank filter's tests index them first); first in a real tree.
+    group("algo-1/cpu", "cpu", [counter("algo-1/cpu/iowait"), counter("algo-1/cpu/faults")]),
   ]),
 ];
 
 describe("default expansion", () => {
-  it("opens nodes and the first process down to its streams; other processes stay collapsed", () => {
+  it("opens nodes and the first process down to its streams; other processes and the node's CPU counters stay collapsed", () => {
     expect([...defaultExpanded(roots)].sort()).toEqual([
       "algo-1",
       "algo-1/gpus",
       "p0",
       "p0/gpu0/device",
     ]);
+  });
+
+  it("opens a CPU heading that holds processes: a CPU-only job's events are there", () => {
+    const cpuOnly = group("cpu-box", "node", [
+      group("cpu-box/cpu", "cpu", [
+        lane("cpu-box/cpu/iowait"),
+        process("q0", [0], [lane("q0/t1")]),
+      ]),
+    ]);
+    expect([...defaultExpanded([cpuOnly])].sort()).toEqual(["cpu-box", "cpu-box/cpu", "q0"]);
   });
 
   it("works on a real tree", () => {

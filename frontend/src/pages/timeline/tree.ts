@@ -2,18 +2,28 @@
 import type { Layout } from "../../timeline/layout";
 import type { TrackNode } from "../../timeline/model";
 
-const ALWAYS_OPEN = new Set(["node", "cpu", "gpus"]);
+const ALWAYS_OPEN = new Set(["node", "gpus"]);
 const OPEN_IN_FIRST_PROCESS = new Set(["process", "device", "hosts"]);
 
+/** A node's CPU heading holds its counters and the processes that ran no GPU work (all of a
+ * CPU-only job's). Holding counters alone it starts closed: its row draws the CPU utilisation,
+ * and its other counters (I/O wait, memory, faults…) opened put a collector job's first GPU
+ * stream below the fold of a laptop's screen. */
+function holdsProcesses(cpu: TrackNode): boolean {
+  return (cpu.children_count ?? 0) > 0 || !!cpu.children?.some((c) => c.kind !== "counter");
+}
+
 /**
- * Nodes, their CPU and GPUs headings, and the first process down to its streams and host
- * threads are open; every other process starts collapsed, drawn as one aggregate row.
+ * Nodes, their GPUs heading, a CPU heading that holds processes, and the first process down to
+ * its streams and host threads are open; every other process starts collapsed, drawn as one
+ * aggregate row, and so does a CPU heading of counters alone.
  */
 export function defaultExpanded(roots: TrackNode[]): Set<string> {
   const open = new Set<string>();
   let firstProcess: TrackNode | null = null;
   const visit = (node: TrackNode) => {
-    if (ALWAYS_OPEN.has(node.kind)) open.add(node.id);
+    if (ALWAYS_OPEN.has(node.kind) || (node.kind === "cpu" && holdsProcesses(node)))
+      open.add(node.id);
     if (node.kind === "process" && firstProcess === null) firstProcess = node;
     node.children?.forEach(visit);
   };
