@@ -373,6 +373,14 @@ def describe_verdict(verdict: dict) -> str:
     return "\n".join(lines)
 
 
+# A spool whose process never recorded a final status (killed, crashed): flushed without --end,
+# its job stays in progress until the server's silence sweep ends it.
+UNENDED = (
+    "unchanged: its process never sent one, so the job reads In progress until the server "
+    "ends it after its silence (COLLECTOR_SILENCE_MINUTES), or flush it with --end"
+)
+
+
 def flush(args: argparse.Namespace) -> int:
     spools = list(iter_spools(args.spool))
     if not spools:
@@ -408,7 +416,7 @@ def flush(args: argparse.Namespace) -> int:
             continue
         print(
             f"{label}: {sender.sent_chunks} chunk(s) uploaded, {sender.known_chunks} already "
-            f"on the server, status {info.get('final_status') or 'unchanged'}",
+            f"on the server, status {info.get('final_status') or UNENDED}",
             file=sys.stderr,
         )
         spool.remove_if_empty()

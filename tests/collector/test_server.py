@@ -334,10 +334,25 @@ def test_a_spool_flushed_days_later_with_end_ends_when_its_process_stopped(serve
         meta = json.loads(np.load(io.BytesIO(archive.read("meta.npy"))).tobytes())
     process = json.loads((chunks[-1].parent / "job.json").read_text())
     cli = [
-        python(), "-m", "collector.cli", "flush", "--spool", str(spool), "--end",
-        "--server", server.url, "--token", server.token,
+        python(), "-m", "collector.cli", "flush", "--server", server.url, "--token", server.token,
     ]  # fmt: skip
-    done = subprocess.run(cli, capture_output=True, text=True, timeout=300)
+    # A copy flushed without --end, as a job of its own: it stays in progress, and says so.
+    unended = tmp_path / "unended"
+    shutil.copytree(spool, unended)
+    info = next(unended.glob("*/*/job.json"))
+    info.write_text(json.dumps({**process, "job": {**process["job"], "name": "h200-unended"}}))
+    kept = subprocess.run(
+        [*cli, "--spool", str(unended)], capture_output=True, text=True, timeout=300
+    )
+    assert kept.returncode == 0, kept.stderr
+    assert "status unchanged: its process never sent one, so the job reads In progress" in (
+        kept.stderr
+    )
+    assert TrainingJob.objects.get(name="h200-unended").status == "in_progress"
+
+    done = subprocess.run(
+        [*cli, "--spool", str(spool), "--end"], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     job = TrainingJob.objects.get(name="h200-resnet50-bf16")
     assert job.status == "stopped"
