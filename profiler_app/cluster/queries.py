@@ -241,8 +241,8 @@ def devices(job: TrainingJob, window: str) -> list[dict]:
                 "rank": rank,
                 "node": node,
                 "device": device,
-                "name": str(props.get("name", "")),
-                "memory_bytes": props.get("totalGlobalMem"),
+                "name": str(props.get("name") or ""),
+                "memory_bytes": props.get("memory_bytes"),
                 "peak_memory_bytes": None if peak is None else int(peak),
                 **{k: figures[k] for k in ("kernel_ns", "compute_ns", "comm_ns", "memory_ns")},
                 "flops": None,
@@ -252,11 +252,23 @@ def devices(job: TrainingJob, window: str) -> list[dict]:
 
 
 def _device_properties(job: TrainingJob) -> dict[tuple[int, int], dict]:
-    found = {}
+    """Each rank's GPUs by index: name and memory, as a Kineto trace's deviceProperties or a
+    collector chunk's devices (what the collector read from the driver) give them."""
+    found: dict[tuple[int, int], dict] = {}
     for rank, metadata in PartSummary.objects.filter(job=job).values_list("rank", "metadata"):
-        for props in (metadata or {}).get("device_properties") or []:
+        metadata = metadata or {}
+        for props in metadata.get("device_properties") or []:
             if isinstance(props, dict) and "id" in props:
-                found[(rank, int(props["id"]))] = props
+                found[(rank, int(props["id"]))] = {
+                    "name": props.get("name"),
+                    "memory_bytes": props.get("totalGlobalMem"),
+                }
+        for device in metadata.get("devices") or []:
+            if isinstance(device, dict) and "index" in device:
+                found.setdefault(
+                    (rank, int(device["index"])),
+                    {"name": device.get("name"), "memory_bytes": device.get("total_memory_bytes")},
+                )
     return found
 
 

@@ -92,6 +92,26 @@ def test_it_gives_one_step_time_on_dashboard_cluster_and_history(h200_collector_
     assert len(dashboard(h200_collector_job, WHOLE_TRACE)["steps"]["durations_ns"]) == 160
 
 
+def test_the_cluster_names_the_gpu_of_the_collector_job_as_of_the_trace(
+    h200_collector_job, h200_trace_job, h200_unpacked, tb_events
+):
+    """The same H200 by name and memory, whether the collector's chunk meta (what it read from
+    the driver) or the trace's deviceProperties said it."""
+    [chunk] = h200.spool_chunks(h200_unpacked)[:1]
+    with np.load(chunk) as npz:
+        [driver] = json.loads(npz["meta"].tobytes())["devices"]
+    [path] = (h200_unpacked / "tb").glob("*.json.gz")
+    with gzip.open(path) as f:
+        [kineto] = json.load(f)["deviceProperties"]
+    assert (driver["name"], driver["total_memory_bytes"]) == ("NVIDIA H200", 150_109_880_320)
+    for job, said in ((h200_collector_job, driver), (h200_trace_job, kineto)):
+        [device] = cluster(job, WHOLE_TRACE, None)["devices"]
+        assert (device["rank"], device["device"]) == (0, 0)
+        assert device["name"] == said["name"] == "NVIDIA H200"
+        memory = said.get("total_memory_bytes") or said["totalGlobalMem"]
+        assert device["memory_bytes"] == memory == 150_109_880_320
+
+
 def test_the_switch_says_it_changes_nothing_on_a_sampled_job(h200_collector_job):
     whole, complete = (
         dashboard(h200_collector_job, WHOLE_TRACE),
