@@ -321,6 +321,9 @@ def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
 def read_chunk_meta(path: str | Path) -> dict[str, Any]:
     """A chunk's meta alone, its columns and windows left unread (a spool's bookkeeping).
     Raises ``ChunkFormatError`` as ``read_chunk`` does."""
+    with open(path, "rb") as head:
+        if head.read(4) != ZIP_MAGIC:  # np.load would read a bare array (or a pickle) instead
+            raise ChunkFormatError("not a profiler-app chunk (not a readable .npz archive)")
     try:
         with np.load(path, allow_pickle=False) as npz:
             meta = _json_array(npz["meta"], "meta")

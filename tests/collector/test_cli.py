@@ -5,6 +5,8 @@ import shutil
 import subprocess
 from datetime import UTC, datetime
 
+import numpy as np
+
 from collector.cli import _assign_ranks, main
 from collector.spool import JOB_FILE, LEDGER_FILE, ProcessSpool
 from collector.trace_files import describe, find_traces
@@ -102,5 +104,7 @@ def test_a_spool_says_when_its_process_last_recorded_something(tmp_path):
         shutil.copy(chunk, spool.path)
     # The second chunk's meta.created_ns, 1795671583498635121, to the microsecond.
     assert spool.last_recorded_at() == datetime(2026, 11, 26, 5, 39, 43, 498635, tzinfo=UTC)
+    with (spool.path / "zz-000008.pcol").open("wb") as bare:  # a numpy array, not an archive
+        np.save(bare, np.arange(3))
     (spool.path / "zz-000009.pcol").write_bytes(b"PK\x03\x04 cut short")  # unreadable: skipped
     assert spool.last_recorded_at() == datetime(2026, 11, 26, 5, 39, 43, 498635, tzinfo=UTC)
