@@ -336,9 +336,12 @@ def test_a_spool_flushed_days_later_with_end_ends_when_its_process_stopped(serve
     cli = [
         python(), "-m", "collector.cli", "flush", "--server", server.url, "--token", server.token,
     ]  # fmt: skip
-    # A copy flushed without --end, as a job of its own: it stays in progress, and says so.
+    # A copy of one small chunk flushed without --end, as a job of its own: it stays in
+    # progress, and says so.
     unended = tmp_path / "unended"
     shutil.copytree(spool, unended)
+    for chunk in sorted(unended.glob("*/*/*.pcol"))[:-1]:
+        chunk.unlink()
     info = next(unended.glob("*/*/job.json"))
     info.write_text(json.dumps({**process, "job": {**process["job"], "name": "h200-unended"}}))
     kept = subprocess.run(
