@@ -104,7 +104,7 @@ def _selection(summary, window: str, threads: list[int] | None):
 
 def tree(job, window: str, part_id, threads, inverted: bool, min_ns: int) -> dict:
     """The call tree of one part in ``window`` (its viewer's, ``TrainingJob.window_for``)."""
-    parts = [{"id": s.part_id, "node": s.node.name, "rank": s.rank} for s in _summaries(job)]
+    parts = _parts(list(_summaries(job)))
     summary = _summary(job, part_id)
     body = {
         "job": job.id,
@@ -146,6 +146,23 @@ def tree(job, window: str, part_id, threads, inverted: bool, min_ns: int) -> dic
             "count": shown.count.tolist(),
         },
     }
+
+
+def _parts(summaries: list[PartSummary]) -> list[dict]:
+    """The parts to choose from, each with where its events lie from the job's first event (a
+    collector job's parts are its chunks: their times tell them apart)."""
+    starts = [s.start_ns for s in summaries if s.start_ns is not None]
+    origin = min(starts, default=0)
+    return [
+        {
+            "id": s.part_id,
+            "node": s.node.name,
+            "rank": s.rank,
+            "offset_ns": None if s.start_ns is None else s.start_ns - origin,
+            "span_ns": None if s.start_ns is None else (s.end_ns or s.start_ns) - s.start_ns,
+        }
+        for s in summaries
+    ]
 
 
 def _strings(summary: PartSummary, ids: np.ndarray) -> list[str]:

@@ -63,6 +63,12 @@ class CallTreePartSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     node = serializers.CharField()
     rank = serializers.IntegerField()
+    offset_ns = serializers.IntegerField(
+        allow_null=True, help_text="where the part's first event lies from the job's first"
+    )
+    span_ns = serializers.IntegerField(
+        allow_null=True, help_text="from the part's first event to the end of its last"
+    )
 
 
 class CallTreeThreadSerializer(serializers.Serializer):

@@ -3,8 +3,10 @@
 import pytest
 
 from profiler_app.core.models import TrainingJob
+from tests import h200
 from tests.calltree.raw import host_events, last_step_start, paths
 from tests.timeline.jobs import parse_job
+from tracefmt.chunk import read_chunk
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TRACE = "gpu_training_rank0.pt.trace.json.gz"
@@ -104,3 +106,24 @@ def test_it_needs_a_signed_in_user_and_a_job(client_for, user):
     body = client_for(user).get(f"/api/jobs/{job.id}/calltree/").json()
     assert body["part"] is None and body["tree"]["parent"] == []
     assert client_for(user).get("/api/jobs/999999/calltree/").status_code == 404
+
+
+def test_a_collector_jobs_chunks_are_told_apart_by_their_times(api, user, tmp_path):
+    """The real H200 job: eight chunks of one rank, each listed with where its events lie from
+    the job's first event, as the chunks' own event columns put them."""
+    chunks = h200.spool_chunks(h200.unpack(tmp_path))
+    job = h200.stored_job("h200-calltree", chunks, "collector", owner=user)
+    spans = []
+    for path in chunks:
+        events = read_chunk(path).events
+        start, end = events["ev_start_ns"], events["ev_start_ns"] + events["ev_dur_ns"]
+        spans.append((int(start.min()), int(end.max())))
+    origin = min(start for start, _ in spans)
+
+    body = api.get(f"/api/jobs/{job.id}/calltree/").json()
+    assert [(p["node"], p["rank"]) for p in body["parts"]] == [("vm", 0)] * 8
+    assert [(p["offset_ns"], p["span_ns"]) for p in body["parts"]] == [
+        (start - origin, end - start) for start, end in spans
+    ]
+    # The third chunk holds the second capture, 8.6 s into the job.
+    assert body["parts"][2]["offset_ns"] == 8_614_868_130

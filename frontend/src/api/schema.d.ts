@@ -1295,6 +1295,10 @@ export interface components {
             id: number;
             node: string;
             rank: number;
+            /** @description where the part's first event lies from the job's first */
+            offset_ns: number | null;
+            /** @description from the part's first event to the end of its last */
+            span_ns: number | null;
         };
         CallTreeThread: {
             track: number;

@@ -15,6 +15,7 @@ import { Panel } from "../../components/Panel";
 import { formatDuration } from "../../lib/format";
 import { FlameGraph } from "./FlameGraph";
 import { childrenOf, matching, pathIds, rootsOf } from "./flame";
+import { partLabel } from "./parts";
 import "./calltree.css";
 
 export function CallTreePage() {
@@ -58,10 +59,9 @@ function JobCallTree({ job }: { job: TrainingJob }) {
                   onChange={(e) => change({ part: Number(e.target.value), threads: null })}
                 >
                   {data.parts.map((p) => (
-                    <option
-                      key={p.id}
-                      value={p.id}
-                    >{`${p.node} rank ${p.rank} (part ${p.id})`}</option>
+                    <option key={p.id} value={p.id}>
+                      {partLabel(p, data.parts)}
+                    </option>
                   ))}
                 </select>
               </label>
