@@ -17,6 +17,7 @@ import requests
 from celery import current_app
 from django.db import IntegrityError, transaction
 from django.db.models import Avg, Count, F, Max, Q, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -218,14 +219,25 @@ def _gpu_util(job: TrainingJob, window: str) -> float | None:
 # Verdicts
 
 
+# When a run ran: its process's start where a collector said it, else its upload (an imported
+# trace). A spool flushed days later takes its place among the runs it trained beside.
+RAN_AT = Coalesce("job__started_at", "job__created_at")
+
+
+def ran_at(job: TrainingJob):
+    return job.started_at or job.created_at
+
+
 def default_baseline(job: TrainingJob, series: Series) -> TrainingJob | None:
-    """The series' chosen baseline, else the latest earlier run that passed."""
+    """The series' chosen baseline, else the latest run that ran before it and passed."""
     if series.baseline_id is not None and series.baseline_id != job.pk:
         return series.baseline
     earlier = (
-        SeriesRun.objects.filter(series=series, job__created_at__lt=job.created_at)
+        SeriesRun.objects.filter(series=series)
+        .annotate(ran_at=RAN_AT)
+        .filter(ran_at__lt=ran_at(job))
         .select_related("job__verdict")
-        .order_by("-job__created_at", "-job_id")
+        .order_by("-ran_at", "-job_id")
     )
     for run in earlier:
         verdict = getattr(run.job, "verdict", None)
@@ -310,7 +322,8 @@ def judge_series(series_id: int) -> int:
     latest earlier run that passed, so each verdict needs the earlier ones. Returns how many."""
     jobs = list(
         SeriesRun.objects.filter(series_id=series_id)
-        .order_by("job__created_at", "job_id")
+        .annotate(ran_at=RAN_AT)
+        .order_by("ran_at", "job_id")
         .values_list("job_id", flat=True)
     )
     for job_id in jobs:
@@ -350,11 +363,13 @@ def on_job_saved(sender, instance: TrainingJob, created: bool, **kwargs) -> None
 
 
 def series_runs(series: Series):
-    """A series' runs in time order, with their jobs and verdicts (the History page)."""
+    """A series' runs in the order they ran, with their jobs and verdicts (the History
+    page)."""
     return (
         SeriesRun.objects.filter(series=series)
+        .annotate(ran_at=RAN_AT)
         .select_related("job", "job__verdict", "job__verdict__baseline")
-        .order_by("job__created_at", "job_id")
+        .order_by("ran_at", "job_id")
     )
 
 

@@ -73,7 +73,7 @@ class SeriesRun(models.Model):
 
     class Meta:
         indexes = [
-            # History page: a series' runs in time order (joined to the jobs' created_at).
+            # History page: a series' runs in the order they ran (logic.RAN_AT).
             models.Index(fields=["series", "job"], name="seriesrun_series_idx"),
         ]
 

@@ -64,6 +64,7 @@ def runs_document(series: Series) -> list[dict[str, Any]]:
             {
                 "job_id": run.job_id,
                 "job": run.job,
+                "ran_at": run.ran_at,
                 "is_baseline": series.baseline_id == run.job_id,
                 "figures": run.figures or None,
                 "verdict_status": verdict.status if verdict else None,

@@ -190,6 +190,10 @@ class SeriesRunSerializer(serializers.Serializer):
     job = serializers.IntegerField(source="job_id")
     job_name = serializers.CharField(source="job.name")
     created_at = serializers.DateTimeField(source="job.created_at")
+    ran_at = serializers.DateTimeField(
+        help_text="when the run ran: its process's start where a collector sent it, else its "
+        "upload; runs are in this order"
+    )
     job_status = serializers.CharField(source="job.status")
     is_baseline = serializers.BooleanField()
     figures = RunFiguresSerializer(allow_null=True, help_text="null until its parts are parsed")

@@ -3,6 +3,7 @@
 import itertools
 import math
 import statistics
+from datetime import timedelta
 
 import pytest
 
@@ -246,3 +247,18 @@ def test_step_time_per_rank_and_a_verdict_that_compares_each_rank_with_itself(us
     assert "Steps compared per rank (2 against 2)" in verdict.reason
     # The pooled medians stay the raw all-rank ones.
     assert verdict.baseline_median_ns == int(statistics.median(r0 + r1)) == 615_416_000
+
+
+@pytest.mark.django_db
+def test_a_run_flushed_days_later_takes_its_place_by_when_it_ran(user):
+    """A collector's spool flushed after a later run was uploaded: its process started first,
+    so it comes first, and is the later run's baseline rather than judged against it."""
+    later, _ = judged(user, "f-2", DATA / NCCL)
+    days_before = later.created_at - timedelta(days=3)
+    flushed, verdict = judged(user, "f-1", DATA / NCCL, started_at=days_before)
+    assert flushed.created_at > later.created_at  # uploaded last
+    series = SeriesRun.objects.get(job=later).series
+    assert [run.job.name for run in logic.series_runs(series)] == ["f-1", "f-2"]
+    assert [run.ran_at for run in logic.series_runs(series)] == [days_before, later.created_at]
+    assert (verdict.status, verdict.baseline) == ("unjudged", None)  # nothing ran before it
+    assert logic.default_baseline(later, series) == flushed

@@ -2483,6 +2483,11 @@ export interface components {
             job_name: string;
             /** Format: date-time */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description when the run ran: its process's start where a collector sent it, else its upload; runs are in this order
+             */
+            ran_at: string;
             job_status: string;
             is_baseline: boolean;
             /** @description null until its parts are parsed */

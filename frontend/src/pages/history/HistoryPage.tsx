@@ -213,10 +213,11 @@ function runColumns(): DataColumn<SeriesRun>[] {
       ),
     },
     {
-      key: "created_at",
-      label: "Created",
-      value: (run) => run.created_at,
-      cell: (run) => formatDateTime(run.created_at),
+      // When it ran (its process's start; an imported trace's upload): the runs' order.
+      key: "ran_at",
+      label: "Ran",
+      value: (run) => run.ran_at,
+      cell: (run) => formatDateTime(run.ran_at),
     },
     {
       key: "median",
