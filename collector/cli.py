@@ -399,7 +399,7 @@ def flush(args: argparse.Namespace) -> int:
         patience = Patience(args.max_wait, sys.stderr)
         pending = spool.pending()
         # Read before anything is sent: each upload writes to the spool's ledger.
-        last_recorded = spool.last_recorded_at()
+        last_recorded = spool.last_recorded_at() if args.end else None
         try:
             for path in pending:
                 bar = ProgressBar(f"{label} {path.name}", sys.stderr)

@@ -10,9 +10,11 @@ The collector writes it and the server reads it; both import this one module.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -270,46 +272,29 @@ def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
     if isinstance(source, str | Path):
         with open(source, "rb") as fh:
             return read_chunk(fh)
-    start = source.tell()
-    magic = source.read(4)
-    source.seek(start)
-    if magic != ZIP_MAGIC:
-        raise ChunkFormatError("not a profiler-app chunk (not a readable .npz archive)")
-    try:
-        with np.load(source, allow_pickle=False) as npz:
-            names = set(npz.files)
-            if "meta" not in names:
-                raise ChunkFormatError("not a profiler-app chunk: the archive has no 'meta' array")
-            meta = _json_array(npz["meta"], "meta")
-            _check_meta(meta)
-            strings = _json_array(npz["strings"], "strings") if "strings" in names else None
-            if not isinstance(strings, list):
-                raise ChunkFormatError("chunk 'strings' must be a JSON list of strings")
-            missing = (set(EVENT_COLUMNS) | set(SAMPLE_COLUMNS)) - names
-            if missing:
-                raise ChunkFormatError(f"chunk is missing column(s): {', '.join(sorted(missing))}")
-            events = {col: npz[col] for col in EVENT_COLUMNS}
-            samples = {col: npz[col] for col in SAMPLE_COLUMNS}
-            windows = meta.get("kineto_windows", [])
-            absent = [w["member"] for w in windows if w["member"] not in names]
-            if absent:
-                raise ChunkFormatError(f"chunk is missing Kineto window(s): {', '.join(absent)}")
-            kineto = tuple(
-                KinetoWindow(npz.zip.read(w["member"]), tuple(w["annotations"])) for w in windows
-            )
-            for w, window in zip(windows, kineto, strict=True):
-                if w["member"].endswith(".kcol") and not window.packed:
-                    raise ChunkFormatError(f"chunk member {w['member']} is not a packed window")
-                if w["member"].endswith(".xplane.pb") and not window.xplane:
-                    raise ChunkFormatError(f"chunk member {w['member']} is not an XPlane profile")
-    except ChunkFormatError:
-        raise
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise ChunkFormatError(
-            f"not a profiler-app chunk (not a readable .npz archive): {exc}"
-        ) from exc
-    except ValueError as exc:
-        raise ChunkFormatError(f"chunk contains an unreadable array: {exc}") from exc
+    with _archive(source) as npz:
+        names = set(npz.files)
+        meta = _meta_of(npz)
+        strings = _json_array(npz["strings"], "strings") if "strings" in names else None
+        if not isinstance(strings, list):
+            raise ChunkFormatError("chunk 'strings' must be a JSON list of strings")
+        missing = (set(EVENT_COLUMNS) | set(SAMPLE_COLUMNS)) - names
+        if missing:
+            raise ChunkFormatError(f"chunk is missing column(s): {', '.join(sorted(missing))}")
+        events = {col: npz[col] for col in EVENT_COLUMNS}
+        samples = {col: npz[col] for col in SAMPLE_COLUMNS}
+        windows = meta.get("kineto_windows", [])
+        absent = [w["member"] for w in windows if w["member"] not in names]
+        if absent:
+            raise ChunkFormatError(f"chunk is missing Kineto window(s): {', '.join(absent)}")
+        kineto = tuple(
+            KinetoWindow(npz.zip.read(w["member"]), tuple(w["annotations"])) for w in windows
+        )
+        for w, window in zip(windows, kineto, strict=True):
+            if w["member"].endswith(".kcol") and not window.packed:
+                raise ChunkFormatError(f"chunk member {w['member']} is not a packed window")
+            if w["member"].endswith(".xplane.pb") and not window.xplane:
+                raise ChunkFormatError(f"chunk member {w['member']} is not an XPlane profile")
     strings_t = tuple(strings)
     _check_strings(strings_t)
     _check_columns("event", events, EVENT_COLUMNS)
@@ -321,20 +306,37 @@ def read_chunk(source: str | Path | IO[bytes] | bytes) -> Chunk:
 def read_chunk_meta(path: str | Path) -> dict[str, Any]:
     """A chunk's meta alone, its columns and windows left unread (a spool's bookkeeping).
     Raises ``ChunkFormatError`` as ``read_chunk`` does."""
-    with open(path, "rb") as head:
-        if head.read(4) != ZIP_MAGIC:  # np.load would read a bare array (or a pickle) instead
-            raise ChunkFormatError("not a profiler-app chunk (not a readable .npz archive)")
+    with open(path, "rb") as fh, _archive(fh) as npz:
+        return _meta_of(npz)
+
+
+@contextlib.contextmanager
+def _archive(source: IO[bytes]) -> Iterator[Any]:
+    """The chunk's .npz archive; every way it (or what is read of it meanwhile) can be
+    unreadable comes out as a ``ChunkFormatError``."""
+    start = source.tell()
+    magic = source.read(4)
+    source.seek(start)
+    # Checked first: np.load would read a bare array (or a pickle) instead.
+    if magic != ZIP_MAGIC:
+        raise ChunkFormatError("not a profiler-app chunk (not a readable .npz archive)")
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            meta = _json_array(npz["meta"], "meta")
+        with np.load(source, allow_pickle=False) as npz:
+            yield npz
     except ChunkFormatError:
         raise
-    except KeyError as exc:
-        raise ChunkFormatError("not a profiler-app chunk: the archive has no 'meta' array") from exc
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise ChunkFormatError(
             f"not a profiler-app chunk (not a readable .npz archive): {exc}"
         ) from exc
+    except ValueError as exc:
+        raise ChunkFormatError(f"chunk contains an unreadable array: {exc}") from exc
+
+
+def _meta_of(npz: Any) -> dict[str, Any]:
+    if "meta" not in npz.files:
+        raise ChunkFormatError("not a profiler-app chunk: the archive has no 'meta' array")
+    meta = _json_array(npz["meta"], "meta")
     _check_meta(meta)
     result: dict[str, Any] = meta
     return result
