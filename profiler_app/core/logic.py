@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 
 from django.conf import settings
@@ -27,12 +27,14 @@ from profiler_app.core.models import (
     JobWindowChoice,
     LoadedProfile,
     Node,
+    PartKind,
     PartState,
     ProfilePart,
     TrainingJob,
     Upload,
 )
 from profiler_app.core.signals import job_window_changed
+from tracefmt.chunk import ChunkFormatError, read_chunk_meta
 
 log = logging.getLogger(__name__)
 
@@ -277,8 +279,8 @@ def abandon_uploads(job: TrainingJob) -> UploadsEnded:
 def end_silent_jobs(now: datetime | None = None) -> int:
     """Collector jobs still marked as being sent whose last chunk (and last uploaded byte) is
     older than ``COLLECTOR_SILENCE_MINUTES``: their process ended without a final status
-    (killed, crashed, or a spool flushed later). Each ends as Stopped, saying why, and is then
-    judged like any other (its save tells the run history). Returns how many ended."""
+    (killed, crashed, or a spool flushed later). Each ends as Stopped as of the last chunk its
+    processes recorded (``last_recorded_at``), saying why, and is then judged like any other (its save tells the run history). Returns how many ended."""
     now = now or timezone.now()
     minutes = settings.COLLECTOR_SILENCE_MINUTES
     cutoff = now - timedelta(minutes=minutes)
@@ -291,19 +293,44 @@ def end_silent_jobs(now: datetime | None = None) -> int:
     )
     ended = 0
     for pk, last_part_at in silent:
+        recorded_at = last_recorded_at(pk)
         with transaction.atomic():
             job = TrainingJob.objects.select_for_update().filter(pk=pk, status__in=SENDING).first()
             if job is None:
                 continue  # its sender spoke meanwhile
             job.status = JobStatus.STOPPED
-            job.ended_at = last_part_at
+            job.ended_at = min(recorded_at or last_part_at, last_part_at)
             job.end_reason = (
                 f"ended without a final status: nothing received for {minutes:g} min after "
                 f"{last_part_at:%Y-%m-%d %H:%M} UTC"
             )
+            if last_part_at - job.ended_at >= timedelta(minutes=1):
+                job.end_reason += f"; its last chunk was recorded {job.ended_at:%Y-%m-%d %H:%M} UTC"
             job.save(update_fields=["status", "ended_at", "end_reason"])
             ended += 1
     return ended
+
+
+def last_recorded_at(job_id: int) -> datetime | None:
+    """When the job's processes last recorded anything: the newest creation time among each
+    process's last chunk (its meta's ``created_ns``). A spool flushed days after its process
+    died ended then, not at the flush. None when no chunk can be read."""
+    latest = (
+        ProfilePart.objects.filter(job_id=job_id, kind=PartKind.COLLECTOR)
+        .order_by("node_id", "pid", "-created_at")
+        .distinct("node_id", "pid")
+        .values_list("file", flat=True)
+    )
+    created_ns = []
+    for name in latest:
+        try:
+            with storage.raw_file_on_disk(name) as path:
+                created_ns.append(int(read_chunk_meta(path)["created_ns"]))
+        except (ChunkFormatError, OSError, storage.StorageError, KeyError, TypeError, ValueError):
+            continue  # gone with the retention, or unreadable: the others (or arrival) tell
+    if not created_ns:
+        return None
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=max(created_ns) // 1000)
 
 
 def with_status(job: TrainingJob, status: str, given: dict) -> dict:

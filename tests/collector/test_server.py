@@ -327,7 +327,8 @@ def test_a_killed_job_ends_after_the_silence_and_is_judged(server, tmp_path):
 
 def test_a_spool_flushed_days_later_with_end_ends_when_its_process_stopped(server, tmp_path):
     """The real H200 spool, flushed days after its process died: the job is Stopped as of the
-    last chunk that process wrote (its meta's created_ns), not as of the flush."""
+    last chunk that process wrote (its meta's created_ns), not as of the flush, whether the
+    flush says --end or the server's silence sweep ends it."""
     spool = unpack(tmp_path) / "spool"
     chunks = sorted(spool.glob("*/*/*.pcol"))
     with zipfile.ZipFile(chunks[-1]) as archive:  # the raw meta, read without the collector
@@ -352,6 +353,19 @@ def test_a_spool_flushed_days_later_with_end_ends_when_its_process_stopped(serve
         kept.stderr
     )
     assert TrainingJob.objects.get(name="h200-unended").status == "in_progress"
+    # The server's silence sweep ends it, as of when its chunk was recorded, days before the
+    # flush (the sweep's clock set past the silence after the flush).
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    recorded = epoch + timedelta(microseconds=meta["created_ns"] // 1000)
+    silence = timedelta(minutes=settings.COLLECTOR_SILENCE_MINUTES, seconds=1)
+    core_logic.end_silent_jobs(timezone.now() + silence)
+    swept = TrainingJob.objects.get(name="h200-unended")
+    assert (swept.status, swept.ended_at.isoformat()) == (
+        "stopped",
+        "2026-11-26T05:40:09.518585+00:00",
+    )
+    assert swept.ended_at == recorded
+    assert swept.end_reason.endswith("; its last chunk was recorded 2026-11-26 05:40 UTC")
 
     done = subprocess.run(
         [*cli, "--spool", str(spool), "--end"], capture_output=True, text=True, timeout=300
@@ -360,7 +374,6 @@ def test_a_spool_flushed_days_later_with_end_ends_when_its_process_stopped(serve
     job = TrainingJob.objects.get(name="h200-resnet50-bf16")
     assert job.status == "stopped"
     assert job.started_at == datetime.fromisoformat(process["job"]["started_at"])
-    epoch = datetime(1970, 1, 1, tzinfo=UTC)
     assert job.ended_at == epoch + timedelta(microseconds=meta["created_ns"] // 1000)
     assert job.ended_at.isoformat() == "2026-11-26T05:40:09.518585+00:00"
     assert ProfilePart.objects.filter(job=job).count() == len(chunks) == 8
