@@ -266,9 +266,10 @@ def verdict_of(
     return judge(run_figures(baseline, window, keep_missing), run, thresholds)
 
 
-def judge_job(job_id: int) -> RunVerdict | None:
+def judge_job(job_id: int, later_runs: bool = True) -> RunVerdict | None:
     """Stores the figures and verdict of a parsed job; announces a regression. Nothing while
-    parts are still being parsed (the last one's ``part_parsed`` asks again)."""
+    parts are still being parsed (the last one's ``part_parsed`` asks again). With
+    ``later_runs``, the series' later runs whose verdict this one changes are judged again."""
     job = TrainingJob.objects.filter(pk=job_id).first()
     if job is None or not parts_ready(job):
         return None
@@ -291,7 +292,36 @@ def judge_job(job_id: int) -> RunVerdict | None:
     )
     if verdict.status == REGRESSION and series.webhook_url and baseline is not None:
         announce(series, job, baseline, verdict)
+    if later_runs:
+        judge_later_runs(job, series)
     return stored
+
+
+def judge_later_runs(job: TrainingJob, series: Series) -> int:
+    """Judges again, oldest first, the series' later runs whose verdict ``job`` changed: those
+    judged against it (its figures may be new) and those whose default baseline is now another
+    run (``job`` arrived after them but ran before: a spool flushed days later). Returns how
+    many."""
+    later = (
+        SeriesRun.objects.filter(series=series)
+        .annotate(ran_at=RAN_AT)
+        .filter(ran_at__gt=ran_at(job))
+        .order_by("ran_at", "job_id")
+        .values_list("job_id", flat=True)
+    )
+    judged = 0
+    for run_id in later:
+        run = TrainingJob.objects.select_related("verdict").filter(pk=run_id).first()
+        verdict = getattr(run, "verdict", None)
+        if run is None or verdict is None:
+            continue  # not judged yet: it will be once parsed
+        baseline = default_baseline(run, series)
+        now_against = None if baseline is None else baseline.pk
+        if verdict.baseline_id != job.pk and verdict.baseline_id == now_against:
+            continue  # its verdict stands
+        judge_job(run_id, later_runs=False)
+        judged += 1
+    return judged
 
 
 def _needing_verdicts():
@@ -327,7 +357,7 @@ def judge_series(series_id: int) -> int:
         .values_list("job_id", flat=True)
     )
     for job_id in jobs:
-        judge_job(job_id)
+        judge_job(job_id, later_runs=False)
     return len(jobs)
 
 

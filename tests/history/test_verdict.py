@@ -253,7 +253,8 @@ def test_step_time_per_rank_and_a_verdict_that_compares_each_rank_with_itself(us
 def test_a_run_flushed_days_later_takes_its_place_by_when_it_ran(user):
     """A collector's spool flushed after a later run was uploaded: its process started first,
     so it comes first, and is the later run's baseline rather than judged against it."""
-    later, _ = judged(user, "f-2", DATA / NCCL)
+    later, first_verdict = judged(user, "f-2", DATA / NCCL)
+    assert (first_verdict.status, first_verdict.baseline) == ("unjudged", None)
     days_before = later.created_at - timedelta(days=3)
     flushed, verdict = judged(user, "f-1", DATA / NCCL, started_at=days_before)
     assert flushed.created_at > later.created_at  # uploaded last
@@ -262,3 +263,8 @@ def test_a_run_flushed_days_later_takes_its_place_by_when_it_ran(user):
     assert [run.ran_at for run in logic.series_runs(series)] == [days_before, later.created_at]
     assert (verdict.status, verdict.baseline) == ("unjudged", None)  # nothing ran before it
     assert logic.default_baseline(later, series) == flushed
+    # The later run, judged when it arrived with nothing before it, is judged again against
+    # the run that turned out to come first (the same trace: no regression).
+    again = RunVerdict.objects.get(job=later)
+    assert (again.status, again.baseline) == ("no_regression", flushed)
+    assert again.result["run_median_ns"] == again.result["baseline_median_ns"] == 222_442_191
