@@ -63,6 +63,34 @@ describe("chart options", () => {
     expect(option.legend).toMatchObject({ type: "scroll" });
   });
 
+  it("breaks a sampled line where nothing was sampled, and says so on hover", () => {
+    // The real H200 collector job's first NVML samples (every 0.2 s), then 6.4 s without any
+    // (between two rounds of its training), then the next round's.
+    const points: [number, number][] = [
+      [0, 48],
+      [0.24, 59],
+      [0.44, 3],
+      [0.64, 55],
+      [0.84, 62],
+      [7.25, 54],
+      [7.45, 0],
+    ];
+    const line = [{ name: "vm", color: "#111111", points }];
+    const axes = {
+      xName: "Time",
+      formatX: (x: number) => `${x} s`,
+      formatY: (y: number) => `${y}%`,
+    };
+    const sampled = lineOption(line, { ...axes, sampled: true });
+    const [series] = sampled.series as [{ data: unknown[] }];
+    expect(series.data).toEqual([...points.slice(0, 5), [4.045, "-"], ...points.slice(5)]);
+    expect(tooltipFormatter(sampled)([{ seriesName: "vm", value: [4.045, "-"] }])).toBe(
+      tipHtml({ title: "Time: 4.045 s", lines: ["vm: no data"] }),
+    );
+    // A line of figures that are not samples (a run history) is drawn through.
+    expect((lineOption(line, axes).series as [{ data: unknown[] }])[0].data).toEqual(points);
+  });
+
   it("labels histogram bars and gives each bar its tooltip", () => {
     const option = histogramOption(
       [

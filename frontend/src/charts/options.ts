@@ -1,5 +1,6 @@
 /** Pure builders of ECharts options: data in, option out, nothing drawn. */
 import type { ChartOption } from "./echarts";
+import { breakAtGaps } from "./gaps";
 
 /** One tooltip: a heading (e.g. a kernel's full name) and lines of exact values. */
 export type Tip = { title: string; lines: string[] };
@@ -70,11 +71,13 @@ type LineOptions = {
   yMax?: number;
   formatX: (x: number) => string;
   formatY: (y: number) => string;
+  // Points sampled at a steady pace: the lines break where none was taken (``gaps``).
+  sampled?: boolean;
 };
 
 /** One line per series on a shared value axis, zoomable along x. */
 export function lineOption(series: readonly LineSeries[], options: LineOptions): ChartOption {
-  const { xName, yMax, formatX, formatY } = options;
+  const { xName, yMax, formatX, formatY, sampled } = options;
   return {
     animation: false,
     grid: { left: 52, right: 20, top: series.length > 1 ? 36 : 12, bottom: 64 },
@@ -83,11 +86,11 @@ export function lineOption(series: readonly LineSeries[], options: LineOptions):
       ...TOOLTIP_BASE,
       trigger: "axis",
       formatter: (params: unknown) => {
-        const items = params as { seriesName: string; value: [number, number] }[];
+        const items = params as { seriesName: string; value: [number, number | "-"] }[];
         if (items.length === 0) return "";
         return tipHtml({
           title: `${xName}: ${formatX(items[0]!.value[0])}`,
-          lines: items.map((item) => `${item.seriesName}: ${formatY(item.value[1])}`),
+          lines: items.map((item) => `${item.seriesName}: ${measured(item.value[1], formatY)}`),
         });
       },
     },
@@ -112,12 +115,17 @@ export function lineOption(series: readonly LineSeries[], options: LineOptions):
     series: series.map((line) => ({
       type: "line",
       name: line.name,
-      data: line.points,
+      data: sampled ? breakAtGaps(line.points) : line.points,
       showSymbol: false,
       lineStyle: { width: 1.5 },
       itemStyle: { color: line.color },
     })),
   };
+}
+
+/** A value for a tooltip; a gap's (``gaps.GapPoint``) says nothing was measured there. */
+export function measured(value: number | "-", format: (value: number) => string): string {
+  return value === "-" ? "no data" : format(value);
 }
 
 export type Bar = { label: string; value: number; tip: Tip };

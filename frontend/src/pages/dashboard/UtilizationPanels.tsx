@@ -69,6 +69,7 @@ export function UtilizationPanel({
         yMax: 100,
         formatX: formatSecondsAxis,
         formatY: formatPercentAxis,
+        sampled: true,
       }),
     [utilization],
   );

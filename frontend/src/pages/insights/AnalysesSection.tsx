@@ -10,7 +10,6 @@ import type { LineSeries } from "../../charts/options";
 import {
   RANK,
   bandwidthLines,
-  breakAtGaps,
   kernelNameColumn,
   num,
   queueLines,
@@ -194,22 +193,12 @@ function TimeSeries({
   formatY: (y: number) => string;
 }) {
   const option = useMemo(() => {
-    const lines = relativeToFirstPoint(series);
-    const base = lineOption(lines, {
+    return lineOption(relativeToFirstPoint(series), {
       xName: "seconds",
       formatX: (x) => x.toFixed(2),
-      // the tooltip also lists a line whose point under the cursor is a gap ("-")
-      formatY: (y) => (typeof y === "number" ? formatY(y) : "–"),
+      formatY,
+      sampled: true,
     });
-    const drawn = Array.isArray(base.series) ? base.series : [];
-    return {
-      ...base,
-      series: drawn.map((line, index) => ({
-        ...line,
-        data: breakAtGaps(lines[index]?.points ?? []),
-        connectNulls: false,
-      })),
-    };
   }, [series, formatY]);
   if (series.length === 0) return null;
   return (

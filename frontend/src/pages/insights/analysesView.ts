@@ -76,30 +76,6 @@ export function relativeToFirstPoint(series: LineSeries[]): LineSeries[] {
   return series.map((s) => ({ ...s, points: s.points.map(([t, v]) => [(t - origin) / 1e9, v]) }));
 }
 
-/** A point that ECharts leaves undrawn ("-" is its empty value), so the line stops there instead of bridging a gap. */
-export type GapPoint = [number, "-"];
-
-/** Gaps of more than this many typical spacings break the line: time between captures. */
-const GAP_SPACINGS = 3;
-
-/**
- * The points with an undrawn point between two that lie further apart than the typical
- * (median) spacing allows, so a line over sampled captures breaks between them.
- */
-export function breakAtGaps(points: [number, number][]): ([number, number] | GapPoint)[] {
-  const spacings = points
-    .slice(1)
-    .map(([t], i) => t - points[i]![0])
-    .sort((a, b) => a - b);
-  const typical = spacings[Math.floor(spacings.length / 2)] ?? 0;
-  if (typical <= 0) return points;
-  return points.flatMap((point, i): ([number, number] | GapPoint)[] => {
-    const previous = points[i - 1];
-    if (!previous || point[0] - previous[0] <= GAP_SPACINGS * typical) return [point];
-    return [[(previous[0] + point[0]) / 2, "-"], point];
-  });
-}
-
 function toLines(lines: Row[], name: (line: Row) => string): LineSeries[] {
   return lines.map((line) => ({
     name: name(line),

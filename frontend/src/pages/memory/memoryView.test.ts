@@ -53,6 +53,33 @@ describe("memory chart", () => {
     ]);
   });
 
+  it("breaks the NVML line between the job's sampled rounds", () => {
+    // The real H200 collector job's NVML samples (8,296,202,240 B used throughout): every
+    // 0.2 s in a round, none for 6.3 s, then the next round's.
+    const used = 8_296_202_240;
+    const at = [0.2, 0.44, 0.64, 0.84, 7.18, 7.69, 7.92];
+    const nvml = {
+      device: "GPU 0",
+      node: 1,
+      points: at.map((s): [number, number] => [START_NS + s * 1e9, used]),
+    };
+    const [line] = seriesOf(memoryChartOption(null, START_NS, nvml)) as unknown as [
+      { name: string; data: [number, number | "-"][] },
+    ];
+    expect(line.name).toBe("NVML used (GPU 0)");
+    expect(line.data.map(([, bytes]) => bytes)).toEqual([
+      used,
+      used,
+      used,
+      used,
+      "-",
+      used,
+      used,
+      used,
+    ]);
+    expect(line.data[4]![0]).toBeCloseTo(4.01, 6);
+  });
+
   it("signs freed and allocated bytes", () => {
     expect(formatSignedBytes(-2_048)).toBe("−2.0 kB");
     expect(formatSignedBytes(2_048)).toBe("+2.0 kB");

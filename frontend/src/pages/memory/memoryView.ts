@@ -1,5 +1,6 @@
 import type { ChartOption } from "../../charts/echarts";
-import { tipHtml } from "../../charts/options";
+import { breakAtGaps } from "../../charts/gaps";
+import { measured, tipHtml } from "../../charts/options";
 import { colourFor } from "../../lib/colour";
 import { formatBytes } from "../../lib/format";
 import type { MemoryDevice, NvmlSeries } from "../../api/memory";
@@ -74,7 +75,7 @@ export function memoryChartOption(
       showSymbol: true,
       symbolSize: 4,
       itemStyle: { color: NVML },
-      data: nvml.points.map(([t, v]) => [at(t!), v]),
+      data: breakAtGaps(nvml.points.map(([t, v]) => [at(t!), v!])),
     });
   }
   return {
@@ -85,11 +86,11 @@ export function memoryChartOption(
       trigger: "axis",
       confine: true,
       formatter: (params: unknown) => {
-        const items = params as { seriesName: string; value: [number, number] }[];
+        const items = params as { seriesName: string; value: [number, number | "-"] }[];
         if (items.length === 0) return "";
         return tipHtml({
           title: `Time: ${formatSeconds(items[0]!.value[0])}`,
-          lines: items.map((item) => `${item.seriesName}: ${formatBytes(item.value[1])}`),
+          lines: items.map((item) => `${item.seriesName}: ${measured(item.value[1], formatBytes)}`),
         });
       },
     },
