@@ -16,7 +16,19 @@ import pandas as pd
 import requests
 from celery import current_app
 from django.db import IntegrityError, transaction
-from django.db.models import Avg, Count, F, Max, Q, Sum
+from django.db.models import (
+    Avg,
+    Count,
+    DateTimeField,
+    F,
+    Func,
+    Max,
+    Min,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from kombu.exceptions import OperationalError
@@ -50,6 +62,7 @@ from profiler_app.profiles.models import (
     UtilizationPoint,
 )
 from profiler_app.traces.figures import KERNEL_TYPES, median_step_ns
+from profiler_app.traces.kineto_part import WALL_CLOCKS
 from profiler_app.traces.model import DERIVED_SOURCE
 
 log = logging.getLogger(__name__)
@@ -219,13 +232,40 @@ def _gpu_util(job: TrainingJob, window: str) -> float | None:
 # Verdicts
 
 
-# When a run ran: its process's start where a collector said it, else its upload (an imported
-# trace). A spool flushed days later takes its place among the runs it trained beside.
-RAN_AT = Coalesce("job__started_at", "job__created_at")
+def _ran_at(job: str):
+    """When a run ran: its process's start where a collector said it, else its first event
+    where its trace's clock says when (an imported trace), else its upload. A spool flushed
+    days later, or last month's traces imported today, take their place among the runs they
+    ran beside. ``job`` is the path to the job ("job__" from a ``SeriesRun``)."""
+    first_ns = (
+        PartSummary.objects.filter(job=OuterRef(f"{job}id"), metadata__clock__in=WALL_CLOCKS)
+        .order_by()
+        .values("job")
+        .annotate(first=Min("start_ns"))
+        .values("first")
+    )
+    # Whole microseconds, as Python's datetime keeps them.
+    recorded = Func(
+        Subquery(first_ns),
+        template="(TIMESTAMPTZ 'epoch' + (%(expressions)s / 1000) * INTERVAL '1 microsecond')",
+        output_field=DateTimeField(),
+    )
+    return Coalesce(f"{job}started_at", recorded, f"{job}created_at")
+
+
+RAN_AT = _ran_at("job__")
 
 
 def ran_at(job: TrainingJob):
-    return job.started_at or job.created_at
+    runs = TrainingJob.objects.filter(pk=job.pk).annotate(ran_at=_ran_at(""))
+    return runs.values_list("ran_at", flat=True).get()
+
+
+def ran_before(job: TrainingJob) -> Q:
+    """The runs (annotated ``ran_at``) before ``job`` in a series' order: by when they ran, the
+    first uploaded first among runs that ran at once (the same trace imported twice)."""
+    at = ran_at(job)
+    return Q(ran_at__lt=at) | Q(ran_at=at, job_id__lt=job.pk)
 
 
 def default_baseline(job: TrainingJob, series: Series) -> TrainingJob | None:
@@ -235,7 +275,7 @@ def default_baseline(job: TrainingJob, series: Series) -> TrainingJob | None:
     earlier = (
         SeriesRun.objects.filter(series=series)
         .annotate(ran_at=RAN_AT)
-        .filter(ran_at__lt=ran_at(job))
+        .filter(ran_before(job))
         .select_related("job__verdict")
         .order_by("-ran_at", "-job_id")
     )
@@ -305,7 +345,8 @@ def judge_later_runs(job: TrainingJob, series: Series) -> int:
     later = (
         SeriesRun.objects.filter(series=series)
         .annotate(ran_at=RAN_AT)
-        .filter(ran_at__gt=ran_at(job))
+        .exclude(ran_before(job))
+        .exclude(job=job)
         .order_by("ran_at", "job_id")
         .values_list("job_id", flat=True)
     )

@@ -192,7 +192,7 @@ class SeriesRunSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField(source="job.created_at")
     ran_at = serializers.DateTimeField(
         help_text="when the run ran: its process's start where a collector sent it, else its "
-        "upload; runs are in this order"
+        "first event where its trace's clock says when, else its upload; runs are in this order"
     )
     job_status = serializers.CharField(source="job.status")
     is_baseline = serializers.BooleanField()

@@ -11,6 +11,7 @@ from profiler_app.profiles.figures import captured_steps, in_window
 from profiler_app.profiles.models import KernelStat, PartSummary
 from profiler_app.traces.capture import PartCapture, job_capture
 from profiler_app.traces.figures import duration_std_ns
+from profiler_app.traces.kineto_part import WALL_CLOCKS
 
 
 def job_summary(job: TrainingJob) -> dict:
@@ -20,6 +21,7 @@ def job_summary(job: TrainingJob) -> dict:
     counts: Counter[str] = Counter()
     starts: list[int] = []
     ends: list[int] = []
+    recorded: list[int] = []
     ranks: set[int] = set()
     nodes: set[str] = set()
     world_sizes: set[int] = set()
@@ -33,6 +35,8 @@ def job_summary(job: TrainingJob) -> dict:
         if summary.start_ns is not None and summary.end_ns is not None:
             starts.append(summary.start_ns)
             ends.append(summary.end_ns)
+            if summary.metadata.get("clock") in WALL_CLOCKS:
+                recorded.append(summary.start_ns)
     states = dict(job.parts.values_list("state").annotate(n=Count("id")))
     parts = {state: states.get(state, 0) for state in PartState.values}
     progress = job.parts.aggregate(p=Sum("progress"))["p"] or 0.0
@@ -46,6 +50,7 @@ def job_summary(job: TrainingJob) -> dict:
         "start_ns": start,
         "end_ns": end,
         "span_ns": end - start if start is not None and end is not None else 0,
+        "recorded_start_ns": min(recorded, default=None),
         "ranks": sorted(ranks),
         "world_size": max(world_sizes, default=None),
         "missing_ranks": missing_rank_ranges(max(world_sizes, default=0), ranks),

@@ -131,6 +131,11 @@ class JobSummarySerializer(serializers.Serializer):
     start_ns = serializers.IntegerField(allow_null=True)
     end_ns = serializers.IntegerField(allow_null=True)
     span_ns = serializers.IntegerField()
+    recorded_start_ns = serializers.IntegerField(
+        allow_null=True,
+        help_text="When the first event was recorded, unix-epoch ns; null when no part's clock "
+        "says (a trace aligned on its own start)",
+    )
     ranks = serializers.ListField(child=serializers.IntegerField())
     world_size = serializers.IntegerField(
         allow_null=True,

@@ -20,6 +20,9 @@ from profiler_app.traces.recognition import read_warning
 
 # Chrome-trace phases the parser turns into something; others are counted as ignored.
 USED_PHASES = {"X", "i", "I", "s", "t", "f", "C", "M"}
+# Clocks whose times say when the events ran (unix-epoch times); a trace aligned on its own
+# start ("trace_start") does not say when it ran.
+WALL_CLOCKS = ("baseTimeNanoseconds", "unix")
 # Timestamps at or after 2000-01-01 are taken to be unix-epoch times already.
 _EPOCH_2000_NS = 946_684_800 * 10**9
 

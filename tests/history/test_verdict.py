@@ -1,21 +1,29 @@
 """Verdicts of runs parsed by the real ingest, against numbers taken from the raw JSON."""
 
+import gzip
 import itertools
+import json
 import math
 import statistics
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.utils import timezone
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.history import logic
 from profiler_app.history.models import RunVerdict, SeriesRun
 from profiler_app.history.pure.regression import TEST_NAME, Thresholds
 from profiler_app.profiles.figures import step_time
+from profiler_app.profiles.queries import job_summary
 from tests.history.traces import ALLREDUCE, NCCL, NEW_KERNEL, raw_figures, raw_steps_ns
 from tests.ingest.helpers import broker_down
 from tests.timeline.jobs import TWO_RANKS, parse_job, parse_paths
-from tests.traces.expected import DATA
+from tests.traces.expected import DATA, expected
+
+A100 = "gpu_training_rank0.pt.trace.json.gz"
+RESNET_PT18 = "resnet50_pt18_workers4.pt.trace.json.gz"
+TRACES = (RESNET_PT18, A100)  # in the order they were recorded
 
 
 def judged(owner, name, path, series="nccl-model", **fields):
@@ -253,14 +261,14 @@ def test_step_time_per_rank_and_a_verdict_that_compares_each_rank_with_itself(us
 def test_a_run_flushed_days_later_takes_its_place_by_when_it_ran(user):
     """A collector's spool flushed after a later run was uploaded: its process started first,
     so it comes first, and is the later run's baseline rather than judged against it."""
-    later, first_verdict = judged(user, "f-2", DATA / NCCL)
+    later, first_verdict = judged(user, "f-2", DATA / NCCL, started_at=timezone.now())
     assert (first_verdict.status, first_verdict.baseline) == ("unjudged", None)
-    days_before = later.created_at - timedelta(days=3)
+    days_before = later.started_at - timedelta(days=3)
     flushed, verdict = judged(user, "f-1", DATA / NCCL, started_at=days_before)
     assert flushed.created_at > later.created_at  # uploaded last
     series = SeriesRun.objects.get(job=later).series
     assert [run.job.name for run in logic.series_runs(series)] == ["f-1", "f-2"]
-    assert [run.ran_at for run in logic.series_runs(series)] == [days_before, later.created_at]
+    assert [run.ran_at for run in logic.series_runs(series)] == [days_before, later.started_at]
     assert (verdict.status, verdict.baseline) == ("unjudged", None)  # nothing ran before it
     assert logic.default_baseline(later, series) == flushed
     # The later run, judged when it arrived with nothing before it, is judged again against
@@ -268,3 +276,40 @@ def test_a_run_flushed_days_later_takes_its_place_by_when_it_ran(user):
     again = RunVerdict.objects.get(job=later)
     assert (again.status, again.baseline) == ("no_regression", flushed)
     assert again.result["run_median_ns"] == again.result["baseline_median_ns"] == 222_442_191
+
+
+@pytest.mark.django_db
+def test_traces_imported_today_take_their_place_by_when_they_were_recorded(user):
+    """Imported traces have no process start: each run is placed by its first event (the
+    trace's clock says when), not by its upload. The A100 trace (April 2024) is uploaded
+    first, the ResNet-50 one (January 2021) second; the 2021 run comes first."""
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    newer, _ = judged(user, "i-2024", DATA / A100, series="imports")
+    older, verdict = judged(user, "i-2021", DATA / RESNET_PT18, series="imports")
+    assert older.created_at > newer.created_at  # uploaded last
+    series = SeriesRun.objects.get(job=older).series
+    runs = list(logic.series_runs(series))
+    assert [run.job.name for run in runs] == ["i-2021", "i-2024"]
+    recorded = [epoch + timedelta(microseconds=expected(t).start_ns // 1000) for t in TRACES]
+    assert [run.ran_at for run in runs] == recorded
+    assert [f"{run.ran_at:%Y-%m-%d %H:%M:%S}" for run in runs] == [
+        "2021-01-11 12:05:28",
+        "2024-04-04 01:51:35",
+    ]
+    assert logic.ran_at(older) == recorded[0]
+    assert job_summary(older)["recorded_start_ns"] == expected(RESNET_PT18).start_ns
+    assert (verdict.status, verdict.baseline) == ("unjudged", None)  # nothing ran before it
+    assert RunVerdict.objects.get(job=newer).baseline == older  # judged again against it
+
+
+@pytest.mark.django_db
+def test_a_trace_whose_clock_does_not_say_when_is_placed_by_its_upload(user, tmp_path):
+    """A trace aligned on its own start (no baseTimeNanoseconds, times from 0) does not say
+    when it ran: its run is placed by its upload, and its summary says no recorded start."""
+    raw = json.loads(gzip.decompress((DATA / NCCL).read_bytes()))
+    raw.pop("baseTimeNanoseconds")
+    relative = tmp_path / "relative.json"
+    relative.write_text(json.dumps(raw))
+    job, _ = judged(user, "relative", relative, series="relative")
+    assert logic.ran_at(job) == job.created_at
+    assert job_summary(job)["recorded_start_ns"] is None

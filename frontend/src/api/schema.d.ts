@@ -1806,6 +1806,8 @@ export interface components {
             start_ns: number | null;
             end_ns: number | null;
             span_ns: number;
+            /** @description When the first event was recorded, unix-epoch ns; null when no part's clock says (a trace aligned on its own start) */
+            recorded_start_ns: number | null;
             ranks: number[];
             /** @description The ranks the job ran on, as its traces say (distributedInfo or the collector); null when none says */
             world_size: number | null;
@@ -2485,7 +2487,7 @@ export interface components {
             created_at: string;
             /**
              * Format: date-time
-             * @description when the run ran: its process's start where a collector sent it, else its upload; runs are in this order
+             * @description when the run ran: its process's start where a collector sent it, else its first event where its trace's clock says when, else its upload; runs are in this order
              */
             ran_at: string;
             job_status: string;

@@ -35,6 +35,7 @@ function summary(ranks: number[]) {
     start_ns: 0,
     end_ns: 578_889_000,
     span_ns: 578_889_000,
+    recorded_start_ns: null,
     ranks,
     world_size: 2,
     missing_ranks: ranks.length === 2 ? [] : [[1, 1]],

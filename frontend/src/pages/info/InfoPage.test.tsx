@@ -53,6 +53,7 @@ describe("Info page", () => {
           start_ns: 1_712_195_495_406_752_800,
           end_ns: 1_712_195_496_004_644_000,
           span_ns: 597_891_386,
+          recorded_start_ns: 1_712_195_495_406_752_800,
           ranks: [0, 1],
           world_size: 2,
           missing_ranks: [],
@@ -127,5 +128,41 @@ describe("Info page", () => {
     const alert = await screen.findByRole("alert");
     expect(alert).toHaveTextContent("This profile may be incomplete.");
     expect(alert).toHaveTextContent("old.json (rank 0): 9,456 events look like GPU work");
+  });
+
+  it("does not date a trace whose clock does not say when it ran", async () => {
+    const relative = makeJob({ id: 9, name: "relative-trace" });
+    new FakeApi()
+      .on("GET /api/auth/me/", { status: 200, body: alice })
+      .on("GET /api/loaded-profile/", { status: 200, body: loadedProfile(relative) })
+      .on("GET /api/jobs/9/", { status: 200, body: relative })
+      .on("GET /api/jobs/9/parts/", { status: 200, body: page([]) })
+      // Times from 0: a trace aligned on its own start (no baseTimeNanoseconds, no unix times).
+      .on("GET /api/jobs/9/summary/", {
+        status: 200,
+        body: {
+          job: 9,
+          event_counts: {},
+          n_events: 10,
+          start_ns: 0,
+          end_ns: 597_891_386,
+          span_ns: 597_891_386,
+          recorded_start_ns: null,
+          ranks: [0],
+          world_size: null,
+          missing_ranks: [],
+          nodes: ["algo-1"],
+          parts: { pending: 0, processing: 0, done: 1, failed: 0, total: 1 },
+          progress: 1,
+          read_warnings: [],
+        },
+      });
+    renderApp("/info");
+
+    const run = (await screen.findByRole("heading", { name: "Run" })).closest("section")!;
+    expect(
+      await within(run).findByText("span 0.597891 s (its clock does not say when)"),
+    ).toBeInTheDocument();
+    expect(within(run).queryByText(/1970/)).toBeNull();
   });
 });

@@ -127,14 +127,17 @@ const NODE_COLUMNS: DataColumn<TrainingJob["nodes"][number]>[] = [
 ];
 
 /** When the profile's first event was recorded and the span of its events (the Dashboard's
- * profile span): for an imported trace, the only word on when it ran. */
+ * profile span): for an imported trace, the only word on when it ran. A trace aligned on its
+ * own start does not say when. */
 function Profiled({ jobId }: { jobId: number }) {
   const summary = useJobSummary(jobId).data;
   if (summary?.start_ns == null || summary.span_ns == null) return <>—</>;
-  const start = new Date(Math.floor(summary.start_ns / 1e6)).toISOString();
+  const span = `span ${formatSeconds(summary.span_ns)}`;
+  if (summary.recorded_start_ns == null) return <>{span} (its clock does not say when)</>;
+  const start = new Date(Math.floor(summary.recorded_start_ns / 1e6)).toISOString();
   return (
     <>
-      {formatDateTime(start)}, span {formatSeconds(summary.span_ns)}
+      {formatDateTime(start)}, {span}
     </>
   );
 }
