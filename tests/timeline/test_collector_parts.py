@@ -109,3 +109,34 @@ def test_it_gives_min_max_and_mean_of_the_samples_in_a_bucket():
     np.testing.assert_array_equal(mean, [10.0, 40.0, 70.0, 5.0, np.nan])
     np.testing.assert_array_equal(low, [10.0, 20.0, 70.0, 5.0, np.nan])
     np.testing.assert_array_equal(high, [10.0, 70.0, 70.0, 5.0, np.nan])
+
+
+def sampled(metric: str, times_ns: list[int], values: list[float]):
+    frame = {"node": "vm", "metric": metric, "device": 0, "name": "", "time_ns": times_ns}
+    return from_frame(pd.DataFrame({**frame, "value": values}))[0]
+
+
+def test_a_paced_sample_holds_a_few_intervals_not_across_a_stretch_without_samples():
+    """The real H200 job's NVML utilisation: a sample every 200 ms in a round of training,
+    then 6.4 s without any before the next round. Drawn in 100 ms buckets, a sample holds
+    across the buckets up to the next (3 intervals at most), never across the 6.4 s."""
+    ms = 1_000_000
+    times = [0, 200 * ms, 400 * ms, 600 * ms, 7_000 * ms, 7_200 * ms]
+    util = sampled("gpu_util_pct", times, [48.0, 59.0, 3.0, 55.0, 54.0, 0.0])
+    assert util.hold_ns == 3 * 200 * ms
+    # 2**27 ns buckets (134 ms): 0-134, 134-268, ..., up to 7.25 s.
+    k = 27
+    mean, _, _ = per_bucket(util, 0, k, 55)
+    bucket = lambda t_ms: (t_ms * ms) >> k  # noqa: E731
+    assert mean[bucket(0)] == 48.0 and mean[bucket(600)] == 55.0
+    assert mean[bucket(600) + 1] == 55.0  # the next bucket holds it
+    # Held up to 3 intervals (600 ms) after its sample; from the bucket that starts later on,
+    # nothing until the next round.
+    gap = mean[bucket(1_200) + 1 : bucket(7_000)]
+    assert len(gap) == 43 and np.isnan(gap).all()
+    assert mean[bucket(7_000)] == 54.0 and mean[bucket(7_200)] == 0.0
+    # A memory curve records each change: it holds until the next, however far.
+    allocated = sampled("torch_allocated_bytes", times, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    held, _, _ = per_bucket(allocated, 0, k, 55)
+    assert allocated.hold_ns == np.inf
+    assert (held[bucket(600) : bucket(7_000)] == 4.0).all()

@@ -2,12 +2,15 @@
 
 A series is a node's samples of one metric and device (or counter name). Drawn per bucket it
 gives min, max and mean of the samples in the bucket; a bucket between two samples holds the
-earlier sample's value, so zooming in past the sampling interval draws steps, not gaps.
+earlier sample's value, so zooming in past the sampling interval draws steps, not gaps. A
+metric sampled at a steady pace (``PACED_METRICS``) holds only a few sampling intervals: where
+nothing was sampled for longer (between two rounds of a job, a paused process) it draws a gap.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -34,6 +37,19 @@ PROCESS_METRICS = {
 }
 COUNTER_METRIC = "counter"
 PER_CORE_METRIC = "cpu_util_pct"
+# Sampled by the collector's NVML and psutil every sampling interval, where the other metrics
+# record each change (a memory curve, a trace's counter events) and hold until the next.
+PACED_METRICS = {
+    "gpu_util_pct",
+    "gpu_mem_used_bytes",
+    "gpu_mem_util_pct",
+    "cpu_util_total_pct",
+    "cpu_iowait_pct",
+    "host_mem_used_bytes",
+    PER_CORE_METRIC,
+}
+# A paced sample holds for at most this many typical (median) sampling intervals.
+HOLD_INTERVALS = 3
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,14 @@ class Series:
     name: str
     time_ns: np.ndarray  # ascending
     value: np.ndarray
+
+    @cached_property
+    def hold_ns(self) -> float:
+        """How long after a sample its value still stands: until the next one, or for a paced
+        metric a few sampling intervals at most."""
+        if self.metric not in PACED_METRICS or len(self.time_ns) < 3:
+            return np.inf
+        return HOLD_INTERVALS * float(np.median(np.diff(self.time_ns)))
 
 
 def from_frame(frame: pd.DataFrame) -> list[Series]:
@@ -107,6 +131,7 @@ def per_bucket(
     # Buckets without a sample hold the last value before them, within the series' span.
     previous = np.searchsorted(t, edges[:-1], side="right") - 1
     empty = np.isnan(mean) & (previous >= 0) & (edges[:-1] <= t[-1])
+    empty &= edges[:-1] - t[np.maximum(previous, 0)] <= series.hold_ns
     held = v[previous[empty]]
     mean[empty], low[empty], high[empty] = held, held, held
     return mean, low, high
