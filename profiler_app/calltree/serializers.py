@@ -16,12 +16,20 @@ def _ids(text: str, field: str) -> list[int]:
 
 class CallTreeQuerySerializer(serializers.Serializer):
     part = serializers.IntegerField(
-        required=False, min_value=1, help_text="left out: the job's first part (lowest rank)"
+        required=False,
+        min_value=1,
+        help_text="one part; left out: every part of the process ``rank`` and ``node`` name "
+        "(a collector job's chunks), by default the job's first (lowest rank)",
+    )
+    rank = serializers.IntegerField(required=False, min_value=0)
+    node = serializers.CharField(
+        required=False, help_text="with ``rank``; left out: the first node running that rank"
     )
     threads = serializers.CharField(
         required=False,
-        help_text="track ids, comma-separated; left out: the thread that ran the training "
-        "steps (holding the most step events), else every host thread",
+        help_text="track ids (for several parts: indexes in ``threads``), comma-separated; "
+        "left out: the thread that ran the training steps (holding the most step events) in "
+        "each part, else every host thread",
     )
     inverted = serializers.BooleanField(
         required=False, default=False, help_text="bottom-up: frames with self time first"
@@ -90,12 +98,20 @@ class CallTreeFramesSerializer(serializers.Serializer):
 
 class CallTreeSerializer(serializers.Serializer):
     job = serializers.IntegerField()
-    part = serializers.IntegerField(allow_null=True)
+    part = serializers.IntegerField(allow_null=True, help_text="null for a process's parts")
+    rank = serializers.IntegerField(
+        allow_null=True, help_text="the process whose parts the tree sums; null for one part"
+    )
+    node = serializers.CharField(allow_null=True)
     parts = CallTreePartSerializer(many=True)
     threads = CallTreeThreadSerializer(many=True)
     selected = serializers.ListField(child=serializers.IntegerField())
     inverted = serializers.BooleanField()
     window = serializers.CharField()
+    window_label = serializers.CharField(
+        help_text="what the window holds, as the other pages caption it (a collector job's "
+        "captured steps: the tree holds what Kineto recorded)"
+    )
     total_ns = serializers.IntegerField(help_text="time of the roots, before pruning")
     frames = serializers.IntegerField(help_text="frames before pruning")
     names = serializers.ListField(child=serializers.CharField(allow_blank=True))
@@ -107,7 +123,9 @@ class CallTreeSerializer(serializers.Serializer):
 
 class CallTreeOccurrenceSerializer(serializers.Serializer):
     start_ns = serializers.CharField(help_text="unix ns, as text (beyond 2^53)")
-    offset_ns = serializers.IntegerField(help_text="from the part's start")
+    offset_ns = serializers.IntegerField(
+        help_text="from the part's start (the first part's, for a process's parts)"
+    )
     dur_ns = serializers.IntegerField()
     self_ns = serializers.IntegerField()
     track = serializers.IntegerField()

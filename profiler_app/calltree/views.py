@@ -22,6 +22,10 @@ def _answer(compute):
         return compute()
     except queries.UnknownPart as exc:
         raise ValidationError({"part": f"No parsed part {exc.args[0]} in this job."}) from None
+    except queries.UnknownRank as exc:
+        rank, node = exc.args
+        where = f" on node {node!r}" if node else ""
+        raise ValidationError({"rank": f"No parsed part of rank {rank}{where}."}) from None
     except queries.UnknownThreads as exc:
         listed = ", ".join(map(str, exc.args[0]))
         raise ValidationError({"threads": f"No host thread {listed} in this part."}) from None
@@ -30,14 +34,21 @@ def _answer(compute):
 @extend_schema(parameters=[CallTreeQuerySerializer], responses=CallTreeSerializer)
 @api_view(["GET"])
 def calltree_view(request, job_id: int):
-    """The call tree of one part's host threads in the caller's window of the job, top-down
-    or bottom-up."""
+    """The call tree of one part's host threads, or of one process's parts summed, in the
+    caller's window of the job, top-down or bottom-up."""
     job = get_object_or_404(TrainingJob, pk=job_id)  # the team shares every job
     window = job.window_for(request.user)
     p = query_params(CallTreeQuerySerializer, request)
     body = _answer(
         lambda: queries.tree(
-            job, window, p.get("part"), p.get("threads"), p["inverted"], p["min_ns"]
+            job,
+            window,
+            p.get("part"),
+            p.get("threads"),
+            p["inverted"],
+            p["min_ns"],
+            p.get("rank"),
+            p.get("node"),
         )
     )
     return Response(CallTreeSerializer(body).data)
@@ -54,7 +65,15 @@ def occurrences_view(request, job_id: int):
     p = query_params(CallTreeOccurrencesQuerySerializer, request)
     body = _answer(
         lambda: queries.occurrences(
-            job, window, p.get("part"), p.get("threads"), p["inverted"], p["path"], p["limit"]
+            job,
+            window,
+            p.get("part"),
+            p.get("threads"),
+            p["inverted"],
+            p["path"],
+            p["limit"],
+            p.get("rank"),
+            p.get("node"),
         )
     )
     return Response(CallTreeOccurrencesSerializer(body).data)

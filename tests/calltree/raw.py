@@ -3,6 +3,7 @@ thread's host events nested by a stack walk, totals and self times per path of n
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 
 from tests.traces.expected import ns, raw_trace
@@ -20,6 +21,15 @@ def host_events(trace: str, tid: int, before_ns: int | None = None) -> list[dict
             if before_ns is None or start < before_ns:
                 out.append((start, ns(e["dur"]), e["name"]))
     return out
+
+
+def steps_as_one(events: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The events with every training step named alike ("ProfilerStep#5" → "ProfilerStep#*"),
+    as the Call tree sums them."""
+    return [
+        (start, dur, re.sub(r"^(ProfilerStep#|step_)\d+$", r"\1*", name))
+        for start, dur, name in events
+    ]
 
 
 def last_step_start(trace: str) -> int:

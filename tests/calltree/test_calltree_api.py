@@ -1,10 +1,12 @@
 """The Call tree API over a job the real ingest parsed, against the raw JSON."""
 
+from collections import defaultdict
+
 import pytest
 
 from profiler_app.core.models import TrainingJob
 from tests import h200
-from tests.calltree.raw import host_events, last_step_start, paths
+from tests.calltree.raw import host_events, last_step_start, paths, steps_as_one
 from tests.timeline.jobs import parse_job
 from tracefmt.chunk import read_chunk
 
@@ -33,7 +35,7 @@ def test_it_serves_a_threads_tree_with_names_and_occurrences(api, job):
     body = api.get(f"/api/jobs/{job.id}/calltree/").json()
     main = _main_thread(body)
     body = api.get(f"/api/jobs/{job.id}/calltree/", {"threads": main}).json()
-    total, self_ns, count, by_name = paths(host_events(TRACE, 1102))
+    total, self_ns, count, by_name = paths(steps_as_one(host_events(TRACE, 1102)))
     assert _paths(body) == {p: (total[p], self_ns[p], count[p]) for p in total}
     assert body["selected"] == [main] and body["total_ns"] == sum(
         v for p, v in total.items() if len(p) == 1
@@ -72,7 +74,7 @@ def test_complete_steps_drop_the_last_step(api, job):
     body = api.get(f"/api/jobs/{job.id}/calltree/").json()
     main = _main_thread(body)
     body = api.get(f"/api/jobs/{job.id}/calltree/", {"threads": main}).json()
-    total, *_ = paths(host_events(TRACE, 1102, before_ns=last_step_start(TRACE)))
+    total, *_ = paths(steps_as_one(host_events(TRACE, 1102, before_ns=last_step_start(TRACE))))
     assert {p: v[0] for p, v in _paths(body).items()} == dict(total)
 
 
@@ -127,3 +129,67 @@ def test_a_collector_jobs_chunks_are_told_apart_by_their_times(api, user, tmp_pa
     ]
     # The third chunk holds the second capture, 8.6 s into the job.
     assert body["parts"][2]["offset_ns"] == 8_614_868_130
+
+
+def test_a_collector_jobs_process_is_one_tree_of_its_captured_steps(api, user, tmp_path):
+    """The real H200 job: its eight chunks summed into one tree of what Kineto recorded, the 16
+    captured steps (57–60, 177–180, 297–300, 417–420: 845 ms) as one frame, each step's
+    Forward, Backward and Optimizer under it; the steps it did not capture (annotations only)
+    are left out, as on the Dashboard."""
+    chunks = h200.spool_chunks(h200.unpack(tmp_path))
+    job = h200.stored_job("h200-process-tree", chunks, "collector", owner=user)
+    captured = [*range(57, 61), *range(177, 181), *range(297, 301), *range(417, 421)]
+    # The collector's own step and phase annotations, as (start, dur), from the raw chunks.
+    annotations: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for path in chunks:
+        chunk = read_chunk(path)
+        events = chunk.events
+        for name, start, dur in zip(
+            events["ev_name"], events["ev_start_ns"], events["ev_dur_ns"], strict=True
+        ):
+            annotations[chunk.strings[int(name)]].append((int(start), int(dur)))
+    steps = [annotations[f"step_{n}"][0] for n in captured]
+    phases = {phase: annotations[phase] for phase in ("Forward", "Backward", "Optimizer")}
+
+    def within(start: int) -> bool:
+        return any(lo <= start < lo + dur for lo, dur in steps)
+
+    body = api.get(f"/api/jobs/{job.id}/calltree/").json()
+    assert (body["part"], body["rank"], body["node"]) == (None, 0, "vm")
+    assert body["window_label"] == "captured steps 57–60, 177–180, 297–300, 417–420 (16 of 160)"
+    tree = _paths(body)
+    assert body["total_ns"] == sum(dur for _, dur in steps)
+    assert 845_000_000 < body["total_ns"] < 846_000_000
+    assert tree[("step_*",)] == (body["total_ns"], tree[("step_*",)][1], 16)
+    for phase, spans in phases.items():
+        mine = [dur for start, dur in spans if within(start)]
+        assert len(mine) == 16
+        assert tree[("step_*", phase)][0] == sum(mine)
+        assert tree[("step_*", phase)][2] == 16
+    # The thread that ran the steps has another id in the first capture's Kineto events; its
+    # steps count once, from the collector's annotations, in each part.
+    labels = [t["label"] for t in body["threads"]]
+    assert labels == [
+        "vm / thread 574",
+        "vm / thread 136582848",
+        "vm / thread 421007040",
+        "vm / thread 619",
+    ]
+    assert body["selected"] == [0] and body["threads"][0]["steps"] == 16
+
+    # Each occurrence of the steps' frame, across the chunks, in time order.
+    ids = dict(zip(body["names"], body["name_ids"], strict=True))
+    found = api.get(
+        f"/api/jobs/{job.id}/calltree/occurrences/", {"path": ids["step_*"], "limit": 20}
+    ).json()
+    assert found["count"] == 16
+    starts = [int(r["start_ns"]) for r in found["results"]]
+    assert starts == [start for start, _ in steps]
+    assert len({r["event"].split(":")[0] for r in found["results"]}) == 4  # four chunks
+    # One chunk alone, as before: the second capture's part.
+    second = body["parts"][2]["id"]
+    alone = api.get(f"/api/jobs/{job.id}/calltree/", {"part": second}).json()
+    assert (alone["part"], alone["rank"]) == (second, None)
+    assert _paths(alone)[("step_*",)][2] == 4
+    bad = api.get(f"/api/jobs/{job.id}/calltree/", {"rank": 5})
+    assert bad.status_code == 400 and "rank" in bad.json()

@@ -91,3 +91,59 @@ def test_pruning_merges_small_frames_into_other_and_caps_the_frames(store):
     assert (pruned.total_ns[pruned.name != calltree.OTHER] >= 1_000_000).all()
     assert calltree.OTHER in pruned.name
     assert len(calltree.prune(tree, 0, 50)) <= 50 + 50
+
+
+def test_merged_trees_sum_frames_of_one_path_and_keep_the_rest(store):
+    """The trace's main thread split at its third step, as a collector job's chunks split a
+    process: merged, the halves' trees are the whole thread's tree."""
+    events = calltree.read_host_events(store, [_track(store, MAIN)])
+    events, names = calltree.steps_as_one(events, TimelineReader(store).strings)
+    whole, _ = calltree.top_down(events)
+    third_step = np.sort(events.start[events.is_step])[2]
+    halves = []
+    for keep in (events.start < third_step, events.start >= third_step):
+        # A kept event's parent is kept too (events nest inside their steps).
+        index = np.flatnonzero(keep)
+        parent = np.where(
+            events.parent[index] >= 0, np.searchsorted(index, events.parent[index]), -1
+        )
+        half = calltree.Events(
+            events.row[index], events.track[index], events.name[index], events.start[index],
+            events.dur[index], parent, events.self_ns[index], events.is_step[index],
+        )  # fmt: skip
+        halves.append(calltree.top_down(half)[0])
+    merged = calltree.merge(halves)
+
+    def by_path(tree: calltree.Tree) -> dict:
+        out, path = {}, []
+        for i in range(len(tree)):
+            up = int(tree.parent[i])
+            path.append((path[up] if up >= 0 else ()) + (names[tree.name[i]],))
+            out[path[i]] = (int(tree.total_ns[i]), int(tree.self_ns[i]), int(tree.count[i]))
+        return out
+
+    assert by_path(merged) == by_path(whole)
+    assert len(by_path(halves[0])) < len(by_path(whole))
+    steps = int(events.is_step.sum())
+    assert by_path(merged)[("ProfilerStep#*",)][2] == steps
+    assert by_path(halves[0])[("ProfilerStep#*",)][2] == 2
+
+
+def test_steps_are_one_frame_and_other_names_are_left_alone():
+    named = ["ProfilerStep#4", "ProfilerStep#5", "step_12", "aten::mm", "step_13"]
+    n = len(named)
+    events = calltree.Events(
+        row=np.arange(n), track=np.zeros(n, np.int64), name=np.arange(n),
+        start=np.arange(n) * 10, dur=np.full(n, 5), parent=np.full(n, -1),
+        self_ns=np.full(n, 5), is_step=np.array([True, True, True, False, False]),
+    )  # fmt: skip
+    merged, names = calltree.steps_as_one(events, named)
+    assert names == [*named, "ProfilerStep#*", "step_*"]
+    # "step_13" is not a step here (not annotated as one): it keeps its own name.
+    assert [names[i] for i in merged.name] == [
+        "ProfilerStep#*",
+        "ProfilerStep#*",
+        "step_*",
+        "aten::mm",
+        "step_13",
+    ]

@@ -6,6 +6,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from profiler_app.core.models import LoadedProfile
+from tests import h200
 from tests.e2e.conftest import screenshot, sign_in
 from tests.e2e.jobs import loaded_job
 
@@ -36,3 +38,25 @@ def test_it_opens_the_flame_graph_and_jumps_to_the_timeline(tab: Page, live_serv
     expect(tab.get_by_role("heading", name="Timeline", exact=True)).to_be_visible()
     tab.wait_for_timeout(1500)
     screenshot(tab, "calltree-to-timeline")
+
+
+def test_a_collector_job_opens_on_its_process_whole(tab: Page, live_server, user, tmp_path):
+    """The real H200 job: the page opens on its eight chunks summed, the 16 captured steps as
+    one frame, captioned as the Dashboard captions its sample; one chunk can still be chosen."""
+    chunks = h200.spool_chunks(h200.unpack(tmp_path))
+    job = h200.stored_job("h200-calltree", chunks, "collector", owner=user)
+    LoadedProfile.objects.create(user=user, job=job)
+    sign_in(tab, live_server.url, "alice", "alice-password-1", "/calltree")
+    part = tab.get_by_label("Part")
+    expect(part.locator("option:checked")).to_have_text("vm rank 0 · all 8 parts")
+    thread = tab.get_by_label("Thread").locator("option:checked")
+    expect(thread).to_have_text("Each part's thread that ran the steps")
+    expect(
+        tab.get_by_text(re.compile(r"frames, 845\.\d ms \(captured steps 57–60, 177–180"))
+    ).to_be_visible()
+    first = tab.get_by_role("table", name="Call tree").locator("tbody tr").first
+    expect(first).to_contain_text("step_*")
+    expect(first.locator("td").last).to_have_text("16")
+    screenshot(tab, "calltree-collector-process")
+    part.select_option(label="vm rank 0 · 8.61–8.92 s")
+    expect(first.locator("td").last).to_have_text("4")

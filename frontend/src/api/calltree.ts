@@ -4,12 +4,17 @@ import type { components } from "./schema";
 
 type Schemas = components["schemas"];
 
-/** One part's host threads as frames (parallel arrays, parents first). */
+/** Host threads of one part, or of one process's parts summed, as frames (parallel arrays,
+ * parents first). */
 export type CallTree = Schemas["CallTree"];
 export type CallTreeOccurrences = Schemas["CallTreeOccurrences"];
 
+/** One part, or (``part`` null) every part of the process ``rank`` on ``node`` (null: the
+ * job's first process). */
 export type CallTreeQuery = {
   part: number | null;
+  rank: number | null;
+  node: string | null;
   threads: number[] | null;
   inverted: boolean;
   min_ns: number;
@@ -18,6 +23,8 @@ export type CallTreeQuery = {
 function params(q: CallTreeQuery) {
   return {
     ...(q.part === null ? {} : { part: q.part }),
+    ...(q.rank === null ? {} : { rank: q.rank }),
+    ...(q.node === null ? {} : { node: q.node }),
     ...(q.threads === null ? {} : { threads: q.threads.join(",") }),
     inverted: q.inverted,
     min_ns: q.min_ns,

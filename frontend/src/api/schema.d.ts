@@ -242,8 +242,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * @description The call tree of one part's host threads in the caller's window of the job, top-down
-         *     or bottom-up.
+         * @description The call tree of one part's host threads, or of one process's parts summed, in the
+         *     caller's window of the job, top-down or bottom-up.
          */
         get: operations["jobs_calltree_retrieve"];
         put?: never;
@@ -1248,12 +1248,18 @@ export interface components {
         BetterEnum: "lower";
         CallTree: {
             job: number;
+            /** @description null for a process's parts */
             part: number | null;
+            /** @description the process whose parts the tree sums; null for one part */
+            rank: number | null;
+            node: string | null;
             parts: components["schemas"]["CallTreePart"][];
             threads: components["schemas"]["CallTreeThread"][];
             selected: number[];
             inverted: boolean;
             window: string;
+            /** @description what the window holds, as the other pages caption it (a collector job's captured steps: the tree holds what Kineto recorded) */
+            window_label: string;
             /** @description time of the roots, before pruning */
             total_ns: number;
             /** @description frames before pruning */
@@ -1276,7 +1282,7 @@ export interface components {
         CallTreeOccurrence: {
             /** @description unix ns, as text (beyond 2^53) */
             start_ns: string;
-            /** @description from the part's start */
+            /** @description from the part's start (the first part's, for a process's parts) */
             offset_ns: number;
             dur_ns: number;
             self_ns: number;
@@ -3859,9 +3865,12 @@ export interface operations {
                 inverted?: boolean;
                 /** @description frames with less total time are merged into their parent's "(other)" */
                 min_ns?: number;
-                /** @description left out: the job's first part (lowest rank) */
+                /** @description with ``rank``; left out: the first node running that rank */
+                node?: string;
+                /** @description one part; left out: every part of the process ``rank`` and ``node`` name (a collector job's chunks), by default the job's first (lowest rank) */
                 part?: number;
-                /** @description track ids, comma-separated; left out: the thread that ran the training steps (holding the most step events), else every host thread */
+                rank?: number;
+                /** @description track ids (for several parts: indexes in ``threads``), comma-separated; left out: the thread that ran the training steps (holding the most step events) in each part, else every host thread */
                 threads?: string;
             };
             header?: never;
@@ -3924,11 +3933,14 @@ export interface operations {
                 limit?: number;
                 /** @description frames with less total time are merged into their parent's "(other)" */
                 min_ns?: number;
-                /** @description left out: the job's first part (lowest rank) */
+                /** @description with ``rank``; left out: the first node running that rank */
+                node?: string;
+                /** @description one part; left out: every part of the process ``rank`` and ``node`` name (a collector job's chunks), by default the job's first (lowest rank) */
                 part?: number;
                 /** @description the frame's name ids (``name_ids``) from the top of the tree, comma-separated */
                 path: string;
-                /** @description track ids, comma-separated; left out: the thread that ran the training steps (holding the most step events), else every host thread */
+                rank?: number;
+                /** @description track ids (for several parts: indexes in ``threads``), comma-separated; left out: the thread that ran the training steps (holding the most step events) in each part, else every host thread */
                 threads?: string;
             };
             header?: never;

@@ -9,7 +9,9 @@ Python loops run once per nesting level.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,8 @@ from profiler_app.traces.timeline_read import TimelineReader
 from tracefmt.kinds import HOST_KINDS
 
 OTHER = -1  # the name id of a pruned frame's "(other)"
+# A step's number, at the end of its name ("ProfilerStep#12", "step_57").
+_STEP_NUMBER = re.compile(r"\d+$")
 _COLUMNS = [
     "track",
     "kind",
@@ -30,6 +34,7 @@ _COLUMNS = [
     "self_ns",
     "is_step",
     "in_complete_steps",
+    "captured",
 ]
 
 
@@ -66,9 +71,11 @@ class Tree:
 
 
 def read_host_events(store: str | Path, tracks: list[int], complete_steps: bool = False) -> Events:
-    """The host events (a thread's stack: ``tracefmt.kinds.HOST_KINDS``) of ``tracks`` in a
-    part's store, only those in its complete steps when ``complete_steps``, with the event
-    model's nesting and self times."""
+    """The host events (a thread's stack: ``tracefmt.kinds.HOST_KINDS``) that Kineto recorded
+    (a collector part's captured steps; an imported trace whole) of ``tracks`` in a part's
+    store, only those in its complete steps when ``complete_steps``, with the event model's
+    nesting and self times. A collector's step annotations outside its captures hold no
+    operators: in a tree they would count their whole time as their own."""
     reader = TimelineReader(store)
     info = reader.tracks.set_index("track")
     pieces = []
@@ -79,6 +86,7 @@ def read_host_events(store: str | Path, tracks: list[int], complete_steps: bool 
         table = reader.rows(first, first + n, _COLUMNS)
         table = table.append_column("row", pa.array(np.arange(first, first + n, dtype=np.int64)))
         keep = pc.is_in(table.column("kind"), value_set=pa.array(HOST_KINDS, pa.uint8()))
+        keep = pc.and_(keep, table.column("captured"))
         if complete_steps:
             keep = pc.and_(keep, table.column("in_complete_steps"))
         pieces.append(table.filter(keep))
@@ -107,6 +115,21 @@ def read_host_events(store: str | Path, tracks: list[int], complete_steps: bool 
     )
 
 
+def steps_as_one(events: Events, strings: Sequence[str]) -> tuple[Events, list[str]]:
+    """Every training step as one frame: "step_57", "step_58", … → "step_*" (a name past
+    ``strings``, listed in the names returned), so the tree sums what the steps did rather than
+    listing each step apart; the timeline shows them one by one."""
+    if not events.is_step.any():
+        return events, list(strings)
+    ids = np.unique(events.name[events.is_step])
+    templates = [_STEP_NUMBER.sub("*", strings[i]) for i in ids.tolist()]
+    extra = sorted(set(templates))
+    mapping = np.arange(len(strings), dtype=np.int64)
+    mapping[ids] = [len(strings) + extra.index(t) for t in templates]
+    name = np.where(events.is_step, mapping[events.name], events.name)
+    return replace(events, name=name), [*strings, *extra]
+
+
 def step_thread(events: Events) -> int | None:
     """The thread that ran the training steps: the one holding the most step events; None
     when no thread holds one. Its tree is the training loop, where idle feeder threads
@@ -130,11 +153,11 @@ def _chains(parent: np.ndarray, first: np.ndarray):
         idx, at = idx[keep], up[keep]
 
 
-def _depth_order(events: Events) -> list[np.ndarray]:
-    """Event indexes level by level from the top (each level's parents in the one before)."""
-    levels, level = [], np.flatnonzero(events.parent < 0)
-    children_of = np.argsort(events.parent, kind="stable")
-    sorted_parent = events.parent[children_of]
+def _depth_order(parent: np.ndarray) -> list[np.ndarray]:
+    """Indexes level by level from the top (each level's parents in the one before)."""
+    levels, level = [], np.flatnonzero(parent < 0)
+    children_of = np.argsort(parent, kind="stable")
+    sorted_parent = parent[children_of]
     while len(level):
         levels.append(level)
         lo = np.searchsorted(sorted_parent, level, side="left")
@@ -150,7 +173,7 @@ def top_down(events: Events) -> tuple[Tree, np.ndarray]:
     frame = np.full(len(events), -1, dtype=np.int64)
     parents, names = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
     n_frames = 0
-    for level in _depth_order(events):
+    for level in _depth_order(events.parent):
         up = events.parent[level]
         up_frame = np.where(up >= 0, frame[np.maximum(up, 0)], -1)
         up_frame, name, inverse = _frames_of(up_frame, events.name[level])
@@ -160,6 +183,42 @@ def top_down(events: Events) -> tuple[Tree, np.ndarray]:
         n_frames += len(name)
     tree = _tree(np.concatenate(parents), np.concatenate(names), frame, events.dur, events.self_ns)
     return tree, frame
+
+
+def merge(trees: list[Tree]) -> Tree:
+    """One top-down tree of several (a rank's parts: a collector job's chunks), frames with
+    the same path of names as one: their times and counts summed. Names must share one table."""
+    if len(trees) == 1:
+        return trees[0]
+    offsets = np.cumsum([0] + [len(t) for t in trees[:-1]])
+    parent = np.concatenate(
+        [np.where(t.parent >= 0, t.parent + o, -1) for t, o in zip(trees, offsets, strict=True)]
+    )
+    name = np.concatenate([t.name for t in trees])
+    into = np.full(len(parent), -1, dtype=np.int64)
+    parents, names = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+    n_frames = 0
+    for level in _depth_order(parent):
+        up = parent[level]
+        up_frame = np.where(up >= 0, into[np.maximum(up, 0)], -1)
+        up_frame, level_names, inverse = _frames_of(up_frame, name[level])
+        into[level] = n_frames + inverse
+        parents.append(up_frame)
+        names.append(level_names)
+        n_frames += len(level_names)
+
+    def summed(values: list[np.ndarray]) -> np.ndarray:
+        return np.bincount(into, weights=np.concatenate(values), minlength=n_frames).astype(
+            np.int64
+        )
+
+    return Tree(
+        np.concatenate(parents),
+        np.concatenate(names),
+        summed([t.total_ns for t in trees]),
+        summed([t.self_ns for t in trees]),
+        summed([t.count for t in trees]),
+    )
 
 
 def _frames_of(up_frame: np.ndarray, name: np.ndarray):

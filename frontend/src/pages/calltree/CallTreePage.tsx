@@ -15,7 +15,7 @@ import { Panel } from "../../components/Panel";
 import { formatDuration } from "../../lib/format";
 import { FlameGraph } from "./FlameGraph";
 import { childrenOf, matching, pathIds, rootsOf } from "./flame";
-import { partLabel } from "./parts";
+import { parseSource, sourceOf, sourceOptions, sourceValue } from "./parts";
 import "./calltree.css";
 
 export function CallTreePage() {
@@ -30,6 +30,8 @@ export function CallTreePage() {
 function JobCallTree({ job }: { job: TrainingJob }) {
   const [query, setQuery] = useState<CallTreeQuery>({
     part: null,
+    rank: null,
+    node: null,
     threads: null,
     inverted: false,
     min_ns: 0,
@@ -42,6 +44,7 @@ function JobCallTree({ job }: { job: TrainingJob }) {
     setQuery({ ...query, ...q });
   };
   const data = tree.data;
+  const shownSource = data ? sourceOf(data) : null;
   return (
     <>
       <h2 className="job-heading">{job.name}</h2>
@@ -55,12 +58,20 @@ function JobCallTree({ job }: { job: TrainingJob }) {
                 Part{" "}
                 <select
                   aria-label="Part"
-                  value={data.part ?? ""}
-                  onChange={(e) => change({ part: Number(e.target.value), threads: null })}
+                  value={shownSource ? sourceValue(shownSource) : ""}
+                  onChange={(e) => {
+                    const source = parseSource(e.target.value);
+                    change({
+                      part: "part" in source ? source.part : null,
+                      rank: "rank" in source ? source.rank : null,
+                      node: "node" in source ? source.node : null,
+                      threads: null,
+                    });
+                  }}
                 >
-                  {data.parts.map((p) => (
-                    <option key={p.id} value={p.id}>
-                      {partLabel(p, data.parts)}
+                  {sourceOptions(data.parts).map((o) => (
+                    <option key={o.value} value={o.value}>
+                      {o.label}
                     </option>
                   ))}
                 </select>
@@ -70,15 +81,21 @@ function JobCallTree({ job }: { job: TrainingJob }) {
               Thread{" "}
               <select
                 aria-label="Thread"
-                value={threadChoice(data)}
+                value={threadChoice(data, query)}
                 onChange={(e) =>
                   change({
-                    threads: e.target.value
-                      ? [Number(e.target.value)]
-                      : data.threads.map((t) => t.track),
+                    threads:
+                      e.target.value === EACH_PARTS_STEPS
+                        ? null
+                        : e.target.value
+                          ? [Number(e.target.value)]
+                          : data.threads.map((t) => t.track),
                   })
                 }
               >
+                {data.rank !== null && (
+                  <option value={EACH_PARTS_STEPS}>Each part's thread that ran the steps</option>
+                )}
                 <option value="">All host threads</option>
                 {data.threads.map((t) => (
                   <option key={t.track} value={t.track}>
@@ -114,7 +131,7 @@ function JobCallTree({ job }: { job: TrainingJob }) {
                 onChange={(e) => setSearch(e.target.value)}
               />
             </label>
-            <span>{`${data.frames} frames, ${formatDuration(data.total_ns)} (${data.window.replace("_", " ")})`}</span>
+            <span>{`${data.frames} frames, ${formatDuration(data.total_ns)} (${data.window_label})`}</span>
           </div>
           <Tree
             data={data}
@@ -130,9 +147,14 @@ function JobCallTree({ job }: { job: TrainingJob }) {
   );
 }
 
+/** A process's parts, unasked: each part's thread that ran the steps (one thread can have
+ * another id in each capture). */
+const EACH_PARTS_STEPS = "steps";
+
 /** The thread the tree shows ("" for all of them). Unasked, the server picks the thread that
  * ran the training steps: idle feeder threads would fill most of an all-threads tree. */
-function threadChoice(data: CallTree): string {
+function threadChoice(data: CallTree, query: CallTreeQuery): string {
+  if (data.rank !== null && query.threads === null) return EACH_PARTS_STEPS;
   const all = data.selected.length > 1 && data.selected.length === data.threads.length;
   return all || data.selected.length === 0 ? "" : String(data.selected[0]);
 }
@@ -154,7 +176,7 @@ function Tree({ data, search, selected, onSelect, jobId, query }: TreeProps) {
       <Panel
         title="Call tree"
         size="wide"
-        emptyReason="no host events (operators, annotations, Python frames) in this part"
+        emptyReason="no host events (operators, annotations, Python frames) that the profiler recorded here"
       >
         {null}
       </Panel>
@@ -298,7 +320,11 @@ function Occurrences({
   const other =
     data.names[data.tree.name[frame]!]! === "(other)" && data.name_ids[data.tree.name[frame]!]! < 0;
   const path = other ? null : pathIds(data.tree, data.name_ids, frame);
-  const found = useOccurrences(jobId, { ...query, part: data.part }, path);
+  const found = useOccurrences(
+    jobId,
+    { ...query, part: data.part, rank: data.rank, node: data.node },
+    path,
+  );
   const name = data.names[data.tree.name[frame]!]!;
   return (
     <Panel title={`Occurrences of ${name}`} size="wide">

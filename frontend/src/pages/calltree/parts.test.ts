@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { partLabel } from "./parts";
+import { parseSource, partLabel, sourceOptions, sourceValue } from "./parts";
 
 const part = (id: number, rank: number, offset_ns: number | null, span_ns: number | null) => ({
   id,
@@ -25,5 +25,32 @@ describe("partLabel", () => {
   it("says nothing of a time it does not have", () => {
     const parts = [part(10, 0, null, null), part(11, 0, 5, 10)];
     expect(partLabel(parts[0]!, parts)).toBe("vm rank 0");
+  });
+});
+
+describe("sourceOptions", () => {
+  it("offers a rank's chunks summed before each of them", () => {
+    const parts = [
+      part(10, 0, 0, 329_300_600),
+      part(12, 0, 8_614_868_130, 306_251_266),
+      { ...part(20, 1, 5, 10), node: "algo:2" },
+    ];
+    const options = sourceOptions(parts);
+    expect(options.map((o) => o.label)).toEqual([
+      "vm rank 0 · all 2 parts",
+      "vm rank 0 · 0.00–0.33 s",
+      "vm rank 0 · 8.61–8.92 s",
+      "algo:2 rank 1",
+    ]);
+    expect(options.map((o) => parseSource(o.value))).toEqual([
+      { rank: 0, node: "vm" },
+      { part: 10 },
+      { part: 12 },
+      { part: 20 },
+    ]);
+    expect(parseSource(sourceValue({ rank: 3, node: "algo:2" }))).toEqual({
+      rank: 3,
+      node: "algo:2",
+    });
   });
 });
