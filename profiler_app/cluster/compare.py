@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from django.db.models import Avg, Count, Q, Sum
+from django.db.models import Avg, Count, Exists, F, OuterRef, Q, Sum
 
 from profiler_app.analysis import cluster as analysis
 from profiler_app.core.models import TrainingJob
-from profiler_app.profiles.figures import gpu_totals, in_window, span, timed_steps, window_info
+from profiler_app.profiles.figures import (
+    gpu_totals,
+    in_window,
+    is_sampled,
+    span,
+    timed_steps,
+    window_info,
+)
 from profiler_app.profiles.models import (
     Annotation,
     KernelStat,
@@ -63,7 +70,9 @@ def compare(a: TrainingJob, b: TrainingJob, window: str) -> dict:
         "a": ref_a,
         "b": ref_b,
         "kernels": _diff_section(_kernels(a, window), _kernels(b, window), divisors),
-        "annotations": _diff_section(_annotations(a, window), _annotations(b, window), divisors),
+        "annotations": _diff_section(
+            annotation_totals(a, window), annotation_totals(b, window), divisors
+        ),
         "steps": {"a": step_stats(a, window), "b": step_stats(b, window)},
         "metrics": _metric_rows(metrics(a, window), metrics(b, window), divisors),
         "ranks": _rank_pairs(a, b, window),
@@ -103,13 +112,21 @@ def _kernels(job: TrainingJob, window: str) -> pd.DataFrame:
     return pd.DataFrame.from_records(list(rows), columns=["name", "count", "total_ns"])
 
 
-def _annotations(job: TrainingJob, window: str) -> pd.DataFrame:
-    rows = (
-        in_window(Annotation, job, window)
-        .values("name")
-        .annotate(count=Count("id"), total_ns=Sum("dur_ns"))
-    )
-    return pd.DataFrame.from_records(list(rows), columns=["name", "count", "total_ns"])
+def annotation_totals(job: TrainingJob, window: str) -> pd.DataFrame:
+    """A sampled job's annotations in its captured steps only: a collector annotates every
+    step, and the job's figures (and the divisor, ``job_ref``) are its captured steps'."""
+    rows = in_window(Annotation, job, window)
+    if is_sampled(job):
+        captured = (
+            Step.objects.filter(
+                part_id=OuterRef("part_id"), captured=True, start_ns__lte=OuterRef("start_ns")
+            )
+            .annotate(end_ns=F("start_ns") + F("dur_ns"))
+            .filter(end_ns__gt=OuterRef("start_ns"))
+        )
+        rows = rows.filter(Exists(captured))
+    sums = rows.values("name").annotate(count=Count("id"), total_ns=Sum("dur_ns"))
+    return pd.DataFrame.from_records(list(sums), columns=["name", "count", "total_ns"])
 
 
 def _diff_section(a: pd.DataFrame, b: pd.DataFrame, divisors: tuple[int, int]) -> dict:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from profiler_app.analysis import RankTrace
-from profiler_app.cluster.compare import step_stats
+from profiler_app.cluster.compare import annotation_totals, compare, step_stats
 from profiler_app.cluster.queries import cluster
 from profiler_app.core.models import TrainingJob
 from profiler_app.dashboard.queries import dashboard
@@ -30,6 +30,7 @@ from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests import h200
 from tests.insights.converted import Converted, read_converted
 from tests.traces.expected import launched_before_last_step, ns
+from tracefmt.chunk import read_chunk
 from tracefmt.kinds import EventKind
 
 pytestmark = pytest.mark.django_db
@@ -198,6 +199,31 @@ def test_compare_gives_the_same_step_time_over_the_same_steps(h200_collector_job
     stats = step_stats(h200_collector_job, WHOLE_TRACE)
     assert stats["p50_ns"] == int(median(captured_ns(raw)))
     assert stats["count"] == 16
+
+
+def test_compare_takes_a_collector_jobs_annotations_over_its_captured_steps(
+    h200_collector_job, h200_unpacked, raw
+):
+    """The collector annotates all 160 steps; Compare divides by the 16 captured ones, so it
+    sums the annotations in those 16 (as the Call tree does), not all 160."""
+    phases: dict[str, list[int]] = {"Forward": [], "Backward": [], "Optimizer": []}
+    for path in h200.spool_chunks(h200_unpacked):
+        chunk = read_chunk(path)
+        events = chunk.events
+        for name, start, dur in zip(
+            events["ev_name"], events["ev_start_ns"], events["ev_dur_ns"], strict=True
+        ):
+            label = chunk.strings[int(name)]
+            in_captured = any(lo <= start < hi for lo, hi in raw.windows)
+            if label in phases and in_captured:
+                phases[label].append(int(dur))
+    rows = compare(h200_collector_job, h200_collector_job, WHOLE_TRACE)["annotations"]["rows"]
+    assert rows == []  # nothing changed against itself
+    totals = annotation_totals(h200_collector_job, WHOLE_TRACE).set_index("name")
+    for phase, durations in phases.items():
+        assert len(durations) == 16
+        assert totals.loc[phase, "count"] == 16
+        assert totals.loc[phase, "total_ns"] == sum(durations)
 
 
 def _rules(job: TrainingJob, window: str) -> dict[str, dict]:

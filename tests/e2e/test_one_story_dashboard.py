@@ -45,6 +45,9 @@ def test_a_sampled_jobs_kernel_shares_are_of_its_captured_steps(live_server, tab
     # Each panel's caption says what it is over: the step distribution every annotated step,
     # the NVML panels the whole run, the kernel panels the captured steps.
     expect(steps.locator(".panel-window")).to_have_text("all 160 annotated steps")
+    # So are the annotation histograms: the collector annotates every step.
+    create = panel(tab, "Create new histogram").locator(".panel-window")
+    expect(create).to_have_text("all 160 annotated steps")
     whole_run = panel(tab, "GPU utilisation over time").locator(".panel-window")
     expect(whole_run).to_have_text("the whole run (samples)")
     expect(time_panel.locator(".panel-window")).to_contain_text("captured steps 57–60")

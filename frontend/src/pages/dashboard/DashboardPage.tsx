@@ -15,6 +15,7 @@ import { CustomHistograms } from "./CustomHistograms";
 import {
   GpuActivityPanel,
   MemoryOpsPanel,
+  OverAnnotatedSteps,
   PrecisionPanel,
   StepTimePanel,
 } from "./DistributionPanels";
@@ -91,7 +92,9 @@ function Panels({ data }: { data: Dashboard }) {
       <PrecisionPanel precision={data.precision} gpuTime={shareOf} />
       <GpuActivityPanel activity={data.gpu_activity} gpuTime={shareOf} />
       <MemoryOpsPanel memoryOps={data.memory_ops} gpuTime={shareOf} />
-      <CustomHistograms jobId={data.job} annotationNames={data.annotation_names} />
+      <OverAnnotatedSteps steps={data.steps} over={data.over}>
+        <CustomHistograms jobId={data.job} annotationNames={data.annotation_names} />
+      </OverAnnotatedSteps>
     </div>
   );
 }

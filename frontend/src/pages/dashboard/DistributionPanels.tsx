@@ -1,4 +1,4 @@
-import { useMemo } from "react";
+import { type ReactNode, useMemo } from "react";
 import type { Dashboard, StepTime, TakenOver } from "../../api/dashboard";
 import { PieChart } from "../../charts/PieChart";
 import type { LegendSlice } from "../../charts/PieChart";
@@ -26,14 +26,8 @@ export function StepTimePanel({
   over: TakenOver;
 }) {
   const empty = steps.empty_reason ?? (steps.durations_ns.length ? null : "no steps annotated");
-  const caption = useWindowCaption();
-  // A sampled job's distribution is of every annotated step, not of the captured ones.
-  const annotated =
-    over.what === "captured steps"
-      ? `all ${formatCount(steps.durations_ns.length)} annotated steps`
-      : caption;
   return (
-    <WindowCaption.Provider value={annotated}>
+    <OverAnnotatedSteps steps={steps} over={over}>
       <Panel title="Step time distribution" emptyReason={empty} note={stepNote(steps, stepTime)}>
         <DurationHistogram
           durationsNs={steps.durations_ns}
@@ -42,8 +36,27 @@ export function StepTimePanel({
           label="Step time distribution"
         />
       </Panel>
-    </WindowCaption.Provider>
+    </OverAnnotatedSteps>
   );
+}
+
+/** Annotations (steps, Forward, …) are recorded in every step: on a sampled job, panels of
+ * them cover every annotated step, not only the captured ones, and their caption says so. */
+export function OverAnnotatedSteps({
+  steps,
+  over,
+  children,
+}: {
+  steps: Dashboard["steps"];
+  over: TakenOver;
+  children: ReactNode;
+}) {
+  const caption = useWindowCaption();
+  const annotated =
+    over.what === "captured steps"
+      ? `all ${formatCount(steps.durations_ns.length)} annotated steps`
+      : caption;
+  return <WindowCaption.Provider value={annotated}>{children}</WindowCaption.Provider>;
 }
 
 type SlicesPanelProps = {
