@@ -18,17 +18,21 @@ import numpy as np
 from cachetools import LRUCache, cached
 from cachetools.keys import hashkey
 from django.conf import settings
+from django.db.models import Count, Q
 
 from profiler_app.calltree.pure import tree as calltree
 from profiler_app.core.models import PartState, TrainingJob
 from profiler_app.profiles.figures import window_info
-from profiler_app.profiles.models import PartSummary, TimelineTrack
+from profiler_app.profiles.models import PartSummary, Step, TimelineTrack
 from profiler_app.profiles.pure.links import TimeRange, timeline_url
 from profiler_app.traces.store_layout import EVENTS_FILE
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import COMPLETE_STEPS
 
 MAX_FRAMES = 20000
+# A process's parts one tree sums at most (its latest ones): a day's collector job has
+# thousands of chunks, each a store to read.
+MAX_PROCESS_PARTS = 64
 OTHER_LABEL = "(other)"
 
 
@@ -73,6 +77,20 @@ def _chosen_parts(
     if not found:
         raise UnknownRank(rank, node)
     return sorted(found, key=lambda s: (s.start_ns is None, s.start_ns or 0, s.part_id))
+
+
+def _recorded(parts: list[PartSummary]) -> list[PartSummary]:
+    """The parts where the profiler recorded something: not a collector chunk whose steps
+    are all annotations only (outside Kineto's windows). The latest ``MAX_PROCESS_PARTS``."""
+    uncaptured = set(
+        Step.objects.filter(part_id__in=[s.part_id for s in parts])
+        .values("part_id")
+        .annotate(n_captured=Count("id", filter=Q(captured=True)))
+        .filter(n_captured=0)
+        .values_list("part_id", flat=True)
+    )
+    recorded = [s for s in parts if s.part_id not in uncaptured] or parts
+    return recorded[-MAX_PROCESS_PARTS:]
 
 
 @cached(
@@ -212,6 +230,7 @@ def tree(
         "part": None,
         "rank": None,
         "node": None,
+        "summed_parts": [],
         "parts": _parts(summaries),
         "threads": [],
         "selected": [],
@@ -230,12 +249,14 @@ def tree(
         summary = chosen_parts[0]
         events, names, listed, chosen = _selection(summary, window, threads)
         full, _ = calltree.top_down(events)
-        body["part"] = summary.part_id
+        body["part"], body["summed_parts"] = summary.part_id, [summary.part_id]
     else:
-        process = _process(chosen_parts, window, threads)
+        summed = _recorded(chosen_parts)
+        process = _process(summed, window, threads)
         listed, chosen, names = process.listed, process.chosen, process.names
         full = calltree.merge(process.trees)
         body["rank"], body["node"] = chosen_parts[0].rank, chosen_parts[0].node.name
+        body["summed_parts"] = [s.part_id for s in summed]
     if inverted:
         full = calltree.bottom_up(full)
     shown = calltree.prune(full, min_ns, MAX_FRAMES)
@@ -295,7 +316,7 @@ def occurrences(
             thread = labels.get(int(events.track[i]), "")
             found.append((int(events.start[i]), summary, events, i, thread))
     else:
-        process = _process(chosen_parts, window, threads)
+        process = _process(_recorded(chosen_parts), window, threads)
         pieces = zip(process.parts, process.events, process.part_names, strict=True)
         for part, events, strings in pieces:
             local = {name: i for i, name in enumerate(strings)}

@@ -103,6 +103,11 @@ class CallTreeSerializer(serializers.Serializer):
         allow_null=True, help_text="the process whose parts the tree sums; null for one part"
     )
     node = serializers.CharField(allow_null=True)
+    summed_parts = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="the parts the tree sums: a process's parts where the profiler recorded "
+        "something (not a collector chunk of annotations only), its latest 64 at most",
+    )
     parts = CallTreePartSerializer(many=True)
     threads = CallTreeThreadSerializer(many=True)
     selected = serializers.ListField(child=serializers.IntegerField())

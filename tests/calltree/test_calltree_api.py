@@ -4,6 +4,7 @@ from collections import defaultdict
 
 import pytest
 
+from profiler_app.calltree import queries
 from profiler_app.core.models import TrainingJob
 from tests import h200
 from tests.calltree.raw import host_events, last_step_start, paths, steps_as_one
@@ -131,7 +132,9 @@ def test_a_collector_jobs_chunks_are_told_apart_by_their_times(api, user, tmp_pa
     assert body["parts"][2]["offset_ns"] == 8_614_868_130
 
 
-def test_a_collector_jobs_process_is_one_tree_of_its_captured_steps(api, user, tmp_path):
+def test_a_collector_jobs_process_is_one_tree_of_its_captured_steps(
+    api, user, tmp_path, monkeypatch
+):
     """The real H200 job: its eight chunks summed into one tree of what Kineto recorded, the 16
     captured steps (57–60, 177–180, 297–300, 417–420: 845 ms) as one frame, each step's
     Forward, Backward and Optimizer under it; the steps it did not capture (annotations only)
@@ -156,6 +159,9 @@ def test_a_collector_jobs_process_is_one_tree_of_its_captured_steps(api, user, t
 
     body = api.get(f"/api/jobs/{job.id}/calltree/").json()
     assert (body["part"], body["rank"], body["node"]) == (None, 0, "vm")
+    # The four chunks Kineto recorded in; the others hold the collector's annotations only.
+    recorded = [p["id"] for p in body["parts"]][0::2]
+    assert body["summed_parts"] == recorded
     assert body["window_label"] == "captured steps 57–60, 177–180, 297–300, 417–420 (16 of 160)"
     tree = _paths(body)
     assert body["total_ns"] == sum(dur for _, dur in steps)
@@ -193,3 +199,9 @@ def test_a_collector_jobs_process_is_one_tree_of_its_captured_steps(api, user, t
     assert _paths(alone)[("step_*",)][2] == 4
     bad = api.get(f"/api/jobs/{job.id}/calltree/", {"rank": 5})
     assert bad.status_code == 400 and "rank" in bad.json()
+    # A long job's process sums its latest recorded parts only: here the last two captures.
+    monkeypatch.setattr(queries, "MAX_PROCESS_PARTS", 2)
+    latest = api.get(f"/api/jobs/{job.id}/calltree/").json()
+    assert latest["summed_parts"] == recorded[-2:]
+    assert latest["total_ns"] == sum(dur for _, dur in steps[8:])
+    assert _paths(latest)[("step_*",)][2] == 8

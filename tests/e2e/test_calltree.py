@@ -52,7 +52,9 @@ def test_a_collector_job_opens_on_its_process_whole(tab: Page, live_server, user
     thread = tab.get_by_label("Thread").locator("option:checked")
     expect(thread).to_have_text("Each part's thread that ran the steps")
     expect(
-        tab.get_by_text(re.compile(r"frames, 845\.\d ms \(captured steps 57–60, 177–180"))
+        tab.get_by_text(
+            re.compile(r"frames, 845\.\d ms in 4 of 8 parts \(captured steps 57–60, 177–180")
+        )
     ).to_be_visible()
     first = tab.get_by_role("table", name="Call tree").locator("tbody tr").first
     expect(first).to_contain_text("step_*")

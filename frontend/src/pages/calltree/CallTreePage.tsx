@@ -12,7 +12,7 @@ import { type DataColumn, Table } from "../../components/DataTable";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { LoadedJobGate } from "../../components/LoadedJobGate";
 import { Panel } from "../../components/Panel";
-import { formatDuration } from "../../lib/format";
+import { formatCount, formatDuration } from "../../lib/format";
 import { FlameGraph } from "./FlameGraph";
 import { childrenOf, matching, pathIds, rootsOf } from "./flame";
 import { parseSource, sourceOf, sourceOptions, sourceValue } from "./parts";
@@ -131,7 +131,9 @@ function JobCallTree({ job }: { job: TrainingJob }) {
                 onChange={(e) => setSearch(e.target.value)}
               />
             </label>
-            <span>{`${data.frames} frames, ${formatDuration(data.total_ns)} (${data.window_label})`}</span>
+            <span title={SUMMED_PARTS}>
+              {`${data.frames} frames, ${formatDuration(data.total_ns)}${summedText(data)} (${data.window_label})`}
+            </span>
           </div>
           <Tree
             data={data}
@@ -145,6 +147,16 @@ function JobCallTree({ job }: { job: TrainingJob }) {
       )}
     </>
   );
+}
+
+const SUMMED_PARTS =
+  "A process's tree sums its parts where the profiler recorded something (a collector chunk of annotations only is left out), its latest 64 at most.";
+
+/** " in 4 of 8 parts" for a process's tree; nothing for one part's. */
+function summedText(data: CallTree): string {
+  if (data.rank === null) return "";
+  const total = data.parts.filter((p) => p.rank === data.rank && p.node === data.node).length;
+  return ` in ${formatCount(data.summed_parts.length)} of ${formatCount(total)} parts`;
 }
 
 /** A process's parts, unasked: each part's thread that ran the steps (one thread can have
