@@ -17,6 +17,7 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import time
 import zlib
 from dataclasses import dataclass
@@ -29,7 +30,13 @@ import tracefmt
 from collector.identity import Identity
 from collector.spool import chunk_file_name
 from collector.trace_files import XPLANE_SUFFIX
-from tracefmt.chunk import KinetoWindow, chunk_bytes, empty_events, empty_samples
+from tracefmt.chunk import (
+    KinetoWindow,
+    chunk_bytes,
+    empty_events,
+    empty_samples,
+    kineto_thread_alias,
+)
 from tracefmt.strings import StringTable
 
 log = logging.getLogger("collector")
@@ -114,6 +121,7 @@ class ChunkBuilder:
             "devices": self.devices,
             "cpu_count": os.cpu_count(),
             "sources": dict(sources),
+            "thread_ids": kineto_thread_ids(),
         }
         if capture is not None:
             # What the Kineto windows cost and caught (``collector.budget``).
@@ -149,6 +157,20 @@ class ChunkBuilder:
         cols["s_time_ns"] = np.asarray(times, dtype=np.int64)
         cols["s_value"] = np.asarray(values, dtype=np.float64)
         return cols
+
+
+def kineto_thread_ids() -> dict[str, int]:
+    """This process's Python threads (the training loop's among them) by the id Kineto may
+    give them in a first window, to their OS thread ids: the server puts those events on the
+    thread the collector's annotations are on."""
+    ids = {}
+    for thread in threading.enumerate():
+        if thread.ident is None or thread.native_id is None:
+            continue
+        alias = kineto_thread_alias(thread.ident)
+        if alias is not None:
+            ids[str(alias)] = thread.native_id
+    return ids
 
 
 def kineto_window(path: Path, annotations: frozenset[str] | set[str]) -> KinetoWindow:

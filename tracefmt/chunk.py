@@ -106,7 +106,33 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
 _OPTIONAL_META_TYPES: dict[str, tuple[type, ...]] = {
     "cpu_count": (int, type(None)),
     "kineto_windows": (list,),
+    "thread_ids": (dict,),
 }
+# Linux thread ids lie below this (PID_MAX_LIMIT): a larger "tid" is not an OS thread's.
+OS_TID_LIMIT = 1 << 22
+
+
+def kineto_thread_alias(pthread_id: int) -> int | None:
+    """How Kineto may write a thread it has not registered yet (its first window's CUDA
+    runtime calls): the low 32 bits of its ``pthread_t``, as a signed int. None where that
+    could be an OS thread id, so an alias is never taken for a real thread."""
+    low = pthread_id & 0xFFFFFFFF
+    alias = low - (1 << 32) if low >= 1 << 31 else low
+    return None if 0 <= alias < OS_TID_LIMIT else alias
+
+
+def thread_ids_of(meta: dict[str, Any]) -> dict[int, int]:
+    """A chunk's ``thread_ids`` (Kineto's alias of a thread → its OS thread id), what of it is
+    well formed."""
+    found = meta.get("thread_ids") or {}
+    out = {}
+    for alias, tid in found.items():
+        with contextlib.suppress(TypeError, ValueError):
+            if isinstance(tid, int) and not isinstance(tid, bool):
+                out[int(alias)] = tid
+    return out
+
+
 GZIP_MAGIC = b"\x1f\x8b"
 # An XSpace's first field is a plane: protobuf tag 1, length-delimited.
 XPLANE_MAGIC = b"\x0a"

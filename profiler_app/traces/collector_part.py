@@ -20,14 +20,15 @@ from profiler_app.traces.capture import capture_report
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.event_model import steps_among
 from profiler_app.traces.kineto import KinetoFile, iter_chunks
+from profiler_app.traces.kineto_chunk import DecodedChunk
 from profiler_app.traces.kineto_part import USED_PHASES, clock_offset, gpu_count
-from profiler_app.traces.model import EventBatch, FlowBatch, SampleBatch
+from profiler_app.traces.model import EventBatch, FlowBatch, SampleBatch, TrackKey
 from profiler_app.traces.normalize import PartContext
 from profiler_app.traces.part_sink import IngestResult, Limits, PartSink
 from profiler_app.traces.recognition import read_warning
 from profiler_app.traces.window import consecutive_runs
 from profiler_app.traces.xplane import framework, read_xspace, write_chrome_trace
-from tracefmt.chunk import Chunk, ChunkFormatError, KinetoWindow
+from tracefmt.chunk import Chunk, ChunkFormatError, KinetoWindow, thread_ids_of
 from tracefmt.kinds import DEVICE_KINDS, EventKind, of_kinds
 from tracefmt.names import PROFILER_STEP_RE
 
@@ -52,7 +53,9 @@ def ingest_collector(
         sink.aggregator.add_events(events)
         sink.writer.add(events)
         sink.aggregator.add_samples(samples)
-    windows = _KinetoWindows(context, sink, limits, budget, _annotation_threads(chunk))
+    windows = _KinetoWindows(
+        context, sink, limits, budget, _annotation_threads(chunk), thread_ids_of(chunk.meta)
+    )
     for window in chunk.kineto:
         windows.add(window, store_dir)
     if chunk.meta.get("hostname"):  # the host track's label, whatever Kineto named the process
@@ -164,9 +167,11 @@ class _KinetoWindows:
         limits: Limits,
         budget: int,
         annotation_threads: dict[str, set[int]],
+        thread_ids: dict[int, int],
     ) -> None:
         self.context, self.sink, self.limits = context, sink, limits
         self.annotation_threads = annotation_threads
+        self.thread_ids = thread_ids  # Kineto's alias of a thread → its OS thread id
         self.budget = budget  # decompressed bytes left for the windows
         self.n_events = 0
         self.spans: list[list[int]] = []
@@ -192,7 +197,7 @@ class _KinetoWindows:
                 if window.xplane:
                     trace = self._xplane_as_chrome_trace(trace, window.annotations)
                 batches = [
-                    self.context.kineto_batches(decoded)
+                    self.context.kineto_batches(_on_os_threads(decoded, self.thread_ids))
                     for decoded in iter_chunks(
                         trace, info, self.budget, chunk_bytes=self.limits.chunk_bytes
                     )
@@ -243,6 +248,31 @@ class _KinetoWindows:
         own = set(own_names)
         is_step = np.fromiter((bool(PROFILER_STEP_RE.match(n)) for n in names), bool, len(names))
         return is_step, np.fromiter((n in own for n in names), bool, len(names))
+
+
+def _on_os_threads(decoded: DecodedChunk, thread_ids: dict[int, int]) -> DecodedChunk:
+    """A window's host events on the OS thread that ran them where Kineto wrote the thread's
+    alias (``tracefmt.chunk.kineto_thread_alias``: its first window's CUDA runtime calls), so
+    the training thread is one track that its steps and runtime calls share."""
+    if not thread_ids:
+        return decoded
+
+    def on_os(keys: list[TrackKey]) -> list[TrackKey]:
+        return [
+            replace(k, tid=thread_ids[k.tid]) if not k.on_device and k.tid in thread_ids else k
+            for k in keys
+        ]
+
+    metadata = [
+        (kind, pid, thread_ids.get(tid, tid) if isinstance(tid, int) else tid, value)
+        for kind, pid, tid, value in decoded.metadata
+    ]
+    return replace(
+        decoded,
+        tracks=on_os(decoded.tracks),
+        flow_tracks=on_os(decoded.flow_tracks),
+        metadata=metadata,
+    )
 
 
 def _on_collector_threads(space: Any, own: set[str], threads: dict[str, set[int]]) -> None:

@@ -302,3 +302,59 @@ def test_a_jobs_profiling_sessions_share_one_packing_child_until_it_finishes(tmp
     assert children[0] == children[1]
     prof.finish()
     assert prof._packer._proc is None and child.wait(timeout=60) == 0
+
+
+def host_rows_by_tid(store: Path) -> dict[int, int]:
+    tracks = TimelineReader(store).tracks
+    host = tracks[~tracks["on_device"]]
+    return dict(zip(host["tid"].tolist(), host["n_rows"].tolist(), strict=True))
+
+
+def test_a_first_windows_thread_alias_lands_on_the_os_thread(tmp_path, a100):
+    """Kineto's first window can name a thread it has not registered by the low 32 bits of its
+    pthread_t (the H200 spool's training thread: 421007040, later 574). The chunk's thread_ids
+    say whose alias it is, and its events join the OS thread's track."""
+    alias = 421_007_040
+    doc = json.loads(gzip.decompress(A100.read_bytes()))
+    for event in doc["traceEvents"]:
+        if event.get("tid") == 1102:  # the A100 trace's training thread
+            event["tid"] = alias
+    window = KinetoWindow(gzip.compress(json.dumps(doc).encode()))
+    plain = host_rows_by_tid(a100[0].store.directory)
+
+    def ingested(meta: dict, name: str) -> dict[int, int]:
+        path = tmp_path / f"{name}.pcol"
+        step = empty_events(1)
+        step["ev_kind"][0], step["ev_name"][0] = EventKind.STEP, 1
+        step["ev_start_ns"][0], step["ev_dur_ns"][0] = 1_700_000_000_000_000_000, 1_000_000
+        write_chunk(path, meta, ["", "step_0"], step, empty_samples(), [window])
+        ingest_trace(path, "collector", tmp_path / name)
+        return host_rows_by_tid(tmp_path / name)
+
+    unmapped = ingested(META, "unmapped")
+    assert unmapped[alias] == plain[1102] and 1102 not in unmapped
+    mapped = ingested({**META, "thread_ids": {str(alias): 1102}}, "mapped")
+    assert mapped == plain
+    # A malformed entry is left out, not a failed part.
+    odd = ingested({**META, "thread_ids": {str(alias): 1102, "x": 5, "7": "y"}}, "odd")
+    assert odd == plain
+
+
+def test_the_collector_names_each_python_threads_alias(tmp_path):
+    """The chunk's thread_ids hold this process's threads by the low 32 bits of their
+    pthread_t (from libc here, not from Python's threading), signed, to their OS ids."""
+    import ctypes
+    import threading
+
+    from collector.chunker import kineto_thread_ids
+
+    libc = ctypes.CDLL(None)
+    libc.pthread_self.restype = ctypes.c_ulong
+    low = libc.pthread_self() & 0xFFFFFFFF
+    alias = ctypes.c_int32(low).value
+    ids = kineto_thread_ids()
+    if 0 <= alias < 1 << 22:
+        assert str(alias) not in ids  # could be a real thread id: never mapped
+    else:
+        assert ids[str(alias)] == threading.get_native_id()
+    assert all(not (0 <= int(a) < 1 << 22) for a in ids)
