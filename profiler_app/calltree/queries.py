@@ -317,10 +317,10 @@ def occurrences(
             found.append((int(events.start[i]), summary, events, i, thread))
     else:
         process = _process(_recorded(chosen_parts), window, threads)
+        names = [process.names[g] for g in path if 0 <= g < len(process.names)]
         pieces = zip(process.parts, process.events, process.part_names, strict=True)
         for part, events, strings in pieces:
             local = {name: i for i, name in enumerate(strings)}
-            names = [process.names[g] for g in path if 0 <= g < len(process.names)]
             if len(names) < len(path) or any(name not in local for name in names):
                 continue  # a frame this part never reached
             labels = {t["track"]: t["label"] for t in part.listed}

@@ -170,19 +170,8 @@ def _depth_order(parent: np.ndarray) -> list[np.ndarray]:
 
 def top_down(events: Events) -> tuple[Tree, np.ndarray]:
     """The tree of frames from the threads' tops down, and each event's frame."""
-    frame = np.full(len(events), -1, dtype=np.int64)
-    parents, names = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
-    n_frames = 0
-    for level in _depth_order(events.parent):
-        up = events.parent[level]
-        up_frame = np.where(up >= 0, frame[np.maximum(up, 0)], -1)
-        up_frame, name, inverse = _frames_of(up_frame, events.name[level])
-        frame[level] = n_frames + inverse
-        parents.append(up_frame)
-        names.append(name)
-        n_frames += len(name)
-    tree = _tree(np.concatenate(parents), np.concatenate(names), frame, events.dur, events.self_ns)
-    return tree, frame
+    parent, name, frame = _by_path(events.parent, events.name)
+    return _tree(parent, name, frame, events.dur, events.self_ns), frame
 
 
 def merge(trees: list[Tree]) -> Tree:
@@ -191,34 +180,42 @@ def merge(trees: list[Tree]) -> Tree:
     if len(trees) == 1:
         return trees[0]
     offsets = np.cumsum([0] + [len(t) for t in trees[:-1]])
-    parent = np.concatenate(
-        [np.where(t.parent >= 0, t.parent + o, -1) for t, o in zip(trees, offsets, strict=True)]
+    parent, name, into = _by_path(
+        np.concatenate(
+            [np.where(t.parent >= 0, t.parent + o, -1) for t, o in zip(trees, offsets, strict=True)]
+        ),
+        np.concatenate([t.name for t in trees]),
     )
-    name = np.concatenate([t.name for t in trees])
-    into = np.full(len(parent), -1, dtype=np.int64)
-    parents, names = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
-    n_frames = 0
-    for level in _depth_order(parent):
-        up = parent[level]
-        up_frame = np.where(up >= 0, into[np.maximum(up, 0)], -1)
-        up_frame, level_names, inverse = _frames_of(up_frame, name[level])
-        into[level] = n_frames + inverse
-        parents.append(up_frame)
-        names.append(level_names)
-        n_frames += len(level_names)
 
     def summed(values: list[np.ndarray]) -> np.ndarray:
-        return np.bincount(into, weights=np.concatenate(values), minlength=n_frames).astype(
-            np.int64
-        )
+        weights = np.concatenate(values)
+        return np.bincount(into, weights=weights, minlength=len(parent)).astype(np.int64)
 
     return Tree(
-        np.concatenate(parents),
-        np.concatenate(names),
+        parent,
+        name,
         summed([t.total_ns for t in trees]),
         summed([t.self_ns for t in trees]),
         summed([t.count for t in trees]),
     )
+
+
+def _by_path(parent: np.ndarray, name: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Items (events, or frames of several trees) nested by ``parent``, as frames keyed by
+    their path of names: each frame's parent frame and name, in creation order (a parent
+    before its children), and each item's frame."""
+    frame = np.full(len(parent), -1, dtype=np.int64)
+    parents, names = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+    n_frames = 0
+    for level in _depth_order(parent):
+        up = parent[level]
+        up_frame = np.where(up >= 0, frame[np.maximum(up, 0)], -1)
+        up_frame, level_names, inverse = _frames_of(up_frame, name[level])
+        frame[level] = n_frames + inverse
+        parents.append(up_frame)
+        names.append(level_names)
+        n_frames += len(level_names)
+    return np.concatenate(parents), np.concatenate(names), frame
 
 
 def _frames_of(up_frame: np.ndarray, name: np.ndarray):
