@@ -374,7 +374,7 @@ class Aggregator:
                 rows["time_ns"].to_numpy(np.int64), rows["value"].to_numpy(np.float64)
             )
             metric = SAMPLE_KIND_NAMES[int(kind)]
-            source = _SAMPLE_SOURCES.get(int(kind), "counter")
+            source = SAMPLE_SOURCES.get(int(kind), "counter")
             out.append(
                 pd.DataFrame(
                     {
@@ -407,7 +407,8 @@ def _empty_series() -> pd.DataFrame:
     )
 
 
-_SAMPLE_SOURCES = {
+# Which measurement each sample kind comes from (a sample's ``source``).
+SAMPLE_SOURCES = {
     int(SampleKind.GPU_UTIL_PCT): "nvml",
     int(SampleKind.GPU_MEM_USED_BYTES): "nvml",
     int(SampleKind.GPU_MEM_UTIL_PCT): "nvml",

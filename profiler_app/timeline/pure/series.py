@@ -15,7 +15,9 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from profiler_app.traces.aggregate import SAMPLE_SOURCES
 from profiler_app.traces.arrays import unique_sorted
+from tracefmt.kinds import SAMPLE_KIND_NAMES
 
 # metric → (label, unit); metrics not listed are not drawn.
 CPU_METRICS = {
@@ -39,15 +41,11 @@ COUNTER_METRIC = "counter"
 PER_CORE_METRIC = "cpu_util_pct"
 # Sampled by the collector's NVML and psutil every sampling interval, where the other metrics
 # record each change (a memory curve, a trace's counter events) and hold until the next.
-PACED_METRICS = {
-    "gpu_util_pct",
-    "gpu_mem_used_bytes",
-    "gpu_mem_util_pct",
-    "cpu_util_total_pct",
-    "cpu_iowait_pct",
-    "host_mem_used_bytes",
-    PER_CORE_METRIC,
-}
+PACED_METRICS = frozenset(
+    SAMPLE_KIND_NAMES[kind]
+    for kind, source in SAMPLE_SOURCES.items()
+    if source in ("nvml", "psutil")
+)
 # A paced sample holds for at most this many typical (median) sampling intervals.
 HOLD_INTERVALS = 3
 
