@@ -17,12 +17,12 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from collector.identity import Identity, safe_name
-from tracefmt.chunk import FILE_SUFFIX, ChunkFormatError, read_chunk_meta
+from tracefmt.chunk import FILE_SUFFIX, ChunkFormatError, chunk_written_at
 
 JOB_FILE = "job.json"
 LEDGER_FILE = "uploaded.sha256"
@@ -95,8 +95,7 @@ class ProcessSpool:
         process died ended then, not when its spool is flushed, days later maybe."""
         for path in reversed(self.pending()):
             with contextlib.suppress(ChunkFormatError, OSError):
-                created_us = read_chunk_meta(path)["created_ns"] // 1000
-                return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=created_us)
+                return chunk_written_at(path)
         written = [
             path.stat().st_mtime
             for path in (self.path / LEDGER_FILE, self.path / JOB_FILE)

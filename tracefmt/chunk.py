@@ -16,6 +16,7 @@ import json
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
@@ -334,6 +335,14 @@ def read_chunk_meta(path: str | Path) -> dict[str, Any]:
     Raises ``ChunkFormatError`` as ``read_chunk`` does."""
     with open(path, "rb") as fh, _archive(fh) as npz:
         return _meta_of(npz)
+
+
+def chunk_written_at(path: str | Path) -> datetime:
+    """When the chunk at ``path`` was written (its meta's ``created_ns``, to the microsecond):
+    the last its process recorded, where it is the process's newest. Raises
+    ``ChunkFormatError`` as ``read_chunk`` does."""
+    created_ns = read_chunk_meta(path)["created_ns"]
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=created_ns // 1000)
 
 
 @contextlib.contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import BinaryIO
 
 from django.conf import settings
@@ -34,7 +34,7 @@ from profiler_app.core.models import (
     Upload,
 )
 from profiler_app.core.signals import job_window_changed
-from tracefmt.chunk import ChunkFormatError, read_chunk_meta
+from tracefmt.chunk import ChunkFormatError, chunk_written_at
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +280,8 @@ def end_silent_jobs(now: datetime | None = None) -> int:
     """Collector jobs still marked as being sent whose last chunk (and last uploaded byte) is
     older than ``COLLECTOR_SILENCE_MINUTES``: their process ended without a final status
     (killed, crashed, or a spool flushed later). Each ends as Stopped as of the last chunk its
-    processes recorded (``last_recorded_at``), saying why, and is then judged like any other (its save tells the run history). Returns how many ended."""
+    processes recorded (``last_recorded_at``), saying why, and is then judged like any other
+    (its save tells the run history). Returns how many ended."""
     now = now or timezone.now()
     minutes = settings.COLLECTOR_SILENCE_MINUTES
     cutoff = now - timedelta(minutes=minutes)
@@ -321,16 +322,14 @@ def last_recorded_at(job_id: int) -> datetime | None:
         .distinct("node_id", "pid")
         .values_list("file", flat=True)
     )
-    created_ns = []
+    written = []
     for name in latest:
         try:
             with storage.raw_file_on_disk(name) as path:
-                created_ns.append(int(read_chunk_meta(path)["created_ns"]))
-        except (ChunkFormatError, OSError, storage.StorageError, KeyError, TypeError, ValueError):
+                written.append(chunk_written_at(path))
+        except (ChunkFormatError, OSError, storage.StorageError):
             continue  # gone with the retention, or unreadable: the others (or arrival) tell
-    if not created_ns:
-        return None
-    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=max(created_ns) // 1000)
+    return max(written, default=None)
 
 
 def with_status(job: TrainingJob, status: str, given: dict) -> dict:
