@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+
+import numpy as np
 
 from tracefmt.kinds import MemcpyKind
 
@@ -155,3 +158,26 @@ PROFILER_STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
 def step_number(name: str) -> int | None:
     found = _STEP_RE.match(name)
     return int(found.group(1)) if found else None
+
+
+def step_wildcard(name: str) -> str:
+    """A step's name with its number as "*" ("step_57" -> "step_*"), and "ProfilerStep#12" ->
+    "ProfilerStep*" as ``key_averages()`` lists torch.profiler's steps: one row for them all."""
+    if PROFILER_STEP_RE.match(name):
+        return "ProfilerStep*"
+    return re.sub(r"\d+$", "*", name)
+
+
+def steps_as_one(
+    name_ids: np.ndarray, is_step: np.ndarray, strings: Sequence[str]
+) -> tuple[np.ndarray, list[str]]:
+    """Name ids with every step's name as its ``step_wildcard`` (names past ``strings``, listed
+    in the names returned), so a table or tree sums what the steps did as one entry."""
+    if not is_step.any():
+        return name_ids, list(strings)
+    ids = np.unique(name_ids[is_step])
+    wildcards = [step_wildcard(strings[i]) for i in ids.tolist()]
+    extra = sorted(set(wildcards))
+    mapping = np.arange(len(strings), dtype=np.int64)
+    mapping[ids] = [len(strings) + extra.index(w) for w in wildcards]
+    return np.where(is_step, mapping[name_ids], name_ids), [*strings, *extra]

@@ -17,6 +17,7 @@ import pandas as pd
 from profiler_app.analysis.events import RankTrace, sums_by_key
 from profiler_app.traces.nesting import subtree_sums
 from tracefmt.kinds import HOST_KINDS, EventKind, of_kinds
+from tracefmt.names import steps_as_one
 
 # The host events ``key_averages()`` lists: a thread's stack less its Python frames.
 OPERATOR_KINDS = tuple(k for k in HOST_KINDS if k != EventKind.PYTHON_FUNCTION)
@@ -67,11 +68,14 @@ def _with_shares(table: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["rank", "self_ns"], ascending=[True, False], ignore_index=True)
 
 
-def self_time_by_name(name_ids: np.ndarray, self_ns: np.ndarray, names: np.ndarray) -> pd.DataFrame:
+def self_time_by_name(
+    name_ids: np.ndarray, self_ns: np.ndarray, is_step: np.ndarray, names: np.ndarray
+) -> pd.DataFrame:
     """Calls and self time per operator name (``names``: the strings table, by id), largest
-    first, ties by name: ``operator_table``'s name, count and self_ns from two columns of the
+    first, ties by name: ``operator_table``'s name, count and self_ns from three columns of the
     operators, without its other columns and their copies."""
-    labels = np.append(np.asarray(names, dtype=object), "")  # id -1 (no name): ""
+    name_ids, stepped = steps_as_one(name_ids, is_step, names)
+    labels = np.append(np.asarray(stepped, dtype=object), "")  # id -1 (no name): ""
     ids = np.where(name_ids >= 0, name_ids, len(labels) - 1)
     counts = np.bincount(ids, minlength=len(labels))
     sums = np.zeros(len(labels), dtype=np.int64)
@@ -90,7 +94,10 @@ def self_time_by_name(name_ids: np.ndarray, self_ns: np.ndarray, names: np.ndarr
 def _operator_rows(trace: RankTrace) -> pd.DataFrame:
     events = trace.events
     kind = events["kind"].to_numpy()
-    name = events["name"].to_numpy()
+    # The steps are one row, "ProfilerStep*" or "step_*", as key_averages() lists them.
+    name, names = steps_as_one(
+        events["name"].to_numpy(), events["is_step"].to_numpy(), list(trace.names)
+    )
     ops = np.flatnonzero(of_kinds(kind, OPERATOR_KINDS))
     keys = ["name", "input_dims"]
     columns = {
@@ -116,7 +123,7 @@ def _operator_rows(trace: RankTrace) -> pd.DataFrame:
         columns["self_cpu_memory_bytes"] = own[ops]
         columns["cpu_memory_bytes"] = subtree_sums(own, parent, depth)[ops]
     table = sums_by_key(columns, keys)
-    table["name"] = trace.names[table["name"].to_numpy()]
+    table["name"] = np.asarray(names, dtype=object)[table["name"].to_numpy()]
     dims = table["input_dims"].to_numpy()
     table["input_dims"] = np.where(dims >= 0, trace.names[np.maximum(dims, 0)], "")
     table.insert(0, "rank", trace.rank)

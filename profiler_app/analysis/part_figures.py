@@ -44,7 +44,10 @@ def part_figures(trace: RankTrace, window: str) -> PartFigures:
         window,
     )
     operators = self_time_by_name(
-        events["name"].to_numpy()[counted], events["self_ns"].to_numpy()[counted], trace.names
+        events["name"].to_numpy()[counted],
+        events["self_ns"].to_numpy()[counted],
+        events["is_step"].to_numpy()[counted],
+        trace.names,
     )
     return PartFigures(operators, _host_wait_ns(captured_only(trace), window))
 
@@ -68,8 +71,8 @@ def store_part_figures(
     found = {}
     for window in windows:
         counted = _counted(kind, captured, in_complete_steps, window)
-        read = reader.columns(["name", "self_ns"], counted)
-        table = self_time_by_name(read["name"], read["self_ns"], names)
+        read = reader.columns(["name", "self_ns", "is_step"], counted)
+        table = self_time_by_name(read["name"], read["self_ns"], read["is_step"], names)
         found[window] = PartFigures(table, host_waits[window])
     return found
 

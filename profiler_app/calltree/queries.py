@@ -231,6 +231,7 @@ def tree(
         "rank": None,
         "node": None,
         "summed_parts": [],
+        "max_summed_parts": MAX_PROCESS_PARTS,
         "parts": _parts(summaries),
         "threads": [],
         "selected": [],

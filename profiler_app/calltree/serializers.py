@@ -106,7 +106,11 @@ class CallTreeSerializer(serializers.Serializer):
     summed_parts = serializers.ListField(
         child=serializers.IntegerField(),
         help_text="the parts the tree sums: a process's parts where the profiler recorded "
-        "something (not a collector chunk of annotations only), its latest 64 at most",
+        "something (not a collector chunk of annotations only), its latest "
+        "max_summed_parts at most",
+    )
+    max_summed_parts = serializers.IntegerField(
+        help_text="the most parts a process's tree sums (its latest ones)"
     )
     parts = CallTreePartSerializer(many=True)
     threads = CallTreeThreadSerializer(many=True)

@@ -24,10 +24,10 @@ def host_events(trace: str, tid: int, before_ns: int | None = None) -> list[dict
 
 
 def steps_as_one(events: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """The events with every training step named alike ("ProfilerStep#5" → "ProfilerStep#*"),
-    as the Call tree sums them."""
+    """The events with every training step named alike ("ProfilerStep#5" → "ProfilerStep*",
+    as torch's key_averages() names them; "step_5" → "step_*"), as the Call tree sums them."""
     return [
-        (start, dur, re.sub(r"^(ProfilerStep#|step_)\d+$", r"\1*", name))
+        (start, dur, re.sub(r"^(ProfilerStep)#\d+$|^(step_)\d+$", r"\1\2*", name))
         for start, dur, name in events
     ]
 

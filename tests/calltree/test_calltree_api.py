@@ -202,6 +202,6 @@ def test_a_collector_jobs_process_is_one_tree_of_its_captured_steps(
     # A long job's process sums its latest recorded parts only: here the last two captures.
     monkeypatch.setattr(queries, "MAX_PROCESS_PARTS", 2)
     latest = api.get(f"/api/jobs/{job.id}/calltree/").json()
-    assert latest["summed_parts"] == recorded[-2:]
+    assert (latest["summed_parts"], latest["max_summed_parts"]) == (recorded[-2:], 2)
     assert latest["total_ns"] == sum(dur for _, dur in steps[8:])
     assert _paths(latest)[("step_*",)][2] == 8

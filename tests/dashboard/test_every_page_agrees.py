@@ -243,8 +243,16 @@ def test_every_page_gives_one_value_per_figure(h200_unpacked, jobs, kind, window
             f"the {steps} captured steps ({sum(raw.steps_ns) / 1e9:.3f} s)"
         )
 
-    # The steps' time shares are of, and the copy shares over it.
+    # The steps' time shares are of, and the copy shares over it; Insights' operator table
+    # lists the steps as one row, as key_averages() does (and the Call tree sums them).
     step_total = sum(raw.steps_ns)
+    step_name = "step_*" if kind == "collector" else "ProfilerStep*"
+    [step_row] = [r for r in analyses["operators"] if re.match(r"ProfilerStep|step_", r["name"])]
+    assert (step_row["name"], step_row["count"], step_row["total_ns"]) == (
+        step_name,
+        steps,
+        step_total,
+    )
     copies = rules["HostToDeviceCopies"]["evidence"]["ranks"]["0"]
     assert headline["step_total_ns"] == copies["step_ns"] == step_total
     assert copies["steps"] == headline["steps"] == steps

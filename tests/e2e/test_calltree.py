@@ -22,7 +22,7 @@ def test_it_opens_the_flame_graph_and_jumps_to_the_timeline(tab: Page, live_serv
     main = tab.get_by_label("Thread").locator("option", has_text="pt_main_thread")
     tab.get_by_label("Thread").select_option(main.get_attribute("value"))
     table = tab.get_by_role("table", name="Call tree")
-    expect(table.locator("tbody tr").first).to_contain_text("ProfilerStep#")
+    expect(table.locator("tbody tr").first).to_have_text(re.compile(r"^▾ProfilerStep\*"))
     tab.get_by_label("Search frames").fill("forward")
     flame = tab.locator('canvas[aria-label="Flame graph"]')
     expect(flame).to_be_visible()
@@ -51,11 +51,11 @@ def test_a_collector_job_opens_on_its_process_whole(tab: Page, live_server, user
     expect(part.locator("option:checked")).to_have_text("vm rank 0 · all 8 parts")
     thread = tab.get_by_label("Thread").locator("option:checked")
     expect(thread).to_have_text("Each part's thread that ran the steps")
-    expect(
-        tab.get_by_text(
-            re.compile(r"frames, 845\.\d ms in 4 of 8 parts \(captured steps 57–60, 177–180")
-        )
-    ).to_be_visible()
+    caption = tab.get_by_text(
+        re.compile(r"frames, 845\.\d ms in 4 of 8 parts \(captured steps 57–60, 177–180")
+    )
+    expect(caption).to_be_visible()
+    expect(caption).to_have_attribute("title", re.compile(r"its latest 64 at most\.$"))
     first = tab.get_by_role("table", name="Call tree").locator("tbody tr").first
     expect(first).to_contain_text("step_*")
     expect(first.locator("td").last).to_have_text("16")

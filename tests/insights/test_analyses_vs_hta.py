@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import subprocess
 from collections import defaultdict
 from decimal import Decimal
@@ -460,13 +461,17 @@ def test_a_cpu_only_trace_has_empty_gpu_analyses_where_hta_fails(tmp_path):
         assert frame.empty
     with gzip.open(path, "rt") as fh:
         host = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"}
-        operators = {e["name"] for e in json.load(fh)["traceEvents"] if e.get("cat") in host}
+        operators = {
+            re.sub(r"^ProfilerStep#\d+$", "ProfilerStep*", e["name"])  # as key_averages()
+            for e in json.load(fh)["traceEvents"]
+            if e.get("cat") in host
+        }
     assert (
         set(ours.operators["name"])
         == operators
         == {
             "aten::empty",
             "gloo:all_reduce",
-            "ProfilerStep#551",
+            "ProfilerStep*",
         }
     )

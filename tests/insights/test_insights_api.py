@@ -3,6 +3,7 @@
 import gzip
 import importlib
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -108,9 +109,10 @@ def hta_view(trace: Path) -> dict:
     return {
         "busy_pct": kernel_busy_percentiles(events, last_step_ns),
         "op_names": {e["name"] for e in gpu_ops},
-        # The operator table covers the same window: host events before the last step.
+        # The operator table covers the same window: host events before the last step, the
+        # steps as one row as key_averages() lists them.
         "operator_names": {
-            e["name"]
+            re.sub(r"^ProfilerStep#\d+$", "ProfilerStep*", e["name"])
             for e in complete
             if e.get("cat") in ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
             and ns(e["ts"]) < last_step_ns

@@ -1253,8 +1253,10 @@ export interface components {
             /** @description the process whose parts the tree sums; null for one part */
             rank: number | null;
             node: string | null;
-            /** @description the parts the tree sums: a process's parts where the profiler recorded something (not a collector chunk of annotations only), its latest 64 at most */
+            /** @description the parts the tree sums: a process's parts where the profiler recorded something (not a collector chunk of annotations only), its latest max_summed_parts at most */
             summed_parts: number[];
+            /** @description the most parts a process's tree sums (its latest ones) */
+            max_summed_parts: number;
             parts: components["schemas"]["CallTreePart"][];
             threads: components["schemas"]["CallTreeThread"][];
             selected: number[];

@@ -9,7 +9,6 @@ Python loops run once per nesting level.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,10 +19,9 @@ import pyarrow.compute as pc
 
 from profiler_app.traces.timeline_read import TimelineReader
 from tracefmt.kinds import HOST_KINDS
+from tracefmt.names import steps_as_one as names_steps_as_one
 
 OTHER = -1  # the name id of a pruned frame's "(other)"
-# A step's number, at the end of its name ("ProfilerStep#12", "step_57").
-_STEP_NUMBER = re.compile(r"\d+$")
 _COLUMNS = [
     "track",
     "kind",
@@ -116,18 +114,11 @@ def read_host_events(store: str | Path, tracks: list[int], complete_steps: bool 
 
 
 def steps_as_one(events: Events, strings: Sequence[str]) -> tuple[Events, list[str]]:
-    """Every training step as one frame: "step_57", "step_58", … → "step_*" (a name past
-    ``strings``, listed in the names returned), so the tree sums what the steps did rather than
-    listing each step apart; the timeline shows them one by one."""
-    if not events.is_step.any():
-        return events, list(strings)
-    ids = np.unique(events.name[events.is_step])
-    templates = [_STEP_NUMBER.sub("*", strings[i]) for i in ids.tolist()]
-    extra = sorted(set(templates))
-    mapping = np.arange(len(strings), dtype=np.int64)
-    mapping[ids] = [len(strings) + extra.index(t) for t in templates]
-    name = np.where(events.is_step, mapping[events.name], events.name)
-    return replace(events, name=name), [*strings, *extra]
+    """Every training step as one frame ("step_57", "step_58", … → "step_*":
+    ``tracefmt.names.steps_as_one``), so the tree sums what the steps did rather than listing
+    each step apart; the timeline shows them one by one."""
+    name, names = names_steps_as_one(events.name, events.is_step, strings)
+    return replace(events, name=name), names
 
 
 def step_thread(events: Events) -> int | None:

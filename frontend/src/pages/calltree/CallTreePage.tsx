@@ -131,7 +131,7 @@ function JobCallTree({ job }: { job: TrainingJob }) {
                 onChange={(e) => setSearch(e.target.value)}
               />
             </label>
-            <span title={SUMMED_PARTS}>
+            <span title={summedPartsTip(data)}>
               {`${data.frames} frames, ${formatDuration(data.total_ns)}${summedText(data)} (${data.window_label})`}
             </span>
           </div>
@@ -149,8 +149,9 @@ function JobCallTree({ job }: { job: TrainingJob }) {
   );
 }
 
-const SUMMED_PARTS =
-  "A process's tree sums its parts where the profiler recorded something (a collector chunk of annotations only is left out), its latest 64 at most.";
+function summedPartsTip(data: CallTree): string {
+  return `A process's tree sums its parts where the profiler recorded something (a collector chunk of annotations only is left out), its latest ${formatCount(data.max_summed_parts)} at most.`;
+}
 
 /** " in 4 of 8 parts" for a process's tree; nothing for one part's. */
 function summedText(data: CallTree): string {
