@@ -117,5 +117,5 @@ def test_the_call_tree_opens_on_the_thread_that_ran_the_steps(live_server, tab, 
     expect(thread.locator("option:checked")).to_contain_text("pt_main_thread")
     expect(thread.locator("option:checked")).to_contain_text("steps)")
     table = tab.get_by_role("table", name="Call tree")
-    expect(table.locator("tbody tr").first).to_contain_text("ProfilerStep#")
+    expect(table.locator("tbody tr").first).to_contain_text("ProfilerStep*")
     screenshot(tab, "job-address-calltree")
