@@ -44,6 +44,9 @@ class _RunCursor:
         self._columns = columns
         schema = self._reader.schema
         self._schema = schema if columns is None else _project(schema, columns)
+        # Made once: most rounds of the merge take nothing from most runs, and an empty table
+        # builds each of its columns from a Python list.
+        self._empty = self._schema.empty_table()
         self._track = self._schema.get_field_index("track")
         self._start = self._schema.get_field_index("start_ns")
         self.pos, self.end = 0, run.rows
@@ -94,7 +97,7 @@ class _RunCursor:
                 self.pos += n
             if n < hi - lo:
                 break
-        return pa.Table.from_batches(pieces, self._schema) if pieces else self._schema.empty_table()
+        return pa.Table.from_batches(pieces, self._schema) if pieces else self._empty
 
     def close(self) -> None:
         self._file.close()
