@@ -281,8 +281,9 @@ def _flows(
 ) -> tuple[dict[str, np.ndarray], list[TrackKey], StringColumn]:
     candidates = np.flatnonzero((phase >= _FLOW_START) & (phase <= _FLOW_END))
     # Launch flows repeat the launch→kernel link that ``correlation`` already records.
-    cats = map(_CAT, pick(events, candidates))
-    wanted = ~np.fromiter(map(is_launch_flow, cats), bool, len(candidates))
+    cats = dictionary(list(map(_CAT, pick(events, candidates))))
+    launch = np.fromiter(map(is_launch_flow, cats.values), bool, len(cats.values))
+    wanted = ~launch[cats.codes] if len(candidates) else np.zeros(0, dtype=bool)
     keep = candidates[wanted]
     flows = list(pick(events, keep))
     ids, bad = ints([e.id for e in flows])
