@@ -74,7 +74,7 @@ def self_time_by_name(
     """Calls and self time per operator name (``names``: the strings table, by id), largest
     first, ties by name: ``operator_table``'s name, count and self_ns from three columns of the
     operators, without its other columns and their copies."""
-    name_ids, stepped = steps_as_one(name_ids, is_step, names)
+    name_ids, stepped = steps_as_one(name_ids, is_step, list(names))
     labels = np.append(np.asarray(stepped, dtype=object), "")  # id -1 (no name): ""
     ids = np.where(name_ids >= 0, name_ids, len(labels) - 1)
     counts = np.bincount(ids, minlength=len(labels))
