@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from profiler_app.core.models import TrainingJob
 from profiler_app.history import logic
-from profiler_app.history.models import RunVerdict, SeriesRun
+from profiler_app.history.models import RunVerdict, Series, SeriesRun
 from profiler_app.history.pure.regression import TEST_NAME, Thresholds
 from profiler_app.profiles.figures import step_time
 from profiler_app.profiles.queries import job_summary
@@ -95,6 +95,30 @@ def test_it_finds_no_regression_in_the_same_run_twice(user):
     assert result["test"]["method"] == "asymptotic"  # every step is tied with its copy
     assert result["test"]["p_value"] > 0.5
     assert result["causes"] == []
+
+
+@pytest.mark.django_db
+def test_steps_numbered_otherwise_are_the_same_steps_not_new_operators(user, tmp_path):
+    """The same run profiled later in the training: its ProfilerStep#n are other numbers, but
+    the steps are one operator ("ProfilerStep*", as key_averages() lists them), so no step
+    turns up as a new operator among the causes."""
+    with gzip.open(DATA / NCCL, "rt") as f:
+        trace = json.load(f)
+    renamed = 0
+    for event in trace["traceEvents"]:
+        if event.get("name", "").startswith("ProfilerStep#"):
+            event["name"] = f"ProfilerStep#{int(event['name'].split('#')[1]) + 1000}"
+            renamed += 1
+    assert renamed == 3
+    later = tmp_path / "nccl_later_steps.json.gz"
+    with gzip.open(later, "wt") as f:
+        json.dump(trace, f)
+    first, _ = judged(user, "steps-1", DATA / NCCL, series="renumbered")
+    # Any change of 22 µs a step is a cause here: a step's own time, named anew, would be one.
+    Series.objects.filter(name="renumbered").update(cause_min_pct=0.01)
+    _, verdict = judged(user, "steps-2", later, series="renumbered")
+    assert verdict.status == "no_regression" and verdict.baseline == first
+    assert verdict.result["causes"] == []
 
 
 @pytest.mark.django_db
