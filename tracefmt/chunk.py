@@ -342,7 +342,10 @@ def chunk_written_at(path: str | Path) -> datetime:
     the last its process recorded, where it is the process's newest. Raises
     ``ChunkFormatError`` as ``read_chunk`` does."""
     created_ns = read_chunk_meta(path)["created_ns"]
-    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=created_ns // 1000)
+    try:
+        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=created_ns // 1000)
+    except OverflowError:  # past the years a datetime holds: a garbled or hostile meta
+        raise ChunkFormatError(f"chunk meta 'created_ns' ({created_ns}) is not a time") from None
 
 
 @contextlib.contextmanager

@@ -6,11 +6,13 @@ import subprocess
 from datetime import UTC, datetime
 
 import numpy as np
+import pytest
 
 from collector.cli import _assign_ranks, main
 from collector.spool import JOB_FILE, LEDGER_FILE, ProcessSpool
 from collector.trace_files import describe, find_traces
 from tests.h200 import unpack
+from tracefmt.chunk import ChunkFormatError, chunk_written_at
 
 from .helpers import DATA, REPO, python
 
@@ -107,4 +109,14 @@ def test_a_spool_says_when_its_process_last_recorded_something(tmp_path):
     with (spool.path / "zz-000008.pcol").open("wb") as bare:  # a numpy array, not an archive
         np.save(bare, np.arange(3))
     (spool.path / "zz-000009.pcol").write_bytes(b"PK\x03\x04 cut short")  # unreadable: skipped
+    assert spool.last_recorded_at() == datetime(2026, 11, 26, 5, 39, 43, 498635, tzinfo=UTC)
+    # A chunk whose created_ns lies past any date a clock gives (garbled): skipped too.
+    with np.load(chunks[1]) as npz:
+        arrays = dict(npz)
+    meta = json.loads(arrays["meta"].tobytes())
+    arrays["meta"] = np.frombuffer(json.dumps({**meta, "created_ns": 10**25}).encode(), np.uint8)
+    with (spool.path / "zz-000010.pcol").open("wb") as garbled:
+        np.savez(garbled, **arrays)
+    with pytest.raises(ChunkFormatError, match="'created_ns' .* is not a time"):
+        chunk_written_at(spool.path / "zz-000010.pcol")
     assert spool.last_recorded_at() == datetime(2026, 11, 26, 5, 39, 43, 498635, tzinfo=UTC)
