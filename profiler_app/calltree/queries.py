@@ -312,10 +312,7 @@ def occurrences(
     if len(chosen_parts) == 1:
         summary = chosen_parts[0]
         events, _, listed, _ = _selection(summary, window, threads)
-        labels = {t["track"]: t["label"] for t in listed}
-        for i in calltree.occurrences(events, path, inverted).tolist():
-            thread = labels.get(int(events.track[i]), "")
-            found.append((int(events.start[i]), summary, events, i, thread))
+        found = _found(summary, events, listed, calltree.occurrences(events, path, inverted))
     else:
         process = _process(_recorded(chosen_parts), window, threads)
         names = [process.names[g] for g in path if 0 <= g < len(process.names)]
@@ -324,11 +321,8 @@ def occurrences(
             local = {name: i for i, name in enumerate(strings)}
             if len(names) < len(path) or any(name not in local for name in names):
                 continue  # a frame this part never reached
-            labels = {t["track"]: t["label"] for t in part.listed}
             at = calltree.occurrences(events, [local[n] for n in names], inverted)
-            for i in at.tolist():
-                thread = labels.get(int(events.track[i]), "")
-                found.append((int(events.start[i]), part.summary, events, i, thread))
+            found += _found(part.summary, events, part.listed, at)
         found.sort(key=lambda f: f[0])
     results = []
     for start, summary, events, i, thread in found[:limit]:
@@ -349,3 +343,15 @@ def occurrences(
         )
     one = chosen_parts[0].part_id if len(chosen_parts) == 1 else None
     return {"part": one, "count": len(found), "results": results}
+
+
+def _found(
+    summary: PartSummary, events: calltree.Events, listed: list[dict], at: np.ndarray
+) -> list[tuple[int, PartSummary, calltree.Events, int, str]]:
+    """The occurrences ``at`` (indexes into ``events``) as (start, part, events, index,
+    thread label)."""
+    labels = {t["track"]: t["label"] for t in listed}
+    return [
+        (int(events.start[i]), summary, events, i, labels.get(int(events.track[i]), ""))
+        for i in at.tolist()
+    ]
