@@ -1,6 +1,7 @@
 """Shared fixtures: a user, a teammate, an admin, API clients, and a real Celery worker process."""
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -205,6 +206,9 @@ def transactional_tests_empty_only_used_tables():
     TransactionTestCase._fixture_teardown = original
 
 
+_run_worker: list[subprocess.Popen] = []  # the run's worker, once a test has started it
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker):
     """A real `celery worker` subprocess on the test database and this run's own queues."""
@@ -230,7 +234,10 @@ def celery_worker_process(django_db_setup, django_db_blocker):
             raise RuntimeError(f"Celery worker did not start:\n{log_path.read_text()}")
         time.sleep(0.2)
     process.log_path = log_path  # type: ignore[attr-defined]
+    process.hostname = f"test-{os.getpid()}@{socket.gethostname()}"  # type: ignore[attr-defined]
+    _run_worker.append(process)
     yield process
+    _run_worker.clear()
     process.terminate()
     process.wait(30)
     log.close()
@@ -245,3 +252,34 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
             assert value, f"condition not met within {timeout}s"
             return value
         time.sleep(interval)
+
+
+def wait_for_worker_at_rest(timeout: float = 300.0) -> None:
+    """Returns once the run's worker (when a test has started it) holds no task: none queued
+    on its queues, none taken or running. A task an earlier test queued may still be writing
+    or removing files after that test ended (a late parse keeps its analyses, then removes
+    them on finding its job deleted); what the data directory holds is counted after it."""
+    if not _run_worker or _run_worker[0].poll() is not None:
+        return
+    hostname = _run_worker[0].hostname  # type: ignore[attr-defined]
+    # Twice in a row: a task that ends as it is asked about may have queued another.
+    wait_for(lambda: _worker_at_rest(hostname) and _worker_at_rest(hostname), timeout)
+
+
+def _worker_at_rest(hostname: str) -> bool:
+    from profiler_app.celery import app
+
+    broker = redis_client()
+
+    def queued() -> int:
+        return sum(broker.llen(queue) for queue in settings.CELERY_WORKER_QUEUES)
+
+    if queued():
+        return False
+    ask = app.control.inspect(destination=[hostname], timeout=10)
+    # Taken before running: asked first, so a task moving between the two is seen in one.
+    for held in (ask.reserved, ask.active):
+        reply = held()
+        if not reply or reply.get(hostname):  # no reply: not known to be at rest
+            return False
+    return not queued()

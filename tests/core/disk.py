@@ -13,11 +13,14 @@ import pytest
 from django.conf import settings
 
 from profiler_app.core.storage import uploads_dir
+from tests.conftest import wait_for_worker_at_rest
 
 WORKER_LOG = "celery-worker.log"
 
 
 def data_files() -> dict[str, int]:
+    """Counted once the run's worker is at rest (``wait_for_worker_at_rest``)."""
+    wait_for_worker_at_rest()
     root = Path(settings.MEDIA_ROOT)
     return {
         str(path.relative_to(root)): path.stat().st_size

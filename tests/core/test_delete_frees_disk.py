@@ -4,7 +4,6 @@ meanwhile ends quietly and leaves nothing behind."""
 
 import logging
 import re
-import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -252,7 +251,6 @@ def test_the_worker_survives_a_deletion_during_a_parse(celery_worker_process, us
         return finished.search(celery_worker_process.log_path.read_text()[log_start:])
 
     assert wait_for(task_ended, timeout=120).group(1) == "succeeded"
-    time.sleep(0.5)  # the task's last file operations happen before it reports
     assert data_files() == before
     assert gone_from_disk(job.id)
     log = celery_worker_process.log_path.read_text()[log_start:]
