@@ -287,7 +287,8 @@ def test_it_requires_sign_in(client_for, teammate, threads_job):
 @pytest.mark.slow
 def test_it_answers_the_tree_of_200000_threads_small_and_at_once(api, user, tmp_path):
     """The issue's job: its tree answered 23.7 MB in 17 s. The first reader opens the job
-    (printed, not bounded: the machine's load decides it); every later one reads it open."""
+    (times printed, not bounded: the machine's load decides them); every later one reads it
+    open."""
     trace = many_tracks(tmp_path / "threads.json.gz", 200_000, "tid")
     job = parse_paths(user, "200k-threads", [("algo-1", 0, trace)])
     url = f"/api/jobs/{job.id}/timeline/tracks/"
@@ -297,14 +298,15 @@ def test_it_answers_the_tree_of_200000_threads_small_and_at_once(api, user, tmp_
         first = api.get(url)
     first_s = time.perf_counter() - began
     began = time.perf_counter()
-    again = api.get(url)
+    with python_calls() as again_calls:
+        again = api.get(url)
     again_s = time.perf_counter() - began
     began = time.perf_counter()
     page = children(api, job, "algo-1/1/cpu", 199_000)
     page_s = time.perf_counter() - began
     print(
         f"RESULT tracks_first_s={first_s:.2f} first_python_calls={calls[0]} tracks_s={again_s:.3f} "
-        f"tracks_bytes={len(again.content)} page_s={page_s:.3f} page_bytes={len(page.content)}"
+        f"again_python_calls={again_calls[0]} tracks_bytes={len(again.content)} page_s={page_s:.3f} page_bytes={len(page.content)}"
     )
     assert first.json() == again.json()
     [threads] = again.json()["tracks"][0]["children"][0]["children"][0]["children"]
@@ -312,8 +314,8 @@ def test_it_answers_the_tree_of_200000_threads_small_and_at_once(api, user, tmp_
     assert [c["id"] for c in page.json()["children"]] == [
         f"algo-1/1/cpu/{tid}" for tid in range(199_001, 200_001)
     ]
-    assert again_s < 1.0
-    # The first reader too makes no step per thread (the tree's nodes made at opening: 600,000
-    # calls and more, 1.3 to 3.2 s here); the threads' nodes are made a page at a time.
-    assert calls[0] < 20_000
+    # No reader makes a step per thread (the tree's nodes made at opening: 600,000 calls and
+    # more, 1.3 to 3.2 s here); the threads' nodes are made a page at a time. Counted, not
+    # timed (a later reader: 4,600 calls, 13 ms here).
+    assert calls[0] < 20_000 and again_calls[0] < 20_000
     assert len(again.content) < 2000 and len(page.content) < 150_000
