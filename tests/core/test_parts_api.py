@@ -201,9 +201,15 @@ def test_it_keeps_raw_files_private(api, job):
 
 
 class SlowStream(io.BytesIO):
-    """A request body that arrives slowly, so that a second request overlaps it."""
+    """A request body that arrives slowly, so that a second request overlaps it; ``reading``
+    is set once its request is reading it (the upload's row locked by then)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.reading = threading.Event()
 
     def read(self, size=-1):
+        self.reading.set()
         time.sleep(0.3)
         return super().read(size)
 
@@ -217,8 +223,9 @@ def test_it_accepts_one_of_two_concurrent_sends_of_a_range(user, job):
     )
     outcomes: dict[str, str] = {}
 
-    def send(name: str, stream: io.BytesIO, delay_s: float) -> None:
-        time.sleep(delay_s)
+    def send(name: str, stream: io.BytesIO, after: threading.Event | None) -> None:
+        if after is not None:
+            assert after.wait(60)
         try:
             logic.append_to_upload(Upload.objects.get(pk=upload.pk), 0, stream, 4)
             outcomes[name] = "accepted"
@@ -227,12 +234,14 @@ def test_it_accepts_one_of_two_concurrent_sends_of_a_range(user, job):
         finally:
             connection.close()
 
-    first = threading.Thread(target=send, args=("first", SlowStream(b"AAAA"), 0))
-    retry = threading.Thread(target=send, args=("retry", io.BytesIO(b"BBBB"), 0.1))
+    slow = SlowStream(b"AAAA")
+    first = threading.Thread(target=send, args=("first", slow, None))
+    # The retry arrives while the first holds the row and reads its body.
+    retry = threading.Thread(target=send, args=("retry", io.BytesIO(b"BBBB"), slow.reading))
     for thread in (first, retry):
         thread.start()
     for thread in (first, retry):
-        thread.join(10)
+        thread.join(120)
     assert outcomes == {
         "first": "accepted",
         "retry": "expected the range to start at byte 4, got 0",
