@@ -47,7 +47,13 @@ def busy_per_bucket(
     )
     lo = np.maximum(np.repeat(start_ns, spans), bucket * width_ns)
     hi = np.minimum(np.repeat(end_ns, spans), (bucket + 1) * width_ns)
-    return _sum_by(bucket, np.maximum(hi - lo, 0))
+    busy = np.maximum(hi - lo, 0)
+    if len(bucket) and (bucket[1:] >= bucket[:-1]).all():
+        # Sorted intervals (as merged ones are) give sorted buckets: summed run by run, with
+        # no sort.
+        first = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+        return bucket[first], np.add.reduceat(busy, first)
+    return _sum_by(bucket, busy)
 
 
 def _sum_by(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

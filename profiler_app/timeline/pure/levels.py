@@ -51,18 +51,24 @@ class Level:
 
 
 def _group(bucket, count, busy, longest, name) -> tuple[np.ndarray, ...]:
-    """Rows with equal buckets combined; the longest row of each group gives the name."""
-    order = np.lexsort((longest, bucket))
+    """Rows with equal buckets combined; the longest row of each group gives the name (of
+    equally long ones, the last). The rows come as two runs sorted by bucket (the coarser
+    level's groups, then the events added), which a stable sort merges in one pass."""
+    order = np.argsort(bucket, kind="stable")
     bucket, count, busy = bucket[order], count[order], busy[order]
     longest, name = longest[order], name[order]
     first = np.flatnonzero(np.concatenate(([True], bucket[1:] != bucket[:-1])))
-    last = np.append(first[1:] - 1, len(bucket) - 1)
+    most = np.maximum.reduceat(longest, first)
+    # The last row of each group as long as its longest.
+    longest_rows = np.flatnonzero(longest == np.repeat(most, np.diff(np.r_[first, len(bucket)])))
+    ends = np.r_[first[1:], len(bucket)]
+    chosen = longest_rows[np.searchsorted(longest_rows, ends) - 1]
     return (
         bucket[first],
         np.add.reduceat(count, first),
         np.add.reduceat(busy, first),
-        longest[last],
-        name[last],
+        most,
+        name[chosen],
     )
 
 
