@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from profiler_app.timeline.pure.activity import bucket_firsts, build_activity, summarise
 from profiler_app.timeline.pure.levels import build_levels, duration_class
-from profiler_app.traces.utilization import busy_per_bucket
+from profiler_app.traces.utilization import busy_per_bucket, merge_intervals
 
 
 def row(seed: int, n: int, span_ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,6 +51,34 @@ def test_each_level_is_its_events_counted_one_by_one(seed, span_ns):
         assert level.bucket.tolist() == sorted(expected)
         found = zip(level.count.tolist(), level.busy_ns.tolist(), level.name.tolist(), strict=True)
         assert list(found) == [expected[b] for b in sorted(expected)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_each_activity_level_is_the_one_summarised_from_the_events_at_its_width(seed):
+    """The finest kept level is summarised from the events and spans; each coarser one is
+    summed from it two buckets at a time, and equals the level summarised at its own width."""
+    rng = np.random.default_rng(seed)
+    span_ns = [1 << 12, 1 << 16, 1 << 24, 1 << 40][seed]
+    starts = np.sort(rng.integers(0, span_ns, 5000)).astype(np.int64)
+    ends = starts + rng.choice([0, 1, 70, 900, 5000, 1 << 20], len(starts))
+    span_start, span_end = merge_intervals(starts, ends)
+    levels = build_activity(starts, span_start, span_end)
+    assert [lv.k for lv in levels] == list(range(levels[0].k, levels[-1].k - 1, -1))
+    assert len(levels) >= 8
+    for level in levels:
+        at_width = summarise(starts, bucket_firsts(starts, level.k), level.k, span_start, span_end)
+        for got, expected in zip(
+            (level.bucket, level.count, level.busy_ns),
+            (at_width.bucket, at_width.count, at_width.busy_ns),
+            strict=True,
+        ):
+            assert got.dtype == expected.dtype and np.array_equal(got, expected)
+
+
+def test_no_events_keep_one_empty_level():
+    empty = np.empty(0, np.int64)
+    [level] = build_activity(empty, empty, empty)
+    assert len(level.bucket) == len(level.count) == len(level.busy_ns) == 0
 
 
 def busy_by_hand(start, end, width: int) -> dict[int, int]:

@@ -80,13 +80,31 @@ def build_activity(
 ) -> list[ActivityLevel]:
     """The kept levels, coarsest first; ``starts`` and the spans sorted by start."""
     n = max(len(starts), len(span_start))
-    levels: list[ActivityLevel] = []
-    for k in range(MAX_K, -1, -1):
-        first = bucket_firsts(starts, k)
-        if levels and _entries(first, span_start, span_end, k) * MIN_RATIO > n:
+    finest = MAX_K  # the coarsest level is always kept
+    for k in range(MAX_K - 1, -1, -1):
+        if _entries(bucket_firsts(starts, k), span_start, span_end, k) * MIN_RATIO > n:
             break
-        levels.append(summarise(starts, first, k, span_start, span_end))
-    return levels
+        finest = k
+    # The finest level from the events and spans; each coarser one sums its buckets in pairs
+    # (a bucket's count and covered time are its halves'), where building each level from the
+    # spans again took most of the index's time.
+    levels = [summarise(starts, bucket_firsts(starts, finest), finest, span_start, span_end)]
+    while levels[-1].k < MAX_K:
+        levels.append(_coarser(levels[-1]))
+    return levels[::-1]
+
+
+def _coarser(level: ActivityLevel) -> ActivityLevel:
+    if not len(level.bucket):
+        return ActivityLevel(level.k + 1, level.bucket, level.count, level.busy_ns)
+    bucket = level.bucket >> 1
+    first = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+    return ActivityLevel(
+        level.k + 1,
+        bucket[first],
+        np.add.reduceat(level.count, first),
+        np.add.reduceat(level.busy_ns, first),
+    )
 
 
 def window_sums(
