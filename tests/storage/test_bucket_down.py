@@ -5,7 +5,6 @@ when the bucket is back meanwhile."""
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import socket
 import threading
@@ -42,15 +41,6 @@ def point_at(endpoint: str, settings, monkeypatch) -> None:
             "OPTIONS": django_storage_options(settings.STORAGE_URL),
         },
     }
-
-
-@contextlib.contextmanager
-def stalled_endpoint():
-    """Takes connections (the kernel's backlog does) and never answers a byte."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(64)
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
 
 
 class StalledBucket:
@@ -92,6 +82,12 @@ class StalledBucket:
 
     def close(self) -> None:
         self._listener.close()
+
+    def __enter__(self) -> StalledBucket:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
 
 def assert_unavailable(response, doing: str) -> None:
@@ -144,15 +140,12 @@ def test_an_upload_to_a_stalled_bucket_is_answered_503_within_10_s(api, job, set
 
     raw = TRACE.read_bytes()
     for send in ("whole", "range"):
-        bucket = StalledBucket()
-        try:
+        with StalledBucket() as bucket:
             point_at(bucket.endpoint, settings, monkeypatch)
             if send == "whole":
                 response = post_part(api, job, TRACE)
             else:
                 response = put_range(api, start_upload(api, job, TRACE.name, len(raw)), raw)
-        finally:
-            bucket.close()
         assert_unavailable(response, "")
         assert "Read timeout on endpoint URL" in response.json()["detail"]
         held = bucket.tries()
@@ -235,8 +228,8 @@ def test_a_parse_meeting_a_stalled_bucket_fails_its_part_with_the_reason_within_
     api, job, monkeypatch
 ):
     part_id = stored_part(api, job)
-    with stalled_endpoint() as endpoint:  # the default timeouts and wait, as a worker runs them
-        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    with StalledBucket() as bucket:  # the default timeouts and wait, as a worker runs them
+        monkeypatch.setenv("AWS_ENDPOINT_URL", bucket.endpoint)
         part, waited_s = parse_that_fails(part_id)
 
     assert part.error.startswith(unreachable_error(part, 30, "Read timeout on endpoint URL")), (
