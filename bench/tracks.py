@@ -64,7 +64,7 @@ import gc, json, sys, time
 from profiler_app.timeline.pure.index import open_built_index
 from profiler_app.timeline.pure.query import JobTimeline
 from profiler_app.timeline.pure.tree import Part
-from profiler_app.traces.process_memory import release_free_memory
+from profiler_app.lib.memory import hand_back_freed
 from profiler_app.traces.store_files import StoreFiles
 def rss_mb():
     with open("/proc/self/status") as status:
@@ -80,7 +80,7 @@ out = {"base_rss_mb": rss_mb()}
 start = time.perf_counter()
 timeline = JobTimeline([Part(1, "algo-1", 0, None, open_built_index(StoreFiles(sys.argv[1])))])
 out["open_s"] = time.perf_counter() - start
-release_free_memory()  # as the web process does once a timeline is open
+hand_back_freed()  # as the web process does once a timeline is open
 start = time.perf_counter()
 tree = timeline.tree()
 out["tree_bytes"] = answer(tree)
@@ -97,7 +97,7 @@ if largest is not None:
 out["open_rss_mb"] = rss_mb()
 del timeline, tree
 gc.collect()
-release_free_memory()
+hand_back_freed()
 out["after_rss_mb"] = rss_mb()
 print(json.dumps(out))
 """

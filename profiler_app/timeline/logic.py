@@ -15,6 +15,7 @@ from cachetools.keys import hashkey
 from django.conf import settings
 
 from profiler_app.core.models import PartState, TrainingJob
+from profiler_app.lib.memory import hand_back_freed
 from profiler_app.profiles.models import MemoryPoint, PartSummary, Step, UtilizationPoint
 from profiler_app.timeline.pure.index import (
     READ_AHEAD,
@@ -25,7 +26,6 @@ from profiler_app.timeline.pure.index import (
 from profiler_app.timeline.pure.query import JobTimeline
 from profiler_app.timeline.pure.series import Series, from_frame
 from profiler_app.timeline.pure.tree import Part
-from profiler_app.traces.process_memory import release_free_memory
 
 # Sources drawn from samples; "kernel_busy" utilisation is recomputed from the index instead,
 # at the resolution of the view.
@@ -137,8 +137,8 @@ def _open_job_timeline(job: TrainingJob, summaries: tuple[PartSummary, ...]) -> 
     timeline = JobTimeline(parts, _series(job))
     # What opening it freed (decoded lanes, lists), and what the timeline holds once the
     # cache lets it go, go back to the system: the process's size returns after a large job.
-    release_free_memory()
-    weakref.finalize(timeline, release_free_memory)
+    hand_back_freed()
+    weakref.finalize(timeline, hand_back_freed)
     return timeline
 
 

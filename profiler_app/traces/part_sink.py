@@ -15,13 +15,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from profiler_app.lib.memory import hand_back_freed
 from profiler_app.traces.aggregate import AGGREGATED_COLUMNS, Aggregator, PartAggregates
 from profiler_app.traces.event_model import Windows
 from profiler_app.traces.memory import MemorySummary, build_memory
 from profiler_app.traces.model import EventBatch, FlowBatch
 from profiler_app.traces.name_rules import NameRules
 from profiler_app.traces.normalize import PartContext
-from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.store_layout import FLOWS_FILE
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.timeline_store import StoreSummary, TimelineWriter
@@ -71,7 +71,7 @@ class PartSink:
         # What reading freed goes back to the system first (and again before the second pass),
         # so that the store's merge and the second pass come on top of what is held: a
         # 2.8-million-event part peaked 30 MB lower.
-        release_free_memory()
+        hand_back_freed()
         tracks = self.context.track_frame()
         aggregates = self.aggregator.finish(self.context.strings, offset_ns)
         strings = self.context.strings.strings
@@ -84,7 +84,7 @@ class PartSink:
         self._write_flows(offset_ns)
         memory = build_memory(self.store_dir, self.context.memory, offset_ns, self.context.strings)
         self.context.memory = []
-        release_free_memory()
+        hand_back_freed()
         cut, complete_steps = complete_steps_aggregates(
             self.store_dir, self.aggregator.rules, store.complete_steps_end_ns
         )

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
 
+from profiler_app.lib.memory import hand_back_freed
 from profiler_app.traces.collector_part import ingest_collector
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.kineto_part import ingest_kineto
 from profiler_app.traces.part_sink import IngestResult, Limits
-from profiler_app.traces.process_memory import collector_paused, release_free_memory
+from profiler_app.traces.process_memory import collector_paused
 from profiler_app.traces.xplane import ingest_xplane, is_xplane
 
 KINETO, COLLECTOR = "kineto", "collector"
@@ -51,7 +52,7 @@ def ingest_trace(
                 result = ingest_collector(Path(path), store_dir, limits, progress)
             else:
                 raise TraceFormatError(f"unknown part kind {kind!r}")
-        release_free_memory()
+        hand_back_freed()
         return result
     except BaseException:
         shutil.rmtree(store_dir, ignore_errors=True)

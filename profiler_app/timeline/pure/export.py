@@ -14,9 +14,9 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow.parquet as pq
 
+from profiler_app.lib.memory import hand_back_freed
 from profiler_app.timeline.pure.query import JobTimeline
 from profiler_app.timeline.pure.tree import Part
-from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.store_layout import EVENTS_FILE
 from tracefmt.kinds import KIND_NAMES, LAUNCH_KINDS
 
@@ -134,7 +134,7 @@ def chrome_trace(
             yield piece
             written = True
         part.index.release_pages()  # the whole job's index would otherwise stay resident
-        release_free_memory()
+        hand_back_freed()
     yield b"]}"
 
 

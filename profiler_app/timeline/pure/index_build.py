@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from profiler_app.lib.memory import hand_back_freed
 from profiler_app.timeline.pure import lanes as lanes_mod
 from profiler_app.timeline.pure.activity import MAX_K as ACTIVITY_MAX_K
 from profiler_app.timeline.pure.activity import MIN_RATIO as ACTIVITY_MIN_RATIO
@@ -34,7 +35,6 @@ from profiler_app.timeline.pure.levels import (
     duration_class,
 )
 from profiler_app.traces.nesting import nest
-from profiler_app.traces.process_memory import release_free_memory
 from profiler_app.traces.store_layout import EVENTS_FILE
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.utilization import merge_intervals
@@ -305,7 +305,7 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
     index is written as soon as it is made (a 2.8-million-event part peaked at 935 MB when
     every column and array was held at once)."""
     store_dir, index_dir = Path(store_dir), Path(index_dir)
-    release_free_memory()  # what the steps before freed (see _Staging.save_each)
+    hand_back_freed()  # what the steps before freed (see _Staging.save_each)
     reader = TimelineReader(store_dir)
     with _Staging(index_dir) as out:
         kind = reader.column("kind")
@@ -370,7 +370,7 @@ def build_index(store_dir: str | Path, index_dir: str | Path) -> Path:
         }
         out.meta(meta, _lane_meta(lane_table, row_lane, rows_off, start, dur))
     del start, dur
-    release_free_memory()
+    hand_back_freed()
     return index_dir
 
 
@@ -613,7 +613,7 @@ class _Staging:
         for key, value in arrays:
             save_npy(self.folder / f"{key}.npy", value)
             del value
-        release_free_memory()
+        hand_back_freed()
 
     def meta(self, meta: dict, lanes: Iterator[dict]) -> None:
         """``meta.json``: ``meta`` and its ``lanes`` list, written a few thousand lanes at a
