@@ -2,9 +2,9 @@
 covered. A collapsed group draws this for every lane below it, and the GPU utilisation counters
 draw the covered time of the kernels' merged intervals.
 
-Levels are built from the coarsest down and kept while they stay at least ``MIN_RATIO`` times
-smaller than the events they summarise; finer windows than the finest kept level hold few enough
-events to be summed directly.
+Levels are kept from the coarsest down while they stay at least ``MIN_RATIO`` times smaller
+than the events they summarise (finer windows than the finest kept level hold few enough events
+to be summed directly); the finest is summarised from the events, the coarser ones from it.
 """
 
 from __future__ import annotations
