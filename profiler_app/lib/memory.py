@@ -79,7 +79,7 @@ def hand_back_freed() -> None:
     """Hands the free memory in the heap back to the system: glibc (and a pool of Arrow's, where
     one is used) keeps it for the process otherwise, and the next step's peak comes on top of
     it: about 100 MB after a 2.8-million-event part's parse."""
-    arrow = sys.modules.get("pyarrow")  # a process that never loaded Arrow holds none of its
+    arrow = sys.modules.get("pyarrow")  # a process that never loaded Arrow holds none of its pool
     if arrow is not None:
         arrow.default_memory_pool().release_unused()
     libc = _glibc()
