@@ -217,12 +217,13 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     env["PYTHONUNBUFFERED"] = "1"
     log_path = Path(settings.MEDIA_ROOT) / "celery-worker.log"
     log = log_path.open("w")
+    hostname = f"test-{os.getpid()}@{socket.gethostname()}"  # how tests address it
     process = subprocess.Popen(
         [
             sys.executable, "-m", "celery", "-A", "profiler_app.celery", "worker",
             "--queues", ",".join(settings.CELERY_WORKER_QUEUES),
             "--concurrency", "1", "--pool", "prefork", "--loglevel", "INFO",
-            "--hostname", f"test-{os.getpid()}@%h", *WORKER_EVENTS_OFF,
+            "--hostname", hostname, *WORKER_EVENTS_OFF,
         ],
         env=env,
         stdout=log,
@@ -234,7 +235,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
             raise RuntimeError(f"Celery worker did not start:\n{log_path.read_text()}")
         time.sleep(0.2)
     process.log_path = log_path  # type: ignore[attr-defined]
-    process.hostname = f"test-{os.getpid()}@{socket.gethostname()}"  # type: ignore[attr-defined]
+    process.hostname = hostname  # type: ignore[attr-defined]
     _run_worker.append(process)
     yield process
     _run_worker.clear()

@@ -2,9 +2,7 @@
 one run, one while it runs one follow-up, and the stored report reflects the last request."""
 
 import io
-import os
 import re
-import socket
 import time
 from datetime import timedelta
 
@@ -44,7 +42,7 @@ def test_a_burst_of_requests_while_a_run_is_queued_costs_one_run(api, user, cele
     # fast a run is (a run that reads no rank again takes a tenth of a second), they all
     # arrive while the first is queued.
     queue = f"{settings.CELERY_QUEUE_PREFIX}default"
-    worker = [f"test-{os.getpid()}@{socket.gethostname()}"]
+    worker = [celery_worker_process.hostname]
     assert current_app.control.cancel_consumer(queue, destination=worker, reply=True)
     try:
         for stddev in range(1, REQUESTS + 1):
