@@ -18,6 +18,7 @@ from profiler_app.analysis.events import (
     group_numbers,
     grouped_describe,
 )
+from profiler_app.traces.arrays import run_starts
 from tracefmt.kinds import LAUNCH_KINDS, MEMCPY_KIND_NAMES, EventKind, of_kinds
 from tracefmt.launches import HTA_ENQUEUE_CALLS
 
@@ -145,7 +146,7 @@ def queue_length_series(traces: Iterable[RankTrace]) -> pd.DataFrame:
         stream, time_ns = stream[order], time_ns[order]
         total = np.cumsum(np.where(order < n, 1, -1))
         # Restart the count at each stream: subtract what the streams before it left.
-        first = np.flatnonzero(np.r_[True, stream[1:] != stream[:-1]])
+        first = run_starts(stream)
         before = np.r_[0, total[first[1:] - 1]]
         length = total - np.repeat(before, np.diff(np.r_[first, len(stream)]))
         rank = np.full(len(stream), trace.rank, dtype=np.int64)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from profiler_app.analysis import RankTables, TraceAnalyses
 from profiler_app.core.text import storable_json
+from profiler_app.traces.arrays import run_starts
 from profiler_app.traces.figures import gpu_figures
 
 MAX_POINTS = 400
@@ -84,7 +85,7 @@ def _peaks(time_ns: np.ndarray, values: np.ndarray, max_points: int) -> list[lis
         # Integer bins: epoch nanoseconds do not survive a round trip through floats.
         width_ns = (int(time_ns[-1] - time_ns[0]) // max_points) + 1
         bins = (time_ns - time_ns[0]) // width_ns
-        starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
+        starts = run_starts(bins)
         values = np.maximum.reduceat(values, starts)
         time_ns = time_ns[0] + bins[starts] * width_ns
     return [[int(t), float(v)] for t, v in zip(time_ns, values, strict=True)]

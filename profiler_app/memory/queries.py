@@ -18,6 +18,7 @@ from profiler_app.profiles.models import (
     PartSummary,
     UtilizationPoint,
 )
+from profiler_app.traces.arrays import run_starts
 from profiler_app.traces.memory import (
     NOT_RECORDED,
     EventFilter,
@@ -129,7 +130,7 @@ def nvml_series(job: TrainingJob, node_id: int | None) -> list[dict]:
         if len(times) > NVML_POINTS:
             span = int(times[-1] - times[0]) + 1
             bucket = ((times - times[0]) * (NVML_POINTS / span)).astype(np.int64)
-            starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+            starts = run_starts(bucket)
             best = [
                 s + int(np.argmax(values[s:e]))
                 for s, e in zip(starts, [*starts[1:], len(times)], strict=True)

@@ -13,3 +13,11 @@ def unique_sorted(values: np.ndarray) -> np.ndarray:
     if len(ordered) == 0:
         return ordered
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+
+
+def run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal neighbours starts in ``values`` (its first index); none in an
+    empty array."""
+    if len(values) == 0:
+        return np.empty(0, dtype=np.intp)
+    return np.flatnonzero(np.r_[True, values[1:] != values[:-1]])

@@ -8,12 +8,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from profiler_app.traces.arrays import run_starts
+
 
 def grouped(keys: np.ndarray, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Exact per-key count, sum, min, max (and float sum of squares) of int64 durations."""
     order = np.argsort(keys, kind="stable")
     k = keys[order]
-    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.empty(0, np.int64)
+    starts = run_starts(k)
     out = {"key": k[starts], "count": np.diff(np.r_[starts, len(k)])}
     for name, arr in values.items():
         sorted_values = arr[order]

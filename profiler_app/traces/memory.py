@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from profiler_app.traces.arrays import run_starts
 from profiler_app.traces.nesting import nearest
 from profiler_app.traces.store_layout import MEMORY_FILE
 from profiler_app.traces.timeline_read import TimelineReader
@@ -255,7 +256,7 @@ def downsample(
         bucket = ((time_ns - time_ns[0]).astype(np.float64) * points / span).astype(np.int64)
         order = np.lexsort((np.arange(len(bucket)), -allocated, bucket))
         firsts = order[np.r_[True, bucket[order][1:] != bucket[order][:-1]]]
-        starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+        starts = run_starts(bucket)
         time_ns, allocated = time_ns[firsts], allocated[firsts]
         reserved = np.maximum.reduceat(reserved, starts)
     return pd.DataFrame({"time_ns": time_ns, "allocated": allocated, "reserved": reserved})

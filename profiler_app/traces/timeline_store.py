@@ -28,6 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from profiler_app.traces.arrays import run_starts
 from profiler_app.traces.correlation import copies_sized_by_calls
 from profiler_app.traces.event_model import (
     MODEL_COLUMNS,
@@ -328,7 +329,7 @@ class _TrackStats:
         track = window.column("track").to_numpy()
         start = window.column("start_ns").to_numpy()
         dur = window.column("dur_ns").to_numpy()
-        first = np.flatnonzero(np.r_[True, track[1:] != track[:-1]])
+        first = run_starts(track)
         ids = track[first].astype(np.int64)
         new = self.n_rows[ids] == 0  # a track's first rows: its earliest start
         self.start_ns[ids[new]] = start[first[new]]

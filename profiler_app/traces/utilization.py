@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from profiler_app.traces.arrays import run_starts
+
 MAX_POINTS = 2000
 BASE_BUCKET_NS = 1_000_000  # 1 ms
 MAX_BUCKETS = 1 << 16
@@ -51,7 +53,7 @@ def busy_per_bucket(
     if len(bucket) and (bucket[1:] >= bucket[:-1]).all():
         # Sorted intervals (as merged ones are) give sorted buckets: summed run by run, with
         # no sort.
-        first = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+        first = run_starts(bucket)
         return bucket[first], np.add.reduceat(busy, first)
     return _sum_by(bucket, busy)
 

@@ -1,9 +1,10 @@
-"""``unique_sorted`` is ``np.unique`` of integers (found by sorting instead of numpy's hash set)."""
+"""``unique_sorted`` is ``np.unique`` of integers (found by sorting instead of numpy's hash set);
+``run_starts`` finds where each run of equal neighbours starts."""
 
 import numpy as np
 import pytest
 
-from profiler_app.traces.arrays import unique_sorted
+from profiler_app.traces.arrays import run_starts, unique_sorted
 
 
 @pytest.mark.parametrize(
@@ -23,3 +24,20 @@ def test_it_is_numpys_unique(values):
     expected = np.unique(values)
     assert found.dtype == expected.dtype
     assert np.array_equal(found, expected)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.zeros(0, dtype=np.int64),
+        np.array([7], dtype=np.int64),
+        np.array([2, 2, 2], dtype=np.int64),
+        np.array([1, 1, 4, 4, 4, 1, 9], dtype=np.int64),
+        np.random.default_rng(5).integers(0, 4, 10_000),
+    ],
+    ids=["empty", "one", "one-run", "runs", "random"],
+)
+def test_run_starts_are_where_a_value_differs_from_the_one_before(values):
+    # Counted one element at a time: the first, and each that differs from its neighbour.
+    expected = [i for i in range(len(values)) if i == 0 or values[i] != values[i - 1]]
+    assert run_starts(values).tolist() == expected

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler_app.traces.arrays import unique_sorted
+from profiler_app.traces.arrays import run_starts, unique_sorted
 from profiler_app.traces.utilization import busy_per_bucket
 
 MAX_K = 48  # 2**48 ns is 78 hours: coarser buckets would all be one
@@ -98,7 +98,7 @@ def _coarser(level: ActivityLevel) -> ActivityLevel:
     if not len(level.bucket):
         return ActivityLevel(level.k + 1, level.bucket, level.count, level.busy_ns)
     bucket = level.bucket >> 1
-    first = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+    first = run_starts(bucket)
     return ActivityLevel(
         level.k + 1,
         bucket[first],

@@ -34,6 +34,7 @@ from profiler_app.timeline.pure.levels import (
     class_keys,
     duration_class,
 )
+from profiler_app.traces.arrays import run_starts
 from profiler_app.traces.nesting import nest
 from profiler_app.traces.store_layout import EVENTS_FILE
 from profiler_app.traces.timeline_read import TimelineReader
@@ -413,7 +414,7 @@ def _block_sums(
         key = (np.arange(lo, hi, dtype=np.int64) // BLOCK_EVENTS) * n_names + name[lo:hi]
         order = np.lexsort((d, key))  # by block and name, the shortest first
         key, d, own = key[order], d[order], own[order]
-        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        first = run_starts(key)
         last = np.r_[first[1:], len(key)] - 1
         block = key[first] // n_names
         per_block += np.bincount(block, minlength=n_blocks)
@@ -446,7 +447,7 @@ def _coarser_sums(blocks: dict[str, np.ndarray], factor: int) -> dict[str, np.nd
     key = (block_of // factor) * n_names + names  # in super-block order already
     order = np.argsort(key, kind="stable")
     key = key[order]
-    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else key
+    first = run_starts(key)
     per_super = np.bincount(key[first] // n_names, minlength=n_super) if len(key) else key
 
     def summed(column: str, how) -> np.ndarray:
@@ -490,7 +491,7 @@ def _row_order(
     by_lane = np.argsort(event_lane, kind="stable")
     lane = event_lane[by_lane]
     depth = np.empty(len(lane), dtype=np.int8)
-    lane_first = np.flatnonzero(np.r_[True, lane[1:] != lane[:-1]]) if len(lane) else by_lane
+    lane_first = run_starts(lane)
     batch_first = [0]
     for first in lane_first.tolist():
         if first - batch_first[-1] >= _NEST_EVENTS:
@@ -507,7 +508,7 @@ def _row_order(
     row_key = row_key[by_row]
     order = by_lane[by_row]
     del by_lane, by_row
-    row_first = np.flatnonzero(np.r_[True, row_key[1:] != row_key[:-1]]) if len(order) else order
+    row_first = run_starts(row_key)
     return order, row_key[row_first], np.r_[row_first, len(order)].astype(np.int64)
 
 

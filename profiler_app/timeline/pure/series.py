@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from profiler_app.traces.aggregate import SAMPLE_SOURCES
-from profiler_app.traces.arrays import unique_sorted
+from profiler_app.traces.arrays import run_starts, unique_sorted
 from tracefmt.kinds import SAMPLE_KIND_NAMES
 
 # metric → (label, unit); metrics not listed are not drawn.
@@ -121,7 +121,7 @@ def per_bucket(
     bucket = (t[lo:hi] - start_ns) >> k
     values = v[lo:hi]
     if len(bucket):
-        first = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+        first = run_starts(bucket)
         where = bucket[first]
         mean[where] = np.add.reduceat(values, first) / np.diff(np.r_[first, len(values)])
         low[where] = np.minimum.reduceat(values, first)

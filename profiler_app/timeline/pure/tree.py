@@ -35,6 +35,7 @@ from profiler_app.timeline.pure.series import (
     combine,
     mean_of,
 )
+from profiler_app.traces.arrays import run_starts
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,7 @@ class Threads(LazyGroup):
         # By thread, each thread's lanes in the order gathered (its label is its latest's).
         order = np.argsort(tid, kind="stable")
         self.source, self.lane, self.member_tid = source[order], lane[order], tid[order]
-        first = np.flatnonzero(np.r_[True, self.member_tid[1:] != self.member_tid[:-1]])
+        first = run_starts(self.member_tid)
         self.tids = self.member_tid[first]
         self.off = np.r_[first, len(order)]
         self.events = sum(
@@ -321,7 +322,7 @@ class Processes(LazyGroup):
         # By process, then by part as read, then by lane: as ``_Process.add_threads`` takes them.
         order = np.lexsort((lane, source, pid))
         self.source, self.lane, self.member_pid = source[order], lane[order], pid[order]
-        first = np.flatnonzero(np.r_[True, self.member_pid[1:] != self.member_pid[:-1]])
+        first = run_starts(self.member_pid)
         self.pids = self.member_pid[first]
         self.off = np.r_[first, len(order)]
         rank = np.array([part.rank for part in self.parts], dtype=np.int64)[self.source]
@@ -724,7 +725,7 @@ def _add_threads(
     for part, pids, lanes, _ in split:
         order = np.argsort(pids, kind="stable")
         owners, numbers = pids[order], lanes[order].tolist()
-        cuts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])[: len(owners)].tolist()
+        cuts = run_starts(owners).tolist()
         for lo, hi in pairwise([*cuts, len(numbers)]):
             key = f"{host}/{int(owners[lo])}"
             proc = processes.get(key)

@@ -18,6 +18,7 @@ from profiler_app.timeline.pure import activity as activity_mod
 from profiler_app.timeline.pure.activity import MAX_K
 from profiler_app.timeline.pure.index import PartIndex
 from profiler_app.timeline.pure.levels import CLASS_REACH_NS, CLASS_SHIFT, MAX_REL_NS, N_CLASSES
+from profiler_app.traces.arrays import run_starts
 
 MAX_BUCKETS = 16384
 
@@ -148,7 +149,7 @@ def narrow_blocks(ix: PartIndex, row: int, window: Window) -> tuple[np.ndarray, 
     dur = ix.dur[idx]
     order = np.lexsort((dur, bucket))
     bucket, dur, idx = bucket[order], dur[order], idx[order]
-    group = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+    group = run_starts(bucket)
     last = np.r_[group[1:] - 1, len(bucket) - 1]
     return (
         bucket[group] << window.k,
