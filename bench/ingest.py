@@ -8,10 +8,14 @@ shifted timestamps), prints:
 * HTA: ``TraceAnalysis(trace_dir=...)`` loading the same file, in its own process;
 * gunzip: streaming zlib decompression of the file, nothing else.
 
+Then the synthetic trace twice at once, each part in its own process (two workers): how many
+times one part's work per second two workers get through on this machine, the most that
+cutting one part in two could give.
+
 Usage: ``python bench/ingest.py [--copies 62] [--hta-timeout 1800] [--skip-hta]``. The last line
 is machine-readable, for the largest input::
 
-    RESULT ingest_vs_hta=<x> ingest_vs_gunzip=<x> peak_rss_mb=<n> events=<n>
+    RESULT ingest_vs_hta=<x> ingest_vs_gunzip=<x> peak_rss_mb=<n> events=<n> two_parts_speedup_2w=<x>
 
 Uses DATABASE_URL when set, else the embedded PostgreSQL under var/ (as ``manage.py`` does); the
 benchmark creates and drops its own database. HTA must be importable (``pip install
@@ -76,13 +80,22 @@ part = ProfilePart(job=job, node=node, rank=0, kind="kineto", original_name=os.p
 with open(path, "rb") as f:
     part.file.save(os.path.basename(path), File(f), save=True)
 ingest_part.app.finalize()  # a running worker did this at start-up
+if len(sys.argv) > 2:  # one of several at once: all start together (``at_once``)
+    barrier = sys.argv[2]
+    open(os.path.join(barrier, f"ready-{os.getpid()}"), "w").close()
+    while not os.path.exists(os.path.join(barrier, "go")):
+        time.sleep(0.01)
+began = time.time()
 start, cpu = time.perf_counter(), time.process_time()
 ingest_part.apply(args=[part.id])
 elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+ended = time.time()
 part.refresh_from_db()
 summary = PartSummary.objects.filter(part=part).first()
 print(json.dumps({
     "seconds": elapsed,
+    "began": began,
+    "ended": ended,
     "cpu_seconds": cpu,
     "rss_mb": peak_rss_mb(),
     "state": part.state,
@@ -163,6 +176,41 @@ def run_json(cmd: list[str], env: dict[str, str], timeout: float) -> dict:
     return json.loads(lines[-1])
 
 
+def at_once(path: Path, env: dict[str, str], processes: int, timeout: float) -> list[dict]:
+    """The ingest task on ``processes`` parts (copies of ``path``) at the same time, each in
+    its own process as a worker runs it: each one stores its upload, then all start together."""
+    with tempfile.TemporaryDirectory() as barrier:
+        cmd = [sys.executable, "-c", OURS, str(path), barrier]
+        runs = [
+            subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+            for _ in range(processes)
+        ]
+        deadline = time.monotonic() + timeout
+        while len([n for n in os.listdir(barrier) if n.startswith("ready-")]) < processes:
+            if time.monotonic() > deadline or any(r.poll() is not None for r in runs):
+                break
+            time.sleep(0.05)
+        Path(barrier, "go").touch()
+        outputs = [r.communicate(timeout=timeout)[0] for r in runs]
+    return [json.loads([x for x in out.splitlines() if x.startswith("{")][-1]) for out in outputs]
+
+
+def two_parts_speedup(path: Path, env: dict[str, str], alone_s: float) -> float:
+    """What two workers of this machine give at most: two parts as large as ``path`` parsed at
+    once, against one part alone (``alone_s``); a part cut in two for two workers does the same
+    work, and more to merge its halves."""
+    pair = at_once(path, env, 2, timeout=3600)
+    pair_s = max(p["ended"] for p in pair) - min(p["began"] for p in pair)
+    each = ", ".join(f"{p['seconds']:.2f} s" for p in pair)
+    rss_each = ", ".join(f"{p['rss_mb']:.0f}" for p in pair)
+    speedup = 2 * alone_s / pair_s
+    print(
+        f"two parts at once, one worker each: {pair_s:.2f} s (each {each}; RSS {rss_each} MB)"
+        f" against one part alone {alone_s:.2f} s: {speedup:.2f}x the work per second"
+    )
+    return speedup
+
+
 def database_env(name: str) -> tuple[dict[str, str], Callable[[], None]]:
     """Environment for a fresh, migrated benchmark database (and a function to drop it)."""
     sys.path.insert(0, str(ROOT))
@@ -229,7 +277,7 @@ def main() -> None:
     header = f"{'trace':42} {'MB json':>8} {'events':>9} {'ours s':>8} {'cpu s':>7} {'RSS MB':>7} {'HTA s':>8} {'HTA MB':>7} {'gunzip s':>9} {'vs HTA':>7} {'vs gunzip':>9}"
     print(header)
     print("-" * len(header))
-    last = None
+    last, alone_s, two_parts = None, None, float("nan")
     try:
         for path in inputs:
             seconds_gunzip, json_bytes = gunzip(path)
@@ -252,12 +300,16 @@ def main() -> None:
                 f"{vs_hta:6.1f}x {vs_gunzip:8.1f}x"
             )
             last = (vs_hta, vs_gunzip, ours["rss_mb"], ours["events"])
+            alone_s = ours["seconds"] if path == synthetic else None
+        if alone_s is not None:
+            two_parts = two_parts_speedup(synthetic, env, alone_s)
     finally:
         drop()
     if last is not None:
         vs_hta, vs_gunzip, rss, events = last
         print(
             f"RESULT ingest_vs_hta={vs_hta:.1f} ingest_vs_gunzip={vs_gunzip:.2f} peak_rss_mb={rss:.0f} events={events}"
+            f" two_parts_speedup_2w={two_parts:.2f}"
         )
 
 
