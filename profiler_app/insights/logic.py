@@ -28,7 +28,7 @@ from profiler_app.insights.models import InsightsStatus, JobInsights, RuleOverri
 from profiler_app.insights.pure.by_rank import judge_job
 from profiler_app.insights.pure.report import profiler_report, report_json
 from profiler_app.insights.pure.rules import params_from_overrides
-from profiler_app.lib.memory import freed_memory_kept
+from profiler_app.lib.memory import freed_memory_kept, hand_back_freed
 from profiler_app.profiles.figures import window_info
 from profiler_app.traces.window import WINDOWS
 
@@ -220,6 +220,10 @@ def prepare_rank(job_id: int, rank: int, window: str | None = None) -> None:
         log.exception(
             "Reading rank %s of job %s (%s) for its insights failed", rank, job_id, windows
         )
+    finally:
+        # What the rank's columns took goes back to the system: the worker held 630 MB after
+        # a 2.8M-event rank, idle.
+        hand_back_freed()
 
 
 def on_window_changed(sender, job: TrainingJob, **kwargs) -> None:

@@ -22,7 +22,6 @@ from typing import Any, TypeVar
 from django.conf import settings
 
 import tracefmt
-from profiler_app.analysis import RankTrace
 from profiler_app.analysis.cluster import collective_waits_by_window
 from profiler_app.analysis.frames import JobData
 from profiler_app.core import storage
@@ -117,9 +116,7 @@ def kept_or_read(
     missing = [window for window in keys if window not in found]
     if not missing:
         return found
-    trace = rank_trace(rank, parts)
-    read = read_rank(trace, params, missing)
-    del trace
+    read = read_rank(rank, parts, params, missing)
     for window in missing:
         _keep(keys[window], read[window])
     _forget_if_deleted(job_id)
@@ -127,11 +124,11 @@ def kept_or_read(
 
 
 def read_rank(
-    trace: RankTrace, params: Mapping[str, Any], windows: list[str]
+    rank: int, parts: list[PartSummary], params: Mapping[str, Any], windows: list[str]
 ) -> dict[str, RankFacts]:
     """The rank's facts read from its events (``pure.by_rank.read_facts``): the one place the
     insights read a rank."""
-    return read_facts(trace, params, windows)
+    return read_facts(lambda: rank_trace(rank, parts), params, windows)
 
 
 def _key(

@@ -16,7 +16,12 @@ from profiler_app.analysis import RankTrace, analyze
 from profiler_app.analysis.cluster import collective_waits_by_window
 from profiler_app.analysis.events import ANALYSIS_COLUMNS
 from profiler_app.analysis.framework import framework_from_events
-from profiler_app.insights.pure.by_rank import combine_facts, insights_by_rank, read_facts
+from profiler_app.insights.pure.by_rank import (
+    combine_facts,
+    in_memory,
+    insights_by_rank,
+    read_facts,
+)
 from profiler_app.insights.pure.rules import params_from_overrides
 from profiler_app.insights.pure.rules.recommendations import recommend
 from profiler_app.insights.summaries import analyses_json, series_lines, tables_json_text
@@ -90,7 +95,9 @@ def test_the_kept_json_text_of_the_ranks_tables_is_the_job_s_analyses(
     one at a time, its series folded rank by rank)."""
     monkeypatch.setattr(analysis, "JOIN_EVERY", join_every)
     params = params_from_overrides(None)
-    each = (read_facts(t, params, [COMPLETE_STEPS])[COMPLETE_STEPS] for t in read(stores))
+    each = (
+        read_facts(in_memory(t), params, [COMPLETE_STEPS])[COMPLETE_STEPS] for t in read(stores)
+    )
     series = series_lines()
     combined = combine_facts(each, {name: lines.add for name, lines in series.items()})
     assert combined is not None
@@ -126,6 +133,44 @@ def test_no_rank_is_held_while_the_next_is_read(stores):
 
     assert insights_by_rank(each_rank(), params_from_overrides(None)) is not None
     assert released == [True] * (len(stores) - 1)
+
+
+@pytest.mark.parametrize("rank", range(len(SOURCES)), ids=[s for s, _ in SOURCES])
+def test_a_rank_s_events_are_held_once_while_its_windows_are_read(stores, rank, monkeypatch):
+    """While each window's analyses run, the trace they read is the only one of the rank still
+    in memory: the trace as loaded and its captured events are let go once the complete-steps
+    window is cut from them."""
+    from profiler_app.insights.pure import by_rank
+
+    real_captured, real_analyze = by_rank.captured_only, by_rank.analyze_covered
+    traces: list[weakref.ref] = []  # each trace of the rank made for the read
+    others_held, analysed = [], []
+
+    def load() -> RankTrace:
+        trace = RankTrace.from_store(rank, stores[rank], part_id=rank + 1)
+        traces.append(weakref.ref(trace))
+        return trace
+
+    def captured_only(trace):
+        captured = real_captured(trace)
+        traces.append(weakref.ref(captured))
+        return captured
+
+    def analyze_covered(covered, params):
+        gc.collect()
+        alive = {id(t) for ref in traces if (t := ref()) is not None}
+        others_held.append(alive - {id(covered[0])})
+        analysed.append(id(covered[0]))
+        return real_analyze(covered, params)
+
+    monkeypatch.setattr(by_rank, "captured_only", captured_only)
+    monkeypatch.setattr(by_rank, "analyze_covered", analyze_covered)
+    read_facts(load, params_from_overrides(None), [WHOLE_TRACE, COMPLETE_STEPS])
+    assert others_held == [set(), set()]
+    # A trace file's complete steps leave out its last step: a cut, a trace of its own. A
+    # collector part recorded whole steps only: its complete steps are its captured events.
+    cut = SOURCES[rank][1] == "kineto"
+    assert (analysed[0] != analysed[1]) == cut
 
 
 def test_a_job_with_no_rank_has_no_insights():

@@ -30,9 +30,9 @@ def reads(monkeypatch) -> list[int]:
     read: list[int] = []
     real = rank_results.read_rank
 
-    def recorded(trace, params, window):
-        read.append(trace.rank)
-        return real(trace, params, window)
+    def recorded(rank, parts, params, window):
+        read.append(rank)
+        return real(rank, parts, params, window)
 
     monkeypatch.setattr(rank_results, "read_rank", recorded)
     return read
@@ -284,8 +284,8 @@ def test_a_rank_read_while_its_job_is_deleted_leaves_nothing_kept(user, monkeypa
     job = parse_job(user, "deleted meanwhile", RANKS[:1], window=COMPLETE_STEPS)
     real = rank_results.read_rank
 
-    def deleted_meanwhile(trace, params, window):
-        result = real(trace, params, window)
+    def deleted_meanwhile(rank, parts, params, window):
+        result = real(rank, parts, params, window)
         TrainingJob.objects.filter(pk=job.pk).delete()  # and its stores went, on commit
         return result
 

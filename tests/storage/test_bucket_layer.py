@@ -125,7 +125,7 @@ def test_kept_insights_results_are_in_the_bucket_for_every_worker_and_go_with_th
     read: list[int] = []
     real = rank_results.read_rank
     monkeypatch.setattr(
-        rank_results, "read_rank", lambda trace, *a: read.append(trace.rank) or real(trace, *a)
+        rank_results, "read_rank", lambda rank, *a: read.append(rank) or real(rank, *a)
     )
 
     def run() -> dict:
