@@ -36,10 +36,14 @@ from profiler_app.insights.pure.by_rank import (
 )
 from profiler_app.insights.summaries import series_lines, tables_json_text
 from profiler_app.lib.code_digest import code_digest
+from profiler_app.lib.one_at_a_time import one_at_a_time
 from profiler_app.profiles.models import PartSummary
 
 log = logging.getLogger(__name__)
 Kept = TypeVar("Kept")
+# How long a reader of a rank waits for another one reading it (what that one keeps serves
+# both) before it reads the rank itself: longer than any rank takes to read.
+RANK_READ_WAIT_S = 600.0
 
 # The code a result comes from: any change to it (a new release) computes every result again.
 _APP = Path(__file__).resolve().parent.parent
@@ -108,19 +112,31 @@ def kept_or_read(
     """The rank's facts in each of ``windows``, kept for exactly these parts and analysis
     parameters; those missing read from its stores (once for every window), and kept."""
     keys = {window: _key(job_id, rank, parts, params, window) for window in windows}
-    found = {
+    found = _kept(keys)
+    if len(found) == len(keys):
+        return found
+    # One reader of a rank at a time: an insights run that comes while a worker of the parses
+    # reads the rank (``prepare_rank``) waits for what that one keeps, instead of reading it
+    # too (a 2.8M-event rank: 3.5 s of CPU and 0.9 GB more, beside the other reader).
+    with one_at_a_time(f"rank-facts/{job_id}/{rank}", RANK_READ_WAIT_S):
+        found = _kept(keys)
+        missing = [window for window in keys if window not in found]
+        if not missing:
+            return found
+        read = read_rank(rank, parts, params, missing)
+        for window in missing:
+            _keep(keys[window], read[window])
+    _forget_if_deleted(job_id)
+    return {**found, **read}
+
+
+def _kept(keys: Mapping[str, str]) -> dict[str, RankFacts]:
+    """The facts kept under ``keys`` (window → key), of the windows that have them."""
+    return {
         window: facts
         for window, key in keys.items()
         if (facts := _load(key, RankFacts)) is not None
     }
-    missing = [window for window in keys if window not in found]
-    if not missing:
-        return found
-    read = read_rank(rank, parts, params, missing)
-    for window in missing:
-        _keep(keys[window], read[window])
-    _forget_if_deleted(job_id)
-    return {**found, **read}
 
 
 def read_rank(

@@ -325,3 +325,59 @@ def test_kept_facts_judged_with_other_parameters_equal_a_run_that_kept_nothing(u
     storage.remove_kept(job.id)
     assert run(job) == judged and taken(reads) == [0, 1]
     assert JobInsights.objects.get(job=job, window=COMPLETE_STEPS).report == report
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rank_being_read_is_waited_for_not_read_again(user, monkeypatch):
+    """A run that comes while another process reads the rank (a worker of the parses, in
+    ``prepare_rank``) waits for what that one keeps: the rank is read once."""
+    import threading
+
+    from django.db import connection, connections
+
+    from profiler_app.insights.inputs import rank_parts
+    from profiler_app.insights.pure.rules import params_from_overrides
+    from tests.conftest import wait_for
+
+    job = parse_job(user, "read once", RANKS[:1], window=COMPLETE_STEPS)
+    [(rank, parts)] = rank_parts(job.id)
+    params = params_from_overrides(None)
+    real = rank_results.read_rank
+    reads, reading, go_on = [], threading.Event(), threading.Event()
+
+    def held_up(*args):
+        reads.append(args[0])
+        reading.set()
+        assert go_on.wait(600)
+        return real(*args)
+
+    monkeypatch.setattr(rank_results, "read_rank", held_up)
+    found = {}
+
+    def read_in_a_thread(name: str) -> None:  # a session of its own, as another process has
+        try:
+            found[name] = rank_results.kept_or_read(job.id, rank, parts, params, [COMPLETE_STEPS])
+        finally:
+            connections.close_all()
+
+    def waiting() -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            )
+            return cursor.fetchone()[0] > 0
+
+    first = threading.Thread(target=read_in_a_thread, args=("first",))
+    second = threading.Thread(target=read_in_a_thread, args=("second",))
+    first.start()
+    try:
+        assert reading.wait(600)  # the first reads the rank...
+        second.start()
+        wait_for(waiting)  # ...and the second waits for it
+    finally:
+        go_on.set()
+        first.join()
+        if second.ident is not None:  # started
+            second.join()
+    assert reads == [rank]
+    assert found["second"][COMPLETE_STEPS].rank == rank  # what the first kept
