@@ -32,6 +32,10 @@ def lock_key(name: str) -> int:
 
 
 def _lock(key: int, wait_s: float) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [key])
+        if cursor.fetchone()[0]:
+            return True  # nobody held it (most times): one query, no wait to bound
     try:
         # A wait that runs out fails only this (sub)transaction, and takes the lock_timeout
         # set for it along; a lock taken is the session's and outlives it.

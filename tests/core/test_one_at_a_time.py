@@ -29,14 +29,24 @@ def waiting_sessions() -> int:
         return cursor.fetchone()[0]
 
 
+def lock_timeout() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('lock_timeout')")
+        return cursor.fetchone()[0]
+
+
 def in_a_thread(wait_s: float) -> tuple[threading.Thread, list]:
-    """The block run in a thread of its own (its own session), recording what it yielded."""
+    """The block run in a thread of its own (its own session), inside a transaction of its
+    caller's, recording what it yielded and whether the wait's own timeout outlasted it."""
     entered: list = []
 
     def run() -> None:
         try:
-            with one_at_a_time(NAME, wait_s) as held:
-                entered.append(held)
+            with transaction.atomic():
+                before = lock_timeout()
+                with one_at_a_time(NAME, wait_s) as held:
+                    entered.append(held)
+                    entered.append("same timeout" if lock_timeout() == before else "changed")
         finally:
             connections.close_all()
 
@@ -53,7 +63,7 @@ def test_the_block_waits_for_the_holder(holder):
     with holder.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_unlock(%s)", [lock_key(NAME)])
     thread.join()
-    assert entered == [True]
+    assert entered == [True, "same timeout"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -62,7 +72,7 @@ def test_a_holder_that_dies_lets_it_go(holder):
     wait_for(waiting_sessions)
     holder.close()  # its session ends, as a killed process's does
     thread.join()
-    assert entered == [True]
+    assert entered == [True, "same timeout"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -72,12 +82,6 @@ def test_once_the_wait_runs_out_the_block_runs_without_it(holder):
         assert held is False
         assert lock_timeout() == before  # the wait's own timeout went with it
     assert waiting_sessions() == 0
-
-
-def lock_timeout() -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('lock_timeout')")
-        return cursor.fetchone()[0]
 
 
 @pytest.mark.django_db(transaction=True)
