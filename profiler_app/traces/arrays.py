@@ -10,9 +10,7 @@ def unique_sorted(values: np.ndarray) -> np.ndarray:
     hash set, which took 0.5 s for a million distinct int64 and 1.7 s of a 2.8M-event part's
     parse, against a few milliseconds sorted (numpy/numpy#31969)."""
     ordered = np.sort(np.asarray(values).ravel())
-    if len(ordered) == 0:
-        return ordered
-    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+    return ordered[run_starts(ordered)]
 
 
 def run_starts(values: np.ndarray) -> np.ndarray:

@@ -255,7 +255,7 @@ def downsample(
         span = int(time_ns[-1] - time_ns[0]) + 1
         bucket = ((time_ns - time_ns[0]).astype(np.float64) * points / span).astype(np.int64)
         order = np.lexsort((np.arange(len(bucket)), -allocated, bucket))
-        firsts = order[np.r_[True, bucket[order][1:] != bucket[order][:-1]]]
+        firsts = order[run_starts(bucket[order])]
         starts = run_starts(bucket)
         time_ns, allocated = time_ns[firsts], allocated[firsts]
         reserved = np.maximum.reduceat(reserved, starts)
