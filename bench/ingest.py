@@ -8,7 +8,8 @@ shifted timestamps), prints:
 * HTA: ``TraceAnalysis(trace_dir=...)`` loading the same file, in its own process;
 * gunzip: streaming zlib decompression of the file, nothing else.
 
-Then the synthetic trace twice at once, each part in its own process (two workers): how many
+For the synthetic trace, where its parse's time went (the steps the ingest logs). Then the
+synthetic trace twice at once, each part in its own process (two workers): how many
 times one part's work per second two workers get through on this machine, the most that
 cutting one part in two could give.
 
@@ -80,6 +81,14 @@ part = ProfilePart(job=job, node=node, rank=0, kind="kineto", original_name=os.p
 with open(path, "rb") as f:
     part.file.save(os.path.basename(path), File(f), save=True)
 ingest_part.app.finalize()  # a running worker did this at start-up
+import logging
+steps = []  # where the parse's time went, as its log line says
+class Steps(logging.Handler):
+    def emit(self, record):
+        if " parsed (" in record.getMessage():
+            steps.append(record.getMessage().split(": ", 1)[1])
+logging.getLogger("profiler_app.ingest.logic").addHandler(Steps())
+logging.getLogger("profiler_app.ingest.logic").setLevel(logging.INFO)
 if len(sys.argv) > 2:  # one of several at once: all start together (``at_once``)
     barrier = sys.argv[2]
     open(os.path.join(barrier, f"ready-{os.getpid()}"), "w").close()
@@ -101,6 +110,7 @@ print(json.dumps({
     "state": part.state,
     "error": part.error,
     "events": summary.n_events if summary else 0,
+    "steps": steps[0] if steps else "",
 }))
 """
 
@@ -299,6 +309,8 @@ def main() -> None:
                 f"{ours['cpu_seconds']:7.2f} {ours['rss_mb']:7.0f} {hta['seconds']:8.2f} {hta['rss_mb']:7.0f} {seconds_gunzip:9.3f} "
                 f"{vs_hta:6.1f}x {vs_gunzip:8.1f}x"
             )
+            if path == synthetic:
+                print(f"  where its parse's time went: {ours['steps']}")
             last = (vs_hta, vs_gunzip, ours["rss_mb"], ours["events"])
             alone_s = ours["seconds"] if path == synthetic else None
         if alone_s is not None:

@@ -10,6 +10,7 @@ import contextlib
 import logging
 import multiprocessing
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 from functools import partial
@@ -176,8 +177,9 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
     executor, processes = decode_pool()
     failure = None
     outage = False
+    took: dict[str, float] = {}
     try:
-        with contextlib.ExitStack() as stack:
+        with _step(took, "read"), contextlib.ExitStack() as stack:
             raw = patiently(
                 lambda: stack.enter_context(storage.raw_file_on_disk(part.file.name or "")),
                 f"part {part_id}'s raw file",
@@ -191,18 +193,17 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
                 executor=executor,
                 workers=processes,
             )
-        # Each step's peak comes on top of what the steps before it keep, no more.
-        hand_back_freed()
-        cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
-        hand_back_freed()
-        cut_ns = None if result.cut is None else result.cut.last_step_start_ns
-        split = store_breakdown(incoming, result.aggregates.steps, cut_ns)
-        hand_back_freed()
-        build_products(incoming)  # the index and SQL totals, once, before the part is done
-        hand_back_freed()
-        analyses = _part_analyses(incoming, part)
-        hand_back_freed()
-        patiently(lambda: storage.stage_store(incoming, key), f"part {part_id}'s store")
+        with _step(took, "cluster frames"):
+            cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
+        with _step(took, "step breakdown"):
+            cut_ns = None if result.cut is None else result.cut.last_step_start_ns
+            split = store_breakdown(incoming, result.aggregates.steps, cut_ns)
+        with _step(took, "index and SQL totals"):
+            build_products(incoming)  # once, before the part is done
+        with _step(took, "analyses"):
+            analyses = _part_analyses(incoming, part)
+        with _step(took, "store kept"):
+            patiently(lambda: storage.stage_store(incoming, key), f"part {part_id}'s store")
     except ClaimLost:
         log.info("Part %s is no longer this parse's (%s): stopped", part_id, task_id)
         discard(incoming, key)
@@ -233,7 +234,8 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
             mark_failed(part_id, task_id, failure)
         return False
     try:
-        stored = save_result(part, task_id, result, incoming, key, cluster, split)
+        with _step(took, "results saved"):
+            stored = save_result(part, task_id, result, incoming, key, cluster, split)
     except Exception as exc:  # the transaction rolled back: the part's old rows are intact
         discard(incoming, key)
         if database_lost(exc):
@@ -245,9 +247,28 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
         return False
     if not stored:
         discard(incoming, key)
-    elif analyses is not None:
+        return False
+    if analyses is not None:
         part_analyses.keep(part.job_id, part_id, key, analyses)
-    return stored
+    log.info(
+        "Part %s parsed (%s events) in %.1f s: %s",
+        part_id,
+        f"{result.store.n_events:,}",
+        sum(took.values()),
+        ", ".join(f"{step} {seconds:.1f} s" for step, seconds in took.items()),
+    )
+    return True
+
+
+@contextlib.contextmanager
+def _step(took: dict[str, float], name: str) -> Iterator[None]:
+    """Times one step of the parse (the log says where a part's parse spent its time); what
+    the step freed goes back to the system before the next, so that each step's peak comes on
+    top of what the steps before it keep, no more."""
+    began = time.perf_counter()
+    yield
+    hand_back_freed()
+    took[name] = time.perf_counter() - began
 
 
 def _part_analyses(store_dir: Path, part: ProfilePart) -> part_analyses.PartAnalyses | None:

@@ -4,8 +4,10 @@ import gzip
 import hashlib
 import io
 import json
+import logging
 import os
 import random
+import re
 import signal
 import stat
 import string
@@ -497,3 +499,36 @@ def test_an_unexpected_parse_failure_says_so_without_internals(user, monkeypatch
         "This file could not be parsed: the server met an unexpected problem with it "
         f"(part {part.id}; the worker's log has the details). Reprocess it to try again."
     )
+
+
+@pytest.mark.django_db
+def test_a_parse_logs_where_its_time_went(user, caplog, parsed_by_hand):
+    """One line per parsed part: its events (as many as the file's X and instant events), its
+    wall time and each step's, which add up to it; a part that fails logs no such line."""
+    job = TrainingJob.objects.create(name="timed", owner=user)
+    with GOOD.open("rb") as f:
+        good, _ = store_part(job, PartSource("algo-1", 0, "kineto", GOOD.name), f)
+    name, (content, _) = next(iter(HOSTILE.items()))
+    bad, _ = store_part(job, PartSource("algo-1", 1, "kineto", name), io.BytesIO(content))
+    with caplog.at_level(logging.INFO, logger="profiler_app.ingest.logic"):
+        ingest_part.apply(args=[good.id])
+        ingest_part.apply(args=[bad.id])
+    assert ProfilePart.objects.get(id=bad.id).state == PartState.FAILED
+    lines = [r.getMessage() for r in caplog.records if " parsed (" in r.getMessage()]
+    assert len(lines) == 1, lines
+    found = re.fullmatch(r"Part (\d+) parsed \(([\d,]+) events\) in ([\d.]+) s: (.*)", lines[0])
+    assert found is not None, lines[0]
+    assert int(found[1]) == good.id
+    assert int(found[2].replace(",", "")) == len(expected(GOOD.name).events)
+    steps = dict(re.fullmatch(r"(.+) ([\d.]+) s", step).groups() for step in found[4].split(", "))
+    assert list(steps) == [
+        "read",
+        "cluster frames",
+        "step breakdown",
+        "index and SQL totals",
+        "analyses",
+        "store kept",
+        "results saved",
+    ]
+    # Each step rounded to a tenth: their sum is the total's within half a tenth each.
+    assert abs(sum(map(float, steps.values())) - float(found[3])) <= 0.05 * (len(steps) + 1)
