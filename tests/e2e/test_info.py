@@ -1,9 +1,10 @@
+import re
 from datetime import UTC, datetime
 
 import pytest
 from playwright.sync_api import expect
 
-from profiler_app.core.models import LoadedProfile, TrainingJob
+from profiler_app.core.models import LoadedProfile, ProfilePart, TrainingJob
 from tests.e2e.conftest import screenshot, sign_in
 from tests.e2e.seed import catalog
 from tests.profiles.chunks import MS, report, send, window
@@ -101,3 +102,19 @@ def test_it_shows_what_the_collector_cost_and_captured(live_server, tab, user, p
     expect(windows.locator("tbody tr")).to_have_count(3)
     expect(windows.locator("tbody tr").first).to_contain_text("3–4" + "GPU and CPU operators")
     screenshot(tab, "info-capture")
+
+    # Each part's parse time, from its worker's claim to its end as the server recorded them
+    # (the browser reads the times to the millisecond).
+    parts = tab.get_by_role("table", name="Parts")
+    headers = [text.strip() for text in parts.locator("thead th").all_text_contents()]
+    column = next(i for i, text in enumerate(headers) if text.startswith("Parsed in"))
+    for part in ProfilePart.objects.filter(job=job):
+        took_ns = sum(
+            sign * int(moment.timestamp() * 1000) * 10**6
+            for sign, moment in ((1, part.finished_at), (-1, part.started_at))
+        )
+        cell = parts.get_by_role("row", name=part.original_name).locator("td").nth(column)
+        found = re.fullmatch(r"([\d.]+) (s|ms|µs)", cell.inner_text())
+        assert found is not None, cell.inner_text()
+        shown_ns = float(found[1]) * {"s": 1e9, "ms": 1e6, "µs": 1e3}[found[2]]
+        assert abs(shown_ns - took_ns) <= 5e-4 * took_ns, (cell.inner_text(), took_ns)

@@ -66,7 +66,7 @@ describe("Info page", () => {
       .on("GET /api/jobs/7/parts/", {
         status: 200,
         body: page([
-          part({}),
+          part({ started_at: "2025-06-01T10:05:01.250Z", finished_at: "2025-06-01T10:05:21.950Z" }),
           part({
             id: 2,
             node: "algo-2",
@@ -97,8 +97,12 @@ describe("Info page", () => {
       await within(run).findByText("Apr 4, 2024, 01:51 AM, span 0.597891 s"),
     ).toBeInTheDocument();
 
+    const parsed = (await screen.findByText("rank0.pt.trace.json.gz")).closest("tr")!;
+    expect(within(parsed).getByText("20.7 s")).toBeInTheDocument();
     const parts = (await screen.findByText("rank1.json")).closest("tr")!;
     expect(within(parts).getByText("Failed")).toBeInTheDocument();
+    // Refused before any worker took it: no parse time.
+    expect(within(parts).getByText("–")).toBeInTheDocument();
     expect(
       within(parts).getByText("Not a Chrome trace: no traceEvents array."),
     ).toBeInTheDocument();

@@ -5,7 +5,8 @@ import { PartStateBadge } from "../../components/Badges";
 import { type DataColumn, Table } from "../../components/DataTable";
 import { ErrorAlert, Loading } from "../../components/Feedback";
 import { Pagination } from "../../components/Pagination";
-import { formatBytes, formatDateTime } from "../../lib/format";
+import { formatBytes, formatDateTime, formatDuration } from "../../lib/format";
+import { parseNs } from "./summary";
 
 const PAGE_SIZE = 50;
 
@@ -32,6 +33,13 @@ const PART_COLUMNS: DataColumn<ProfilePart>[] = [
         )}
       </>
     ),
+  },
+  {
+    key: "parse_ns",
+    label: "Parsed in",
+    className: "nowrap",
+    value: parseNs,
+    format: formatDuration,
   },
   {
     key: "created_at",

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { displayValue, perNodeSummary } from "./summary";
+import type { ProfilePart } from "../../api/types";
+import { displayValue, parseNs, perNodeSummary } from "./summary";
 
 const node = (name: string, gpu_count: number | null) => ({
   id: 1,
@@ -27,5 +28,41 @@ describe("displayValue", () => {
     expect(displayValue(true)).toBe("true");
     expect(displayValue(null)).toBe("null");
     expect(displayValue({ warmup: [1, 2] })).toBe('{"warmup":[1,2]}');
+  });
+});
+
+describe("parseNs", () => {
+  const part = (overrides: Partial<ProfilePart>): ProfilePart => ({
+    id: 1,
+    job: 7,
+    node: "algo-1",
+    rank: 0,
+    pid: null,
+    kind: "kineto",
+    original_name: "rank0.json.gz",
+    size_bytes: 1,
+    sha256: "ab".repeat(32),
+    state: "done",
+    error: "",
+    warning: "",
+    progress: 1,
+    created_at: "2025-06-01T10:05:00Z",
+    updated_at: "2025-06-01T10:06:00Z",
+    started_at: "2025-06-01T10:05:01.250Z",
+    finished_at: "2025-06-01T10:05:21.950Z",
+    ...overrides,
+  });
+
+  it("is the time from the claim to the end of a parsed or failed part", () => {
+    expect(parseNs(part({}))).toBe(20_700_000_000);
+    expect(parseNs(part({ state: "failed", finished_at: "2025-06-01T10:05:01.500Z" }))).toBe(
+      250_000_000,
+    );
+  });
+
+  it("is unknown while the part waits or runs, or when no worker took it", () => {
+    expect(parseNs(part({ state: "processing", finished_at: null }))).toBeNull();
+    expect(parseNs(part({ state: "pending", started_at: null, finished_at: null }))).toBeNull();
+    expect(parseNs(part({ state: "failed", started_at: null }))).toBeNull();
   });
 });
