@@ -32,22 +32,8 @@ describe("displayValue", () => {
 });
 
 describe("parseNs", () => {
-  const part = (overrides: Partial<ProfilePart>): ProfilePart => ({
-    id: 1,
-    job: 7,
-    node: "algo-1",
-    rank: 0,
-    pid: null,
-    kind: "kineto",
-    original_name: "rank0.json.gz",
-    size_bytes: 1,
-    sha256: "ab".repeat(32),
-    state: "done",
-    error: "",
-    warning: "",
-    progress: 1,
-    created_at: "2025-06-01T10:05:00Z",
-    updated_at: "2025-06-01T10:06:00Z",
+  const part = (overrides: Partial<ProfilePart>) => ({
+    state: "done" as ProfilePart["state"],
     started_at: "2025-06-01T10:05:01.250Z",
     finished_at: "2025-06-01T10:05:21.950Z",
     ...overrides,

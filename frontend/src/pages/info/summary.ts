@@ -17,7 +17,9 @@ export function displayValue(value: unknown): string {
 
 /** How long the part's last parse took (ns), from the worker's claim to its end, parsed or
  * failed; null while it waits or runs, or when no worker took it (refused at upload). */
-export function parseNs(part: ProfilePart): number | null {
+export function parseNs(
+  part: Pick<ProfilePart, "state" | "started_at" | "finished_at">,
+): number | null {
   if (part.state !== "done" && part.state !== "failed") return null;
   if (!part.started_at || !part.finished_at) return null;
   return (Date.parse(part.finished_at) - Date.parse(part.started_at)) * 1e6;
