@@ -193,6 +193,9 @@ def _parse(part_id: int, task_id: str, beat: Heartbeat) -> bool:
                 executor=executor,
                 workers=processes,
             )
+        # The read's two halves: the file's events, then the store written from them.
+        took["events read"] = took.pop("read") - result.finish_s
+        took["store written"] = result.finish_s
         with _step(took, "cluster frames"):
             cluster = frames_from_store(incoming, part.rank, result.aggregates.steps, result.cut)
         with _step(took, "step breakdown"):

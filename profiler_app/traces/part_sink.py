@@ -6,6 +6,7 @@ and collector readers differ only in how they fill it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,9 @@ class IngestResult:
     complete_steps: PartAggregates | None = None
     # The allocator's curve, peak and top allocators (whole trace) from [memory] events.
     memory: MemorySummary = field(default_factory=MemorySummary.empty)
+    # Seconds the part's finish took (the store merged and written with its event model, the
+    # flows, the memory curve, the complete-steps pass): what reading the file left to do.
+    finish_s: float = 0.0
 
 
 class PartSink:
@@ -68,6 +72,7 @@ class PartSink:
         """The part's aggregates and store (with its event model: ``captured_windows_ns`` are
         the ranges a collector part's Kineto recorded; None for a trace recorded whole); the
         caller adds the metadata they decide."""
+        began = time.perf_counter()
         # What reading freed goes back to the system first (and again before the second pass),
         # so that the store's merge and the second pass come on top of what is held: a
         # 2.8-million-event part peaked 30 MB lower.
@@ -89,7 +94,12 @@ class PartSink:
             self.store_dir, self.aggregator.rules, store.complete_steps_end_ns
         )
         return IngestResult(
-            aggregates, store, cut=cut, complete_steps=complete_steps, memory=memory
+            aggregates,
+            store,
+            cut=cut,
+            complete_steps=complete_steps,
+            memory=memory,
+            finish_s=time.perf_counter() - began,
         )
 
     def _write_flows(self, offset_ns: int) -> None:

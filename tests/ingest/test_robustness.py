@@ -504,7 +504,7 @@ def test_an_unexpected_parse_failure_says_so_without_internals(user, monkeypatch
 @pytest.mark.django_db
 def test_a_parse_logs_where_its_time_went(user, caplog, parsed_by_hand):
     """One line per parsed part: its events (as many as the file's X and instant events), its
-    wall time and each step's, which add up to it; a part that fails logs no such line."""
+    wall time and each step's; a part that fails logs no such line."""
     job = TrainingJob.objects.create(name="timed", owner=user)
     with GOOD.open("rb") as f:
         good, _ = store_part(job, PartSource("algo-1", 0, "kineto", GOOD.name), f)
@@ -522,7 +522,8 @@ def test_a_parse_logs_where_its_time_went(user, caplog, parsed_by_hand):
     assert int(found[2].replace(",", "")) == len(expected(GOOD.name).events)
     steps = dict(re.fullmatch(r"(.+) ([\d.]+) s", step).groups() for step in found[4].split(", "))
     assert list(steps) == [
-        "read",
+        "events read",
+        "store written",
         "cluster frames",
         "step breakdown",
         "index and SQL totals",
@@ -530,5 +531,6 @@ def test_a_parse_logs_where_its_time_went(user, caplog, parsed_by_hand):
         "store kept",
         "results saved",
     ]
-    # Each step rounded to a tenth: their sum is the total's within half a tenth each.
-    assert abs(sum(map(float, steps.values())) - float(found[3])) <= 0.05 * (len(steps) + 1)
+    # No step is negative ("events read" is the read less the store's finish, timed inside
+    # it), and none is longer than the whole.
+    assert all(0 <= float(seconds) <= float(found[3]) for seconds in steps.values()), steps
