@@ -112,6 +112,7 @@ def test_it_shows_what_the_collector_cost_and_captured(live_server, tab, user, p
     # Each part's parse time, from its worker's claim to its end as the server recorded them
     # (the browser reads the times to the millisecond).
     parts = tab.get_by_role("table", name="Parts")
+    expect(parts.locator("tbody tr")).to_have_count(3)  # the table loads on its own
     headers = [text.strip() for text in parts.locator("thead th").all_text_contents()]
     column = next(i for i, text in enumerate(headers) if text.startswith("Parsed in"))
     for part in ProfilePart.objects.filter(job=job):
