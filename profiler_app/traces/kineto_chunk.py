@@ -16,6 +16,7 @@ from operator import attrgetter
 import msgspec
 import numpy as np
 
+from profiler_app.traces.arrays import factorize_sorted
 from profiler_app.traces.errors import TraceFormatError
 from profiler_app.traces.exact import durations_to_ns, texts_to_ns
 from profiler_app.traces.kineto_args import (
@@ -133,12 +134,12 @@ def _track_keys(
         positions, device, stream = device_ids
         pid_arr[positions] = device
         tid_arr[positions] = stream
-    # Factorise each key part on its own (fast int64 sorts), then the combined code.
-    parts = [np.unique(a, return_inverse=True) for a in (pid_arr, tid_arr, hints)]
+    # Factorise each key part on its own (a few distinct values each), then the combined code.
+    parts = [factorize_sorted(a) for a in (pid_arr, tid_arr, hints)]
     combined = on_device.astype(np.int64)
     for uniq, inverse in parts:
         combined = combined * len(uniq) + inverse.reshape(-1)
-    codes, inverse = np.unique(combined, return_inverse=True)
+    codes, inverse = factorize_sorted(combined)
     (pid_u, _), (tid_u, _), (hint_u, _) = parts
     rest, h = np.divmod(codes, len(hint_u))
     rest, t = np.divmod(rest, len(tid_u))

@@ -123,13 +123,9 @@ def complete_steps_aggregates(
     known only once every event was read."""
     if complete_steps_end_ns is None:
         return None, None
-    reader = TimelineReader(store_dir)
     aggregator = Aggregator(rules)
-    read = [*AGGREGATED_COLUMNS, "in_complete_steps"]
-    for group in range(reader.events.metadata.num_row_groups):
-        table = reader.events.read_row_group(group, columns=read, use_threads=False)
-        keep = table.column("in_complete_steps").to_numpy(zero_copy_only=False)
-        columns = {name: table.column(name).to_numpy()[keep] for name in AGGREGATED_COLUMNS}
-        aggregator.add_events(EventBatch(columns))
+    for group in TimelineReader(store_dir).groups([*AGGREGATED_COLUMNS, "in_complete_steps"]):
+        keep = group["in_complete_steps"]
+        aggregator.add_events(EventBatch({name: group[name][keep] for name in AGGREGATED_COLUMNS}))
     # The store's times are on the epoch already.
     return StepCut(complete_steps_end_ns), aggregator.finish(rules.strings, 0)

@@ -41,13 +41,23 @@ DATA_LOADING_KINDS = (
 Intervals = tuple[np.ndarray, np.ndarray]
 
 
-def event_intervals(
-    kind: np.ndarray, name: np.ndarray, start_ns: np.ndarray, dur_ns: np.ndarray, strings: list[str]
-) -> dict[str, Intervals]:
-    """The [start, end) intervals of the events that make each part but ``idle``; ``name``
-    holds indices into ``strings``."""
+def name_flags(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per string of the part: whether it names data loading, and a synchronisation call."""
     loads = np.array([bool(DATA_LOADING_PATTERN.search(s)) for s in strings], dtype=bool)
     syncs = np.array([bool(SYNC_CALL_PATTERN.search(s)) for s in strings], dtype=bool)
+    return loads, syncs
+
+
+def event_intervals(
+    kind: np.ndarray,
+    name: np.ndarray,
+    start_ns: np.ndarray,
+    dur_ns: np.ndarray,
+    flags: tuple[np.ndarray, np.ndarray],
+) -> dict[str, Intervals]:
+    """The [start, end) intervals of the events that make each part but ``idle``; ``name``
+    holds indices into the strings ``flags`` (``name_flags``) were found from."""
+    loads, syncs = flags
     names = name.astype(np.int64)
     is_sync = (kind == int(EventKind.CUDA_SYNC)) | (
         (kind == int(EventKind.CUDA_RUNTIME)) & syncs[names]
@@ -105,17 +115,33 @@ def store_breakdown(
     if not len(bounds[0]):
         return {IN_BOTH: dict.fromkeys(PARTS, 0)}
     reader = TimelineReader(store_dir)
-    start_ns = reader.column("start_ns")
-    keep = reader.column("captured") & ~reader.column("is_step")
-    keep &= start_ns < int(bounds[1].max())
-    arrays = {"start_ns": start_ns[keep], **reader.columns(["kind", "name", "dur_ns"], keep)}
-    del start_ns
-    events = event_intervals(**arrays, strings=reader.strings)
+    flags = name_flags(reader.strings)
+    steps_end_ns = int(bounds[1].max())
+    merged: dict[str, list[Intervals]] = {part: [] for part in PARTS[:-1]}
+    # A row group at a time, each part's intervals merged as they come (a union of merged
+    # intervals merges to the union's): the part's columns are never held whole, which made
+    # this the parse's highest step (a 2.8M-event part: 230 MB over what the parse held).
+    for group in reader.groups(["kind", "name", "start_ns", "dur_ns", "captured", "is_step"]):
+        keep = group["captured"] & ~group["is_step"] & (group["start_ns"] < steps_end_ns)
+        kind, name, start_ns, dur_ns = (
+            group[c][keep] for c in ("kind", "name", "start_ns", "dur_ns")
+        )
+        for part, intervals in event_intervals(kind, name, start_ns, dur_ns, flags).items():
+            merged[part].append(merge_intervals(*intervals))
+    events = {part: merge_intervals(*_joined(pieces)) for part, pieces in merged.items()}
     whole = step_breakdown(bounds, events)
     if last_step_start_ns is None:
         return {IN_BOTH: whole}
     kept = _intervals(captured[captured["start_ns"].to_numpy() < last_step_start_ns])
     return {IN_WHOLE_TRACE: whole, IN_COMPLETE_STEPS: step_breakdown(kept, events)}
+
+
+def _joined(pieces: list[Intervals]) -> Intervals:
+    empty = np.empty(0, np.int64)
+    return (
+        np.concatenate([empty, *(starts for starts, _ in pieces)]),
+        np.concatenate([empty, *(ends for _, ends in pieces)]),
+    )
 
 
 def _intervals(steps: pd.DataFrame) -> Intervals:

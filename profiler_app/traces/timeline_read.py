@@ -4,7 +4,7 @@ event-model column it lacks raises ``StoreAwaitsUpgrade`` (the store sweep adds 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +83,16 @@ class TimelineReader:
         if out is None:
             return self._empty([name]).column(0).to_numpy()
         return out
+
+    def groups(self, names: Sequence[str]) -> Iterator[dict[str, np.ndarray]]:
+        """``names`` of the events a row group at a time, in store order: for work whose
+        results compose across groups, so that it holds one group's columns, not the part's."""
+        self._check(list(names))
+        # Read, not memory-mapped (as ``column``).
+        events = pq.ParquetFile(self.directory / EVENTS_FILE)
+        for group in range(events.metadata.num_row_groups):
+            table = events.read_row_group(group, list(names), use_threads=False)
+            yield {name: table.column(name).to_numpy() for name in names}
 
     def columns(
         self, names: Sequence[str], rows: np.ndarray | None = None

@@ -4,6 +4,8 @@ from the part's store, in both windows; the history's figures equal those read f
 stores as it read them before; a part without kept analyses has them computed by the task that
 judges it (a web request never writes them). On real traces."""
 
+import gc
+import weakref
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -114,6 +116,45 @@ def test_a_store_s_figures_read_from_the_rows_they_need_are_those_of_all_its_eve
             )
     # Something to compare: a chunk whose GPU waited on its host.
     assert store_part_figures(cut[0], 0, 1, [WHOLE_TRACE])[WHOLE_TRACE].host_wait_ns > 0
+
+
+def test_each_window_s_host_wait_holds_one_read_of_the_part(odd_stores, monkeypatch):
+    """While a window's idle intervals are found, the rows read for it are the only ones held:
+    the complete steps' cut lets go of the rows it was cut from, and the whole trace's window
+    reads its own (held beside the cut, they made the part's analyses the parse's highest
+    step)."""
+    from profiler_app.analysis import part_figures as module
+
+    real_read, real_captured, real_idle = (
+        RankTrace.from_reader,
+        module.captured_only,
+        module.idle_intervals,
+    )
+    made: list[weakref.ref] = []  # every trace read, and every captured cut of one
+    held: list[set[int]] = []  # per window: those still alive besides the one analysed
+
+    def from_reader(cls, *args, **kwargs):
+        trace = real_read(*args, **kwargs)
+        made.append(weakref.ref(trace))
+        return trace
+
+    def captured_only(trace):
+        captured = real_captured(trace)
+        made.append(weakref.ref(captured))
+        return captured
+
+    def idle_intervals(trace):
+        gc.collect()
+        held.append({id(t) for ref in made if (t := ref()) is not None} - {id(trace)})
+        return real_idle(trace)
+
+    monkeypatch.setattr(RankTrace, "from_reader", classmethod(from_reader))
+    monkeypatch.setattr(module, "captured_only", captured_only)
+    monkeypatch.setattr(module, "idle_intervals", idle_intervals)
+    for store in odd_stores:
+        held.clear()
+        store_part_figures(store, 0, 1, [COMPLETE_STEPS, WHOLE_TRACE])
+        assert held == [set(), set()], store
 
 
 @pytest.mark.django_db

@@ -1,10 +1,11 @@
-"""``unique_sorted`` is ``np.unique`` of integers (found by sorting instead of numpy's hash set);
-``run_starts`` finds where each run of equal neighbours starts."""
+"""``unique_sorted`` is ``np.unique`` of integers (found by sorting instead of numpy's hash set),
+``factorize_sorted`` its ``return_inverse`` form (by pandas' hash table); ``run_starts`` finds
+where each run of equal neighbours starts."""
 
 import numpy as np
 import pytest
 
-from profiler_app.traces.arrays import run_starts, unique_sorted
+from profiler_app.traces.arrays import factorize_sorted, run_starts, unique_sorted
 
 
 @pytest.mark.parametrize(
@@ -24,6 +25,26 @@ def test_it_is_numpys_unique(values):
     expected = np.unique(values)
     assert found.dtype == expected.dtype
     assert np.array_equal(found, expected)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.zeros(0, dtype=np.int64),
+        np.array([5], dtype=np.int64),
+        np.array([3, -1, 3, 7, -1, 2**62, -(2**63)], dtype=np.int64),
+        np.random.default_rng(3).integers(-(10**15), 10**15, 100_000),
+        np.random.default_rng(4).integers(0, 50, 100_000),
+    ],
+    ids=["empty", "one", "repeats", "many-distinct", "few-distinct"],
+)
+def test_factorize_sorted_is_numpys_unique_with_its_inverse(values):
+    uniques, inverse = factorize_sorted(values)
+    expected, expected_inverse = np.unique(values, return_inverse=True)
+    assert uniques.dtype == expected.dtype
+    assert np.array_equal(uniques, expected)
+    assert np.array_equal(inverse, expected_inverse.reshape(-1))
+    assert np.array_equal(uniques[inverse], values)
 
 
 @pytest.mark.parametrize(
