@@ -4,8 +4,6 @@ from the part's store, in both windows; the history's figures equal those read f
 stores as it read them before; a part without kept analyses has them computed by the task that
 judges it (a web request never writes them). On real traces."""
 
-import gc
-import weakref
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +29,7 @@ from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
 from tests.cluster.raw import load
 from tests.h200 import spool_chunks, unpack
+from tests.held import Made
 from tests.history.traces import NCCL
 from tests.timeline.jobs import TWO_RANKS, parse_job
 from tests.traces.expected import DATA
@@ -130,22 +129,17 @@ def test_each_window_s_host_wait_holds_one_read_of_the_part(odd_stores, monkeypa
         module.captured_only,
         module.idle_intervals,
     )
-    made: list[weakref.ref] = []  # every trace read, and every captured cut of one
+    made = Made()  # every trace read, and every captured cut of one
     held: list[set[int]] = []  # per window: those still alive besides the one analysed
 
     def from_reader(cls, *args, **kwargs):
-        trace = real_read(*args, **kwargs)
-        made.append(weakref.ref(trace))
-        return trace
+        return made.add(real_read(*args, **kwargs))
 
     def captured_only(trace):
-        captured = real_captured(trace)
-        made.append(weakref.ref(captured))
-        return captured
+        return made.add(real_captured(trace))
 
     def idle_intervals(trace):
-        gc.collect()
-        held.append({id(t) for ref in made if (t := ref()) is not None} - {id(trace)})
+        held.append(made.alive_besides(trace))
         return real_idle(trace)
 
     monkeypatch.setattr(RankTrace, "from_reader", classmethod(from_reader))

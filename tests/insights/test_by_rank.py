@@ -27,6 +27,7 @@ from profiler_app.insights.pure.rules.recommendations import recommend
 from profiler_app.insights.summaries import analyses_json, series_lines, tables_json_text
 from profiler_app.traces.timeline_read import TimelineReader
 from profiler_app.traces.window import COMPLETE_STEPS, WHOLE_TRACE
+from tests.held import Made
 from tests.traces.expected import DATA
 
 SOURCES = [
@@ -143,23 +144,17 @@ def test_a_rank_s_events_are_held_once_while_its_windows_are_read(stores, rank, 
     from profiler_app.insights.pure import by_rank
 
     real_captured, real_analyze = by_rank.captured_only, by_rank.analyze_covered
-    traces: list[weakref.ref] = []  # each trace of the rank made for the read
+    made = Made()  # each trace of the rank made for the read
     others_held, analysed = [], []
 
     def load() -> RankTrace:
-        trace = RankTrace.from_store(rank, stores[rank], part_id=rank + 1)
-        traces.append(weakref.ref(trace))
-        return trace
+        return made.add(RankTrace.from_store(rank, stores[rank], part_id=rank + 1))
 
     def captured_only(trace):
-        captured = real_captured(trace)
-        traces.append(weakref.ref(captured))
-        return captured
+        return made.add(real_captured(trace))
 
     def analyze_covered(covered, params):
-        gc.collect()
-        alive = {id(t) for ref in traces if (t := ref()) is not None}
-        others_held.append(alive - {id(covered[0])})
+        others_held.append(made.alive_besides(covered[0]))
         analysed.append(id(covered[0]))
         return real_analyze(covered, params)
 
