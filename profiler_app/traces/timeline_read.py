@@ -70,15 +70,11 @@ class TimelineReader:
     def column(self, name: str) -> np.ndarray:
         """One column of every event, read a row group at a time into one array (reading the
         whole column through Arrow would hold it twice)."""
-        self._check([name])
         out: np.ndarray | None = None
-        # Read, not memory-mapped: mapped pages of the file would stay in this process.
-        events = pq.ParquetFile(self.directory / EVENTS_FILE)
-        for group in range(events.metadata.num_row_groups):
-            part = events.read_row_group(group, [name], use_threads=False).column(0).to_numpy()
+        for first, group in zip(self._group_starts.tolist(), self.groups([name]), strict=False):
+            part = group[name]
             if out is None:
                 out = np.empty(self.n_events, dtype=part.dtype)
-            first = int(self._group_starts[group])
             out[first : first + len(part)] = part
         if out is None:
             return self._empty([name]).column(0).to_numpy()
@@ -88,7 +84,7 @@ class TimelineReader:
         """``names`` of the events a row group at a time, in store order: for work whose
         results compose across groups, so that it holds one group's columns, not the part's."""
         self._check(list(names))
-        # Read, not memory-mapped (as ``column``).
+        # Read, not memory-mapped: mapped pages of the file would stay in this process.
         events = pq.ParquetFile(self.directory / EVENTS_FILE)
         for group in range(events.metadata.num_row_groups):
             table = events.read_row_group(group, list(names), use_threads=False)
